@@ -1,0 +1,32 @@
+"""mtscore: compiled, sacrebleu-identical MT evaluation.
+
+Public names are imported lazily so that ``import mtscore`` (and the CLI) stays fast.
+"""
+__version__ = "0.1.0"
+
+_LAZY = {
+    "BLEU": ("mtscore.engine.metrics.bleu", "BLEU"),
+    "CHRF": ("mtscore.engine.metrics.chrf", "CHRF"),
+    "TER": ("mtscore.engine.metrics.ter", "TER"),
+    "BERTScore": ("mtscore.engine.bertscore", "BERTScore"),
+    "score": ("mtscore.bindings.api", "score"),
+    "compare": ("mtscore.engine.significance", "compare"),
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
+
+
+def __getattr__(name):
+    try:
+        mod, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'mtscore' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(mod), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,193 @@
+"""Score, Signature and the Metric base every mtscore metric derives from.
+
+A metric is split the way sacrebleu splits it:
+
+* ``corpus_stats(hyps, refs) -> np.ndarray`` of shape ``(N, k)``: per-segment sufficient
+  statistics (int64 for BLEU/chrF; float64 for TER, whose 2nd column is a mean length),
+* ``compute_score_from_stats(row) -> Score``: the score of a (summed) statistics row, written
+  with sacrebleu's exact operation order so that the float result is bit-identical.
+
+Everything else (corpus scores, sentence scores, bootstrap, paired tests, streaming and
+multi-worker execution) is built on these two, because the statistics are additive.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+#: sacrebleu version whose numbers mtscore reproduces; printed in signatures.
+SACREBLEU_VERSION = "2.6.0"
+
+
+class Score:
+    """A metric score (sacrebleu-compatible ``Score``).
+
+    Attributes: ``name`` (str), ``score`` (float, 0-100), and after bootstrap resampling
+    ``_mean`` (float) and ``_ci`` (float, the 95% CI half-width).
+    """
+
+    def __init__(self, name: str, score: float):
+        self.name = name
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
+        self._verbose = ""
+
+    def format(self, width: int = 2, score_only: bool = False, signature: str = "",
+               is_json: bool = False) -> str:
+        """Text or JSON representation, identical to sacrebleu's ``Score.format``."""
+        d: Dict[str, Any] = {
+            "name": self.name,
+            "score": float(f"{self.score:.{width}f}"),
+            "signature": signature,
+        }
+        sc = f"{self.score:.{width}f}"
+        if self._mean > 0:
+            confidence_mean = f"{self._mean:.{width}f}"
+            confidence_var = f"{self._ci:.{width}f}"
+            confidence_str = f"μ = {confidence_mean} ± {confidence_var}"
+            sc += f" ({confidence_str})"
+            if is_json:
+                d["confidence_mean"] = float(confidence_mean)
+                d["confidence_var"] = float(confidence_var)
+                d["confidence"] = confidence_str
+        full_score = f"{self.name}|{signature}" if signature else self.name
+        full_score = f"{full_score} = {sc}"
+        if self._verbose:
+            full_score += f" {self._verbose}"
+            d["verbose_score"] = self._verbose
+        if score_only:
+            return sc
+        if is_json:
+            for param in signature.split("|"):
+                key, value = param.split(":")
+                d[key] = value
+            return json.dumps(d, indent=1, ensure_ascii=False)
+        return full_score
+
+    def estimate_ci(self, scores: Sequence["Score"]) -> None:
+        """Store the mean and 95% CI half-width of bootstrap ``scores`` (sacrebleu rule:
+        sorted scores at ``n // 40`` and ``n - n // 40 - 1``; exact rational mean)."""
+        import statistics
+
+        raw = sorted(x.score for x in scores)
+        n = len(raw)
+        lower_idx = n // 40
+        upper_idx = n - lower_idx - 1
+        self._ci = 0.5 * (raw[upper_idx] - raw[lower_idx])
+        self._mean = statistics.mean(raw)
+
+    def __repr__(self) -> str:
+        return self.format()
+
+
+class Signature:
+    """Reproducibility signature (sacrebleu-compatible key order and abbreviations)."""
+
+    def __init__(self, args: dict):
+        self._abbr = {
+            "version": "v", "nrefs": "#", "test": "t", "lang": "l", "subset": "S",
+            "origlang": "o", "bs": "bs", "ar": "ar", "seed": "rs",
+        }
+        if "num_refs" not in args:
+            raise ValueError("Number of references unknown, please evaluate the metric first.")
+        num_refs = args["num_refs"]
+        if num_refs == -1:
+            num_refs = "var"
+        self.info: Dict[str, Any] = {
+            "version": SACREBLEU_VERSION,
+            "nrefs": num_refs,
+            "bs": args.get("n_bootstrap", None),
+            "ar": None,
+            "seed": args.get("seed", None),
+            "test": args.get("test_set", None),
+            "lang": args.get("langpair", None),
+            "origlang": args.get("origlang", None),
+            "subset": args.get("subset", None),
+        }
+
+    def format(self, short: bool = False) -> str:
+        pairs = []
+        keys = [k for k in self.info if k != "version"] + ["version"]
+        for name in keys:
+            value = self.info[name]
+            if value is not None:
+                if isinstance(value, bool):
+                    value = "yes" if value else "no"
+                pairs.append(f"{self._abbr[name] if short else name}:{value}")
+        return "|".join(pairs)
+
+    def update(self, key: str, value: Any) -> None:
+        self.info[key] = value
+
+    def __str__(self) -> str:
+        return self.format()
+
+    __repr__ = __str__
+
+
+class Metric:
+    """Base class. Subclasses set ``_SIGNATURE_TYPE`` and implement ``_prepare_refs``,
+    ``_stats_from_prepared`` and ``compute_score_from_stats``.
+
+    ``_prepare_refs(refs)`` turns K reference streams into an opaque prepared object that is
+    reused for every system scored against it (the reference work is done once);
+    ``_stats_from_prepared(hyps, prepared)`` returns the ``(N, k)`` statistics matrix.
+    """
+
+    _SIGNATURE_TYPE = Signature
+
+    def __init__(self) -> None:
+        self._ref_cache = None
+        self.n_bootstrap: Optional[int] = None
+        self.seed: Optional[str] = None
+        self.num_refs: Optional[int] = None
+
+    # ---- to implement -------------------------------------------------------------
+    def _prepare_refs(self, refs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _stats_from_prepared(self, hyps, prepared):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def compute_score_from_stats(self, stats) -> Score:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # sacrebleu spelling, so code written against sacrebleu's internals keeps working
+    def _compute_score_from_stats(self, stats) -> Score:
+        return self.compute_score_from_stats(stats)
+
+    # ---- shared -------------------------------------------------------------------
+    def get_signature(self) -> Signature:
+        return self._SIGNATURE_TYPE(self.__dict__)
+
+    def prepare_references(self, refs):
+        """Prepare (tokenize, build n-gram tables for) K reference streams once and keep them
+        as the metric's cached references, like sacrebleu's ``references=`` argument."""
+        self._ref_cache = self._prepare_refs(refs)
+        return self._ref_cache
+
+    def _get_prepared(self, refs):
+        if refs is not None:
+            return self._prepare_refs(refs)
+        if self._ref_cache is None:
+            raise RuntimeError("No references provided and the cache is empty.")
+        return self._ref_cache
+
+    def corpus_stats(self, hyps, refs=None):
+        """Per-segment sufficient statistics, an ``(N, k)`` numpy array."""
+        return self._stats_from_prepared(hyps, self._get_prepared(refs))
+
+    def sum_stats(self, stats) -> List:
+        """Column sums of an ``(N, k)`` stats matrix as Python numbers (exact for ints)."""
+        return [x.item() for x in stats.sum(axis=0)]
+
+    def corpus_score(self, hyps, refs=None, n_bootstrap: int = 1) -> Score:
+        """Corpus score; ``refs`` is K streams of N segments (or None to use the cache)."""
+        stats = self.corpus_stats(hyps, refs)
+        score = self.compute_score_from_stats(self.sum_stats(stats))
+        if n_bootstrap > 1:
+            from ..significance import bootstrap_ci
+
+            bootstrap_ci(self, stats, score, n_bootstrap)
+        return score
