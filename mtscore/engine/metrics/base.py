@@ -158,6 +158,18 @@ class Metric:
         return self.compute_score_from_stats(stats)
 
     # ---- shared -------------------------------------------------------------------
+    def _coerce_hyps(self, hyps) -> List[str]:
+        """Hypotheses as a list of str (accepts list/tuple/numpy/pandas/pyarrow)."""
+        from ..corpus import as_text_list
+
+        return as_text_list(hyps, f"{type(self).__name__}: hyps", allow_none=False)
+
+    def _coerce_refs(self, refs, n: Optional[int] = None) -> List[List[Optional[str]]]:
+        """K reference streams, each a list of N str-or-None, validated against ``n``."""
+        from ..corpus import as_ref_streams
+
+        return as_ref_streams(refs, n, f"{type(self).__name__}: refs")
+
     def get_signature(self) -> Signature:
         return self._SIGNATURE_TYPE(self.__dict__)
 
