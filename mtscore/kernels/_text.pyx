@@ -1,0 +1,730 @@
+# cython: language_level=3
+"""Text kernels: sacrebleu-identical tokenizers over Unicode code points, and token interning.
+
+Input is a Python list of ``str``; the code points are read straight from CPython's compact
+string storage (PEP 393), so no UTF-8 encoding or decoding happens. Output is CSR:
+
+* ``values``  : int32 array, token ids (or code points for the chrF character modes)
+* ``offsets`` : int64 array of length N + 1; segment i is ``values[offsets[i]:offsets[i+1]]``
+
+Token ids come from a :class:`Vocab` (exact interning: hash + full code-point comparison, no
+unchecked hashing), so equal tokens get equal ids across every call that shares the vocab.
+All the work after the pointers are collected runs without the GIL.
+
+Modes (``MODE_*``) reproduce sacrebleu 2.6.0 exactly: see reference/sacrebleu-behaviour.md §1 and
+the plain-Python twin in ``mtscore/kernels/reference/tokenizers.py``.
+"""
+from libc.stdlib cimport malloc, realloc, free, calloc
+from libc.string cimport memcpy, memcmp, memset
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    int PyUnicode_READY(object) except -1
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
+
+# ---- public mode numbers (kept in step with mtscore/engine/tokenizers.py) -------------------
+MODE_NONE = 0        # rstrip? + whitespace split             (BLEU tokenize='none', external tokenizers)
+MODE_13A = 1         # mteval-v13a                              (BLEU '13a')
+MODE_INTL = 2        # mteval-v14 international                 (BLEU 'intl')
+MODE_ZH = 3          # sacrebleu zh (with its range quirk)      (BLEU 'zh')
+MODE_CHAR = 4        # every non-space code point a token       (BLEU 'char')
+MODE_CHARS = 5       # chrF characters: code points, whitespace deleted (values are code points)
+MODE_CHARS_WS = 6    # chrF characters with whitespace kept      (values are code points)
+MODE_CHRF_WORDS = 7  # chrF++ words: whitespace split + one punctuation char split off
+
+# ---- growable buffers ---------------------------------------------------------------------
+cdef struct UBuf:
+    Py_UCS4* p
+    Py_ssize_t cap
+
+cdef inline int ubuf_reserve(UBuf* b, Py_ssize_t n) noexcept nogil:
+    cdef Py_UCS4* q
+    cdef Py_ssize_t cap
+    if n <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap * 2 > n else n + 64
+    q = <Py_UCS4*> realloc(b.p, cap * sizeof(Py_UCS4))
+    if q == NULL:
+        return -1
+    b.p = q
+    b.cap = cap
+    return 0
+
+cdef struct IBuf:
+    int32_t* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+cdef inline int ibuf_push(IBuf* b, int32_t v) noexcept nogil:
+    cdef int32_t* q
+    cdef Py_ssize_t cap
+    if b.n == b.cap:
+        cap = b.cap * 2 if b.cap else 1024
+        q = <int32_t*> realloc(b.p, cap * sizeof(int32_t))
+        if q == NULL:
+            return -1
+        b.p = q
+        b.cap = cap
+    b.p[b.n] = v
+    b.n += 1
+    return 0
+
+# ---- character classes --------------------------------------------------------------------
+cdef inline bint is_digit(Py_UCS4 c) noexcept nogil:
+    return 48 <= c <= 57
+
+cdef inline bint is_13a_punct(Py_UCS4 c) noexcept nogil:
+    # re class [\{-\~\[-\` -\&\(-\+\:-\@\/]
+    return ((0x20 <= c <= 0x26) or (0x28 <= c <= 0x2B) or c == 0x2F or (0x3A <= c <= 0x40)
+            or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E))
+
+cdef inline bint is_ascii_punct(Py_UCS4 c) noexcept nogil:
+    # string.punctuation: !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~
+    return (0x21 <= c <= 0x2F) or (0x3A <= c <= 0x40) or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E)
+
+cdef inline bint is_zh_char(Py_UCS4 c) noexcept nogil:
+    # Effective ranges of sacrebleu's _UCODE_RANGES (string comparison with two malformed
+    # 5-hex-digit escapes); verified against sacrebleu over every code point in the tests.
+    if c < 0x2001:
+        return False
+    return ((c <= 0x2A6D) or (0x2E80 <= c <= 0x2FDF) or (0x2FF0 <= c <= 0x303F)
+            or (0x3100 <= c <= 0x312F) or (0x31A0 <= c <= 0x31EF) or (0x3200 <= c <= 0x4DB5)
+            or (0x4E00 <= c <= 0x9FBB) or (0xF900 <= c <= 0xFA2D) or (0xFA30 <= c <= 0xFA6A)
+            or (0xFA70 <= c <= 0xFAD9) or (0xFE10 <= c <= 0xFE1F) or (0xFE30 <= c <= 0xFE4F)
+            or (0xFF00 <= c <= 0xFFEF))
+
+# intl classes: bit 1 = \p{P}, bit 2 = \p{S}, bit 4 = \p{N}; one byte per code point, built from
+# the installed `regex` module by mtscore.engine.tokenizers (so the Unicode version matches sacrebleu).
+cdef uint8_t* INTL_TABLE = NULL
+cdef object _intl_table_ref = None
+
+def set_intl_table(const uint8_t[::1] table):
+    """Install the 0x110000-entry class table for MODE_INTL (bit 1 P, 2 S, 4 N)."""
+    global INTL_TABLE, _intl_table_ref
+    if table.shape[0] != 0x110000:
+        raise ValueError("intl table must have 0x110000 entries")
+    _intl_table_ref = table
+    INTL_TABLE = <uint8_t*> &table[0]
+
+def has_intl_table():
+    return INTL_TABLE != NULL
+
+cdef inline uint8_t intl_cls(Py_UCS4 c) noexcept nogil:
+    return INTL_TABLE[c] if c < 0x110000 else 0
+
+# ---- vocabulary -----------------------------------------------------------------------------
+cdef struct VocabC:
+    int32_t* slots          # id + 1, 0 = empty
+    Py_ssize_t nslots       # power of two
+    uint64_t* hashes        # per id
+    int64_t* starts         # per id, offset into arena
+    int32_t* lens           # per id
+    Py_ssize_t n            # number of ids
+    Py_ssize_t idcap
+    Py_UCS4* arena
+    Py_ssize_t arena_n
+    Py_ssize_t arena_cap
+
+cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t k
+    for k in range(n):
+        h = (h ^ <uint64_t> s[k]) * 1099511628211ULL
+    h ^= h >> 29
+    h *= 0xbf58476d1ce4e5b9ULL
+    h ^= h >> 32
+    return h
+
+cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
+    cdef Py_ssize_t ns = v.nslots * 2, i, j
+    cdef int32_t* s = <int32_t*> calloc(ns, sizeof(int32_t))
+    if s == NULL:
+        return -1
+    for i in range(v.n):
+        j = <Py_ssize_t> (v.hashes[i] & <uint64_t> (ns - 1))
+        while s[j] != 0:
+            j = (j + 1) & (ns - 1)
+        s[j] = <int32_t> (i + 1)
+    free(v.slots)
+    v.slots = s
+    v.nslots = ns
+    return 0
+
+cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
+    """Id of the token ``tok[0:n]``, inserting it if new. Returns -1 on allocation failure."""
+    cdef uint64_t h = hash_cps(tok, n)
+    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (v.nslots - 1))
+    cdef int32_t s
+    cdef Py_ssize_t cap
+    while True:
+        s = v.slots[j]
+        if s == 0:
+            break
+        s -= 1
+        if v.hashes[s] == h and v.lens[s] == n and memcmp(v.arena + v.starts[s], tok, n * sizeof(Py_UCS4)) == 0:
+            return s
+        j = (j + 1) & (v.nslots - 1)
+    # insert
+    if v.n == v.idcap:
+        cap = v.idcap * 2
+        v.hashes = <uint64_t*> realloc(v.hashes, cap * sizeof(uint64_t))
+        v.starts = <int64_t*> realloc(v.starts, cap * sizeof(int64_t))
+        v.lens = <int32_t*> realloc(v.lens, cap * sizeof(int32_t))
+        if v.hashes == NULL or v.starts == NULL or v.lens == NULL:
+            return -1
+        v.idcap = cap
+    if v.arena_n + n > v.arena_cap:
+        cap = v.arena_cap * 2 if v.arena_cap * 2 > v.arena_n + n else v.arena_n + n + 1024
+        v.arena = <Py_UCS4*> realloc(v.arena, cap * sizeof(Py_UCS4))
+        if v.arena == NULL:
+            return -1
+        v.arena_cap = cap
+    memcpy(v.arena + v.arena_n, tok, n * sizeof(Py_UCS4))
+    s = <int32_t> v.n
+    v.hashes[s] = h
+    v.starts[s] = v.arena_n
+    v.lens[s] = <int32_t> n
+    v.arena_n += n
+    v.n += 1
+    v.slots[j] = s + 1
+    if v.n * 2 > v.nslots:
+        if vocab_grow_slots(v) != 0:
+            return -1
+    return s
+
+
+cdef class Vocab:
+    """Exact interning of tokens (code-point sequences) to dense int32 ids 0, 1, 2, ...
+
+    Not thread-safe: use one Vocab per thread (ids only need to agree within a segment's
+    hypothesis and references, so per-chunk vocabularies are fine).
+    """
+    cdef VocabC v
+
+    def __cinit__(self):
+        self.v.nslots = 1024
+        self.v.slots = <int32_t*> calloc(self.v.nslots, sizeof(int32_t))
+        self.v.idcap = 512
+        self.v.hashes = <uint64_t*> malloc(self.v.idcap * sizeof(uint64_t))
+        self.v.starts = <int64_t*> malloc(self.v.idcap * sizeof(int64_t))
+        self.v.lens = <int32_t*> malloc(self.v.idcap * sizeof(int32_t))
+        self.v.arena_cap = 4096
+        self.v.arena = <Py_UCS4*> malloc(self.v.arena_cap * sizeof(Py_UCS4))
+        self.v.n = 0
+        self.v.arena_n = 0
+        if (self.v.slots == NULL or self.v.hashes == NULL or self.v.starts == NULL
+                or self.v.lens == NULL or self.v.arena == NULL):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.v.slots)
+        free(self.v.hashes)
+        free(self.v.starts)
+        free(self.v.lens)
+        free(self.v.arena)
+
+    def __len__(self):
+        return self.v.n
+
+    def token(self, Py_ssize_t i):
+        """The token string of id ``i``."""
+        if i < 0 or i >= self.v.n:
+            raise IndexError(i)
+        cdef Py_ssize_t k
+        return "".join([chr(self.v.arena[self.v.starts[i] + k]) for k in range(self.v.lens[i])])
+
+    def intern(self, str tok):
+        """Id of one token string (inserting it if new)."""
+        cdef Py_ssize_t n = len(tok), k
+        cdef UBuf b
+        b.p = NULL
+        b.cap = 0
+        if ubuf_reserve(&b, n + 1) != 0:
+            raise MemoryError()
+        for k in range(n):
+            b.p[k] = ord(tok[k])
+        cdef int32_t r = vocab_intern(&self.v, b.p, n)
+        free(b.p)
+        if r < 0:
+            raise MemoryError()
+        return r
+
+    def lookup(self, str tok):
+        """Id of ``tok`` or -1 when it was never interned (no insertion)."""
+        cdef Py_ssize_t before = self.v.n
+        cdef int32_t r = self.intern(tok)
+        if r >= before:  # was inserted: roll back
+            self.v.n -= 1
+            self.v.arena_n -= len(tok)
+            self._remove_slot(r)
+            return -1
+        return r
+
+    cdef void _remove_slot(self, int32_t r):
+        # rebuild slots without id r (rare path: only used by lookup())
+        cdef Py_ssize_t i, j
+        memset(self.v.slots, 0, self.v.nslots * sizeof(int32_t))
+        for i in range(self.v.n):
+            j = <Py_ssize_t> (self.v.hashes[i] & <uint64_t> (self.v.nslots - 1))
+            while self.v.slots[j] != 0:
+                j = (j + 1) & (self.v.nslots - 1)
+            self.v.slots[j] = <int32_t> (i + 1)
+
+# ---- per-segment tokenizers -------------------------------------------------------------
+cdef struct Work:
+    UBuf a
+    UBuf b
+    IBuf out
+
+cdef inline Py_ssize_t replace_inplace(Py_UCS4* s, Py_ssize_t n, const Py_UCS4* pat, Py_ssize_t m,
+                                       const Py_UCS4* rep, Py_ssize_t r) noexcept nogil:
+    """str.replace(pat, rep) in place for r <= m (left-to-right, non-overlapping)."""
+    cdef Py_ssize_t i = 0, w = 0, k
+    cdef bint hit
+    while i < n:
+        hit = False
+        if s[i] == pat[0] and i + m <= n:
+            hit = True
+            for k in range(1, m):
+                if s[i + k] != pat[k]:
+                    hit = False
+                    break
+        if hit:
+            for k in range(r):
+                s[w + k] = rep[k]
+            w += r
+            i += m
+        else:
+            s[w] = s[i]
+            w += 1
+            i += 1
+    return w
+
+cdef Py_UCS4 P_SKIPPED[9]
+cdef Py_UCS4 P_DASHNL[2]
+cdef Py_UCS4 P_NL[1]
+cdef Py_UCS4 P_QUOT[6]
+cdef Py_UCS4 P_AMP[5]
+cdef Py_UCS4 P_LT[4]
+cdef Py_UCS4 P_GT[4]
+cdef Py_UCS4 R_SPACE[1]
+cdef Py_UCS4 R_QUOT[1]
+cdef Py_UCS4 R_AMP[1]
+cdef Py_UCS4 R_LT[1]
+cdef Py_UCS4 R_GT[1]
+
+cdef void _init_patterns():
+    cdef Py_ssize_t k
+    for k, ch in enumerate("<skipped>"):
+        P_SKIPPED[k] = ord(ch)
+    P_DASHNL[0] = 45; P_DASHNL[1] = 10
+    P_NL[0] = 10
+    for k, ch in enumerate("&quot;"):
+        P_QUOT[k] = ord(ch)
+    for k, ch in enumerate("&amp;"):
+        P_AMP[k] = ord(ch)
+    for k, ch in enumerate("&lt;"):
+        P_LT[k] = ord(ch)
+    for k, ch in enumerate("&gt;"):
+        P_GT[k] = ord(ch)
+    R_SPACE[0] = 32; R_QUOT[0] = 34; R_AMP[0] = 38; R_LT[0] = 60; R_GT[0] = 62
+
+_init_patterns()
+
+cdef Py_ssize_t regexp_passes(Work* w, Py_ssize_t n, bint pad, bint* in_a) noexcept nogil:
+    """sacrebleu's TokenizerRegexp on w.a.p[0:n] (optionally padded with a space on both sides).
+
+    Result ends in w.a (in_a True) or w.b. Returns its length, or -1 on allocation failure.
+    """
+    cdef Py_ssize_t i, j, m
+    cdef Py_UCS4 c, d
+    cdef bint has_dotcomma = False, has_dash = False
+    cdef Py_UCS4* s
+    cdef Py_UCS4* o
+    # pass a: ASCII punctuation class -> ' c '   (into b)
+    if ubuf_reserve(&w.b, 3 * n + 8) != 0:
+        return -1
+    s = w.a.p
+    o = w.b.p
+    j = 0
+    if pad:
+        o[0] = 32; o[1] = 32; o[2] = 32
+        j = 3
+    for i in range(n):
+        c = s[i]
+        if is_13a_punct(c):
+            o[j] = 32; o[j + 1] = c; o[j + 2] = 32
+            j += 3
+        else:
+            if c == 46 or c == 44:
+                has_dotcomma = True
+            elif c == 45:
+                has_dash = True
+            o[j] = c
+            j += 1
+    if pad:
+        o[j] = 32; o[j + 1] = 32; o[j + 2] = 32
+        j += 3
+    m = j
+    in_a[0] = False
+    if has_dotcomma:
+        # pass b: ([^0-9])([\.,]) -> '\1 \2 '   (b -> a)
+        if ubuf_reserve(&w.a, 2 * m + 8) != 0:
+            return -1
+        s = w.b.p
+        o = w.a.p
+        i = 0
+        j = 0
+        while i < m:
+            c = s[i]
+            if i + 1 < m and not is_digit(c) and (s[i + 1] == 46 or s[i + 1] == 44):
+                o[j] = c; o[j + 1] = 32; o[j + 2] = s[i + 1]; o[j + 3] = 32
+                j += 4
+                i += 2
+            else:
+                o[j] = c
+                j += 1
+                i += 1
+        m = j
+        # pass c: ([\.,])([^0-9]) -> ' \1 \2'   (a -> b)
+        if ubuf_reserve(&w.b, 2 * m + 8) != 0:
+            return -1
+        s = w.a.p
+        o = w.b.p
+        i = 0
+        j = 0
+        while i < m:
+            c = s[i]
+            if i + 1 < m and (c == 46 or c == 44) and not is_digit(s[i + 1]):
+                o[j] = 32; o[j + 1] = c; o[j + 2] = 32; o[j + 3] = s[i + 1]
+                j += 4
+                i += 2
+            else:
+                o[j] = c
+                j += 1
+                i += 1
+        m = j
+    if has_dash:
+        # pass d: ([0-9])(-) -> '\1 \2 '   (b -> a)
+        if ubuf_reserve(&w.a, 2 * m + 8) != 0:
+            return -1
+        s = w.b.p
+        o = w.a.p
+        i = 0
+        j = 0
+        while i < m:
+            c = s[i]
+            if i + 1 < m and is_digit(c) and s[i + 1] == 45:
+                o[j] = c; o[j + 1] = 32; o[j + 2] = 45; o[j + 3] = 32
+                j += 4
+                i += 2
+            else:
+                o[j] = c
+                j += 1
+                i += 1
+        m = j
+        in_a[0] = True
+    return m
+
+cdef Py_ssize_t tok_13a(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef bint has_lt = False, has_nl = False, has_amp = False
+    cdef Py_UCS4* s = w.a.p
+    for i in range(n):
+        if s[i] == 60:
+            has_lt = True
+        elif s[i] == 10:
+            has_nl = True
+        elif s[i] == 38:
+            has_amp = True
+    if has_lt:
+        n = replace_inplace(s, n, P_SKIPPED, 9, NULL, 0)
+    if has_nl:
+        n = replace_inplace(s, n, P_DASHNL, 2, NULL, 0)
+        n = replace_inplace(s, n, P_NL, 1, R_SPACE, 1)
+    if has_amp:
+        n = replace_inplace(s, n, P_QUOT, 6, R_QUOT, 1)
+        n = replace_inplace(s, n, P_AMP, 5, R_AMP, 1)
+        n = replace_inplace(s, n, P_LT, 4, R_LT, 1)
+        n = replace_inplace(s, n, P_GT, 4, R_GT, 1)
+    return regexp_passes(w, n, True, in_a)
+
+cdef Py_ssize_t tok_intl(Work* w, Py_ssize_t n) noexcept nogil:
+    """mteval-v14 international tokenization; result in w.a."""
+    cdef Py_ssize_t i, j, m
+    cdef Py_UCS4 c
+    cdef Py_UCS4* s
+    cdef Py_UCS4* o
+    # 1. (\P{N})(\p{P}) -> '\1 \2 '   (a -> b)
+    if ubuf_reserve(&w.b, 2 * n + 8) != 0:
+        return -1
+    s = w.a.p
+    o = w.b.p
+    i = 0
+    j = 0
+    while i < n:
+        c = s[i]
+        if i + 1 < n and not (intl_cls(c) & 4) and (intl_cls(s[i + 1]) & 1):
+            o[j] = c; o[j + 1] = 32; o[j + 2] = s[i + 1]; o[j + 3] = 32
+            j += 4
+            i += 2
+        else:
+            o[j] = c
+            j += 1
+            i += 1
+    m = j
+    # 2. (\p{P})(\P{N}) -> ' \1 \2'   (b -> a)
+    if ubuf_reserve(&w.a, 2 * m + 8) != 0:
+        return -1
+    s = w.b.p
+    o = w.a.p
+    i = 0
+    j = 0
+    while i < m:
+        c = s[i]
+        if i + 1 < m and (intl_cls(c) & 1) and not (intl_cls(s[i + 1]) & 4):
+            o[j] = 32; o[j + 1] = c; o[j + 2] = 32; o[j + 3] = s[i + 1]
+            j += 4
+            i += 2
+        else:
+            o[j] = c
+            j += 1
+            i += 1
+    m = j
+    # 3. (\p{S}) -> ' \1 '   (a -> b), then copy back to a
+    if ubuf_reserve(&w.b, 3 * m + 8) != 0:
+        return -1
+    s = w.a.p
+    o = w.b.p
+    j = 0
+    for i in range(m):
+        c = s[i]
+        if intl_cls(c) & 2:
+            o[j] = 32; o[j + 1] = c; o[j + 2] = 32
+            j += 3
+        else:
+            o[j] = c
+            j += 1
+    return j  # result in b
+
+cdef Py_ssize_t tok_zh(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
+    cdef Py_ssize_t i, j, lo = 0
+    cdef Py_UCS4 c
+    cdef Py_UCS4* s = w.a.p
+    cdef Py_UCS4* o
+    # line.strip() (right side was already stripped by BLEU's rstrip; strip both anyway)
+    while lo < n and Py_UNICODE_ISSPACE(s[lo]):
+        lo += 1
+    while n > lo and Py_UNICODE_ISSPACE(s[n - 1]):
+        n -= 1
+    if ubuf_reserve(&w.b, 3 * (n - lo) + 8) != 0:
+        return -1
+    o = w.b.p
+    j = 0
+    for i in range(lo, n):
+        c = s[i]
+        if is_zh_char(c):
+            o[j] = 32; o[j + 1] = c; o[j + 2] = 32
+            j += 3
+        else:
+            o[j] = c
+            j += 1
+    # move to a for the regexp passes
+    if ubuf_reserve(&w.a, j + 8) != 0:
+        return -1
+    memcpy(w.a.p, w.b.p, j * sizeof(Py_UCS4))
+    return regexp_passes(w, j, False, in_a)
+
+cdef int split_intern(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
+    """Whitespace-split s[0:n] (str.split() semantics) and append the token ids."""
+    cdef Py_ssize_t i = 0, st
+    cdef int32_t t
+    while i < n:
+        while i < n and Py_UNICODE_ISSPACE(s[i]):
+            i += 1
+        if i >= n:
+            break
+        st = i
+        while i < n and not Py_UNICODE_ISSPACE(s[i]):
+            i += 1
+        t = vocab_intern(v, s + st, i - st)
+        if t < 0 or ibuf_push(out, t) != 0:
+            return -1
+    return 0
+
+cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
+    """sacrebleu CHRF._remove_punctuation: split, then split ONE ASCII punctuation char off the
+    end (priority) or the start of each word longer than one character."""
+    cdef Py_ssize_t i = 0, st, L
+    cdef int32_t t1, t2
+    while i < n:
+        while i < n and Py_UNICODE_ISSPACE(s[i]):
+            i += 1
+        if i >= n:
+            break
+        st = i
+        while i < n and not Py_UNICODE_ISSPACE(s[i]):
+            i += 1
+        L = i - st
+        if L > 1 and is_ascii_punct(s[i - 1]):
+            t1 = vocab_intern(v, s + st, L - 1)
+            t2 = vocab_intern(v, s + i - 1, 1)
+        elif L > 1 and is_ascii_punct(s[st]):
+            t1 = vocab_intern(v, s + st, 1)
+            t2 = vocab_intern(v, s + st + 1, L - 1)
+        else:
+            t1 = vocab_intern(v, s + st, L)
+            t2 = -2
+        if t1 < 0 or ibuf_push(out, t1) != 0:
+            return -1
+        if t2 != -2:
+            if t2 < 0 or ibuf_push(out, t2) != 0:
+                return -1
+    return 0
+
+cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UBuf* dst,
+                                    bint rstrip) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef const uint8_t* d1
+    cdef const uint16_t* d2
+    cdef const Py_UCS4* d4
+    if ubuf_reserve(dst, n + 8) != 0:
+        return -1
+    if kind == 1:
+        d1 = <const uint8_t*> data
+        for k in range(n):
+            dst.p[k] = d1[k]
+    elif kind == 2:
+        d2 = <const uint16_t*> data
+        for k in range(n):
+            dst.p[k] = d2[k]
+    else:
+        d4 = <const Py_UCS4*> data
+        memcpy(dst.p, d4, n * sizeof(Py_UCS4))
+    if rstrip:
+        while n > 0 and Py_UNICODE_ISSPACE(dst.p[n - 1]):
+            n -= 1
+    return n
+
+
+cdef int process_segment(int mode, VocabC* v, Work* w, Py_ssize_t n, IBuf* out) noexcept nogil:
+    """Tokenize w.a.p[0:n] according to ``mode`` and append ids/code points to ``out``."""
+    cdef bint in_a = True
+    cdef Py_ssize_t m, k
+    cdef Py_UCS4 c
+    if mode == 0:
+        return split_intern(v, w.a.p, n, out)
+    elif mode == 1:
+        m = tok_13a(w, n, &in_a)
+        if m < 0:
+            return -1
+        return split_intern(v, w.a.p if in_a else w.b.p, m, out)
+    elif mode == 2:
+        m = tok_intl(w, n)
+        if m < 0:
+            return -1
+        return split_intern(v, w.b.p, m, out)
+    elif mode == 3:
+        m = tok_zh(w, n, &in_a)
+        if m < 0:
+            return -1
+        return split_intern(v, w.a.p if in_a else w.b.p, m, out)
+    elif mode == 4:
+        for k in range(n):
+            c = w.a.p[k]
+            if not Py_UNICODE_ISSPACE(c):
+                if ibuf_push(out, vocab_intern(v, w.a.p + k, 1)) != 0:
+                    return -1
+        return 0
+    elif mode == 5:
+        for k in range(n):
+            c = w.a.p[k]
+            if not Py_UNICODE_ISSPACE(c):
+                if ibuf_push(out, <int32_t> c) != 0:
+                    return -1
+        return 0
+    elif mode == 6:
+        for k in range(n):
+            if ibuf_push(out, <int32_t> w.a.p[k]) != 0:
+                return -1
+        return 0
+    elif mode == 7:
+        return chrf_words(v, w.a.p, n, out)
+    return -1
+
+
+def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
+    """Tokenize ``texts`` (list of str, N items) with ``mode`` into CSR arrays.
+
+    Returns ``(values, offsets)``: int32 array of token ids (code points for MODE_CHARS /
+    MODE_CHARS_WS) and int64 offsets of length N + 1. ``rstrip`` removes trailing whitespace
+    first (BLEU does, chrF does not). ``vocab`` is required for the id-producing modes.
+    """
+    cdef Py_ssize_t N = len(texts), i, n
+    cdef object t
+    if mode == 2 and INTL_TABLE == NULL:
+        raise RuntimeError("intl class table not installed (call mtscore.engine.tokenizers.intl_table())")
+    if vocab is None and mode not in (5, 6):
+        raise ValueError("this mode needs a Vocab")
+    cdef int* kinds = <int*> malloc((N + 1) * sizeof(int))
+    cdef void** datas = <void**> malloc((N + 1) * sizeof(void*))
+    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
+    if kinds == NULL or datas == NULL or lens == NULL:
+        free(kinds); free(datas); free(lens)
+        raise MemoryError()
+    for i in range(N):
+        t = texts[i]
+        if type(t) is not str:
+            free(kinds); free(datas); free(lens)
+            raise TypeError(f"segment {i} is {type(t).__name__}, expected str")
+        PyUnicode_READY(t)
+        kinds[i] = PyUnicode_KIND(t)
+        datas[i] = PyUnicode_DATA(t)
+        lens[i] = PyUnicode_GET_LENGTH(t)
+    offsets = np.empty(N + 1, dtype=np.int64)
+    cdef int64_t[::1] off = offsets
+    cdef Work w
+    w.a.p = NULL; w.a.cap = 0; w.b.p = NULL; w.b.cap = 0
+    w.out.p = NULL; w.out.n = 0; w.out.cap = 0
+    cdef VocabC* vc = &vocab.v if vocab is not None else NULL
+    cdef int err = 0
+    with nogil:
+        off[0] = 0
+        for i in range(N):
+            n = load_segment(kinds[i], datas[i], lens[i], &w.a, rstrip)
+            if n < 0 or process_segment(mode, vc, &w, n, &w.out) != 0:
+                err = 1
+                break
+            off[i + 1] = w.out.n
+    free(kinds); free(datas); free(lens)
+    free(w.a.p); free(w.b.p)
+    if err:
+        free(w.out.p)
+        raise MemoryError("tokenization ran out of memory")
+    values = np.empty(w.out.n, dtype=np.int32)
+    cdef int32_t[::1] vals = values
+    if w.out.n:
+        memcpy(&vals[0], w.out.p, w.out.n * sizeof(int32_t))
+    free(w.out.p)
+    return values, offsets
+
+
+def tokenize_strings(list texts, int mode, bint rstrip=False):
+    """Debug/test helper: the tokenized strings (tokens joined by one space), as sacrebleu returns."""
+    v = Vocab()
+    values, offsets = encode(texts, mode, v, rstrip)
+    out = []
+    for i in range(len(texts)):
+        if mode in (5, 6):
+            out.append("".join(chr(x) for x in values[offsets[i]:offsets[i + 1]]))
+        else:
+            out.append(" ".join(v.token(x) for x in values[offsets[i]:offsets[i + 1]]))
+    return out
