@@ -1,0 +1,244 @@
+"""BLEU, identical to sacrebleu 2.6.0 (``sacrebleu.metrics.BLEU``) for every option.
+
+Statistics per segment (int64, ``2 + 2 * max_ngram_order`` columns):
+``[hyp_len, closest_ref_len, correct_1..correct_N, total_1..total_N]``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import sys
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from ...kernels import _ngram, _text
+from ..tokenizers import TOKENIZER_MAP, TOKENIZERS, Tokenizer
+from .base import Metric, Score, Signature
+
+log = logging.getLogger("mtscore")
+
+MAX_NGRAM_ORDER = 4
+_SMOOTH_CODES = {"none": 0, "floor": 1, "add-k": 2, "exp": 3}
+#: CPython >= 3.12 sums floats with Neumaier compensation; sentence kernels follow the running one.
+_NEUMAIER_SUM = sys.version_info >= (3, 12)
+
+
+def my_log(num: float) -> float:
+    """sacrebleu's log with log(0) = -9999999999."""
+    if num == 0.0:
+        return -9999999999
+    return math.log(num)
+
+
+class BLEUSignature(Signature):
+    def __init__(self, args: dict):
+        super().__init__(args)
+        self._abbr.update({"case": "c", "eff": "e", "tok": "tok", "smooth": "s"})
+        smooth_str = args["smooth_method"]
+        smooth_def = BLEU.SMOOTH_DEFAULTS[smooth_str]
+        if smooth_def is not None:
+            smooth_val = args["smooth_value"]
+            if smooth_val is None:
+                smooth_val = smooth_def
+            smooth_str += f"[{smooth_val:.2f}]"
+        self.info.update({
+            "case": "lc" if args["lowercase"] else "mixed",
+            "eff": "yes" if args["effective_order"] else "no",
+            "tok": args["tokenizer_signature"],
+            "smooth": smooth_str,
+        })
+
+
+class BLEUScore(Score):
+    """BLEU score with ``counts``, ``totals``, ``precisions``, ``bp``, ``sys_len``, ``ref_len``."""
+
+    def __init__(self, score: float, counts: List, totals: List, precisions: List[float],
+                 bp: float, sys_len: int, ref_len: int):
+        super().__init__("BLEU", score)
+        self.bp = bp
+        self.counts = counts
+        self.totals = totals
+        self.sys_len = sys_len
+        self.ref_len = ref_len
+        self.precisions = precisions
+        self.prec_str = "/".join([f"{p:.1f}" for p in self.precisions])
+        self.ratio = self.sys_len / self.ref_len if self.ref_len else 0
+        self._verbose = f"{self.prec_str} (BP = {self.bp:.3f} "
+        self._verbose += f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
+        self._verbose += f"ref_len = {self.ref_len:d})"
+
+
+class _PreparedRefs:
+    """References tokenized and turned into per-segment n-gram tables, once."""
+
+    __slots__ = ("vocab", "n", "tables")
+
+    def __init__(self, vocab, n, tables):
+        self.vocab = vocab
+        self.n = n
+        self.tables = tables  # (seg_offsets, keys, maxcounts, ref_lens)
+
+
+def _present_mask(streams) -> np.ndarray:
+    return np.array([[s is not None for s in st] for st in streams], dtype=np.uint8).reshape(
+        len(streams), len(streams[0]))
+
+
+def count_refs(present: np.ndarray) -> int:
+    """sacrebleu's num_refs: the single per-segment count, or -1 when it varies."""
+    per_seg = present.sum(axis=0)
+    if per_seg.size == 0:
+        return len(present)
+    lo, hi = int(per_seg.min()), int(per_seg.max())
+    return lo if lo == hi else -1
+
+
+class BLEU(Metric):
+    """Corpus/sentence BLEU with sacrebleu's constructor arguments and identical results.
+
+    >>> BLEU().corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]]).score
+    """
+
+    SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
+    TOKENIZER_DEFAULT = "13a"
+    TOKENIZERS = TOKENIZERS
+    _TOKENIZER_MAP = TOKENIZER_MAP
+    _SIGNATURE_TYPE = BLEUSignature
+
+    def __init__(self, lowercase: bool = False, force: bool = False,
+                 tokenize: Optional[str] = None, smooth_method: str = "exp",
+                 smooth_value: Optional[float] = None, max_ngram_order: int = MAX_NGRAM_ORDER,
+                 effective_order: bool = False, trg_lang: str = "",
+                 references: Optional[Sequence[Sequence[str]]] = None):
+        super().__init__()
+        self._force = force
+        self.trg_lang = trg_lang
+        self.lowercase = lowercase
+        self.smooth_value = smooth_value
+        self.smooth_method = smooth_method
+        self.max_ngram_order = max_ngram_order
+        self.effective_order = effective_order
+        if smooth_method not in self.SMOOTH_DEFAULTS:
+            raise ValueError(f"BLEU: unknown smooth_method {smooth_method!r}; choose one of "
+                             f"{', '.join(self.SMOOTH_DEFAULTS)}")
+        if not isinstance(max_ngram_order, int) or max_ngram_order < 1:
+            raise ValueError(f"BLEU: max_ngram_order must be a positive int, got {max_ngram_order!r}")
+        if tokenize is None:
+            best = TOKENIZER_MAP.get(trg_lang, self.TOKENIZER_DEFAULT)
+        else:
+            best = tokenize
+            advice = {"zh": ("zh", "Consider using the 'zh' or 'spm' tokenizer for Chinese."),
+                      "ja": ("ja-mecab", "Consider using the 'ja-mecab' or 'spm' tokenizer for Japanese."),
+                      "ko": ("ko-mecab", "Consider using the 'ko-mecab' or 'spm' tokenizer for Korean.")}
+            if trg_lang in advice and best != advice[trg_lang][0]:
+                log.warning(advice[trg_lang][1])
+        self.tokenizer = Tokenizer(best)
+        self.tokenizer_signature = self.tokenizer.signature()
+        if references is not None:
+            self._ref_cache = self._prepare_refs(references)
+
+    # ---- preprocessing ---------------------------------------------------------------
+    def _lower(self, texts: List[str]) -> List[str]:
+        return [t.lower() for t in texts] if self.lowercase else texts
+
+    def _encode(self, texts: List[str], vocab):
+        return self.tokenizer.encode(self._lower(texts), vocab)
+
+    def _prepare_refs(self, refs) -> _PreparedRefs:
+        streams = self._coerce_refs(refs)
+        present = _present_mask(streams)
+        self.num_refs = count_refs(present)
+        vocab = _text.Vocab()
+        encs = [self._encode([s if s is not None else "" for s in st], vocab) for st in streams]
+        tables = _ngram.bleu_prepare_refs(encs, present, self.max_ngram_order)
+        return _PreparedRefs(vocab, len(streams[0]), tables)
+
+    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:
+        hyps = self._coerce_hyps(hyps)
+        if len(hyps) != prepared.n:
+            raise ValueError(f"BLEU: {len(hyps)} hypotheses but {prepared.n} reference segments "
+                             "(sacrebleu would silently truncate; mtscore refuses).")
+        if not self._force:
+            tok_count = sum(1 for h in hyps if h.endswith(" ."))
+            if tok_count >= 100:
+                log.warning("That's 100 lines that end in a tokenized period ('.')")
+                log.warning("It looks like you forgot to detokenize your test data, which may hurt your score.")
+                log.warning("If you insist your data is detokenized, or don't care, you can suppress this message with the `force` parameter.")
+        vals, offs = self._encode(hyps, prepared.vocab)
+        seg_off, keys, counts, ref_lens = prepared.tables
+        return _ngram.bleu_stats(vals, offs, seg_off, keys, counts, ref_lens, self.max_ngram_order)
+
+    # ---- scoring ---------------------------------------------------------------------
+    @staticmethod
+    def compute_bleu(correct: List, total: List, sys_len: int, ref_len: int,
+                     smooth_method: str = "none", smooth_value=None,
+                     effective_order: bool = False,
+                     max_ngram_order: int = MAX_NGRAM_ORDER) -> BLEUScore:
+        """BLEU from summed statistics; sacrebleu's exact operation order (bit-identical)."""
+        if smooth_method not in BLEU.SMOOTH_DEFAULTS:
+            raise ValueError(f"Unknown smooth_method {smooth_method!r}")
+        if smooth_value is None:
+            smooth_value = BLEU.SMOOTH_DEFAULTS[smooth_method]
+        bp = 1.0
+        if sys_len < ref_len:
+            bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+        precisions = [0.0] * max_ngram_order
+        if not any(correct):
+            return BLEUScore(0.0, correct, total, precisions, bp, sys_len, ref_len)
+        smooth_mteval = 1.
+        eff_order = max_ngram_order
+        for n in range(1, len(precisions) + 1):
+            if smooth_method == "add-k" and n > 1:
+                correct[n - 1] += smooth_value
+                total[n - 1] += smooth_value
+            if total[n - 1] == 0:
+                break
+            if effective_order:
+                eff_order = n
+            if correct[n - 1] == 0:
+                if smooth_method == "exp":
+                    smooth_mteval *= 2
+                    precisions[n - 1] = 100. / (smooth_mteval * total[n - 1])
+                elif smooth_method == "floor":
+                    precisions[n - 1] = 100. * smooth_value / total[n - 1]
+            else:
+                precisions[n - 1] = 100. * correct[n - 1] / total[n - 1]
+        score = bp * math.exp(sum([my_log(p) for p in precisions[:eff_order]]) / eff_order)
+        return BLEUScore(score, correct, total, precisions, bp, sys_len, ref_len)
+
+    def compute_score_from_stats(self, stats) -> BLEUScore:
+        n = self.max_ngram_order
+        return self.compute_bleu(
+            correct=stats[2: 2 + n], total=stats[2 + n:],
+            sys_len=int(stats[0]), ref_len=int(stats[1]),
+            smooth_method=self.smooth_method, smooth_value=self.smooth_value,
+            effective_order=self.effective_order, max_ngram_order=n)
+
+    def sentence_scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
+        """Sentence BLEU of every row of an ``(N, 2 + 2 * order)`` int64 stats matrix -> float64 (N,).
+
+        Bit-identical to ``sentence_score`` with this object's options, computed in one kernel call."""
+        sv = self.smooth_value if self.smooth_value is not None else self.SMOOTH_DEFAULTS[self.smooth_method]
+        return _ngram.bleu_sentence_scores(
+            np.ascontiguousarray(stats, dtype=np.int64), self.max_ngram_order,
+            _SMOOTH_CODES[self.smooth_method], float(sv or 0.0), bool(self.effective_order),
+            _NEUMAIER_SUM)
+
+    def sentence_score(self, hypothesis: str, references: Sequence[str]) -> BLEUScore:
+        """BLEU of one hypothesis against one or more reference strings."""
+        if not self.effective_order:
+            log.warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
+        _check_sentence_args(self, hypothesis, references)
+        stats = self.corpus_stats([hypothesis], [[r] for r in references])
+        return self.compute_score_from_stats(self.sum_stats(stats))
+
+
+def _check_sentence_args(metric, hyp, refs) -> None:
+    prefix = type(metric).__name__
+    if not isinstance(hyp, str):
+        raise TypeError(f"{prefix}: The argument `hyp` should be a string.")
+    if isinstance(refs, str) or not isinstance(refs, Sequence) or len(refs) == 0:
+        raise TypeError(f"{prefix}: The argument `refs` should be a sequence of strings.")
+    if not isinstance(refs[0], str) and refs[0] is not None:
+        raise TypeError(f"{prefix}: Each element of `refs` should be a string.")

@@ -1,0 +1,159 @@
+"""chrF / chrF++, identical to sacrebleu 2.6.0 (``sacrebleu.metrics.CHRF``) for every option.
+
+Statistics per segment (int64, ``3 * (char_order + word_order)`` columns): ``[hyp, ref, match]``
+per order, character orders first, then word orders; taken from the reference with the best
+sentence-level score (strict >, first wins).
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from ...kernels import _ngram, _text
+from .base import Metric, Score, Signature
+from .bleu import _check_sentence_args, _present_mask, count_refs
+
+
+class CHRFSignature(Signature):
+    def __init__(self, args: dict):
+        super().__init__(args)
+        self._abbr.update({"case": "c", "eff": "e", "nc": "nc", "nw": "nw", "space": "s"})
+        self.info.update({
+            "case": "lc" if args["lowercase"] else "mixed",
+            "eff": "yes" if not args["eps_smoothing"] else "no",
+            "nc": args["char_order"],
+            "nw": args["word_order"],
+            "space": "yes" if args["whitespace"] else "no",
+        })
+
+
+class CHRFScore(Score):
+    def __init__(self, score: float, char_order: int, word_order: int, beta: int):
+        self.beta = beta
+        self.char_order = char_order
+        self.word_order = word_order
+        super().__init__(f"chrF{self.beta}" + "+" * self.word_order, score)
+
+
+class _PreparedRefs:
+    __slots__ = ("vocab", "n", "tables")
+
+    def __init__(self, vocab, n, tables):
+        self.vocab = vocab
+        self.n = n
+        self.tables = tables  # (pair_offsets, keys, counts, char_lens, word_lens)
+
+
+_EMPTY_I32 = np.zeros(0, dtype=np.int32)
+_ONE_I64 = np.zeros(1, dtype=np.int64)
+
+
+class CHRF(Metric):
+    """chrF (``word_order=0``) and chrF++ (``word_order=2``) with sacrebleu's arguments."""
+
+    CHAR_ORDER = 6
+    WORD_ORDER = 0
+    BETA = 2
+    _SIGNATURE_TYPE = CHRFSignature
+
+    def __init__(self, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER,
+                 beta: int = BETA, lowercase: bool = False, whitespace: bool = False,
+                 eps_smoothing: bool = False,
+                 references: Optional[Sequence[Sequence[str]]] = None):
+        super().__init__()
+        for name, v in (("char_order", char_order), ("word_order", word_order)):
+            if not isinstance(v, int) or v < 0:
+                raise ValueError(f"CHRF: {name} must be a non-negative int, got {v!r}")
+        if char_order + word_order == 0:
+            raise ValueError("CHRF: char_order + word_order must be > 0")
+        self.beta = beta
+        self.char_order = char_order
+        self.word_order = word_order
+        self.order = self.char_order + self.word_order
+        self.lowercase = lowercase
+        self.whitespace = whitespace
+        self.eps_smoothing = eps_smoothing
+        if references is not None:
+            self._ref_cache = self._prepare_refs(references)
+
+    def _encode(self, texts: List[str], vocab):
+        if self.lowercase:
+            texts = [t.lower() for t in texts]
+        chars = _text.encode(texts, _text.MODE_CHARS_WS if self.whitespace else _text.MODE_CHARS,
+                             None, False)
+        if self.word_order > 0:
+            words = _text.encode(texts, _text.MODE_CHRF_WORDS, vocab, False)
+        else:
+            words = (_EMPTY_I32, _ONE_I64)
+        return chars, words
+
+    def _prepare_refs(self, refs) -> _PreparedRefs:
+        streams = self._coerce_refs(refs)
+        present = _present_mask(streams)
+        self.num_refs = count_refs(present)
+        vocab = _text.Vocab()
+        encs = [self._encode([s if s is not None else "" for s in st], vocab) for st in streams]
+        tables = _ngram.chrf_prepare_refs([e[0] for e in encs],
+                                          [e[1] for e in encs] if self.word_order else [],
+                                          present, self.char_order, self.word_order)
+        return _PreparedRefs(vocab, len(streams[0]), tables)
+
+    def _stats_and_scores(self, hyps, prepared: _PreparedRefs):
+        hyps = self._coerce_hyps(hyps)
+        if len(hyps) != prepared.n:
+            raise ValueError(f"CHRF: {len(hyps)} hypotheses but {prepared.n} reference segments "
+                             "(sacrebleu would silently truncate; mtscore refuses).")
+        (cv, co), (wv, wo) = self._encode(hyps, prepared.vocab)
+        if self.word_order == 0:
+            wo = np.zeros(len(hyps) + 1, dtype=np.int64)
+        po, keys, counts, cl, wl = prepared.tables
+        return _ngram.chrf_stats(cv, co, wv, wo, po, keys, counts, cl, wl, self.char_order,
+                                 self.word_order, float(self.beta ** 2), bool(self.eps_smoothing))
+
+    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:
+        return self._stats_and_scores(hyps, prepared)[0]
+
+    def _compute_f_score(self, statistics) -> float:
+        """sacrebleu's chrF formula (same operation order; works on lists and numpy rows)."""
+        eps = 1e-16
+        score = 0.0
+        effective_order = 0
+        factor = self.beta ** 2
+        avg_prec, avg_rec = 0.0, 0.0
+        for i in range(self.order):
+            n_hyp, n_ref, n_match = statistics[3 * i: 3 * i + 3]
+            prec = n_match / n_hyp if n_hyp > 0 else eps
+            rec = n_match / n_ref if n_ref > 0 else eps
+            denom = factor * prec + rec
+            score += ((1 + factor) * prec * rec / denom) if denom > 0 else eps
+            if n_hyp > 0 and n_ref > 0:
+                avg_prec += prec
+                avg_rec += rec
+                effective_order += 1
+        if self.eps_smoothing:
+            return 100 * score / self.order
+        if effective_order == 0:
+            avg_prec = avg_rec = 0.0
+        else:
+            avg_prec /= effective_order
+            avg_rec /= effective_order
+        if avg_prec + avg_rec:
+            score = (1 + factor) * avg_prec * avg_rec
+            score /= ((factor * avg_prec) + avg_rec)
+            return 100 * score
+        return 0.0
+
+    def compute_score_from_stats(self, stats) -> CHRFScore:
+        return CHRFScore(self._compute_f_score(stats), self.char_order, self.word_order, self.beta)
+
+    def sentence_scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
+        """chrF of every row of an ``(N, 3 * order)`` stats matrix -> float64 (N,), bit-identical
+        to ``sentence_score``."""
+        return _ngram.chrf_f_scores(np.ascontiguousarray(stats, dtype=np.int64),
+                                    float(self.beta ** 2), bool(self.eps_smoothing))
+
+    def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore:
+        _check_sentence_args(self, hypothesis, references)
+        stats = self.corpus_stats([hypothesis], [[r] for r in references])
+        return self.compute_score_from_stats(self.sum_stats(stats))

@@ -1,0 +1,655 @@
+# cython: language_level=3
+"""N-gram sufficient statistics for BLEU and chrF/chrF++ on CSR symbol arrays.
+
+Symbols are int32 (token ids from a Vocab, or code points). N-grams are identified exactly by
+*segment-local hierarchical interning*: within one segment's references, the n-gram starting at
+position p of order n gets an entry whose key is
+
+    order 1:  the symbol itself                    (word ids of chrF++ get bit 62 set)
+    order n:  ((entry of the (n-1)-gram + 1) << 32) | symbol
+
+so every key is an exact 64-bit integer (no unchecked hashing) and the table of a segment is a
+flat list of (key, count) entries. Reference entries are built once per reference set
+(``*_prepare_refs``) and reused for every system; a hypothesis walks its n-grams through a small
+open-addressing table rebuilt from the entries (L1-resident), decrementing remaining counts, so
+clipped matches ``sum(min(hyp_count, ref_count))`` come out in one pass.
+
+Plain-Python twins: mtscore/kernels/reference/ngram.py.
+"""
+from libc.stdlib cimport malloc, realloc, free, calloc
+from libc.string cimport memcpy, memset
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint8_t
+from libc.math cimport exp, log, fabs
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef int64_t WORD_FLAG = (<int64_t> 1) << 62
+
+# ---- small open-addressing table: int64 key -> int32 entry index ------------------------
+cdef struct Table:
+    int64_t* keys
+    int32_t* vals
+    int32_t* used    # slot indices in use (for O(used) reset)
+    Py_ssize_t nused
+    Py_ssize_t cap   # power of two
+    Py_ssize_t ucap
+
+cdef int table_init(Table* t, Py_ssize_t cap) noexcept nogil:
+    t.cap = cap
+    t.keys = <int64_t*> malloc(cap * sizeof(int64_t))
+    t.vals = <int32_t*> malloc(cap * sizeof(int32_t))
+    t.ucap = cap
+    t.used = <int32_t*> malloc(cap * sizeof(int32_t))
+    t.nused = 0
+    if t.keys == NULL or t.vals == NULL or t.used == NULL:
+        return -1
+    memset(t.keys, 0xff, cap * sizeof(int64_t))   # -1 = empty
+    return 0
+
+cdef void table_free(Table* t) noexcept nogil:
+    free(t.keys)
+    free(t.vals)
+    free(t.used)
+
+cdef int table_reset(Table* t, Py_ssize_t need) noexcept nogil:
+    """Empty the table and make sure it can hold ``need`` keys at load <= 1/2."""
+    cdef Py_ssize_t k, cap
+    if 2 * need + 16 > t.cap:
+        cap = t.cap
+        while cap < 2 * need + 16:
+            cap *= 2
+        table_free(t)
+        return table_init(t, cap)
+    if t.nused * 8 < t.cap:
+        for k in range(t.nused):
+            t.keys[t.used[k]] = -1
+    else:
+        memset(t.keys, 0xff, t.cap * sizeof(int64_t))
+    t.nused = 0
+    return 0
+
+cdef inline Py_ssize_t slot_of(Table* t, int64_t key) noexcept nogil:
+    cdef uint64_t h = <uint64_t> key * 0x9E3779B97F4A7C15ULL
+    h ^= h >> 31
+    return <Py_ssize_t> (h & <uint64_t> (t.cap - 1))
+
+cdef inline int32_t table_get(Table* t, int64_t key) noexcept nogil:
+    cdef Py_ssize_t j = slot_of(t, key)
+    while True:
+        if t.keys[j] == key:
+            return t.vals[j]
+        if t.keys[j] == -1:
+            return -1
+        j = (j + 1) & (t.cap - 1)
+
+cdef inline int32_t table_get_or_add(Table* t, int64_t key, int32_t newval) noexcept nogil:
+    """Existing value, or inserts ``newval`` and returns -1 - newval... simplified: returns the
+    value stored for key after the call; caller compares with newval to see an insertion."""
+    cdef Py_ssize_t j = slot_of(t, key)
+    while True:
+        if t.keys[j] == key:
+            return t.vals[j]
+        if t.keys[j] == -1:
+            t.keys[j] = key
+            t.vals[j] = newval
+            t.used[t.nused] = <int32_t> j
+            t.nused += 1
+            return newval
+        j = (j + 1) & (t.cap - 1)
+
+# ---- growable entry list -----------------------------------------------------------------
+cdef struct Entries:
+    int64_t* keys
+    int32_t* counts
+    Py_ssize_t n
+    Py_ssize_t cap
+
+cdef int entries_reserve(Entries* e, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t cap
+    if n <= e.cap:
+        return 0
+    cap = e.cap * 2 if e.cap * 2 > n else n + 1024
+    e.keys = <int64_t*> realloc(e.keys, cap * sizeof(int64_t))
+    e.counts = <int32_t*> realloc(e.counts, cap * sizeof(int32_t))
+    if e.keys == NULL or e.counts == NULL:
+        return -1
+    e.cap = cap
+    return 0
+
+cdef struct Scratch:
+    int32_t* a
+    Py_ssize_t cap
+
+cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil:
+    if n <= s.cap:
+        return 0
+    s.cap = n * 2 + 256
+    free(s.a)
+    s.a = <int32_t*> calloc(s.cap, sizeof(int32_t))
+    return 0 if s.a != NULL else -1
+
+cdef inline Py_ssize_t npos(Py_ssize_t length, int n) noexcept nogil:
+    return length - n + 1 if length >= n else 0
+
+# Add the n-grams (orders 1..order) of sym[0:L] to the segment table `t` whose entries start at
+# global index `base` in `E` (entry index local = global - base); counts go to cnt[local].
+cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,
+                    int order, int64_t flag, int32_t* cnt) noexcept nogil:
+    cdef Py_ssize_t p, q
+    cdef int n
+    cdef int64_t key
+    cdef int32_t e, prev, local_n
+    for p in range(L):
+        prev = -1
+        for n in range(1, order + 1):
+            q = p + n - 1
+            if q >= L:
+                break
+            if n == 1:
+                key = (<int64_t> sym[q]) | flag
+            else:
+                key = ((<int64_t> prev + 1) << 32) | (<int64_t> <uint32_t> sym[q])
+            local_n = <int32_t> (E.n - base)
+            e = table_get_or_add(t, key, local_n)
+            if e == local_n:
+                if entries_reserve(E, E.n + 1) != 0:
+                    return -1
+                E.keys[E.n] = key
+                E.counts[E.n] = 0
+                E.n += 1
+            cnt[e] += 1
+            prev = e
+    return 0
+
+# Walk the hypothesis n-grams through table `t` (keys -> local entry), consuming `remaining`;
+# matches per order are added to match[n-1].
+cdef void match_ngrams(Table* t, const int32_t* sym, Py_ssize_t L, int order, int64_t flag,
+                       int32_t* remaining, int64_t* match) noexcept nogil:
+    cdef Py_ssize_t p, q
+    cdef int n
+    cdef int64_t key
+    cdef int32_t e, prev
+    for p in range(L):
+        prev = -1
+        for n in range(1, order + 1):
+            q = p + n - 1
+            if q >= L:
+                break
+            if n == 1:
+                key = (<int64_t> sym[q]) | flag
+            else:
+                key = ((<int64_t> prev + 1) << 32) | (<int64_t> <uint32_t> sym[q])
+            e = table_get(t, key)
+            if e < 0:
+                break   # no longer n-gram from here can be in the reference either
+            if remaining[e] > 0:
+                remaining[e] -= 1
+                match[n - 1] += 1
+            prev = e
+
+cdef void load_table(Table* t, const int64_t* keys, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(lo, hi):
+        table_get_or_add(t, keys[k], <int32_t> (k - lo))
+
+# =====================================================================================
+# BLEU
+# =====================================================================================
+def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order):
+    """Reference n-gram tables for BLEU (max count over references per n-gram).
+
+    streams : K pairs ``(values int32, offsets int64[N+1])`` of token ids (shared vocab)
+    present : (K, N) uint8, 0 where a reference is None for that segment
+    Returns ``(seg_offsets int64[N+1], keys int64[E], maxcounts int32[E], ref_lens int32[N, K])``
+    with ref_lens -1 for absent references.
+    """
+    cdef Py_ssize_t K = len(streams), N = present.shape[1], i, k, j, lo, L, need
+    if present.shape[0] != K:
+        raise ValueError("present must be (K, N)")
+    cdef list vals_l = [np.ascontiguousarray(s[0], dtype=np.int32) for s in streams]
+    cdef list offs_l = [np.ascontiguousarray(s[1], dtype=np.int64) for s in streams]
+    cdef const int32_t** vals = <const int32_t**> malloc((K + 1) * sizeof(void*))
+    cdef const int64_t** offs = <const int64_t**> malloc((K + 1) * sizeof(void*))
+    cdef const int32_t[::1] vv
+    cdef const int64_t[::1] oo
+    for k in range(K):
+        vv = vals_l[k]
+        oo = offs_l[k]
+        if oo.shape[0] != N + 1:
+            free(vals); free(offs)
+            raise ValueError(f"reference stream {k} has {oo.shape[0] - 1} segments, expected {N}")
+        vals[k] = &vv[0] if vv.shape[0] else NULL
+        offs[k] = &oo[0]
+    seg_offsets = np.empty(N + 1, dtype=np.int64)
+    ref_lens = np.full((N, K), -1, dtype=np.int32)
+    cdef int64_t[::1] so = seg_offsets
+    cdef int32_t[:, ::1] rl = ref_lens
+    cdef Entries E
+    E.keys = NULL; E.counts = NULL; E.n = 0; E.cap = 0
+    cdef Table t
+    cdef Scratch cnt, mx
+    cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0
+    cdef int err = 0
+    if table_init(&t, 1024) != 0:
+        raise MemoryError()
+    with nogil:
+        so[0] = 0
+        for i in range(N):
+            need = 0
+            for k in range(K):
+                if present[k, i]:
+                    need += (offs[k][i + 1] - offs[k][i]) * max_order
+            if table_reset(&t, need) != 0 or entries_reserve(&E, E.n + need) != 0 \
+                    or scratch_reserve(&cnt, need) != 0 or scratch_reserve(&mx, need) != 0:
+                err = 1
+                break
+            lo = E.n
+            for k in range(K):
+                if not present[k, i]:
+                    continue
+                L = offs[k][i + 1] - offs[k][i]
+                rl[i, k] = <int32_t> L
+                if add_ngrams(&t, &E, lo, vals[k] + offs[k][i], L, max_order, 0, cnt.a) != 0:
+                    err = 1
+                    break
+                for j in range(E.n - lo):
+                    if cnt.a[j] > mx.a[j]:
+                        mx.a[j] = cnt.a[j]
+                    cnt.a[j] = 0
+            if err:
+                break
+            for j in range(E.n - lo):
+                E.counts[lo + j] = mx.a[j]
+                mx.a[j] = 0
+            so[i + 1] = E.n
+    free(vals); free(offs); table_free(&t); free(cnt.a); free(mx.a)
+    if err:
+        free(E.keys); free(E.counts)
+        raise MemoryError("BLEU reference preparation ran out of memory")
+    keys = np.empty(E.n, dtype=np.int64)
+    counts = np.empty(E.n, dtype=np.int32)
+    cdef int64_t[::1] kk = keys
+    cdef int32_t[::1] cc = counts
+    if E.n:
+        memcpy(&kk[0], E.keys, E.n * sizeof(int64_t))
+        memcpy(&cc[0], E.counts, E.n * sizeof(int32_t))
+    free(E.keys); free(E.counts)
+    return seg_offsets, keys, counts, ref_lens
+
+
+def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
+               const int64_t[::1] seg_offsets, const int64_t[::1] keys,
+               const int32_t[::1] maxcounts, const int32_t[:, ::1] ref_lens, int max_order,
+               Py_ssize_t start=0, Py_ssize_t stop=-1):
+    """Per-segment BLEU statistics for segments ``start:stop`` of the prepared references.
+
+    ``hyp_offsets`` has ``stop - start + 1`` entries. Returns int64 ``(n, 2 + 2 * max_order)``:
+    ``[hyp_len, closest_ref_len, correct_1..correct_N, total_1..total_N]`` (sacrebleu's layout;
+    closest_ref_len is -1 when a segment has no reference).
+    """
+    if stop < 0:
+        stop = seg_offsets.shape[0] - 1
+    cdef Py_ssize_t n = stop - start, i, s, L, lo, hi, k, K = ref_lens.shape[1]
+    if hyp_offsets.shape[0] != n + 1:
+        raise ValueError(f"{hyp_offsets.shape[0] - 1} hypotheses for {n} reference segments")
+    cdef int ncol = 2 + 2 * max_order, o
+    out = np.zeros((n, ncol), dtype=np.int64)
+    cdef int64_t[:, ::1] st = out
+    cdef Table t
+    cdef Scratch rem
+    rem.a = NULL; rem.cap = 0
+    cdef int32_t rlen, closest_len, closest_diff, diff
+    cdef int err = 0
+    cdef const int32_t* hv = &hyp_values[0] if hyp_values.shape[0] else NULL
+    if table_init(&t, 1024) != 0:
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            s = start + i
+            lo = seg_offsets[s]
+            hi = seg_offsets[s + 1]
+            L = hyp_offsets[i + 1] - hyp_offsets[i]
+            if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
+                err = 1
+                break
+            load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
+            for k in range(hi - lo):
+                rem.a[k] = maxcounts[lo + k]
+            st[i, 0] = L
+            # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
+            closest_diff = -1
+            closest_len = -1
+            for k in range(K):
+                rlen = ref_lens[s, k]
+                if rlen < 0:
+                    continue
+                diff = <int32_t> L - rlen
+                if diff < 0:
+                    diff = -diff
+                if closest_diff == -1 or diff < closest_diff:
+                    closest_diff = diff
+                    closest_len = rlen
+                elif diff == closest_diff and rlen < closest_len:
+                    closest_len = rlen
+            st[i, 1] = closest_len
+            if hi > lo and L > 0:
+                match_ngrams(&t, hv + hyp_offsets[i], L, max_order, 0, rem.a, &st[i, 2])
+            for o in range(1, max_order + 1):
+                st[i, 1 + max_order + o] = npos(L, o)
+    table_free(&t); free(rem.a)
+    if err:
+        raise MemoryError()
+    return out
+
+
+cdef double py_sum(const double* x, int n, bint neumaier) noexcept nogil:
+    """CPython's sum() of a list of floats: plain left-to-right (<= 3.11) or Neumaier-compensated
+    (>= 3.12)."""
+    cdef double f = 0.0, c = 0.0, t
+    cdef int k
+    if not neumaier:
+        for k in range(n):
+            f += x[k]
+        return f
+    for k in range(n):
+        t = f + x[k]
+        if fabs(f) >= fabs(x[k]):
+            c += (f - t) + x[k]
+        else:
+            c += (x[k] - t) + f
+        f = t
+    if c != 0.0 and c - c == 0.0:
+        f += c
+    return f
+
+
+def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, int smooth, double smooth_value,
+                         bint effective_order, bint neumaier):
+    """sacrebleu's BLEU.compute_bleu for every row of ``stats`` (N, 2 + 2 * max_order).
+
+    smooth: 0 none, 1 floor, 2 add-k, 3 exp. Returns float64 (N,). Same float operation order as
+    sacrebleu, so each value is bit-identical to ``BLEU.sentence_score``.
+    """
+    cdef Py_ssize_t N = stats.shape[0], i
+    out = np.empty(N, dtype=np.float64)
+    cdef double[::1] res = out
+    cdef double* prec = <double*> malloc((max_order + 1) * sizeof(double))
+    cdef double* logs = <double*> malloc((max_order + 1) * sizeof(double))
+    cdef double bp, smooth_mteval, corr, tot, s
+    cdef int n, eff, anyc, nlog
+    cdef int64_t sys_len, ref_len
+    with nogil:
+        for i in range(N):
+            sys_len = stats[i, 0]
+            ref_len = stats[i, 1]
+            bp = 1.0
+            if sys_len < ref_len:
+                bp = exp(1.0 - (<double> ref_len) / (<double> sys_len)) if sys_len > 0 else 0.0
+            anyc = 0
+            for n in range(max_order):
+                prec[n] = 0.0
+                if stats[i, 2 + n] != 0:
+                    anyc = 1
+            if not anyc:
+                res[i] = 0.0
+                continue
+            smooth_mteval = 1.0
+            eff = max_order
+            for n in range(1, max_order + 1):
+                corr = <double> stats[i, 1 + n]
+                tot = <double> stats[i, 1 + max_order + n]
+                if smooth == 2 and n > 1:
+                    corr = corr + smooth_value
+                    tot = tot + smooth_value
+                if tot == 0:
+                    break
+                if effective_order:
+                    eff = n
+                if corr == 0:
+                    if smooth == 3:
+                        smooth_mteval *= 2
+                        prec[n - 1] = 100.0 / (smooth_mteval * tot)
+                    elif smooth == 1:
+                        prec[n - 1] = 100.0 * smooth_value / tot
+                else:
+                    prec[n - 1] = 100.0 * corr / tot
+            # my_log(0) = -9999999999 makes the score exp(-huge) = 0.0 whatever the sum order
+            s = 0.0
+            nlog = 0
+            for n in range(eff):
+                if prec[n] == 0.0:
+                    nlog = -1
+                    break
+                logs[n] = log(prec[n])
+            if nlog < 0:
+                res[i] = 0.0
+                continue
+            s = py_sum(logs, eff, neumaier)
+            res[i] = bp * exp(s / eff)
+    free(prec); free(logs)
+    return out
+
+# =====================================================================================
+# chrF / chrF++
+# =====================================================================================
+def chrf_prepare_refs(list char_streams, list word_streams, const uint8_t[:, ::1] present,
+                      int char_order, int word_order):
+    """Per (segment, reference) n-gram entries for chrF (no merging: chrF picks one reference).
+
+    char_streams : K pairs (code points int32, offsets int64[N+1])
+    word_streams : K pairs (word ids int32, offsets) or empty when word_order == 0
+    Returns ``(pair_offsets int64[N*K+1], keys int64[E], counts int32[E], char_lens int32[N,K],
+    word_lens int32[N,K])``; pair (i, k) is index ``i * K + k``.
+    """
+    cdef Py_ssize_t K = len(char_streams), N = present.shape[1], i, k, j, lo, Lc, Lw, need
+    cdef bint words = word_order > 0
+    if words and len(word_streams) != K:
+        raise ValueError("word_streams must match char_streams")
+    cdef list cv_l = [np.ascontiguousarray(s[0], dtype=np.int32) for s in char_streams]
+    cdef list co_l = [np.ascontiguousarray(s[1], dtype=np.int64) for s in char_streams]
+    cdef list wv_l = [np.ascontiguousarray(s[0], dtype=np.int32) for s in word_streams] if words else []
+    cdef list wo_l = [np.ascontiguousarray(s[1], dtype=np.int64) for s in word_streams] if words else []
+    cdef const int32_t** cv = <const int32_t**> calloc(K + 1, sizeof(void*))
+    cdef const int64_t** co = <const int64_t**> calloc(K + 1, sizeof(void*))
+    cdef const int32_t** wv = <const int32_t**> calloc(K + 1, sizeof(void*))
+    cdef const int64_t** wo = <const int64_t**> calloc(K + 1, sizeof(void*))
+    cdef const int32_t[::1] vv
+    cdef const int64_t[::1] oo
+    for k in range(K):
+        vv = cv_l[k]; oo = co_l[k]
+        cv[k] = &vv[0] if vv.shape[0] else NULL
+        co[k] = &oo[0]
+        if oo.shape[0] != N + 1:
+            raise ValueError(f"reference stream {k} has {oo.shape[0] - 1} segments, expected {N}")
+        if words:
+            vv = wv_l[k]; oo = wo_l[k]
+            wv[k] = &vv[0] if vv.shape[0] else NULL
+            wo[k] = &oo[0]
+    pair_offsets = np.empty(N * K + 1, dtype=np.int64)
+    char_lens = np.full((N, K), -1, dtype=np.int32)
+    word_lens = np.full((N, K), -1, dtype=np.int32)
+    cdef int64_t[::1] po = pair_offsets
+    cdef int32_t[:, ::1] cl = char_lens
+    cdef int32_t[:, ::1] wl = word_lens
+    cdef Entries E
+    E.keys = NULL; E.counts = NULL; E.n = 0; E.cap = 0
+    cdef Table t
+    cdef Scratch cnt
+    cnt.a = NULL; cnt.cap = 0
+    cdef int err = 0
+    if table_init(&t, 1024) != 0:
+        raise MemoryError()
+    with nogil:
+        po[0] = 0
+        for i in range(N):
+            for k in range(K):
+                lo = E.n
+                if present[k, i]:
+                    Lc = co[k][i + 1] - co[k][i]
+                    Lw = (wo[k][i + 1] - wo[k][i]) if words else 0
+                    cl[i, k] = <int32_t> Lc
+                    wl[i, k] = <int32_t> Lw
+                    need = Lc * char_order + Lw * word_order
+                    if table_reset(&t, need) != 0 or entries_reserve(&E, E.n + need) != 0 \
+                            or scratch_reserve(&cnt, need) != 0:
+                        err = 1
+                        break
+                    if add_ngrams(&t, &E, lo, cv[k] + co[k][i], Lc, char_order, 0, cnt.a) != 0:
+                        err = 1
+                        break
+                    if words and add_ngrams(&t, &E, lo, wv[k] + wo[k][i], Lw, word_order,
+                                            WORD_FLAG, cnt.a) != 0:
+                        err = 1
+                        break
+                    for j in range(E.n - lo):
+                        E.counts[lo + j] = cnt.a[j]
+                        cnt.a[j] = 0
+                po[i * K + k + 1] = E.n
+            if err:
+                break
+    free(cv); free(co); free(wv); free(wo); table_free(&t); free(cnt.a)
+    if err:
+        free(E.keys); free(E.counts)
+        raise MemoryError("chrF reference preparation ran out of memory")
+    keys = np.empty(E.n, dtype=np.int64)
+    counts = np.empty(E.n, dtype=np.int32)
+    cdef int64_t[::1] kk = keys
+    cdef int32_t[::1] cc = counts
+    if E.n:
+        memcpy(&kk[0], E.keys, E.n * sizeof(int64_t))
+        memcpy(&cc[0], E.counts, E.n * sizeof(int32_t))
+    free(E.keys); free(E.counts)
+    return pair_offsets, keys, counts, char_lens, word_lens
+
+
+cdef double chrf_f(const int64_t* st, int order, double factor, bint eps_smoothing) noexcept nogil:
+    """sacrebleu CHRF._compute_f_score, same operation order."""
+    cdef double eps = 1e-16, score = 0.0, avg_prec = 0.0, avg_rec = 0.0, prec, rec, denom
+    cdef int effective_order = 0, i
+    cdef int64_t n_hyp, n_ref, n_match
+    for i in range(order):
+        n_hyp = st[3 * i]
+        n_ref = st[3 * i + 1]
+        n_match = st[3 * i + 2]
+        prec = (<double> n_match) / (<double> n_hyp) if n_hyp > 0 else eps
+        rec = (<double> n_match) / (<double> n_ref) if n_ref > 0 else eps
+        denom = factor * prec + rec
+        score += ((1.0 + factor) * prec * rec / denom) if denom > 0 else eps
+        if n_hyp > 0 and n_ref > 0:
+            avg_prec += prec
+            avg_rec += rec
+            effective_order += 1
+    if eps_smoothing:
+        return 100.0 * score / order
+    if effective_order == 0:
+        avg_prec = 0.0
+        avg_rec = 0.0
+    else:
+        avg_prec /= effective_order
+        avg_rec /= effective_order
+    if avg_prec + avg_rec:
+        score = (1.0 + factor) * avg_prec * avg_rec
+        score /= ((factor * avg_prec) + avg_rec)
+        return 100.0 * score
+    return 0.0
+
+
+def chrf_f_scores(const int64_t[:, ::1] stats, double factor, bint eps_smoothing):
+    """sacrebleu's chrF score of every stats row (N, 3 * order) -> float64 (N,)."""
+    cdef Py_ssize_t N = stats.shape[0], i
+    cdef int order = stats.shape[1] // 3
+    out = np.empty(N, dtype=np.float64)
+    cdef double[::1] res = out
+    with nogil:
+        for i in range(N):
+            res[i] = chrf_f(&stats[i, 0], order, factor, eps_smoothing)
+    return out
+
+
+def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets,
+               const int32_t[::1] hyp_words, const int64_t[::1] hyp_word_offsets,
+               const int64_t[::1] pair_offsets, const int64_t[::1] keys, const int32_t[::1] counts,
+               const int32_t[:, ::1] char_lens, const int32_t[:, ::1] word_lens,
+               int char_order, int word_order, double factor, bint eps_smoothing,
+               Py_ssize_t start=0, Py_ssize_t stop=-1):
+    """Per-segment chrF statistics for segments ``start:stop``, choosing per segment the reference
+    with the best sentence-level score (strict >, first wins) like sacrebleu.
+
+    Returns ``(stats int64 (n, 3 * (char_order + word_order)), sentence_scores float64 (n,))``;
+    each stats row is ``[hyp, ref, match]`` per order (chars first, then words). A segment with no
+    reference gets zero statistics and score 0.0 (sacrebleu would fail).
+    """
+    cdef Py_ssize_t K = char_lens.shape[1]
+    if stop < 0:
+        stop = char_lens.shape[0]
+    cdef Py_ssize_t n = stop - start, i, s, k, lo, hi, j, Lc, Lw
+    if hyp_char_offsets.shape[0] != n + 1:
+        raise ValueError(f"{hyp_char_offsets.shape[0] - 1} hypotheses for {n} reference segments")
+    cdef bint words = word_order > 0
+    if words and hyp_word_offsets.shape[0] != n + 1:
+        raise ValueError("hyp word offsets do not match")
+    cdef int order = char_order + word_order, o
+    stats = np.zeros((n, 3 * order), dtype=np.int64)
+    scores = np.zeros(n, dtype=np.float64)
+    cdef int64_t[:, ::1] st = stats
+    cdef double[::1] sc = scores
+    cdef int64_t* cur = <int64_t*> malloc(3 * order * sizeof(int64_t))
+    cdef int64_t* match = <int64_t*> malloc(order * sizeof(int64_t))
+    cdef Table t
+    cdef Scratch rem
+    rem.a = NULL; rem.cap = 0
+    cdef double f, best_f
+    cdef int64_t rc, rw
+    cdef int err = 0
+    cdef const int32_t* hc = &hyp_chars[0] if hyp_chars.shape[0] else NULL
+    cdef const int32_t* hw = (&hyp_words[0] if hyp_words.shape[0] else NULL) if words else NULL
+    if table_init(&t, 1024) != 0:
+        raise MemoryError()
+    with nogil:
+        for i in range(n):
+            s = start + i
+            Lc = hyp_char_offsets[i + 1] - hyp_char_offsets[i]
+            Lw = (hyp_word_offsets[i + 1] - hyp_word_offsets[i]) if words else 0
+            best_f = -1.0
+            for k in range(K):
+                if char_lens[s, k] < 0:
+                    continue
+                lo = pair_offsets[s * K + k]
+                hi = pair_offsets[s * K + k + 1]
+                if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
+                    err = 1
+                    break
+                load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
+                for j in range(hi - lo):
+                    rem.a[j] = counts[lo + j]
+                for o in range(order):
+                    match[o] = 0
+                if hi > lo:
+                    match_ngrams(&t, hc + hyp_char_offsets[i], Lc, char_order, 0, rem.a, match)
+                    if words:
+                        match_ngrams(&t, hw + hyp_word_offsets[i], Lw, word_order, WORD_FLAG,
+                                     rem.a, match + char_order)
+                for o in range(order):
+                    if o < char_order:
+                        rc = npos(char_lens[s, k], o + 1)
+                        cur[3 * o] = npos(Lc, o + 1) if rc > 0 else 0
+                    else:
+                        rc = npos(word_lens[s, k], o - char_order + 1)
+                        cur[3 * o] = npos(Lw, o - char_order + 1) if rc > 0 else 0
+                    cur[3 * o + 1] = rc
+                    cur[3 * o + 2] = match[o]
+                f = chrf_f(cur, order, factor, eps_smoothing)
+                if f > best_f:
+                    best_f = f
+                    for o in range(3 * order):
+                        st[i, o] = cur[o]
+            if err:
+                break
+            sc[i] = best_f if best_f >= 0 else 0.0
+    free(cur); free(match); table_free(&t); free(rem.a)
+    if err:
+        raise MemoryError()
+    return stats, scores
