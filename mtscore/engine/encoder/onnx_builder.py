@@ -1,0 +1,247 @@
+"""Build an ONNX encoder graph directly from Hugging Face weights, without torch.
+
+Supported families (``config.json`` ``model_type``):
+
+* ``bert`` (BERT, MiniLM, most ``BertModel`` checkpoints), ``electra``-style names are not covered,
+* ``roberta``, ``xlm-roberta``, ``camembert`` (position ids offset by ``pad_token_id + 1``, computed
+  from ``input_ids != pad`` exactly like ``transformers``' ``create_position_ids_from_input_ids``),
+* ``distilbert``.
+
+The graph has inputs ``input_ids`` and ``attention_mask`` (int64, ``[batch, seq]``) and one output
+``hidden_states`` (float32, ``[batch, seq, hidden]``) = ``hidden_states[layer]`` of the full model,
+i.e. the encoder cut after ``layer`` transformer blocks (``layer=0`` is the embedding output). This is
+the tensor ``bert_score`` uses for ``num_layers=layer``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+#: config ``model_type`` values whose weights this builder understands.
+BERT_LIKE = {"bert", "roberta", "xlm-roberta", "camembert"}
+SUPPORTED = BERT_LIKE | {"distilbert"}
+OPSET = 17
+#: bump when the generated graph changes, so cached exports are rebuilt.
+BUILDER_VERSION = 1
+
+_PREFIXES = ("bert.", "roberta.", "distilbert.", "model.", "encoder_model.")
+
+
+class UnsupportedArchitecture(ValueError):
+    pass
+
+
+def _strip_prefix(weights: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    out = {}
+    for k, v in weights.items():
+        for p in _PREFIXES:
+            if k.startswith(p):
+                k = k[len(p):]
+                break
+        out[k] = v
+    return out
+
+
+class _Graph:
+    """Tiny helper around onnx.helper that names nodes and holds initializers."""
+
+    def __init__(self, dtype: np.dtype):
+        import onnx
+        from onnx import helper, numpy_helper
+
+        self.onnx, self.helper, self.numpy_helper = onnx, helper, numpy_helper
+        self.nodes: list = []
+        self.inits: list = []
+        self.n = 0
+        self.dtype = np.dtype(dtype)
+        self.onnx_dtype = onnx.TensorProto.FLOAT16 if self.dtype == np.float16 else onnx.TensorProto.FLOAT
+
+    def name(self, base: str) -> str:
+        self.n += 1
+        return f"{base}_{self.n}"
+
+    def const(self, value, base: str = "c", dtype=None) -> str:
+        arr = np.asarray(value, dtype=dtype if dtype is not None else self.dtype)
+        name = self.name(base)
+        self.inits.append(self.numpy_helper.from_array(arr, name))
+        return name
+
+    def op(self, op_type: str, inputs: List[str], base: Optional[str] = None, domain: str = "",
+           **attrs) -> str:
+        out = self.name(base or op_type.lower())
+        kw = {"domain": domain} if domain else {}
+        self.nodes.append(self.helper.make_node(op_type, inputs, [out], name=out + "_node", **kw, **attrs))
+        return out
+
+
+def _activation(g: _Graph, x: str, act: str) -> str:
+    act = (act or "gelu").lower()
+    if act == "gelu":  # exact erf form (torch.nn.functional.gelu default)
+        t = g.op("Div", [x, g.const(math.sqrt(2.0))])
+        t = g.op("Erf", [t])
+        t = g.op("Add", [t, g.const(1.0)])
+        t = g.op("Mul", [x, t])
+        return g.op("Mul", [t, g.const(0.5)])
+    if act in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):
+        x3 = g.op("Mul", [g.op("Mul", [x, x]), x])
+        inner = g.op("Add", [x, g.op("Mul", [x3, g.const(0.044715)])])
+        inner = g.op("Mul", [inner, g.const(math.sqrt(2.0 / math.pi))])
+        t = g.op("Add", [g.op("Tanh", [inner]), g.const(1.0)])
+        return g.op("Mul", [g.op("Mul", [x, t]), g.const(0.5)])
+    if act == "relu":
+        return g.op("Relu", [x])
+    if act in ("silu", "swish"):
+        return g.op("Mul", [x, g.op("Sigmoid", [x])])
+    raise UnsupportedArchitecture(f"activation {act!r} is not supported by the ONNX builder")
+
+
+def _linear(g: _Graph, x: str, w: np.ndarray, b: Optional[np.ndarray], base: str) -> str:
+    # HF Linear stores weight as [out, in]; MatMul wants [in, out].
+    y = g.op("MatMul", [x, g.const(np.ascontiguousarray(w.T), base + "_w")])
+    if b is not None:
+        y = g.op("Add", [y, g.const(b, base + "_b")])
+    return y
+
+
+def _layer_norm(g: _Graph, x: str, w: np.ndarray, b: np.ndarray, eps: float, base: str) -> str:
+    return g.op("LayerNormalization", [x, g.const(w, base + "_g"), g.const(b, base + "_b")],
+                axis=-1, epsilon=float(eps))
+
+
+def _attention(g: _Graph, x: str, mask_bias: str, W: Callable[[str], np.ndarray], names: Dict[str, str],
+               n_heads: int, hidden: int, base: str) -> str:
+    dh = hidden // n_heads
+    shape_bthd = g.const(np.array([0, 0, n_heads, dh], dtype=np.int64), "shp", dtype=np.int64)
+
+    def heads(t: str) -> str:
+        r = g.op("Reshape", [t, shape_bthd])
+        return g.op("Transpose", [r], perm=[0, 2, 1, 3])  # [B, H, T, dh]
+
+    q = heads(_linear(g, x, W(names["q"] + ".weight"), W(names["q"] + ".bias"), base + "_q"))
+    k = _linear(g, x, W(names["k"] + ".weight"), W(names["k"] + ".bias"), base + "_k")
+    k = g.op("Transpose", [g.op("Reshape", [k, shape_bthd])], perm=[0, 2, 3, 1])  # [B, H, dh, T]
+    v = heads(_linear(g, x, W(names["v"] + ".weight"), W(names["v"] + ".bias"), base + "_v"))
+    scores = g.op("MatMul", [q, k])
+    scores = g.op("Div", [scores, g.const(math.sqrt(dh))])
+    scores = g.op("Add", [scores, mask_bias])
+    probs = g.op("Softmax", [scores], axis=-1)
+    ctx = g.op("MatMul", [probs, v])  # [B, H, T, dh]
+    ctx = g.op("Transpose", [ctx], perm=[0, 2, 1, 3])
+    ctx = g.op("Reshape", [ctx, g.const(np.array([0, 0, hidden], dtype=np.int64), "shp", dtype=np.int64)])
+    return _linear(g, ctx, W(names["o"] + ".weight"), W(names["o"] + ".bias"), base + "_o")
+
+
+def build_encoder_graph(config: dict, weights: Dict[str, np.ndarray], layer: int,
+                        dtype=np.float32, producer: str = "mtscore"):
+    """Return an ``onnx.ModelProto`` computing ``hidden_states[layer]``.
+
+    ``weights`` maps parameter names (as in ``model.safetensors``) to numpy arrays. ``dtype`` is
+    float32 (exact) or float16 (for GPU execution; the output is always cast to float32).
+    Raises :class:`UnsupportedArchitecture` for a ``model_type`` this builder does not know.
+    """
+    mt = config.get("model_type", "")
+    if mt not in SUPPORTED:
+        raise UnsupportedArchitecture(
+            f"model_type {mt!r} is not supported by the torch-free ONNX builder "
+            f"(supported: {', '.join(sorted(SUPPORTED))})")
+    W_all = _strip_prefix(weights)
+    dt = np.dtype(dtype)
+
+    def W(name: str) -> np.ndarray:
+        try:
+            return np.asarray(W_all[name], dtype=dt)
+        except KeyError:
+            raise UnsupportedArchitecture(f"weight {name!r} missing for model_type {mt!r}") from None
+
+    g = _Graph(dt)
+    h = g.helper
+    ids, mask = "input_ids", "attention_mask"
+
+    if mt == "distilbert":
+        hidden, n_heads = config["dim"], config["n_heads"]
+        n_layers, act, eps = config["n_layers"], config.get("activation", "gelu"), 1e-12
+    else:
+        hidden, n_heads = config["hidden_size"], config["num_attention_heads"]
+        n_layers, act = config["num_hidden_layers"], config.get("hidden_act", "gelu")
+        eps = config.get("layer_norm_eps", 1e-12)
+        pet = config.get("position_embedding_type", "absolute")
+        if pet not in (None, "absolute"):
+            raise UnsupportedArchitecture(f"position_embedding_type {pet!r} is not supported")
+    if not 0 <= layer <= n_layers:
+        raise ValueError(f"layer {layer} out of range: the model has {n_layers} layers (0..{n_layers})")
+
+    # ---- embeddings -------------------------------------------------------------------
+    word = g.op("Gather", [g.const(W("embeddings.word_embeddings.weight"), "word_emb"), ids], axis=0)
+    pos_table = W("embeddings.position_embeddings.weight")
+    if mt in BERT_LIKE and "embeddings.token_type_embeddings.weight" in W_all:
+        # token_type_ids are never passed (bert_score passes none) -> type 0 for every token.
+        tt0 = W("embeddings.token_type_embeddings.weight")[0]
+        word = g.op("Add", [word, g.const(tt0, "tok_type0")])
+    if mt in ("roberta", "xlm-roberta", "camembert"):
+        pad = int(config.get("pad_token_id", 1))
+        not_pad = g.op("Cast", [g.op("Not", [g.op("Equal", [ids, g.const(pad, "pad", np.int64)])])],
+                       to=g.onnx.TensorProto.INT64)
+        pos_ids = g.op("Mul", [g.op("CumSum", [not_pad, g.const(1, "axis", np.int64)]), not_pad])
+        pos_ids = g.op("Add", [pos_ids, g.const(pad, "pad", np.int64)])
+    else:
+        seq_len = g.op("Gather", [g.op("Shape", [ids]), g.const(1, "one", np.int64)], axis=0)
+        pos_ids = g.op("Range", [g.const(0, "zero", np.int64), seq_len, g.const(1, "one", np.int64)])
+        pos_ids = g.op("Unsqueeze", [pos_ids, g.const([0], "ax0", np.int64)])
+    pos = g.op("Gather", [g.const(pos_table, "pos_emb"), pos_ids], axis=0)
+    x = g.op("Add", [word, pos])
+    x = _layer_norm(g, x, W("embeddings.LayerNorm.weight"), W("embeddings.LayerNorm.bias"), eps, "emb_ln")
+
+    # additive mask bias [B, 1, 1, T]: 0 for real tokens, a large negative number for padding
+    neg = -1.0e4 if dt == np.float16 else -3.0e38
+    m = g.op("Cast", [mask], to=g.onnx_dtype)
+    bias = g.op("Mul", [g.op("Sub", [g.const(1.0), m]), g.const(neg)])
+    bias = g.op("Unsqueeze", [bias, g.const([1, 2], "ax12", np.int64)])
+
+    # ---- transformer blocks -------------------------------------------------------------
+    for i in range(layer):
+        if mt == "distilbert":
+            p = f"transformer.layer.{i}."
+            names = {"q": p + "attention.q_lin", "k": p + "attention.k_lin", "v": p + "attention.v_lin",
+                     "o": p + "attention.out_lin"}
+            a = _attention(g, x, bias, W, names, n_heads, hidden, f"l{i}")
+            x = _layer_norm(g, g.op("Add", [a, x]), W(p + "sa_layer_norm.weight"),
+                            W(p + "sa_layer_norm.bias"), eps, f"l{i}_ln1")
+            f = _linear(g, x, W(p + "ffn.lin1.weight"), W(p + "ffn.lin1.bias"), f"l{i}_ff1")
+            f = _activation(g, f, act)
+            f = _linear(g, f, W(p + "ffn.lin2.weight"), W(p + "ffn.lin2.bias"), f"l{i}_ff2")
+            x = _layer_norm(g, g.op("Add", [f, x]), W(p + "output_layer_norm.weight"),
+                            W(p + "output_layer_norm.bias"), eps, f"l{i}_ln2")
+        else:
+            p = f"encoder.layer.{i}."
+            names = {"q": p + "attention.self.query", "k": p + "attention.self.key",
+                     "v": p + "attention.self.value", "o": p + "attention.output.dense"}
+            a = _attention(g, x, bias, W, names, n_heads, hidden, f"l{i}")
+            x = _layer_norm(g, g.op("Add", [a, x]), W(p + "attention.output.LayerNorm.weight"),
+                            W(p + "attention.output.LayerNorm.bias"), eps, f"l{i}_ln1")
+            f = _linear(g, x, W(p + "intermediate.dense.weight"), W(p + "intermediate.dense.bias"), f"l{i}_ff1")
+            f = _activation(g, f, act)
+            f = _linear(g, f, W(p + "output.dense.weight"), W(p + "output.dense.bias"), f"l{i}_ff2")
+            x = _layer_norm(g, g.op("Add", [f, x]), W(p + "output.LayerNorm.weight"),
+                            W(p + "output.LayerNorm.bias"), eps, f"l{i}_ln2")
+
+    if dt != np.float32:
+        x = g.op("Cast", [x], to=g.onnx.TensorProto.FLOAT)
+    g.nodes.append(h.make_node("Identity", [x], ["hidden_states"], name="output_node"))
+
+    TP = g.onnx.TensorProto
+    inputs = [h.make_tensor_value_info("input_ids", TP.INT64, ["batch", "seq"]),
+              h.make_tensor_value_info("attention_mask", TP.INT64, ["batch", "seq"])]
+    outputs = [h.make_tensor_value_info("hidden_states", TP.FLOAT, ["batch", "seq", hidden])]
+    graph = h.make_graph(g.nodes, f"{mt}_encoder_L{layer}", inputs, outputs, initializer=g.inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name=producer)
+    model.ir_version = 8
+    return model
+
+
+def model_dims(config: dict):
+    """(hidden_size, num_heads, num_layers) of a config (BERT-like or DistilBERT names)."""
+    if config.get("model_type") == "distilbert":
+        return config["dim"], config["n_heads"], config["n_layers"]
+    return config["hidden_size"], config["num_attention_heads"], config["num_hidden_layers"]

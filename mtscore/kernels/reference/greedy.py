@@ -1,0 +1,39 @@
+"""Plain-Python twin of ``mtscore.kernels._greedy`` (tests only). Same inputs, same semantics."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def greedy_prf(hemb, hoff, hw, remb, roff, rw, hyp, ref, clamp_p, clamp_r):
+    """float64 ``[n_pairs, 3]`` (P, R, F); see ``mtscore/kernels/_greedy.pyx`` for the rules."""
+    out = np.zeros((len(hyp), 3), dtype=np.float64)
+    for p in range(len(hyp)):
+        h0, h1 = int(hoff[hyp[p]]), int(hoff[hyp[p] + 1])
+        r0, r1 = int(roff[ref[p]]), int(roff[ref[p] + 1])
+        H = [[float(v) for v in hemb[i]] for i in range(h0, h1)]
+        Rr = [[float(v) for v in remb[j]] for j in range(r0, r1)]
+        sim = [[math.fsum(a * b for a, b in zip(h, r)) for r in Rr] for h in H]
+        rowmax = [max(row + ([0.0] if clamp_p[p] else [])) if (row or clamp_p[p]) else -1e300 for row in sim]
+        colmax = [max([sim[i][j] for i in range(len(H))] + ([0.0] if clamp_r[p] else []))
+                  if (H or clamp_r[p]) else -1e300 for j in range(len(Rr))]
+        wh = [float(w) for w in hw[h0:h1]]
+        wr = [float(w) for w in rw[r0:r1]]
+        P = _div(sum(m * w for m, w in zip(rowmax, wh)), sum(wh))
+        R = _div(sum(m * w for m, w in zip(colmax, wr)), sum(wr))
+        F = _div(2.0 * P * R, P + R)
+        if len(H) == 2 or len(Rr) == 2:
+            P = R = 0.0
+        if math.isnan(F):
+            F = 0.0
+        out[p] = (P, R, F)
+    return out
+
+
+def _div(a: float, b: float) -> float:
+    if b == 0.0:
+        if a == 0.0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a)
+    return a / b
