@@ -1,0 +1,988 @@
+"""Bootstrap confidence intervals and paired significance tests, identical to sacrebleu 2.6.0.
+
+What sacrebleu does (``sacrebleu/significance.py``), and how it is reproduced here:
+
+* Indices and masks are drawn with ``numpy.random.default_rng(seed)`` exactly as sacrebleu
+  draws them (``rng.choice(N, size=(S, N))`` is ``rng.integers(0, N, size=(S, N))``; AR masks
+  are ``rng.integers(2, size=(T, N), dtype=bool)``), but in chunks of resamples, so memory does
+  not grow with ``S * N``. Chunked draws give the same stream (bool chunks are kept to multiples
+  of 32 elements, because numpy discards the unused bits of its 32-bit buffer at each call).
+* Bootstrap sums: sacrebleu materialises ``float32`` stats ``[idxs]`` (S x N x k) and sums each
+  resample with ``.sum(0)``, a sequential float32 accumulation. The compiled kernel
+  ``mtscore.kernels._resample.resample_sums`` does the same accumulation, bit for bit, for every
+  system and metric at once (their columns side by side).
+* AR sums are exact integers (``mask @ stats`` in int64), computed as ``P = mask @ stats`` per
+  system; the shuffled pseudo-systems are ``P_bl + (tot_sys - P_sys)`` and ``(tot_bl - P_bl) + P_sys``.
+* Scores of resamples: per-row ``metric.compute_score_from_stats`` gives sacrebleu's numbers by
+  construction; for BLEU, chrF/chrF++ and TER a vectorised evaluation of the same formulas
+  reproduces NumPy's NEP 50 float32 semantics operation by operation (and checks itself against
+  the per-row path on every call, falling back to it on any difference).
+* The CI rule (``n // 40``), the centred paired-bootstrap statistic and ``p = (c + 1) / (n + 1)``
+  are evaluated with the same numpy operations and dtypes as sacrebleu.
+
+Seeds: ``seed=None`` reads ``SACREBLEU_SEED`` (default ``12345``; ``none`` = unseeded, OS entropy);
+an explicit ``seed`` overrides it. As in sacrebleu, paired tests give every system a fresh
+generator with the same seed (so all systems share the same resamples), and a seed of 0 means
+unseeded for the per-system draws.
+"""
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ..kernels._resample import masked_sums, resample_sums
+
+__all__ = [
+    "DEFAULT_SAMPLES", "TestResult", "ComparisonResult", "resolve_seed", "bootstrap_ci",
+    "bootstrap_scores", "estimate_ci", "paired_bootstrap", "paired_ar", "compare",
+    "paired_ttest", "compare_segment_scores",
+]
+
+#: default number of resamples / trials (sacrebleu ``PairedTest._DEFAULT_SAMPLES``)
+DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
+
+# Memory budget for one chunk of drawn indices (int64) or masks; independent of S * N.
+_CHUNK_BYTES = 16 << 20
+
+
+# ------------------------------------------------------------------------------------------
+# seeds and small helpers
+# ------------------------------------------------------------------------------------------
+def resolve_seed(seed: Union[int, str, None] = None) -> Tuple[Optional[int], str]:
+    """``(seed for default_rng or None, seed string for the signature)``.
+
+    ``seed=None`` reads ``SACREBLEU_SEED`` (default ``"12345"``); ``"none"`` (any case) means
+    unseeded. The signature string is ``str(seed).lower()`` as in sacrebleu's single-system CI.
+    """
+    raw = os.environ.get("SACREBLEU_SEED", "12345") if seed is None else seed
+    text = str(raw)
+    if text.lower() == "none":
+        return None, "none"
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"significance: seed {text!r} is not an integer or 'none' "
+                         "(check the seed argument / SACREBLEU_SEED)") from None
+    return value, text.lower()
+
+
+def estimate_ci(scores: np.ndarray) -> Tuple[Any, Any]:
+    """Mean and 95% CI half-width of resampled scores, exactly sacrebleu's
+    ``significance.estimate_ci`` (numpy sort, indices ``n // 40`` and ``n - n // 40 - 1``,
+    numpy mean; results keep the dtype of ``scores``)."""
+    scores = np.sort(scores)
+    n = len(scores)
+    lower_idx = n // 40
+    upper_idx = n - lower_idx - 1
+    ci = 0.5 * (scores[upper_idx] - scores[lower_idx])
+    return scores.mean(), ci
+
+
+def _p_value(stats: np.ndarray, real_difference: float) -> float:
+    """multeval/sacrebleu p-value: ``(#(stats > delta) + 1) / (len + 1)``."""
+    c = np.sum(stats > real_difference).item()
+    return (c + 1) / (len(stats) + 1)
+
+
+def _rows_per_chunk(n_cols: int, itemsize: int, multiple: int = 1) -> int:
+    rows = max(1, _CHUNK_BYTES // max(1, n_cols * itemsize))
+    if multiple > 1:
+        rows = max(multiple, rows - rows % multiple)
+    return rows
+
+
+def _draw_indices(rng: np.random.Generator, n_samples: int, n: int):
+    """Yield ``(start, idx_chunk)``; the concatenation equals
+    ``rng.choice(n, size=(n_samples, n), replace=True)``."""
+    rows = _rows_per_chunk(n, 8)
+    for start in range(0, n_samples, rows):
+        c = min(rows, n_samples - start)
+        yield start, rng.integers(0, n, size=(c, n), dtype=np.int64)
+
+
+def _draw_masks(rng: np.random.Generator, n_trials: int, n: int):
+    """Yield ``(start, mask_chunk)``; the concatenation equals
+    ``rng.integers(2, size=(n_trials, n), dtype=bool)`` (chunks hold multiples of 32 elements)."""
+    rows = _rows_per_chunk(n, 1, multiple=32)
+    for start in range(0, n_trials, rows):
+        c = min(rows, n_trials - start)
+        yield start, rng.integers(2, size=(c, n), dtype=bool)
+
+
+# ------------------------------------------------------------------------------------------
+# metric adapter: statistics, exact totals, scores of many summed rows
+# ------------------------------------------------------------------------------------------
+def _score_fn(metric):
+    fn = getattr(metric, "compute_score_from_stats", None)
+    return fn if fn is not None else metric._compute_score_from_stats
+
+
+def _metric_name(metric) -> Optional[str]:
+    return getattr(metric, "name", None)
+
+
+def _segment_stats(metric, hyps, refs=None) -> np.ndarray:
+    """``(N, k)`` statistics matrix from an mtscore metric or a sacrebleu metric object."""
+    if hasattr(metric, "corpus_stats"):
+        return np.asarray(metric.corpus_stats(hyps, refs))
+    return np.array(metric._extract_corpus_statistics(hyps, refs))
+
+
+def _prepare_refs(metric, refs) -> None:
+    """Prepare references once for all systems (mtscore: ``prepare_references``; sacrebleu:
+    the metric's reference cache)."""
+    if refs is None:
+        return
+    if hasattr(metric, "prepare_references"):
+        metric.prepare_references(refs)
+    else:
+        metric._ref_cache = metric._cache_references(refs)
+
+
+def _exact_total(metric, stats: np.ndarray) -> list:
+    """Column sums as sacrebleu's ``sum_of_lists`` gives them (Python ints; floats summed
+    sequentially)."""
+    if hasattr(metric, "sum_stats"):
+        return metric.sum_stats(stats)
+    if stats.dtype.kind in "iub":
+        return [int(x) for x in stats.sum(axis=0, dtype=np.int64)]
+    return [float(x) for x in np.cumsum(stats, axis=0)[-1]]
+
+
+def _corpus_score(metric, stats: np.ndarray):
+    return _score_fn(metric)(_exact_total(metric, stats))
+
+
+class _Scores:
+    """Scores of many resamples: ``array`` equals sacrebleu's ``np.array([... .score ...])``;
+    ``scalars()`` gives the individual scores with sacrebleu's scalar types (np.float32 or
+    float), as ``Score.estimate_ci`` / ``statistics.mean`` see them."""
+
+    __slots__ = ("values", "is32", "_scalars")
+
+    def __init__(self, values: np.ndarray, is32: Optional[np.ndarray] = None, scalars=None):
+        self.values = values
+        self.is32 = is32
+        self._scalars = scalars
+
+    @property
+    def array(self) -> np.ndarray:
+        if self._scalars is not None:
+            return np.array(self._scalars)
+        if self.is32 is not None and self.is32.size and self.is32.all():
+            return self.values.astype(np.float32)
+        return self.values
+
+    def scalars(self) -> list:
+        if self._scalars is not None:
+            return list(self._scalars)
+        if self.is32 is None or not self.is32.any():
+            return self.values.tolist()
+        if self.is32.all():
+            return list(self.values.astype(np.float32))
+        return [np.float32(v) if f else float(v) for v, f in zip(self.values.tolist(), self.is32.tolist())]
+
+
+def _f32_op(a, a32, b, b32, fn):
+    """Apply ``fn`` with NumPy 2 (NEP 50) promotion per element: the result is float32 where
+    either operand is a float32 scalar (Python numbers are weak and become float32), else
+    double (Python float arithmetic). Values are carried as float64 (exact for float32)."""
+    r32 = np.logical_or(a32, b32)
+    with np.errstate(all="ignore"):
+        out = fn(np.asarray(a, np.float64), np.asarray(b, np.float64))
+        if np.any(r32):
+            o32 = fn(np.asarray(a, np.float64).astype(np.float32),
+                     np.asarray(b, np.float64).astype(np.float32)).astype(np.float64)
+            out = np.where(r32, o32, out)
+    return out, np.broadcast_to(r32, np.shape(out)).copy()
+
+
+def _my_log(p: float):
+    return -9999999999 if p == 0.0 else math.log(p)
+
+
+class _RowScorer:
+    """Scores of summed statistics rows for one metric, bit-identical to calling
+    ``metric.compute_score_from_stats(row).score`` on every row."""
+
+    def __init__(self, metric, k: int):
+        self.metric = metric
+        self.fn = _score_fn(metric)
+        self.k = k
+        self.kind = self._detect(metric, k)
+
+    @staticmethod
+    def _detect(metric, k: int) -> Optional[str]:
+        if os.environ.get("MTSCORE_SIGNIFICANCE_SCALAR") == "1":
+            return None
+        cls = type(metric).__name__
+        if (cls == "BLEU" and hasattr(metric, "smooth_method") and hasattr(metric, "max_ngram_order")
+                and k == 2 + 2 * int(metric.max_ngram_order)
+                and metric.smooth_method in ("none", "floor", "add-k", "exp")):
+            return "bleu"
+        if (cls == "CHRF" and all(hasattr(metric, a) for a in ("char_order", "word_order", "beta", "eps_smoothing"))
+                and k == 3 * (int(metric.char_order) + int(metric.word_order))
+                and isinstance(metric.beta, (int, float))):
+            return "chrf"
+        if cls == "TER" and k == 2:
+            return "ter"
+        return None
+
+    # -- public ---------------------------------------------------------------------------
+    def __call__(self, sums: np.ndarray) -> _Scores:
+        """sums: (S, k) float32 (bootstrap) or int64/float64 (AR) rows."""
+        if self.kind is not None and len(sums):
+            try:
+                res = getattr(self, "_" + self.kind)(sums)
+            except _Unsupported:
+                res = None
+            if res is not None and self._agrees(sums, res):
+                return res
+            if res is not None:
+                warnings.warn(f"mtscore.significance: vectorised {self.kind} scores differ from "
+                              f"{type(self.metric).__name__}.compute_score_from_stats; using the per-row path")
+                self.kind = None
+        return self._per_row(sums)
+
+    # -- generic path ---------------------------------------------------------------------
+    def _per_row(self, sums: np.ndarray) -> _Scores:
+        fn = self.fn
+        # copies: sacrebleu's BLEU add-k smoothing mutates the row it is given
+        scalars = [fn(row.copy()).score for row in sums]
+        return _Scores(None, None, scalars)
+
+    def _agrees(self, sums: np.ndarray, res: _Scores) -> bool:
+        n = len(sums)
+        probe = sorted({0, n - 1, n // 2})
+        got = res.scalars()
+        for i in probe:
+            want = self.fn(sums[i].copy()).score
+            g = got[i]
+            if type(g) is not type(want) and not (isinstance(g, float) and isinstance(want, float)
+                                                   and type(want) in (float, np.float64)):
+                return False
+            if not (g == want or (g != g and want != want)):
+                return False
+        return True
+
+    # -- BLEU -------------------------------------------------------------------------------
+    def _bleu(self, sums: np.ndarray) -> _Scores:
+        m = self.metric
+        order = int(m.max_ngram_order)
+        method = m.smooth_method
+        sv = m.smooth_value
+        if sv is None:
+            sv = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}[method]
+        is32 = sums.dtype == np.float32
+        if sums.dtype.kind not in "fi":
+            raise _Unsupported
+        if method == "add-k" and not is32 and sums.dtype.kind == "i" and not isinstance(sv, int):
+            raise _Unsupported  # sacrebleu itself fails here (in-place float add to an int row)
+        ft = np.float32 if is32 else np.float64
+        S = len(sums)
+        correct0 = sums[:, 2:2 + order]
+        nonzero_row = (correct0 != 0).any(axis=1)
+        if sums.dtype.kind == "i":
+            if method == "add-k":
+                correct = correct0.copy()
+                total = sums[:, 2 + order:].copy()
+                correct[:, 1:] += sv
+                total[:, 1:] += sv
+                correct = correct.astype(np.float64)
+                total = total.astype(np.float64)
+            else:
+                correct = correct0.astype(np.float64)
+                total = sums[:, 2 + order:].astype(np.float64)
+        else:
+            correct = correct0.astype(ft, copy=True)
+            total = sums[:, 2 + order:].astype(ft, copy=True)
+            if method == "add-k":
+                correct[:, 1:] += ft(sv)
+                total[:, 1:] += ft(sv)
+        prec = np.zeros((S, order), dtype=np.float64)
+        is_set = np.zeros((S, order), dtype=bool)
+        active = np.ones(S, dtype=bool)
+        eff = np.full(S, order, dtype=np.int64)
+        smooth = np.ones(S, dtype=np.float64)
+        hundred = ft(100.0)
+        with np.errstate(all="ignore"):
+            for n in range(order):
+                t = total[:, n]
+                c = correct[:, n]
+                active &= t != 0
+                if m.effective_order:
+                    eff[active] = n + 1
+                zero = c == 0
+                vals = (hundred * c) / t
+                setm = active & ~zero
+                if method == "exp":
+                    smooth = np.where(active & zero, smooth * 2, smooth)
+                    v = hundred / (smooth.astype(ft) * t)
+                    vals = np.where(zero, v, vals)
+                    setm = active.copy()
+                elif method == "floor":
+                    v = ft(100.0 * sv) / t
+                    vals = np.where(zero, v, vals)
+                    setm = active.copy()
+                prec[:, n] = np.where(setm, vals.astype(np.float64), 0.0)
+                is_set[:, n] = setm
+        sys_len = [int(x) for x in sums[:, 0].tolist()]
+        ref_len = [int(x) for x in sums[:, 1].tolist()]
+        prec_l = prec.tolist()
+        set_l = is_set.tolist()
+        eff_l = eff.tolist()
+        nz_l = nonzero_row.tolist()
+        out = []
+        exp = math.exp
+        for r in range(S):
+            sl, rl = sys_len[r], ref_len[r]
+            bp = 1.0
+            if sl < rl:
+                bp = exp(1 - rl / sl) if sl > 0 else 0.0
+            if not nz_l[r]:
+                out.append(0.0)
+                continue
+            e = eff_l[r]
+            pr, st = prec_l[r], set_l[r]
+            logs = [_my_log(pr[i]) if st[i] else -9999999999 for i in range(e)]
+            out.append(bp * exp(sum(logs) / e))
+        return _Scores(np.array(out, dtype=np.float64), np.zeros(S, dtype=bool))
+
+    # -- chrF / chrF++ ------------------------------------------------------------------------
+    def _chrf(self, sums: np.ndarray) -> _Scores:
+        m = self.metric
+        if sums.dtype.kind not in "fi":
+            raise _Unsupported
+        is32 = sums.dtype == np.float32
+        S = len(sums)
+        order = int(m.char_order) + int(m.word_order)
+        x = sums.astype(np.float64)
+        eps = 1e-16
+        factor = m.beta ** 2
+        F = np.zeros(S, dtype=bool)                       # "is float32" flags of Python numbers
+        T32 = np.full(S, is32, dtype=bool)
+        score, score32 = np.zeros(S), F.copy()
+        avg_p, avg_p32 = np.zeros(S), F.copy()
+        avg_r, avg_r32 = np.zeros(S), F.copy()
+        eff = np.zeros(S, dtype=np.int64)
+        add, mul, div = np.add, np.multiply, np.divide
+        for i in range(order):
+            n_hyp, n_ref, n_match = x[:, 3 * i], x[:, 3 * i + 1], x[:, 3 * i + 2]
+            p_, p32 = _f32_op(n_match, T32, n_hyp, T32, div)
+            prec = np.where(n_hyp > 0, p_, eps)
+            prec32 = np.where(n_hyp > 0, p32, False)
+            r_, r32 = _f32_op(n_match, T32, n_ref, T32, div)
+            rec = np.where(n_ref > 0, r_, eps)
+            rec32 = np.where(n_ref > 0, r32, False)
+            a, a32 = _f32_op(factor, F, prec, prec32, mul)
+            denom, denom32 = _f32_op(a, a32, rec, rec32, add)
+            t1, t132 = _f32_op(1 + factor, F, prec, prec32, mul)
+            t2, t232 = _f32_op(t1, t132, rec, rec32, mul)
+            t3, t332 = _f32_op(t2, t232, denom, denom32, div)
+            pos = denom > 0
+            term = np.where(pos, t3, eps)
+            term32 = np.where(pos, t332, False)
+            score, score32 = _f32_op(score, score32, term, term32, add)
+            both = (n_hyp > 0) & (n_ref > 0)
+            ap, ap32 = _f32_op(avg_p, avg_p32, prec, prec32, add)
+            ar, ar32 = _f32_op(avg_r, avg_r32, rec, rec32, add)
+            avg_p = np.where(both, ap, avg_p)
+            avg_p32 = np.where(both, ap32, avg_p32)
+            avg_r = np.where(both, ar, avg_r)
+            avg_r32 = np.where(both, ar32, avg_r32)
+            eff += both
+        if m.eps_smoothing:
+            v, v32 = _f32_op(100, F, score, score32, mul)
+            v, v32 = _f32_op(v, v32, order, F, div)
+            return _Scores(v, v32)
+        has = eff > 0
+        effd = np.where(has, eff, 1).astype(np.float64)
+        ap, ap32 = _f32_op(avg_p, avg_p32, effd, F, div)
+        ar, ar32 = _f32_op(avg_r, avg_r32, effd, F, div)
+        avg_p = np.where(has, ap, 0.0)
+        avg_p32 = np.where(has, ap32, False)
+        avg_r = np.where(has, ar, 0.0)
+        avg_r32 = np.where(has, ar32, False)
+        s, _ = _f32_op(avg_p, avg_p32, avg_r, avg_r32, add)
+        nz = s != 0
+        v, v32 = _f32_op(1 + factor, F, avg_p, avg_p32, mul)
+        v, v32 = _f32_op(v, v32, avg_r, avg_r32, mul)
+        d, d32 = _f32_op(factor, F, avg_p, avg_p32, mul)
+        d, d32 = _f32_op(d, d32, avg_r, avg_r32, add)
+        v, v32 = _f32_op(v, v32, d, d32, div)
+        v, v32 = _f32_op(100, F, v, v32, mul)
+        return _Scores(np.where(nz, v, 0.0), np.where(nz, v32, False))
+
+    # -- TER ----------------------------------------------------------------------------------
+    def _ter(self, sums: np.ndarray) -> _Scores:
+        if sums.dtype.kind not in "fi":
+            raise _Unsupported
+        is32 = sums.dtype == np.float32
+        x = sums.astype(np.float64)
+        edits, ref = x[:, 0], x[:, 1]
+        S = len(sums)
+        T32 = np.full(S, is32, dtype=bool)
+        F = np.zeros(S, dtype=bool)
+        q, q32 = _f32_op(edits, T32, ref, T32, np.divide)
+        has = ref > 0
+        score = np.where(has, q, np.where(edits > 0, 1.0, 0.0))
+        score32 = np.where(has, q32, False)
+        v, v32 = _f32_op(100, F, score, score32, np.multiply)
+        return _Scores(v, v32)
+
+
+class _Unsupported(Exception):
+    pass
+
+
+# ------------------------------------------------------------------------------------------
+# resampling engines
+# ------------------------------------------------------------------------------------------
+def _bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.Generator) -> List[np.ndarray]:
+    """Bootstrap sums of several (N, k_b) float32 blocks with one index stream.
+
+    Returns one (n_samples, k_b) float32 array per block, each row bit-identical to sacrebleu's
+    ``block[idxs[s]].sum(0)``. Memory: the blocks, one chunk of indices and the sums.
+    """
+    n = blocks[0].shape[0]
+    widths = [b.shape[1] for b in blocks]
+    x = np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=np.float32) if len(blocks) > 1 \
+        else np.ascontiguousarray(blocks[0], dtype=np.float32)
+    out = np.empty((n_samples, x.shape[1]), dtype=np.float32)
+    for start, idx in _draw_indices(rng, n_samples, n):
+        resample_sums(x, idx, out[start:start + len(idx)])
+    res, c = [], 0
+    for w in widths:
+        res.append(out[:, c:c + w])
+        c += w
+    return res
+
+
+def _dyadic_scale(stats: np.ndarray) -> Optional[int]:
+    """Smallest power of two 2**s (s <= 16) making every float statistic an integer, so that
+    float64 sums are exact in any order; None if there is none. 1 for integer stats."""
+    if stats.dtype.kind in "iub":
+        return 1
+    for s in range(17):
+        scaled = stats * float(1 << s)
+        if np.all(scaled == np.round(scaled)) and np.all(np.abs(scaled) < 2 ** 50 / max(1, len(stats))):
+            return 1 << s
+    return None
+
+
+def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_trials: int,
+             rng: np.random.Generator):
+    """Masked sums of several (N, k_b) blocks with one mask stream.
+
+    Blocks with a scale (integers, or floats that are integers times 1/scale) are summed
+    exactly in int64 by the kernel: returns ``pos @ (block * scale)`` (T, k_b) int64.
+    Blocks without one get sacrebleu's float64 matmuls: returns ``(pos @ block, neg @ block)``.
+    """
+    n = blocks[0].shape[0]
+    int_ids = [i for i, s in enumerate(scales) if s is not None]
+    flt_ids = [i for i, s in enumerate(scales) if s is None]
+    xi = pi = None
+    if int_ids:
+        xi = np.ascontiguousarray(np.concatenate(
+            [np.round(blocks[i] * float(scales[i])).astype(np.int64) if blocks[i].dtype.kind == "f"
+             else blocks[i].astype(np.int64) for i in int_ids], axis=1))
+        pi = np.empty((n_trials, xi.shape[1]), dtype=np.int64)
+    pf = {i: (np.empty((n_trials, blocks[i].shape[1])), np.empty((n_trials, blocks[i].shape[1])))
+          for i in flt_ids}
+    fl = {i: np.asarray(blocks[i], dtype=np.float64) for i in flt_ids}
+    for start, mask in _draw_masks(rng, n_trials, n):
+        stop = start + len(mask)
+        if xi is not None:
+            masked_sums(xi, mask.view(np.uint8), pi[start:stop])
+        if flt_ids:
+            neg = ~mask
+            for i in flt_ids:
+                pf[i][0][start:stop] = mask @ fl[i]
+                pf[i][1][start:stop] = neg @ fl[i]
+    res, c = [], 0
+    for i, b in enumerate(blocks):
+        if scales[i] is not None:
+            w = b.shape[1]
+            res.append(pi[:, c:c + w])
+            c += w
+        else:
+            res.append(pf[i])
+    return res
+
+
+def bootstrap_scores(metric, stats: np.ndarray, n_samples: int, rng: np.random.Generator) -> _Scores:
+    """Scores of ``n_samples`` bootstrap resamples of one system (sacrebleu's
+    ``_bootstrap_resample`` without materialising the resamples). stats: (N, k)."""
+    stats = np.asarray(stats)
+    (sums,) = _bootstrap_sums([stats.astype(np.float32)], n_samples, rng)
+    return _RowScorer(metric, stats.shape[1])(sums)
+
+
+class _CIScore:
+    __slots__ = ("score",)
+
+    def __init__(self, score):
+        self.score = score
+
+
+def bootstrap_ci(metric, stats: np.ndarray, score, n_bootstrap: int,
+                 seed: Union[int, str, None] = None):
+    """Single-system 95% bootstrap CI, as sacrebleu's ``corpus_score(..., n_bootstrap=S)``.
+
+    metric: an mtscore or sacrebleu metric; stats: (N, k) per-segment statistics (int64, or
+    float64 for TER); score: the corpus ``Score``. Sets ``metric.n_bootstrap``, ``metric.seed``
+    (the signature's ``bs:``/``seed:``) and ``score._mean`` / ``score._ci``; returns ``score``.
+    """
+    if n_bootstrap < 2:
+        raise ValueError(f"bootstrap_ci: n_bootstrap must be > 1, got {n_bootstrap}")
+    seed_int, seed_str = resolve_seed(seed)
+    metric.n_bootstrap = n_bootstrap
+    rng = np.random.default_rng(seed_int)
+    res = bootstrap_scores(metric, stats, n_bootstrap, rng)
+    metric.seed = seed_str
+    score.estimate_ci([_CIScore(v) for v in res.scalars()])
+    return score
+
+
+# ------------------------------------------------------------------------------------------
+# results
+# ------------------------------------------------------------------------------------------
+@dataclass
+class TestResult:
+    """One system's result for one metric (field order = sacrebleu's ``Result``).
+
+    score: corpus score; p_value: vs. the baseline (None for the baseline itself); mean / ci:
+    bootstrap mean and 95% CI half-width (numpy scalars with sacrebleu's dtypes) or None."""
+
+    score: Any
+    p_value: Optional[float] = None
+    mean: Any = None
+    ci: Any = None
+
+    __test__ = False  # not a pytest class
+
+
+@dataclass
+class ComparisonResult:
+    """Output of :func:`compare`.
+
+    systems: names, baseline first (baseline mode) or in input order (all-pairs mode);
+    results[metric][i]: :class:`TestResult` of ``systems[i]``; signatures[metric]: the metric's
+    signature (``seed``, ``bs``/``ar`` added as sacrebleu adds them); p_values[metric]: (M, M)
+    float64 matrix of pairwise p-values (all-pairs mode; NaN on the diagonal), else None.
+    """
+
+    systems: List[str]
+    baseline: Optional[str]
+    test: str
+    n_samples: int
+    seed: str
+    metrics: List[str]
+    results: Dict[str, List[TestResult]]
+    signatures: Dict[str, Any]
+    p_values: Optional[Dict[str, np.ndarray]] = None
+    n_ar_confidence: int = -1
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def p_value(self, metric: str, a: str, b: Optional[str] = None) -> Optional[float]:
+        """p-value of system ``a`` vs ``b`` (or vs the baseline when ``b`` is None)."""
+        if b is None:
+            return self.results[metric][self.systems.index(a)].p_value
+        if self.p_values is None:
+            raise ValueError("p_value(a, b): run compare(..., all_pairs=True) for pairwise p-values")
+        return float(self.p_values[metric][self.systems.index(a), self.systems.index(b)])
+
+    def to_sacrebleu(self) -> Tuple[Dict[str, Any], Dict[str, list]]:
+        """``(signatures, scores)`` in the shape ``sacrebleu.significance.PairedTest()`` returns."""
+        scores: Dict[str, list] = {"System": list(self.systems)}
+        for name in self.metrics:
+            scores[name] = list(self.results[name])
+        return dict(self.signatures), scores
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON-ready dict (floats, lists)."""
+        def f(v):
+            return None if v is None else float(v)
+        d: Dict[str, Any] = {
+            "test": self.test, "n_samples": self.n_samples, "seed": self.seed,
+            "baseline": self.baseline, "systems": list(self.systems),
+            "signatures": {k: str(v) for k, v in self.signatures.items()},
+            "results": {m: [{"system": s, "score": f(r.score), "p_value": f(r.p_value), "mean": f(r.mean),
+                             "ci": f(r.ci)} for s, r in zip(self.systems, self.results[m])]
+                        for m in self.metrics},
+        }
+        if self.p_values is not None:
+            d["p_values"] = {m: [[None if np.isnan(x) else float(x) for x in row] for row in v.tolist()]
+                             for m, v in self.p_values.items()}
+        return d
+
+
+# ------------------------------------------------------------------------------------------
+# paired tests on statistics matrices
+# ------------------------------------------------------------------------------------------
+def _system_seed(seed_int: Optional[int]) -> Optional[int]:
+    # sacrebleu PairedTest.__call__: ``seed = self._seed if self._seed else None``
+    return seed_int if seed_int else None
+
+
+def _paired_bs_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]],
+                    exact: Sequence[Sequence[float]], n: int, seed_int: Optional[int],
+                    pairs: Sequence[Tuple[int, int]], need_ci: Sequence[int]):
+    """Paired bootstrap on precomputed statistics.
+
+    metrics[m]; stats[s][m]: (N, k_m) matrix of system s; exact[s][m]: exact corpus score.
+    pairs: (baseline, system) index pairs to test. need_ci: systems whose mean/CI is wanted.
+    Returns (p[(a, b)][m], ci[s][m] = (mean, ci)).
+    """
+    n_sys, n_met = len(stats), len(metrics)
+    scorers = [_RowScorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
+
+    def scores_for(systems, rng):
+        blocks = [stats[s][m].astype(np.float32) for s in systems for m in range(n_met)]
+        sums = _bootstrap_sums(blocks, n, rng)
+        out, i = {}, 0
+        for s in systems:
+            for m in range(n_met):
+                out[s, m] = scorers[m](sums[i]).array
+                i += 1
+        return out
+
+    pvals: Dict[Tuple[int, int], List[float]] = {}
+    cis: Dict[int, List[Tuple[Any, Any]]] = {}
+    sys_seed = _system_seed(seed_int)
+    if sys_seed is not None:
+        involved = sorted({s for p in pairs for s in p} | set(need_ci))
+        shared = scores_for(involved, np.random.default_rng(sys_seed))
+        groups = {p: shared for p in pairs}
+        ci_src = {s: shared for s in need_ci}
+    else:
+        groups = {p: scores_for(sorted(set(p)), np.random.default_rng(None)) for p in pairs}
+        ci_src = {}
+        for s in need_ci:
+            # sacrebleu: the baseline CI draws with int(SACREBLEU_SEED) (0 is a seed there),
+            # a system's CI comes from its own paired draw
+            hit = next((g for p, g in groups.items() if p[1] == s), None)
+            ci_src[s] = hit if hit is not None else scores_for([s], np.random.default_rng(seed_int))
+    for (a, b), g in groups.items():
+        row = []
+        for m in range(n_met):
+            diff = abs(exact[a][m] - exact[b][m])
+            sample_diffs = np.abs(g[b, m] - g[a, m])
+            st = sample_diffs - sample_diffs.mean()
+            row.append(_p_value(st, diff))
+        pvals[a, b] = row
+    for s in need_ci:
+        cis[s] = [estimate_ci(ci_src[s][s, m]) for m in range(n_met)]
+    return pvals, cis
+
+
+def _paired_ar_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]],
+                    exact: Sequence[Sequence[float]], n: int, seed_int: Optional[int],
+                    pairs: Sequence[Tuple[int, int]], n_ar_confidence: int = -1):
+    """Paired approximate randomisation on precomputed statistics (see _paired_bs_core).
+    Returns (p[(a, b)][m], ci[b][m]) where ci is filled when n_ar_confidence > 0."""
+    n_met = len(metrics)
+    scorers = [_RowScorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
+    sys_seed = _system_seed(seed_int)
+    involved_all = sorted({x for p in pairs for x in p})
+    # one scale per metric over all systems, so shuffled sums combine in one representation
+    scales = []
+    for m in range(n_met):
+        sc = [_dyadic_scale(stats[s][m]) for s in involved_all]
+        scales.append(None if any(x is None for x in sc) else max(sc))
+
+    def run(systems, rng):
+        blocks = [stats[s][m] for s in systems for m in range(n_met)]
+        P = _ar_sums(blocks, [scales[m] for s in systems for m in range(n_met)], n, rng)
+        out, i = {}, 0
+        for s in systems:
+            for m in range(n_met):
+                out[s, m] = P[i]
+                i += 1
+        bs = None
+        if n_ar_confidence > 0:
+            bblocks = [stats[s][m].astype(np.float32) for s in systems for m in range(n_met)]
+            sums = _bootstrap_sums(bblocks, n_ar_confidence, rng)
+            bs, i = {}, 0
+            for s in systems:
+                for m in range(n_met):
+                    bs[s, m] = scorers[m](sums[i]).array
+                    i += 1
+        return out, bs
+
+    def int_total(s, m):
+        st = stats[s][m]
+        if st.dtype.kind == "f":
+            return np.round(st * float(scales[m])).astype(np.int64).sum(axis=0)
+        return st.sum(axis=0, dtype=np.int64)
+
+    if sys_seed is not None:
+        shared = run(involved_all, np.random.default_rng(sys_seed))
+        groups = {p: shared for p in pairs}
+    else:
+        groups = {p: run(sorted(set(p)), np.random.default_rng(None)) for p in pairs}
+    pvals, cis = {}, {}
+    for (a, b), (P, bs) in groups.items():
+        row = []
+        for m in range(n_met):
+            pa, pb = P[a, m], P[b, m]
+            if scales[m] is not None:
+                shuf_a = pa + (int_total(b, m) - pb)        # = pos @ bl + neg @ sys   (exact)
+                shuf_b = (int_total(a, m) - pa) + pb        # = neg @ bl + pos @ sys
+                if stats[a][m].dtype.kind == "f":
+                    # float (TER) statistics: exact sums of dyadic values, back in float64
+                    shuf_a = shuf_a.astype(np.float64) / scales[m]
+                    shuf_b = shuf_b.astype(np.float64) / scales[m]
+            else:
+                shuf_a = pa[0] + pb[1]
+                shuf_b = pa[1] + pb[0]
+            sc_a = scorers[m](np.ascontiguousarray(shuf_a)).array
+            sc_b = scorers[m](np.ascontiguousarray(shuf_b)).array
+            diff = abs(exact[a][m] - exact[b][m])
+            row.append(_p_value(np.abs(np.array(sc_a) - np.array(sc_b)), diff))
+        pvals[a, b] = row
+        if bs is not None:
+            cis[b] = [estimate_ci(bs[b, m]) for m in range(n_met)]
+    return pvals, cis
+
+
+def _seed_for_signature(seed_int: Optional[int]) -> str:
+    return str(seed_int).lower()
+
+
+def paired_bootstrap(baseline_stats: np.ndarray, system_stats: np.ndarray, metric,
+                     n_samples: int = 1000, seed: Union[int, str, None] = None) -> TestResult:
+    """Paired bootstrap of one system against a baseline on (N, k) statistics matrices;
+    sacrebleu's ``_paired_bs_test`` (returns score, p_value, mean, ci of the system)."""
+    seed_int, _ = resolve_seed(seed)
+    bl, sy = np.asarray(baseline_stats), np.asarray(system_stats)
+    exact = [[float(_corpus_score(metric, bl).score)], [float(_corpus_score(metric, sy).score)]]
+    p, ci = _paired_bs_core([metric], [[bl], [sy]], exact, n_samples, seed_int, [(0, 1)], [1])
+    return TestResult(_corpus_score(metric, sy).score, p[0, 1][0], ci[1][0][0], ci[1][0][1])
+
+
+def paired_ar(baseline_stats: np.ndarray, system_stats: np.ndarray, metric,
+              n_samples: int = 10000, seed: Union[int, str, None] = None,
+              n_ar_confidence: int = -1) -> TestResult:
+    """Paired approximate randomisation of one system against a baseline on (N, k) statistics
+    matrices; sacrebleu's ``_paired_ar_test``."""
+    seed_int, _ = resolve_seed(seed)
+    bl, sy = np.asarray(baseline_stats), np.asarray(system_stats)
+    exact = [[float(_corpus_score(metric, bl).score)], [float(_corpus_score(metric, sy).score)]]
+    p, ci = _paired_ar_core([metric], [[bl], [sy]], exact, n_samples, seed_int, [(0, 1)], n_ar_confidence)
+    r = TestResult(_corpus_score(metric, sy).score, p[0, 1][0])
+    if 1 in ci:
+        r.mean, r.ci = ci[1][0]
+    return r
+
+
+# ------------------------------------------------------------------------------------------
+# segment-averaged metrics (BERTScore, sentence-averaged chrF): E12 / mean bootstrap
+# ------------------------------------------------------------------------------------------
+def paired_ttest(a: np.ndarray, b: np.ndarray) -> Tuple[float, float]:
+    """Paired t-test on per-segment scores (Mathur et al. 2020, E12): d = a - b,
+    t = mean(d) / (sd(d) / sqrt(n)) with the n-1 standard deviation, df = n - 1; two-sided p.
+    a, b: (N,) float arrays. Returns (t, p); (0.0, 1.0) when all differences are zero."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired_ttest: need two 1-d arrays of equal length, got {a.shape} and {b.shape}")
+    n = len(a)
+    if n < 2:
+        raise ValueError("paired_ttest: need at least 2 segments")
+    d = a - b
+    sd = d.std(ddof=1)
+    mean = d.mean()
+    if sd == 0:
+        return (0.0, 1.0) if mean == 0 else (math.copysign(math.inf, mean), 0.0)
+    t = mean / (sd / math.sqrt(n))
+    try:
+        from scipy.stats import t as tdist
+    except ImportError:  # pragma: no cover
+        raise ImportError("paired_ttest needs scipy: pip install scipy") from None
+    p = float(2 * tdist.sf(abs(t), n - 1))
+    return float(t), p
+
+
+def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "ttest",
+                           n: Optional[int] = None, seed: Union[int, str, None] = None,
+                           baseline: Optional[str] = None, all_pairs: bool = False,
+                           name: str = "score") -> ComparisonResult:
+    """Significance for metrics whose corpus score is the mean of segment scores.
+
+    scores: {system: (N,) per-segment scores}. test: ``ttest`` (paired t-test, E12) or ``bs``
+    (paired bootstrap of the mean with sacrebleu's seeds, centred statistic and p-value rule;
+    also mean / 95% CI per system). Corpus score = mean of the segment scores.
+    """
+    names = list(scores)
+    if baseline is not None and not all_pairs:
+        if baseline not in scores:
+            raise ValueError(f"compare_segment_scores: baseline {baseline!r} is not one of {names}")
+        names.remove(baseline)
+        names.insert(0, baseline)
+    arrs = [np.asarray(scores[s], dtype=np.float64) for s in names]
+    N = len(arrs[0])
+    if any(len(x) != N for x in arrs):
+        raise ValueError("compare_segment_scores: systems have different numbers of segments")
+    seed_int, _ = resolve_seed(seed)
+    means = [float(x.mean()) for x in arrs]
+    M = len(names)
+    pairs = [(i, j) for i in range(M) for j in range(i + 1, M)] if all_pairs else [(0, j) for j in range(1, M)]
+    results = [TestResult(means[i]) for i in range(M)]
+    pmat = np.full((M, M), np.nan) if all_pairs else None
+    if test == "ttest":
+        n_used = 0
+        for a, b in pairs:
+            _, p = paired_ttest(arrs[a], arrs[b])
+            if all_pairs:
+                pmat[a, b] = pmat[b, a] = p
+            else:
+                results[b].p_value = p
+    elif test == "bs":
+        n_used = n or DEFAULT_SAMPLES["bs"]
+        sys_seed = _system_seed(seed_int)
+        x = np.ascontiguousarray(np.stack(arrs, axis=1))       # (N, M) float64
+
+        def draw(rng):
+            out = np.empty((n_used, M))
+            for start, idx in _draw_indices(rng, n_used, N):
+                resample_sums(x, idx, out[start:start + len(idx)])
+            return out / N
+
+        shared = draw(np.random.default_rng(sys_seed)) if sys_seed is not None else None
+        for a, b in pairs:
+            res = shared if shared is not None else draw(np.random.default_rng(None))
+            diff = abs(means[a] - means[b])
+            sd = np.abs(res[:, b] - res[:, a])
+            p = _p_value(sd - sd.mean(), diff)
+            if all_pairs:
+                pmat[a, b] = pmat[b, a] = p
+            else:
+                results[b].p_value = p
+        ci_src = shared if shared is not None else draw(np.random.default_rng(seed_int))
+        for i in range(M):
+            results[i].mean, results[i].ci = estimate_ci(ci_src[:, i])
+    else:
+        raise ValueError(f"compare_segment_scores: test must be 'ttest' or 'bs', got {test!r}")
+    return ComparisonResult(
+        systems=names, baseline=None if all_pairs else names[0], test=test, n_samples=n_used,
+        seed=_seed_for_signature(seed_int), metrics=[name], results={name: results},
+        signatures={name: f"test:{test}|n:{n_used}|seed:{_seed_for_signature(seed_int)}"},
+        p_values={name: pmat} if all_pairs else None)
+
+
+# ------------------------------------------------------------------------------------------
+# public entry point
+# ------------------------------------------------------------------------------------------
+def _default_metrics():
+    try:
+        from .metrics.bleu import BLEU
+    except ImportError:  # pragma: no cover - until mtscore.BLEU lands
+        from sacrebleu.metrics import BLEU
+    return [BLEU()]
+
+
+def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequence[str]]]],
+            refs=None, metrics: Optional[Sequence[Any]] = None, test: str = "bs",
+            n: Optional[int] = None, seed: Union[int, str, None] = None,
+            baseline: Optional[str] = None, all_pairs: bool = False,
+            n_ar_confidence: int = -1) -> ComparisonResult:
+    """Paired significance tests of several systems, identical to sacrebleu's ``PairedTest``.
+
+    systems: {name: N hypotheses} (or a list of (name, hyps)); refs: K reference streams of N
+    segments (None: use each metric's cached references); metrics: mtscore (or sacrebleu)
+    metric objects, default ``[BLEU()]``; test: ``bs`` (paired bootstrap, default n=1000) or
+    ``ar`` (approximate randomisation, default n=10000); seed: overrides ``SACREBLEU_SEED``;
+    baseline: a system name (default: the first); all_pairs: also test every pair and return
+    (M, M) p-value matrices in ``result.p_values``; n_ar_confidence: AR only, bootstrap
+    resamples for each system's CI (-1: none, 0: 1000), as sacrebleu's API.
+
+    Metrics whose corpus score is a mean of segment scores (objects with ``segment_scores(hyps,
+    refs)`` and no ``corpus_stats``) are tested with the paired bootstrap of the mean (``bs``)
+    or a paired t-test (``ttest``); see :func:`compare_segment_scores`.
+    """
+    if test not in ("bs", "ar"):
+        raise ValueError(f"compare: test must be 'bs' or 'ar', got {test!r}")
+    items = list(systems.items()) if isinstance(systems, Mapping) else [tuple(x) for x in systems]
+    if len(items) < 2:
+        raise ValueError("compare: paired tests need at least 2 systems")
+    names = [x[0] for x in items]
+    if len(set(names)) != len(names):
+        raise ValueError("compare: system names must be unique")
+    if baseline is not None:
+        if baseline not in names:
+            raise ValueError(f"compare: baseline {baseline!r} is not one of the systems {names}")
+        if not all_pairs:
+            i = names.index(baseline)
+            items.insert(0, items.pop(i))
+            names = [x[0] for x in items]
+    metrics = list(metrics) if metrics is not None else _default_metrics()
+    n_samples = n if n and n > 0 else DEFAULT_SAMPLES[test]
+    n_conf = n_ar_confidence if n_ar_confidence != 0 else DEFAULT_SAMPLES["bs"]
+    seed_int, _ = resolve_seed(seed)
+    M = len(items)
+
+    # statistics: references prepared once per metric, then every system
+    for metric in metrics:
+        _prepare_refs(metric, refs)
+    stats = [[_segment_stats(metric, hyps, None) for metric in metrics] for _, hyps in items]
+    N = stats[0][0].shape[0]
+    for s in range(M):
+        if stats[s][0].shape[0] != N:
+            raise ValueError(f"compare: system {names[s]!r} has {stats[s][0].shape[0]} segments, "
+                             f"{names[0]!r} has {N}")
+    corpus = [[_corpus_score(metric, stats[s][m]) for m, metric in enumerate(metrics)] for s in range(M)]
+    exact = [[float(c.score) for c in row] for row in corpus]
+    metric_names = []
+    for m, metric in enumerate(metrics):
+        nm = corpus[0][m].name
+        while nm in metric_names:
+            nm = nm + "'"
+        metric_names.append(nm)
+
+    if all_pairs:
+        pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
+        need_ci = list(range(M)) if test == "bs" else []
+    else:
+        pairs = [(0, j) for j in range(1, M)]
+        need_ci = list(range(M)) if test == "bs" else []
+
+    results = {nm: [TestResult(corpus[s][m].score) for s in range(M)] for m, nm in enumerate(metric_names)}
+    pmats = {nm: np.full((M, M), np.nan) for nm in metric_names} if all_pairs else None
+    if test == "bs":
+        pv, cis = _paired_bs_core(metrics, stats, exact, n_samples, seed_int, pairs, need_ci)
+    else:
+        pv, cis = _paired_ar_core(metrics, stats, exact, n_samples, seed_int, pairs, n_conf)
+        if n_conf > 0:
+            # baseline CI (sacrebleu: _bootstrap_resample with a fresh generator from SACREBLEU_SEED)
+            for s in ([0] if not all_pairs else [i for i in range(M) if i not in cis]):
+                cis[s] = [estimate_ci(bootstrap_scores(metric, stats[s][m], n_conf,
+                                                       np.random.default_rng(seed_int)).array)
+                          for m, metric in enumerate(metrics)]
+    for (a, b), row in pv.items():
+        for m, nm in enumerate(metric_names):
+            if all_pairs:
+                pmats[nm][a, b] = pmats[nm][b, a] = row[m]
+            elif a == 0:
+                results[nm][b].p_value = row[m]
+    for s, row in cis.items():
+        for m, nm in enumerate(metric_names):
+            results[nm][s].mean, results[nm][s].ci = row[m]
+
+    signatures = {}
+    for m, metric in enumerate(metrics):
+        sig = metric.get_signature()
+        sig.update("seed", _seed_for_signature(seed_int))
+        sig.update(test, n_samples)
+        if n_conf > 0:  # sacrebleu: set whenever n_ar_confidence > 0, whatever the test
+            sig.update("bs", n_conf)
+        signatures[metric_names[m]] = sig
+    return ComparisonResult(
+        systems=names, baseline=None if all_pairs else names[0], test=test, n_samples=n_samples,
+        seed=_seed_for_signature(seed_int), metrics=metric_names, results=results,
+        signatures=signatures, p_values=pmats, n_ar_confidence=n_conf if test == "ar" else -1)
