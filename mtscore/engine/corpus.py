@@ -413,12 +413,13 @@ def read_stdin_systems(stream=None, encoding: str = "utf-8", errors: str = "stri
 
 
 def _iter_raw_line_blocks(path, encoding: str, errors: str,
-                          block_bytes: int = _BLOCK_BYTES) -> Iterator[List[str]]:
+                          block_bytes: Optional[int] = None) -> Iterator[List[str]]:
     """Decoded lines (split on '\\n', not stripped) in blocks of about ``block_bytes``; memory is
     bounded by the block size plus the longest line. Decoding errors name line and offset."""
     import codecs
 
     source = _name(path)
+    block_bytes = block_bytes or _BLOCK_BYTES
     dec = codecs.getincrementaldecoder(encoding)(errors)
     pending = ""
     offset = 0  # bytes fed to the decoder so far
@@ -728,7 +729,7 @@ def _jsonl_explain(text_lines: List[str], first_lineno: int, spec: _Spec, source
     return CorpusError(f"{source}: cannot read JSONL ({err})")
 
 
-def _jsonl_tables(path, spec_args, encoding, errors, block_bytes=_BLOCK_BYTES):
+def _jsonl_tables(path, spec_args, encoding, errors, block_bytes=None):
     """(spec, pyarrow Table) per block of complete lines; every block is UTF-8 validated first
     (pyarrow.json would silently replace invalid bytes)."""
     import pyarrow as pa
@@ -903,12 +904,12 @@ def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] =
     return Corpus.from_table(_normalise(tbl, spec, source), source=source)
 
 
-def _parquet_file(src, source):
+def _parquet_file(src, source, **kw):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(src)
+        return pq.ParquetFile(src, **kw)
     except (pa.ArrowInvalid, OSError) as e:
         if isinstance(e, FileNotFoundError):
             raise
@@ -996,10 +997,13 @@ def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
 
             dset = ds.dataset(src, format="parquet")
             spec = _resolve(dset.schema.names, source, *spec_args)
-            yield from rebatch(dset.to_batches(columns=spec.source_columns(),
-                                               batch_size=batch_size), spec)
+            # no pre-buffering / little read-ahead: memory stays at about one row group
+            yield from rebatch(dset.to_batches(
+                columns=spec.source_columns(), batch_size=batch_size, batch_readahead=1,
+                fragment_readahead=1,
+                fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=False)), spec)
             return
-        pf = _parquet_file(src, source)
+        pf = _parquet_file(src, source, pre_buffer=False)  # pre_buffer caches whole columns
         spec = _resolve(pf.schema_arrow.names, source, *spec_args)
         yield from rebatch(pf.iter_batches(batch_size=batch_size,
                                            columns=spec.source_columns()), spec)
