@@ -1,0 +1,27 @@
+"""Meta-evaluation and human evaluation (WMT / Mathur et al.).
+
+Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
+
+* :mod:`.correlation` - Pearson / Spearman / Kendall (b, c, 23, acc23, DARR-like), bootstrap
+  CIs, top-N and rolling windows, vectorised over metrics.
+* :mod:`.outliers` - MAD outlier detection (1.4826, |z| > 2.5).
+* :mod:`.williams` - Williams test, all-pairs matrices, winner sets.
+* :mod:`.darr` - DARR pairs from segment DA and the Kendall-like tau.
+* :mod:`.pairwise` - system-pair decisions (human Wilcoxon vs metric bootstrap / t-test),
+  Type I/II tables, metric agreement matrices.
+* :mod:`.human` - DA standardisation, rater QC, segment/document/system scores, Wilcoxon
+  matrices and rank clusters, equal-effort subsampling, reliability, sequence effects.
+* :mod:`.rater_model` - the Bayesian rater model of Mathur's thesis (Ch. 3).
+* :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
+* :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
+"""
+import importlib
+
+__all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model",
+           "loaders", "datasets", "plots", "report", "cli"]
+
+
+def __getattr__(name):
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,109 @@
+"""DARR: relative-ranking pairs built from segment-level DA, and the WMT Kendall-like tau.
+
+WMT17-20 practice (wmt20-metrics ``seglevel-ken-rr.py`` + ``combine-scores-seg-RR.py``):
+for every source segment, every pair of MT systems with a DA score (human "systems" removed,
+the first row per (system, segment) kept) forms a pair when their **raw** DA scores differ by
+at least 25 points; the higher one is "better". A metric is concordant on a pair when it scores
+the better translation strictly higher; anything else (including a metric tie) is discordant.
+tau = (C - D) / (C + D), micro-averaged over all pairs of the language pair.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["darr_pairs", "darr_kendall", "darr_bootstrap"]
+
+
+def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
+               exclude_systems: Iterable[str] = (), human_prefix: Optional[str] = "Human"):
+    """Build DARR pairs from per-(system, segment) DA rows.
+
+    systems (N,) str, segments (N,) hashable segment ids, raw (N,) raw DA scores (0-100).
+    Returns (better (P,), worse (P,)) int64 indices into the input rows, in segment order.
+    Rows of systems in ``exclude_systems`` (e.g. outliers) or starting with ``human_prefix``
+    are ignored; duplicate (system, segment) rows keep the first occurrence.
+    """
+    systems = np.asarray(systems, dtype=object)
+    raw = np.asarray(raw, dtype=np.float64)
+    seg_codes, seg_idx = np.unique(np.asarray(segments), return_inverse=True)
+    excl = set(exclude_systems)
+    keep = np.array([(s not in excl) and not (human_prefix and str(s).startswith(human_prefix))
+                     for s in systems], dtype=bool)
+    keep &= ~np.isnan(raw)
+    # first occurrence per (system, segment)
+    sys_codes, sys_idx = np.unique(systems.astype(str), return_inverse=True)
+    key = seg_idx.astype(np.int64) * (len(sys_codes) + 1) + sys_idx
+    rows = np.flatnonzero(keep)
+    _, first = np.unique(key[rows], return_index=True)
+    rows = np.sort(rows[first])
+    # group rows by segment, then all within-segment pairs via a sort + ragged expansion
+    order = rows[np.argsort(seg_idx[rows], kind="mergesort")]
+    seg_sorted = seg_idx[order]
+    bounds = np.flatnonzero(np.r_[True, seg_sorted[1:] != seg_sorted[:-1], True])
+    better, worse = [], []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b - a < 2:
+            continue
+        idx = order[a:b]
+        iu, ju = np.triu_indices(b - a, k=1)
+        d = raw[idx[iu]] - raw[idx[ju]]
+        sel = np.abs(d) >= thresh
+        if not sel.any():
+            continue
+        i1, i2, dd = idx[iu][sel], idx[ju][sel], d[sel]
+        better.append(np.where(dd > 0, i1, i2))
+        worse.append(np.where(dd > 0, i2, i1))
+    if not better:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(better).astype(np.int64), np.concatenate(worse).astype(np.int64)
+
+
+def darr_kendall(metric_scores, better, worse):
+    """Kendall-like tau for each metric row.
+
+    metric_scores (m, N) or (N,) float64 aligned with the DA rows (NaN = metric missing for
+    that translation: the pair is dropped for that metric). Returns dict with ``tau`` (m,),
+    ``n`` (m,) pairs used, ``concordant`` (m,), ``discordant`` (m,).
+    """
+    M = np.asarray(metric_scores, dtype=np.float64)
+    scalar = M.ndim == 1
+    if scalar:
+        M = M[None, :]
+    mb, mw = M[:, better], M[:, worse]
+    valid = ~(np.isnan(mb) | np.isnan(mw))
+    conc = ((mb > mw) & valid).sum(axis=1)
+    n = valid.sum(axis=1)
+    disc = n - conc
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(n > 0, (conc - disc) / np.maximum(n, 1), np.nan)
+    out = {"tau": tau, "n": n, "concordant": conc, "discordant": disc}
+    if scalar:
+        out = {k: v[0].item() for k, v in out.items()}
+    return out
+
+
+def darr_bootstrap(metric_scores, better, worse, n_resamples: int = 1000, alpha: float = 0.05,
+                   seed: Optional[int] = 12345):
+    """Percentile bootstrap over DARR pairs (Thesis 2.3.3, E5), the same draws for every metric.
+
+    Returns dict: ``tau`` (m,), ``low``/``high`` (m,) and ``p_diff`` (m, m): the paired-bootstrap
+    share of draws where metric i does NOT beat metric j (one-sided p for "i > j").
+    """
+    M = np.atleast_2d(np.asarray(metric_scores, dtype=np.float64))
+    if np.isnan(M[:, better]).any() or np.isnan(M[:, worse]).any():
+        raise ValueError("darr_bootstrap: metric scores missing for some pairs")
+    agree = np.where(M[:, better] > M[:, worse], 1.0, -1.0)  # (m, P) +1 concordant, -1 not
+    P = agree.shape[1]
+    rng = np.random.default_rng(seed)
+    taus = np.empty((n_resamples, M.shape[0]))
+    for b in range(n_resamples):
+        cnt = np.bincount(rng.integers(0, P, P), minlength=P).astype(np.float64)
+        taus[b] = agree @ cnt / P
+    tau = agree.mean(axis=1)
+    lo = np.percentile(taus, 100 * alpha / 2, axis=0)
+    hi = np.percentile(taus, 100 * (1 - alpha / 2), axis=0)
+    p_diff = (taus[:, :, None] <= taus[:, None, :]).mean(axis=0)
+    np.fill_diagonal(p_diff, np.nan)
+    return {"tau": tau, "low": lo, "high": hi, "p_diff": p_diff}

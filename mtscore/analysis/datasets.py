@@ -1,0 +1,133 @@
+"""Adapters from the WMT releases in ``shared/data`` to the arrays the statistics take.
+
+``SysLevel`` holds one language pair's system-level table: systems (s,), human z (s,),
+human raw (s,) and a metric matrix (m, s). ``wmt20_seg_metric`` aligns a WMT20 segment-level
+metric file to the rows of the segment-level DA file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from . import loaders
+
+__all__ = ["SysLevel", "load_sys_level", "wmt20_sys_level", "wmt20_seg_da", "wmt20_seg_metric",
+           "wmt20_outliers", "tangled_sys_level", "WMT20_LPS"]
+
+WMT20_LPS = ["cs-en", "de-en", "iu-en", "ja-en", "km-en", "pl-en", "ps-en", "ru-en", "ta-en",
+             "zh-en", "en-cs", "en-de", "en-iu", "en-ja", "en-pl", "en-ru", "en-ta", "en-zh"]
+
+
+@dataclass
+class SysLevel:
+    """One language pair's system-level scores."""
+    lp: str
+    systems: List[str]
+    human: np.ndarray                 # (s,) float64 DA z
+    metrics: List[str]
+    scores: np.ndarray                # (m, s) float64, NaN = missing
+    human_raw: Optional[np.ndarray] = None
+    extra: Dict[str, object] = field(default_factory=dict)
+
+    def subset(self, keep: np.ndarray) -> "SysLevel":
+        keep = np.asarray(keep, dtype=bool)
+        return SysLevel(self.lp, [s for s, k in zip(self.systems, keep) if k], self.human[keep],
+                        list(self.metrics), self.scores[:, keep],
+                        None if self.human_raw is None else self.human_raw[keep], dict(self.extra))
+
+    def without(self, systems: Sequence[str]) -> "SysLevel":
+        drop = set(systems)
+        return self.subset(np.array([s not in drop for s in self.systems]))
+
+    def complete_metrics(self) -> "SysLevel":
+        """Drop metrics with any missing system score."""
+        ok = ~np.isnan(self.scores).any(axis=1)
+        return SysLevel(self.lp, list(self.systems), self.human, [m for m, k in zip(self.metrics, ok) if k],
+                        self.scores[ok], self.human_raw, dict(self.extra))
+
+
+def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: Optional[str] = "Human",
+                   raw_col: Optional[str] = "HUMAN_RAW", metrics_as_columns: bool = True) -> SysLevel:
+    """Read an ``LP SYSTEM HUMAN <metric...>`` table (WMT20 results, Tangled WMT19) and drop
+    human "systems" (names starting with ``exclude_prefix``). ``HUMAN_RAW`` (if present) is kept
+    both as ``human_raw`` and as a metric column, like the WMT20 tables."""
+    t = loaders.read_combined_sys_scores(path)
+    systems = [str(s) for s in t.column("SYSTEM").to_pylist()]
+    keep = np.array([not (exclude_prefix and s.startswith(exclude_prefix)) for s in systems])
+    lp = str(t.column("LP")[0].as_py()).split("_")[0] if t.num_rows else ""
+    mcols = [c for c in t.column_names if c not in ("LP", "SYSTEM", human_col)]
+    scores = np.vstack([np.asarray(t.column(c).to_numpy(zero_copy_only=False), dtype=np.float64)
+                        for c in mcols]) if mcols else np.zeros((0, len(systems)))
+    human = np.asarray(t.column(human_col).to_numpy(zero_copy_only=False), dtype=np.float64)
+    raw = (np.asarray(t.column(raw_col).to_numpy(zero_copy_only=False), dtype=np.float64)
+           if raw_col and raw_col in t.column_names else None)
+    sl = SysLevel(lp, systems, human, mcols, scores, raw, {"path": str(path)})
+    return sl.subset(keep)
+
+
+def wmt20_outliers(root, lp: str) -> List[str]:
+    d = loaders.read_outlier_dict(Path(root) / "manual-evaluation" / "outlier-systems-dict.json")
+    if lp in d:
+        return d[lp]
+    return d.get(lp.split("_")[0], [])
+
+
+def wmt20_sys_level(root, lp: str, testset: str = "newstest2020") -> SysLevel:
+    """WMT20 ``results/output/system-level/DA-<testset>-<lp>-sys-scores.csv`` (lp like
+    ``de-en``; ``en-iu_full``/``en-iu_news``; testset newstest2020/newstestB2020/M/P)."""
+    p = (Path(root) / "results" / "output" / "system-level" /
+         f"DA-{testset}-{lp.replace('-', '')}-sys-scores.csv")
+    sl = load_sys_level(p)
+    sl.lp = lp
+    return sl
+
+
+def tangled_sys_level(root, lp: str) -> SysLevel:
+    """Tangled WMT19 ``DA-newstest2019-<lp>-sys-nohy-scores.csv`` (root = shared/data)."""
+    p = Path(root) / "tangled" / "wmt19_sys_scores" / f"DA-newstest2019-{lp.replace('-', '')}-sys-nohy-scores.csv"
+    sl = load_sys_level(p, raw_col=None)
+    sl.lp = lp
+    return sl
+
+
+def wmt20_seg_da(root, lp: str):
+    """WMT20 ``metrics-ad-seg-scores-<lp>.csv`` as arrays: dict with sys (N,), doc (N,),
+    seg (N,) int (1-based within doc), sid (N,), raw (N,), z (N,), n (N,)."""
+    t = loaders.read_da_scores(Path(root) / "manual-evaluation" / "DA" / f"metrics-ad-seg-scores-{lp}.csv")
+    segid = t.column("SEGID").to_pylist()
+    doc, seg = zip(*(s.rsplit("::", 1) for s in segid)) if segid else ((), ())
+    return {"sys": np.asarray(t.column("SYS").to_pylist(), dtype=object),
+            "doc": np.asarray(doc, dtype=object), "seg": np.asarray(seg, dtype=np.int64),
+            "sid": t.column("SID").to_numpy(), "raw": t.column("RAW.SCR").to_numpy().astype(np.float64),
+            "z": t.column("Z.SCR").to_numpy().astype(np.float64), "n": t.column("N").to_numpy()}
+
+
+@lru_cache(maxsize=4)
+def _read_metric_cached(path: str):
+    return loaders.read_metric_scores(path, "seg")
+
+
+def wmt20_seg_metric(root, metric: str, lp: str, da: dict, refset: str = "newstest2020",
+                     higher_is_better: bool = True) -> np.ndarray:
+    """Scores of a WMT20 segment-level metric aligned to the rows of ``da`` (N,), NaN where
+    missing. Looks in final-metric-scores/{baselines,submissions}. WMT files already store
+    error metrics (TER) negated, so ``higher_is_better`` is True for all of them."""
+    root = Path(root)
+    cands = [root / "final-metric-scores" / d / f"{metric}.seg.score.gz" for d in ("baselines", "submissions")]
+    path = next((c for c in cands if c.exists()), None)
+    if path is None:
+        raise FileNotFoundError(f"{cands[0]}: no segment-level scores for {metric} "
+                                f"(the WMT20 snapshot lacks files >= 4 MiB; see MISSING_IN_SNAPSHOT.txt)")
+    import pyarrow.compute as pc
+
+    t = _read_metric_cached(str(path))
+    t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
+    lut = dict(zip(zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),
+                       t.column("seg").to_pylist()),
+                   t.column("score").to_numpy().astype(np.float64)))
+    out = np.array([lut.get((s, d, int(g)), np.nan) for s, d, g in zip(da["sys"], da["doc"], da["seg"])])
+    return out if higher_is_better else -out
