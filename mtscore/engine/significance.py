@@ -46,6 +46,10 @@ __all__ = [
 #: default number of resamples / trials (sacrebleu ``PairedTest._DEFAULT_SAMPLES``)
 DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
 
+# AR sums: exact float64 BLAS matmul when every sum is an integer < 2**53 (any summation order
+# is then exact); the int64 kernel otherwise, or always when this is set (tests).
+_FORCE_KERNEL = False
+
 # Memory budget for one chunk of drawn indices (int64) or masks; independent of S * N.
 _CHUNK_BYTES = 16 << 20
 
@@ -105,10 +109,10 @@ def _draw_indices(rng: np.random.Generator, n_samples: int, n: int):
         yield start, rng.integers(0, n, size=(c, n), dtype=np.int64)
 
 
-def _draw_masks(rng: np.random.Generator, n_trials: int, n: int):
+def _draw_masks(rng: np.random.Generator, n_trials: int, n: int, itemsize: int = 1):
     """Yield ``(start, mask_chunk)``; the concatenation equals
     ``rng.integers(2, size=(n_trials, n), dtype=bool)`` (chunks hold multiples of 32 elements)."""
-    rows = _rows_per_chunk(n, 1, multiple=32)
+    rows = _rows_per_chunk(n, itemsize, multiple=32)
     for start in range(0, n_trials, rows):
         c = min(rows, n_trials - start)
         yield start, rng.integers(2, size=(c, n), dtype=bool)
@@ -200,6 +204,9 @@ def _f32_op(a, a32, b, b32, fn):
                      np.asarray(b, np.float64).astype(np.float32)).astype(np.float64)
             out = np.where(r32, o32, out)
     return out, np.broadcast_to(r32, np.shape(out)).copy()
+
+
+_SEQUENTIAL_SUM = __import__("sys").version_info < (3, 12)
 
 
 def _my_log(p: float):
@@ -331,27 +338,35 @@ class _RowScorer:
                     setm = active.copy()
                 prec[:, n] = np.where(setm, vals.astype(np.float64), 0.0)
                 is_set[:, n] = setm
-        sys_len = [int(x) for x in sums[:, 0].tolist()]
-        ref_len = [int(x) for x in sums[:, 1].tolist()]
-        prec_l = prec.tolist()
-        set_l = is_set.tolist()
-        eff_l = eff.tolist()
-        nz_l = nonzero_row.tolist()
-        out = []
-        exp = math.exp
-        for r in range(S):
-            sl, rl = sys_len[r], ref_len[r]
-            bp = 1.0
-            if sl < rl:
-                bp = exp(1 - rl / sl) if sl > 0 else 0.0
-            if not nz_l[r]:
-                out.append(0.0)
-                continue
-            e = eff_l[r]
-            pr, st = prec_l[r], set_l[r]
-            logs = [_my_log(pr[i]) if st[i] else -9999999999 for i in range(e)]
-            out.append(bp * exp(sum(logs) / e))
-        return _Scores(np.array(out, dtype=np.float64), np.zeros(S, dtype=bool))
+        # brevity penalty from Python ints (sacrebleu: sys_len=int(stats[0]), ref_len=int(stats[1]))
+        sl = sums[:, 0].astype(np.float64)
+        rl = sums[:, 1].astype(np.float64)
+        if max(np.abs(sl).max(initial=0), np.abs(rl).max(initial=0)) >= 2 ** 53:
+            raise _Unsupported
+        bp = np.ones(S)
+        short = sl < rl
+        bp[short & (sl <= 0)] = 0.0
+        pos = short & (sl > 0)
+        with np.errstate(all="ignore"):
+            arg = 1 - rl[pos] / sl[pos]  # int / int true division == double division here
+        bp[pos] = list(map(math.exp, arg.tolist()))
+        # my_log of every precision: math.log (libm, as sacrebleu) on the set, non-zero ones
+        logs = np.full((S, order), -9999999999.0)
+        lm = is_set & (prec != 0.0)
+        logs[lm] = list(map(math.log, prec[lm].tolist()))
+        if _SEQUENTIAL_SUM:
+            # Python < 3.12 sum() over floats is a plain left-to-right double sum
+            acc = np.zeros(S)
+            for n in range(order):
+                acc = np.where(n < eff, acc + logs[:, n], acc)
+            mean_log = acc / eff
+        else:  # Python >= 3.12 sum() is compensated: use it row by row
+            ll = logs.tolist()
+            el = eff.tolist()
+            mean_log = np.array([sum(ll[r][:el[r]]) / el[r] for r in range(S)])
+        out = bp * np.array(list(map(math.exp, mean_log.tolist())))
+        out[~nonzero_row] = 0.0
+        return _Scores(out, np.zeros(S, dtype=bool))
 
     # -- chrF / chrF++ ------------------------------------------------------------------------
     def _chrf(self, sums: np.ndarray) -> _Scores:
@@ -492,13 +507,22 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
             [np.round(blocks[i] * float(scales[i])).astype(np.int64) if blocks[i].dtype.kind == "f"
              else blocks[i].astype(np.int64) for i in int_ids], axis=1))
         pi = np.empty((n_trials, xi.shape[1]), dtype=np.int64)
+    xf = pf64 = None
+    if xi is not None and int(np.abs(xi).sum(axis=0).max(initial=0)) < 2 ** 53 and not _FORCE_KERNEL:
+        xf = xi.astype(np.float64)
+        pf64 = np.empty((_rows_per_chunk(n, 8, multiple=32), xi.shape[1]))
     pf = {i: (np.empty((n_trials, blocks[i].shape[1])), np.empty((n_trials, blocks[i].shape[1])))
           for i in flt_ids}
     fl = {i: np.asarray(blocks[i], dtype=np.float64) for i in flt_ids}
-    for start, mask in _draw_masks(rng, n_trials, n):
+    for start, mask in _draw_masks(rng, n_trials, n, 8 if (xf is not None or flt_ids) else 1):
         stop = start + len(mask)
         if xi is not None:
-            masked_sums(xi, mask.view(np.uint8), pi[start:stop])
+            if xf is not None:
+                # integers < 2**53 in every partial sum: float64 BLAS is exact in any order
+                np.matmul(mask.astype(np.float64), xf, out=pf64[:stop - start])
+                pi[start:stop] = pf64[:stop - start]
+            else:
+                masked_sums(xi, mask.view(np.uint8), pi[start:stop])
         if flt_ids:
             neg = ~mask
             for i in flt_ids:
