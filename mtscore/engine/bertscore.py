@@ -190,6 +190,9 @@ class BERTScore(Metric):
         chunk_size: segments per streamed chunk. progress: tqdm bar (default: when stderr is a tty).
         pad_quirk_batch: reproduce bert_score's zero-padding quirk for its ``batch_size``
             (single reference only; off by default, it never triggers on normal data).
+        encoder: an already loaded :class:`~mtscore.engine.encoder.Encoder` to share.
+        reuse_embeddings: remember sentence embeddings across calls (bounded, ~500k tokens), so a
+            reference set scored against many systems is encoded once.
     """
 
     def __init__(self, model: Optional[str] = None, layer: Optional[int] = None, idf=False,
@@ -198,13 +201,18 @@ class BERTScore(Metric):
                  batch_tokens: Optional[int] = None, device: str = "cpu", threads: Optional[int] = None,
                  fused: bool = False, quantize: bool = False, precision: Optional[str] = None,
                  chunk_size: int = DEFAULT_CHUNK, progress: Optional[bool] = None,
-                 cache_dir: Optional[str] = None, pad_quirk_batch: Optional[int] = None):
+                 cache_dir: Optional[str] = None, pad_quirk_batch: Optional[int] = None,
+                 encoder=None, reuse_embeddings: bool = False):
         super().__init__()
         from .encoder import DEFAULT_BATCH_TOKENS, load_encoder
 
-        self.encoder = load_encoder(model, layer, device=device, threads=threads,
-                                    batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS, fused=fused,
-                                    quantize=quantize, precision=precision, cache_dir=cache_dir)
+        if encoder is None:
+            encoder = load_encoder(model, layer, device=device, threads=threads,
+                                   batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS, fused=fused,
+                                   quantize=quantize, precision=precision, cache_dir=cache_dir)
+        self.encoder = encoder
+        if reuse_embeddings and encoder.memo is None:
+            encoder.enable_memo()
         self.tokenizer = self.encoder.tokenizer
         self.layer = self.encoder.layer
         self.chunk_size = max(1, int(chunk_size))

@@ -67,6 +67,17 @@ class Encoder:
         self.threads = int(threads)
         self.session = ort.InferenceSession(str(onnx_path), sess_options=so, providers=providers)
         self._out = self.session.get_outputs()[0].name
+        #: optional sentence-embedding memo (token-id bytes -> float32 [T, D]); see ``enable_memo``
+        self.memo: Optional[dict] = None
+        self._memo_tokens = 0
+        self._memo_cap = 0
+
+    def enable_memo(self, max_tokens: int = 500_000) -> None:
+        """Remember embeddings of up to ``max_tokens`` tokens across calls (e.g. one reference set
+        scored against many systems: references are encoded once). Memory: max_tokens x hidden x 4 B."""
+        self.memo = {}
+        self._memo_tokens = 0
+        self._memo_cap = int(max_tokens)
 
     # -----------------------------------------------------------------------------------
     def batches(self, lengths: np.ndarray) -> List[np.ndarray]:
@@ -81,6 +92,37 @@ class Encoder:
         return out
 
     def embed(self, ids: Sequence[np.ndarray], normalize: bool = True, progress=None) -> Tuple[np.ndarray, np.ndarray]:
+        if self.memo is not None:
+            return self._embed_memo(ids, normalize)
+        return self._embed(ids, normalize, progress)
+
+    def _embed_memo(self, ids, normalize):
+        keys = [x.tobytes() for x in ids]
+        missing = {}
+        for k, x in zip(keys, ids):
+            if k not in self.memo and k not in missing:
+                missing[k] = x
+        if missing:
+            mk = list(missing)
+            emb, off = self._embed([missing[k] for k in mk], normalize=False)
+            for j, k in enumerate(mk):
+                e = emb[off[j]:off[j + 1]].copy()
+                if self._memo_tokens + len(e) <= self._memo_cap:
+                    self.memo[k] = e
+                    self._memo_tokens += len(e)
+                else:
+                    missing[k] = e
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        parts = [self.memo[k] if k in self.memo else missing[k] for k in keys]
+        emb = np.concatenate(parts, axis=0) if parts else np.empty((0, 1), dtype=np.float32)
+        if normalize and len(emb):
+            norms = np.sqrt(np.einsum("ij,ij->i", emb, emb, dtype=np.float32))
+            emb = emb / norms[:, None]
+        return emb, offsets
+
+    def _embed(self, ids, normalize, progress=None):
         n = len(ids)
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
         offsets = np.zeros(n + 1, dtype=np.int64)
@@ -168,7 +210,11 @@ def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, de
         man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir)
         onnx_path = Path(man["onnx"])
         model_hash = man["source_sha256"]
+        from .model_dir import DEFAULT_MODEL_NAME, default_model_dir
+
         name = path.name if path.name != "model" else path.parent.name
+        if model is None or path == default_model_dir():
+            name = DEFAULT_MODEL_NAME
     approximate = None
     if quantize:
         onnx_path = cache.quantized_path(onnx_path)
