@@ -169,7 +169,7 @@ def as_ref_streams(refs, n: Optional[int], what: str) -> List[List[Optional[str]
     """
     streams = _streams_from(refs, what)
     if not streams:
-        raise ValueError(f"{what}: no reference streams given.")
+        raise CorpusError(f"{what}: no reference streams given.")
     if all(isinstance(s, str) or s is None for s in streams):
         raise TypeError(
             f"{what} should be a list of K reference streams (each a list of N strings); "
@@ -178,18 +178,18 @@ def as_ref_streams(refs, n: Optional[int], what: str) -> List[List[Optional[str]
     lens = [len(s) for s in streams]
     if n is not None and any(m != n for m in lens):
         if len(streams) == n and n > 0:
-            raise ValueError(
+            raise CorpusError(
                 f"{what}: got {len(streams)} streams of {'/'.join(map(str, sorted(set(lens))))} "
                 f"segments for {n} hypotheses; this looks like an N x K (segment-major) layout, but "
                 "references must be K streams of N segments (refs[k][i]). Transpose with "
                 "[list(s) for s in zip(*refs)].")
         k = next(k for k, m in enumerate(lens) if m != n)
-        raise ValueError(
+        raise CorpusError(
             f"{what}[{k}] has {lens[k]} segments but there are {n} hypotheses "
             "(line-count mismatch).")
     if len(set(lens)) != 1:
         k = next(k for k, m in enumerate(lens) if m != lens[0])
-        raise ValueError(
+        raise CorpusError(
             f"{what}: reference streams have different lengths ({what}[0] has {lens[0]}, "
             f"{what}[{k}] has {lens[k]}).")
     return streams
@@ -1145,10 +1145,7 @@ class Corpus:
             if isinstance(refs, (list, tuple)) and len(refs) == 0:
                 streams = []
             else:
-                try:
-                    streams = as_ref_streams(refs, n, "refs")
-                except ValueError as e:
-                    raise CorpusError(str(e)) from None
+                streams = as_ref_streams(refs, n, "refs")
         lists: Dict[str, list] = {"hyp": h}
         for k, r in enumerate(streams):
             lists[f"ref_{k}"] = r
@@ -1176,9 +1173,13 @@ class Corpus:
         hyps = read_lines(hyp_path, encoding, errors)
         if not hyps:
             raise CorpusError(f"{_name(hyp_path)}: empty input (no lines)")
-        refs = [read_lines(p, encoding, errors) for p in ref_paths]
-        return cls.from_lists(hyps, refs, hyp_source=_name(hyp_path),
-                              ref_sources=[_name(p) for p in ref_paths])
+        lists: Dict[str, list] = {"hyp": hyps}
+        for k, p in enumerate(ref_paths):  # lists of str already: no re-validation/copy
+            ref = read_lines(p, encoding, errors)
+            if len(ref) != len(hyps):
+                raise _count_mismatch(hyp_path, len(hyps), p, len(ref))
+            lists[f"ref_{k}"] = ref
+        return cls(None, source=_name(hyp_path), _lists=lists, _names=list(lists))
 
     @classmethod
     def from_systems(cls, systems: Dict[str, Sequence[str]], refs=None, **kw) -> "Corpus":

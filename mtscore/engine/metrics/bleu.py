@@ -14,7 +14,8 @@ import numpy as np
 
 from ...kernels import _ngram, _text
 from ..tokenizers import TOKENIZER_MAP, TOKENIZERS, Tokenizer
-from .base import Metric, Score, Signature
+from .base import Score, Signature
+from .lexical import LexicalMetric
 
 log = logging.getLogger("mtscore")
 
@@ -69,32 +70,7 @@ class BLEUScore(Score):
         self._verbose += f"ref_len = {self.ref_len:d})"
 
 
-class _PreparedRefs:
-    """References tokenized and turned into per-segment n-gram tables, once."""
-
-    __slots__ = ("vocab", "n", "tables")
-
-    def __init__(self, vocab, n, tables):
-        self.vocab = vocab
-        self.n = n
-        self.tables = tables  # (seg_offsets, keys, maxcounts, ref_lens)
-
-
-def _present_mask(streams) -> np.ndarray:
-    return np.array([[s is not None for s in st] for st in streams], dtype=np.uint8).reshape(
-        len(streams), len(streams[0]))
-
-
-def count_refs(present: np.ndarray) -> int:
-    """sacrebleu's num_refs: the single per-segment count, or -1 when it varies."""
-    per_seg = present.sum(axis=0)
-    if per_seg.size == 0:
-        return len(present)
-    lo, hi = int(per_seg.min()), int(per_seg.max())
-    return lo if lo == hi else -1
-
-
-class BLEU(Metric):
+class BLEU(LexicalMetric):
     """Corpus/sentence BLEU with sacrebleu's constructor arguments and identical results.
 
     >>> BLEU().corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]]).score
@@ -110,8 +86,9 @@ class BLEU(Metric):
                  tokenize: Optional[str] = None, smooth_method: str = "exp",
                  smooth_value: Optional[float] = None, max_ngram_order: int = MAX_NGRAM_ORDER,
                  effective_order: bool = False, trg_lang: str = "",
-                 references: Optional[Sequence[Sequence[str]]] = None):
+                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1):
         super().__init__()
+        self.workers = workers
         self._force = force
         self.trg_lang = trg_lang
         self.lowercase = lowercase
@@ -145,29 +122,24 @@ class BLEU(Metric):
     def _encode(self, texts: List[str], vocab):
         return self.tokenizer.encode(self._lower(texts), vocab)
 
-    def _prepare_refs(self, refs) -> _PreparedRefs:
-        streams = self._coerce_refs(refs)
-        present = _present_mask(streams)
-        self.num_refs = count_refs(present)
+    def _prepare_chunk(self, streams, present):
         vocab = _text.Vocab()
         encs = [self._encode([s if s is not None else "" for s in st], vocab) for st in streams]
-        tables = _ngram.bleu_prepare_refs(encs, present, self.max_ngram_order)
-        return _PreparedRefs(vocab, len(streams[0]), tables)
+        return vocab, _ngram.bleu_prepare_refs(encs, present, self.max_ngram_order)
 
-    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:
-        hyps = self._coerce_hyps(hyps)
-        if len(hyps) != prepared.n:
-            raise ValueError(f"BLEU: {len(hyps)} hypotheses but {prepared.n} reference segments "
-                             "(sacrebleu would silently truncate; mtscore refuses).")
+    def _check_hyps(self, hyps) -> None:
         if not self._force:
             tok_count = sum(1 for h in hyps if h.endswith(" ."))
             if tok_count >= 100:
                 log.warning("That's 100 lines that end in a tokenized period ('.')")
                 log.warning("It looks like you forgot to detokenize your test data, which may hurt your score.")
                 log.warning("If you insist your data is detokenized, or don't care, you can suppress this message with the `force` parameter.")
-        vals, offs = self._encode(hyps, prepared.vocab)
-        seg_off, keys, counts, ref_lens = prepared.tables
-        return _ngram.bleu_stats(vals, offs, seg_off, keys, counts, ref_lens, self.max_ngram_order)
+
+    def _chunk_stats(self, hyps, state):
+        vocab, (seg_off, keys, counts, ref_lens) = state
+        vals, offs = self._encode(hyps, vocab)
+        return _ngram.bleu_stats(vals, offs, seg_off, keys, counts, ref_lens,
+                                 self.max_ngram_order), None
 
     # ---- scoring ---------------------------------------------------------------------
     @staticmethod

@@ -11,8 +11,9 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from ...kernels import _ngram, _text
-from .base import Metric, Score, Signature
-from .bleu import _check_sentence_args, _present_mask, count_refs
+from .base import Score, Signature
+from .bleu import _check_sentence_args
+from .lexical import LexicalMetric
 
 
 class CHRFSignature(Signature):
@@ -36,20 +37,11 @@ class CHRFScore(Score):
         super().__init__(f"chrF{self.beta}" + "+" * self.word_order, score)
 
 
-class _PreparedRefs:
-    __slots__ = ("vocab", "n", "tables")
-
-    def __init__(self, vocab, n, tables):
-        self.vocab = vocab
-        self.n = n
-        self.tables = tables  # (pair_offsets, keys, counts, char_lens, word_lens)
-
-
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _ONE_I64 = np.zeros(1, dtype=np.int64)
 
 
-class CHRF(Metric):
+class CHRF(LexicalMetric):
     """chrF (``word_order=0``) and chrF++ (``word_order=2``) with sacrebleu's arguments."""
 
     CHAR_ORDER = 6
@@ -60,8 +52,9 @@ class CHRF(Metric):
     def __init__(self, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER,
                  beta: int = BETA, lowercase: bool = False, whitespace: bool = False,
                  eps_smoothing: bool = False,
-                 references: Optional[Sequence[Sequence[str]]] = None):
+                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1):
         super().__init__()
+        self.workers = workers
         for name, v in (("char_order", char_order), ("word_order", word_order)):
             if not isinstance(v, int) or v < 0:
                 raise ValueError(f"CHRF: {name} must be a non-negative int, got {v!r}")
@@ -88,31 +81,21 @@ class CHRF(Metric):
             words = (_EMPTY_I32, _ONE_I64)
         return chars, words
 
-    def _prepare_refs(self, refs) -> _PreparedRefs:
-        streams = self._coerce_refs(refs)
-        present = _present_mask(streams)
-        self.num_refs = count_refs(present)
+    def _prepare_chunk(self, streams, present):
         vocab = _text.Vocab()
         encs = [self._encode([s if s is not None else "" for s in st], vocab) for st in streams]
         tables = _ngram.chrf_prepare_refs([e[0] for e in encs],
                                           [e[1] for e in encs] if self.word_order else [],
                                           present, self.char_order, self.word_order)
-        return _PreparedRefs(vocab, len(streams[0]), tables)
+        return vocab, tables
 
-    def _stats_and_scores(self, hyps, prepared: _PreparedRefs):
-        hyps = self._coerce_hyps(hyps)
-        if len(hyps) != prepared.n:
-            raise ValueError(f"CHRF: {len(hyps)} hypotheses but {prepared.n} reference segments "
-                             "(sacrebleu would silently truncate; mtscore refuses).")
-        (cv, co), (wv, wo) = self._encode(hyps, prepared.vocab)
+    def _chunk_stats(self, hyps, state):
+        vocab, (po, keys, counts, cl, wl) = state
+        (cv, co), (wv, wo) = self._encode(hyps, vocab)
         if self.word_order == 0:
             wo = np.zeros(len(hyps) + 1, dtype=np.int64)
-        po, keys, counts, cl, wl = prepared.tables
         return _ngram.chrf_stats(cv, co, wv, wo, po, keys, counts, cl, wl, self.char_order,
                                  self.word_order, float(self.beta ** 2), bool(self.eps_smoothing))
-
-    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:
-        return self._stats_and_scores(hyps, prepared)[0]
 
     def _compute_f_score(self, statistics) -> float:
         """sacrebleu's chrF formula (same operation order; works on lists and numpy rows)."""

@@ -1,0 +1,122 @@
+"""Shared machinery of the compiled lexical metrics (BLEU, chrF): references prepared once per
+reference set, split into segment chunks that worker threads process in parallel (the kernels
+release the GIL; each chunk has its own vocabulary, since ids only need to agree within a
+segment)."""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from .base import Metric
+
+
+def present_mask(streams) -> np.ndarray:
+    """(K, N) uint8: 1 where reference k of segment i is not None."""
+    return np.array([[s is not None for s in st] for st in streams], dtype=np.uint8).reshape(
+        len(streams), len(streams[0]))
+
+
+def count_refs(present: np.ndarray) -> int:
+    """sacrebleu's num_refs: the single per-segment count, or -1 when it varies."""
+    per_seg = present.sum(axis=0)
+    if per_seg.size == 0:
+        return len(present)
+    lo, hi = int(per_seg.min()), int(per_seg.max())
+    return lo if lo == hi else -1
+
+
+def chunk_bounds(n: int, parts: int) -> List[Tuple[int, int]]:
+    parts = max(1, min(parts, n)) if n else 1
+    edges = np.linspace(0, n, parts + 1).astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def resolve_workers(workers) -> int:
+    if workers in (None, 0):
+        return os.cpu_count() or 1
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0, got {workers}")
+    return int(workers)
+
+
+def run_parallel(fn: Callable, items: Sequence, workers: int) -> list:
+    if workers <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as ex:
+        return list(ex.map(fn, items))
+
+
+class PreparedRefs:
+    """Prepared references: per chunk ``(start, stop, chunk_state)``."""
+
+    __slots__ = ("n", "chunks", "num_refs")
+
+    def __init__(self, n: int, chunks: list, num_refs: int):
+        self.n = n
+        self.chunks = chunks
+        self.num_refs = num_refs
+
+
+class LexicalMetric(Metric):
+    """Subclasses implement ``_prepare_chunk(streams, present) -> state`` and
+    ``_chunk_stats(hyps, state) -> (stats, sentence_scores or None)``."""
+
+    #: threads used to prepare references and score hypotheses (0 = all cores)
+    workers: int = 1
+
+    def _prepare_chunk(self, streams, present):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _chunk_stats(self, hyps, state):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _prepare_refs(self, refs) -> PreparedRefs:
+        streams = self._coerce_refs(refs)
+        present = present_mask(streams)
+        self.num_refs = count_refs(present)
+        n = len(streams[0])
+        w = resolve_workers(self.workers)
+        bounds = chunk_bounds(n, w)
+
+        def prep(b):
+            a, z = b
+            return (a, z, self._prepare_chunk([s[a:z] for s in streams], present[:, a:z]))
+
+        return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs)
+
+    def _stats_and_scores(self, hyps, prepared: PreparedRefs):
+        hyps = self._coerce_hyps(hyps)
+        if len(hyps) != prepared.n:
+            raise ValueError(
+                f"{type(self).__name__}: {len(hyps)} hypotheses but {prepared.n} reference "
+                "segments (sacrebleu would silently truncate; mtscore refuses).")
+        self._check_hyps(hyps)
+        self.num_refs = prepared.num_refs
+        w = resolve_workers(self.workers)
+        parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
+                             prepared.chunks, w)
+        stats = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
+        if parts[0][1] is None:
+            return stats, None
+        scores = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+        return stats, scores
+
+    def _check_hyps(self, hyps) -> None:
+        pass
+
+    def _stats_from_prepared(self, hyps, prepared: PreparedRefs) -> np.ndarray:
+        return self._stats_and_scores(hyps, prepared)[0]
+
+    def sentence_scores_from_stats(self, stats: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def segment_scores(self, hyps, refs=None):
+        """``(stats (N, k), sentence scores float64 (N,))`` in one pass; each sentence score equals
+        ``sentence_score(hyps[i], [r[i] for r in refs])``."""
+        stats, scores = self._stats_and_scores(hyps, self._get_prepared(refs))
+        if scores is None:
+            scores = self.sentence_scores_from_stats(stats)
+        return stats, scores

@@ -1,0 +1,215 @@
+"""TER (translation edit rate), identical to sacrebleu 2.6.0's ``sacrebleu.metrics.TER``.
+
+Per-segment statistics are ``[edits, avg_ref_len]`` (an ``(N, 2)`` float64 matrix): the fewest
+edits (shifts + banded Levenshtein) over the segment's references, and the MEAN length of all
+its references (Tercom semantics). The corpus score is ``100 * sum(edits) / sum(avg_ref_len)``.
+
+Work split:
+
+* references are normalised + interned ONCE per metric (``_prepare_refs``) into int32 token ids
+  and reused for every system scored against them;
+* the Tercom normaliser and the shift search run compiled (``mtscore.kernels._ter``), the
+  search without the GIL; ``workers=k`` scores disjoint segment ranges on k threads.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from ...kernels import _ter
+from .base import Metric, Score, Signature
+
+__all__ = ["TER", "TERScore", "TERSignature", "ter_stats"]
+
+
+class TERSignature(Signature):
+    """Signature of a TER run, e.g.
+    ``nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0``."""
+
+    def __init__(self, args: dict):
+        super().__init__(args)
+        self._abbr.update({"case": "c", "tok": "t", "norm": "nr", "punct": "pn", "asian": "as"})
+        self.info.update({
+            "case": "mixed" if args["case_sensitive"] else "lc",
+            "tok": args["tokenizer_signature"],
+            "norm": args["normalized"],
+            "punct": not args["no_punct"],
+            "asian": args["asian_support"],
+        })
+
+
+class TERScore(Score):
+    """TER score: ``score`` (0-100+), ``num_edits`` (int), ``ref_length`` (float, the summed
+    mean reference lengths)."""
+
+    def __init__(self, score: float, num_edits: float, ref_length: float):
+        super().__init__("TER", score)
+        self.num_edits = int(num_edits)
+        self.ref_length = ref_length
+
+
+class _PreparedRefs:
+    """References normalised and interned once: CSR token ids plus the per-segment ranges.
+
+    ``ref_ids`` int32, ``ref_offsets`` int64 (one per non-None reference string, + 1),
+    ``seg_refs`` int64 of length ``n + 1`` (segment i uses references
+    ``seg_refs[i]:seg_refs[i+1]``, in stream order)."""
+
+    __slots__ = ("n", "ref_ids", "ref_offsets", "seg_refs", "num_refs")
+
+    def __init__(self, n, ref_ids, ref_offsets, seg_refs, num_refs):
+        self.n = n
+        self.ref_ids = ref_ids
+        self.ref_offsets = ref_offsets
+        self.seg_refs = seg_refs
+        self.num_refs = num_refs
+
+
+def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
+              ref_offsets: np.ndarray, seg_refs: np.ndarray, workers: int = 1) -> np.ndarray:
+    """TER statistics of token-id sequences (no text involved).
+
+    Inputs are CSR arrays: ``hyp_ids`` int32 + ``hyp_offsets`` int64 (N + 1); ``ref_ids`` int32
+    + ``ref_offsets`` int64 (R + 1); ``seg_refs`` int64 (N + 1), the reference range of each
+    segment (at least one reference each). Returns an ``(N, 2)`` float64 array
+    ``[edits, avg_ref_len]``. ``workers`` threads score disjoint segment ranges (GIL released).
+    """
+    hyp_ids = np.ascontiguousarray(hyp_ids, dtype=np.int32)
+    hyp_offsets = np.ascontiguousarray(hyp_offsets, dtype=np.int64)
+    ref_ids = np.ascontiguousarray(ref_ids, dtype=np.int32)
+    ref_offsets = np.ascontiguousarray(ref_offsets, dtype=np.int64)
+    seg_refs = np.ascontiguousarray(seg_refs, dtype=np.int64)
+    n = len(hyp_offsets) - 1
+    out = np.zeros((n, 2), dtype=np.float64)
+    args = (hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out)
+    workers = max(1, int(workers))
+    if workers == 1 or n < 2 * workers:
+        _ter.ter_stats_range(*args, 0, n)
+        return out
+    # many small ranges so that long segments do not leave a thread idle at the end
+    step = max(1, -(-n // (workers * 16)))
+    bounds = [(a, min(n, a + step)) for a in range(0, n, step)]
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        for _ in ex.map(lambda b: _ter.ter_stats_range(*args, b[0], b[1]), bounds):
+            pass
+    return out
+
+
+class TER(Metric):
+    """Translation edit rate, bit-identical to sacrebleu 2.6.0 ``TER``.
+
+    :param normalized: Tercom normalisation (punctuation tokenisation, XML entities, ...).
+    :param no_punct: remove punctuation.
+    :param asian_support: CJK handling for ``normalized`` / ``no_punct``.
+    :param case_sensitive: do not lowercase.
+    :param references: K reference streams of N segments, prepared once and cached.
+    :param workers: threads used for the shift search (mtscore only; results do not depend on it).
+    """
+
+    _SIGNATURE_TYPE = TERSignature
+
+    def __init__(self, normalized: bool = False, no_punct: bool = False,
+                 asian_support: bool = False, case_sensitive: bool = False,
+                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1):
+        super().__init__()
+        self.no_punct = no_punct
+        self.normalized = normalized
+        self.asian_support = asian_support
+        self.case_sensitive = case_sensitive
+        self.tokenizer_signature = "tercom"
+        self.workers = workers
+        self._vocab = _ter.TercomVocab()
+        if references is not None:
+            self._ref_cache = self._prepare_refs(references)
+
+    # ---- text -> token ids ----------------------------------------------------------------
+    def tokenize(self, texts: List[str]):
+        """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this
+        metric's vocabulary (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
+        if self.case_sensitive:
+            prep = [s.rstrip() for s in texts]
+        else:
+            prep = [s.rstrip().lower() for s in texts]
+        return _ter.tercom_tokenize(prep, self._vocab, self.normalized, self.no_punct,
+                                    self.asian_support)
+
+    def tokens(self, text: str) -> List[str]:
+        """The Tercom tokens of one string (for inspection and tests)."""
+        ids, _ = self.tokenize([text])
+        return [self._vocab.token(int(i)) for i in ids]
+
+    # ---- Metric hooks -------------------------------------------------------------------
+    def _prepare_refs(self, refs) -> _PreparedRefs:
+        streams = self._coerce_refs(refs)
+        n = len(streams[0])
+        flat: List[str] = []
+        seg_refs = np.zeros(n + 1, dtype=np.int64)
+        counts = set()
+        if len(streams) == 1 and all(x is not None for x in streams[0]):
+            flat = streams[0]
+            seg_refs = np.arange(n + 1, dtype=np.int64)
+            if n:
+                counts.add(1)
+        else:
+            for i, seg in enumerate(zip(*streams)):
+                lines = [x for x in seg if x is not None]
+                counts.add(len(lines))
+                flat.extend(lines)
+                seg_refs[i + 1] = seg_refs[i] + len(lines)
+        num_refs = next(iter(counts)) if len(counts) == 1 else -1
+        self.num_refs = num_refs
+        ids, offsets = self.tokenize(flat)
+        return _PreparedRefs(n, ids, offsets, seg_refs, num_refs)
+
+    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:
+        hyps = self._coerce_hyps(hyps)
+        if len(hyps) != prepared.n:
+            raise ValueError(
+                f"TER: {len(hyps)} hypotheses but {prepared.n} reference segments; "
+                "the hypothesis and reference files must have the same number of lines.")
+        empty = np.flatnonzero(np.diff(prepared.seg_refs) == 0)
+        if len(empty):
+            raise ValueError(
+                f"TER: segment {int(empty[0])} has no reference (every reference is None); "
+                "give at least one reference per segment.")
+        hyp_ids, hyp_offsets = self.tokenize(hyps)
+        return ter_stats(hyp_ids, hyp_offsets, prepared.ref_ids, prepared.ref_offsets,
+                         prepared.seg_refs, workers=self.workers)
+
+    def sum_stats(self, stats) -> List:
+        """``[total edits (int), sum of avg_ref_len (float)]``; the lengths are added one by one
+        in segment order, exactly like sacrebleu's ``sum_of_lists`` (not pairwise)."""
+        stats = np.asarray(stats, dtype=np.float64)
+        if len(stats) == 0:
+            return [0, 0.0]
+        edits = int(stats[:, 0].astype(np.int64).sum())
+        # add.accumulate is a strictly sequential left-to-right sum
+        ref_len = float(np.add.accumulate(stats[:, 1])[-1])
+        return [edits, ref_len]
+
+    def compute_score_from_stats(self, stats) -> TERScore:
+        """sacrebleu ``TER._compute_score_from_stats`` with the same operations, so it is also
+        exact for numpy float32 rows (bootstrap)."""
+        total_edits, sum_ref_lengths = stats[0], stats[1]
+        if sum_ref_lengths > 0:
+            score = total_edits / sum_ref_lengths
+        elif total_edits > 0:
+            score = 1.0  # empty reference(s) and non-empty hypothesis
+        else:
+            score = 0.0  # both reference(s) and hypothesis are empty
+        return TERScore(100 * score, total_edits, sum_ref_lengths)
+
+    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> TERScore:
+        """TER of one segment against its references (a one-segment corpus)."""
+        if not isinstance(hypothesis, str):
+            raise TypeError("TER: The argument `hyp` should be a string.")
+        if isinstance(references, str) or not hasattr(references, "__len__"):
+            raise TypeError("TER: The argument `refs` should be a sequence of strings.")
+        return self.corpus_score([hypothesis], [[r] for r in references])
+
+    def sentence_stats(self, hypothesis: str, references: Sequence[Optional[str]]) -> List[Any]:
+        """``[edits, avg_ref_len]`` of one segment."""
+        row = self.corpus_stats([hypothesis], [[r] for r in references])[0]
+        return [int(row[0]), float(row[1])]

@@ -1,0 +1,1001 @@
+# cython: language_level=3
+"""TER kernels: the Tercom normaliser (code points -> interned token ids) and sacrebleu 2.6.0's
+``translation_edit_rate`` (shift search + banded edit distance) on int32 token ids.
+
+Layout of the inputs (CSR, as everywhere in mtscore):
+
+* hypotheses: ``hyp_ids`` int32 (all tokens), ``hyp_offsets`` int64 of length N + 1;
+* references: ``ref_ids`` int32, ``ref_offsets`` int64 (one entry per reference string + 1) and
+  ``seg_refs`` int64 of length N + 1: segment i has the references
+  ``seg_refs[i] .. seg_refs[i+1]-1`` (a variable number, ``None`` references are simply absent).
+
+Outputs: per segment ``edits`` and ``ref_len`` (float64), sacrebleu's ``[best_num_edits,
+avg_ref_len]``. The per-pair search runs without the GIL; a Python thread pool over disjoint
+segment ranges gives multi-core scaling (see ``mtscore.engine.metrics.ter``).
+
+Exactness notes (see reference/sacrebleu-behaviour.md section 4 and the plain-Python twin
+``mtscore/kernels/reference/ter.py``):
+
+* the DP band per row is ``[max(0, floor(i*r) - beam), min(m+1, floor(i*r) + beam))`` with
+  ``r = m / n`` in double precision, the last row extended to ``m`` (its start is NOT 0);
+* ops are chosen diag, then del, then ins, each replacing only when strictly cheaper;
+* candidate costs only need the distance, so they are computed cost-only, starting from the
+  longest prefix whose DP rows are already known (the current hypothesis or the previous
+  candidate): the rows of a prefix do not depend on what follows it, so this is exactly
+  sacrebleu's trie cache without the trie.
+"""
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.math cimport floor, ceil
+
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef extern from "Python.h":
+    int PyUnicode_READY(object) except -1
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
+
+cdef enum:
+    MAX_SHIFT_SIZE = 10
+    MAX_SHIFT_DIST = 50
+    BEAM_WIDTH = 25
+    MAX_SHIFT_CANDIDATES = 1000
+    INF = 1 << 28
+
+cdef enum:
+    OP_NOP = 0
+    OP_SUB = 1
+    OP_INS = 2
+    OP_DEL = 3
+    OP_UNDEF = 4
+
+
+# =============================================================================================
+# Tercom normaliser + interning
+# =============================================================================================
+ctypedef struct UBuf:
+    Py_UCS4* d
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int ubuf_reserve(UBuf* b, Py_ssize_t cap) noexcept nogil:
+    cdef Py_UCS4* p
+    if cap <= b.cap:
+        return 0
+    if cap < 2 * b.cap:
+        cap = 2 * b.cap
+    p = <Py_UCS4*>realloc(b.d, cap * sizeof(Py_UCS4))
+    if p == NULL:
+        return -1
+    b.d = p
+    b.cap = cap
+    return 0
+
+
+cdef inline bint is_western_punct(Py_UCS4 c) noexcept nogil:
+    # sacrebleu's class ``[{-~[-` -&(-+:-@/]``
+    return ((0x7B <= c <= 0x7E) or (0x5B <= c <= 0x60) or (0x20 <= c <= 0x26)
+            or (0x28 <= c <= 0x2B) or (0x3A <= c <= 0x40) or c == 0x2F)
+
+
+cdef inline bint is_digit(Py_UCS4 c) noexcept nogil:
+    return 0x30 <= c <= 0x39
+
+
+cdef inline bint is_dot_comma(Py_UCS4 c) noexcept nogil:
+    return c == 0x2E or c == 0x2C
+
+
+cdef inline bint is_asian_punct(Py_UCS4 c) noexcept nogil:
+    return (c == 0x3001 or c == 0x3002 or c == 0x30FB or (0x3008 <= c <= 0x3011)
+            or (0x3014 <= c <= 0x301F) or (0xFF61 <= c <= 0xFF65))
+
+
+cdef inline bint is_fullwidth_punct(Py_UCS4 c) noexcept nogil:
+    return (c == 0xFF0E or c == 0xFF0C or c == 0xFF1F or c == 0xFF1A or c == 0xFF1B
+            or c == 0xFF01 or c == 0xFF02 or c == 0xFF08 or c == 0xFF09)
+
+
+cdef inline bint is_asian_split(Py_UCS4 c) noexcept nogil:
+    # union of the four splitting classes of _normalize_asian plus its two punctuation classes
+    return ((0x4E00 <= c <= 0x9FFF) or (0x3400 <= c <= 0x4DBF) or (0x31C0 <= c <= 0x31EF)
+            or (0x2E80 <= c <= 0x2EFF) or (0x3300 <= c <= 0x33FF) or (0xF900 <= c <= 0xFAFF)
+            or (0xFE30 <= c <= 0xFE4F) or (0x3200 <= c <= 0x3F22)
+            or is_asian_punct(c) or is_fullwidth_punct(c))
+
+
+cdef inline bint is_plain_punct(Py_UCS4 c) noexcept nogil:
+    # ``[\.,\?:;!\"\(\)]``
+    return (c == 0x2E or c == 0x2C or c == 0x3F or c == 0x3A or c == 0x3B or c == 0x21
+            or c == 0x22 or c == 0x28 or c == 0x29)
+
+
+cdef Py_ssize_t replace_literal_inplace(Py_UCS4* s, Py_ssize_t n, const Py_UCS4* old,
+                                        Py_ssize_t k, Py_UCS4 new) noexcept nogil:
+    """Leftmost non-overlapping replacement of ``old`` (length k >= 2) by one char, in place."""
+    cdef Py_ssize_t i = 0, o = 0, t
+    cdef bint hit
+    while i < n:
+        hit = False
+        if s[i] == old[0] and i + k <= n:
+            hit = True
+            for t in range(1, k):
+                if s[i + t] != old[t]:
+                    hit = False
+                    break
+        if hit:
+            s[o] = new
+            o += 1
+            i += k
+        else:
+            s[o] = s[i]
+            o += 1
+            i += 1
+    return o
+
+
+cdef Py_UCS4 LIT_QUOT[6]
+cdef Py_UCS4 LIT_AMP[5]
+cdef Py_UCS4 LIT_LT[4]
+cdef Py_UCS4 LIT_GT[4]
+for _i, _c in enumerate("&quot;"):
+    LIT_QUOT[_i] = ord(_c)
+for _i, _c in enumerate("&amp;"):
+    LIT_AMP[_i] = ord(_c)
+for _i, _c in enumerate("&lt;"):
+    LIT_LT[_i] = ord(_c)
+for _i, _c in enumerate("&gt;"):
+    LIT_GT[_i] = ord(_c)
+
+
+cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
+    """sacrebleu ``_normalize_general_and_western``: input in ``a``, output in ``a``."""
+    cdef Py_ssize_t i, o, n
+    cdef Py_UCS4* s
+    cdef Py_UCS4* t
+    cdef Py_UCS4 c
+    cdef UBuf tmp
+    s = a.d
+    n = a.n
+    # r"\n-" -> ""
+    i = 0
+    o = 0
+    while i < n:
+        if s[i] == 0x0A and i + 1 < n and s[i + 1] == 0x2D:
+            i += 2
+        else:
+            s[o] = s[i]
+            o += 1
+            i += 1
+    n = o
+    # r"\n" -> " "
+    for i in range(n):
+        if s[i] == 0x0A:
+            s[i] = 0x20
+    n = replace_literal_inplace(s, n, LIT_QUOT, 6, 0x22)
+    n = replace_literal_inplace(s, n, LIT_AMP, 5, 0x26)
+    n = replace_literal_inplace(s, n, LIT_LT, 4, 0x3C)
+    n = replace_literal_inplace(s, n, LIT_GT, 4, 0x3E)
+    # f" {sent} " and the punctuation class -> " c "
+    if ubuf_reserve(b, 3 * (n + 2) + 4) < 0:
+        return -1
+    t = b.d
+    o = 0
+    # the padding spaces are themselves in the class (0x20), so each becomes three spaces
+    t[o] = 0x20; t[o + 1] = 0x20; t[o + 2] = 0x20
+    o += 3
+    for i in range(n):
+        c = s[i]
+        if is_western_punct(c):
+            t[o] = 0x20; t[o + 1] = c; t[o + 2] = 0x20
+            o += 3
+        else:
+            t[o] = c
+            o += 1
+    t[o] = 0x20; t[o + 1] = 0x20; t[o + 2] = 0x20
+    o += 3
+    n = o
+    # r"'s " -> " 's "   (r"'s$" never matches: the string ends with a space)
+    if ubuf_reserve(a, 2 * n + 4) < 0:
+        return -1
+    s = a.d
+    i = 0
+    o = 0
+    while i < n:
+        if t[i] == 0x27 and i + 2 < n and t[i + 1] == 0x73 and t[i + 2] == 0x20:
+            s[o] = 0x20; s[o + 1] = 0x27; s[o + 2] = 0x73; s[o + 3] = 0x20
+            o += 4
+            i += 3
+        else:
+            s[o] = t[i]
+            o += 1
+            i += 1
+    n = o
+    # r"([^0-9])([\.,])" -> r"\1 \2 "
+    if ubuf_reserve(b, 2 * n + 4) < 0:
+        return -1
+    t = b.d
+    i = 0
+    o = 0
+    while i < n:
+        if i + 1 < n and not is_digit(s[i]) and is_dot_comma(s[i + 1]):
+            t[o] = s[i]; t[o + 1] = 0x20; t[o + 2] = s[i + 1]; t[o + 3] = 0x20
+            o += 4
+            i += 2
+        else:
+            t[o] = s[i]
+            o += 1
+            i += 1
+    n = o
+    # r"([\.,])([^0-9])" -> r" \1 \2"
+    if ubuf_reserve(a, 2 * n + 4) < 0:
+        return -1
+    s = a.d
+    i = 0
+    o = 0
+    while i < n:
+        if i + 1 < n and is_dot_comma(t[i]) and not is_digit(t[i + 1]):
+            s[o] = 0x20; s[o + 1] = t[i]; s[o + 2] = 0x20; s[o + 3] = t[i + 1]
+            o += 4
+            i += 2
+        else:
+            s[o] = t[i]
+            o += 1
+            i += 1
+    n = o
+    # r"([0-9])(-)" -> r"\1 \2 "
+    if ubuf_reserve(b, 2 * n + 4) < 0:
+        return -1
+    t = b.d
+    i = 0
+    o = 0
+    while i < n:
+        if i + 1 < n and is_digit(s[i]) and s[i + 1] == 0x2D:
+            t[o] = s[i]; t[o + 1] = 0x20; t[o + 2] = 0x2D; t[o + 3] = 0x20
+            o += 4
+            i += 2
+        else:
+            t[o] = s[i]
+            o += 1
+            i += 1
+    b.n = o
+    # result back into a (swap the buffers)
+    tmp = a[0]
+    a[0] = b[0]
+    b[0] = tmp
+    return 0
+
+
+cdef int normalize_asian(UBuf* a, UBuf* b) noexcept nogil:
+    """sacrebleu ``_normalize_asian`` (after the western step): every character of the
+    splitting classes gets spaces around it. The kana rules are no-ops here (they are anchored
+    at both string ends and the string starts with a space)."""
+    cdef Py_ssize_t i, o = 0, n = a.n
+    cdef Py_UCS4 c
+    cdef UBuf tmp
+    if ubuf_reserve(b, 3 * n + 4) < 0:
+        return -1
+    for i in range(n):
+        c = a.d[i]
+        if is_asian_split(c):
+            b.d[o] = 0x20; b.d[o + 1] = c; b.d[o + 2] = 0x20
+            o += 3
+        else:
+            b.d[o] = c
+            o += 1
+    b.n = o
+    tmp = a[0]
+    a[0] = b[0]
+    b[0] = tmp
+    return 0
+
+
+cdef void remove_punct(UBuf* a, bint asian) noexcept nogil:
+    cdef Py_ssize_t i, o = 0
+    cdef Py_UCS4 c
+    for i in range(a.n):
+        c = a.d[i]
+        if is_plain_punct(c):
+            continue
+        if asian and (is_asian_punct(c) or is_fullwidth_punct(c)):
+            continue
+        a.d[o] = c
+        o += 1
+    a.n = o
+
+
+cdef inline uint64_t hash_ucs4(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h ^= <uint64_t>s[i]
+        h *= 1099511628211ULL
+    h ^= h >> 29
+    return h
+
+
+cdef class TercomVocab:
+    """Exact interning of token strings (code-point sequences) to dense int32 ids.
+
+    Ids are assigned in first-seen order; equal strings get equal ids in every call that shares
+    the vocab (hash + full comparison of the code points). Not thread-safe: intern under the GIL.
+    """
+    cdef Py_UCS4* chars
+    cdef int64_t nchars, cap_chars
+    cdef int64_t* tstart
+    cdef int32_t* tlen
+    cdef uint64_t* thash
+    cdef int32_t ntok, cap_tok
+    cdef int32_t* table
+    cdef uint64_t mask
+
+    def __cinit__(self):
+        self.cap_chars = 1 << 16
+        self.chars = <Py_UCS4*>malloc(self.cap_chars * sizeof(Py_UCS4))
+        self.cap_tok = 1 << 12
+        self.tstart = <int64_t*>malloc(self.cap_tok * sizeof(int64_t))
+        self.tlen = <int32_t*>malloc(self.cap_tok * sizeof(int32_t))
+        self.thash = <uint64_t*>malloc(self.cap_tok * sizeof(uint64_t))
+        self.mask = (1 << 13) - 1
+        self.table = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
+        if (self.chars == NULL or self.tstart == NULL or self.tlen == NULL
+                or self.thash == NULL or self.table == NULL):
+            raise MemoryError("TercomVocab: out of memory")
+        cdef uint64_t k
+        for k in range(self.mask + 1):
+            self.table[k] = -1
+        self.ntok = 0
+        self.nchars = 0
+
+    def __dealloc__(self):
+        free(self.chars)
+        free(self.tstart)
+        free(self.tlen)
+        free(self.thash)
+        free(self.table)
+
+    def __len__(self):
+        return self.ntok
+
+    def token(self, int32_t i):
+        """The string of token id ``i``."""
+        if i < 0 or i >= self.ntok:
+            raise IndexError(f"TercomVocab.token: id {i} out of range (size {self.ntok})")
+        return "".join([chr(self.chars[self.tstart[i] + k]) for k in range(self.tlen[i])])
+
+    cdef int grow_table(self) noexcept nogil:
+        cdef uint64_t newmask = (self.mask << 1) | 1
+        cdef int32_t* nt = <int32_t*>malloc((newmask + 1) * sizeof(int32_t))
+        cdef uint64_t k, slot
+        cdef int32_t t
+        if nt == NULL:
+            return -1
+        for k in range(newmask + 1):
+            nt[k] = -1
+        for t in range(self.ntok):
+            slot = self.thash[t] & newmask
+            while nt[slot] != -1:
+                slot = (slot + 1) & newmask
+            nt[slot] = t
+        free(self.table)
+        self.table = nt
+        self.mask = newmask
+        return 0
+
+    cdef int32_t intern(self, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+        cdef uint64_t h = hash_ucs4(s, n)
+        cdef uint64_t slot = h & self.mask
+        cdef int32_t t
+        cdef Py_ssize_t k
+        cdef bint same
+        cdef void* p
+        cdef int64_t newcap
+        while True:
+            t = self.table[slot]
+            if t == -1:
+                break
+            if self.thash[t] == h and self.tlen[t] == n:
+                same = True
+                for k in range(n):
+                    if self.chars[self.tstart[t] + k] != s[k]:
+                        same = False
+                        break
+                if same:
+                    return t
+            slot = (slot + 1) & self.mask
+        # new token
+        if self.ntok == self.cap_tok:
+            if self.cap_tok >= (1 << 30):
+                return -1
+            self.cap_tok *= 2
+            p = realloc(self.tstart, self.cap_tok * sizeof(int64_t))
+            if p == NULL:
+                return -1
+            self.tstart = <int64_t*>p
+            p = realloc(self.tlen, self.cap_tok * sizeof(int32_t))
+            if p == NULL:
+                return -1
+            self.tlen = <int32_t*>p
+            p = realloc(self.thash, self.cap_tok * sizeof(uint64_t))
+            if p == NULL:
+                return -1
+            self.thash = <uint64_t*>p
+        if self.nchars + n > self.cap_chars:
+            newcap = self.cap_chars * 2
+            while newcap < self.nchars + n:
+                newcap *= 2
+            p = realloc(self.chars, newcap * sizeof(Py_UCS4))
+            if p == NULL:
+                return -1
+            self.chars = <Py_UCS4*>p
+            self.cap_chars = newcap
+        memcpy(self.chars + self.nchars, s, n * sizeof(Py_UCS4))
+        t = self.ntok
+        self.tstart[t] = self.nchars
+        self.tlen[t] = <int32_t>n
+        self.thash[t] = h
+        self.nchars += n
+        self.ntok += 1
+        self.table[slot] = t
+        if <uint64_t>self.ntok * 2 > self.mask:
+            if self.grow_table() < 0:
+                return -1
+        return t
+
+
+def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
+                    bint no_punct=False, bint asian_support=False):
+    """Tercom-normalise and intern ``texts``.
+
+    ``texts``: list of N str, each already ``rstrip()``-ed and (unless case-sensitive)
+    ``lower()``-ed in Python (sacrebleu's exact ``str.lower``).
+    Returns ``(ids, offsets)``: int32 array of token ids and int64 array of length N + 1;
+    segment i is ``ids[offsets[i]:offsets[i+1]]``; the tokens of a segment are exactly
+    ``TercomTokenizer(...)(text).split()``.
+    """
+    cdef Py_ssize_t N = len(texts), i, k, L, start
+    cdef Py_ssize_t total = 0, pos = 0
+    cdef object s
+    cdef int kind
+    cdef void* data
+    cdef UBuf a, b
+    cdef int32_t tid
+    cdef cnp.ndarray[cnp.int64_t, ndim=1] offsets = np.zeros(N + 1, dtype=np.int64)
+    cdef int32_t* ids
+    cdef Py_ssize_t ids_cap = 0
+    cdef void* p
+    cdef Py_UCS4* d
+    a.d = NULL; a.n = 0; a.cap = 0
+    b.d = NULL; b.n = 0; b.cap = 0
+    ids_cap = 1024
+    ids = <int32_t*>malloc(ids_cap * sizeof(int32_t))
+    if ids == NULL:
+        raise MemoryError("tercom_tokenize: out of memory")
+    try:
+        for i in range(N):
+            s = texts[i]
+            if not isinstance(s, str):
+                raise TypeError(f"tercom_tokenize: element {i} is {type(s).__name__}, expected str")
+            PyUnicode_READY(s)
+            kind = PyUnicode_KIND(s)
+            data = PyUnicode_DATA(s)
+            L = PyUnicode_GET_LENGTH(s)
+            if ubuf_reserve(&a, L + 8) < 0:
+                raise MemoryError("tercom_tokenize: out of memory")
+            for k in range(L):
+                a.d[k] = PyUnicode_READ(kind, data, k)
+            a.n = L
+            if L > 0 and normalized:
+                if normalize_western(&a, &b) < 0:
+                    raise MemoryError("tercom_tokenize: out of memory")
+                if asian_support and normalize_asian(&a, &b) < 0:
+                    raise MemoryError("tercom_tokenize: out of memory")
+            if no_punct:
+                remove_punct(&a, asian_support)
+            # whitespace split + interning; at most (n+1)/2 tokens
+            if pos + a.n // 2 + 2 > ids_cap:
+                while pos + a.n // 2 + 2 > ids_cap:
+                    ids_cap *= 2
+                p = realloc(ids, ids_cap * sizeof(int32_t))
+                if p == NULL:
+                    raise MemoryError("tercom_tokenize: out of memory")
+                ids = <int32_t*>p
+            d = a.d
+            k = 0
+            while k < a.n:
+                while k < a.n and Py_UNICODE_ISSPACE(d[k]):
+                    k += 1
+                if k >= a.n:
+                    break
+                start = k
+                while k < a.n and not Py_UNICODE_ISSPACE(d[k]):
+                    k += 1
+                tid = vocab.intern(d + start, k - start)
+                if tid < 0:
+                    raise MemoryError("tercom_tokenize: out of memory while interning")
+                ids[pos] = tid
+                pos += 1
+            offsets[i + 1] = pos
+        out = np.empty(pos, dtype=np.int32)
+        if pos:
+            memcpy(cnp.PyArray_DATA(out), ids, pos * sizeof(int32_t))
+        return out, offsets
+    finally:
+        free(ids)
+        free(a.d)
+        free(b.d)
+
+
+# =============================================================================================
+# translation edit rate
+# =============================================================================================
+ctypedef struct Work:
+    int ncap, mcap
+    int64_t cellcap
+    int32_t* cur        # current hypothesis (n)
+    int32_t* cand       # candidate (n)
+    int32_t* prevcand   # previous candidate (n)
+    int32_t* best       # best candidate of the round (n)
+    int32_t* lo         # band start per row (n+1)
+    int32_t* hi         # band end (exclusive) per row
+    int32_t* rs         # first stored column per row
+    int32_t* re         # end of stored columns per row
+    int64_t* roff       # offset of the row in the band-compressed matrices, minus rs
+    int32_t* curmat     # DP costs of the current hypothesis (band-compressed)
+    uint8_t* opmat      # DP ops of the current hypothesis
+    int32_t* candmat    # DP costs of candidates
+    uint8_t* trace      # n + m
+    int32_t* align      # m
+    int32_t* hcum       # n + 1, prefix sums of hypothesis errors
+    int32_t* rcum       # m + 1, prefix sums of reference errors
+
+
+cdef void work_free(Work* w) noexcept nogil:
+    free(w.cur); free(w.cand); free(w.prevcand); free(w.best)
+    free(w.lo); free(w.hi); free(w.rs); free(w.re); free(w.roff)
+    free(w.curmat); free(w.opmat); free(w.candmat)
+    free(w.trace); free(w.align); free(w.hcum); free(w.rcum)
+
+
+cdef void work_init(Work* w) noexcept nogil:
+    w.ncap = -1
+    w.mcap = -1
+    w.cellcap = -1
+    w.cur = NULL; w.cand = NULL; w.prevcand = NULL; w.best = NULL
+    w.lo = NULL; w.hi = NULL; w.rs = NULL; w.re = NULL; w.roff = NULL
+    w.curmat = NULL; w.opmat = NULL; w.candmat = NULL
+    w.trace = NULL; w.align = NULL; w.hcum = NULL; w.rcum = NULL
+
+
+cdef inline int grow(void** p, int64_t nbytes) noexcept nogil:
+    cdef void* q = realloc(p[0], nbytes if nbytes > 0 else 1)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
+cdef int work_reserve(Work* w, int n, int m) noexcept nogil:
+    cdef int nc, mc
+    if n > w.ncap:
+        nc = n if n > 2 * w.ncap else 2 * w.ncap
+        if nc < 64:
+            nc = 64
+        if (grow(<void**>&w.cur, nc * 4) or grow(<void**>&w.cand, nc * 4)
+                or grow(<void**>&w.prevcand, nc * 4) or grow(<void**>&w.best, nc * 4)
+                or grow(<void**>&w.lo, (nc + 1) * 4) or grow(<void**>&w.hi, (nc + 1) * 4)
+                or grow(<void**>&w.rs, (nc + 1) * 4) or grow(<void**>&w.re, (nc + 1) * 4)
+                or grow(<void**>&w.roff, (nc + 1) * 8) or grow(<void**>&w.hcum, (nc + 1) * 4)):
+            return -1
+        w.ncap = nc
+    if m > w.mcap:
+        mc = m if m > 2 * w.mcap else 2 * w.mcap
+        if mc < 64:
+            mc = 64
+        if (grow(<void**>&w.align, mc * 4) or grow(<void**>&w.rcum, (mc + 1) * 4)):
+            return -1
+        w.mcap = mc
+    if grow(<void**>&w.trace, n + m + 1):
+        return -1
+    return 0
+
+
+cdef int setup_band(Work* w, int n, int m) noexcept nogil:
+    """Band per row (sacrebleu BeamEditDistance) and the band-compressed row layout.
+
+    Row i computes columns [lo_i, hi_i); it is stored over [rs_i, re_i) =
+    [max(0, lo_i - 1), max(hi_i, hi_{i+1})), i.e. with the INF cells the next row reads."""
+    cdef double ratio = <double>m / <double>n
+    cdef int beam = BEAM_WIDTH
+    cdef int i, pd
+    cdef int64_t total = 0
+    if BEAM_WIDTH < ratio / 2.0:
+        beam = <int>ceil(ratio / 2.0 + BEAM_WIDTH)
+    w.lo[0] = 0
+    w.hi[0] = m + 1
+    for i in range(1, n + 1):
+        pd = <int>floor(<double>i * ratio)
+        w.lo[i] = pd - beam if pd - beam > 0 else 0
+        w.hi[i] = pd + beam if pd + beam < m + 1 else m + 1
+        if i == n:
+            w.hi[i] = m + 1
+    for i in range(n + 1):
+        w.rs[i] = w.lo[i] - 1 if w.lo[i] > 0 else 0
+        w.re[i] = w.hi[i]
+        if i < n and w.hi[i + 1] > w.re[i]:
+            w.re[i] = w.hi[i + 1]
+        w.roff[i] = total - w.rs[i]
+        total += w.re[i] - w.rs[i]
+    if total > w.cellcap:
+        if (grow(<void**>&w.curmat, total * 4) or grow(<void**>&w.opmat, total)
+                or grow(<void**>&w.candmat, total * 4)):
+            return -1
+        w.cellcap = total
+    return 0
+
+
+cdef void dp_rows_ops(Work* w, const int32_t* h, const int32_t* r, int i0, int i1) noexcept nogil:
+    """Rows i0+1..i1 of the current hypothesis (costs + ops) into curmat/opmat."""
+    cdef int i, j, lo, hi, v, c
+    cdef uint8_t op
+    cdef int32_t hv
+    cdef int32_t* P
+    cdef int32_t* C
+    cdef uint8_t* O
+    for i in range(i0 + 1, i1 + 1):
+        P = w.curmat + w.roff[i - 1]
+        C = w.curmat + w.roff[i]
+        O = w.opmat + w.roff[i]
+        lo = w.lo[i]
+        hi = w.hi[i]
+        for j in range(w.rs[i], lo):
+            C[j] = INF
+        j = lo
+        if lo == 0:
+            C[0] = P[0] + 1
+            O[0] = OP_DEL
+            j = 1
+        hv = h[i - 1]
+        while j < hi:
+            v = INF
+            op = OP_UNDEF
+            if hv == r[j - 1]:
+                c = P[j - 1]
+                if c < v:
+                    v = c
+                    op = OP_NOP
+            else:
+                c = P[j - 1] + 1
+                if c < v:
+                    v = c
+                    op = OP_SUB
+            c = P[j] + 1
+            if c < v:
+                v = c
+                op = OP_DEL
+            c = C[j - 1] + 1
+            if c < v:
+                v = c
+                op = OP_INS
+            C[j] = v
+            O[j] = op
+            j += 1
+        for j in range(hi, w.re[i]):
+            C[j] = INF
+
+
+cdef inline void dp_rows_cost(Work* w, const int32_t* h, const int32_t* r, int i0, int i1,
+                              const int32_t* src) noexcept nogil:
+    """Cost-only rows i0+1..i1 of hypothesis ``h`` into candmat; row i0 is read from ``src``
+    (a row pointer indexed by column)."""
+    cdef int i, j, lo, hi, v, c
+    cdef int32_t hv
+    cdef const int32_t* P = src
+    cdef int32_t* C
+    for i in range(i0 + 1, i1 + 1):
+        C = w.candmat + w.roff[i]
+        lo = w.lo[i]
+        hi = w.hi[i]
+        for j in range(w.rs[i], lo):
+            C[j] = INF
+        j = lo
+        if lo == 0:
+            C[0] = P[0] + 1
+            j = 1
+        hv = h[i - 1]
+        while j < hi:
+            v = P[j - 1] + (hv != r[j - 1])
+            c = P[j] + 1
+            if c < v:
+                v = c
+            c = C[j - 1] + 1
+            if c < v:
+                v = c
+            C[j] = v
+            j += 1
+        for j in range(hi, w.re[i]):
+            C[j] = INF
+        P = C
+
+
+cdef inline void perform_shift(const int32_t* src, int32_t* dst, int n, int start, int length,
+                               int target) noexcept nogil:
+    cdef int o = 0, k, e
+    if target < start:
+        for k in range(target):
+            dst[o] = src[k]; o += 1
+        for k in range(start, start + length):
+            dst[o] = src[k]; o += 1
+        for k in range(target, start):
+            dst[o] = src[k]; o += 1
+        for k in range(start + length, n):
+            dst[o] = src[k]; o += 1
+    elif target > start + length:
+        for k in range(start):
+            dst[o] = src[k]; o += 1
+        for k in range(start + length, target):
+            dst[o] = src[k]; o += 1
+        for k in range(start, start + length):
+            dst[o] = src[k]; o += 1
+        for k in range(target, n):
+            dst[o] = src[k]; o += 1
+    else:
+        e = length + target
+        if e > n:
+            e = n
+        for k in range(start):
+            dst[o] = src[k]; o += 1
+        for k in range(start + length, e):
+            dst[o] = src[k]; o += 1
+        for k in range(start, start + length):
+            dst[o] = src[k]; o += 1
+        for k in range(e, n):
+            dst[o] = src[k]; o += 1
+
+
+cdef inline int lcp(const int32_t* a, const int32_t* b, int n) noexcept nogil:
+    cdef int k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m) noexcept nogil:
+    """sacrebleu ``translation_edit_rate(h, r)[0]``; -1 when out of memory."""
+    cdef int checked = 0, shifts = 0, pre, i, j, k, pos_h, pos_r, nt
+    cdef int sh, sr, length, rlo, rhi, a, offset, idx, prev_idx, cost, gain
+    cdef int best_gain, best_len, best_sh, best_idx, p_cur, p_prev, base
+    cdef bint have_best, cand_valid, stop, better
+    cdef uint8_t op
+    cdef int32_t* tmp
+    cdef int32_t* cur
+    if m == 0:
+        return n
+    if n == 0:
+        return m
+    if work_reserve(w, n, m) < 0 or setup_band(w, n, m) < 0:
+        return -1
+    cur = w.cur
+    memcpy(cur, h, n * sizeof(int32_t))
+    for j in range(m + 1):
+        w.curmat[w.roff[0] + j] = j
+        w.opmat[w.roff[0] + j] = OP_INS
+    dp_rows_ops(w, cur, r, 0, n)
+    while True:
+        pre = w.curmat[w.roff[n] + m]
+        # ---- trace (backwards), flipped, to alignment + error prefix sums --------------
+        i = n
+        j = m
+        nt = 0
+        while i > 0 or j > 0:
+            op = w.opmat[w.roff[i] + j]
+            w.trace[nt] = op
+            nt += 1
+            if op == OP_NOP or op == OP_SUB:
+                i -= 1
+                j -= 1
+            elif op == OP_INS:
+                j -= 1
+            else:
+                i -= 1
+        pos_h = -1
+        pos_r = -1
+        w.hcum[0] = 0
+        w.rcum[0] = 0
+        for k in range(nt - 1, -1, -1):
+            op = w.trace[k]
+            if op == OP_NOP or op == OP_SUB:
+                pos_h += 1
+                pos_r += 1
+                w.align[pos_r] = pos_h
+                w.hcum[pos_h + 1] = w.hcum[pos_h] + (op == OP_SUB)
+                w.rcum[pos_r + 1] = w.rcum[pos_r] + (op == OP_SUB)
+            elif op == OP_DEL:      # flipped to an insertion: a hypothesis word
+                pos_h += 1
+                w.hcum[pos_h + 1] = w.hcum[pos_h] + 1
+            else:                   # OP_INS flipped to a deletion: a reference word
+                pos_r += 1
+                w.align[pos_r] = pos_h
+                w.rcum[pos_r + 1] = w.rcum[pos_r] + 1
+        # ---- candidates ------------------------------------------------------------------
+        have_best = False
+        best_gain = 0
+        best_len = 0
+        best_sh = 0
+        best_idx = 0
+        cand_valid = False
+        base = 0
+        stop = False
+        for sh in range(n):
+            rlo = sh - MAX_SHIFT_DIST if sh > MAX_SHIFT_DIST else 0
+            rhi = sh + MAX_SHIFT_DIST + 1 if sh + MAX_SHIFT_DIST + 1 < m else m
+            for sr in range(rlo, rhi):
+                length = 0
+                while length < MAX_SHIFT_SIZE and cur[sh + length] == r[sr + length]:
+                    length += 1
+                    # (sh, sr, length) is yielded here
+                    if (w.hcum[sh + length] - w.hcum[sh] != 0
+                            and w.rcum[sr + length] - w.rcum[sr] != 0):
+                        a = w.align[sr]
+                        if not (sh <= a < sh + length):
+                            prev_idx = -1
+                            for offset in range(-1, length):
+                                if sr + offset == -1:
+                                    idx = 0
+                                else:
+                                    idx = w.align[sr + offset] + 1
+                                if idx == prev_idx:
+                                    continue
+                                prev_idx = idx
+                                perform_shift(cur, w.cand, n, sh, length, idx)
+                                # cost of the candidate, reusing the longest known prefix rows
+                                p_cur = lcp(w.cand, cur, n)
+                                p_prev = lcp(w.cand, w.prevcand, n) if cand_valid else -1
+                                if p_cur == n:
+                                    cost = pre
+                                    base = n
+                                elif p_prev > p_cur:
+                                    if p_prev < n:
+                                        dp_rows_cost(w, w.cand, r, p_prev, n,
+                                                     w.candmat + w.roff[p_prev])
+                                    cost = w.candmat[w.roff[n] + m]
+                                else:
+                                    dp_rows_cost(w, w.cand, r, p_cur, n,
+                                                 w.curmat + w.roff[p_cur])
+                                    base = p_cur
+                                    cost = w.candmat[w.roff[n] + m]
+                                tmp = w.prevcand
+                                w.prevcand = w.cand
+                                w.cand = tmp
+                                cand_valid = True
+                                gain = pre - cost
+                                checked += 1
+                                if not have_best:
+                                    better = True
+                                elif gain != best_gain:
+                                    better = gain > best_gain
+                                elif length != best_len:
+                                    better = length > best_len
+                                elif sh != best_sh:
+                                    better = sh < best_sh
+                                else:
+                                    better = idx < best_idx
+                                if better:
+                                    have_best = True
+                                    best_gain = gain
+                                    best_len = length
+                                    best_sh = sh
+                                    best_idx = idx
+                            if checked >= MAX_SHIFT_CANDIDATES:
+                                stop = True
+                                break
+                    if sh + length == n or sr + length == m:
+                        break
+                if stop:
+                    break
+            if stop:
+                break
+        # ---- outer loop of translation_edit_rate ------------------------------------------
+        if checked >= MAX_SHIFT_CANDIDATES:
+            break   # the shift found in this round is discarded (sacrebleu)
+        if not have_best or best_gain <= 0:
+            break
+        shifts += 1
+        perform_shift(cur, w.best, n, best_sh, best_len, best_idx)
+        p_cur = lcp(w.best, cur, n)
+        tmp = w.cur
+        w.cur = w.best
+        w.best = tmp
+        cur = w.cur
+        if p_cur < n:
+            dp_rows_ops(w, cur, r, p_cur, n)
+    return shifts + w.curmat[w.roff[n] + m]
+
+
+cdef int ter_segments(const int32_t* hyp_ids, const int64_t* hyp_off, const int32_t* ref_ids,
+                      const int64_t* ref_off, const int64_t* seg_refs, int64_t i0, int64_t i1,
+                      double* edits, double* ref_len) noexcept nogil:
+    cdef Work w
+    cdef int64_t i, k, best, e, total, nrefs
+    cdef int rc = 0
+    work_init(&w)
+    for i in range(i0, i1):
+        best = 10000000000000000
+        total = 0
+        nrefs = seg_refs[i + 1] - seg_refs[i]
+        for k in range(seg_refs[i], seg_refs[i + 1]):
+            e = ter_pair(&w, hyp_ids + hyp_off[i], <int>(hyp_off[i + 1] - hyp_off[i]),
+                         ref_ids + ref_off[k], <int>(ref_off[k + 1] - ref_off[k]))
+            if e < 0:
+                rc = -1
+                break
+            total += ref_off[k + 1] - ref_off[k]
+            if e < best:
+                best = e
+        if rc < 0:
+            break
+        edits[i] = <double>best
+        ref_len[i] = <double>total / <double>nrefs
+    work_free(&w)
+    return rc
+
+
+def ter_stats_range(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
+                    const int32_t[::1] ref_ids, const int64_t[::1] ref_offsets,
+                    const int64_t[::1] seg_refs, double[:, ::1] out,
+                    Py_ssize_t start, Py_ssize_t stop):
+    """Fill ``out[start:stop]`` (float64, shape (N, 2)) with ``[edits, avg_ref_len]``.
+
+    Runs without the GIL, so several threads may fill disjoint ranges of the same ``out``.
+    Every segment in the range must have at least one reference.
+    """
+    cdef Py_ssize_t N = hyp_offsets.shape[0] - 1
+    cdef Py_ssize_t i
+    cdef int rc
+    cdef double* e
+    cdef double* L
+    if seg_refs.shape[0] != N + 1 or out.shape[0] != N or out.shape[1] != 2:
+        raise ValueError("ter_stats_range: inconsistent shapes of hyp_offsets, seg_refs and out")
+    if start < 0 or stop > N or start > stop:
+        raise ValueError(f"ter_stats_range: bad range [{start}, {stop}) for {N} segments")
+    if stop == start:
+        return
+    for i in range(start, stop):
+        if seg_refs[i + 1] <= seg_refs[i]:
+            raise ValueError(f"TER: segment {i} has no reference (all references are None)")
+    # the output columns are written through a (N, 2) row-major view
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] tmp_e = np.empty(stop - start, dtype=np.float64)
+    cdef cnp.ndarray[cnp.float64_t, ndim=1] tmp_l = np.empty(stop - start, dtype=np.float64)
+    e = <double*>cnp.PyArray_DATA(tmp_e) - start
+    L = <double*>cnp.PyArray_DATA(tmp_l) - start
+    with nogil:
+        rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
+                          &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
+                          &seg_refs[0], start, stop, e, L)
+    if rc < 0:
+        raise MemoryError("TER kernel: out of memory")
+    for i in range(start, stop):
+        out[i, 0] = e[i]
+        out[i, 1] = L[i]
+
+
+def ter_pair_ids(const int32_t[::1] hyp, const int32_t[::1] ref):
+    """``(edits, len(ref))`` of one token-id pair (sacrebleu ``translation_edit_rate``)."""
+    cdef Work w
+    cdef int64_t e
+    cdef int n = hyp.shape[0], m = ref.shape[0]
+    work_init(&w)
+    with nogil:
+        e = ter_pair(&w, &hyp[0] if n else NULL, n, &ref[0] if m else NULL, m)
+        work_free(&w)
+    if e < 0:
+        raise MemoryError("TER kernel: out of memory")
+    return int(e), m

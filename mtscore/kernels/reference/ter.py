@@ -1,0 +1,298 @@
+"""Plain-Python twin of ``mtscore.kernels._ter`` (used by tests only).
+
+Two parts, both following sacrebleu 2.6.0 (``tokenizers/tokenizer_ter.py`` and
+``metrics/lib_ter.py``) step by step, written as explicit scans so that each step maps onto
+one loop of the compiled kernel:
+
+* :func:`tercom_normalize` - the Tercom normaliser (string in, normalised string out);
+* :func:`translation_edit_rate` - shift search + banded edit distance on token sequences
+  (any hashable tokens: str or int ids), without the row cache (results are identical: the
+  cache only skips recomputing rows whose hypothesis prefix is unchanged);
+* :func:`segment_stats` - ``[min edits over refs, mean ref length]`` for one segment.
+"""
+from __future__ import annotations
+
+import math
+from typing import List, Sequence, Tuple
+
+MAX_SHIFT_SIZE = 10
+MAX_SHIFT_DIST = 50
+BEAM_WIDTH = 25
+MAX_SHIFT_CANDIDATES = 1000
+INF = 1 << 28
+
+OP_NOP, OP_SUB, OP_INS, OP_DEL, OP_UNDEF = " ", "s", "i", "d", "x"
+
+
+# ---------------------------------------------------------------------------------------------
+# normaliser
+# ---------------------------------------------------------------------------------------------
+def _in_western_punct(c: str) -> bool:
+    # the 13a class ``[{-~[-` -&(-+:-@/]``
+    o = ord(c)
+    return (0x7B <= o <= 0x7E or 0x5B <= o <= 0x60 or 0x20 <= o <= 0x26
+            or 0x28 <= o <= 0x2B or 0x3A <= o <= 0x40 or o == 0x2F)
+
+
+def _is_digit(c: str) -> bool:
+    return "0" <= c <= "9"
+
+
+def _in_cjk(c: str) -> bool:
+    # union of the four character-splitting classes of ``_normalize_asian``
+    o = ord(c)
+    return (0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x31C0 <= o <= 0x31EF
+            or 0x2E80 <= o <= 0x2EFF or 0x3300 <= o <= 0x33FF or 0xF900 <= o <= 0xFAFF
+            or 0xFE30 <= o <= 0xFE4F or 0x3200 <= o <= 0x3F22)
+
+
+def _in_asian_punct(c: str) -> bool:
+    o = ord(c)
+    return (o in (0x3001, 0x3002, 0x30FB) or 0x3008 <= o <= 0x3011 or 0x3014 <= o <= 0x301F
+            or 0xFF61 <= o <= 0xFF65)
+
+
+def _in_fullwidth_punct(c: str) -> bool:
+    return ord(c) in (0xFF0E, 0xFF0C, 0xFF1F, 0xFF1A, 0xFF1B, 0xFF01, 0xFF02, 0xFF08, 0xFF09)
+
+
+def _replace_literal(s: str, old: str, new: str) -> str:
+    # leftmost non-overlapping scan (what re.sub does for a literal pattern)
+    out, i, k = [], 0, len(old)
+    while i < len(s):
+        if s.startswith(old, i):
+            out.append(new)
+            i += k
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def _pair_scan(s: str, first, second, template: str) -> str:
+    # re.sub(r"(A)(B)", template) for single-character classes A, B
+    out, i, n = [], 0, len(s)
+    while i < n:
+        if i + 1 < n and first(s[i]) and second(s[i + 1]):
+            a, b = s[i], s[i + 1]
+            out.append(_fill(template, a, b))
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def _fill(template: str, a: str, b: str) -> str:
+    return {"A B ": f"{a} {b} ", " A B": f" {a} {b}"}[template]
+
+
+def normalize_general_and_western(s: str) -> str:
+    s = _replace_literal(s, "\n-", "")
+    s = _replace_literal(s, "\n", " ")
+    s = _replace_literal(s, "&quot;", '"')
+    s = _replace_literal(s, "&amp;", "&")
+    s = _replace_literal(s, "&lt;", "<")
+    s = _replace_literal(s, "&gt;", ">")
+    s = f" {s} "
+    s = "".join(f" {c} " if _in_western_punct(c) else c for c in s)
+    s = _replace_literal(s, "'s ", " 's ")
+    # r"'s$" cannot match: the string ends with the space added above and holds no "\n".
+    s = _pair_scan(s, lambda c: not _is_digit(c), lambda c: c in ".,", "A B ")
+    s = _pair_scan(s, lambda c: c in ".,", lambda c: not _is_digit(c), " A B")
+    s = _pair_scan(s, _is_digit, lambda c: c == "-", "A B ")
+    return s
+
+
+def normalize_asian(s: str) -> str:
+    # The kana rules of sacrebleu are anchored at both ends (``^`` inside the alternatives) and
+    # this function only runs after the western step, which starts the string with a space, so
+    # they never fire. The splitting classes only add spaces around single characters, so one
+    # pass over their union gives the same tokens.
+    return "".join(f" {c} " if (_in_cjk(c) or _in_asian_punct(c) or _in_fullwidth_punct(c))
+                   else c for c in s)
+
+
+def tercom_normalize(sent: str, normalized: bool = False, no_punct: bool = False,
+                     asian_support: bool = False, case_sensitive: bool = False) -> str:
+    """sacrebleu's ``TER._preprocess_segment``: ``TercomTokenizer(sent.rstrip())``."""
+    sent = sent.rstrip()
+    if not sent:
+        return ""
+    if not case_sensitive:
+        sent = sent.lower()
+    if normalized:
+        sent = normalize_general_and_western(sent)
+        if asian_support:
+            sent = normalize_asian(sent)
+    if no_punct:
+        sent = "".join(c for c in sent if c not in '.,?:;!"()')
+        if asian_support:
+            sent = "".join(c for c in sent
+                           if not (_in_asian_punct(c) or _in_fullwidth_punct(c)))
+    return " ".join(sent.split())
+
+
+# ---------------------------------------------------------------------------------------------
+# edit distance and shift search
+# ---------------------------------------------------------------------------------------------
+def band(n_h: int, n_r: int) -> List[Tuple[int, int]]:
+    """``[(lo, hi)]`` for rows 1..n_h (index 0 is row 0, the full row): the cells computed."""
+    ratio = n_r / n_h if n_h else 1
+    beam = math.ceil(ratio / 2 + BEAM_WIDTH) if BEAM_WIDTH < ratio / 2 else BEAM_WIDTH
+    out = [(0, n_r + 1)]
+    for i in range(1, n_h + 1):
+        pd = math.floor(i * ratio)
+        lo, hi = max(0, pd - beam), min(n_r + 1, pd + beam)
+        if i == n_h:
+            hi = n_r + 1
+        out.append((lo, hi))
+    return out
+
+
+def edit_distance(h: Sequence, r: Sequence) -> Tuple[int, str]:
+    """Banded Levenshtein distance and its trace (ops from the hypothesis' point of view)."""
+    n, m = len(h), len(r)
+    cost = [[INF] * (m + 1) for _ in range(n + 1)]
+    ops = [[OP_UNDEF] * (m + 1) for _ in range(n + 1)]
+    for j in range(m + 1):
+        cost[0][j], ops[0][j] = j, OP_INS
+    bands = band(n, m)
+    for i in range(1, n + 1):
+        lo, hi = bands[i]
+        prev, cur, op = cost[i - 1], cost[i], ops[i]
+        for j in range(lo, hi):
+            if j == 0:
+                cur[0], op[0] = prev[0] + 1, OP_DEL
+                continue
+            eq = h[i - 1] == r[j - 1]
+            c = prev[j - 1] + (0 if eq else 1)
+            if c < cur[j]:
+                cur[j], op[j] = c, (OP_NOP if eq else OP_SUB)
+            c = prev[j] + 1
+            if c < cur[j]:
+                cur[j], op[j] = c, OP_DEL
+            c = cur[j - 1] + 1
+            if c < cur[j]:
+                cur[j], op[j] = c, OP_INS
+    trace = []
+    i, j = n, m
+    while i > 0 or j > 0:
+        o = ops[i][j]
+        trace.append(o)
+        if o in (OP_NOP, OP_SUB):
+            i -= 1
+            j -= 1
+        elif o == OP_INS:
+            j -= 1
+        elif o == OP_DEL:
+            i -= 1
+        else:  # pragma: no cover - unreachable cell on the path
+            raise RuntimeError("undefined cell on the edit path")
+    return cost[n][m], "".join(reversed(trace))
+
+
+def alignment(trace: str):
+    """Flip the trace (rewrite ref -> hyp) and return ``align, ref_err, hyp_err``."""
+    pos_h = pos_r = -1
+    align, ref_err, hyp_err = {}, [], []
+    for o in trace:
+        if o in (OP_NOP, OP_SUB):
+            pos_h += 1
+            pos_r += 1
+            align[pos_r] = pos_h
+            e = 1 if o == OP_SUB else 0
+            hyp_err.append(e)
+            ref_err.append(e)
+        elif o == OP_DEL:  # flipped: an insertion in ref -> hyp, consumes a hypothesis word
+            pos_h += 1
+            hyp_err.append(1)
+        else:  # OP_INS flipped: a deletion, consumes a reference word
+            pos_r += 1
+            align[pos_r] = pos_h
+            ref_err.append(1)
+    return align, ref_err, hyp_err
+
+
+def perform_shift(w: list, start: int, length: int, target: int) -> list:
+    if target < start:
+        return w[:target] + w[start:start + length] + w[target:start] + w[start + length:]
+    if target > start + length:
+        return w[:start] + w[start + length:target] + w[start:start + length] + w[target:]
+    return w[:start] + w[start + length:length + target] + w[start:start + length] + w[length + target:]
+
+
+def shifted_pairs(h: Sequence, r: Sequence):
+    n, m = len(h), len(r)
+    for sh in range(n):
+        for sr in range(m):
+            if abs(sr - sh) > MAX_SHIFT_DIST:
+                continue
+            length = 0
+            while h[sh + length] == r[sr + length] and length < MAX_SHIFT_SIZE:
+                length += 1
+                yield sh, sr, length
+                if n == sh + length or m == sr + length:
+                    break
+
+
+def best_shift(h: list, r: Sequence, checked: int):
+    """One round of the shift search: ``(gain, shifted hyp, checked)``."""
+    pre, trace = edit_distance(h, r)
+    align, ref_err, hyp_err = alignment(trace)
+    best = None
+    for sh, sr, length in shifted_pairs(h, r):
+        if sum(hyp_err[sh:sh + length]) == 0:
+            continue
+        if sum(ref_err[sr:sr + length]) == 0:
+            continue
+        if sh <= align[sr] < sh + length:
+            continue
+        prev_idx = -1
+        for offset in range(-1, length):
+            if sr + offset == -1:
+                idx = 0
+            elif sr + offset in align:
+                idx = align[sr + offset] + 1
+            else:
+                break
+            if idx == prev_idx:
+                continue
+            prev_idx = idx
+            shifted = perform_shift(h, sh, length, idx)
+            key = (pre - edit_distance(shifted, r)[0], length, -sh, -idx)
+            checked += 1
+            if best is None or key > best[0]:  # ties: the first one found wins
+                best = (key, shifted)
+        if checked >= MAX_SHIFT_CANDIDATES:
+            break
+    if best is None:
+        return 0, h, checked
+    return best[0][0], best[1], checked
+
+
+def translation_edit_rate(hyp: Sequence, ref: Sequence) -> Tuple[int, int]:
+    """``(edits, len(ref))`` for one hypothesis/reference token sequence pair."""
+    if len(ref) == 0:
+        return len(hyp), 0
+    cur, shifts, checked = list(hyp), 0, 0
+    while True:
+        gain, new, checked = best_shift(cur, ref, checked)
+        if checked >= MAX_SHIFT_CANDIDATES:  # the round that reached the cap is discarded
+            break
+        if gain <= 0:
+            break
+        shifts += 1
+        cur = new
+    return shifts + edit_distance(cur, ref)[0], len(ref)
+
+
+def segment_stats(hyp: Sequence, refs: Sequence[Sequence]) -> List[float]:
+    """``[best edits (min over refs, first wins), mean reference length over all refs]``."""
+    best, total = int(1e16), 0
+    for ref in refs:
+        e, n = translation_edit_rate(hyp, ref)
+        total += n
+        if e < best:
+            best = e
+    return [best, total / len(refs)]
