@@ -90,12 +90,16 @@ def test_wmt21_zhen_from_segment_scores(he):
 def test_qc_paired_ttest_matches_released_worker_stats(he):
     """ad-trk-stats.csv holds each worker's one-sided paired t-test (p, t, n pairs) pooled over
     all to-English pairs. Workers whose pairs all lie in the six released rating files
-    must give the same numbers (z-scoring per worker leaves t unchanged)."""
+    must give the same numbers when they rated a single language pair (z-scoring per worker
+    and language pair is affine, which leaves t unchanged; pooled over pairs it is not)."""
     ws, ts, keys, sc = [], [], [], []
+    lps_of = {}
     for lp in LPS:
         t = loaders.read_ratings(he / f"ad-{lp.replace('-', '')}-good-stnd.csv")
         c = {k: loaders.table_to_numpy(t, k) for k in ("WorkerId", "type", "sys_id", "sid", "HITId", "score")}
         ws.append(c["WorkerId"]); ts.append(c["type"]); sc.append(c["score"])
+        for w in np.unique(c["WorkerId"]):
+            lps_of.setdefault(w, set()).add(lp)
         keys.append(np.char.add(np.char.add(c["HITId"].astype(str), "|"),
                                 np.char.add(np.char.add(c["sys_id"].astype(str), "|"), c["sid"].astype(str))))
     q = human.qc_paired_ttest(np.concatenate(ws), np.concatenate(ts), np.concatenate(keys), np.concatenate(sc))
@@ -103,8 +107,8 @@ def test_qc_paired_ttest_matches_released_worker_stats(he):
     refd = {w: (p, t, n) for w, p, t, n in zip(*(ref.column(c).to_pylist() for c in ("w", "p", "t", "n")))}
     checked = 0
     for w, n, t, p in zip(q["worker"], q["n_pairs"], q["t"], q["p"]):
-        if w in refd and refd[w][2] == n:
+        if w in refd and refd[w][2] == n and len(lps_of[w]) == 1:
             assert p == pytest.approx(refd[w][0], rel=1e-5) and t == pytest.approx(refd[w][1], rel=1e-5)
             checked += 1
-    assert checked > 300
+    assert checked > 250
     assert q["passed"].mean() > 0.8

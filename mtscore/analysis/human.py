@@ -301,8 +301,10 @@ def rank_clusters(p, alpha: float = 0.05, rule: str = "wmt21") -> np.ndarray:
     """Cluster ids (k,) int (1 = top) for systems in ranking order, from p[i, j] = one-sided p
     that system i beats system j.
 
-    ``rule='wmt21'`` (the WMT21 ``clusters.csv``): a cluster ends after position c when the
-    system at c significantly beats every system below it. ``rule='strict'``: a cluster ends
+    ``rule='wmt21'`` (inferred from, and reproducing, every WMT21 to-English ``clusters.csv``):
+    a cluster ends after position c when the system at c significantly beats every system
+    below it and beats none ranked above it (a system that out-tests a better-ranked one is
+    not a clean boundary). ``rule='strict'``: a cluster ends
     after c when every system at or above c beats every system below (transitive cut).
     """
     p = np.asarray(p, dtype=np.float64)
@@ -313,7 +315,7 @@ def rank_clusters(p, alpha: float = 0.05, rule: str = "wmt21") -> np.ndarray:
     for c in range(k - 1):
         below = slice(c + 1, k)
         if rule == "wmt21":
-            cut = sig[c, below].all()
+            cut = sig[c, below].all() and not sig[c, :c].any()
         elif rule == "strict":
             cut = sig[: c + 1, below].all()
         else:
