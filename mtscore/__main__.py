@@ -1,0 +1,5 @@
+import sys
+
+from .bindings.cli import main
+
+sys.exit(main())

@@ -1,0 +1,476 @@
+"""The ``mtscore`` command: sacrebleu-compatible scoring, plus ``mtscore meta`` / ``mtscore human``
+(meta-evaluation and human evaluation reports).
+
+    mtscore REF [REF ...] -i HYP [HYP ...] -m bleu chrf ter     # like sacrebleu
+    cat hyp.txt | mtscore ref.txt -m chrf -f text
+    mtscore ref.txt -i hyp.txt -m bleu chrf --format tsv -o segments.tsv
+
+Output content equals sacrebleu 2.6.0's for the same flags (signatures print version 2.6.0,
+the sacrebleu version whose numbers mtscore reproduces). Only this module's top-level imports
+run at start-up; numpy, pyarrow and the kernels load when first needed.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+import os
+import sys
+from typing import List, Optional
+
+log = logging.getLogger("mtscore")
+
+EXIT_USAGE = 2
+EXIT_ERROR = 1
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit status 1."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    p = argparse.ArgumentParser(
+        prog="mtscore",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Score MT output with sacrebleu-identical BLEU, chrF/chrF++ and TER (compiled), "
+            "optionally BERTScore.\n\n"
+            "Give reference files first, then the system output(s) with -i (or on stdin; "
+            "tab-separated columns are several systems).\n"
+            "Subcommands: 'mtscore meta --help' (metric meta-evaluation), "
+            "'mtscore human --help' (human evaluation)."),
+        epilog=(
+            "examples:\n"
+            "  mtscore ref.de -i hyp.de -m bleu chrf ter\n"
+            "  mtscore ref.A ref.B -i sys1 sys2 sys3 -m bleu --paired-bs\n"
+            "  mtscore ref.de -i hyp.de -m chrf -cw 2 --format tsv -o segments.tsv\n"
+            "  mtscore ref.de -i hyp.de -m bleu --sentence-level"))
+    io_ = p.add_argument_group("input/output")
+    io_.add_argument("refs", nargs="*", default=[],
+                     help="reference file(s), one segment per line (.gz ok); give them before -i")
+    io_.add_argument("--input", "-i", nargs="*", default=None,
+                     help="system output file(s); several files = multi-system mode; default stdin")
+    io_.add_argument("--num-refs", "-nr", type=int, default=1,
+                     help="split each line of the single reference file on tabs into this many references")
+    io_.add_argument("--encoding", "-e", default="utf-8", help="input encoding (default utf-8)")
+    io_.add_argument("--encoding-errors", choices=["strict", "replace"], default="strict",
+                     help="invalid input bytes: stop with an error naming the line (strict) or "
+                          "substitute U+FFFD (replace)")
+    io_.add_argument("--language-pair", "-l", dest="langpair", default=None,
+                     help="SRC-TRG; the target selects BLEU's zh/ja-mecab/ko-mecab tokenizer")
+    io_.add_argument("--test-set", "-t", default=None, help=argparse.SUPPRESS)
+    io_.add_argument("--output", "-o", default=None,
+                     help="write the result here (required for --format parquet); written "
+                          "atomically, so a failed run leaves no partial file")
+
+    m = p.add_argument_group("metrics")
+    m.add_argument("--metrics", "-m", nargs="+", default=["bleu"],
+                   choices=["bleu", "chrf", "ter", "bertscore"], type=str.lower,
+                   help="metrics to compute (default bleu); printed in sorted order")
+    m.add_argument("--sentence-level", "-sl", action="store_true",
+                   help="one score per segment (one metric, one system); BLEU uses effective order")
+    m.add_argument("--workers", type=int, default=1,
+                   help="threads for the compiled metrics (0 = all cores); results do not change")
+
+    b = p.add_argument_group("BLEU")
+    b.add_argument("--smooth-method", "-s", choices=["none", "floor", "add-k", "exp"],
+                   default="exp", help="smoothing (default exp)")
+    b.add_argument("--smooth-value", "-sv", type=float, default=None,
+                   help="value for floor (0.1) / add-k (1)")
+    b.add_argument("--tokenize", "-tok", default=None,
+                   choices=["none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm",
+                            "flores101", "flores200", "spBLEU-1K"],
+                   help="tokenizer (default 13a; zh/ja-mecab/ko-mecab for those target languages)")
+    b.add_argument("--lowercase", "-lc", action="store_true", help="lowercased BLEU")
+    b.add_argument("--force", action="store_true", help="no warning for tokenized-looking input")
+
+    c = p.add_argument_group("chrF")
+    c.add_argument("--chrf-char-order", "-cc", type=int, default=6, help="character n-gram order (6)")
+    c.add_argument("--chrf-word-order", "-cw", type=int, default=0,
+                   help="word n-gram order (0; 2 = chrF++)")
+    c.add_argument("--chrf-beta", type=int, default=2, help="recall weight beta (2)")
+    c.add_argument("--chrf-whitespace", action="store_true", help="keep whitespace in char n-grams")
+    c.add_argument("--chrf-lowercase", action="store_true", help="lowercase before scoring")
+    c.add_argument("--chrf-eps-smoothing", action="store_true",
+                   help="chrF++.py/Moses/NLTK smoothing instead of effective order")
+
+    t = p.add_argument_group("TER")
+    t.add_argument("--ter-case-sensitive", action="store_true", help="case-sensitive TER")
+    t.add_argument("--ter-asian-support", action="store_true", help="Asian character handling")
+    t.add_argument("--ter-no-punct", action="store_true", help="remove punctuation")
+    t.add_argument("--ter-normalized", action="store_true", help="Tercom normalization")
+
+    s = p.add_argument_group("statistics")
+    s.add_argument("--confidence", "-ci", action="store_true",
+                   help="bootstrap 95%% confidence interval (single system)")
+    s.add_argument("--confidence-n", "-cin", type=int, default=1000, help="bootstrap resamples (1000)")
+    pg = s.add_mutually_exclusive_group()
+    pg.add_argument("--paired-bs", "-pbs", action="store_true",
+                    help="paired bootstrap resampling against the first system")
+    pg.add_argument("--paired-ar", "-par", action="store_true",
+                    help="paired approximate randomization against the first system")
+    s.add_argument("--paired-bs-n", "-pbsn", type=int, default=1000, help="bootstrap resamples (1000)")
+    s.add_argument("--paired-ar-n", "-parn", type=int, default=10000, help="AR trials (10000)")
+    s.add_argument("--paired-jobs", "-j", type=int, default=1, help=argparse.SUPPRESS)
+    s.add_argument("--seed", default=None,
+                   help="random seed for resampling (default $SACREBLEU_SEED or 12345; 'none' = random)")
+
+    r = p.add_argument_group("reporting")
+    r.add_argument("--quiet", "-q", action="store_true", help="no informational logging")
+    r.add_argument("--short", "-sh", action="store_true", help="short signatures (text output)")
+    r.add_argument("--score-only", "-b", action="store_true", help="print only the score")
+    r.add_argument("--width", "-w", type=int, default=1, help="decimals (1)")
+    r.add_argument("--no-color", "-nc", action="store_true", help="no colors in tables")
+    r.add_argument("--format", "-f", default="json",
+                   choices=["json", "text", "latex", "tsv", "parquet"],
+                   help="json/text/latex as sacrebleu; tsv/parquet: per-segment scores table")
+    r.add_argument("--progress", action="store_true", default=None,
+                   help="progress bar (default: on when stderr is a terminal)")
+    r.add_argument("--version", "-V", action="version", version=f"mtscore {__version__} (sacrebleu 2.6.0 compatible)")
+
+    try:
+        from ..engine import bertscore as _bs  # noqa: F401  (optional, added when present)
+        add = getattr(_bs, "add_cli_arguments", None)
+    except Exception:  # pragma: no cover - module missing or optional deps absent
+        add = None
+    if add is not None:
+        add(p.add_argument_group("BERTScore"))
+    return p
+
+
+# ---- input -------------------------------------------------------------------------------
+def _read_lines(path: str, encoding: str, errors: str) -> List[str]:
+    from ..engine import corpus
+
+    reader = getattr(corpus, "read_lines", None)
+    if reader is not None:
+        return reader(path, encoding=encoding, errors=errors)
+    return _read_lines_fallback(path, encoding, errors)
+
+
+def _read_lines_fallback(path: str, encoding: str, errors: str) -> List[str]:
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode(encoding, errors=errors)
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise CLIError(f"{path}:{line}: invalid {encoding} (byte 0x{data[e.start]:02x} at column "
+                       f"{col}); use --encoding-errors replace to substitute") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [x.rstrip() for x in lines]
+
+
+def _read_inputs(args):
+    """(system names, systems, reference streams)"""
+    if args.test_set:
+        raise CLIError("--test-set is not supported (mtscore does not download data); "
+                       "pass reference files as positional arguments")
+    if not args.refs:
+        raise CLIError("no reference files given: put them before -i/--input, "
+                       "e.g. mtscore ref.txt -i hyp.txt")
+    if args.num_refs != 1 and len(args.refs) > 1:
+        raise CLIError("--num-refs reads tab-separated references from ONE file; "
+                       "do not give several reference files with it")
+    refs: List[List[str]] = []
+    for path in args.refs:
+        if not os.path.exists(path):
+            raise CLIError(f"reference file not found: {path}")
+        lines = _read_lines(path, args.encoding, args.encoding_errors)
+        if args.num_refs == 1:
+            refs.append(lines)
+        else:
+            cols: List[List[str]] = [[] for _ in range(args.num_refs)]
+            for no, line in enumerate(lines, 1):
+                fields = line.split("\t", args.num_refs - 1)
+                if len(fields) != args.num_refs:
+                    raise CLIError(f"{path}:{no}: expected {args.num_refs} tab-separated "
+                                   f"references, found {len(fields)} (--num-refs)")
+                for k, x in enumerate(fields):
+                    cols[k].append(x)
+            refs.extend(cols)
+    names: List[str] = []
+    systems: List[List[str]] = []
+    paired = args.paired_bs or args.paired_ar
+    if args.input is None or args.input == ["-"]:
+        stream = io.TextIOWrapper(sys.stdin.buffer, encoding=args.encoding,
+                                  errors=args.encoding_errors)
+        try:
+            first = stream.readline()
+            fields = first.rstrip().split("\t")
+            systems = [[x] for x in fields]
+            for no, line in enumerate(stream, 2):
+                f = line.rstrip().split("\t")
+                if len(f) != len(systems):
+                    raise CLIError(f"<stdin>:{no}: {len(f)} tab-separated fields, but the first "
+                                   f"line has {len(systems)}")
+                for k, x in enumerate(f):
+                    systems[k].append(x.rstrip())
+        except UnicodeDecodeError as e:
+            raise CLIError(f"<stdin>: invalid {args.encoding} input ({e.reason}); "
+                           "use --encoding-errors replace to substitute") from None
+        if first == "":
+            raise CLIError("no system output: stdin is empty (give files with -i)")
+        names = ([f"System {i + 1}" for i in range(len(systems))] if not paired else
+                 ["Baseline"] + [f"System {i + 1}" for i in range(len(systems) - 1)])
+        input_names = ["<stdin>"] * len(systems)
+    else:
+        input_names = []
+        for path in args.input:
+            if path in names:
+                if paired and path == names[0]:
+                    log.info(f"Ignoring {path!r} as it was also given as the baseline.")
+                    continue
+                raise CLIError(f"{path!r} given twice; each system needs a distinct file name")
+            if not os.path.exists(path):
+                raise CLIError(f"system file not found: {path}")
+            systems.append(_read_lines(path, args.encoding, args.encoding_errors))
+            names.append(path)
+            input_names.append(path)
+        if paired and names:
+            names[0] = f"Baseline: {names[0]}"
+    for sname, system, path in zip(names, systems, input_names):
+        if len(system) == 0:
+            raise CLIError(f"{path}: system output is empty")
+        for k, ref in enumerate(refs):
+            if len(ref) != len(system):
+                ref_name = args.refs[k] if args.num_refs == 1 else f"{args.refs[0]} (field {k + 1})"
+                raise CLIError(f"line counts differ: {path} has {len(system)} lines, "
+                               f"{ref_name} has {len(ref)}")
+    return names, systems, refs
+
+
+# ---- metrics -----------------------------------------------------------------------------
+def _metric_kwargs(args, name: str) -> dict:
+    if name == "bleu":
+        return dict(lowercase=args.lowercase, force=args.force, tokenize=args.tokenize,
+                    smooth_method=args.smooth_method, smooth_value=args.smooth_value,
+                    effective_order=bool(getattr(args, "bleu_effective_order", False)),
+                    trg_lang=args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else "")
+    if name == "chrf":
+        return dict(char_order=args.chrf_char_order, word_order=args.chrf_word_order,
+                    beta=args.chrf_beta, lowercase=args.chrf_lowercase,
+                    whitespace=args.chrf_whitespace, eps_smoothing=args.chrf_eps_smoothing)
+    if name == "ter":
+        return dict(normalized=args.ter_normalized, no_punct=args.ter_no_punct,
+                    asian_support=args.ter_asian_support, case_sensitive=args.ter_case_sensitive)
+    return {}
+
+
+def _build_metrics(args, refs):
+    from .api import make_metric
+
+    metrics = {}
+    for name in args.metrics:
+        if name == "bertscore":
+            continue
+        try:
+            m = make_metric(name, **_metric_kwargs(args, name))
+        except (ImportError, ValueError, RuntimeError) as e:
+            raise CLIError(f"-m {name}: {e}") from None
+        if hasattr(m, "workers"):
+            m.workers = args.workers
+        m.prepare_references(refs)
+        metrics[name.upper()] = m
+    return metrics
+
+
+# ---- output ------------------------------------------------------------------------------
+def _emit(text: str, args) -> None:
+    if args.output:
+        _atomic_write(args.output, text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _single_results_text(results: List[str], args) -> str:
+    """sacrebleu's print_single_results."""
+    out = io.StringIO()
+    if args.format == "json":
+        out.write(("[\n" + ",\n".join(results) + "\n]" if len(results) > 1 else results[0]) + "\n")
+        return out.getvalue()
+    if len(results) == 1:
+        out.write(results[0] + "\n")
+        return out.getvalue()
+    lens = []
+    for line in results:
+        try:
+            lens.append(line.index("=") - 1)
+        except ValueError:
+            out.write(line + "\n")
+    if lens:
+        w = max(lens)
+        for _len, line in zip(lens, results):
+            left, right = line[:_len], line[_len:]
+            out.write(f"{left:>{w}}{right}\n")
+    return out.getvalue()
+
+
+def _segments_table(args, names, systems, refs, metrics):
+    """Per-segment sentence scores as a pyarrow Table (formats tsv/parquet)."""
+    from .api import score
+
+    r = score({n: s for n, s in zip(names, systems)} if len(systems) > 1 else systems[0], refs,
+              metrics=list(metrics.values()), workers=args.workers, progress=args.progress)
+    return r.segments
+
+
+def _write_table(table, args) -> None:
+    if args.format == "parquet":
+        if not args.output:
+            raise CLIError("--format parquet needs --output FILE")
+        import pyarrow.parquet as pq
+
+        tmp = f"{args.output}.tmp{os.getpid()}"
+        try:
+            pq.write_table(table, tmp)
+            os.replace(tmp, args.output)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return
+    cols = table.column_names
+    lines = ["\t".join(cols)]
+    data = [table.column(c).to_pylist() for c in cols]
+    for row in zip(*data):
+        lines.append("\t".join(repr(x) if isinstance(x, float) else str(x) for x in row))
+    _emit("\n".join(lines) + "\n", args)
+
+
+def _run(args) -> int:
+    paired = args.paired_bs or args.paired_ar
+    if args.sentence_level and len(args.metrics) > 1:
+        raise CLIError("Only one metric can be used in sentence-level mode.")
+    names, systems, refs = _read_inputs(args)
+    if args.sentence_level:
+        if len(systems) > 1:
+            raise CLIError("Only one system can be evaluated in sentence-level mode.")
+        if args.confidence or paired:
+            raise CLIError("Statistical tests are unavailable in sentence-level mode.")
+        args.bleu_effective_order = True
+    if paired and len(systems) == 1:
+        raise CLIError("Paired tests require multiple input systems given to --input (-i).")
+    if len(systems) > 1 and args.confidence:
+        raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
+    if args.seed is not None:
+        os.environ["SACREBLEU_SEED"] = str(args.seed)
+
+    metrics = _build_metrics(args, refs)
+    bert = None
+    if "bertscore" in args.metrics:
+        bert = _bertscore_runner(args)
+    if args.format in ("tsv", "parquet"):
+        if bert is not None:
+            raise CLIError("--format tsv/parquet with bertscore: not supported yet; "
+                           "use the Python API mtscore.BERTScore")
+        _write_table(_segments_table(args, names, systems, refs, metrics), args)
+        return 0
+
+    if args.sentence_level:
+        if bert is not None:
+            raise CLIError("--sentence-level with bertscore: use --format tsv or the Python API")
+        (metric,) = metrics.values()
+        stats, _ = metric.segment_scores(systems[0]) if hasattr(metric, "segment_scores") else (
+            metric.corpus_stats(systems[0]), None)
+        sig = metric.get_signature().format(args.short)
+        out = io.StringIO()
+        for row in stats:
+            sc = metric.compute_score_from_stats([x.item() for x in row])
+            out.write(sc.format(args.width, args.score_only, sig) + "\n")
+        _emit(out.getvalue(), args)
+        return 0
+
+    if len(systems) == 1:
+        results = []
+        system = systems[0]
+        for name in sorted(metrics):
+            m = metrics[name]
+            sc = m.corpus_score(system, None,
+                                n_bootstrap=args.confidence_n if args.confidence else 1)
+            sig = m.get_signature().format(args.short if args.format != "json" else False)
+            results.append(sc.format(args.width, args.score_only, sig, args.format == "json"))
+        if bert is not None:
+            results.append(bert(args, system, refs))
+        _emit(_single_results_text(results, args), args)
+        return 0
+
+    from . import significance_report as rep  # multi-system tables (sacrebleu layout)
+
+    named = list(zip(names, systems))
+    if paired:
+        text = rep.run_paired_cli(args, named, refs, metrics)
+    else:
+        text = rep.multi_system_table(args, named, metrics)
+    _emit(text if text.endswith("\n") else text + "\n", args)
+    return 0
+
+
+def _bertscore_runner(args):
+    try:
+        from ..engine import bertscore
+    except ImportError as e:
+        raise CLIError(f"-m bertscore: {e}") from None
+    run = getattr(bertscore, "run_cli", None)
+    if run is None:
+        raise CLIError("-m bertscore is not available in this build")
+
+    def go(args, system, refs):
+        res = run(args, system, refs)
+        if isinstance(res, str):
+            return res
+        return res.format(args.width, args.score_only, str(getattr(res, "signature", "")),
+                          args.format == "json") if hasattr(res, "format") else json.dumps(res)
+
+    return go
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("meta", "human"):
+        from ..analysis.cli import main as analysis_main
+
+        return analysis_main(argv)
+    if argv and argv[0] == "bertscore-baseline":
+        from ..engine.bertscore import baseline_main
+
+        return baseline_main(argv[1:])
+    args = _parser().parse_args(argv)
+    if not args.quiet:
+        logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
+    if os.environ.get("SACREBLEU_FORMAT"):
+        args.format = os.environ["SACREBLEU_FORMAT"]
+    try:
+        return _run(args)
+    except CLIError as e:
+        print(f"mtscore: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except (ValueError, TypeError, RuntimeError, ImportError, OSError) as e:
+        print(f"mtscore: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
