@@ -25,3 +25,13 @@ def require(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"missing data file {path} (set MTSCORE_DATA)")
     return path
+
+
+try:  # hypothesis profiles: CI runs on a loaded 2-core machine, so no per-example deadline
+    from hypothesis import settings
+
+    settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+    settings.register_profile("dev", deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+except ImportError:  # pragma: no cover
+    pass

@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
             "optionally BERTScore.\n\n"
             "Give reference files first, then the system output(s) with -i (or on stdin; "
             "tab-separated columns are several systems).\n"
-            "Subcommands: 'mtscore meta --help' (metric meta-evaluation), "
-            "'mtscore human --help' (human evaluation)."),
+            "Subcommands: 'mtscore demo' (the bundled example), 'mtscore meta --help' (metric "
+            "meta-evaluation), 'mtscore human --help' (human evaluation)."),
         epilog=(
             "examples:\n"
             "  mtscore ref.de -i hyp.de -m bleu chrf ter\n"
@@ -451,6 +451,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from ..analysis.cli import main as analysis_main
 
         return analysis_main(argv)
+    if argv and argv[0] == "demo":
+        from .demo import main as demo_main
+
+        return demo_main(argv[1:])
     if argv and argv[0] == "bertscore-baseline":
         from ..engine.bertscore import baseline_main
 
