@@ -451,6 +451,73 @@ cdef class TercomVocab:
         return t
 
 
+cdef int normalize_one(object s, UBuf* a, UBuf* b, bint normalized, bint no_punct,
+                       bint asian_support) except -1:
+    """Copy the code points of ``s`` into ``a`` and apply the Tercom steps (result in ``a``)."""
+    cdef Py_ssize_t k, L
+    cdef int kind
+    cdef void* data
+    if not isinstance(s, str):
+        raise TypeError(f"Tercom normaliser: got {type(s).__name__}, expected str")
+    PyUnicode_READY(s)
+    kind = PyUnicode_KIND(s)
+    data = PyUnicode_DATA(s)
+    L = PyUnicode_GET_LENGTH(s)
+    if ubuf_reserve(a, L + 8) < 0:
+        raise MemoryError("Tercom normaliser: out of memory")
+    for k in range(L):
+        a.d[k] = PyUnicode_READ(kind, data, k)
+    a.n = L
+    if L > 0 and normalized:
+        if normalize_western(a, b) < 0:
+            raise MemoryError("Tercom normaliser: out of memory")
+        if asian_support and normalize_asian(a, b) < 0:
+            raise MemoryError("Tercom normaliser: out of memory")
+    if no_punct:
+        remove_punct(a, asian_support)
+    return 0
+
+
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_4BYTE_KIND
+
+
+def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=False,
+                           bint asian_support=False):
+    """sacrebleu's ``TercomTokenizer`` on each string of ``texts`` (already ``rstrip()``-ed and,
+    unless case-sensitive, ``lower()``-ed): a list of normalised strings, tokens joined by one
+    space."""
+    cdef UBuf a, b
+    cdef Py_ssize_t i, k, o, start
+    cdef list out = []
+    a.d = NULL; a.n = 0; a.cap = 0
+    b.d = NULL; b.n = 0; b.cap = 0
+    try:
+        for i in range(len(texts)):
+            normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support)
+            # collapse whitespace in place: single spaces between tokens, none at the ends
+            k = 0
+            o = 0
+            while k < a.n:
+                while k < a.n and Py_UNICODE_ISSPACE(a.d[k]):
+                    k += 1
+                if k >= a.n:
+                    break
+                if o > 0:
+                    a.d[o] = 0x20
+                    o += 1
+                while k < a.n and not Py_UNICODE_ISSPACE(a.d[k]):
+                    a.d[o] = a.d[k]
+                    o += 1
+                    k += 1
+            out.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, a.d, o))
+        return out
+    finally:
+        free(a.d)
+        free(b.d)
+
+
 def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
                     bint no_punct=False, bint asian_support=False):
     """Tercom-normalise and intern ``texts``.
@@ -461,45 +528,23 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
     segment i is ``ids[offsets[i]:offsets[i+1]]``; the tokens of a segment are exactly
     ``TercomTokenizer(...)(text).split()``.
     """
-    cdef Py_ssize_t N = len(texts), i, k, L, start
-    cdef Py_ssize_t total = 0, pos = 0
-    cdef object s
-    cdef int kind
-    cdef void* data
+    cdef Py_ssize_t N = len(texts), i, k, start
+    cdef Py_ssize_t pos = 0
     cdef UBuf a, b
     cdef int32_t tid
     cdef cnp.ndarray[cnp.int64_t, ndim=1] offsets = np.zeros(N + 1, dtype=np.int64)
     cdef int32_t* ids
-    cdef Py_ssize_t ids_cap = 0
+    cdef Py_ssize_t ids_cap = 1024
     cdef void* p
     cdef Py_UCS4* d
     a.d = NULL; a.n = 0; a.cap = 0
     b.d = NULL; b.n = 0; b.cap = 0
-    ids_cap = 1024
     ids = <int32_t*>malloc(ids_cap * sizeof(int32_t))
     if ids == NULL:
         raise MemoryError("tercom_tokenize: out of memory")
     try:
         for i in range(N):
-            s = texts[i]
-            if not isinstance(s, str):
-                raise TypeError(f"tercom_tokenize: element {i} is {type(s).__name__}, expected str")
-            PyUnicode_READY(s)
-            kind = PyUnicode_KIND(s)
-            data = PyUnicode_DATA(s)
-            L = PyUnicode_GET_LENGTH(s)
-            if ubuf_reserve(&a, L + 8) < 0:
-                raise MemoryError("tercom_tokenize: out of memory")
-            for k in range(L):
-                a.d[k] = PyUnicode_READ(kind, data, k)
-            a.n = L
-            if L > 0 and normalized:
-                if normalize_western(&a, &b) < 0:
-                    raise MemoryError("tercom_tokenize: out of memory")
-                if asian_support and normalize_asian(&a, &b) < 0:
-                    raise MemoryError("tercom_tokenize: out of memory")
-            if no_punct:
-                remove_punct(&a, asian_support)
+            normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support)
             # whitespace split + interning; at most (n+1)/2 tokens
             if pos + a.n // 2 + 2 > ids_cap:
                 while pos + a.n // 2 + 2 > ids_cap:

@@ -7,7 +7,8 @@ its references (Tercom semantics). The corpus score is ``100 * sum(edits) / sum(
 Work split:
 
 * references are normalised + interned ONCE per metric (``_prepare_refs``) into int32 token ids
-  and reused for every system scored against them;
+  and reused for every system scored against them (with sacrebleu's quirk: references are
+  Tercom-normalised twice, which changes tokens under ``normalized=True``);
 * the Tercom normaliser and the shift search run compiled (``mtscore.kernels._ter``), the
   search without the GIL; ``workers=k`` scores disjoint segment ranges on k threads.
 """
@@ -135,6 +136,24 @@ class TER(Metric):
         return _ter.tercom_tokenize(prep, self._vocab, self.normalized, self.no_punct,
                                     self.asian_support)
 
+    def tokenize_refs(self, texts: List[str]):
+        """Like :meth:`tokenize`, but with sacrebleu's treatment of references: its
+        ``_cache_references`` preprocesses each reference and ``_extract_reference_info``
+        preprocesses the result AGAIN. Only ``normalized=True`` is not idempotent (e.g.
+        ``"nima's,"`` -> ``"nima's ,"`` -> ``"nima 's ,"``), so only then is the second pass run."""
+        if not self.normalized:
+            return self.tokenize(texts)
+        if self.case_sensitive:
+            prep = [s.rstrip() for s in texts]
+        else:
+            prep = [s.rstrip().lower() for s in texts]
+        once = _ter.tercom_normalize_texts(prep, self.normalized, self.no_punct,
+                                           self.asian_support)
+        if not self.case_sensitive:
+            once = [s.lower() for s in once]
+        return _ter.tercom_tokenize(once, self._vocab, self.normalized, self.no_punct,
+                                    self.asian_support)
+
     def tokens(self, text: str) -> List[str]:
         """The Tercom tokens of one string (for inspection and tests)."""
         ids, _ = self.tokenize([text])
@@ -160,7 +179,7 @@ class TER(Metric):
                 seg_refs[i + 1] = seg_refs[i] + len(lines)
         num_refs = next(iter(counts)) if len(counts) == 1 else -1
         self.num_refs = num_refs
-        ids, offsets = self.tokenize(flat)
+        ids, offsets = self.tokenize_refs(flat)
         return _PreparedRefs(n, ids, offsets, seg_refs, num_refs)
 
     def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:

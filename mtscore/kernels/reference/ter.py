@@ -296,3 +296,11 @@ def segment_stats(hyp: Sequence, refs: Sequence[Sequence]) -> List[float]:
         if e < best:
             best = e
     return [best, total / len(refs)]
+
+
+def tercom_normalize_reference(sent: str, normalized: bool = False, no_punct: bool = False,
+                               asian_support: bool = False, case_sensitive: bool = False) -> str:
+    """What sacrebleu's TER does to a REFERENCE: ``_cache_references`` preprocesses it and
+    ``_extract_reference_info`` preprocesses the result again (not idempotent when normalized)."""
+    once = tercom_normalize(sent, normalized, no_punct, asian_support, case_sensitive)
+    return tercom_normalize(once, normalized, no_punct, asian_support, case_sensitive)
