@@ -1,0 +1,125 @@
+"""Every compiled tokenizer equals sacrebleu's (and its plain-Python twin) on fixed tricky cases
+and on generated adversarial Unicode."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtscore.engine.tokenizers import Tokenizer
+from mtscore.kernels import _text
+from mtscore.kernels.reference import tokenizers as twin
+
+sacre_tok = pytest.importorskip("sacrebleu.tokenizers.tokenizer_13a")
+from sacrebleu.metrics.chrf import CHRF as SacreCHRF  # noqa: E402
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a  # noqa: E402
+from sacrebleu.tokenizers.tokenizer_char import TokenizerChar  # noqa: E402
+from sacrebleu.tokenizers.tokenizer_intl import TokenizerV14International  # noqa: E402
+from sacrebleu.tokenizers.tokenizer_none import NoneTokenizer  # noqa: E402
+from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh  # noqa: E402
+
+SACRE = {"13a": Tokenizer13a(), "intl": TokenizerV14International(), "zh": TokenizerZh(),
+         "char": TokenizerChar(), "none": NoneTokenizer()}
+OURS = {name: Tokenizer(name) for name in SACRE}
+_SACRE_CHRF = SacreCHRF()
+
+FIXED = [
+    "Hello, world.", "3.14 and 1,000", "a-b 1-2 x-1", "it's $5 (ok)!", "end 2020.",
+    "a.. b,,c ...", "Mr.Smith", "1.5.2020", "«Bonjour» – dit‐il…", "x<skipped>y",
+    "&quot;q&quot; &amp; &lt;b&gt; &apos;", "&amp;lt;", "a-\nb", "a -\n b\nc", "<skip<skipped>ped>",
+    "It’s €5 → done 美众院公布对特", "  lead and trail  ", "", " ", "\u00a0nbsp\u00a0", "\u2000\u2001x\u200a",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𠀀𠀁 😀.", "٣.٤ ١,٢", "9-", "-9-", ".,.,", "1..2", "a.,b", "x\u3000y", "\u200bzw\u200bsp",
+    "ΟΔΟΣ İstanbul", "tab\there", "cr\rhere", "\x1c\x1d\x1e\x1fsep", "a\u0085b", "e\u0301", "'s 's'",
+    "$$$", "((()))", "1-2-3", "1.-2", "--a--", "www.example.com/path?q=1&r=2", "ab\ud800cd",
+]
+
+ADVERSARIAL = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("abcAB 09.,-&;<>'\"()$€«»…—’“”\n\t\r\u00a0\u2000\u2009\u200a\u202f\u3000"
+                             "\u3001\u3002中文日本語한국어😀𝔘\U00020000\U0002A6D6\u20001\u2E80\u303F\ufe30\uff01\u0301")),
+        st.characters(),
+    ),
+    max_size=60,
+).flatmap(lambda s: st.sampled_from([s, s + ".", "&amp;lt;" + s, s + "-\n" + s,
+                                      s.replace("a", "<skipped>"), "1" + s + "9", s + " ."]))
+
+
+def sacre_tokens(name, line):
+    line = line.rstrip()
+    return " ".join(SACRE[name](line).split())
+
+
+@pytest.mark.parametrize("name", sorted(SACRE))
+def test_fixed_cases(name):
+    ours = OURS[name].tokenize(FIXED)
+    for s, o in zip(FIXED, ours):
+        assert o == sacre_tokens(name, s), (name, s)
+
+
+@pytest.mark.parametrize("name", sorted(SACRE))
+@given(lines=st.lists(ADVERSARIAL, min_size=1, max_size=8))
+@settings(max_examples=300)
+def test_adversarial_unicode(name, lines):
+    ours = OURS[name].tokenize(lines)
+    for s, o in zip(lines, ours):
+        assert o == sacre_tokens(name, s), (name, s)
+
+
+def _twin(name, line):
+    line = line.rstrip()
+    if name == "13a":
+        return twin.tok_13a(line)
+    if name == "zh":
+        return twin.tok_zh(line)
+    if name == "char":
+        return twin.tok_char(line)
+    if name == "none":
+        return " ".join(line.split())
+    import regex
+
+    P = regex.compile(r"\p{P}").match
+    S = regex.compile(r"\p{S}").match
+    N = regex.compile(r"\p{N}").match
+    return twin.tok_intl(line, P, S, N)
+
+
+@pytest.mark.parametrize("name", sorted(SACRE))
+@given(lines=st.lists(ADVERSARIAL, min_size=1, max_size=5))
+@settings(max_examples=150)
+def test_kernel_equals_python_twin(name, lines):
+    ours = OURS[name].tokenize(lines)
+    for s, o in zip(lines, ours):
+        assert o == _twin(name, s)
+
+
+def test_zh_ranges_every_code_point():
+    """The kernel's effective zh ranges equal sacrebleu's malformed range table exactly."""
+    is_zh = TokenizerZh._is_chinese_char
+    expected = [cp for cp in range(0x110000) if is_zh(chr(cp))]
+    assert expected == [cp for cp in range(0x110000) if twin.is_zh_char(chr(cp))]
+    line = "".join(chr(cp) for cp in range(0x2000, 0x10000) if not chr(cp).isspace())
+    assert OURS["zh"].tokenize([line])[0] == sacre_tokens("zh", line)
+
+
+@given(lines=st.lists(ADVERSARIAL, min_size=1, max_size=8), ws=st.booleans())
+@settings(max_examples=200)
+def test_chrf_chars_and_words(lines, ws):
+    chars = _text.tokenize_strings(lines, _text.MODE_CHARS_WS if ws else _text.MODE_CHARS)
+    words = _text.tokenize_strings(lines, _text.MODE_CHRF_WORDS)
+    for s, c, w in zip(lines, chars, words):
+        assert c == (s if ws else "".join(s.split()))
+        assert w == " ".join(_SACRE_CHRF._remove_punctuation(s))
+        assert w == " ".join(twin.chrf_words(s))
+
+
+def test_unknown_tokenizer_error():
+    with pytest.raises(ValueError, match="unknown tokenizer 'bogus'"):
+        Tokenizer("bogus")
+
+
+def test_vocab_interning_is_exact():
+    v = _text.Vocab()
+    toks = ["a", "b", "ab", "a", "𝔘", "\ud800", "", "b"]
+    ids = [v.intern(t) for t in toks]
+    assert ids[0] == ids[3] and ids[1] == ids[7]
+    assert len(set(ids)) == 6
+    assert [v.token(i) for i in ids] == toks
+    assert v.lookup("zz") == -1 and v.lookup("ab") == ids[2] and len(v) == 6
