@@ -1,0 +1,170 @@
+"""Figures for meta-evaluation reports (matplotlib, Agg backend, imported lazily).
+
+Every function returns PNG bytes (so reports can embed them) and optionally writes ``path``.
+"""
+from __future__ import annotations
+
+import io
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["require_matplotlib", "scatter_fit", "topn_plot", "rolling_plot", "pairwise_plot",
+           "heatmap"]
+
+
+def require_matplotlib():
+    """Import matplotlib with the Agg backend or fail with the install command."""
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError('plotting needs matplotlib: pip install "mtscore[plot]"') from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _finish(fig, path) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.clf()
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    data = buf.getvalue()
+    if path:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    return data
+
+
+def scatter_fit(human, metric, labels: Optional[Sequence[str]] = None, outliers=None,
+                title: str = "", xlabel: str = "human (DA z)", ylabel: str = "metric",
+                n_boot: int = 1000, seed: int = 12345, path: Optional[str] = None) -> bytes:
+    """Metric vs human scatter with the least-squares line, its 95% bootstrap band, outliers
+    marked (red x) and r over all systems / without outliers in the legend."""
+    from .correlation import pearson
+
+    plt = require_matplotlib()
+    h = np.asarray(human, dtype=np.float64)
+    m = np.asarray(metric, dtype=np.float64)
+    out = np.zeros(h.shape, bool) if outliers is None else np.asarray(outliers, bool)
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))
+    ax.scatter(h[~out], m[~out], s=28, color="tab:blue", label="systems", zorder=3)
+    if out.any():
+        ax.scatter(h[out], m[out], s=60, color="tab:red", marker="x", label="outliers (MAD)", zorder=4)
+    for mask, color, name in ((np.ones_like(out), "tab:gray", "all"), (~out, "tab:orange", "w/o outliers")):
+        if mask.sum() < 3 or (name == "w/o outliers" and not out.any()):
+            continue
+        hh, mm = h[mask], m[mask]
+        xs = np.linspace(hh.min(), hh.max(), 50)  # band only over the data it was fitted on
+        slope, icpt = np.polyfit(hh, mm, 1)
+        r = pearson(hh, mm)
+        ax.plot(xs, slope * xs + icpt, color=color, lw=1.5, zorder=5, label=f"fit {name}: r = {r:.3f} (n={mask.sum()})")
+        rng = np.random.default_rng(seed)
+        lines = []
+        for _ in range(n_boot):
+            ii = rng.integers(0, hh.size, hh.size)
+            if np.ptp(hh[ii]) == 0:
+                continue
+            s_, i_ = np.polyfit(hh[ii], mm[ii], 1)
+            lines.append(s_ * xs + i_)
+        if lines:
+            lo, hi = np.percentile(np.array(lines), [2.5, 97.5], axis=0)
+            ax.fill_between(xs, lo, hi, color=color, alpha=0.15, lw=0)
+    if labels is not None:
+        for x, y, lab in zip(h, m, labels):
+            ax.annotate(str(lab).rsplit(".", 1)[0], (x, y), fontsize=6, alpha=0.7,
+                        xytext=(2, 2), textcoords="offset points")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="best")
+    ax.grid(alpha=0.3)
+    return _finish(fig, path)
+
+
+def _lines_with_ci(x, r, low, high, names, title, xlabel, path, invert=False):
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for i, name in enumerate(names):
+        if low is not None:
+            yerr = np.vstack([r[:, i] - low[:, i], high[:, i] - r[:, i]])
+            yerr = np.where(np.isfinite(yerr), np.maximum(yerr, 0), 0)
+            ax.errorbar(x + (i - len(names) / 2) * 0.06, r[:, i], yerr=yerr, marker="o", ms=3,
+                        capsize=2, lw=1, label=name)
+        else:
+            ax.plot(x, r[:, i], marker="o", ms=3, label=name)
+    if invert:
+        ax.invert_xaxis()
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Pearson r")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return _finish(fig, path)
+
+
+def topn_plot(res: Dict[str, np.ndarray], names: Sequence[str], title: str = "",
+              path: Optional[str] = None) -> bytes:
+    """Top-N correlation (x = N, decreasing) with bootstrap error bars if present."""
+    return _lines_with_ci(res["n"].astype(float), res["r"], res.get("low"), res.get("high"), names,
+                          title, "N (top systems by DA)", path, invert=True)
+
+
+def rolling_plot(res: Dict[str, np.ndarray], names: Sequence[str], window: int, title: str = "",
+                 path: Optional[str] = None) -> bytes:
+    """Rolling-window correlation (x = index of the window's worst system)."""
+    return _lines_with_ci(res["start"].astype(float), res["r"], res.get("low"), res.get("high"), names,
+                          title, f"start of window (w={window}, systems sorted by DA ascending)", path)
+
+
+def pairwise_plot(decisions, metric: str, title: str = "", path: Optional[str] = None) -> bytes:
+    """Tangled Fig 3/4 style: x = human delta, y = metric delta (oriented >= 0), colour = human
+    outcome (cyan n.s., green better, red worse); hollow markers = metric n.s."""
+    plt = require_matplotlib()
+    sel = decisions["metric"] == metric
+    x = decisions["human_delta"][sel]
+    y = decisions["metric_delta"][sel]
+    h = decisions["human"][sel]
+    sig = decisions["metric_sig"][sel]
+    fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    colors = {-1: "tab:red", 0: "c", 1: "tab:green"}
+    names = {-1: "human: significantly worse", 0: "human: n.s.", 1: "human: significantly better"}
+    for v in (-1, 0, 1):
+        for s_, face in ((True, None), (False, "none")):
+            m = (h == v) & (sig == s_)
+            if m.any():
+                ax.scatter(x[m], y[m], s=22, edgecolors=colors[v], facecolors=colors[v] if face is None else "none",
+                           label=names[v] + ("" if s_ else " (metric n.s.)"))
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_xlabel("human delta (DA z, A - B)")
+    ax.set_ylabel(f"{metric} delta (A - B)")
+    ax.set_title(title)
+    ax.legend(fontsize=6)
+    ax.grid(alpha=0.3)
+    return _finish(fig, path)
+
+
+def heatmap(mat, rows: Sequence[str], cols: Sequence[str], title: str = "", fmt: str = "{:.2g}",
+            cmap: str = "viridis_r", path: Optional[str] = None) -> bytes:
+    """Annotated heat map (p-value matrices, agreement matrices)."""
+    plt = require_matplotlib()
+    M = np.asarray(mat, dtype=np.float64)
+    fig, ax = plt.subplots(figsize=(0.45 * len(cols) + 2.5, 0.4 * len(rows) + 1.8))
+    im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, aspect="auto")
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels([str(c).rsplit(".", 1)[0] for c in cols], rotation=90, fontsize=6)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([str(r).rsplit(".", 1)[0] for r in rows], fontsize=6)
+    if M.size <= 900:
+        for i in range(M.shape[0]):
+            for j in range(M.shape[1]):
+                if np.isfinite(M[i, j]):
+                    ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center", fontsize=5, color="w")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    ax.set_title(title)
+    return _finish(fig, path)

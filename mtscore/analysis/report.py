@@ -1,0 +1,234 @@
+"""Meta-evaluation computations bundled for reports, and text / JSON / CSV / HTML renderers.
+
+``meta_evaluate`` runs the whole system-level battery on one language pair: Pearson, Spearman
+and Kendall with and without outliers, bootstrap CIs, Williams matrices and winners, top-N and
+rolling windows; ``darr`` results can be attached. ``render_html`` writes a self-contained page
+(PNG figures embedded as base64).
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import os
+import tempfile
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .correlation import bootstrap_ci, kendall, pearson, rolling_window, spearman, top_n
+from .datasets import SysLevel
+from .outliers import mad_outliers
+from .williams import williams_matrix, winners
+
+__all__ = ["meta_evaluate", "render_text", "render_json", "render_csv", "render_html",
+           "write_atomic", "figures_for"]
+
+
+def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resamples: int = 1000,
+                  seed: int = 12345, min_n: int = 4, windows: Sequence[int] = (4, 8)) -> Dict:
+    """System-level battery for one language pair. ``outliers``: names to remove; None means
+    MAD on the human scores (1.4826, |z| > 2.5). Metrics with missing systems are dropped."""
+    sl = sl.complete_metrics()
+    if outliers is None:
+        out_mask = mad_outliers(sl.human)
+        source = "MAD (1.4826, |z| > 2.5)"
+    else:
+        oset = set(outliers)
+        out_mask = np.array([s in oset for s in sl.systems])
+        source = "given list"
+    res: Dict = {"lp": sl.lp, "systems": list(sl.systems), "human": sl.human.tolist(),
+                 "metrics": list(sl.metrics), "outliers": [s for s, o in zip(sl.systems, out_mask) if o],
+                 "outlier_source": source, "n_all": len(sl.systems), "n_excl": int((~out_mask).sum())}
+    table = {}
+    for tag, mask in (("all", np.ones_like(out_mask)), ("excl", ~out_mask)):
+        h, M = sl.human[mask], sl.scores[:, mask]
+        if h.size < 4:
+            continue
+        r, lo, hi = bootstrap_ci(h, M, "pearson", n_resamples, seed=seed)
+        rr, p = williams_matrix(h, M)
+        table[tag] = {"pearson": r, "pearson_low": lo, "pearson_high": hi,
+                      "spearman": spearman(h, M), "kendall": kendall(h, M),
+                      "williams_p": p, "winner": winners(p), "n": int(h.size)}
+    res["table"] = table
+    order = np.argsort(-table["all"]["pearson"], kind="mergesort")
+    res["order"] = order.tolist()
+    n_ci = min(n_resamples, 200)  # per-point CIs for the curves: 200 draws keeps reports quick
+    if len(sl.systems) >= min_n + 1:
+        res["topn"] = top_n(sl.human, sl.scores, min_n=min_n, ci=True, n_resamples=n_ci, seed=seed)
+    res["rolling"] = {}
+    for w in windows:
+        if len(sl.systems) > w:
+            res["rolling"][w] = rolling_window(sl.human, sl.scores, w, ci=True, n_resamples=n_ci, seed=seed)
+    res["out_mask"] = out_mask
+    return res
+
+
+def _rows(res: Dict) -> List[Dict]:
+    rows = []
+    t = res["table"]
+    for i in res["order"]:
+        row = {"metric": res["metrics"][i]}
+        for tag in ("all", "excl"):
+            if tag not in t:
+                continue
+            d = t[tag]
+            row.update({f"pearson_{tag}": float(d["pearson"][i]), f"ci_low_{tag}": float(d["pearson_low"][i]),
+                        f"ci_high_{tag}": float(d["pearson_high"][i]), f"spearman_{tag}": float(d["spearman"][i]),
+                        f"kendall_{tag}": float(d["kendall"][i]), f"winner_{tag}": bool(d["winner"][i]),
+                        f"n_{tag}": d["n"]})
+        rows.append(row)
+    return rows
+
+
+def render_text(res: Dict) -> str:
+    out = [f"language pair {res['lp']}: {res['n_all']} systems, {res['n_all'] - res['n_excl']} outliers "
+           f"({res['outlier_source']}): {', '.join(res['outliers']) or '-'}", ""]
+    hdr = f"{'metric':<22} {'r all':>7} {'95% CI':>17} {'tau':>7} {'r -out':>7} {'95% CI':>17} {'tau':>7}"
+    out.append(hdr)
+    out.append("-" * len(hdr))
+    for row in _rows(res):
+        def cell(tag):
+            if f"pearson_{tag}" not in row:
+                return f"{'':>7} {'':>17} {'':>7}"
+            star = "*" if row[f"winner_{tag}"] else " "
+            return (f"{row[f'pearson_{tag}']:>6.3f}{star} [{row[f'ci_low_{tag}']:>6.3f},{row[f'ci_high_{tag}']:>6.3f}]"
+                    f" {row[f'kendall_{tag}']:>7.3f}")
+        out.append(f"{row['metric']:<22} {cell('all')} {cell('excl')}")
+    out.append("")
+    out.append("* = winner: not significantly outperformed by any other metric (Williams, one-sided, p <= 0.05)")
+    if "darr" in res:
+        out.append("")
+        out.append("segment level (DARR Kendall-like, |raw DA diff| >= 25):")
+        for m, d in res["darr"].items():
+            out.append(f"  {m:<20} tau all {d['tau_all']:.4f} (n={d['n_all']})   w/o outliers {d['tau_excl']:.4f} (n={d['n_excl']})")
+    return "\n".join(out) + "\n"
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        return None if not np.isfinite(x) else float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def render_json(res: Dict) -> str:
+    payload = {k: v for k, v in res.items() if k not in ("out_mask",)}
+    payload["rows"] = _rows(res)
+    return json.dumps(_jsonable(payload), indent=1) + "\n"
+
+
+def render_csv(res: Dict) -> str:
+    rows = _rows(res)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0].keys()) if rows else ["metric"])
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+    return buf.getvalue()
+
+
+def figures_for(res: Dict, sl: SysLevel, max_curves: int = 6, decisions=None) -> Dict[str, bytes]:
+    """PNG figures for a report: scatter per top metric, top-N, rolling windows, Williams heat map."""
+    from . import plots
+
+    sl = sl.complete_metrics()
+    figs: Dict[str, bytes] = {}
+    order = res["order"]
+    show = [i for i in order if sl.metrics[i] not in ("HUMAN_RAW",)][:max_curves]
+    for i in show[:4]:
+        figs[f"scatter: {sl.metrics[i]}"] = plots.scatter_fit(
+            sl.human, sl.scores[i], labels=sl.systems, outliers=res["out_mask"],
+            title=f"{res['lp']}: {sl.metrics[i]}", ylabel=sl.metrics[i])
+    names = [sl.metrics[i] for i in show]
+    if "topn" in res:
+        t = res["topn"]
+        sub = {k: (v[:, show] if v.ndim == 2 else v) for k, v in t.items()}
+        figs["top-N"] = plots.topn_plot(sub, names, title=f"{res['lp']}: correlation over the top-N systems")
+    for w, rw in res["rolling"].items():
+        sub = {k: (v[:, show] if v.ndim == 2 else v) for k, v in rw.items()}
+        figs[f"rolling window {w}"] = plots.rolling_plot(sub, names, w, title=f"{res['lp']}: rolling window of {w} systems")
+    tag = "excl" if "excl" in res["table"] else "all"
+    t = res["table"][tag]
+    o = np.argsort(-t["pearson"], kind="mergesort")
+    p = t["williams_p"][np.ix_(o, o)]
+    figs["Williams p-values"] = plots.heatmap(
+        np.where(p <= 0.05, p, np.nan), [res["metrics"][i] for i in o], [res["metrics"][i] for i in o],
+        title=f"Williams test p <= 0.05 (row beats column; {'without outliers' if tag == 'excl' else 'all systems'})")
+    if decisions is not None:
+        for m in dict.fromkeys(decisions["metric"].tolist()):
+            figs[f"pairwise: {m}"] = plots.pairwise_plot(decisions, m, title=f"{res['lp']}: system pairs, {m}")
+    return figs
+
+
+def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = None) -> str:
+    """Self-contained HTML page: summary, correlation table, DARR table, figures (base64 PNG)."""
+    esc = html.escape
+    title = title or f"mtscore meta-evaluation: {res['lp']}"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+             "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}"
+             "td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}td:first-child{text-align:left}"
+             ".win{font-weight:bold}figure{display:inline-block;margin:8px}img{max-width:520px}</style></head><body>",
+             f"<h1>{esc(title)}</h1>",
+             f"<p>{res['n_all']} MT systems; outliers ({esc(res['outlier_source'])}): "
+             f"{esc(', '.join(res['outliers']) or 'none')}; {res['n_excl']} systems remain.</p>",
+             "<h2>System-level correlation with DA</h2>",
+             "<p>Pearson r with 95% percentile bootstrap interval (1000 resamples of systems), Kendall tau-b. "
+             "Bold = winner: not significantly outperformed by another metric (Williams test, one-sided, p &le; 0.05).</p>",
+             "<table><tr><th>metric</th><th>r (all)</th><th>95% CI</th><th>&tau; (all)</th>"
+             "<th>r (w/o outliers)</th><th>95% CI</th><th>&tau; (w/o outliers)</th></tr>"]
+    for row in _rows(res):
+        cells = [f"<td>{esc(row['metric'])}</td>"]
+        for tag in ("all", "excl"):
+            if f"pearson_{tag}" not in row:
+                cells += ["<td></td>"] * 3
+                continue
+            cls = " class='win'" if row[f"winner_{tag}"] else ""
+            cells.append(f"<td{cls}>{row[f'pearson_{tag}']:.3f}</td>")
+            cells.append(f"<td>[{row[f'ci_low_{tag}']:.3f}, {row[f'ci_high_{tag}']:.3f}]</td>")
+            cells.append(f"<td>{row[f'kendall_{tag}']:.3f}</td>")
+        parts.append("<tr>" + "".join(cells) + "</tr>")
+    parts.append("</table>")
+    if "darr" in res:
+        parts.append("<h2>Segment level: DARR Kendall-like &tau;</h2><table><tr><th>metric</th><th>&tau; all</th>"
+                     "<th>pairs</th><th>&tau; w/o outliers</th><th>pairs</th></tr>")
+        for m, d in res["darr"].items():
+            parts.append(f"<tr><td>{esc(m)}</td><td>{d['tau_all']:.4f}</td><td>{d['n_all']}</td>"
+                         f"<td>{d['tau_excl']:.4f}</td><td>{d['n_excl']}</td></tr>")
+        parts.append("</table>")
+    if figures:
+        parts.append("<h2>Figures</h2>")
+        for name, png in figures.items():
+            b64 = base64.b64encode(png).decode("ascii")
+            parts.append(f"<figure><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>"
+                         f"<figcaption>{esc(name)}</figcaption></figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_atomic(path: str, data, mode: str = "w") -> None:
+    """Write to a temporary file in the target folder, then rename (never a half-written file)."""
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".mtscore-", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        with os.fdopen(fd, mode + ("b" if isinstance(data, bytes) else ""), **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
