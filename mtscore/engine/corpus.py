@@ -798,7 +798,6 @@ def _jsonl_tables(path, spec_args, encoding, errors, block_bytes=None):
     first = None if path == "-" else _jsonl_first_object(path, source)
     spec = None if first is None else _resolve(list(first), source, *spec_args)
     lineno = 1
-    pending: List[str] = []
     for block in _iter_raw_line_blocks(path, encoding, errors, block_bytes):
         if spec is None:  # stdin: resolve from the first object
             import json
@@ -942,8 +941,6 @@ def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] =
         except pa.ArrowInvalid as e:
             raise _csv_error(path, source, e, encoding, errors) from None
     elif fmt == "parquet":
-        import pyarrow.parquet as pq
-
         src = _arrow_source(path)
         if isinstance(src, str) and os.path.isdir(src):
             import pyarrow.dataset as ds
