@@ -188,6 +188,10 @@ class Metric:
 
     def corpus_stats(self, hyps, refs=None):
         """Per-segment sufficient statistics, an ``(N, k)`` numpy array."""
+        if refs is not None:
+            # validate the layout against the hypotheses first (clear transposed-layout errors)
+            hyps = self._coerce_hyps(hyps)
+            refs = self._coerce_refs(refs, len(hyps))
         return self._stats_from_prepared(hyps, self._get_prepared(refs))
 
     def sum_stats(self, stats) -> List:

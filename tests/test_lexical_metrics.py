@@ -1,0 +1,180 @@
+"""BLEU / chrF against sacrebleu on generated adversarial corpora, the plain-Python twins of the
+n-gram kernels, sacrebleu's own published test values, and the error contract."""
+import numpy as np
+import pytest
+import sacrebleu
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mtscore
+from mtscore.kernels.reference import ngram as twin
+from mtscore.kernels.reference.tokenizers import chrf_words
+
+WORDS = st.sampled_from(["the", "cat", "sat", "on", "mat", "a", "Cat", "mat.", "1.5", "-", "&amp;",
+                         "<skipped>", "😀", "中文", "İ", "ΟΔΟΣ", ",", "", " ", "\u00a0", "x-1",
+                         "\u2000", "."])
+SENT = st.lists(WORDS, max_size=14).map(" ".join)
+UNI = st.text(max_size=30)
+SEG = st.one_of(SENT, SENT, UNI)
+
+
+@st.composite
+def corpora(draw):
+    n = draw(st.integers(1, 6))
+    k = draw(st.integers(1, 3))
+    hyps = draw(st.lists(SEG, min_size=n, max_size=n))
+    refs = [draw(st.lists(SEG, min_size=n, max_size=n)) for _ in range(k)]
+    return hyps, refs
+
+
+BLEU_OPTS = st.fixed_dictionaries({
+    "tokenize": st.sampled_from(["13a", "none", "intl", "char", "zh"]),
+    "lowercase": st.booleans(),
+    "smooth_method": st.sampled_from(["none", "floor", "add-k", "exp"]),
+    "effective_order": st.booleans(),
+    "max_ngram_order": st.integers(1, 6),
+})
+CHRF_OPTS = st.fixed_dictionaries({
+    "char_order": st.integers(0, 7), "word_order": st.integers(0, 3),
+    "beta": st.sampled_from([1, 2, 3]), "lowercase": st.booleans(),
+    "whitespace": st.booleans(), "eps_smoothing": st.booleans(),
+}).filter(lambda d: d["char_order"] + d["word_order"] > 0)
+
+
+@given(corpora(), BLEU_OPTS)
+@settings(max_examples=250)
+def test_bleu_matches_sacrebleu(corpus, opts):
+    hyps, refs = corpus
+    a = sacrebleu.BLEU(**opts)
+    b = mtscore.BLEU(**opts)
+    exp_stats = np.array(a._extract_corpus_statistics(hyps, refs), dtype=np.int64)
+    stats = b.corpus_stats(hyps, refs)
+    np.testing.assert_array_equal(stats, exp_stats)
+    assert a.corpus_score(hyps, refs).score == b.corpus_score(hyps, refs).score
+    sent = b.sentence_scores_from_stats(stats)
+    for i, h in enumerate(hyps):
+        assert sent[i] == a.sentence_score(h, [r[i] for r in refs]).score
+
+
+@given(corpora(), CHRF_OPTS)
+@settings(max_examples=250)
+def test_chrf_matches_sacrebleu(corpus, opts):
+    hyps, refs = corpus
+    a = sacrebleu.CHRF(**opts)
+    b = mtscore.CHRF(**opts)
+    exp_stats = np.array(a._extract_corpus_statistics(hyps, refs), dtype=np.int64)
+    stats, scores = b.segment_scores(hyps, refs)
+    np.testing.assert_array_equal(stats, exp_stats)
+    assert a.corpus_score(hyps, refs).score == b.corpus_score(hyps, refs).score
+    for i, h in enumerate(hyps):
+        assert scores[i] == a.sentence_score(h, [r[i] for r in refs]).score
+
+
+@given(corpora(), st.integers(1, 5))
+@settings(max_examples=150)
+def test_bleu_kernel_equals_twin(corpus, order):
+    hyps, refs = corpus
+    m = mtscore.BLEU(tokenize="none", max_ngram_order=order)
+    stats = m.corpus_stats(hyps, refs)
+    for i, h in enumerate(hyps):
+        expect = twin.bleu_segment_stats(h.split(), [r[i].split() for r in refs], order)
+        assert list(stats[i]) == expect
+
+
+@given(corpora(), st.integers(1, 6), st.integers(0, 2))
+@settings(max_examples=150)
+def test_chrf_kernel_equals_twin(corpus, c, w):
+    hyps, refs = corpus
+    m = mtscore.CHRF(char_order=c, word_order=w, eps_smoothing=True)
+    stats = m.corpus_stats(hyps, refs[:1])
+    for i, h in enumerate(hyps):
+        r = refs[0][i]
+        expect = twin.chrf_pair_stats(list("".join(h.split())), chrf_words(h),
+                                      list("".join(r.split())), chrf_words(r), c, w)
+        assert list(stats[i]) == expect
+
+
+def test_none_references_and_variable_counts():
+    hyps = ["the cat sat", "a b c d", "x"]
+    refs = [["the cat sat", None, "x y"], ["a cat sat", "a b c", None]]
+    for cls in (sacrebleu.BLEU, sacrebleu.CHRF):
+        a = cls().corpus_score(hyps, refs)
+        m = getattr(mtscore, cls.__name__)()
+        b = m.corpus_score(hyps, refs)
+        assert a.score == b.score
+        assert str(m.get_signature()).startswith("nrefs:var|")
+
+
+# sacrebleu's own unit-test values (test_bleu.py, test_sentence_bleu.py, test_chrf.py)
+README_HYPS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
+README_REFS = [["The dog bit the man.", "It was not unexpected.", "The man bit him first."],
+               ["The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."]]
+
+
+@pytest.mark.parametrize("kw, expected", [
+    ({}, 48.530827), ({"tokenize": "none"}, 49.1919566), ({"tokenize": "intl"}, 43.91623493),
+    ({"max_ngram_order": 1}, 77.65), ({"max_ngram_order": 2}, 60.50), ({"max_ngram_order": 5}, 46.14),
+    ({"max_ngram_order": 6}, 43.28),
+])
+def test_readme_example(kw, expected):
+    s = mtscore.BLEU(**kw).corpus_score(README_HYPS, README_REFS).score
+    assert abs(s - expected) < (1e-6 if "max_ngram_order" not in kw else 5e-3)
+
+
+def test_worked_example_and_compute_bleu():
+    b = mtscore.BLEU().corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]])
+    assert b.counts == [5, 3, 2, 1] and b.totals == [5, 4, 3, 2]
+    assert abs(b.score - 57.893) < 1e-3
+    k = mtscore.BLEU(smooth_method="add-k").corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]])
+    assert k.counts == [5, 4, 3, 2] and k.totals == [5, 5, 4, 3] and abs(k.score - 65.1113) < 1e-4
+    s = mtscore.BLEU.compute_bleu([9, 7, 5, 3], [10, 8, 6, 4], 11, 11)
+    assert abs(s.score - 83.75922397) < 1e-6
+
+
+def test_chrf_examples():
+    c = mtscore.CHRF()
+    assert c.corpus_stats(["the cat sat on the mat"], [["a cat sat"]]).tolist() == \
+        [[17, 7, 7, 16, 6, 5, 15, 5, 4, 14, 4, 3, 13, 3, 2, 12, 2, 1]]
+    assert abs(mtscore.CHRF(eps_smoothing=True).sentence_score("a b", ["a b c"]).score - 21.164) < 1e-3
+    assert abs(mtscore.CHRF().sentence_score("a b", ["a b c"]).score - 63.636) < 1e-3
+    assert abs(mtscore.CHRF(whitespace=True).sentence_score(" ab ", ["ab"]).score - 78.125) < 1e-9
+
+
+@pytest.mark.parametrize("hyps", [np.array(README_HYPS), tuple(README_HYPS)])
+def test_array_inputs(hyps):
+    import pandas as pd
+    import pyarrow as pa
+
+    expected = mtscore.BLEU().corpus_score(README_HYPS, README_REFS).score
+    for h in (hyps, pd.Series(README_HYPS), pa.array(README_HYPS), pa.chunked_array([README_HYPS])):
+        refs = [pa.array(r) for r in README_REFS]
+        assert mtscore.BLEU().corpus_score(h, refs).score == expected
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="2 segments but there are 3 hypotheses"):
+        mtscore.BLEU().corpus_score(README_HYPS, [r[:2] for r in README_REFS])
+    with pytest.raises(ValueError, match="N x K"):  # transposed layout
+        mtscore.CHRF().corpus_score(README_HYPS, [list(x) for x in zip(*README_REFS)])
+    with pytest.raises(TypeError, match="flat list"):
+        mtscore.BLEU().corpus_score(README_HYPS, README_REFS[0])
+    with pytest.raises(ValueError, match="unknown smooth_method"):
+        mtscore.BLEU(smooth_method="bogus")
+    with pytest.raises(RuntimeError, match="cache is empty"):
+        mtscore.BLEU().corpus_score(README_HYPS, None)
+    with pytest.raises(ValueError, match="evaluate the metric first"):
+        mtscore.BLEU().get_signature()
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_workers_give_identical_results(workers):
+    hyps = README_HYPS * 7
+    refs = [r * 7 for r in README_REFS]
+    r = mtscore.score({"a": hyps, "b": hyps[::-1]}, refs, metrics=["bleu", "chrf", "chrf++"],
+                      workers=workers, chunk_size=5)
+    base = mtscore.score({"a": hyps, "b": hyps[::-1]}, refs, metrics=["bleu", "chrf", "chrf++"])
+    for s in ("a", "b"):
+        for m in ("bleu", "chrf", "chrf++"):
+            assert r.corpus[s][m].score == base.corpus[s][m].score
+            np.testing.assert_array_equal(r.stats[s][m], base.stats[s][m])
+    assert r.segments.equals(base.segments)
