@@ -25,7 +25,7 @@ def robust_z(h, b: float = MAD_B) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         z = dev / mad
     if mad == 0:
-        z = np.where(dev == 0, 0.0, np.sign(dev) * np.inf)
+        z = np.where(dev > 0, np.inf, np.where(dev < 0, -np.inf, 0.0))
     return z
 
 
