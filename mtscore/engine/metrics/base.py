@@ -141,7 +141,7 @@ class Metric:
         self._ref_cache = None
         self.n_bootstrap: Optional[int] = None
         self.seed: Optional[str] = None
-        self.num_refs: Optional[int] = None
+        # num_refs is set when references are first prepared; get_signature() raises before
 
     # ---- to implement -------------------------------------------------------------
     def _prepare_refs(self, refs):  # pragma: no cover - abstract
