@@ -83,7 +83,8 @@ class LexicalMetric(Metric):
 
         def prep(b):
             a, z = b
-            return (a, z, self._prepare_chunk([s[a:z] for s in streams], present[:, a:z]))
+            return (a, z, self._prepare_chunk([s[a:z] for s in streams],
+                                              np.ascontiguousarray(present[:, a:z])))
 
         return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs)
 
