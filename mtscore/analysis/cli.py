@@ -160,10 +160,32 @@ def _run_meta(args) -> int:
                 continue
             a, e = darr_kendall(sc, b_all, w_all), darr_kendall(sc, b_ex, w_ex)
             res["darr"][m] = {"tau_all": a["tau"], "n_all": a["n"], "tau_excl": e["tau"], "n_excl": e["n"]}
+    decisions = None
+    if args.cmd == "wmt20" and res.get("darr"):
+        from .pairwise import paired_ttest_all, pairwise_decisions
+
+        systems = [s for s in sl.systems]
+        groups = {s: da["z"][da["sys"] == s] for s in systems}
+        if all(len(g) for g in groups.values()):
+            scores, pvals = {}, {}
+            for m in res["darr"]:
+                try:
+                    X = datasets.wmt20_seg_metric_matrix(root, m, base, systems)
+                except (FileNotFoundError, ValueError) as exc:
+                    print(f"mtscore meta wmt20: no pairwise analysis for {m}: {exc}", file=sys.stderr)
+                    continue
+                if np.nanpercentile(np.abs(X), 95) <= 1.5:
+                    X = 100.0 * X  # express 0-1 scores in points, like sacreBLEU, for the delta bins
+                scores[m], pvals[m] = paired_ttest_all(X)
+            if scores:
+                decisions = pairwise_decisions(systems, groups, scores, pvals)
+                from .pairwise import error_table
+
+                res["pairwise"] = {m: {k: v for k, v in error_table(decisions, m).items()} for m in scores}
     text = {"text": report.render_text, "json": report.render_json, "csv": report.render_csv}[args.format](res)
     _emit(text, args.output)
     if args.html or args.figdir:
-        figs = report.figures_for(res, sl)
+        figs = report.figures_for(res, sl, decisions=decisions)
         if args.figdir:
             d = Path(args.figdir)
             d.mkdir(parents=True, exist_ok=True)

@@ -131,3 +131,27 @@ def wmt20_seg_metric(root, metric: str, lp: str, da: dict, refset: str = "newste
                    t.column("score").to_numpy().astype(np.float64)))
     out = np.array([lut.get((s, d, int(g)), np.nan) for s, d, g in zip(da["sys"], da["doc"], da["seg"])])
     return out if higher_is_better else -out
+
+
+def wmt20_seg_metric_matrix(root, metric: str, lp: str, systems: Sequence[str],
+                            refset: str = "newstest2020") -> np.ndarray:
+    """(S, N) per-segment scores of a WMT20 segment-level metric for ``systems`` over the
+    segments every one of them has (for paired tests between systems)."""
+    import pyarrow.compute as pc
+
+    root = Path(root)
+    cands = [root / "final-metric-scores" / d / f"{metric}.seg.score.gz" for d in ("baselines", "submissions")]
+    path = next((c for c in cands if c.exists()), None)
+    if path is None:
+        raise FileNotFoundError(f"{cands[0]}: no segment-level scores for {metric}")
+    t = _read_metric_cached(str(path))
+    t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
+    per: Dict[str, Dict] = {}
+    for s, d, g, v in zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),
+                          t.column("seg").to_pylist(), t.column("score").to_numpy()):
+        per.setdefault(s, {})[(d, g)] = v
+    missing = [s for s in systems if s not in per]
+    if missing:
+        raise ValueError(f"{path}: no {lp} scores for system(s) {', '.join(missing)}")
+    keys = sorted(set.intersection(*(set(per[s]) for s in systems)))
+    return np.array([[per[s][k] for k in keys] for s in systems], dtype=np.float64)

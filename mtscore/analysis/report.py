@@ -104,6 +104,14 @@ def render_text(res: Dict) -> str:
         out.append("segment level (DARR Kendall-like, |raw DA diff| >= 25):")
         for m, d in res["darr"].items():
             out.append(f"  {m:<20} tau all {d['tau_all']:.4f} (n={d['n_all']})   w/o outliers {d['tau_excl']:.4f} (n={d['n_excl']})")
+    if "pairwise" in res:
+        out.append("")
+        out.append("system pairs (human: one-sided Wilcoxon on DA z; metric: paired t-test on segment scores, "
+                   "two-sided, alpha 0.05):")
+        for m, d in res["pairwise"].items():
+            out.append(f"  {m:<20} Type I {d['type_I']:>3}   Type II {d['type_II']:>3}   "
+                       f"bins {', '.join(f'{l}: {c.tolist()}' for l, c in zip(d['labels'], d['counts']))}")
+        out.append("  (counts per |metric delta| bin as [human worse, human n.s., human better]; NS = metric n.s.)")
     return "\n".join(out) + "\n"
 
 
@@ -206,6 +214,16 @@ def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = Non
         for m, d in res["darr"].items():
             parts.append(f"<tr><td>{esc(m)}</td><td>{d['tau_all']:.4f}</td><td>{d['n_all']}</td>"
                          f"<td>{d['tau_excl']:.4f}</td><td>{d['n_excl']}</td></tr>")
+        parts.append("</table>")
+    if "pairwise" in res:
+        parts.append("<h2>System pairs: metric vs human significance</h2><p>Human: one-sided Wilcoxon rank-sum "
+                     "on segment DA z (alpha 0.05). Metric: paired t-test on segment scores (two-sided, 0.05). "
+                     "Type I = metric significant, humans not (or opposite); Type II = metric n.s., humans significant. "
+                     "Cells: [human worse, human n.s., human better] per |metric delta| bin.</p>"
+                     "<table><tr><th>metric</th><th>Type I</th><th>Type II</th><th>bins</th></tr>")
+        for m, d in res["pairwise"].items():
+            bins = "; ".join(f"{esc(l)}: {c.tolist()}" for l, c in zip(d["labels"], d["counts"]))
+            parts.append(f"<tr><td>{esc(m)}</td><td>{d['type_I']}</td><td>{d['type_II']}</td><td>{bins}</td></tr>")
         parts.append("</table>")
     if figures:
         parts.append("<h2>Figures</h2>")
