@@ -41,23 +41,23 @@ def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
     # group rows by segment, then all within-segment pairs via a sort + ragged expansion
     order = rows[np.argsort(seg_idx[rows], kind="mergesort")]
     seg_sorted = seg_idx[order]
-    bounds = np.flatnonzero(np.r_[True, seg_sorted[1:] != seg_sorted[:-1], True])
-    better, worse = [], []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        if b - a < 2:
-            continue
-        idx = order[a:b]
-        iu, ju = np.triu_indices(b - a, k=1)
-        d = raw[idx[iu]] - raw[idx[ju]]
-        sel = np.abs(d) >= thresh
-        if not sel.any():
-            continue
-        i1, i2, dd = idx[iu][sel], idx[ju][sel], d[sel]
-        better.append(np.where(dd > 0, i1, i2))
-        worse.append(np.where(dd > 0, i2, i1))
-    if not better:
+    n = order.size
+    if n < 2:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(better).astype(np.int64), np.concatenate(worse).astype(np.int64)
+    # every within-segment pair (p, q), p < q in sorted position, without a Python loop
+    bounds = np.flatnonzero(np.r_[True, seg_sorted[1:] != seg_sorted[:-1], True])
+    seg_end = np.repeat(bounds[1:], np.diff(bounds))
+    partners = seg_end - np.arange(n) - 1
+    P = np.repeat(np.arange(n), partners)
+    offs = np.arange(P.size) - np.repeat(np.cumsum(partners) - partners, partners)
+    Q = P + 1 + offs
+    i1, i2 = order[P], order[Q]
+    d = raw[i1] - raw[i2]
+    sel = np.abs(d) >= thresh
+    i1, i2, d = i1[sel], i2[sel], d[sel]
+    better = np.where(d > 0, i1, i2).astype(np.int64)
+    worse = np.where(d > 0, i2, i1).astype(np.int64)
+    return better, worse
 
 
 def darr_kendall(metric_scores, better, worse):
