@@ -201,6 +201,73 @@ cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept 
     return s
 
 
+cdef int vocab_init(VocabC* v) noexcept nogil:
+    v.nslots = 1024
+    v.slots = <int32_t*> calloc(v.nslots, sizeof(int32_t))
+    v.idcap = 512
+    v.hashes = <uint64_t*> malloc(v.idcap * sizeof(uint64_t))
+    v.starts = <int64_t*> malloc(v.idcap * sizeof(int64_t))
+    v.lens = <int32_t*> malloc(v.idcap * sizeof(int32_t))
+    v.arena_cap = 4096
+    v.arena = <Py_UCS4*> malloc(v.arena_cap * sizeof(Py_UCS4))
+    v.n = 0
+    v.arena_n = 0
+    if v.slots == NULL or v.hashes == NULL or v.starts == NULL or v.lens == NULL or v.arena == NULL:
+        return -1
+    return 0
+
+cdef void vocab_free(VocabC* v) noexcept nogil:
+    free(v.slots)
+    free(v.hashes)
+    free(v.starts)
+    free(v.lens)
+    free(v.arena)
+
+cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
+    """Id of ``tok[0:n]`` or -1 (no insertion)."""
+    cdef uint64_t h = hash_cps(tok, n)
+    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (v.nslots - 1))
+    cdef int32_t s
+    while True:
+        s = v.slots[j]
+        if s == 0:
+            return -1
+        s -= 1
+        if v.hashes[s] == h and v.lens[s] == n and memcmp(v.arena + v.starts[s], tok, n * sizeof(Py_UCS4)) == 0:
+            return s
+        j = (j + 1) & (v.nslots - 1)
+
+# Word cache: (mode, first/last flags, word) -> the token ids it tokenizes to. Tokenization of
+# 13a/intl/zh is word-local (patterns never reach across whitespace except through the neutral
+# whitespace characters themselves, see _word_context), so each distinct word is tokenized once.
+cdef struct WordCache:
+    VocabC keys
+    int64_t* start
+    int32_t* count
+    Py_ssize_t cap
+    IBuf ids
+
+cdef enum:
+    WORD_CACHE_MAX = 1 << 21
+
+cdef int wcache_init(WordCache* c) noexcept nogil:
+    if vocab_init(&c.keys) != 0:
+        return -1
+    c.cap = 512
+    c.start = <int64_t*> malloc(c.cap * sizeof(int64_t))
+    c.count = <int32_t*> malloc(c.cap * sizeof(int32_t))
+    c.ids.p = NULL
+    c.ids.n = 0
+    c.ids.cap = 0
+    return 0 if (c.start != NULL and c.count != NULL) else -1
+
+cdef void wcache_free(WordCache* c) noexcept nogil:
+    vocab_free(&c.keys)
+    free(c.start)
+    free(c.count)
+    free(c.ids.p)
+
+
 cdef class Vocab:
     """Exact interning of tokens (code-point sequences) to dense int32 ids 0, 1, 2, ...
 
@@ -208,28 +275,15 @@ cdef class Vocab:
     hypothesis and references, so per-chunk vocabularies are fine).
     """
     cdef VocabC v
+    cdef WordCache wc
 
     def __cinit__(self):
-        self.v.nslots = 1024
-        self.v.slots = <int32_t*> calloc(self.v.nslots, sizeof(int32_t))
-        self.v.idcap = 512
-        self.v.hashes = <uint64_t*> malloc(self.v.idcap * sizeof(uint64_t))
-        self.v.starts = <int64_t*> malloc(self.v.idcap * sizeof(int64_t))
-        self.v.lens = <int32_t*> malloc(self.v.idcap * sizeof(int32_t))
-        self.v.arena_cap = 4096
-        self.v.arena = <Py_UCS4*> malloc(self.v.arena_cap * sizeof(Py_UCS4))
-        self.v.n = 0
-        self.v.arena_n = 0
-        if (self.v.slots == NULL or self.v.hashes == NULL or self.v.starts == NULL
-                or self.v.lens == NULL or self.v.arena == NULL):
+        if vocab_init(&self.v) != 0 or wcache_init(&self.wc) != 0:
             raise MemoryError()
 
     def __dealloc__(self):
-        free(self.v.slots)
-        free(self.v.hashes)
-        free(self.v.starts)
-        free(self.v.lens)
-        free(self.v.arena)
+        vocab_free(&self.v)
+        wcache_free(&self.wc)
 
     def __len__(self):
         return self.v.n
@@ -282,6 +336,9 @@ cdef class Vocab:
 cdef struct Work:
     UBuf a
     UBuf b
+    UBuf line
+    UBuf key
+    IBuf bounds
     IBuf out
 
 cdef inline Py_ssize_t replace_inplace(Py_UCS4* s, Py_ssize_t n, const Py_UCS4* pat, Py_ssize_t m,
@@ -434,10 +491,10 @@ cdef Py_ssize_t regexp_passes(Work* w, Py_ssize_t n, bint pad, bint* in_a) noexc
         in_a[0] = True
     return m
 
-cdef Py_ssize_t tok_13a(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
+cdef Py_ssize_t prep_13a_line(Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    """The line-level part of 13a: <skipped>, -\\n, \\n and the four HTML entities."""
     cdef Py_ssize_t i
     cdef bint has_lt = False, has_nl = False, has_amp = False
-    cdef Py_UCS4* s = w.a.p
     for i in range(n):
         if s[i] == 60:
             has_lt = True
@@ -455,6 +512,10 @@ cdef Py_ssize_t tok_13a(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
         n = replace_inplace(s, n, P_AMP, 5, R_AMP, 1)
         n = replace_inplace(s, n, P_LT, 4, R_LT, 1)
         n = replace_inplace(s, n, P_GT, 4, R_GT, 1)
+    return n
+
+cdef Py_ssize_t tok_13a(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
+    n = prep_13a_line(w.a.p, n)
     return regexp_passes(w, n, True, in_a)
 
 cdef Py_ssize_t tok_intl(Work* w, Py_ssize_t n) noexcept nogil:
@@ -516,11 +577,12 @@ cdef Py_ssize_t tok_intl(Work* w, Py_ssize_t n) noexcept nogil:
     return j  # result in b
 
 cdef Py_ssize_t tok_zh(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
+    """sacrebleu zh on w.a.p[0:n]: strip, space out the (quirky) Chinese ranges, then the regexp
+    passes without padding."""
     cdef Py_ssize_t i, j, lo = 0
     cdef Py_UCS4 c
     cdef Py_UCS4* s = w.a.p
     cdef Py_UCS4* o
-    # line.strip() (right side was already stripped by BLEU's rstrip; strip both anyway)
     while lo < n and Py_UNICODE_ISSPACE(s[lo]):
         lo += 1
     while n > lo and Py_UNICODE_ISSPACE(s[n - 1]):
@@ -537,7 +599,6 @@ cdef Py_ssize_t tok_zh(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
         else:
             o[j] = c
             j += 1
-    # move to a for the regexp passes
     if ubuf_reserve(&w.a, j + 8) != 0:
         return -1
     memcpy(w.a.p, w.b.p, j * sizeof(Py_UCS4))
@@ -559,6 +620,108 @@ cdef int split_intern(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noex
         if t < 0 or ibuf_push(out, t) != 0:
             return -1
     return 0
+
+cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize_t L,
+                     int flags, IBuf* out) noexcept nogil:
+    """Tokenize one whitespace-free word in its neutral context and append the token ids.
+
+    13a pads every line with spaces, so a word always sits between whitespace. intl and zh do
+    not pad: flags bit 1 = first word of the line (nothing before it), bit 2 = last word (nothing
+    after it); otherwise one space stands for the whitespace around it. Whitespace is never a
+    digit, P, S or N character and never the first element of a pattern, so any whitespace
+    character behaves like a space here."""
+    cdef Py_ssize_t m, j = 0
+    cdef bint in_a = True
+    cdef bint pre = mode != 1 and not (flags & 1)
+    cdef bint post = mode != 1 and not (flags & 2)
+    if ubuf_reserve(&w.a, L + 8) != 0:
+        return -1
+    if pre:
+        w.a.p[0] = 32
+        j = 1
+    memcpy(w.a.p + j, word, L * sizeof(Py_UCS4))
+    j += L
+    if post:
+        w.a.p[j] = 32
+        j += 1
+    if mode == 1:
+        m = regexp_passes(w, j, True, &in_a)
+    elif mode == 2:
+        m = tok_intl(w, j)
+        in_a = False
+    else:
+        m = tok_zh(w, j, &in_a)
+    if m < 0:
+        return -1
+    return split_intern(v, w.a.p if in_a else w.b.p, m, out)
+
+
+cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
+                           IBuf* out) noexcept nogil:
+    """13a / intl / zh on the line in w.line.p[0:n], one cached tokenization per distinct word."""
+    cdef Py_UCS4* s = w.line.p
+    cdef Py_ssize_t i = 0, st, q, nw, L, k, o0, cnt
+    cdef int flags
+    cdef int32_t wid
+    cdef int64_t* ns
+    cdef int32_t* nc
+    if mode == 1:
+        n = prep_13a_line(s, n)
+    w.bounds.n = 0
+    while i < n:
+        while i < n and Py_UNICODE_ISSPACE(s[i]):
+            i += 1
+        if i >= n:
+            break
+        st = i
+        while i < n and not Py_UNICODE_ISSPACE(s[i]):
+            i += 1
+        if ibuf_push(&w.bounds, <int32_t> st) != 0 or ibuf_push(&w.bounds, <int32_t> i) != 0:
+            return -1
+    nw = w.bounds.n // 2
+    for q in range(nw):
+        st = w.bounds.p[2 * q]
+        L = w.bounds.p[2 * q + 1] - st
+        flags = 0
+        if mode != 1:
+            flags = (1 if q == 0 else 0) | (2 if q == nw - 1 else 0)
+        if ubuf_reserve(&w.key, L + 1) != 0:
+            return -1
+        w.key.p[0] = <Py_UCS4> (0x110000 + mode * 4 + flags)
+        memcpy(w.key.p + 1, s + st, L * sizeof(Py_UCS4))
+        wid = vocab_find(&wc.keys, w.key.p, L + 1)
+        if wid >= 0:
+            cnt = wc.count[wid]
+            for k in range(cnt):
+                if ibuf_push(out, wc.ids.p[wc.start[wid] + k]) != 0:
+                    return -1
+            continue
+        o0 = out.n
+        if word_tokens(mode, v, w, s + st, L, flags, out) != 0:
+            return -1
+        if wc.keys.n >= WORD_CACHE_MAX:
+            continue
+        wid = vocab_intern(&wc.keys, w.key.p, L + 1)
+        if wid < 0:
+            return -1
+        if wid >= wc.cap:
+            ns = <int64_t*> realloc(wc.start, 2 * wc.cap * sizeof(int64_t))
+            if ns == NULL:
+                return -1
+            wc.start = ns
+            nc = <int32_t*> realloc(wc.count, 2 * wc.cap * sizeof(int32_t))
+            if nc == NULL:
+                return -1
+            wc.count = nc
+            wc.cap *= 2
+        cnt = out.n - o0
+        wc.start[wid] = wc.ids.n
+        wc.count[wid] = <int32_t> cnt
+        for k in range(cnt):
+            if ibuf_push(&wc.ids, out.p[o0 + k]) != 0:
+                return -1
+    return 0
+
 
 cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
     """sacrebleu CHRF._remove_punctuation: split, then split ONE ASCII punctuation char off the
@@ -615,28 +778,19 @@ cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UB
     return n
 
 
-cdef int process_segment(int mode, VocabC* v, Work* w, Py_ssize_t n, IBuf* out) noexcept nogil:
+cdef int process_segment(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
+                         IBuf* out) noexcept nogil:
     """Tokenize w.a.p[0:n] according to ``mode`` and append ids/code points to ``out``."""
-    cdef bint in_a = True
     cdef Py_ssize_t m, k
     cdef Py_UCS4 c
+    cdef UBuf tmp
     if mode == 0:
         return split_intern(v, w.a.p, n, out)
-    elif mode == 1:
-        m = tok_13a(w, n, &in_a)
-        if m < 0:
-            return -1
-        return split_intern(v, w.a.p if in_a else w.b.p, m, out)
-    elif mode == 2:
-        m = tok_intl(w, n)
-        if m < 0:
-            return -1
-        return split_intern(v, w.b.p, m, out)
-    elif mode == 3:
-        m = tok_zh(w, n, &in_a)
-        if m < 0:
-            return -1
-        return split_intern(v, w.a.p if in_a else w.b.p, m, out)
+    elif mode == 1 or mode == 2 or mode == 3:
+        tmp = w.line
+        w.line = w.a
+        w.a = tmp
+        return tokenize_by_words(mode, v, wc, w, n, out)
     elif mode == 4:
         for k in range(n):
             c = w.a.p[k]
@@ -692,20 +846,20 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
     offsets = np.empty(N + 1, dtype=np.int64)
     cdef int64_t[::1] off = offsets
     cdef Work w
-    w.a.p = NULL; w.a.cap = 0; w.b.p = NULL; w.b.cap = 0
-    w.out.p = NULL; w.out.n = 0; w.out.cap = 0
+    memset(&w, 0, sizeof(Work))
     cdef VocabC* vc = &vocab.v if vocab is not None else NULL
+    cdef WordCache* wc = &vocab.wc if vocab is not None else NULL
     cdef int err = 0
     with nogil:
         off[0] = 0
         for i in range(N):
             n = load_segment(kinds[i], datas[i], lens[i], &w.a, rstrip)
-            if n < 0 or process_segment(mode, vc, &w, n, &w.out) != 0:
+            if n < 0 or process_segment(mode, vc, wc, &w, n, &w.out) != 0:
                 err = 1
                 break
             off[i + 1] = w.out.n
     free(kinds); free(datas); free(lens)
-    free(w.a.p); free(w.b.p)
+    free(w.a.p); free(w.b.p); free(w.line.p); free(w.key.p); free(w.bounds.p)
     if err:
         free(w.out.p)
         raise MemoryError("tokenization ran out of memory")
