@@ -101,6 +101,23 @@ cdef inline bint is_zh_char(Py_UCS4 c) noexcept nogil:
             or (0xFA70 <= c <= 0xFAD9) or (0xFE10 <= c <= 0xFE1F) or (0xFE30 <= c <= 0xFE4F)
             or (0xFF00 <= c <= 0xFFEF))
 
+# ASCII table for the fused word scanner: 1 = whitespace, 2 = a 13a pattern reacts to it
+# (class A without space, '.', ',', '-'), 4 = line-level 13a replacement may apply ('<', '\\n', '&')
+cdef uint8_t ASCII_CLS[128]
+
+cdef void _init_ascii_cls():
+    cdef int c
+    for c in range(128):
+        ASCII_CLS[c] = 0
+        if Py_UNICODE_ISSPACE(c):
+            ASCII_CLS[c] |= 1
+        elif is_13a_punct(c) or c == 46 or c == 44 or c == 45:
+            ASCII_CLS[c] |= 2
+        if c == 60 or c == 10 or c == 38:
+            ASCII_CLS[c] |= 4
+
+_init_ascii_cls()
+
 # intl classes: bit 1 = \p{P}, bit 2 = \p{S}, bit 4 = \p{N}; one byte per code point, built from
 # the installed `regex` module by mtscore.engine.tokenizers (so the Unicode version matches sacrebleu).
 cdef uint8_t* INTL_TABLE = NULL
@@ -133,15 +150,24 @@ cdef struct VocabC:
     Py_ssize_t arena_n
     Py_ssize_t arena_cap
 
-cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef Py_ssize_t k
-    for k in range(n):
-        h = (h ^ <uint64_t> s[k]) * 1099511628211ULL
+cdef enum:
+    HASH_INIT = 1469598103934665603ULL
+
+cdef inline uint64_t hash_step(uint64_t h, Py_UCS4 c) noexcept nogil:
+    return (h ^ <uint64_t> c) * 1099511628211ULL
+
+cdef inline uint64_t hash_finish(uint64_t h) noexcept nogil:
     h ^= h >> 29
     h *= 0xbf58476d1ce4e5b9ULL
     h ^= h >> 32
     return h
+
+cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = HASH_INIT
+    cdef Py_ssize_t k
+    for k in range(n):
+        h = hash_step(h, s[k])
+    return hash_finish(h)
 
 cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
     cdef Py_ssize_t ns = v.nslots * 2, i, j
@@ -160,7 +186,10 @@ cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
 
 cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
     """Id of the token ``tok[0:n]``, inserting it if new. Returns -1 on allocation failure."""
-    cdef uint64_t h = hash_cps(tok, n)
+    return vocab_intern_h(v, tok, n, hash_cps(tok, n))
+
+cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
+    """vocab_intern with the token's hash_cps already computed."""
     cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (v.nslots - 1))
     cdef int32_t s
     cdef Py_ssize_t cap
@@ -658,33 +687,83 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
 
 cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
                            IBuf* out) noexcept nogil:
-    """13a / intl / zh on the line in w.line.p[0:n], one cached tokenization per distinct word."""
+    """none / 13a / intl / zh on the line in w.line.p[0:n].
+
+    One fused scan finds the words, hashes them and notes whether any pattern of ``mode`` can
+    react to one of their characters. A plain word is one token (interned with the hash from the
+    scan); other words are tokenized once per distinct (word, first/last) through the word cache.
+    """
     cdef Py_UCS4* s = w.line.p
-    cdef Py_ssize_t i = 0, st, q, nw, L, k, o0, cnt
-    cdef int flags
+    cdef Py_ssize_t i = 0, st, L, k, o0, cnt
+    cdef Py_UCS4 c
+    cdef int flags, special
+    cdef uint8_t t
+    cdef uint64_t h
     cdef int32_t wid
     cdef int64_t* ns
     cdef int32_t* nc
+    cdef bint first = True, more
     if mode == 1:
-        n = prep_13a_line(s, n)
-    w.bounds.n = 0
-    while i < n:
-        while i < n and Py_UNICODE_ISSPACE(s[i]):
+        # the line-level replacements are rare: check once, rewrite in place when needed
+        for k in range(n):
+            c = s[k]
+            if c < 128 and (ASCII_CLS[c] & 4):
+                n = prep_13a_line(s, n)
+                break
+    while True:
+        # skip whitespace
+        while i < n:
+            c = s[i]
+            if c < 128:
+                if not (ASCII_CLS[c] & 1):
+                    break
+            elif not Py_UNICODE_ISSPACE(c):
+                break
             i += 1
         if i >= n:
             break
         st = i
-        while i < n and not Py_UNICODE_ISSPACE(s[i]):
+        special = 0
+        h = HASH_INIT
+        while i < n:
+            c = s[i]
+            if c < 128:
+                t = ASCII_CLS[c]
+                if t & 1:
+                    break
+                if mode == 2:
+                    special |= INTL_TABLE[c] & 3
+                else:
+                    special |= t & 2
+            else:
+                if Py_UNICODE_ISSPACE(c):
+                    break
+                if mode == 2:
+                    special |= intl_cls(c) & 3
+                elif mode == 3 and is_zh_char(c):
+                    special = 2
+            h = hash_step(h, c)
             i += 1
-        if ibuf_push(&w.bounds, <int32_t> st) != 0 or ibuf_push(&w.bounds, <int32_t> i) != 0:
-            return -1
-    nw = w.bounds.n // 2
-    for q in range(nw):
-        st = w.bounds.p[2 * q]
-        L = w.bounds.p[2 * q + 1] - st
+        L = i - st
+        if mode == 0 or not special:
+            wid = vocab_intern_h(v, s + st, L, hash_finish(h))
+            if wid < 0 or ibuf_push(out, wid) != 0:
+                return -1
+            first = False
+            continue
         flags = 0
         if mode != 1:
-            flags = (1 if q == 0 else 0) | (2 if q == nw - 1 else 0)
+            # is there another word after this one?
+            more = False
+            k = i
+            while k < n:
+                c = s[k]
+                if not Py_UNICODE_ISSPACE(c):
+                    more = True
+                    break
+                k += 1
+            flags = (1 if first else 0) | (0 if more else 2)
+        first = False
         if ubuf_reserve(&w.key, L + 1) != 0:
             return -1
         w.key.p[0] = <Py_UCS4> (0x110000 + mode * 4 + flags)
@@ -784,9 +863,7 @@ cdef int process_segment(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t
     cdef Py_ssize_t m, k
     cdef Py_UCS4 c
     cdef UBuf tmp
-    if mode == 0:
-        return split_intern(v, w.a.p, n, out)
-    elif mode == 1 or mode == 2 or mode == 3:
+    if mode == 0 or mode == 1 or mode == 2 or mode == 3:
         tmp = w.line
         w.line = w.a
         w.a = tmp
@@ -882,3 +959,25 @@ def tokenize_strings(list texts, int mode, bint rstrip=False):
         else:
             out.append(" ".join(v.token(x) for x in values[offsets[i]:offsets[i + 1]]))
     return out
+
+
+def count_ending_with_space_period(list texts):
+    """How many strings end with " ." (sacrebleu's already-tokenized warning), without Python loops."""
+    cdef Py_ssize_t i, n, c = 0
+    cdef int kind
+    cdef object t
+    for i in range(len(texts)):
+        t = texts[i]
+        n = PyUnicode_GET_LENGTH(t)
+        if n >= 2:
+            kind = PyUnicode_KIND(t)
+            if kind == 1:
+                if (<uint8_t*> PyUnicode_DATA(t))[n - 1] == 46 and (<uint8_t*> PyUnicode_DATA(t))[n - 2] == 32:
+                    c += 1
+            elif kind == 2:
+                if (<uint16_t*> PyUnicode_DATA(t))[n - 1] == 46 and (<uint16_t*> PyUnicode_DATA(t))[n - 2] == 32:
+                    c += 1
+            else:
+                if (<Py_UCS4*> PyUnicode_DATA(t))[n - 1] == 46 and (<Py_UCS4*> PyUnicode_DATA(t))[n - 2] == 32:
+                    c += 1
+    return c

@@ -129,7 +129,7 @@ class BLEU(LexicalMetric):
 
     def _check_hyps(self, hyps) -> None:
         if not self._force:
-            tok_count = sum(1 for h in hyps if h.endswith(" ."))
+            tok_count = _text.count_ending_with_space_period(hyps)
             if tok_count >= 100:
                 log.warning("That's 100 lines that end in a tokenized period ('.')")
                 log.warning("It looks like you forgot to detokenize your test data, which may hurt your score.")
