@@ -122,6 +122,9 @@ class BLEU(LexicalMetric):
     def _encode(self, texts: List[str], vocab):
         return self.tokenizer.encode(self._lower(texts), vocab)
 
+    def _prep_config(self) -> tuple:
+        return (self.tokenizer.name, bool(self.lowercase), self.max_ngram_order)
+
     def _prepare_chunk(self, streams, present):
         vocab = _text.Vocab()
         encs = [self._encode([s if s is not None else "" for s in st], vocab) for st in streams]

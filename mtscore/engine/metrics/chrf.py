@@ -81,6 +81,9 @@ class CHRF(LexicalMetric):
             words = (_EMPTY_I32, _ONE_I64)
         return chars, words
 
+    def _prep_config(self) -> tuple:
+        return (self.char_order, self.word_order, bool(self.lowercase), bool(self.whitespace))
+
     def _prepare_chunk(self, streams, present):
         vocab = _text.Vocab()
         encs = [self._encode([s if s is not None else "" for s in st], vocab) for st in streams]

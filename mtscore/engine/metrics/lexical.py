@@ -5,6 +5,8 @@ segment)."""
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, List, Sequence, Tuple
 
@@ -50,14 +52,25 @@ def run_parallel(fn: Callable, items: Sequence, workers: int) -> list:
 
 
 class PreparedRefs:
-    """Prepared references: per chunk ``(start, stop, chunk_state)``."""
+    """Prepared references: per chunk ``(start, stop, chunk_state)``. The chunk states hold
+    vocabularies that scoring extends, so one scoring call at a time uses them (``lock``)."""
 
-    __slots__ = ("n", "chunks", "num_refs")
+    __slots__ = ("n", "chunks", "num_refs", "lock")
 
     def __init__(self, n: int, chunks: list, num_refs: int):
         self.n = n
         self.chunks = chunks
         self.num_refs = num_refs
+        self.lock = threading.Lock()
+
+
+# Recently prepared reference sets, so that scoring system after system against the same
+# references (each call passing them again, the usual sacrebleu loop) prepares them once.
+# Keyed by the options that shape preparation; a hit needs equal reference streams.
+_PREPARED: "OrderedDict[tuple, tuple]" = OrderedDict()
+_PREPARED_LOCK = threading.Lock()
+_PREPARED_SLOTS = 2
+_PREPARED_MAX_SEGMENTS = 200_000
 
 
 class LexicalMetric(Metric):
@@ -73,8 +86,31 @@ class LexicalMetric(Metric):
     def _chunk_stats(self, hyps, state):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _prep_config(self) -> tuple:
+        """Options that change reference preparation (part of the reuse key)."""
+        raise NotImplementedError
+
     def _prepare_refs(self, refs) -> PreparedRefs:
         streams = self._coerce_refs(refs)
+        key = (type(self).__name__, self._prep_config(), resolve_workers(self.workers))
+        with _PREPARED_LOCK:
+            hit = _PREPARED.get(key)
+        if hit is not None and hit[0] == streams:
+            with _PREPARED_LOCK:
+                if key in _PREPARED:
+                    _PREPARED.move_to_end(key)
+            self.num_refs = hit[1].num_refs
+            return hit[1]
+        prepared = self._prepare_streams(streams)
+        if prepared.n <= _PREPARED_MAX_SEGMENTS:
+            with _PREPARED_LOCK:
+                _PREPARED[key] = (streams, prepared)
+                _PREPARED.move_to_end(key)
+                while len(_PREPARED) > _PREPARED_SLOTS:
+                    _PREPARED.popitem(last=False)
+        return prepared
+
+    def _prepare_streams(self, streams) -> PreparedRefs:
         present = present_mask(streams)
         self.num_refs = count_refs(present)
         n = len(streams[0])
@@ -97,8 +133,9 @@ class LexicalMetric(Metric):
         self._check_hyps(hyps)
         self.num_refs = prepared.num_refs
         w = resolve_workers(self.workers)
-        parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
-                             prepared.chunks, w)
+        with prepared.lock:
+            parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
+                                 prepared.chunks, w)
         stats = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
         if parts[0][1] is None:
             return stats, None
