@@ -205,7 +205,8 @@ def prepare(spec: dict):
         if peer == "mtscore":
             def run():
                 h, r = read_lines(path + ".hyp"), read_lines(path + ".ref")
-                res = mtscore.score(h, [r], metrics=["bleu", "chrf"], sentence_level=True, workers=1)
+                res = mtscore.score(h, [r], metrics=["bleu", "chrf"], sentence_level=True, workers=1,
+                                    **({"chunk_size": spec["chunk_size"]} if spec.get("chunk_size") else {}))
                 return res, len(h)
             return run, lambda x: {"values": {"bleu": x[0].corpus["bleu"].score, "chrf": x[0].corpus["chrf"].score},
                                    "note": f"{x[1]} segs; BLEU {x[0].corpus['bleu'].score:.4f}, chrF {x[0].corpus['chrf'].score:.4f}"}
