@@ -10,6 +10,7 @@ _LAZY = {
     "TER": ("mtscore.engine.metrics.ter", "TER"),
     "BERTScore": ("mtscore.engine.bertscore", "BERTScore"),
     "score": ("mtscore.bindings.api", "score"),
+    "score_files": ("mtscore.bindings.api", "score_files"),
     "compare": ("mtscore.engine.significance", "compare"),
 }
 

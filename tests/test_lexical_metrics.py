@@ -178,3 +178,32 @@ def test_workers_give_identical_results(workers):
             assert r.corpus[s][m].score == base.corpus[s][m].score
             np.testing.assert_array_equal(r.stats[s][m], base.stats[s][m])
     assert r.segments.equals(base.segments)
+
+
+def test_score_files_streams_like_score(tmp_path):
+    hyps = README_HYPS * 11 + ["", "x"]
+    refs = [r * 11 + ["a", ""] for r in README_REFS]
+    hp = tmp_path / "hyp.txt"
+    hp.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    rps = []
+    for k, r in enumerate(refs):
+        p = tmp_path / f"ref{k}.txt"
+        p.write_text("\n".join(r) + "\n", encoding="utf-8")
+        rps.append(str(p))
+    a = mtscore.score_files({"s": str(hp), "t": str(hp)}, rps, metrics=["bleu", "chrf++"], chunk_size=4)
+    b = mtscore.score({"s": hyps, "t": hyps}, refs, metrics=["bleu", "chrf++"])
+    for s in ("s", "t"):
+        for m in ("bleu", "chrf++"):
+            assert a.corpus[s][m].score == b.corpus[s][m].score
+    assert a.segments.equals(b.segments)
+    assert a.signatures == b.signatures
+
+
+def test_large_corpus_stats_are_chunked():
+    hyps = README_HYPS * 5
+    refs = [r * 5 for r in README_REFS]
+    m = mtscore.CHRF(word_order=2)
+    whole = m.corpus_stats(hyps, refs)
+    m.chunk_size = 4
+    np.testing.assert_array_equal(m.corpus_stats(hyps, refs), whole)
+    assert str(m.get_signature()).startswith("nrefs:2|")

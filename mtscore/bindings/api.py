@@ -26,7 +26,7 @@ _METRICS = {
     "ter": ("mtscore.engine.metrics.ter", "TER", {}),
 }
 
-DEFAULT_CHUNK = 65536
+DEFAULT_CHUNK = 32768
 
 
 def make_metric(name: str, **kwargs) -> Metric:
@@ -100,10 +100,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
     chunk_size  : segments per chunk; bounds memory for very large corpora
     *_kwargs    : constructor arguments for metrics given by name
     """
-    import pyarrow as pa
-
     from ..engine.corpus import as_ref_streams, as_text_list
-    from ..engine.metrics.lexical import count_refs, present_mask, resolve_workers
 
     systems, single = _as_systems(hyps)
     systems = {k: as_text_list(v, f"score: hyps[{k!r}]" if not single else "score: hyps")
@@ -113,26 +110,79 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
         if len(h) != n:
             raise ValueError(f"score: system {name!r} has {len(h)} segments, expected {n}")
     streams = as_ref_streams(refs, n, "score: refs")
-    num_refs = count_refs(present_mask(streams)) if n else len(streams)
+    bounds = [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)] or [(0, 0)]
+    chunks = (([st[a:z] for st in streams], {k: h[a:z] for k, h in systems.items()})
+              for a, z in bounds)
+    return _score_chunks(chunks, len(bounds), list(systems), single, metrics, workers,
+                         sentence_level, progress, bleu_kwargs, chrf_kwargs, ter_kwargs)
+
+
+def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"),
+                *, workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
+                encoding: str = "utf-8", errors: str = "strict", progress: Optional[bool] = None,
+                bleu_kwargs: Optional[dict] = None, chrf_kwargs: Optional[dict] = None,
+                ter_kwargs: Optional[dict] = None) -> ScoreResult:
+    """Like :func:`score`, streaming text files (one segment per line, ``.gz`` ok) chunk by chunk,
+    so memory stays bounded for corpora of any size (only the (N, k) statistics and the per-segment
+    scores grow with N). ``hyp_paths``: one path or ``{system: path}``; ``ref_paths``: K paths."""
+    from ..engine.corpus import CorpusError, iter_text_chunks
+
+    single = not isinstance(hyp_paths, Mapping)
+    paths = {"hyp": hyp_paths} if single else dict(hyp_paths)
+    names = list(paths)
+    first = names[0]
+
+    def chunks():
+        iters = {k: iter_text_chunks(p, ref_paths if k == first else (), chunk_size, encoding, errors)
+                 for k, p in paths.items()}
+        while True:
+            got = {k: next(it, None) for k, it in iters.items()}
+            if got[first] is None:
+                extra = [k for k, c in got.items() if c is not None]
+                if extra:
+                    raise CorpusError(f"{paths[extra[0]]} has more lines than {paths[first]}")
+                return
+            for k, c in got.items():
+                if c is None or len(c.hyps) != len(got[first].hyps):
+                    raise CorpusError(f"{paths[k]} and {paths[first]} have different line counts")
+            yield got[first].refs, {k: c.hyps for k, c in got.items()}
+
+    return _score_chunks(chunks(), None, names, single, metrics, workers, sentence_level, progress,
+                         bleu_kwargs, chrf_kwargs, ter_kwargs)
+
+
+def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], single: bool,
+                  metrics, workers, sentence_level, progress, bleu_kwargs, chrf_kwargs,
+                  ter_kwargs) -> ScoreResult:
+    """The shared loop: per chunk of segments, prepare each metric's references once and score
+    every system; then sum statistics into corpus scores."""
+    import pyarrow as pa
+
+    from ..engine.metrics.lexical import count_refs, present_mask, resolve_workers
+
     mobjs = _metric_objects(metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {},
                                       "ter": ter_kwargs or {}}, resolve_workers(workers))
-
-    bounds = [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)] or [(0, 0)]
-    stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in systems}
-    score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in systems}
-    bar = _progress(len(bounds) * len(mobjs), progress)
-    for a, z in bounds:
-        ref_slice = [st[a:z] for st in streams]
+    stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
+    score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
+    per_seg_refs: set = set()
+    n = 0
+    bar = _progress(n_chunks * len(mobjs) if n_chunks else None, progress)
+    for ref_slice, hyp_slices in chunks:
+        present = present_mask(ref_slice) if ref_slice and len(ref_slice[0]) else None
+        if present is not None:
+            per_seg_refs.update(np.unique(present.sum(axis=0)).tolist())
+        n += len(next(iter(hyp_slices.values())))
         for mname, metric in mobjs.items():
             prepared = metric._prepare_refs(ref_slice)
-            for sname, h in systems.items():
+            for sname in names:
+                h = hyp_slices[sname]
                 if sentence_level and hasattr(metric, "_stats_and_scores"):
-                    st, sc = metric._stats_and_scores(h[a:z], prepared)
+                    st, sc = metric._stats_and_scores(h, prepared)
                     if sc is None:
                         sc = metric.sentence_scores_from_stats(st)
                     score_parts[sname][mname].append(sc)
                 else:
-                    st = metric._stats_from_prepared(h[a:z], prepared)
+                    st = metric._stats_from_prepared(h, prepared)
                     if sentence_level:
                         score_parts[sname][mname].append(_sentence_scores_generic(metric, st))
                 stats_parts[sname][mname].append(st)
@@ -140,13 +190,12 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
                 bar.update(1)
     if bar is not None:
         bar.close()
+    num_refs = per_seg_refs.pop() if len(per_seg_refs) == 1 else -1
 
     corpus: Dict[str, Dict[str, Score]] = {}
     stats: Dict[str, Dict[str, np.ndarray]] = {}
-    columns: Dict[str, list] = {"system": [], "seg": []}
-    for m in mobjs:
-        columns[m] = []
-    for sname in systems:
+    cols: Dict[str, list] = {m: [] for m in mobjs}
+    for sname in names:
         stats[sname] = {}
         corpus[sname] = {}
         for mname, metric in mobjs.items():
@@ -157,22 +206,19 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
             corpus[sname][mname] = metric.compute_score_from_stats(metric.sum_stats(st))
             if sentence_level:
                 sp = score_parts[sname][mname]
-                columns[mname].append(sp[0] if len(sp) == 1 else np.concatenate(sp))
-        if sentence_level:
-            columns["system"].append(np.full(n, sname, dtype=object))
-            columns["seg"].append(np.arange(n, dtype=np.int64))
+                cols[mname].append(sp[0] if len(sp) == 1 else np.concatenate(sp))
     if sentence_level:
         table = {}
         if not single:
-            table["system"] = pa.array(np.concatenate(columns["system"]).tolist(), pa.string())
-        table["seg"] = pa.array(np.concatenate(columns["seg"]))
+            table["system"] = pa.array([s for s in names for _ in range(n)], pa.string())
+        table["seg"] = pa.array(np.tile(np.arange(n, dtype=np.int64), len(names)))
         for m in mobjs:
-            table[m] = pa.array(np.concatenate(columns[m]), pa.float64())
+            table[m] = pa.array(np.concatenate(cols[m]), pa.float64())
         segments = pa.table(table)
     else:
         segments = pa.table({})
     signatures = {m: str(obj.get_signature()) for m, obj in mobjs.items()}
-    return ScoreResult(corpus=corpus["hyp"] if single else corpus, segments=segments,
+    return ScoreResult(corpus=corpus[names[0]] if single else corpus, segments=segments,
                        stats=stats, signatures=signatures, metrics=mobjs)
 
 
@@ -186,9 +232,9 @@ def _sentence_scores_generic(metric: Metric, stats: np.ndarray) -> np.ndarray:
                     dtype=np.float64)
 
 
-def _progress(total: int, enabled: Optional[bool]):
+def _progress(total: Optional[int], enabled: Optional[bool]):
     if enabled is None:
-        enabled = sys.stderr.isatty() and total > 4
+        enabled = sys.stderr.isatty() and (total is None or total > 4)
     if not enabled:
         return None
     try:

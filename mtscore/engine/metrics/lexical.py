@@ -145,6 +145,28 @@ class LexicalMetric(Metric):
     def _check_hyps(self, hyps) -> None:
         pass
 
+    #: corpus_stats(hyps, refs) on more segments than this works chunk by chunk (bounded memory)
+    chunk_size: int = 32768
+
+    def corpus_stats(self, hyps, refs=None):
+        """Per-segment sufficient statistics, an ``(N, k)`` numpy array. With ``refs`` given and
+        N larger than ``chunk_size``, references are prepared and dropped chunk by chunk."""
+        if refs is None:
+            return super().corpus_stats(hyps, refs)
+        hyps = self._coerce_hyps(hyps)
+        streams = self._coerce_refs(refs, len(hyps))
+        n = len(hyps)
+        if n <= self.chunk_size:
+            return self._stats_from_prepared(hyps, self._prepare_refs(streams))
+        num_refs = count_refs(present_mask(streams))
+        parts = []
+        for a in range(0, n, self.chunk_size):
+            z = min(n, a + self.chunk_size)
+            prepared = self._prepare_streams([st[a:z] for st in streams])
+            parts.append(self._stats_from_prepared(hyps[a:z], prepared))
+        self.num_refs = num_refs
+        return np.concatenate(parts)
+
     def _stats_from_prepared(self, hyps, prepared: PreparedRefs) -> np.ndarray:
         return self._stats_and_scores(hyps, prepared)[0]
 
