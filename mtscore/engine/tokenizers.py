@@ -146,6 +146,12 @@ def _external_tokenizer(name: str):
     # sentencepiece family
     from .spm import load_spm
 
+    if name == "spm":
+        import logging
+
+        logging.getLogger("mtscore").warning(
+            "Tokenizer 'spm' has been changed to 'flores101', and may be removed in the future.")
+
     sp, sig = load_spm(name)
     return (lambda line: " ".join(sp.EncodeAsPieces(line))), sig
 
