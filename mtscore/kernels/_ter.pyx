@@ -597,6 +597,9 @@ ctypedef struct Work:
     int32_t* curmat     # DP costs of the current hypothesis (band-compressed)
     uint8_t* opmat      # DP ops of the current hypothesis
     int32_t* candmat    # DP costs of candidates
+    int32_t* bwd        # backward DP of the current hypothesis (row i stores [lo_i, hi_i))
+    int64_t* boff       # offset of row i in bwd, minus lo_i
+    int64_t bcellcap
     uint8_t* trace      # n + m
     int32_t* align      # m
     int32_t* hcum       # n + 1, prefix sums of hypothesis errors
@@ -606,7 +609,7 @@ ctypedef struct Work:
 cdef void work_free(Work* w) noexcept nogil:
     free(w.cur); free(w.cand); free(w.prevcand); free(w.best)
     free(w.lo); free(w.hi); free(w.rs); free(w.re); free(w.roff)
-    free(w.curmat); free(w.opmat); free(w.candmat)
+    free(w.curmat); free(w.opmat); free(w.candmat); free(w.bwd); free(w.boff)
     free(w.trace); free(w.align); free(w.hcum); free(w.rcum)
 
 
@@ -616,7 +619,8 @@ cdef void work_init(Work* w) noexcept nogil:
     w.cellcap = -1
     w.cur = NULL; w.cand = NULL; w.prevcand = NULL; w.best = NULL
     w.lo = NULL; w.hi = NULL; w.rs = NULL; w.re = NULL; w.roff = NULL
-    w.curmat = NULL; w.opmat = NULL; w.candmat = NULL
+    w.curmat = NULL; w.opmat = NULL; w.candmat = NULL; w.bwd = NULL; w.boff = NULL
+    w.bcellcap = -1
     w.trace = NULL; w.align = NULL; w.hcum = NULL; w.rcum = NULL
 
 
@@ -638,7 +642,8 @@ cdef int work_reserve(Work* w, int n, int m) noexcept nogil:
                 or grow(<void**>&w.prevcand, nc * 4) or grow(<void**>&w.best, nc * 4)
                 or grow(<void**>&w.lo, (nc + 1) * 4) or grow(<void**>&w.hi, (nc + 1) * 4)
                 or grow(<void**>&w.rs, (nc + 1) * 4) or grow(<void**>&w.re, (nc + 1) * 4)
-                or grow(<void**>&w.roff, (nc + 1) * 8) or grow(<void**>&w.hcum, (nc + 1) * 4)):
+                or grow(<void**>&w.roff, (nc + 1) * 8) or grow(<void**>&w.hcum, (nc + 1) * 4)
+                or grow(<void**>&w.boff, (nc + 1) * 8)):
             return -1
         w.ncap = nc
     if m > w.mcap:
@@ -684,7 +689,52 @@ cdef int setup_band(Work* w, int n, int m) noexcept nogil:
                 or grow(<void**>&w.candmat, total * 4)):
             return -1
         w.cellcap = total
+    total = 0
+    for i in range(n + 1):
+        w.boff[i] = total - w.lo[i]
+        total += w.hi[i] - w.lo[i]
+    if total > w.bcellcap:
+        if grow(<void**>&w.bwd, total * 4):
+            return -1
+        w.bcellcap = total
     return 0
+
+
+cdef void dp_bwd(Work* w, const int32_t* h, const int32_t* r, int n, int m,
+                 int i_from) noexcept nogil:
+    """Backward banded DP of hypothesis ``h``, rows i_from..0 (row n is the base case):
+    B[i][j] = cheapest in-band path from cell (i, j) to (n, m), with the forward moves
+    diag (i+1, j+1), del (i+1, j) and ins (i, j+1). Row i depends only on h[i:], so after a
+    shift only the rows above the changed region are recomputed."""
+    cdef int i, j, lo, hi, lo1, hi1, v, c
+    cdef int32_t hv
+    cdef int32_t* B0
+    cdef int32_t* B1
+    for i in range(i_from, -1, -1):
+        lo = w.lo[i]
+        hi = w.hi[i]
+        B0 = w.bwd + w.boff[i]
+        if i == n:
+            for j in range(hi - 1, lo - 1, -1):
+                B0[j] = m - j
+            continue
+        B1 = w.bwd + w.boff[i + 1]
+        lo1 = w.lo[i + 1]
+        hi1 = w.hi[i + 1]
+        hv = h[i]
+        for j in range(hi - 1, lo - 1, -1):
+            v = INF
+            if lo1 <= j + 1 < hi1:
+                v = B1[j + 1] + (hv != r[j])
+            if lo1 <= j < hi1:
+                c = B1[j] + 1
+                if c < v:
+                    v = c
+            if j + 1 < hi:
+                c = B0[j + 1] + 1
+                if c < v:
+                    v = c
+            B0[j] = v
 
 
 cdef void dp_rows_ops(Work* w, const int32_t* h, const int32_t* r, int i0, int i1) noexcept nogil:
@@ -819,6 +869,10 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     cdef int sh, sr, length, rlo, rhi, a, offset, idx, prev_idx, cost, gain
     cdef int best_gain, best_len, best_sh, best_idx, p_cur, p_prev, base
     cdef bint have_best, cand_valid, stop, better
+    cdef int q, start, valid_to = 0, c2, lcs
+    cdef const int32_t* src
+    cdef const int32_t* F
+    cdef const int32_t* Bq
     cdef uint8_t op
     cdef int32_t* tmp
     cdef int32_t* cur
@@ -834,6 +888,7 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         w.curmat[w.roff[0] + j] = j
         w.opmat[w.roff[0] + j] = OP_INS
     dp_rows_ops(w, cur, r, 0, n)
+    dp_bwd(w, cur, r, n, m, n)
     while True:
         pre = w.curmat[w.roff[n] + m]
         # ---- trace (backwards), flipped, to alignment + error prefix sums --------------
@@ -901,22 +956,50 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                                     continue
                                 prev_idx = idx
                                 perform_shift(cur, w.cand, n, sh, length, idx)
-                                # cost of the candidate, reusing the longest known prefix rows
+                                # cost of the candidate: forward rows only over the changed
+                                # region [p, q) (from the longest known prefix), then joined
+                                # with the backward rows of the unchanged suffix at row q
                                 p_cur = lcp(w.cand, cur, n)
-                                p_prev = lcp(w.cand, w.prevcand, n) if cand_valid else -1
                                 if p_cur == n:
                                     cost = pre
                                     base = n
-                                elif p_prev > p_cur:
-                                    if p_prev < n:
-                                        dp_rows_cost(w, w.cand, r, p_prev, n,
-                                                     w.candmat + w.roff[p_prev])
-                                    cost = w.candmat[w.roff[n] + m]
+                                    valid_to = n
                                 else:
-                                    dp_rows_cost(w, w.cand, r, p_cur, n,
-                                                 w.curmat + w.roff[p_cur])
-                                    base = p_cur
-                                    cost = w.candmat[w.roff[n] + m]
+                                    if idx < sh:
+                                        q = sh + length
+                                    elif idx > sh + length:
+                                        q = idx
+                                    else:
+                                        q = length + idx if length + idx < n else n
+                                    p_prev = -1
+                                    if cand_valid:
+                                        p_prev = lcp(w.cand, w.prevcand,
+                                                     valid_to if valid_to < n else n)
+                                    if p_prev > p_cur:
+                                        start = p_prev
+                                        src = w.candmat + w.roff[p_prev]
+                                    else:
+                                        start = p_cur
+                                        src = w.curmat + w.roff[p_cur]
+                                        base = p_cur
+                                    if start < q:
+                                        dp_rows_cost(w, w.cand, r, start, q, src)
+                                        valid_to = q
+                                    else:
+                                        valid_to = start
+                                    if q <= base:
+                                        F = w.curmat + w.roff[q]
+                                    else:
+                                        F = w.candmat + w.roff[q]
+                                    if q == n:
+                                        cost = F[m]
+                                    else:
+                                        Bq = w.bwd + w.boff[q]
+                                        cost = INF
+                                        for j in range(w.lo[q], w.hi[q]):
+                                            c2 = F[j] + Bq[j]
+                                            if c2 < cost:
+                                                cost = c2
                                 tmp = w.prevcand
                                 w.prevcand = w.cand
                                 w.cand = tmp
@@ -956,12 +1039,17 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         shifts += 1
         perform_shift(cur, w.best, n, best_sh, best_len, best_idx)
         p_cur = lcp(w.best, cur, n)
+        lcs = 0
+        while lcs < n - p_cur and w.best[n - 1 - lcs] == cur[n - 1 - lcs]:
+            lcs += 1
         tmp = w.cur
         w.cur = w.best
         w.best = tmp
         cur = w.cur
         if p_cur < n:
             dp_rows_ops(w, cur, r, p_cur, n)
+            # backward rows i < n - lcs depend on the changed words
+            dp_bwd(w, cur, r, n, m, n - lcs - 1)
     return shifts + w.curmat[w.roff[n] + m]
 
 

@@ -1,0 +1,271 @@
+"""TER vs sacrebleu 2.6.0 on every WMT21 (newstest2021 + florestest2021) system output.
+
+Two kinds of checks:
+
+* ``test_against_sacrebleu_golden``: every system under default TER with reference A, every
+  system of the multi-reference pairs with all references, and one system per pair under each
+  option set, against sacrebleu 2.6.0 values (corpus score, num_edits, ref_length and a sha256 of
+  the exact per-segment statistics) in ``test_ter_wmt21_golden.py``. Those values come from
+  running sacrebleu itself (``python tests/test_ter_wmt21.py --make-golden 2``); running it live
+  would take ~2 CPU hours (zh-en alone ~110 s per system: its long segments exhaust the
+  1000-candidate cap), far over the test budget.
+* ``test_live_vs_sacrebleu``: sacrebleu run live, per language pair, on one system (different
+  from the golden option runs), first segments, every option set, single and multi reference.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: option sets checked beyond the default (sacrebleu TER keyword arguments)
+OPTION_SETS: Dict[str, dict] = {
+    "default": {},
+    "normalized": {"normalized": True},
+    "no_punct": {"no_punct": True},
+    "norm_asian": {"normalized": True, "asian_support": True},
+    "nopunct_asian": {"no_punct": True, "asian_support": True},
+    "all": {"normalized": True, "no_punct": True, "asian_support": True, "case_sensitive": True},
+    "case_sensitive": {"case_sensitive": True},
+}
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("MTSCORE_DATA", REPO.parent / "shared" / "data")).resolve()
+
+
+def txt_dir() -> Path:
+    return data_dir() / "wmt21-news-systems" / "txt"
+
+
+def read_lines(path: Path) -> List[str]:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def parse_system(name: str) -> Tuple[str, str, str, str]:
+    """``<testset>.<pair>.hyp.<SYS>.<trg>`` -> (testset, pair, system, trg); SYS may hold dots."""
+    testset, pair, rest = name.split(".", 2)
+    assert rest.startswith("hyp."), name
+    system, trg = rest[4:].rsplit(".", 1)
+    return testset, pair, system, trg
+
+
+def systems() -> List[str]:
+    d = txt_dir() / "system-outputs"
+    if not d.is_dir():
+        return []
+    return sorted(p.name for p in d.iterdir() if ".hyp." in p.name)
+
+
+def reference_files(testset: str, pair: str) -> List[Path]:
+    """All references of a test set / pair, ref A first, then B, C, ..."""
+    d = txt_dir() / "references"
+    return sorted(d.glob(f"{testset}.{pair}.ref.*"), key=lambda p: p.name.split(".")[3])
+
+
+def stats_digest(stats) -> str:
+    """sha256 of the per-segment statistics as an (N, 2) float64 array (exact bits)."""
+    arr = np.ascontiguousarray(np.asarray(stats, dtype=np.float64).reshape(-1, 2))
+    return hashlib.sha256(arr.tobytes()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# golden values: sacrebleu 2.6.0 run over every system (too slow to run live: ~80 CPU minutes,
+# zh-en alone ~110 s per system because long segments exhaust the 1000-candidate cap)
+# ---------------------------------------------------------------------------------------------
+GOLDEN_PATH = Path(__file__).resolve().parent / "test_ter_wmt21_golden.py"
+
+
+def golden_jobs() -> List[dict]:
+    """Every system under default TER with reference A; every system of the multi-reference
+    pairs with all references; one system per pair under each non-default option set."""
+    jobs = []
+    first_of_pair = {}
+    for name in systems():
+        testset, pair, _, _ = parse_system(name)
+        refs = [p.name for p in reference_files(testset, pair)]
+        jobs.append({"system": name, "refs": refs[:1], "opts": "default"})
+        if len(refs) > 1:
+            jobs.append({"system": name, "refs": refs, "opts": "default"})
+        first_of_pair.setdefault((testset, pair), (name, refs))
+    for (testset, pair), (name, refs) in sorted(first_of_pair.items()):
+        for opts in OPTION_SETS:
+            if opts != "default":
+                jobs.append({"system": name, "refs": refs[:1], "opts": opts})
+    return jobs
+
+
+def job_key(job: dict) -> str:
+    return f"{job['system']}|{'+'.join(job['refs'])}|{job['opts']}"
+
+
+def run_sacrebleu_job(job: dict) -> dict:
+    import time
+
+    from sacrebleu.metrics import TER as SacreTER
+
+    hyps = read_lines(txt_dir() / "system-outputs" / job["system"])
+    refs = [read_lines(txt_dir() / "references" / r) for r in job["refs"]]
+    t0 = time.process_time()
+    metric = SacreTER(**OPTION_SETS[job["opts"]])
+    stats = metric._extract_corpus_statistics(hyps, refs)
+    score = metric._compute_score_from_stats(
+        stats[0] if len(stats) == 1 else _seq_sum(stats))
+    return {"key": job_key(job), "n": len(stats), "score": score.score,
+            "num_edits": score.num_edits, "ref_length": score.ref_length,
+            "stats_sha256": stats_digest(stats), "cpu_s": round(time.process_time() - t0, 2)}
+
+
+def _seq_sum(stats):
+    from sacrebleu.utils import sum_of_lists
+
+    return sum_of_lists(stats)
+
+
+def make_golden(n_procs: int = 2) -> None:  # pragma: no cover - generator
+    """Run sacrebleu over every job (``n_procs`` processes) and write GOLDEN_PATH, appending
+    as results arrive so an interrupted run keeps what it finished."""
+    import json
+    import multiprocessing as mp
+
+    jobs = golden_jobs()
+    done = load_golden()
+    todo = [j for j in jobs if job_key(j) not in done]
+    # round-robin over language pairs (every pair gets covered early), defaults first, the
+    # heaviest pair (zh-en) after the others at each rank
+    rank: Dict[Tuple[str, str], int] = {}
+    order = []
+    for j in todo:
+        pair = parse_system(j["system"])[:2]
+        order.append((rank.get(pair, 0), j["opts"] != "default", len(j["refs"]) > 1,
+                      "zh-en" in j["system"]))
+        rank[pair] = rank.get(pair, 0) + 1
+    todo = [j for _, j in sorted(zip(order, todo), key=lambda t: t[0])]
+    if not GOLDEN_PATH.exists():
+        GOLDEN_PATH.write_text(
+            '"""sacrebleu 2.6.0 TER on WMT21 system outputs, written by\n'
+            '``python tests/test_ter_wmt21.py --make-golden`` (one JSON object per line of\n'
+            'GOLDEN_JSONL; stats_sha256 = sha256 of the per-segment [edits, avg_ref_len] as\n'
+            '(N, 2) float64)."""\n'
+            'GOLDEN_JSONL = r"""\n"""\n', encoding="utf-8")
+    with mp.Pool(n_procs) as pool:
+        for res in pool.imap_unordered(run_sacrebleu_job, todo):
+            text = GOLDEN_PATH.read_text(encoding="utf-8")
+            head, tail = text.rsplit('"""', 1)
+            GOLDEN_PATH.write_text(head + json.dumps(res) + "\n" + '"""' + tail,
+                                   encoding="utf-8")
+            print(res["key"], res["cpu_s"], flush=True)
+
+
+def load_golden() -> Dict[str, dict]:
+    import json
+
+    if not GOLDEN_PATH.exists():
+        return {}
+    ns: dict = {}
+    exec(compile(GOLDEN_PATH.read_text(encoding="utf-8"), str(GOLDEN_PATH), "exec"), ns)
+    out = {}
+    for line in ns["GOLDEN_JSONL"].splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out[d["key"]] = d
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# tests
+# ---------------------------------------------------------------------------------------------
+_JOBS = {job_key(j): j for j in golden_jobs()}
+_GOLDEN = load_golden()
+
+
+@functools.lru_cache(maxsize=4)
+def _prepared_metric(refs: tuple, opts: str):
+    from mtscore.engine.metrics.ter import TER
+
+    ref_text = [read_lines(txt_dir() / "references" / r) for r in refs]
+    return TER(references=ref_text, **OPTION_SETS[opts])
+
+
+@pytest.mark.parametrize("key", sorted(k for k in _GOLDEN if k in _JOBS) or ["<no WMT21 data>"])
+def test_against_sacrebleu_golden(shared_data, key):
+    if key not in _JOBS:
+        pytest.skip(f"WMT21 system outputs not found under {txt_dir()}")
+    job, gold = _JOBS[key], _GOLDEN[key]
+    metric = _prepared_metric(tuple(job["refs"]), job["opts"])
+    hyps = read_lines(txt_dir() / "system-outputs" / job["system"])
+    stats = metric.corpus_stats(hyps)
+    assert len(stats) == gold["n"]
+    score = metric.compute_score_from_stats(metric.sum_stats(stats))
+    assert score.score == gold["score"]
+    assert score.num_edits == gold["num_edits"]
+    assert score.ref_length == gold["ref_length"]
+    assert stats_digest(stats) == gold["stats_sha256"]
+
+
+def _pairs() -> Dict[Tuple[str, str], List[str]]:
+    out: Dict[Tuple[str, str], List[str]] = {}
+    for name in systems():
+        testset, pair, _, _ = parse_system(name)
+        out.setdefault((testset, pair), []).append(name)
+    return out
+
+
+LIVE_SEGMENTS = 50       # per pair and option set
+LIVE_MAX_TOKENS = 30     # sacrebleu is super-linear in length; long ones are in the golden set
+
+
+@pytest.mark.parametrize("testset_pair", sorted(f"{a}.{b}" for a, b in _pairs())
+                         or ["<no WMT21 data>"])
+def test_live_vs_sacrebleu(shared_data, testset_pair):
+    from sacrebleu.metrics import TER as SacreTER
+    from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
+
+    from mtscore.engine.metrics.ter import TER
+
+    pairs = _pairs()
+    if "." not in testset_pair or tuple(testset_pair.split(".", 1)) not in pairs:
+        pytest.skip(f"WMT21 system outputs not found under {txt_dir()}")
+    testset, pair = testset_pair.split(".", 1)
+    names = pairs[(testset, pair)]
+    name = names[1] if len(names) > 1 else names[0]
+    hyps_all = read_lines(txt_dir() / "system-outputs" / name)
+    refs_all = [read_lines(p) for p in reference_files(testset, pair)]
+    # segment length as sacrebleu's most splitting option sees it (CJK -> characters)
+    split_most = TercomTokenizer(normalized=True, asian_support=True, case_sensitive=True)
+    keep = [i for i in range(len(hyps_all))
+            if max(len(split_most(x[i].rstrip()).split()) for x in [hyps_all] + refs_all)
+            <= LIVE_MAX_TOKENS]
+    keep = keep[:LIVE_SEGMENTS]
+    hyps = [hyps_all[i] for i in keep]
+    refs = [[r[i] for i in keep] for r in refs_all]
+    runs = [(opts, refs[:1]) for opts in OPTION_SETS]
+    if len(refs) > 1:
+        runs.append(("default", refs))
+    for opts, rr in runs:
+        ours, theirs = TER(**OPTION_SETS[opts]), SacreTER(**OPTION_SETS[opts])
+        s_ours = ours.corpus_stats(hyps, rr)
+        s_theirs = theirs._extract_corpus_statistics(hyps, rr)
+        assert [[int(a), float(b)] for a, b in s_ours] == [[a, b] for a, b in s_theirs], opts
+        a = ours.compute_score_from_stats(ours.sum_stats(s_ours))
+        b = theirs._aggregate_and_compute(s_theirs)
+        assert (a.score, a.num_edits, a.ref_length) == (b.score, b.num_edits, b.ref_length)
+        assert str(ours.get_signature()) == str(theirs.get_signature())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    if "--make-golden" in sys.argv:
+        make_golden(int(sys.argv[sys.argv.index("--make-golden") + 1])
+                    if len(sys.argv) > sys.argv.index("--make-golden") + 1 else 2)
