@@ -35,10 +35,16 @@ cdef struct Table:
     int32_t* used    # slot indices in use (for O(used) reset)
     Py_ssize_t nused
     Py_ssize_t cap   # power of two
+    int shift        # 64 - log2(cap): Fibonacci hashing takes the top bits
     Py_ssize_t ucap
 
 cdef int table_init(Table* t, Py_ssize_t cap) noexcept nogil:
+    cdef Py_ssize_t c = 1
     t.cap = cap
+    t.shift = 64
+    while c < cap:
+        c *= 2
+        t.shift -= 1
     t.keys = <int64_t*> malloc(cap * sizeof(int64_t))
     t.vals = <int32_t*> malloc(cap * sizeof(int32_t))
     t.ucap = cap
@@ -72,9 +78,9 @@ cdef int table_reset(Table* t, Py_ssize_t need) noexcept nogil:
     return 0
 
 cdef inline Py_ssize_t slot_of(Table* t, int64_t key) noexcept nogil:
-    cdef uint64_t h = <uint64_t> key * 0x9E3779B97F4A7C15ULL
-    h ^= h >> 31
-    return <Py_ssize_t> (h & <uint64_t> (t.cap - 1))
+    # Fibonacci hashing: the top bits of key * 2^64/phi depend on every bit of the key (the
+    # low bits of a plain product would depend only on the last symbol of an n-gram key)
+    return <Py_ssize_t> ((<uint64_t> key * 0x9E3779B97F4A7C15ULL) >> t.shift)
 
 cdef inline int32_t table_get(Table* t, int64_t key) noexcept nogil:
     cdef Py_ssize_t j = slot_of(t, key)
