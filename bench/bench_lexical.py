@@ -270,6 +270,7 @@ def task_big(rep, cfg):
     runs = []
     for peer, chunk, name in (("mtscore", None, "mtscore.score(read_lines, sentence_level=True)"),
                               ("mtscore", 16384, "mtscore.score(read_lines, sentence_level=True, chunk_size=16384)"),
+                              ("mtscore-files", None, "mtscore.score_files(sentence_level=True) (streams the files)"),
                               ("mtscore-stream", None, "mtscore streamed (iter_text_chunks, corpus stats)")):
         spec = dict(task="big", peer=peer, data=cfg["big"])
         if chunk:

@@ -210,6 +210,13 @@ def prepare(spec: dict):
                 return res, len(h)
             return run, lambda x: {"values": {"bleu": x[0].corpus["bleu"].score, "chrf": x[0].corpus["chrf"].score},
                                    "note": f"{x[1]} segs; BLEU {x[0].corpus['bleu'].score:.4f}, chrF {x[0].corpus['chrf'].score:.4f}"}
+        if peer == "mtscore-files":
+            def run():
+                res = mtscore.score_files(path + ".hyp", [path + ".ref"], metrics=["bleu", "chrf"],
+                                          sentence_level=True, workers=1)
+                return res, res.segments.num_rows
+            return run, lambda x: {"values": {"bleu": x[0].corpus["bleu"].score, "chrf": x[0].corpus["chrf"].score},
+                                   "note": f"{x[1]} segs; BLEU {x[0].corpus['bleu'].score:.4f}, chrF {x[0].corpus['chrf'].score:.4f}"}
         if peer == "mtscore-stream":
             def run():
                 bleu, chrf = mtscore.BLEU(), mtscore.CHRF()
