@@ -11,6 +11,7 @@ _LAZY = {
     "BERTScore": ("mtscore.engine.bertscore", "BERTScore"),
     "score": ("mtscore.bindings.api", "score"),
     "score_files": ("mtscore.bindings.api", "score_files"),
+    "score_table": ("mtscore.bindings.api", "score_table"),
     "compare": ("mtscore.engine.significance", "compare"),
 }
 

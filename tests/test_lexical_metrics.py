@@ -207,3 +207,21 @@ def test_large_corpus_stats_are_chunked():
     m.chunk_size = 4
     np.testing.assert_array_equal(m.corpus_stats(hyps, refs), whole)
     assert str(m.get_signature()).startswith("nrefs:2|")
+
+
+def test_score_table_long_format(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    hyps_a = README_HYPS
+    hyps_b = [h.lower() for h in README_HYPS]
+    t = pa.table({"system": ["A"] * 3 + ["B"] * 3, "hyp": hyps_a + hyps_b,
+                  "ref_0": README_REFS[0] * 2, "ref_1": README_REFS[1] * 2})
+    path = tmp_path / "t.parquet"
+    pq.write_table(t, path)
+    r = mtscore.score_table(str(path), metrics=["bleu", "chrf"])
+    base = mtscore.score({"A": hyps_a, "B": hyps_b}, README_REFS, metrics=["bleu", "chrf"])
+    for s in ("A", "B"):
+        for m in ("bleu", "chrf"):
+            assert r.corpus[s][m].score == base.corpus[s][m].score
+    assert r.segments.equals(base.segments)

@@ -117,6 +117,22 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
                          sentence_level, progress, bleu_kwargs, chrf_kwargs, ter_kwargs)
 
 
+def score_table(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
+                system=None, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"),
+                **kwargs) -> ScoreResult:
+    """Score a table: a TSV/CSV/JSONL/Parquet/Arrow file, a pyarrow Table or a pandas DataFrame
+    with a hypothesis column, reference columns (default ``ref``/``ref_0``, ``ref_1``, ...) and
+    optionally a ``system`` column (a long table of several systems over the same segments).
+    Keyword arguments go to :func:`score`."""
+    from ..engine.corpus import load_corpus
+
+    corpus = load_corpus(source, hyp=hyp, ref_columns=refs, system=system)
+    if corpus.systems():
+        systems, ref_streams = corpus.by_system()
+        return score(systems, ref_streams, metrics, **kwargs)
+    return score(corpus.hyps(), corpus.ref_streams(), metrics, **kwargs)
+
+
 def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"),
                 *, workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
                 encoding: str = "utf-8", errors: str = "strict", progress: Optional[bool] = None,
