@@ -16,8 +16,21 @@ def demo_files():
 def main(argv: Optional[List[str]] = None) -> int:
     from .cli import main as cli_main
 
+    import os
+
     ref, sys1, sys2 = demo_files()
-    print(f"# mtscore demo: {ref}\n# system 1: {sys1}\n# system 2: {sys2}\n", flush=True)
+    print(f"# mtscore demo on the bundled example in {os.path.dirname(ref)}\n"
+          "# ref.en: 16 English reference segments; sys1.en, sys2.en: two systems\n", flush=True)
+    here = os.getcwd()
+    os.chdir(os.path.dirname(ref))  # short file names in the tables
+    try:
+        return _run(cli_main)
+    finally:
+        os.chdir(here)
+
+
+def _run(cli_main) -> int:
+    ref, sys1, sys2 = "ref.en", "sys1.en", "sys2.en"
     print("## corpus scores of system 1 (BLEU, chrF, TER; sacrebleu-identical)", flush=True)
     rc = cli_main([ref, "-i", sys1, "-m", "bleu", "chrf", "ter", "-f", "text", "-q"])
     print("\n## chrF++ with a 95% bootstrap confidence interval", flush=True)
