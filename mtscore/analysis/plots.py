@@ -53,7 +53,7 @@ def scatter_fit(human, metric, labels: Optional[Sequence[str]] = None, outliers=
     fig, ax = plt.subplots(figsize=(5.2, 4.2))
     ax.scatter(h[~out], m[~out], s=28, color="tab:blue", label="systems", zorder=3)
     if out.any():
-        ax.scatter(h[out], m[out], s=60, color="tab:red", marker="x", label="outliers (MAD)", zorder=4)
+        ax.scatter(h[out], m[out], s=60, color="tab:red", marker="x", label="outliers", zorder=4)
     for mask, color, name in ((np.ones_like(out), "tab:gray", "all"), (~out, "tab:orange", "w/o outliers")):
         if mask.sum() < 3 or (name == "w/o outliers" and not out.any()):
             continue
