@@ -17,27 +17,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..engine.metrics.base import Metric, Score
-
-#: metric name -> (module, class, default kwargs)
-_METRICS = {
-    "bleu": ("mtscore.engine.metrics.bleu", "BLEU", {}),
-    "chrf": ("mtscore.engine.metrics.chrf", "CHRF", {}),
-    "chrf++": ("mtscore.engine.metrics.chrf", "CHRF", {"word_order": 2}),
-    "ter": ("mtscore.engine.metrics.ter", "TER", {}),
-}
+from ..engine.metrics.registry import make_metric
 
 DEFAULT_CHUNK = 32768
-
-
-def make_metric(name: str, **kwargs) -> Metric:
-    """A metric object from its CLI name (bleu, chrf, chrf++, ter) and constructor arguments."""
-    import importlib
-
-    key = name.lower()
-    if key not in _METRICS:
-        raise ValueError(f"unknown metric {name!r}; choose from {', '.join(_METRICS)}")
-    mod, cls, defaults = _METRICS[key]
-    return getattr(importlib.import_module(mod), cls)(**{**defaults, **kwargs})
 
 
 @dataclass

@@ -274,7 +274,7 @@ def _metric_kwargs(args, name: str) -> dict:
 
 
 def _build_metrics(args, refs):
-    from .api import make_metric
+    from ..engine.metrics.registry import make_metric
 
     metrics = {}
     for name in args.metrics:

@@ -926,6 +926,8 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
     (M, M) p-value matrices in ``result.p_values``; n_ar_confidence: AR only, bootstrap
     resamples for each system's CI (-1: none, 0: 1000), as sacrebleu's API.
 
+    Metrics may also be given by name ("bleu", "chrf", "chrf++", "ter").
+
     Metrics whose corpus score is a mean of segment scores (objects with ``segment_scores(hyps,
     refs)`` and no ``corpus_stats``) are tested with the paired bootstrap of the mean (``bs``)
     or a paired t-test (``ttest``); see :func:`compare_segment_scores`.
@@ -946,6 +948,10 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
             items.insert(0, items.pop(i))
             names = [x[0] for x in items]
     metrics = list(metrics) if metrics is not None else _default_metrics()
+    if any(isinstance(m, str) for m in metrics):
+        from .metrics.registry import make_metric
+
+        metrics = [make_metric(m) if isinstance(m, str) else m for m in metrics]
     n_samples = n if n and n > 0 else DEFAULT_SAMPLES[test]
     n_conf = n_ar_confidence if n_ar_confidence != 0 else DEFAULT_SAMPLES["bs"]
     seed_int, _ = resolve_seed(seed)
