@@ -11,7 +11,6 @@ reused by every system; large corpora are processed in chunks so memory stays bo
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -22,25 +21,48 @@ from ..engine.metrics.registry import make_metric
 DEFAULT_CHUNK = 32768
 
 
-@dataclass
 class ScoreResult:
     """Result of :func:`score`.
 
     corpus   : ``{metric: Score}`` for one system, or ``{system: {metric: Score}}`` for several
-    segments : pyarrow Table, one row per (system, segment): ``system`` (several systems only),
-               ``seg`` (int64, 0-based), one float64 column of sentence scores per metric
+    sentence_scores : ``{metric: float64 ndarray}`` of length (systems x N), system-major
+    segments : pyarrow Table (built on first access), one row per (system, segment):
+               ``system`` (several systems only), ``seg`` (int64, 0-based), one float64 column
+               of sentence scores per metric
     stats    : ``{system: {metric: ndarray (N, k)}}`` per-segment sufficient statistics
     signatures : ``{metric: str}``
     """
 
-    corpus: Dict[str, Any]
-    segments: Any
-    stats: Dict[str, Dict[str, np.ndarray]] = field(repr=False)
-    signatures: Dict[str, str]
-    metrics: Dict[str, Metric] = field(repr=False, default_factory=dict)
+    def __init__(self, corpus, sentence_scores, systems, n, single, stats, signatures, metrics):
+        self.corpus: Dict[str, Any] = corpus
+        self.sentence_scores: Dict[str, np.ndarray] = sentence_scores
+        self.stats: Dict[str, Dict[str, np.ndarray]] = stats
+        self.signatures: Dict[str, str] = signatures
+        self.metrics: Dict[str, Metric] = metrics
+        self._systems = systems
+        self._n = n
+        self._single = single
+        self._segments = None
+
+    @property
+    def segments(self):
+        if self._segments is None:
+            import pyarrow as pa
+
+            table = {}
+            if self.sentence_scores:
+                if not self._single:
+                    table["system"] = pa.array([s for s in self._systems for _ in range(self._n)],
+                                               pa.string())
+                table["seg"] = pa.array(np.tile(np.arange(self._n, dtype=np.int64),
+                                                len(self._systems)))
+                for m, v in self.sentence_scores.items():
+                    table[m] = pa.array(v, pa.float64())
+            self._segments = pa.table(table)
+        return self._segments
 
     def __repr__(self) -> str:
-        return f"ScoreResult(corpus={self.corpus!r}, segments={self.segments.num_rows} rows)"
+        return f"ScoreResult(corpus={self.corpus!r}, {len(self._systems)} system(s) x {self._n} segments)"
 
 
 def _as_systems(hyps) -> tuple:
@@ -154,9 +176,7 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                   ter_kwargs) -> ScoreResult:
     """The shared loop: per chunk of segments, prepare each metric's references once and score
     every system; then sum statistics into corpus scores."""
-    import pyarrow as pa
-
-    from ..engine.metrics.lexical import count_refs, present_mask, resolve_workers
+    from ..engine.metrics.lexical import present_mask, resolve_workers
 
     mobjs = _metric_objects(metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {},
                                       "ter": ter_kwargs or {}}, resolve_workers(workers))
@@ -205,19 +225,10 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
             if sentence_level:
                 sp = score_parts[sname][mname]
                 cols[mname].append(sp[0] if len(sp) == 1 else np.concatenate(sp))
-    if sentence_level:
-        table = {}
-        if not single:
-            table["system"] = pa.array([s for s in names for _ in range(n)], pa.string())
-        table["seg"] = pa.array(np.tile(np.arange(n, dtype=np.int64), len(names)))
-        for m in mobjs:
-            table[m] = pa.array(np.concatenate(cols[m]), pa.float64())
-        segments = pa.table(table)
-    else:
-        segments = pa.table({})
+    sentence = {m: np.concatenate(cols[m]) for m in mobjs} if sentence_level else {}
     signatures = {m: str(obj.get_signature()) for m, obj in mobjs.items()}
-    return ScoreResult(corpus=corpus[names[0]] if single else corpus, segments=segments,
-                       stats=stats, signatures=signatures, metrics=mobjs)
+    return ScoreResult(corpus[names[0]] if single else corpus, sentence, names, n, single, stats,
+                       signatures, mobjs)
 
 
 def _sentence_scores_generic(metric: Metric, stats: np.ndarray) -> np.ndarray:
