@@ -188,7 +188,8 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     for ref_slice, hyp_slices in chunks:
         present = present_mask(ref_slice) if ref_slice and len(ref_slice[0]) else None
         if present is not None:
-            per_seg_refs.update(np.unique(present.sum(axis=0)).tolist())
+            counts = present.sum(axis=0)
+            per_seg_refs.update((int(counts.min()), int(counts.max())))  # np.unique imports numpy.ma
         n += len(next(iter(hyp_slices.values())))
         for mname, metric in mobjs.items():
             prepared = metric._prepare_refs(ref_slice)
