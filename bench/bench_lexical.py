@@ -98,6 +98,10 @@ def best_of(spec: dict, reps: int) -> dict:
     if not ok:
         return runs[0]
     best = dict(min(ok, key=lambda r: r["cpu"]))
+    for r in ok:  # keep only the chosen run's sentence-score arrays
+        if r is not min(ok, key=lambda r: r["cpu"]):
+            for path in r.get("arrays", {}).values():
+                Path(path).unlink(missing_ok=True)
     best["cpus"] = [round(r["cpu"], 3) for r in ok]
     best["walls"] = [round(r["wall"], 3) for r in ok]
     best["measured_at"] = time.strftime("%Y-%m-%d %H:%M")
@@ -331,6 +335,10 @@ def task_cli(rep, cfg):
     cmds = {"mtscore": [py, "-m", "mtscore", str(ref), "-i", str(hyp), "-m", "bleu", "chrf"],
             "sacrebleu 2.6.0": [py, "-m", "sacrebleu", str(ref), "-i", str(hyp), "-m", "bleu", "chrf"]}
     outs = {k: subprocess.run(v, capture_output=True, text=True, cwd=REPO) for k, v in cmds.items()}
+    for k, o in outs.items():
+        if o.returncode != 0:
+            rep.add("cli", "CLI bleu+chrf, 1 file", k, {"error": f"rc={o.returncode}: {(o.stderr.strip().splitlines() or [''])[-1][:200]}"})
+            return
     same = outs["mtscore"].stdout == outs["sacrebleu 2.6.0"].stdout and outs["mtscore"].returncode == 0
     rep.notes.append(f"CLI command (`{cfg['cli_pair']}` {cfg['cli_system']}, {sum(1 for _ in open(hyp, encoding='utf-8'))} lines): "
                      f"`python -m mtscore REF -i HYP -m bleu chrf` vs `python -m sacrebleu REF -i HYP -m bleu chrf`; "
@@ -454,7 +462,11 @@ def main() -> None:
     for t in TASKS:
         if t in a.tasks:
             print(f"[{time.time() - t0:7.1f}s] {t} (load {loadavg()})", file=sys.stderr, flush=True)
-            globals()[f"task_{t}"](rep, cfg)
+            try:
+                globals()[f"task_{t}"](rep, cfg)
+            except Exception as e:  # keep the other tasks' results; say what failed
+                rep.notes.append(f"task {t} FAILED: {type(e).__name__}: {str(e)[:300]}")
+                print(f"task {t} failed: {e!r}", file=sys.stderr)
     elapsed = time.time() - t0
     cmd = "python bench/bench_lexical.py" + (" --quick" if a.quick else "") + \
         ("" if set(a.tasks) == set(TASKS) else " --tasks " + " ".join(a.tasks))
