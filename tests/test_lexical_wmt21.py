@@ -50,53 +50,54 @@ def _check_bleu_scores(ours_stats, kw, check_sentences):
                 np.testing.assert_array_equal(sent, np.array(expect))
 
 
+@pytest.mark.parametrize("lc", [False, True], ids=["cased", "lc"])
 @pytest.mark.parametrize("pair", PAIRS)
-def test_bleu_all_systems(pair):
+def test_bleu_all_systems(pair, lc):
     refs, systems, trg = load_pair(pair)
     for tok in bleu_tokenizers(trg):
-        for lc in (False, True):
-            kw = dict(tokenize=tok, lowercase=lc)
-            for ref_set in ([refs] if len(refs) == 1 else [refs, refs[:1]]):
-                ref_m = sacrebleu.BLEU(**kw, references=ref_set)
-                our_m = mtscore.BLEU(**kw, references=ref_set)
-                expected = _sacre_stats(ref_m, systems)
-                for name, hyps in systems.items():
-                    ours = our_m.corpus_stats(hyps)
-                    np.testing.assert_array_equal(ours, expected[name], err_msg=f"{pair} {name} {kw}")
-                    first = (tok == "13a" and not lc)
-                    _check_bleu_scores(ours, kw, check_sentences=first or name == next(iter(systems)))
-                    if first:
-                        a = ref_m.corpus_score(hyps, None)
-                        b = our_m.corpus_score(hyps, None)
-                        assert a.score == b.score
-                        assert str(ref_m.get_signature()) == str(our_m.get_signature())
+        kw = dict(tokenize=tok, lowercase=lc)
+        for ref_set in ([refs] if len(refs) == 1 else [refs, refs[:1]]):
+            ref_m = sacrebleu.BLEU(**kw, references=ref_set)
+            our_m = mtscore.BLEU(**kw, references=ref_set)
+            expected = _sacre_stats(ref_m, systems)
+            for name, hyps in systems.items():
+                ours = our_m.corpus_stats(hyps)
+                np.testing.assert_array_equal(ours, expected[name], err_msg=f"{pair} {name} {kw}")
+                first = (tok == "13a" and not lc)
+                _check_bleu_scores(ours, kw, check_sentences=first or name == next(iter(systems)))
+                if first:
+                    a = ref_m.corpus_score(hyps, None)
+                    b = our_m.corpus_score(hyps, None)
+                    assert a.score == b.score
+                    assert str(ref_m.get_signature()) == str(our_m.get_signature())
 
 
 CHRF_CONFIGS = [dict(), dict(eps_smoothing=True), dict(whitespace=True), dict(lowercase=True),
                 dict(word_order=2), dict(word_order=2, eps_smoothing=True)]
 
 
+@pytest.mark.parametrize("kw", CHRF_CONFIGS,
+                         ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "default")
 @pytest.mark.parametrize("pair", PAIRS)
-def test_chrf_all_systems(pair):
+def test_chrf_all_systems(pair, kw):
     refs, systems, trg = load_pair(pair)
-    for kw in CHRF_CONFIGS:
-        ref_sets = [refs] if len(refs) == 1 else [refs, refs[:1]]
-        if kw and len(refs) > 1:
-            ref_sets = [refs]  # options on multi-ref; both layouts for the default
-        for ref_set in ref_sets:
-            ref_m = sacrebleu.CHRF(**kw, references=ref_set)
-            our_m = mtscore.CHRF(**kw, references=ref_set)
-            for name, hyps in systems.items():
-                expected = np.array(ref_m._extract_corpus_statistics(hyps, None), dtype=np.int64)
-                ours = our_m.corpus_stats(hyps)
-                np.testing.assert_array_equal(ours, expected, err_msg=f"{pair} {name} {kw}")
-                a = ref_m._compute_score_from_stats([int(x) for x in expected.sum(0)])
-                b = our_m.compute_score_from_stats([int(x) for x in ours.sum(0)])
-                assert a.score == b.score, (pair, name, kw)
-                sent = our_m.sentence_scores_from_stats(ours)
-                exp_sent = np.array([ref_m._compute_f_score([int(x) for x in r]) for r in expected])
-                np.testing.assert_array_equal(sent, exp_sent)
-            assert str(ref_m.get_signature()) == str(our_m.get_signature())
+    ref_sets = [refs] if len(refs) == 1 else [refs, refs[:1]]
+    if kw and len(refs) > 1:
+        ref_sets = [refs]  # options on multi-ref; both layouts for the default
+    for ref_set in ref_sets:
+        ref_m = sacrebleu.CHRF(**kw, references=ref_set)
+        our_m = mtscore.CHRF(**kw, references=ref_set)
+        for name, hyps in systems.items():
+            expected = np.array(ref_m._extract_corpus_statistics(hyps, None), dtype=np.int64)
+            ours = our_m.corpus_stats(hyps)
+            np.testing.assert_array_equal(ours, expected, err_msg=f"{pair} {name} {kw}")
+            a = ref_m._compute_score_from_stats([int(x) for x in expected.sum(0)])
+            b = our_m.compute_score_from_stats([int(x) for x in ours.sum(0)])
+            assert a.score == b.score, (pair, name, kw)
+            sent = our_m.sentence_scores_from_stats(ours)
+            exp_sent = np.array([ref_m._compute_f_score([int(x) for x in r]) for r in expected])
+            np.testing.assert_array_equal(sent, exp_sent)
+        assert str(ref_m.get_signature()) == str(our_m.get_signature())
 
 
 def test_sentence_score_api_matches_sacrebleu():
