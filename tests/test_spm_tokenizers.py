@@ -29,8 +29,12 @@ def test_spm_bleu_matches_sacrebleu(model_dir, monkeypatch, tok):
     monkeypatch.setenv("SACREBLEU", str(model_dir))
     monkeypatch.setenv("MTSCORE_CACHE", str(model_dir / "mtscore-cache"))
     import sacrebleu
+    import sacrebleu.tokenizers.tokenizer_spm as sacre_spm
 
     import mtscore
+
+    # sacrebleu reads $SACREBLEU once, when first imported (maybe by an earlier test)
+    monkeypatch.setattr(sacre_spm, "SACREBLEU_DIR", str(model_dir))
 
     hyps = ["the cat sat on the mat", "Der Hund bellte laut!", "", "ünïcödé 中文 😀 dog"]
     refs = [["the cat sat on a mat", "Der Hund bellt laut.", "x", "unicode dog"]]

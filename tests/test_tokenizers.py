@@ -29,6 +29,7 @@ FIXED = [
     "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𠀀𠀁 😀.", "٣.٤ ١,٢", "9-", "-9-", ".,.,", "1..2", "a.,b", "x\u3000y", "\u200bzw\u200bsp",
     "ΟΔΟΣ İstanbul", "tab\there", "cr\rhere", "\x1c\x1d\x1e\x1fsep", "a\u0085b", "e\u0301", "'s 's'",
     "$$$", "((()))", "1-2-3", "1.-2", "--a--", "www.example.com/path?q=1&r=2", "ab\ud800cd",
+    "10, 541", "a 10, 541 b", "end 2020. next", "x 5. y", "中 10, 5 文", "7, 8.", "(1,) 2.",
 ]
 
 ADVERSARIAL = st.text(
@@ -39,7 +40,8 @@ ADVERSARIAL = st.text(
     ),
     max_size=60,
 ).flatmap(lambda s: st.sampled_from([s, s + ".", "&amp;lt;" + s, s + "-\n" + s,
-                                      s.replace("a", "<skipped>"), "1" + s + "9", s + " ."]))
+                                      s.replace("a", "<skipped>"), "1" + s + "9", s + " .",
+                                      s + " 10, " + s, s + "7. " + s, "\u4e2d3, " + s]))
 
 
 def sacre_tokens(name, line):

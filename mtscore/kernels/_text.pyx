@@ -606,16 +606,13 @@ cdef Py_ssize_t tok_intl(Work* w, Py_ssize_t n) noexcept nogil:
     return j  # result in b
 
 cdef Py_ssize_t tok_zh(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
-    """sacrebleu zh on w.a.p[0:n]: strip, space out the (quirky) Chinese ranges, then the regexp
-    passes without padding."""
+    """sacrebleu zh on one word in context (w.a.p[0:n]): space out the (quirky) Chinese ranges,
+    then the regexp passes without padding. sacrebleu's line.strip() is implied by the word split;
+    the spaces around the word here are context and must NOT be stripped."""
     cdef Py_ssize_t i, j, lo = 0
     cdef Py_UCS4 c
     cdef Py_UCS4* s = w.a.p
     cdef Py_UCS4* o
-    while lo < n and Py_UNICODE_ISSPACE(s[lo]):
-        lo += 1
-    while n > lo and Py_UNICODE_ISSPACE(s[n - 1]):
-        n -= 1
     if ubuf_reserve(&w.b, 3 * (n - lo) + 8) != 0:
         return -1
     o = w.b.p
