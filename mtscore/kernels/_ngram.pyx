@@ -125,6 +125,22 @@ cdef int entries_reserve(Entries* e, Py_ssize_t n) noexcept nogil:
     e.cap = cap
     return 0
 
+cdef tuple entries_to_numpy(Entries* E):
+    """Copy an entry list into new (keys int64, counts int32) arrays and free it."""
+    keys = np.empty(E.n, dtype=np.int64)
+    counts = np.empty(E.n, dtype=np.int32)
+    cdef int64_t[::1] kk = keys
+    cdef int32_t[::1] cc = counts
+    if E.n:
+        memcpy(&kk[0], E.keys, E.n * sizeof(int64_t))
+        memcpy(&cc[0], E.counts, E.n * sizeof(int32_t))
+    free(E.keys)
+    free(E.counts)
+    E.keys = NULL
+    E.counts = NULL
+    return keys, counts
+
+
 cdef struct Scratch:
     int32_t* a
     Py_ssize_t cap
@@ -275,14 +291,7 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
     if err:
         free(E.keys); free(E.counts)
         raise MemoryError("BLEU reference preparation ran out of memory")
-    keys = np.empty(E.n, dtype=np.int64)
-    counts = np.empty(E.n, dtype=np.int32)
-    cdef int64_t[::1] kk = keys
-    cdef int32_t[::1] cc = counts
-    if E.n:
-        memcpy(&kk[0], E.keys, E.n * sizeof(int64_t))
-        memcpy(&cc[0], E.counts, E.n * sizeof(int32_t))
-    free(E.keys); free(E.counts)
+    keys, counts = entries_to_numpy(&E)
     return seg_offsets, keys, counts, ref_lens
 
 
@@ -520,14 +529,7 @@ def chrf_prepare_refs(list char_streams, list word_streams, const uint8_t[:, ::1
     if err:
         free(E.keys); free(E.counts)
         raise MemoryError("chrF reference preparation ran out of memory")
-    keys = np.empty(E.n, dtype=np.int64)
-    counts = np.empty(E.n, dtype=np.int32)
-    cdef int64_t[::1] kk = keys
-    cdef int32_t[::1] cc = counts
-    if E.n:
-        memcpy(&kk[0], E.keys, E.n * sizeof(int64_t))
-        memcpy(&cc[0], E.counts, E.n * sizeof(int32_t))
-    free(E.keys); free(E.counts)
+    keys, counts = entries_to_numpy(&E)
     return pair_offsets, keys, counts, char_lens, word_lens
 
 
