@@ -96,6 +96,85 @@ def test_resample_sums_twin_matches_kernel_and_errors():
         _resample.resample_sums(x, idx, np.empty((2, 5), np.float32))
 
 
+def test_count_sums_kernel_twin_numpy():
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 1000, size=(50, 3)).astype(np.int32)
+    for S in (1, 4, 7):  # whole and partial blocks of four resamples
+        idx = rng.integers(0, 50, size=(S, 80))
+        a = np.full((S, 3), 7, dtype=np.int64)
+        b = np.empty((S, 3), dtype=np.int64)
+        _resample.count_sums(x, idx, a)
+        twin.count_sums(x, idx, b)
+        ref = np.stack([x[i].astype(np.int64).sum(0) for i in idx])
+        assert np.array_equal(a, ref) and np.array_equal(b, ref)
+    with pytest.raises(IndexError):
+        _resample.count_sums(x, np.array([[0, 50]], dtype=np.int64), np.empty((1, 3), np.int64))
+    with pytest.raises(IndexError):
+        twin.count_sums(x, np.array([[-1]], dtype=np.int64), np.empty((1, 3), np.int64))
+    with pytest.raises(ValueError):
+        _resample.count_sums(x, idx, np.empty((3, 3), np.int64))
+
+
+def _sacrebleu_sums(x, n, gen):
+    idxs = gen.choice(len(x), size=(n, len(x)), replace=True)
+    return x[idxs].sum(axis=1)  # sacrebleu's operation (float32, S x N x k)
+
+
+@pytest.mark.parametrize("case", ["small", "heavy", "near_2_24"])
+@pytest.mark.parametrize("bitgen", ["pcg64", "mt19937"])
+def test_bootstrap_sums_every_path_equals_sacrebleu(monkeypatch, case, bitgen):
+    """Bootstrap sums bit for bit equal to sacrebleu's float32 sums on every path: the fused
+    PCG64 counting kernel, the counting kernel on drawn indices (other bit generators), their
+    fall-backs when a resample sum passes 2**24 (float32 rounding), and the forced kernel."""
+    rng = np.random.default_rng(7)
+    if case == "small":
+        x = rng.integers(0, 40, size=(3000, 6)).astype(np.float32)
+    elif case == "heavy":  # totals < 0.9 * 2**24, but resamples drawing row 0 twice pass 2**24
+        x = rng.integers(0, 3, size=(50, 6)).astype(np.float32)
+        x[0, 2] = 2 ** 23 + 1
+    else:  # totals ~2**24: float32 rounding in many resamples
+        x = rng.integers(0, 1 << 14, size=(2000, 6)).astype(np.float32)
+    n = 300
+    gen = (lambda: np.random.default_rng(12345)) if bitgen == "pcg64" else \
+        (lambda: np.random.Generator(np.random.MT19937(12345)))
+    ref = _sacrebleu_sums(x, n, gen())
+    if case != "small":
+        assert (ref > 2 ** 24).any()  # a fall-back ran
+    if case == "heavy":
+        assert (ref <= 2 ** 24).any()
+    for min_cells in (0, sig._COUNT_MIN_CELLS):  # counting kernels on; default (gather here)
+        monkeypatch.setattr(sig, "_COUNT_MIN_CELLS", min_cells)
+        g = gen()
+        got = sig._bootstrap_sums([x[:, :4], x[:, 4:]], n, g)
+        assert np.array_equal(np.concatenate(got, axis=1), ref)
+        h = gen()
+        _sacrebleu_sums(x, n, h)  # the generator is left where sacrebleu's draws leave it
+        assert np.array_equal(g.integers(0, 2 ** 31, size=8), h.integers(0, 2 ** 31, size=8))
+    monkeypatch.setattr(sig, "_FORCE_KERNEL", True)
+    forced = sig._bootstrap_sums([x[:, :4], x[:, 4:]], n, gen())
+    assert np.array_equal(np.concatenate(forced, axis=1), ref)
+
+
+@pytest.mark.parametrize("seed", [12345, 1, 2 ** 40])
+def test_pcg64_draws_equal_numpy(seed):
+    for N, M in [(1, 1), (2, 7), (3, 64), (1000, 1000), (100003, 2000), (2 ** 30 + 1, 4000),
+                 (2 ** 31 - 1, 4000)]:  # the last two reject ~25% / ~50% of the 32-bit draws
+        g = np.random.default_rng(seed)
+        g.integers(0, 5, size=seed % 3)  # sometimes a buffered half of a 64-bit draw is left
+        idx, state = _resample.pcg64_draw_indices(g.bit_generator.state, 3, N, M)
+        assert np.array_equal(idx, g.integers(0, N, size=(3, M), dtype=np.int64)), N
+        assert state == g.bit_generator.state, N
+        if N <= 100003:
+            x = np.random.default_rng(1).integers(0, 50, size=(N, 5)).astype(np.int32)
+            for S in (1, 4, 6):
+                g = np.random.default_rng(seed)
+                out = np.empty((S, 5), np.int64)
+                state = _resample.pcg64_count_sums(g.bit_generator.state, x, out)
+                idx = g.integers(0, N, size=(S, N), dtype=np.int64)
+                assert np.array_equal(out, np.stack([x[i].astype(np.int64).sum(0) for i in idx]))
+                assert state == g.bit_generator.state
+
+
 def test_masked_sums_kernel_twin_matmul():
     rng = np.random.default_rng(5)
     x = rng.integers(0, 1 << 40, size=(257, 6), dtype=np.int64)

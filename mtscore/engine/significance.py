@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..kernels._resample import masked_sums, resample_sums
+from ..kernels._resample import count_sums, masked_sums, pcg64_count_sums, resample_sums
 
 __all__ = [
     "DEFAULT_SAMPLES", "TestResult", "ComparisonResult", "resolve_seed", "bootstrap_ci",
@@ -47,8 +47,15 @@ __all__ = [
 DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
 
 # AR sums: exact float64 BLAS matmul when every sum is an integer < 2**53 (any summation order
-# is then exact); the int64 kernel otherwise, or always when this is set (tests).
+# is then exact); the int64 kernel otherwise. Bootstrap sums: the exact counting kernel when its result is sacrebleu's,
+# the sequential float32 kernel otherwise. Setting this forces the kernels (tests).
 _FORCE_KERNEL = False
+
+#: statistics matrices with at least this many cells use the counting bootstrap kernels
+_COUNT_MIN_CELLS = 1 << 19
+
+#: largest float32 sum that is certainly exact (every integer <= 2**24 is a float32)
+_F32_EXACT = 2 ** 24
 
 # Memory budget for one chunk of drawn indices (int64) or masks; independent of S * N.
 _CHUNK_BYTES = 16 << 20
@@ -469,8 +476,54 @@ def _bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random
     x = np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=np.float32) if len(blocks) > 1 \
         else np.ascontiguousarray(blocks[0], dtype=np.float32)
     out = np.empty((n_samples, x.shape[1]), dtype=np.float32)
+    # Exact shortcut: with non-negative integer statistics, every partial sum of sacrebleu's
+    # sequential float32 accumulation is at most the final sum, so while a resample's sums stay
+    # <= 2**24 the float32 result is the exact integer sum, which the counting kernel computes
+    # (int64) without gathering rows. Resamples with a sum over 2**24 (where float32 rounding
+    # may start) are recomputed by the sequential float32 kernel.
+    xi = None
+    # Counting pays off once the rows no longer fit the cache (the gather then waits on memory);
+    # a corpus whose column totals are near 2**24 would mostly fall back: skip the attempt.
+    if not _FORCE_KERNEL and x.size >= _COUNT_MIN_CELLS and np.all(x >= 0) \
+            and np.all(x == np.floor(x)) \
+            and float(x.max()) * n < 2.0 ** 53 \
+            and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT:
+        xi = x.astype(np.int32)
+    bg = rng.bit_generator
+    if xi is not None and type(bg) is np.random.PCG64 and n <= 0x7FFFFFFF:
+        # numpy's own stream drawn inside the kernel (no index arrays); a chunk whose sums pass
+        # 2**24 is drawn again from its starting state and summed by the sequential kernel
+        rows = 256
+        for start in range(0, n_samples, rows):
+            dst = out[start:start + rows]
+            sums = np.empty(dst.shape, dtype=np.int64)
+            state = bg.state
+            after = pcg64_count_sums(state, xi, sums)
+            if (sums > _F32_EXACT).any():
+                bg.state = state
+                for sub, idx in _draw_indices(rng, len(dst), n):
+                    resample_sums(x, idx, dst[sub:sub + len(idx)])
+            else:
+                bg.state = after
+                dst[:] = sums
+        return _split_columns(out, widths)
     for start, idx in _draw_indices(rng, n_samples, n):
-        resample_sums(x, idx, out[start:start + len(idx)])
+        dst = out[start:start + len(idx)]
+        if xi is None:
+            resample_sums(x, idx, dst)
+            continue
+        sums = np.empty(dst.shape, dtype=np.int64)
+        count_sums(xi, idx, sums)
+        over = np.flatnonzero((sums > _F32_EXACT).any(axis=1))
+        dst[:] = sums
+        if len(over):
+            fix = np.empty((len(over), x.shape[1]), dtype=np.float32)
+            resample_sums(x, np.ascontiguousarray(idx[over]), fix)
+            dst[over] = fix
+    return _split_columns(out, widths)
+
+
+def _split_columns(out: np.ndarray, widths: Sequence[int]) -> List[np.ndarray]:
     res, c = [], 0
     for w in widths:
         res.append(out[:, c:c + w])

@@ -40,3 +40,21 @@ def masked_sums(stats, mask, out):
                 for j in range(k):
                     acc[j] += int(stats[i, j])
         out[t, :] = acc
+
+
+
+def count_sums(stats, idx, out):
+    """``out[s, j] = sum_i stats[idx[s, i], j]`` in exact integers (via draw counts)."""
+    stats = np.asarray(stats)
+    idx = np.asarray(idx)
+    n_rows, k = stats.shape
+    if out.shape != (idx.shape[0], k):
+        raise ValueError(f"count_sums: out has shape {out.shape}, expected {(idx.shape[0], k)}")
+    for s in range(idx.shape[0]):
+        counts = [0] * n_rows
+        for r in idx[s]:
+            r = int(r)
+            if r < 0 or r >= n_rows:
+                raise IndexError("count_sums: resample index out of range for the statistics matrix")
+            counts[r] += 1
+        out[s, :] = [sum(counts[i] * int(stats[i, j]) for i in range(n_rows)) for j in range(k)]
