@@ -138,20 +138,31 @@ cdef inline uint8_t intl_cls(Py_UCS4 c) noexcept nogil:
     return INTL_TABLE[c] if c < 0x110000 else 0
 
 # ---- vocabulary -----------------------------------------------------------------------------
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) nogil
+
+cdef struct Slot:
+    # one open-addressing slot, 16 bytes: a probe reads the hash check, length and arena offset
+    # from the slot itself (one cache line), then compares code points in the arena
+    uint32_t hcheck         # upper 32 bits of the token's hash
+    int32_t id1             # id + 1, 0 = empty
+    uint32_t len
+    uint32_t start          # offset into arena
+
 cdef struct VocabC:
-    int32_t* slots          # id + 1, 0 = empty
+    Slot* slots
     Py_ssize_t nslots       # power of two
-    uint64_t* hashes        # per id
-    int64_t* starts         # per id, offset into arena
-    int32_t* lens           # per id
+    uint64_t* hashes        # per id (rehashing)
     Py_ssize_t n            # number of ids
     Py_ssize_t idcap
-    Py_UCS4* arena
+    Py_UCS4* arena          # token code points, at most 2**32 - 1 in all
     Py_ssize_t arena_n
     Py_ssize_t arena_cap
 
 cdef enum:
     HASH_INIT = 1469598103934665603ULL
+
+cdef Py_ssize_t ARENA_MAX = 0xFFFFFFFF
 
 cdef inline uint64_t hash_step(uint64_t h, Py_UCS4 c) noexcept nogil:
     return (h ^ <uint64_t> c) * 1099511628211ULL
@@ -169,17 +180,55 @@ cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
         h = hash_step(h, s[k])
     return hash_finish(h)
 
+cdef inline bint cps_equal(const Py_UCS4* a, const Py_UCS4* b, Py_ssize_t n) noexcept nogil:
+    # tokens are short: an inline loop beats a libc call
+    cdef Py_ssize_t k
+    if n > 16:
+        return memcmp(a, b, n * sizeof(Py_UCS4)) == 0
+    for k in range(n):
+        if a[k] != b[k]:
+            return False
+    return True
+
+cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize_t n,
+                                   uint64_t h, int32_t* found) noexcept nogil:
+    """Slot index holding ``tok`` (found[0] = its id) or the empty slot where it would go
+    (found[0] = -1)."""
+    cdef Py_ssize_t mask = v.nslots - 1
+    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> mask)
+    cdef uint32_t hc = <uint32_t> (h >> 32)
+    cdef const Slot* sl
+    while True:
+        sl = &v.slots[j]
+        if sl.id1 == 0:
+            found[0] = -1
+            return j
+        if sl.hcheck == hc and sl.len == <uint32_t> n and cps_equal(v.arena + sl.start, tok, n):
+            found[0] = sl.id1 - 1
+            return j
+        j = (j + 1) & mask
+
+cdef inline void slots_put(Slot* slots, Py_ssize_t nslots, uint64_t h, int32_t id1,
+                           uint32_t n, uint32_t start) noexcept nogil:
+    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (nslots - 1))
+    while slots[j].id1 != 0:
+        j = (j + 1) & (nslots - 1)
+    slots[j].hcheck = <uint32_t> (h >> 32)
+    slots[j].id1 = id1
+    slots[j].len = n
+    slots[j].start = start
+
 cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
     cdef Py_ssize_t ns = v.nslots * 2, i, j
-    cdef int32_t* s = <int32_t*> calloc(ns, sizeof(int32_t))
+    cdef Slot* s = <Slot*> calloc(ns, sizeof(Slot))
+    cdef Slot* old = v.slots
     if s == NULL:
         return -1
-    for i in range(v.n):
-        j = <Py_ssize_t> (v.hashes[i] & <uint64_t> (ns - 1))
-        while s[j] != 0:
-            j = (j + 1) & (ns - 1)
-        s[j] = <int32_t> (i + 1)
-    free(v.slots)
+    for j in range(v.nslots):
+        if old[j].id1 != 0:
+            i = old[j].id1 - 1
+            slots_put(s, ns, v.hashes[i], old[j].id1, old[j].len, old[j].start)
+    free(old)
     v.slots = s
     v.nslots = ns
     return 0
@@ -190,28 +239,24 @@ cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept 
 
 cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
     """vocab_intern with the token's hash_cps already computed."""
-    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (v.nslots - 1))
     cdef int32_t s
     cdef Py_ssize_t cap
-    while True:
-        s = v.slots[j]
-        if s == 0:
-            break
-        s -= 1
-        if v.hashes[s] == h and v.lens[s] == n and memcmp(v.arena + v.starts[s], tok, n * sizeof(Py_UCS4)) == 0:
-            return s
-        j = (j + 1) & (v.nslots - 1)
+    cdef Py_ssize_t j = vocab_probe(v, tok, n, h, &s)
+    if s >= 0:
+        return s
     # insert
     if v.n == v.idcap:
         cap = v.idcap * 2
         v.hashes = <uint64_t*> realloc(v.hashes, cap * sizeof(uint64_t))
-        v.starts = <int64_t*> realloc(v.starts, cap * sizeof(int64_t))
-        v.lens = <int32_t*> realloc(v.lens, cap * sizeof(int32_t))
-        if v.hashes == NULL or v.starts == NULL or v.lens == NULL:
+        if v.hashes == NULL:
             return -1
         v.idcap = cap
     if v.arena_n + n > v.arena_cap:
         cap = v.arena_cap * 2 if v.arena_cap * 2 > v.arena_n + n else v.arena_n + n + 1024
+        if cap > ARENA_MAX:
+            cap = ARENA_MAX
+            if v.arena_n + n > cap:
+                return -1
         v.arena = <Py_UCS4*> realloc(v.arena, cap * sizeof(Py_UCS4))
         if v.arena == NULL:
             return -1
@@ -219,11 +264,12 @@ cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_
     memcpy(v.arena + v.arena_n, tok, n * sizeof(Py_UCS4))
     s = <int32_t> v.n
     v.hashes[s] = h
-    v.starts[s] = v.arena_n
-    v.lens[s] = <int32_t> n
+    v.slots[j].hcheck = <uint32_t> (h >> 32)
+    v.slots[j].id1 = s + 1
+    v.slots[j].len = <uint32_t> n
+    v.slots[j].start = <uint32_t> v.arena_n
     v.arena_n += n
     v.n += 1
-    v.slots[j] = s + 1
     if v.n * 2 > v.nslots:
         if vocab_grow_slots(v) != 0:
             return -1
@@ -232,39 +278,37 @@ cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_
 
 cdef int vocab_init(VocabC* v) noexcept nogil:
     v.nslots = 1024
-    v.slots = <int32_t*> calloc(v.nslots, sizeof(int32_t))
+    v.slots = <Slot*> calloc(v.nslots, sizeof(Slot))
     v.idcap = 512
     v.hashes = <uint64_t*> malloc(v.idcap * sizeof(uint64_t))
-    v.starts = <int64_t*> malloc(v.idcap * sizeof(int64_t))
-    v.lens = <int32_t*> malloc(v.idcap * sizeof(int32_t))
     v.arena_cap = 4096
     v.arena = <Py_UCS4*> malloc(v.arena_cap * sizeof(Py_UCS4))
     v.n = 0
     v.arena_n = 0
-    if v.slots == NULL or v.hashes == NULL or v.starts == NULL or v.lens == NULL or v.arena == NULL:
+    if v.slots == NULL or v.hashes == NULL or v.arena == NULL:
         return -1
     return 0
 
 cdef void vocab_free(VocabC* v) noexcept nogil:
     free(v.slots)
     free(v.hashes)
-    free(v.starts)
-    free(v.lens)
     free(v.arena)
 
 cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
     """Id of ``tok[0:n]`` or -1 (no insertion)."""
-    cdef uint64_t h = hash_cps(tok, n)
-    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (v.nslots - 1))
     cdef int32_t s
-    while True:
-        s = v.slots[j]
-        if s == 0:
-            return -1
-        s -= 1
-        if v.hashes[s] == h and v.lens[s] == n and memcmp(v.arena + v.starts[s], tok, n * sizeof(Py_UCS4)) == 0:
-            return s
-        j = (j + 1) & (v.nslots - 1)
+    vocab_probe(v, tok, n, hash_cps(tok, n), &s)
+    return s
+
+cdef Py_ssize_t vocab_token_span(VocabC* v, int32_t i, Py_ssize_t* start) noexcept nogil:
+    """Arena offset (start[0]) and length of token ``i`` (a slot scan: debug/test paths only)."""
+    cdef Py_ssize_t j
+    for j in range(v.nslots):
+        if v.slots[j].id1 == i + 1:
+            start[0] = v.slots[j].start
+            return v.slots[j].len
+    start[0] = 0
+    return 0
 
 # Word cache: (mode, first/last flags, word) -> the token ids it tokenizes to. Tokenization of
 # 13a/intl/zh is word-local (patterns never reach across whitespace except through the neutral
@@ -321,11 +365,11 @@ cdef class Vocab:
         """The token string of id ``i``."""
         if i < 0 or i >= self.v.n:
             raise IndexError(i)
-        cdef Py_ssize_t k
-        return "".join([chr(self.v.arena[self.v.starts[i] + k]) for k in range(self.v.lens[i])])
+        cdef Py_ssize_t k, st = 0
+        cdef Py_ssize_t L = vocab_token_span(&self.v, <int32_t> i, &st)
+        return "".join([chr(self.v.arena[st + k]) for k in range(L)])
 
-    def intern(self, str tok):
-        """Id of one token string (inserting it if new)."""
+    cdef int32_t _intern_or_find(self, str tok, bint insert) except -2:
         cdef Py_ssize_t n = len(tok), k
         cdef UBuf b
         b.p = NULL
@@ -334,32 +378,19 @@ cdef class Vocab:
             raise MemoryError()
         for k in range(n):
             b.p[k] = ord(tok[k])
-        cdef int32_t r = vocab_intern(&self.v, b.p, n)
+        cdef int32_t r = vocab_intern(&self.v, b.p, n) if insert else vocab_find(&self.v, b.p, n)
         free(b.p)
-        if r < 0:
+        if r < 0 and insert:
             raise MemoryError()
         return r
 
+    def intern(self, str tok):
+        """Id of one token string (inserting it if new)."""
+        return self._intern_or_find(tok, True)
+
     def lookup(self, str tok):
         """Id of ``tok`` or -1 when it was never interned (no insertion)."""
-        cdef Py_ssize_t before = self.v.n
-        cdef int32_t r = self.intern(tok)
-        if r >= before:  # was inserted: roll back
-            self.v.n -= 1
-            self.v.arena_n -= len(tok)
-            self._remove_slot(r)
-            return -1
-        return r
-
-    cdef void _remove_slot(self, int32_t r):
-        # rebuild slots without id r (rare path: only used by lookup())
-        cdef Py_ssize_t i, j
-        memset(self.v.slots, 0, self.v.nslots * sizeof(int32_t))
-        for i in range(self.v.n):
-            j = <Py_ssize_t> (self.v.hashes[i] & <uint64_t> (self.v.nslots - 1))
-            while self.v.slots[j] != 0:
-                j = (j + 1) & (self.v.nslots - 1)
-            self.v.slots[j] = <int32_t> (i + 1)
+        return self._intern_or_find(tok, False)
 
 # ---- per-segment tokenizers -------------------------------------------------------------
 cdef struct Work:
@@ -682,6 +713,32 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
     return split_intern(v, w.a.p if in_a else w.b.p, m, out)
 
 
+cdef enum:
+    PEND = 8    # plain words waiting to be interned (their slots prefetched meanwhile)
+
+cdef struct Pending:
+    Py_ssize_t st[PEND]
+    Py_ssize_t len[PEND]
+    uint64_t h[PEND]
+    int head
+    int n
+
+cdef inline int pending_pop(Pending* q, VocabC* v, const Py_UCS4* s, IBuf* out) noexcept nogil:
+    cdef int k = q.head
+    cdef int32_t wid = vocab_intern_h(v, s + q.st[k], q.len[k], q.h[k])
+    q.head = (k + 1) % PEND
+    q.n -= 1
+    if wid < 0 or ibuf_push(out, wid) != 0:
+        return -1
+    return 0
+
+cdef inline int pending_flush(Pending* q, VocabC* v, const Py_UCS4* s, IBuf* out) noexcept nogil:
+    while q.n > 0:
+        if pending_pop(q, v, s, out) != 0:
+            return -1
+    return 0
+
+
 cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
                            IBuf* out) noexcept nogil:
     """none / 13a / intl / zh on the line in w.line.p[0:n].
@@ -700,6 +757,9 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
     cdef int64_t* ns
     cdef int32_t* nc
     cdef bint first = True, more
+    cdef Pending pend
+    pend.head = 0
+    pend.n = 0
     if mode == 1:
         # the line-level replacements are rare: check once, rewrite in place when needed
         for k in range(n):
@@ -743,11 +803,22 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             i += 1
         L = i - st
         if mode == 0 or not special:
-            wid = vocab_intern_h(v, s + st, L, hash_finish(h))
-            if wid < 0 or ibuf_push(out, wid) != 0:
-                return -1
+            # interning waits until PEND later words are scanned: the slot load (a cache miss
+            # in a large vocabulary) overlaps with that work instead of stalling here
+            h = hash_finish(h)
+            __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
+            if pend.n == PEND:
+                if pending_pop(&pend, v, s, out) != 0:
+                    return -1
+            k = (pend.head + pend.n) % PEND
+            pend.st[k] = st
+            pend.len[k] = L
+            pend.h[k] = h
+            pend.n += 1
             first = False
             continue
+        if pending_flush(&pend, v, s, out) != 0:
+            return -1
         flags = 0
         if mode != 1:
             # is there another word after this one?
@@ -796,7 +867,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
         for k in range(cnt):
             if ibuf_push(&wc.ids, out.p[o0 + k]) != 0:
                 return -1
-    return 0
+    return pending_flush(&pend, v, s, out)
 
 
 cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
