@@ -683,8 +683,9 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
     """Tokenize one whitespace-free word in its neutral context and append the token ids.
 
     13a pads every line with spaces, so a word always sits between whitespace. intl and zh do
-    not pad: flags bit 1 = first word of the line (nothing before it), bit 2 = last word (nothing
-    after it); otherwise one space stands for the whitespace around it. Whitespace is never a
+    not pad: flags bit 1 = nothing before the word, bit 2 = nothing after it (intl: the word
+    starts / ends the line, whose whitespace is not stripped; zh: first / last word of the
+    stripped line); otherwise one space stands for the whitespace around it. Whitespace is never a
     digit, P, S or N character and never the first element of a pattern, so any whitespace
     character behaves like a space here."""
     cdef Py_ssize_t m, j = 0
@@ -714,28 +715,74 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
 
 
 cdef enum:
-    PEND = 8    # plain words waiting to be interned (their slots prefetched meanwhile)
+    PEND = 8    # words waiting to be interned / looked up (their slots prefetched meanwhile)
 
 cdef struct Pending:
     Py_ssize_t st[PEND]
     Py_ssize_t len[PEND]
-    uint64_t h[PEND]
+    uint64_t h[PEND]        # token hash (plain word) or word-cache key hash
+    int kind[PEND]          # -1 = plain word; else the first/last flags of a cached word
     int head
     int n
 
-cdef inline int pending_pop(Pending* q, VocabC* v, const Py_UCS4* s, IBuf* out) noexcept nogil:
-    cdef int k = q.head
-    cdef int32_t wid = vocab_intern_h(v, s + q.st[k], q.len[k], q.h[k])
-    q.head = (k + 1) % PEND
-    q.n -= 1
-    if wid < 0 or ibuf_push(out, wid) != 0:
+
+cdef int cached_word(int mode, VocabC* v, WordCache* wc, Work* w, const Py_UCS4* word,
+                     Py_ssize_t L, int flags, uint64_t hk, IBuf* out) noexcept nogil:
+    """Append the tokens of a word with pattern characters: from the word cache (key = the
+    mode/flags marker + the word, hash ``hk``), else tokenized and cached."""
+    cdef int32_t wid
+    cdef Py_ssize_t k, o0, cnt
+    cdef int64_t* ns
+    cdef int32_t* nc
+    if ubuf_reserve(&w.key, L + 1) != 0:
         return -1
+    w.key.p[0] = <Py_UCS4> (0x110000 + mode * 4 + flags)
+    memcpy(w.key.p + 1, word, L * sizeof(Py_UCS4))
+    vocab_probe(&wc.keys, w.key.p, L + 1, hk, &wid)
+    if wid >= 0:
+        cnt = wc.count[wid]
+        for k in range(cnt):
+            if ibuf_push(out, wc.ids.p[wc.start[wid] + k]) != 0:
+                return -1
+        return 0
+    o0 = out.n
+    if word_tokens(mode, v, w, word, L, flags, out) != 0:
+        return -1
+    if wc.keys.n >= WORD_CACHE_MAX:
+        return 0
+    wid = vocab_intern_h(&wc.keys, w.key.p, L + 1, hk)
+    if wid < 0:
+        return -1
+    if wid >= wc.cap:
+        ns = <int64_t*> realloc(wc.start, 2 * wc.cap * sizeof(int64_t))
+        if ns == NULL:
+            return -1
+        wc.start = ns
+        nc = <int32_t*> realloc(wc.count, 2 * wc.cap * sizeof(int32_t))
+        if nc == NULL:
+            return -1
+        wc.count = nc
+        wc.cap *= 2
+    cnt = out.n - o0
+    wc.start[wid] = wc.ids.n
+    wc.count[wid] = <int32_t> cnt
+    for k in range(cnt):
+        if ibuf_push(&wc.ids, out.p[o0 + k]) != 0:
+            return -1
     return 0
 
-cdef inline int pending_flush(Pending* q, VocabC* v, const Py_UCS4* s, IBuf* out) noexcept nogil:
-    while q.n > 0:
-        if pending_pop(q, v, s, out) != 0:
-            return -1
+
+cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work* w,
+                            const Py_UCS4* s, IBuf* out) noexcept nogil:
+    cdef int k = q.head
+    cdef int32_t wid
+    q.head = (k + 1) % PEND
+    q.n -= 1
+    if q.kind[k] >= 0:
+        return cached_word(mode, v, wc, w, s + q.st[k], q.len[k], q.kind[k], q.h[k], out)
+    wid = vocab_intern_h(v, s + q.st[k], q.len[k], q.h[k])
+    if wid < 0 or ibuf_push(out, wid) != 0:
+        return -1
     return 0
 
 
@@ -746,16 +793,15 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
     One fused scan finds the words, hashes them and notes whether any pattern of ``mode`` can
     react to one of their characters. A plain word is one token (interned with the hash from the
     scan); other words are tokenized once per distinct (word, first/last) through the word cache.
+    Words wait in a short FIFO before that happens, their hash-table slots prefetched: in a large
+    vocabulary each probe is a cache miss, which then overlaps with scanning the next words.
     """
     cdef Py_UCS4* s = w.line.p
-    cdef Py_ssize_t i = 0, st, L, k, o0, cnt
+    cdef Py_ssize_t i = 0, st, L, k
     cdef Py_UCS4 c
     cdef int flags, special
     cdef uint8_t t
     cdef uint64_t h
-    cdef int32_t wid
-    cdef int64_t* ns
-    cdef int32_t* nc
     cdef bint first = True, more
     cdef Pending pend
     pend.head = 0
@@ -803,71 +849,42 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             i += 1
         L = i - st
         if mode == 0 or not special:
-            # interning waits until PEND later words are scanned: the slot load (a cache miss
-            # in a large vocabulary) overlaps with that work instead of stalling here
+            flags = -1
             h = hash_finish(h)
             __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
-            if pend.n == PEND:
-                if pending_pop(&pend, v, s, out) != 0:
-                    return -1
-            k = (pend.head + pend.n) % PEND
-            pend.st[k] = st
-            pend.len[k] = L
-            pend.h[k] = h
-            pend.n += 1
-            first = False
-            continue
-        if pending_flush(&pend, v, s, out) != 0:
-            return -1
-        flags = 0
-        if mode != 1:
-            # is there another word after this one?
-            more = False
-            k = i
-            while k < n:
-                c = s[k]
-                if not Py_UNICODE_ISSPACE(c):
-                    more = True
-                    break
-                k += 1
-            flags = (1 if first else 0) | (0 if more else 2)
+        else:
+            flags = 0
+            if mode == 2:
+                # intl does not strip the line: whatever whitespace surrounds a word counts
+                flags = (1 if st == 0 else 0) | (2 if i == n else 0)
+            elif mode == 3:
+                # zh strips the line first: is there another word after this one?
+                more = False
+                k = i
+                while k < n:
+                    c = s[k]
+                    if not Py_UNICODE_ISSPACE(c):
+                        more = True
+                        break
+                    k += 1
+                flags = (1 if first else 0) | (0 if more else 2)
+            # word-cache key hash: a function of (marker, word) only
+            h = hash_finish(hash_step(h, <Py_UCS4> (0x110000 + mode * 4 + flags)))
+            __builtin_prefetch(&wc.keys.slots[<Py_ssize_t> (h & <uint64_t> (wc.keys.nslots - 1))])
         first = False
-        if ubuf_reserve(&w.key, L + 1) != 0:
-            return -1
-        w.key.p[0] = <Py_UCS4> (0x110000 + mode * 4 + flags)
-        memcpy(w.key.p + 1, s + st, L * sizeof(Py_UCS4))
-        wid = vocab_find(&wc.keys, w.key.p, L + 1)
-        if wid >= 0:
-            cnt = wc.count[wid]
-            for k in range(cnt):
-                if ibuf_push(out, wc.ids.p[wc.start[wid] + k]) != 0:
-                    return -1
-            continue
-        o0 = out.n
-        if word_tokens(mode, v, w, s + st, L, flags, out) != 0:
-            return -1
-        if wc.keys.n >= WORD_CACHE_MAX:
-            continue
-        wid = vocab_intern(&wc.keys, w.key.p, L + 1)
-        if wid < 0:
-            return -1
-        if wid >= wc.cap:
-            ns = <int64_t*> realloc(wc.start, 2 * wc.cap * sizeof(int64_t))
-            if ns == NULL:
+        if pend.n == PEND:
+            if pending_pop(&pend, mode, v, wc, w, s, out) != 0:
                 return -1
-            wc.start = ns
-            nc = <int32_t*> realloc(wc.count, 2 * wc.cap * sizeof(int32_t))
-            if nc == NULL:
-                return -1
-            wc.count = nc
-            wc.cap *= 2
-        cnt = out.n - o0
-        wc.start[wid] = wc.ids.n
-        wc.count[wid] = <int32_t> cnt
-        for k in range(cnt):
-            if ibuf_push(&wc.ids, out.p[o0 + k]) != 0:
-                return -1
-    return pending_flush(&pend, v, s, out)
+        k = (pend.head + pend.n) % PEND
+        pend.st[k] = st
+        pend.len[k] = L
+        pend.h[k] = h
+        pend.kind[k] = flags
+        pend.n += 1
+    while pend.n > 0:
+        if pending_pop(&pend, mode, v, wc, w, s, out) != 0:
+            return -1
+    return 0
 
 
 cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
