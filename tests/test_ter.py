@@ -200,6 +200,24 @@ def test_workers_do_not_change_results():
     assert np.array_equal(one, two) and np.array_equal(one, three)
 
 
+def test_balanced_ranges_partition_segments_costliest_first():
+    from mtscore.engine.metrics.ter import _balanced_ranges
+    rng = np.random.default_rng(3)
+    for n, k in [(1, 1), (7, 2), (300, 3)]:
+        hyp_len = rng.integers(0, 80, n)
+        hyp_len[n // 2] = 1000  # one very long segment
+        refs_per_seg = rng.integers(1, k + 1, n)
+        ref_len = rng.integers(0, 80, int(refs_per_seg.sum()))
+        ho = np.concatenate(([0], np.cumsum(hyp_len)))
+        ro = np.concatenate(([0], np.cumsum(ref_len)))
+        sr = np.concatenate(([0], np.cumsum(refs_per_seg)))
+        ranges = _balanced_ranges(ho, ro, sr, 16)
+        assert sorted(i for a, b in ranges for i in range(a, b)) == list(range(n))
+        cost = [sum((hyp_len[i] + 1) * (ref_len[sr[i]:sr[i + 1]].sum() + 1) for i in range(a, b))
+                for a, b in ranges]
+        assert cost == sorted(cost, reverse=True)
+
+
 def test_errors_are_clear():
     with pytest.raises(ValueError, match="line-count|same number of lines|do not match"):
         TER().corpus_score(["a", "b"], [["a"]])

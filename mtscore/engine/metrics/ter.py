@@ -14,6 +14,7 @@ Work split:
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, List, Optional, Sequence
 
@@ -68,6 +69,38 @@ class _PreparedRefs:
         self.num_refs = num_refs
 
 
+_POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A process-wide thread pool per worker count (no thread start-up on every call)."""
+    with _POOLS_LOCK:
+        ex = _POOLS.get(workers)
+        if ex is None:
+            ex = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers,
+                                                      thread_name_prefix="mtscore-ter")
+        return ex
+
+
+def _balanced_ranges(hyp_offsets: np.ndarray, ref_offsets: np.ndarray, seg_refs: np.ndarray,
+                     parts: int) -> List[tuple]:
+    """Split segments 0..N into about ``parts`` contiguous ranges of similar estimated cost
+    (hyp length x summed reference length, the size of the edit-distance tables), the most
+    expensive first, so that no long segment is left for one thread at the end."""
+    n = len(hyp_offsets) - 1
+    ref_len = np.diff(ref_offsets)
+    per_seg_ref = np.add.reduceat(ref_len, seg_refs[:-1]) if len(ref_len) else np.zeros(n)
+    cost = (np.diff(hyp_offsets) + 1) * (per_seg_ref + 1)
+    cum = np.cumsum(cost, dtype=np.float64)
+    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts, side="right")
+    edges = np.unique(np.concatenate(([0], cuts, [n])))
+    ranges = [(int(a), int(b), float(cum[b - 1] - (cum[a - 1] if a else 0.0)))
+              for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    ranges.sort(key=lambda r: -r[2])
+    return [(a, b) for a, b, _ in ranges]
+
+
 def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
               ref_offsets: np.ndarray, seg_refs: np.ndarray, workers: int = 1) -> np.ndarray:
     """TER statistics of token-id sequences (no text involved).
@@ -75,7 +108,8 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     Inputs are CSR arrays: ``hyp_ids`` int32 + ``hyp_offsets`` int64 (N + 1); ``ref_ids`` int32
     + ``ref_offsets`` int64 (R + 1); ``seg_refs`` int64 (N + 1), the reference range of each
     segment (at least one reference each). Returns an ``(N, 2)`` float64 array
-    ``[edits, avg_ref_len]``. ``workers`` threads score disjoint segment ranges (GIL released).
+    ``[edits, avg_ref_len]``. ``workers`` threads score cost-balanced segment ranges (GIL
+    released).
     """
     hyp_ids = np.ascontiguousarray(hyp_ids, dtype=np.int32)
     hyp_offsets = np.ascontiguousarray(hyp_offsets, dtype=np.int64)
@@ -89,12 +123,11 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     if workers == 1 or n < 2 * workers:
         _ter.ter_stats_range(*args, 0, n)
         return out
-    # many small ranges so that long segments do not leave a thread idle at the end
-    step = max(1, -(-n // (workers * 16)))
-    bounds = [(a, min(n, a + step)) for a in range(0, n, step)]
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        for _ in ex.map(lambda b: _ter.ter_stats_range(*args, b[0], b[1]), bounds):
-            pass
+    ex = _pool(workers)
+    futs = [ex.submit(_ter.ter_stats_range, *args, a, b)
+            for a, b in _balanced_ranges(hyp_offsets, ref_offsets, seg_refs, workers * 8)]
+    for f in futs:
+        f.result()
     return out
 
 
