@@ -914,12 +914,35 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
     return 0
 
 
+cdef inline int pending_push_plain(Pending* q, VocabC* v, const Py_UCS4* s, Py_ssize_t st,
+                                   Py_ssize_t L, IBuf* out) noexcept nogil:
+    """Queue the token s[st:st+L] for interning (its slot prefetched); interns the oldest
+    queued token first when the queue is full."""
+    cdef uint64_t h = hash_cps(s + st, L)
+    cdef int k
+    __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
+    if q.n == PEND:
+        if pending_pop(q, 0, v, NULL, NULL, s, out) != 0:
+            return -1
+    k = (q.head + q.n) % PEND
+    q.st[k] = st
+    q.len[k] = L
+    q.h[k] = h
+    q.kind[k] = -1
+    q.n += 1
+    return 0
+
+
 cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
     """sacrebleu CHRF._remove_punctuation: split, then split ONE ASCII punctuation char off the
-    end (priority) or the start of each word longer than one character."""
+    end (priority) or the start of each word longer than one character. Tokens are interned
+    through the prefetching FIFO of tokenize_by_words."""
     cdef Py_ssize_t i = 0, st, L
-    cdef int32_t t1, t2
-    while i < n:
+    cdef int rc = 0
+    cdef Pending pend
+    pend.head = 0
+    pend.n = 0
+    while i < n and rc == 0:
         while i < n and Py_UNICODE_ISSPACE(s[i]):
             i += 1
         if i >= n:
@@ -929,20 +952,18 @@ cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexce
             i += 1
         L = i - st
         if L > 1 and is_ascii_punct(s[i - 1]):
-            t1 = vocab_intern(v, s + st, L - 1)
-            t2 = vocab_intern(v, s + i - 1, 1)
+            rc = pending_push_plain(&pend, v, s, st, L - 1, out)
+            if rc == 0:
+                rc = pending_push_plain(&pend, v, s, i - 1, 1, out)
         elif L > 1 and is_ascii_punct(s[st]):
-            t1 = vocab_intern(v, s + st, 1)
-            t2 = vocab_intern(v, s + st + 1, L - 1)
+            rc = pending_push_plain(&pend, v, s, st, 1, out)
+            if rc == 0:
+                rc = pending_push_plain(&pend, v, s, st + 1, L - 1, out)
         else:
-            t1 = vocab_intern(v, s + st, L)
-            t2 = -2
-        if t1 < 0 or ibuf_push(out, t1) != 0:
-            return -1
-        if t2 != -2:
-            if t2 < 0 or ibuf_push(out, t2) != 0:
-                return -1
-    return 0
+            rc = pending_push_plain(&pend, v, s, st, L, out)
+    while pend.n > 0 and rc == 0:
+        rc = pending_pop(&pend, 0, v, NULL, NULL, s, out)
+    return rc
 
 cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UBuf* dst,
                                     bint rstrip) noexcept nogil:
