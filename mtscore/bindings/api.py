@@ -18,7 +18,7 @@ import numpy as np
 from ..engine.metrics.base import Metric, Score
 from ..engine.metrics.registry import make_metric
 
-DEFAULT_CHUNK = 32768
+DEFAULT_CHUNK = 16384
 
 
 class ScoreResult:

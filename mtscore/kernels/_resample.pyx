@@ -81,32 +81,54 @@ def masked_sums(const int64_t[:, ::1] stats, const uint8_t[:, ::1] mask, int64_t
 
 
 
+cdef void counts_dot(const int32_t* counts, Py_ssize_t N, const int32_t* stats, Py_ssize_t K,
+                     Py_ssize_t R, double* scratch, int64_t* out) noexcept nogil:
+    """``out[r * K + j] = sum_i counts[r * N + i] * stats[i * K + j]`` for r < R <= 4: one pass
+    over ``stats`` for four resamples. float64 products and sums of integers stay exact below
+    2**53 (checked by the callers) and vectorise where int64 multiplies do not."""
+    cdef Py_ssize_t i, j, r
+    cdef double c0, c1, c2, c3, v
+    cdef const int32_t* row
+    cdef double* a0 = scratch
+    cdef double* a1 = scratch + K
+    cdef double* a2 = scratch + 2 * K
+    cdef double* a3 = scratch + 3 * K
+    memset(scratch, 0, 4 * K * sizeof(double))
+    for i in range(N):
+        c0 = counts[i]
+        c1 = counts[N + i]
+        c2 = counts[2 * N + i]
+        c3 = counts[3 * N + i]
+        row = stats + i * K
+        for j in range(K):
+            v = row[j]
+            a0[j] += c0 * v
+            a1[j] += c1 * v
+            a2[j] += c2 * v
+            a3[j] += c3 * v
+    for r in range(R):
+        for j in range(K):
+            out[r * K + j] = <int64_t> scratch[r * K + j]
+
+
 def count_sums(const int32_t[:, ::1] stats, const int64_t[:, ::1] idx, int64_t[:, ::1] out):
     """Bootstrap sums in exact integer arithmetic: ``out[s, j] = sum_i stats[idx[s, i], j]``.
 
     stats: (N, K) int32 (non-negative counts; the caller keeps M * max(stats) below 2**53),
-    idx: (S, M) int64, out: (S, K) int64, overwritten. Instead of gathering M random rows per resample it counts how often each row
-    is drawn (an L2-resident array, four resamples interleaved) and then streams ``stats`` once
-    per four resamples: ``out[s] = counts[s] @ stats``. Raises IndexError if an index is outside
-    ``[0, N)``.
+    idx: (S, M) int64, out: (S, K) int64, overwritten. Instead of gathering M random rows per
+    resample it counts how often each row is drawn (an L2-resident array per resample) and then
+    streams ``stats`` once per four resamples (:func:`counts_dot`). Raises IndexError if an
+    index is outside ``[0, N)``.
     """
     cdef Py_ssize_t S = idx.shape[0], M = idx.shape[1], N = stats.shape[0], K = stats.shape[1]
-    cdef Py_ssize_t s0, r, R, i, j
+    cdef Py_ssize_t s0, r, R, i
     cdef int64_t q
-    cdef double c0, c1, c2, c3, v
-    cdef const int32_t* row
-    cdef double* a0
-    cdef double* a1
-    cdef double* a2
-    cdef double* a3
     cdef int bad = 0
     if out.shape[0] != S or out.shape[1] != K:
         raise ValueError(f"count_sums: out has shape ({out.shape[0]}, {out.shape[1]}), expected ({S}, {K})")
     if S == 0 or K == 0:
         return
     cdef int32_t* counts = <int32_t*> calloc(4 * N + 4, sizeof(int32_t))
-    # float64 products and sums of integers stay exact below 2**53 (checked by the caller),
-    # and vectorise where int64 multiplies do not
     cdef double* scratch = <double*> calloc(4 * K, sizeof(double))
     if counts == NULL or scratch == NULL:
         free(counts)
@@ -122,36 +144,16 @@ def count_sums(const int32_t[:, ::1] stats, const int64_t[:, ::1] idx, int64_t[:
                     if q < 0 or q >= N:
                         bad = 1
                         break
-                    counts[4 * q + r] += 1
+                    counts[r * N + q] += 1
                 if bad:
                     break
             if bad:
                 break
-            memset(scratch, 0, 4 * K * sizeof(double))
-            a0 = scratch
-            a1 = scratch + K
-            a2 = scratch + 2 * K
-            a3 = scratch + 3 * K
-            for i in range(N):
-                c0 = counts[4 * i]
-                c1 = counts[4 * i + 1]
-                c2 = counts[4 * i + 2]
-                c3 = counts[4 * i + 3]
-                row = &stats[i, 0]
-                for j in range(K):
-                    v = row[j]
-                    a0[j] += c0 * v
-                    a1[j] += c1 * v
-                    a2[j] += c2 * v
-                    a3[j] += c3 * v
-            for r in range(R):
-                for j in range(K):
-                    out[s0 + r, j] = <int64_t> scratch[r * K + j]
+            counts_dot(counts, N, &stats[0, 0], K, R, scratch, &out[s0, 0])
     free(counts)
     free(scratch)
     if bad:
         raise IndexError("count_sums: resample index out of range for the statistics matrix")
-
 
 
 # ---- numpy's PCG64 + bounded-integer draws, fused with the counting -----------------------
@@ -239,14 +241,8 @@ def pcg64_count_sums(dict state, const int32_t[:, ::1] stats, int64_t[:, ::1] ou
     the draws of each are counted in its own row of counts (L2-resident while counting), then
     one pass over ``stats`` adds count * row for the four. Returns the new generator state."""
     cdef Py_ssize_t S = out.shape[0], N = stats.shape[0], K = stats.shape[1]
-    cdef Py_ssize_t s0, r, R, i, j
+    cdef Py_ssize_t s0, r, R, i
     cdef uint32_t rng = <uint32_t> (N - 1) if N > 0 else 0
-    cdef double c0, c1, c2, c3, v
-    cdef const int32_t* row
-    cdef double* a0
-    cdef double* a1
-    cdef double* a2
-    cdef double* a3
     cdef mts_pcg64 g
     if out.shape[1] != K:
         raise ValueError(f"pcg64_count_sums: out has {out.shape[1]} columns, expected {K}")
@@ -272,26 +268,7 @@ def pcg64_count_sums(dict state, const int32_t[:, ::1] stats, int64_t[:, ::1] ou
                 for r in range(R):
                     for i in range(N):
                         counts[r * N + mts_lemire32(&g, rng)] += 1
-            memset(scratch, 0, 4 * K * sizeof(double))
-            a0 = scratch
-            a1 = scratch + K
-            a2 = scratch + 2 * K
-            a3 = scratch + 3 * K
-            for i in range(N):
-                c0 = counts[i]
-                c1 = counts[N + i]
-                c2 = counts[2 * N + i]
-                c3 = counts[3 * N + i]
-                row = &stats[i, 0]
-                for j in range(K):
-                    v = row[j]
-                    a0[j] += c0 * v
-                    a1[j] += c1 * v
-                    a2[j] += c2 * v
-                    a3[j] += c3 * v
-            for r in range(R):
-                for j in range(K):
-                    out[s0 + r, j] = <int64_t> scratch[r * K + j]
+            counts_dot(counts, N, &stats[0, 0], K, R, scratch, &out[s0, 0])
     free(counts)
     free(scratch)
     return _pcg_store(&g, state)

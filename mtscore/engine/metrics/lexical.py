@@ -146,7 +146,7 @@ class LexicalMetric(Metric):
         pass
 
     #: corpus_stats(hyps, refs) on more segments than this works chunk by chunk (bounded memory)
-    chunk_size: int = 32768
+    chunk_size: int = 16384
 
     def corpus_stats(self, hyps, refs=None):
         """Per-segment sufficient statistics, an ``(N, k)`` numpy array. With ``refs`` given and
