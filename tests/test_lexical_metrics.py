@@ -70,6 +70,52 @@ def test_chrf_matches_sacrebleu(corpus, opts):
         assert scores[i] == a.sentence_score(h, [r[i] for r in refs]).score
 
 
+@st.composite
+def repeated_corpora(draw):
+    """Corpora whose reference rows repeat (a long multi-system table): mtscore prepares each
+    distinct row once (seg_map); None marks a missing reference."""
+    k = draw(st.integers(1, 3))
+    pool = draw(st.lists(st.lists(st.one_of(SEG, st.none()), min_size=k, max_size=k)
+                         .filter(lambda row: any(x is not None for x in row)),
+                         min_size=1, max_size=3))
+    picks = draw(st.lists(st.integers(0, len(pool) - 1), min_size=2, max_size=12))
+    hyps = draw(st.lists(SEG, min_size=len(picks), max_size=len(picks)))
+    refs = [[pool[p][j] for p in picks] for j in range(k)]
+    return hyps, refs
+
+
+@given(repeated_corpora(), BLEU_OPTS, CHRF_OPTS)
+@settings(max_examples=150)
+def test_repeated_reference_rows_match_sacrebleu(corpus, bopts, copts):
+    hyps, refs = corpus
+    from mtscore.engine.metrics.lexical import dedupe_rows
+    first, seg_map = dedupe_rows(refs)
+    has_none = any(x is None for r in refs for x in r)
+    for name, a, b in (("bleu", sacrebleu.BLEU(**bopts), mtscore.BLEU(**bopts)),
+                       ("chrf", sacrebleu.CHRF(**copts), mtscore.CHRF(**copts))):
+        if name == "chrf" and has_none:
+            continue  # sacrebleu's chrF cannot take None references (its BLEU skips them)
+        exp = np.array(a._extract_corpus_statistics(hyps, refs), dtype=np.int64)
+        stats, scores = b.segment_scores(hyps, refs)
+        np.testing.assert_array_equal(stats, exp)
+        assert b.corpus_score(hyps, refs).score == a.corpus_score(hyps, refs).score
+        # the same with two workers (no deduplication)
+        b2 = type(b)(**(bopts if name == "bleu" else copts), workers=2)
+        np.testing.assert_array_equal(b2.segment_scores(hyps, refs)[0], exp)
+        if name == "chrf":
+            for i, h in enumerate(hyps):
+                assert scores[i] == a.sentence_score(h, [r[i] for r in refs]).score
+    assert len(first) == len(set(seg_map.tolist())) <= len(hyps)
+
+
+def test_dedupe_rows():
+    from mtscore.engine.metrics.lexical import dedupe_rows
+    first, seg_map = dedupe_rows([["a", "b", "a", None, "b", None], ["x", "y", "x", "z", "y", "z"]])
+    assert first.tolist() == [0, 1, 3] and seg_map.tolist() == [0, 1, 0, 2, 1, 2]
+    first, seg_map = dedupe_rows([["a", "a", "a"]])
+    assert first.tolist() == [0] and seg_map.tolist() == [0, 0, 0]
+
+
 @given(corpora(), st.integers(1, 5))
 @settings(max_examples=150)
 def test_bleu_kernel_equals_twin(corpus, order):

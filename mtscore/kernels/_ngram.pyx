@@ -298,13 +298,22 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
 def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
                const int64_t[::1] seg_offsets, const int64_t[::1] keys,
                const int32_t[::1] maxcounts, const int32_t[:, ::1] ref_lens, int max_order,
-               Py_ssize_t start=0, Py_ssize_t stop=-1):
+               Py_ssize_t start=0, Py_ssize_t stop=-1, const int64_t[::1] seg_map=None):
     """Per-segment BLEU statistics for segments ``start:stop`` of the prepared references.
 
     ``hyp_offsets`` has ``stop - start + 1`` entries. Returns int64 ``(n, 2 + 2 * max_order)``:
     ``[hyp_len, closest_ref_len, correct_1..correct_N, total_1..total_N]`` (sacrebleu's layout;
-    closest_ref_len is -1 when a segment has no reference).
+    closest_ref_len is -1 when a segment has no reference). With ``seg_map`` (int64, one entry
+    per hypothesis) hypothesis i uses prepared reference row ``seg_map[i]`` instead (references
+    prepared once per distinct row; start/stop are then ignored).
     """
+    cdef const int64_t* smap = NULL
+    if seg_map is not None:
+        start, stop = 0, seg_map.shape[0]
+        if stop:
+            smap = &seg_map[0]
+        if stop and (np.min(seg_map) < 0 or np.max(seg_map) >= seg_offsets.shape[0] - 1):
+            raise ValueError("seg_map refers to a reference row that was not prepared")
     if stop < 0:
         stop = seg_offsets.shape[0] - 1
     cdef Py_ssize_t n = stop - start, i, s, L, lo, hi, k, K = ref_lens.shape[1]
@@ -323,7 +332,7 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
         raise MemoryError()
     with nogil:
         for i in range(n):
-            s = start + i
+            s = smap[i] if smap != NULL else start + i
             lo = seg_offsets[s]
             hi = seg_offsets[s + 1]
             L = hyp_offsets[i + 1] - hyp_offsets[i]
@@ -582,15 +591,24 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
                const int64_t[::1] pair_offsets, const int64_t[::1] keys, const int32_t[::1] counts,
                const int32_t[:, ::1] char_lens, const int32_t[:, ::1] word_lens,
                int char_order, int word_order, double factor, bint eps_smoothing,
-               Py_ssize_t start=0, Py_ssize_t stop=-1):
+               Py_ssize_t start=0, Py_ssize_t stop=-1, const int64_t[::1] seg_map=None):
     """Per-segment chrF statistics for segments ``start:stop``, choosing per segment the reference
     with the best sentence-level score (strict >, first wins) like sacrebleu.
 
+    With ``seg_map`` (int64, one entry per hypothesis) hypothesis i uses prepared reference row
+    ``seg_map[i]`` (start/stop are then ignored).
     Returns ``(stats int64 (n, 3 * (char_order + word_order)), sentence_scores float64 (n,))``;
     each stats row is ``[hyp, ref, match]`` per order (chars first, then words). A segment with no
     reference gets zero statistics and score 0.0 (sacrebleu would fail).
     """
     cdef Py_ssize_t K = char_lens.shape[1]
+    cdef const int64_t* smap = NULL
+    if seg_map is not None:
+        start, stop = 0, seg_map.shape[0]
+        if stop:
+            smap = &seg_map[0]
+        if stop and (np.min(seg_map) < 0 or np.max(seg_map) >= char_lens.shape[0]):
+            raise ValueError("seg_map refers to a reference row that was not prepared")
     if stop < 0:
         stop = char_lens.shape[0]
     cdef Py_ssize_t n = stop - start, i, s, k, lo, hi, j, Lc, Lw
@@ -618,7 +636,7 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
         raise MemoryError()
     with nogil:
         for i in range(n):
-            s = start + i
+            s = smap[i] if smap != NULL else start + i
             Lc = hyp_char_offsets[i + 1] - hyp_char_offsets[i]
             Lw = (hyp_word_offsets[i + 1] - hyp_word_offsets[i]) if words else 0
             best_f = -1.0

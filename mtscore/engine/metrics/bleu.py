@@ -138,11 +138,11 @@ class BLEU(LexicalMetric):
                 log.warning("It looks like you forgot to detokenize your test data, which may hurt your score.")
                 log.warning("If you insist your data is detokenized, or don't care, you can suppress this message with the `force` parameter.")
 
-    def _chunk_stats(self, hyps, state):
+    def _chunk_stats(self, hyps, state, seg_map=None):
         vocab, (seg_off, keys, counts, ref_lens) = state
         vals, offs = self._encode(hyps, vocab)
         return _ngram.bleu_stats(vals, offs, seg_off, keys, counts, ref_lens,
-                                 self.max_ngram_order), None
+                                 self.max_ngram_order, seg_map=seg_map), None
 
     # ---- scoring ---------------------------------------------------------------------
     @staticmethod

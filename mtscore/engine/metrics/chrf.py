@@ -92,13 +92,14 @@ class CHRF(LexicalMetric):
                                           present, self.char_order, self.word_order)
         return vocab, tables
 
-    def _chunk_stats(self, hyps, state):
+    def _chunk_stats(self, hyps, state, seg_map=None):
         vocab, (po, keys, counts, cl, wl) = state
         (cv, co), (wv, wo) = self._encode(hyps, vocab)
         if self.word_order == 0:
             wo = np.zeros(len(hyps) + 1, dtype=np.int64)
         return _ngram.chrf_stats(cv, co, wv, wo, po, keys, counts, cl, wl, self.char_order,
-                                 self.word_order, float(self.beta ** 2), bool(self.eps_smoothing))
+                                 self.word_order, float(self.beta ** 2), bool(self.eps_smoothing),
+                                 seg_map=seg_map)
 
     def _compute_f_score(self, statistics) -> float:
         """sacrebleu's chrF formula (same operation order; works on lists and numpy rows)."""

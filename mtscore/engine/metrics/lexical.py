@@ -53,15 +53,34 @@ def run_parallel(fn: Callable, items: Sequence, workers: int) -> list:
 
 class PreparedRefs:
     """Prepared references: per chunk ``(start, stop, chunk_state)``. The chunk states hold
-    vocabularies that scoring extends, so one scoring call at a time uses them (``lock``)."""
+    vocabularies that scoring extends, so one scoring call at a time uses them (``lock``).
+    ``seg_map`` (int64 (n,), single chunk only): segment i uses prepared row ``seg_map[i]``,
+    when repeated reference rows were prepared once."""
 
-    __slots__ = ("n", "chunks", "num_refs", "lock")
+    __slots__ = ("n", "chunks", "num_refs", "lock", "seg_map")
 
-    def __init__(self, n: int, chunks: list, num_refs: int):
+    def __init__(self, n: int, chunks: list, num_refs: int, seg_map=None):
         self.n = n
         self.chunks = chunks
         self.num_refs = num_refs
         self.lock = threading.Lock()
+        self.seg_map = seg_map
+
+
+def dedupe_rows(streams) -> Tuple[np.ndarray, np.ndarray]:
+    """``(first, seg_map)``: the index of the first occurrence of each distinct reference row
+    (the K strings of a segment, None included) and, per segment, its distinct row."""
+    rows = streams[0] if len(streams) == 1 else list(zip(*streams))
+    index: dict = {}
+    seg_map = np.fromiter((index.setdefault(r, len(index)) for r in rows), dtype=np.int64,
+                          count=len(rows))
+    first = np.empty(len(index), dtype=np.int64)
+    first[seg_map[::-1]] = np.arange(len(rows) - 1, -1, -1, dtype=np.int64)
+    return first, seg_map
+
+
+#: prepare repeated reference rows once when at most this share of the rows is distinct
+DEDUPE_MAX_SHARE = 0.8
 
 
 # Recently prepared reference sets, so that scoring system after system against the same
@@ -75,7 +94,7 @@ _PREPARED_MAX_SEGMENTS = 200_000
 
 class LexicalMetric(Metric):
     """Subclasses implement ``_prepare_chunk(streams, present) -> state`` and
-    ``_chunk_stats(hyps, state) -> (stats, sentence_scores or None)``."""
+    ``_chunk_stats(hyps, state, seg_map=None) -> (stats, sentence_scores or None)``."""
 
     #: threads used to prepare references and score hypotheses (0 = all cores)
     workers: int = 1
@@ -83,7 +102,7 @@ class LexicalMetric(Metric):
     def _prepare_chunk(self, streams, present):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _chunk_stats(self, hyps, state):  # pragma: no cover - abstract
+    def _chunk_stats(self, hyps, state, seg_map=None):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _prep_config(self) -> tuple:
@@ -115,6 +134,15 @@ class LexicalMetric(Metric):
         self.num_refs = count_refs(present)
         n = len(streams[0])
         w = resolve_workers(self.workers)
+        if w == 1 and n > 1:
+            # a long multi-system table repeats its references: prepare each distinct row once
+            # (one chunk, one vocabulary; several workers split the segments instead)
+            first, seg_map = dedupe_rows(streams)
+            if len(first) <= DEDUPE_MAX_SHARE * n:
+                idx = first.tolist()
+                state = self._prepare_chunk([[st[i] for i in idx] for st in streams],
+                                            np.ascontiguousarray(present[:, first]))
+                return PreparedRefs(n, [(0, n, state)], self.num_refs, seg_map)
         bounds = chunk_bounds(n, w)
 
         def prep(b):
@@ -134,8 +162,11 @@ class LexicalMetric(Metric):
         self.num_refs = prepared.num_refs
         w = resolve_workers(self.workers)
         with prepared.lock:
-            parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
-                                 prepared.chunks, w)
+            if prepared.seg_map is not None:
+                parts = [self._chunk_stats(hyps, prepared.chunks[0][2], prepared.seg_map)]
+            else:
+                parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
+                                     prepared.chunks, w)
         stats = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
         if parts[0][1] is None:
             return stats, None
