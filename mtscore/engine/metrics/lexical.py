@@ -71,9 +71,9 @@ def dedupe_rows(streams) -> Tuple[np.ndarray, np.ndarray]:
     """``(first, seg_map)``: the index of the first occurrence of each distinct reference row
     (the K strings of a segment, None included) and, per segment, its distinct row."""
     rows = streams[0] if len(streams) == 1 else list(zip(*streams))
-    index: dict = {}
-    seg_map = np.fromiter((index.setdefault(r, len(index)) for r in rows), dtype=np.int64,
-                          count=len(rows))
+    # C-level passes only: distinct rows in first-seen order, then each row's number
+    index = {r: i for i, r in enumerate(dict.fromkeys(rows))}
+    seg_map = np.fromiter(map(index.__getitem__, rows), dtype=np.int64, count=len(rows))
     first = np.empty(len(index), dtype=np.int64)
     first[seg_map[::-1]] = np.arange(len(rows) - 1, -1, -1, dtype=np.int64)
     return first, seg_map
@@ -81,6 +81,16 @@ def dedupe_rows(streams) -> Tuple[np.ndarray, np.ndarray]:
 
 #: prepare repeated reference rows once when at most this share of the rows is distinct
 DEDUPE_MAX_SHARE = 0.8
+
+
+def _sample_repeats(streams, size: int = 1024) -> bool:
+    """Whether ~``size`` evenly spaced reference rows already contain a repeat: a cheap test
+    before :func:`dedupe_rows` (rows where a fifth or more repeat show repeats in such a
+    sample all but surely; missing one only costs the optimisation)."""
+    n = len(streams[0])
+    step = max(1, n // size)
+    rows = streams[0][::step] if len(streams) == 1 else list(zip(*(st[::step] for st in streams)))
+    return len(dict.fromkeys(rows)) < len(rows)
 
 
 # Recently prepared reference sets, so that scoring system after system against the same
@@ -134,7 +144,7 @@ class LexicalMetric(Metric):
         self.num_refs = count_refs(present)
         n = len(streams[0])
         w = resolve_workers(self.workers)
-        if w == 1 and n > 1:
+        if w == 1 and n > 1 and _sample_repeats(streams):
             # a long multi-system table repeats its references: prepare each distinct row once
             # (one chunk, one vocabulary; several workers split the segments instead)
             first, seg_map = dedupe_rows(streams)
