@@ -54,8 +54,8 @@ def run_parallel(fn: Callable, items: Sequence, workers: int) -> list:
 class PreparedRefs:
     """Prepared references: per chunk ``(start, stop, chunk_state)``. The chunk states hold
     vocabularies that scoring extends, so one scoring call at a time uses them (``lock``).
-    ``seg_map`` (int64 (n,), single chunk only): segment i uses prepared row ``seg_map[i]``,
-    when repeated reference rows were prepared once."""
+    ``seg_map`` (int64 (n,)): segment i uses prepared row ``seg_map[i]`` when repeated
+    reference rows were prepared once (chunks then hold ranges of those rows)."""
 
     __slots__ = ("n", "chunks", "num_refs", "lock", "seg_map")
 
@@ -144,23 +144,24 @@ class LexicalMetric(Metric):
         self.num_refs = count_refs(present)
         n = len(streams[0])
         w = resolve_workers(self.workers)
-        if w == 1 and n > 1 and _sample_repeats(streams):
-            # a long multi-system table repeats its references: prepare each distinct row once
-            # (one chunk, one vocabulary; several workers split the segments instead)
-            first, seg_map = dedupe_rows(streams)
+        seg_map = None
+        if n > 1 and _sample_repeats(streams):
+            # a long multi-system table repeats its references: prepare each distinct row once;
+            # chunks then hold ranges of distinct rows (segment i uses row seg_map[i])
+            first, rows = dedupe_rows(streams)
             if len(first) <= DEDUPE_MAX_SHARE * n:
+                seg_map = rows
                 idx = first.tolist()
-                state = self._prepare_chunk([[st[i] for i in idx] for st in streams],
-                                            np.ascontiguousarray(present[:, first]))
-                return PreparedRefs(n, [(0, n, state)], self.num_refs, seg_map)
-        bounds = chunk_bounds(n, w)
+                streams = [[st[i] for i in idx] for st in streams]
+                present = np.ascontiguousarray(present[:, first])
+        bounds = chunk_bounds(len(streams[0]), w)
 
         def prep(b):
             a, z = b
             return (a, z, self._prepare_chunk([s[a:z] for s in streams],
                                               np.ascontiguousarray(present[:, a:z])))
 
-        return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs)
+        return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs, seg_map)
 
     def _stats_and_scores(self, hyps, prepared: PreparedRefs):
         hyps = self._coerce_hyps(hyps)
@@ -172,15 +173,40 @@ class LexicalMetric(Metric):
         self.num_refs = prepared.num_refs
         w = resolve_workers(self.workers)
         with prepared.lock:
-            if prepared.seg_map is not None:
-                parts = [self._chunk_stats(hyps, prepared.chunks[0][2], prepared.seg_map)]
-            else:
+            if prepared.seg_map is None:
                 parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
                                      prepared.chunks, w)
+            else:
+                return self._stats_by_row_chunk(hyps, prepared, w)
         stats = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
         if parts[0][1] is None:
             return stats, None
         scores = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+        return stats, scores
+
+    def _stats_by_row_chunk(self, hyps, prepared: PreparedRefs, w: int):
+        """Deduplicated references: each chunk scores the segments whose reference row it
+        holds (its own vocabulary), and the results are scattered back into segment order."""
+        seg_map = prepared.seg_map
+        if len(prepared.chunks) == 1:
+            return self._chunk_stats(hyps, prepared.chunks[0][2], seg_map)
+        starts = np.array([c[0] for c in prepared.chunks], dtype=np.int64)
+        owner = np.searchsorted(starts, seg_map, side="right") - 1
+        groups = [np.flatnonzero(owner == c) for c in range(len(prepared.chunks))]
+
+        def run(c):
+            a, _, state = prepared.chunks[c]
+            idx = groups[c]
+            return self._chunk_stats([hyps[i] for i in idx.tolist()], state,
+                                     np.ascontiguousarray(seg_map[idx] - a))
+
+        parts = run_parallel(run, list(range(len(prepared.chunks))), w)
+        stats = np.empty((len(hyps), parts[0][0].shape[1]), dtype=parts[0][0].dtype)
+        scores = None if parts[0][1] is None else np.empty(len(hyps), dtype=np.float64)
+        for idx, (st, sc) in zip(groups, parts):
+            stats[idx] = st
+            if scores is not None:
+                scores[idx] = sc
         return stats, scores
 
     def _check_hyps(self, hyps) -> None:
