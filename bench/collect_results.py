@@ -5,7 +5,7 @@
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ORDER = ["lexical", "lexical_quickcheck", "ter", "significance", "bertscore", "analysis"]
+ORDER = ["lexical", "lexical_update", "lexical_quickcheck", "ter", "significance", "bertscore", "analysis"]
 
 HEADER = """# mtscore benchmark results
 

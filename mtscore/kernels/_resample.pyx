@@ -111,6 +111,17 @@ cdef void counts_dot(const int32_t* counts, Py_ssize_t N, const int32_t* stats, 
             out[r * K + j] = <int64_t> scratch[r * K + j]
 
 
+cdef int count_buffers(Py_ssize_t N, Py_ssize_t K, int32_t** counts, double** scratch) except -1:
+    """Counts of four resamples (4 x N) and the dot-pass accumulators (4 x K)."""
+    counts[0] = <int32_t*> calloc(4 * N + 4, sizeof(int32_t))
+    scratch[0] = <double*> calloc(4 * K, sizeof(double))
+    if counts[0] == NULL or scratch[0] == NULL:
+        free(counts[0])
+        free(scratch[0])
+        raise MemoryError()
+    return 0
+
+
 def count_sums(const int32_t[:, ::1] stats, const int64_t[:, ::1] idx, int64_t[:, ::1] out):
     """Bootstrap sums in exact integer arithmetic: ``out[s, j] = sum_i stats[idx[s, i], j]``.
 
@@ -128,12 +139,9 @@ def count_sums(const int32_t[:, ::1] stats, const int64_t[:, ::1] idx, int64_t[:
         raise ValueError(f"count_sums: out has shape ({out.shape[0]}, {out.shape[1]}), expected ({S}, {K})")
     if S == 0 or K == 0:
         return
-    cdef int32_t* counts = <int32_t*> calloc(4 * N + 4, sizeof(int32_t))
-    cdef double* scratch = <double*> calloc(4 * K, sizeof(double))
-    if counts == NULL or scratch == NULL:
-        free(counts)
-        free(scratch)
-        raise MemoryError()
+    cdef int32_t* counts = NULL
+    cdef double* scratch = NULL
+    count_buffers(N, K, &counts, &scratch)
     with nogil:
         for s0 in range(0, S, 4):
             R = S - s0 if S - s0 < 4 else 4
@@ -251,12 +259,9 @@ def pcg64_count_sums(dict state, const int32_t[:, ::1] stats, int64_t[:, ::1] ou
     _pcg_load(&g, state, N)
     if S == 0 or K == 0:
         return state
-    cdef int32_t* counts = <int32_t*> calloc(4 * N + 4, sizeof(int32_t))
-    cdef double* scratch = <double*> calloc(4 * K, sizeof(double))
-    if counts == NULL or scratch == NULL:
-        free(counts)
-        free(scratch)
-        raise MemoryError()
+    cdef int32_t* counts = NULL
+    cdef double* scratch = NULL
+    count_buffers(N, K, &counts, &scratch)
     with nogil:
         for s0 in range(0, S, 4):
             R = S - s0 if S - s0 < 4 else 4
