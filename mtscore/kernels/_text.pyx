@@ -154,6 +154,8 @@ cdef struct VocabC:
     Slot* slots
     Py_ssize_t nslots       # power of two
     uint64_t* hashes        # per id (rehashing)
+    uint32_t* starts        # per id: arena offset (Vocab.token; not read while interning)
+    uint32_t* lens          # per id: length
     Py_ssize_t n            # number of ids
     Py_ssize_t idcap
     Py_UCS4* arena          # token code points, at most 2**32 - 1 in all
@@ -234,6 +236,24 @@ cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
     v.nslots = ns
     return 0
 
+cdef int vocab_grow_ids(VocabC* v, Py_ssize_t cap) noexcept nogil:
+    """Room for ``cap`` ids in the per-id arrays."""
+    cdef uint64_t* hh = <uint64_t*> realloc(v.hashes, cap * sizeof(uint64_t))
+    if hh == NULL:
+        return -1
+    v.hashes = hh
+    cdef uint32_t* ss = <uint32_t*> realloc(v.starts, cap * sizeof(uint32_t))
+    if ss == NULL:
+        return -1
+    v.starts = ss
+    cdef uint32_t* ll = <uint32_t*> realloc(v.lens, cap * sizeof(uint32_t))
+    if ll == NULL:
+        return -1
+    v.lens = ll
+    v.idcap = cap
+    return 0
+
+
 cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
     """Id of the token ``tok[0:n]``, inserting it if new. Returns -1 on allocation failure."""
     return vocab_intern_h(v, tok, n, hash_cps(tok, n))
@@ -247,11 +267,8 @@ cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_
         return s
     # insert
     if v.n == v.idcap:
-        cap = v.idcap * 2
-        v.hashes = <uint64_t*> realloc(v.hashes, cap * sizeof(uint64_t))
-        if v.hashes == NULL:
+        if vocab_grow_ids(v, v.idcap * 2) != 0:
             return -1
-        v.idcap = cap
     if v.arena_n + n > v.arena_cap:
         cap = v.arena_cap * 2 if v.arena_cap * 2 > v.arena_n + n else v.arena_n + n + 1024
         if cap > ARENA_MAX:
@@ -265,6 +282,8 @@ cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_
     memcpy(v.arena + v.arena_n, tok, n * sizeof(Py_UCS4))
     s = <int32_t> v.n
     v.hashes[s] = h
+    v.starts[s] = <uint32_t> v.arena_n
+    v.lens[s] = <uint32_t> n
     v.slots[j].hcheck = <uint32_t> (h >> 32)
     v.slots[j].id1 = s + 1
     v.slots[j].len = <uint32_t> n
@@ -282,7 +301,6 @@ cdef int vocab_reserve(VocabC* v, Py_ssize_t ntok) noexcept nogil:
     it fills); a no-op once it holds tokens."""
     cdef Py_ssize_t ns = v.nslots
     cdef Slot* s
-    cdef uint64_t* hh
     if v.n != 0:
         return 0
     while ns < 2 * ntok:
@@ -295,11 +313,7 @@ cdef int vocab_reserve(VocabC* v, Py_ssize_t ntok) noexcept nogil:
         v.slots = s
         v.nslots = ns
     if ntok > v.idcap:
-        hh = <uint64_t*> realloc(v.hashes, ntok * sizeof(uint64_t))
-        if hh == NULL:
-            return -1
-        v.hashes = hh
-        v.idcap = ntok
+        return vocab_grow_ids(v, ntok)
     return 0
 
 
@@ -308,17 +322,22 @@ cdef int vocab_init(VocabC* v) noexcept nogil:
     v.slots = <Slot*> calloc(v.nslots, sizeof(Slot))
     v.idcap = 512
     v.hashes = <uint64_t*> malloc(v.idcap * sizeof(uint64_t))
+    v.starts = <uint32_t*> malloc(v.idcap * sizeof(uint32_t))
+    v.lens = <uint32_t*> malloc(v.idcap * sizeof(uint32_t))
     v.arena_cap = 4096
     v.arena = <Py_UCS4*> malloc(v.arena_cap * sizeof(Py_UCS4))
     v.n = 0
     v.arena_n = 0
-    if v.slots == NULL or v.hashes == NULL or v.arena == NULL:
+    if v.slots == NULL or v.hashes == NULL or v.starts == NULL or v.lens == NULL \
+            or v.arena == NULL:
         return -1
     return 0
 
 cdef void vocab_free(VocabC* v) noexcept nogil:
     free(v.slots)
     free(v.hashes)
+    free(v.starts)
+    free(v.lens)
     free(v.arena)
 
 cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
@@ -326,16 +345,6 @@ cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept no
     cdef int32_t s
     vocab_probe(v, tok, n, hash_cps(tok, n), &s)
     return s
-
-cdef Py_ssize_t vocab_token_span(VocabC* v, int32_t i, Py_ssize_t* start) noexcept nogil:
-    """Arena offset (start[0]) and length of token ``i`` (a slot scan: debug/test paths only)."""
-    cdef Py_ssize_t j
-    for j in range(v.nslots):
-        if v.slots[j].id1 == i + 1:
-            start[0] = v.slots[j].start
-            return v.slots[j].len
-    start[0] = 0
-    return 0
 
 # Word cache: (mode, first/last flags, word) -> the token ids it tokenizes to. Tokenization of
 # 13a/intl/zh is word-local (patterns never reach across whitespace except through the neutral
@@ -392,9 +401,8 @@ cdef class Vocab:
         """The token string of id ``i``."""
         if i < 0 or i >= self.v.n:
             raise IndexError(i)
-        cdef Py_ssize_t k, st = 0
-        cdef Py_ssize_t L = vocab_token_span(&self.v, <int32_t> i, &st)
-        return "".join([chr(self.v.arena[st + k]) for k in range(L)])
+        cdef Py_ssize_t k, st = self.v.starts[i]
+        return "".join([chr(self.v.arena[st + k]) for k in range(self.v.lens[i])])
 
     cdef int32_t _intern_or_find(self, str tok, bint insert) except -2:
         cdef Py_ssize_t n = len(tok), k
