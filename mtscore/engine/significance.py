@@ -47,8 +47,9 @@ __all__ = [
 DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
 
 # AR sums: exact float64 BLAS matmul when every sum is an integer < 2**53 (any summation order
-# is then exact); the int64 kernel otherwise. Bootstrap sums: the exact counting kernel when its result is sacrebleu's,
-# the sequential float32 kernel otherwise. Setting this forces the kernels (tests).
+# is then exact), the int64 kernel otherwise. Bootstrap sums: the exact counting kernels where
+# their result is sacrebleu's, the sequential float32 kernel otherwise. Setting this forces the
+# int64 / sequential kernels (tests).
 _FORCE_KERNEL = False
 
 #: statistics matrices with at least this many cells use the counting bootstrap kernels
@@ -480,10 +481,10 @@ def _bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random
     # sequential float32 accumulation is at most the final sum, so while a resample's sums stay
     # <= 2**24 the float32 result is the exact integer sum, which the counting kernel computes
     # (int64) without gathering rows. Resamples with a sum over 2**24 (where float32 rounding
-    # may start) are recomputed by the sequential float32 kernel.
+    # may start) are recomputed by the sequential float32 kernel. Counting pays off once the
+    # rows no longer fit the cache (the gather then waits on memory); a corpus whose column
+    # totals are near 2**24 would mostly fall back, so it is not attempted.
     xi = None
-    # Counting pays off once the rows no longer fit the cache (the gather then waits on memory);
-    # a corpus whose column totals are near 2**24 would mostly fall back: skip the attempt.
     if not _FORCE_KERNEL and x.size >= _COUNT_MIN_CELLS and np.all(x >= 0) \
             and np.all(x == np.floor(x)) \
             and float(x.max()) * n < 2.0 ** 53 \
