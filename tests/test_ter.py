@@ -200,8 +200,29 @@ def test_workers_do_not_change_results():
     assert np.array_equal(one, two) and np.array_equal(one, three)
 
 
-def test_balanced_ranges_partition_segments_costliest_first():
-    from mtscore.engine.metrics.ter import _balanced_ranges
+@pytest.mark.parametrize("chunk", [5, 16, 64])
+def test_pipelined_workers_match_one_worker(monkeypatch, chunk):
+    """workers > 1 tokenises chunk by chunk while other threads search: same statistics as
+    one worker, with several and missing references (ragged seg_refs)."""
+    from mtscore.engine.metrics import ter as ter_mod
+    monkeypatch.setattr(ter_mod, "_PIPE_CHUNK", chunk)
+    rng = random.Random(chunk)
+    n = 151
+    refs_a = [_words(rng, rng.randrange(0, 25), 30) for _ in range(n)]
+    refs_b = [None if rng.random() < 0.3 else _words(rng, rng.randrange(0, 25), 30)
+              for _ in range(n)]
+    hyps = [_words(rng, rng.randrange(0, 25), 30) for _ in range(n)]
+    one = TER(workers=1).corpus_stats(hyps, [refs_a, refs_b])
+    for w in (2, 3):
+        assert np.array_equal(TER(workers=w).corpus_stats(hyps, [refs_a, refs_b]), one)
+    if chunk != 16:
+        return
+    theirs = SacreTER(references=[refs_a, refs_b])._extract_corpus_statistics(hyps, None)
+    assert one.tolist() == [[float(e), float(l)] for e, l in theirs]
+
+
+def test_cost_order_is_a_permutation_costliest_first():
+    from mtscore.engine.metrics.ter import _cost_order
     rng = np.random.default_rng(3)
     for n, k in [(1, 1), (7, 2), (300, 3)]:
         hyp_len = rng.integers(0, 80, n)
@@ -211,11 +232,51 @@ def test_balanced_ranges_partition_segments_costliest_first():
         ho = np.concatenate(([0], np.cumsum(hyp_len)))
         ro = np.concatenate(([0], np.cumsum(ref_len)))
         sr = np.concatenate(([0], np.cumsum(refs_per_seg)))
-        ranges = _balanced_ranges(ho, ro, sr, 16)
-        assert sorted(i for a, b in ranges for i in range(a, b)) == list(range(n))
-        cost = [sum((hyp_len[i] + 1) * (ref_len[sr[i]:sr[i + 1]].sum() + 1) for i in range(a, b))
-                for a, b in ranges]
+        order = _cost_order(ho, ro, sr)
+        assert order.dtype == np.int64 and sorted(order.tolist()) == list(range(n))
+        cost = [(hyp_len[i] + 1) * (ref_len[sr[i]:sr[i + 1]].sum() + 1) for i in order]
         assert cost == sorted(cost, reverse=True)
+        assert order[0] == n // 2
+
+
+def test_ter_stats_shared_threads_fill_every_row_once():
+    """Several threads sharing one counter, any grain, fill exactly the rows in ``order``."""
+    import threading
+
+    from mtscore.kernels import _ter
+    rng = np.random.default_rng(11)
+    n = 200
+    hyp_len = rng.integers(0, 40, n)
+    ref_len = rng.integers(1, 40, n)
+    hyp_ids = rng.integers(0, 6, int(hyp_len.sum())).astype(np.int32)
+    ref_ids = rng.integers(0, 6, int(ref_len.sum())).astype(np.int32)
+    ho = np.concatenate(([0], np.cumsum(hyp_len))).astype(np.int64)
+    ro = np.concatenate(([0], np.cumsum(ref_len))).astype(np.int64)
+    sr = np.arange(n + 1, dtype=np.int64)
+    want = np.zeros((n, 2))
+    _ter.ter_stats_range(hyp_ids, ho, ref_ids, ro, sr, want, 0, n)
+    for i in range(n):
+        e, m = _ter.ter_pair_ids(hyp_ids[ho[i]:ho[i + 1]], ref_ids[ro[i]:ro[i + 1]])
+        assert want[i].tolist() == [e, m]
+    for threads, grain in [(1, 1), (2, 3), (3, 1000), (4, 7)]:
+        order = rng.permutation(n)[:150].astype(np.int64)
+        out = np.full((n, 2), -1.0)
+        counter = np.zeros(1, dtype=np.int64)
+        ts = [threading.Thread(target=_ter.ter_stats_shared,
+                               args=(hyp_ids, ho, ref_ids, ro, sr, out, order, counter, grain))
+              for _ in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        done = np.zeros(n, bool)
+        done[order] = True
+        assert np.array_equal(out[done], want[done])
+        assert (out[~done] == -1.0).all()
+        assert counter[0] >= len(order)
+    with pytest.raises(ValueError, match="not a segment"):
+        _ter.ter_stats_shared(hyp_ids, ho, ref_ids, ro, sr, out, np.array([n], np.int64),
+                              np.zeros(1, np.int64))
 
 
 def test_errors_are_clear():

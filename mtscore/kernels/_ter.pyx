@@ -1053,32 +1053,72 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     return shifts + w.curmat[w.roff[n] + m]
 
 
+cdef extern from *:
+    """
+    static inline long long mts_fetch_add(long long* p, long long v) {
+        return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+    }
+    """
+    long long mts_fetch_add(long long* p, long long v) nogil
+
+
 cdef int ter_segments(const int32_t* hyp_ids, const int64_t* hyp_off, const int32_t* ref_ids,
-                      const int64_t* ref_off, const int64_t* seg_refs, int64_t i0, int64_t i1,
-                      double* edits, double* ref_len) noexcept nogil:
+                      const int64_t* ref_off, const int64_t* seg_refs, const int64_t* order,
+                      int64_t n_order, long long* counter, int64_t grain,
+                      double* out) noexcept nogil:
+    """Score the segments ``order[0:n_order]`` (``order`` NULL: segments 0..n_order) into the
+    rows of ``out`` ((N, 2) row-major). With ``counter`` set, the positions are claimed
+    ``grain`` at a time from that shared counter, so any number of threads running this
+    function on the same arguments share the work dynamically; without it, all are done."""
     cdef Work w
-    cdef int64_t i, k, best, e, total, nrefs
+    cdef int64_t i, j, j0, j1, k, best, e, total, nrefs
     cdef int rc = 0
     work_init(&w)
-    for i in range(i0, i1):
-        best = 10000000000000000
-        total = 0
-        nrefs = seg_refs[i + 1] - seg_refs[i]
-        for k in range(seg_refs[i], seg_refs[i + 1]):
-            e = ter_pair(&w, hyp_ids + hyp_off[i], <int>(hyp_off[i + 1] - hyp_off[i]),
-                         ref_ids + ref_off[k], <int>(ref_off[k + 1] - ref_off[k]))
-            if e < 0:
-                rc = -1
-                break
-            total += ref_off[k + 1] - ref_off[k]
-            if e < best:
-                best = e
-        if rc < 0:
+    j0 = 0
+    while rc == 0:
+        if counter != NULL:
+            j0 = mts_fetch_add(counter, grain)
+            j1 = j0 + grain
+        else:
+            j1 = n_order
+        if j0 >= n_order:
             break
-        edits[i] = <double>best
-        ref_len[i] = <double>total / <double>nrefs
+        if j1 > n_order:
+            j1 = n_order
+        for j in range(j0, j1):
+            i = order[j] if order != NULL else j
+            best = 10000000000000000
+            total = 0
+            nrefs = seg_refs[i + 1] - seg_refs[i]
+            for k in range(seg_refs[i], seg_refs[i + 1]):
+                e = ter_pair(&w, hyp_ids + hyp_off[i], <int>(hyp_off[i + 1] - hyp_off[i]),
+                             ref_ids + ref_off[k], <int>(ref_off[k + 1] - ref_off[k]))
+                if e < 0:
+                    rc = -1
+                    break
+                total += ref_off[k + 1] - ref_off[k]
+                if e < best:
+                    best = e
+            if rc < 0:
+                break
+            out[2 * i] = <double>best
+            out[2 * i + 1] = <double>total / <double>nrefs
+        if counter == NULL:
+            break
     work_free(&w)
     return rc
+
+
+cdef int _check_ter_args(const int64_t[::1] hyp_offsets, const int64_t[::1] seg_refs,
+                         double[:, ::1] out, str name) except -1:
+    cdef Py_ssize_t N = hyp_offsets.shape[0] - 1
+    cdef Py_ssize_t i
+    if seg_refs.shape[0] != N + 1 or out.shape[0] != N or out.shape[1] != 2:
+        raise ValueError(f"{name}: inconsistent shapes of hyp_offsets, seg_refs and out")
+    for i in range(N):
+        if seg_refs[i + 1] <= seg_refs[i]:
+            raise ValueError(f"TER: segment {i} has no reference (all references are None)")
+    return 0
 
 
 def ter_stats_range(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
@@ -1088,36 +1128,53 @@ def ter_stats_range(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
     """Fill ``out[start:stop]`` (float64, shape (N, 2)) with ``[edits, avg_ref_len]``.
 
     Runs without the GIL, so several threads may fill disjoint ranges of the same ``out``.
-    Every segment in the range must have at least one reference.
+    Every segment must have at least one reference.
     """
     cdef Py_ssize_t N = hyp_offsets.shape[0] - 1
-    cdef Py_ssize_t i
     cdef int rc
-    cdef double* e
-    cdef double* L
-    if seg_refs.shape[0] != N + 1 or out.shape[0] != N or out.shape[1] != 2:
-        raise ValueError("ter_stats_range: inconsistent shapes of hyp_offsets, seg_refs and out")
+    _check_ter_args(hyp_offsets, seg_refs, out, "ter_stats_range")
     if start < 0 or stop > N or start > stop:
         raise ValueError(f"ter_stats_range: bad range [{start}, {stop}) for {N} segments")
     if stop == start:
         return
-    for i in range(start, stop):
-        if seg_refs[i + 1] <= seg_refs[i]:
-            raise ValueError(f"TER: segment {i} has no reference (all references are None)")
-    # the output columns are written through a (N, 2) row-major view
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] tmp_e = np.empty(stop - start, dtype=np.float64)
-    cdef cnp.ndarray[cnp.float64_t, ndim=1] tmp_l = np.empty(stop - start, dtype=np.float64)
-    e = <double*>cnp.PyArray_DATA(tmp_e) - start
-    L = <double*>cnp.PyArray_DATA(tmp_l) - start
     with nogil:
         rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
                           &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
-                          &seg_refs[0], start, stop, e, L)
+                          &seg_refs[0], NULL, stop - start, NULL, 0, &out[start, 0] - 2 * start)
     if rc < 0:
         raise MemoryError("TER kernel: out of memory")
-    for i in range(start, stop):
-        out[i, 0] = e[i]
-        out[i, 1] = L[i]
+
+
+def ter_stats_shared(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
+                     const int32_t[::1] ref_ids, const int64_t[::1] ref_offsets,
+                     const int64_t[::1] seg_refs, double[:, ::1] out,
+                     const int64_t[::1] order, long long[::1] counter, Py_ssize_t grain=4,
+                     bint check=True):
+    """Work-sharing form of :func:`ter_stats_range`: every thread that calls this with the
+    same arguments claims ``grain`` positions of ``order`` (segment indices, int64) at a time
+    from ``counter`` (int64 array of length 1, 0 at the start; updated atomically) and fills
+    those rows of ``out`` (GIL released), until ``order`` is used up. Costliest segments
+    first in ``order`` keeps the threads finishing together. ``check=False`` skips the
+    argument checks (the caller ran them once for all threads)."""
+    cdef Py_ssize_t N = hyp_offsets.shape[0] - 1
+    cdef Py_ssize_t n_order = order.shape[0]
+    cdef Py_ssize_t j
+    cdef int rc
+    if counter.shape[0] < 1 or grain < 1:
+        raise ValueError("ter_stats_shared: counter must hold one int64 and grain be >= 1")
+    if check:
+        _check_ter_args(hyp_offsets, seg_refs, out, "ter_stats_shared")
+        for j in range(n_order):
+            if order[j] < 0 or order[j] >= N:
+                raise ValueError(f"ter_stats_shared: order[{j}] = {order[j]} is not a segment")
+    if n_order == 0 or N == 0:
+        return
+    with nogil:
+        rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
+                          &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
+                          &seg_refs[0], &order[0], n_order, &counter[0], grain, &out[0, 0])
+    if rc < 0:
+        raise MemoryError("TER kernel: out of memory")
 
 
 def ter_pair_ids(const int32_t[::1] hyp, const int32_t[::1] ref):

@@ -10,7 +10,9 @@ Work split:
   and reused for every system scored against them (with sacrebleu's quirk: references are
   Tercom-normalised twice, which changes tokens under ``normalized=True``);
 * the Tercom normaliser and the shift search run compiled (``mtscore.kernels._ter``), the
-  search without the GIL; ``workers=k`` scores disjoint segment ranges on k threads.
+  search without the GIL; with ``workers=k`` the calling thread and k - 1 pool threads claim
+  segments (costliest first) from a shared counter, and tokenisation of the next chunk of
+  hypotheses overlaps the search of the previous ones.
 """
 from __future__ import annotations
 
@@ -83,22 +85,21 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return ex
 
 
-def _balanced_ranges(hyp_offsets: np.ndarray, ref_offsets: np.ndarray, seg_refs: np.ndarray,
-                     parts: int) -> List[tuple]:
-    """Split segments 0..N into about ``parts`` contiguous ranges of similar estimated cost
-    (hyp length x summed reference length, the size of the edit-distance tables), the most
-    expensive first, so that no long segment is left for one thread at the end."""
-    n = len(hyp_offsets) - 1
-    ref_len = np.diff(ref_offsets)
-    per_seg_ref = np.add.reduceat(ref_len, seg_refs[:-1]) if len(ref_len) else np.zeros(n)
+def _cost_order(hyp_offsets: np.ndarray, ref_offsets: np.ndarray, seg_refs: np.ndarray) -> np.ndarray:
+    """Segment indices, most expensive first by estimated cost (hyp length x summed reference
+    length, the size of the edit-distance tables): threads that claim work in this order
+    finish together, no long segment is left for one thread at the end."""
+    # the references of a segment are contiguous: their tokens span ref_offsets[a]..[b]
+    per_seg_ref = ref_offsets[seg_refs[1:]] - ref_offsets[seg_refs[:-1]]
     cost = (np.diff(hyp_offsets) + 1) * (per_seg_ref + 1)
-    cum = np.cumsum(cost, dtype=np.float64)
-    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts, side="right")
-    edges = np.unique(np.concatenate(([0], cuts, [n])))
-    ranges = [(int(a), int(b), float(cum[b - 1] - (cum[a - 1] if a else 0.0)))
-              for a, b in zip(edges[:-1], edges[1:]) if b > a]
-    ranges.sort(key=lambda r: -r[2])
-    return [(a, b) for a, b, _ in ranges]
+    return np.ascontiguousarray(np.argsort(-cost, kind="stable"), dtype=np.int64)
+
+
+#: segments a thread claims at a time (a segment takes ~15 us on news data)
+_GRAIN = 4
+
+#: hypotheses tokenised per step while other threads search (workers > 1)
+_PIPE_CHUNK = 256
 
 
 def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
@@ -108,8 +109,9 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     Inputs are CSR arrays: ``hyp_ids`` int32 + ``hyp_offsets`` int64 (N + 1); ``ref_ids`` int32
     + ``ref_offsets`` int64 (R + 1); ``seg_refs`` int64 (N + 1), the reference range of each
     segment (at least one reference each). Returns an ``(N, 2)`` float64 array
-    ``[edits, avg_ref_len]``. ``workers`` threads score cost-balanced segment ranges (GIL
-    released).
+    ``[edits, avg_ref_len]``. With ``workers`` = k > 1, the calling thread and k - 1 pool
+    threads claim segments, costliest first, a few at a time from a shared counter (GIL
+    released), so the threads stay busy until the end whatever the segments cost.
     """
     hyp_ids = np.ascontiguousarray(hyp_ids, dtype=np.int32)
     hyp_offsets = np.ascontiguousarray(hyp_offsets, dtype=np.int64)
@@ -120,14 +122,24 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     out = np.zeros((n, 2), dtype=np.float64)
     args = (hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out)
     workers = max(1, int(workers))
-    if workers == 1 or n < 2 * workers:
+    if workers == 1 or n < 2 * workers * _GRAIN:
         _ter.ter_stats_range(*args, 0, n)
         return out
-    ex = _pool(workers)
-    futs = [ex.submit(_ter.ter_stats_range, *args, a, b)
-            for a, b in _balanced_ranges(hyp_offsets, ref_offsets, seg_refs, workers * 8)]
-    for f in futs:
-        f.result()
+    if len(seg_refs) != n + 1:
+        raise ValueError("ter_stats: seg_refs must hold N + 1 offsets")
+    empty = np.flatnonzero(np.diff(seg_refs) <= 0)
+    if len(empty):
+        raise ValueError(f"TER: segment {int(empty[0])} has no reference (all references are None)")
+    order = _cost_order(hyp_offsets, ref_offsets, seg_refs)
+    counter = np.zeros(1, dtype=np.int64)
+    ex = _pool(workers - 1)
+    futs = [ex.submit(_ter.ter_stats_shared, *args, order, counter, _GRAIN, False)
+            for _ in range(workers - 1)]
+    try:
+        _ter.ter_stats_shared(*args, order, counter, _GRAIN, False)
+    finally:
+        for f in futs:
+            f.result()
     return out
 
 
@@ -226,9 +238,39 @@ class TER(Metric):
             raise ValueError(
                 f"TER: segment {int(empty[0])} has no reference (every reference is None); "
                 "give at least one reference per segment.")
+        workers = max(1, int(self.workers))
+        if workers > 1 and len(hyps) >= 2 * _PIPE_CHUNK:
+            return self._pipelined_stats(hyps, prepared, workers)
         hyp_ids, hyp_offsets = self.tokenize(hyps)
         return ter_stats(hyp_ids, hyp_offsets, prepared.ref_ids, prepared.ref_offsets,
-                         prepared.seg_refs, workers=self.workers)
+                         prepared.seg_refs, workers=workers)
+
+    def _pipelined_stats(self, hyps: List[str], prepared: _PreparedRefs, workers: int) -> np.ndarray:
+        """Several threads: the calling thread tokenises chunks of ``_PIPE_CHUNK`` hypotheses
+        (the tokeniser holds the GIL) while ``workers - 1`` pool threads already search the
+        chunks tokenised so far; then it joins them, taking chunks from the end. Within a
+        chunk, segments are claimed costliest first from the chunk's shared counter, so
+        every segment is scored exactly once whoever gets there first."""
+        n = len(hyps)
+        out = np.zeros((n, 2), dtype=np.float64)
+        ex = _pool(workers - 1)
+        futs, chunks = [], []
+        try:
+            for a in range(0, n, _PIPE_CHUNK):
+                b = min(n, a + _PIPE_CHUNK)
+                ids, offs = self.tokenize(hyps[a:b])
+                seg_refs = np.ascontiguousarray(prepared.seg_refs[a:b + 1])
+                args = (ids, offs, prepared.ref_ids, prepared.ref_offsets, seg_refs, out[a:b],
+                        _cost_order(offs, prepared.ref_offsets, seg_refs),
+                        np.zeros(1, dtype=np.int64), _GRAIN, False)
+                chunks.append(args)
+                futs.extend(ex.submit(_ter.ter_stats_shared, *args) for _ in range(workers - 1))
+            for args in reversed(chunks):
+                _ter.ter_stats_shared(*args)
+        finally:
+            for f in futs:
+                f.result()
+        return out
 
     def sum_stats(self, stats) -> List:
         """``[total edits (int), sum of avg_ref_len (float)]``; the lengths are added one by one
