@@ -96,23 +96,25 @@ def test_resample_sums_twin_matches_kernel_and_errors():
         _resample.resample_sums(x, idx, np.empty((2, 5), np.float32))
 
 
-def test_count_sums_kernel_twin_numpy():
+def test_draw_counts_kernel_twin_numpy():
     rng = np.random.default_rng(6)
-    x = rng.integers(0, 1000, size=(50, 3)).astype(np.int32)
-    for S in (1, 4, 7):  # whole and partial blocks of four resamples
-        idx = rng.integers(0, 50, size=(S, 80))
-        a = np.full((S, 3), 7, dtype=np.int64)
-        b = np.empty((S, 3), dtype=np.int64)
-        _resample.count_sums(x, idx, a)
-        twin.count_sums(x, idx, b)
-        ref = np.stack([x[i].astype(np.int64).sum(0) for i in idx])
+    for S, n, m in [(1, 50, 80), (4, 50, 80), (7, 3, 1), (2, 1, 5)]:
+        idx = rng.integers(0, n, size=(S, m))
+        a = np.full((S, n), 7.0, dtype=np.float32)
+        b = np.full((S, n), 7.0, dtype=np.float32)
+        _resample.draw_counts(idx, a)
+        twin.draw_counts(idx, b)
+        ref = np.stack([np.bincount(i, minlength=n) for i in idx]).astype(np.float32)
         assert np.array_equal(a, ref) and np.array_equal(b, ref)
-    with pytest.raises(IndexError):
-        _resample.count_sums(x, np.array([[0, 50]], dtype=np.int64), np.empty((1, 3), np.int64))
-    with pytest.raises(IndexError):
-        twin.count_sums(x, np.array([[-1]], dtype=np.int64), np.empty((1, 3), np.int64))
+        x = rng.integers(0, 1000, size=(n, 3))
+        assert np.array_equal(a @ x, np.stack([x[i].sum(0) for i in idx]))
+    for bad in ([[0, 50]], [[-1]]):
+        with pytest.raises(IndexError):
+            _resample.draw_counts(np.array(bad, dtype=np.int64), np.empty((1, 50), np.float32))
+        with pytest.raises(IndexError):
+            twin.draw_counts(np.array(bad, dtype=np.int64), np.empty((1, 50), np.float32))
     with pytest.raises(ValueError):
-        _resample.count_sums(x, idx, np.empty((3, 3), np.int64))
+        _resample.draw_counts(np.zeros((2, 3), np.int64), np.empty((3, 50), np.float32))
 
 
 def _sacrebleu_sums(x, n, gen):
@@ -165,13 +167,13 @@ def test_pcg64_draws_equal_numpy(seed):
         assert np.array_equal(idx, g.integers(0, N, size=(3, M), dtype=np.int64)), N
         assert state == g.bit_generator.state, N
         if N <= 100003:
-            x = np.random.default_rng(1).integers(0, 50, size=(N, 5)).astype(np.int32)
             for S in (1, 4, 6):
                 g = np.random.default_rng(seed)
-                out = np.empty((S, 5), np.int64)
-                state = _resample.pcg64_count_sums(g.bit_generator.state, x, out)
+                g.integers(0, 5, size=seed % 3)
+                counts = np.full((S, N), 3.0, dtype=np.float32)
+                state = _resample.pcg64_draw_counts(g.bit_generator.state, counts)
                 idx = g.integers(0, N, size=(S, N), dtype=np.int64)
-                assert np.array_equal(out, np.stack([x[i].astype(np.int64).sum(0) for i in idx]))
+                assert np.array_equal(counts, np.stack([np.bincount(i, minlength=N) for i in idx]))
                 assert state == g.bit_generator.state
 
 

@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..kernels._resample import count_sums, masked_sums, pcg64_count_sums, resample_sums
+from ..kernels._resample import draw_counts, masked_sums, pcg64_draw_counts, resample_sums
 
 __all__ = [
     "DEFAULT_SAMPLES", "TestResult", "ComparisonResult", "resolve_seed", "bootstrap_ci",
@@ -58,8 +58,12 @@ _COUNT_MIN_CELLS = 1 << 19
 #: largest float32 sum that is certainly exact (every integer <= 2**24 is a float32)
 _F32_EXACT = 2 ** 24
 
-# Memory budget for one chunk of drawn indices (int64) or masks; independent of S * N.
+# Memory budget for one chunk of drawn indices (int64), masks or draw counts (float64);
+# independent of S * N.
 _CHUNK_BYTES = 16 << 20
+
+#: at most this many resamples' draw counts per BLAS product
+_COUNT_ROWS_MAX = 256
 
 
 # ------------------------------------------------------------------------------------------
@@ -479,28 +483,31 @@ def _bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random
     out = np.empty((n_samples, x.shape[1]), dtype=np.float32)
     # Exact shortcut: with non-negative integer statistics, every partial sum of sacrebleu's
     # sequential float32 accumulation is at most the final sum, so while a resample's sums stay
-    # <= 2**24 the float32 result is the exact integer sum, which the counting kernel computes
-    # (int64) without gathering rows. Resamples with a sum over 2**24 (where float32 rounding
-    # may start) are recomputed by the sequential float32 kernel. Counting pays off once the
-    # rows no longer fit the cache (the gather then waits on memory); a corpus whose column
-    # totals are near 2**24 would mostly fall back, so it is not attempted.
-    xi = None
-    if not _FORCE_KERNEL and x.size >= _COUNT_MIN_CELLS and np.all(x >= 0) \
-            and np.all(x == np.floor(x)) \
-            and float(x.max()) * n < 2.0 ** 53 \
-            and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT:
-        xi = x.astype(np.int32)
+    # <= 2**24 the float32 result is the exact integer sum. That sum is computed as
+    # ``counts @ stats`` (float32 BLAS) from how often each row is drawn, instead of gathering
+    # rows. Any order of float32 multiply/adds of non-negative integers is exact while every
+    # intermediate is below 2**24, and once one reaches 2**24 every later one, and the result,
+    # stays >= 2**24 (rounding is monotone, 2**24 is a float32): so a result below 2**24 is
+    # exact, and resamples with a result >= 2**24 are recomputed by the sequential float32
+    # kernel. Counting pays off once the rows no longer fit the cache (the gather then waits on
+    # memory); a corpus whose column totals are near 2**24 would mostly fall back, so it is
+    # not attempted.
+    counting = not _FORCE_KERNEL and x.size >= _COUNT_MIN_CELLS and np.all(x >= 0) \
+        and np.all(x == np.floor(x)) \
+        and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT
     bg = rng.bit_generator
-    if xi is not None and type(bg) is np.random.PCG64 and n <= 0x7FFFFFFF:
-        # numpy's own stream drawn inside the kernel (no index arrays); a chunk whose sums pass
-        # 2**24 is drawn again from its starting state and summed by the sequential kernel
-        rows = 256
+    if counting and type(bg) is np.random.PCG64 and n <= 0x7FFFFFFF:
+        # numpy's own stream drawn inside the kernel (no index arrays); a chunk with a sum of
+        # 2**24 or more is drawn again from its starting state and summed by the sequential kernel
+        rows = max(1, min(n_samples, _COUNT_ROWS_MAX, _CHUNK_BYTES // (4 * n)))
+        counts = np.empty((rows, n), dtype=np.float32)
         for start in range(0, n_samples, rows):
             dst = out[start:start + rows]
-            sums = np.empty(dst.shape, dtype=np.int64)
+            c = counts[:len(dst)]
             state = bg.state
-            after = pcg64_count_sums(state, xi, sums)
-            if (sums > _F32_EXACT).any():
+            after = pcg64_draw_counts(state, c)
+            sums = c @ x
+            if (sums >= _F32_EXACT).any():
                 bg.state = state
                 for sub, idx in _draw_indices(rng, len(dst), n):
                     resample_sums(x, idx, dst[sub:sub + len(idx)])
@@ -508,14 +515,18 @@ def _bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random
                 bg.state = after
                 dst[:] = sums
         return _split_columns(out, widths)
+    counts = None
     for start, idx in _draw_indices(rng, n_samples, n):
         dst = out[start:start + len(idx)]
-        if xi is None:
+        if not counting:
             resample_sums(x, idx, dst)
             continue
-        sums = np.empty(dst.shape, dtype=np.int64)
-        count_sums(xi, idx, sums)
-        over = np.flatnonzero((sums > _F32_EXACT).any(axis=1))
+        if counts is None or counts.shape[0] < len(idx):
+            counts = np.empty((len(idx), n), dtype=np.float32)
+        c = counts[:len(idx)]
+        draw_counts(idx, c)
+        sums = c @ x
+        over = np.flatnonzero((sums >= _F32_EXACT).any(axis=1))
         dst[:] = sums
         if len(over):
             fix = np.empty((len(over), x.shape[1]), dtype=np.float32)

@@ -81,87 +81,38 @@ def masked_sums(const int64_t[:, ::1] stats, const uint8_t[:, ::1] mask, int64_t
 
 
 
-cdef void counts_dot(const int32_t* counts, Py_ssize_t N, const int32_t* stats, Py_ssize_t K,
-                     Py_ssize_t R, double* scratch, int64_t* out) noexcept nogil:
-    """``out[r * K + j] = sum_i counts[r * N + i] * stats[i * K + j]`` for r < R <= 4: one pass
-    over ``stats`` for four resamples. float64 products and sums of integers stay exact below
-    2**53 (checked by the callers) and vectorise where int64 multiplies do not."""
-    cdef Py_ssize_t i, j, r
-    cdef double c0, c1, c2, c3, v
-    cdef const int32_t* row
-    cdef double* a0 = scratch
-    cdef double* a1 = scratch + K
-    cdef double* a2 = scratch + 2 * K
-    cdef double* a3 = scratch + 3 * K
-    memset(scratch, 0, 4 * K * sizeof(double))
-    for i in range(N):
-        c0 = counts[i]
-        c1 = counts[N + i]
-        c2 = counts[2 * N + i]
-        c3 = counts[3 * N + i]
-        row = stats + i * K
-        for j in range(K):
-            v = row[j]
-            a0[j] += c0 * v
-            a1[j] += c1 * v
-            a2[j] += c2 * v
-            a3[j] += c3 * v
-    for r in range(R):
-        for j in range(K):
-            out[r * K + j] = <int64_t> scratch[r * K + j]
+def draw_counts(const int64_t[:, ::1] idx, float[:, ::1] counts):
+    """How often each row is drawn: ``counts[s, i] = #{m : idx[s, m] == i}``.
 
-
-cdef int count_buffers(Py_ssize_t N, Py_ssize_t K, int32_t** counts, double** scratch) except -1:
-    """Counts of four resamples (4 x N) and the dot-pass accumulators (4 x K)."""
-    counts[0] = <int32_t*> calloc(4 * N + 4, sizeof(int32_t))
-    scratch[0] = <double*> calloc(4 * K, sizeof(double))
-    if counts[0] == NULL or scratch[0] == NULL:
-        free(counts[0])
-        free(scratch[0])
-        raise MemoryError()
-    return 0
-
-
-def count_sums(const int32_t[:, ::1] stats, const int64_t[:, ::1] idx, int64_t[:, ::1] out):
-    """Bootstrap sums in exact integer arithmetic: ``out[s, j] = sum_i stats[idx[s, i], j]``.
-
-    stats: (N, K) int32 (non-negative counts; the caller keeps M * max(stats) below 2**53),
-    idx: (S, M) int64, out: (S, K) int64, overwritten. Instead of gathering M random rows per
-    resample it counts how often each row is drawn (an L2-resident array per resample) and then
-    streams ``stats`` once per four resamples (:func:`counts_dot`). Raises IndexError if an
-    index is outside ``[0, N)``.
+    idx: (S, M) int64 row indices in ``[0, N)``; counts: (S, N) float32, overwritten (exact:
+    a count is at most M, callers keep M < 2**24). The bootstrap sums are then one BLAS product
+    ``counts @ stats`` instead of S x M scattered row reads (exact for non-negative integer
+    statistics whenever the computed sum is below 2**24, see ``significance._bootstrap_sums``).
+    Raises IndexError if an index is outside ``[0, N)``.
     """
-    cdef Py_ssize_t S = idx.shape[0], M = idx.shape[1], N = stats.shape[0], K = stats.shape[1]
-    cdef Py_ssize_t s0, r, R, i
+    cdef Py_ssize_t S = idx.shape[0], M = idx.shape[1], N = counts.shape[1]
+    cdef Py_ssize_t s, i
     cdef int64_t q
     cdef int bad = 0
-    if out.shape[0] != S or out.shape[1] != K:
-        raise ValueError(f"count_sums: out has shape ({out.shape[0]}, {out.shape[1]}), expected ({S}, {K})")
-    if S == 0 or K == 0:
+    if counts.shape[0] != S:
+        raise ValueError(f"draw_counts: counts has {counts.shape[0]} rows, expected {S}")
+    if S == 0 or N == 0:
+        if M and S:
+            raise IndexError("draw_counts: resample index out of range for the statistics matrix")
         return
-    cdef int32_t* counts = NULL
-    cdef double* scratch = NULL
-    count_buffers(N, K, &counts, &scratch)
     with nogil:
-        for s0 in range(0, S, 4):
-            R = S - s0 if S - s0 < 4 else 4
-            memset(counts, 0, 4 * N * sizeof(int32_t))
-            for r in range(R):
-                for i in range(M):
-                    q = idx[s0 + r, i]
-                    if q < 0 or q >= N:
-                        bad = 1
-                        break
-                    counts[r * N + q] += 1
-                if bad:
+        memset(&counts[0, 0], 0, S * N * sizeof(float))
+        for s in range(S):
+            for i in range(M):
+                q = idx[s, i]
+                if q < 0 or q >= N:
+                    bad = 1
                     break
+                counts[s, q] += 1.0
             if bad:
                 break
-            counts_dot(counts, N, &stats[0, 0], K, R, scratch, &out[s0, 0])
-    free(counts)
-    free(scratch)
     if bad:
-        raise IndexError("count_sums: resample index out of range for the statistics matrix")
+        raise IndexError("draw_counts: resample index out of range for the statistics matrix")
 
 
 # ---- numpy's PCG64 + bounded-integer draws, fused with the counting -----------------------
@@ -179,33 +130,50 @@ cdef extern from *:
     }
     static inline uint64_t mts_pcg64_state_hi(mts_pcg64* g) { return (uint64_t)(g->state >> 64); }
     static inline uint64_t mts_pcg64_state_lo(mts_pcg64* g) { return (uint64_t)g->state; }
-    static inline uint64_t mts_pcg64_next64(mts_pcg64* g) {
-        const mts_u128 mult = ((mts_u128)0x2360ED051FC65DA4ULL << 64) | 0x4385DF649FCCF645ULL;
-        g->state = g->state * mult + g->inc;
-        uint64_t hi = (uint64_t)(g->state >> 64), x = hi ^ (uint64_t)g->state;
-        unsigned rot = (unsigned)(hi >> 58);
-        return (x >> rot) | (x << ((-rot) & 63));
+    /* n draws of Generator.integers(0, rng + 1) (buffered Lemire on the 32-bit halves), the
+       generator state kept in locals (registers) for the whole loop, stored back at the end; MTS_LEMIRE_LOOP(name, T, STORE) defines
+       name(g, rng, dst, n) doing STORE(dst, i, draw) for each. One loop body for both uses
+       below, so the index test (rejection-heavy ranges included) covers the counting one. */
+    #define MTS_NEXT32(v) do { \
+        if (has) { v = buf; has = 0; } \
+        else { \
+            uint64_t hi_, x_, o_; unsigned rot_; \
+            st = st * mult + inc; \
+            hi_ = (uint64_t)(st >> 64); x_ = hi_ ^ (uint64_t)st; rot_ = (unsigned)(hi_ >> 58); \
+            o_ = (x_ >> rot_) | (x_ << ((-rot_) & 63)); \
+            buf = (uint32_t)(o_ >> 32); v = (uint32_t)o_; has = 1; \
+        } } while (0)
+    #define MTS_LEMIRE_LOOP(name, T, STORE) \
+    static void name(mts_pcg64* g, uint32_t rng, T* dst, int64_t n) { \
+        const mts_u128 mult = ((mts_u128)0x2360ED051FC65DA4ULL << 64) | 0x4385DF649FCCF645ULL; \
+        const uint32_t rng_excl = rng + 1; \
+        mts_u128 st = g->state; \
+        const mts_u128 inc = g->inc; \
+        int has = g->has32; \
+        uint32_t buf = g->u32; \
+        int64_t i; \
+        for (i = 0; i < n; i++) { \
+            uint32_t v, leftover; \
+            uint64_t m; \
+            MTS_NEXT32(v); \
+            m = (uint64_t)v * rng_excl; \
+            leftover = (uint32_t)m; \
+            if (__builtin_expect(leftover < rng_excl, 0)) { \
+                const uint32_t threshold = (UINT32_MAX - rng) % rng_excl; \
+                while (leftover < threshold) { \
+                    MTS_NEXT32(v); \
+                    m = (uint64_t)v * rng_excl; \
+                    leftover = (uint32_t)m; \
+                } \
+            } \
+            STORE(dst, i, (uint32_t)(m >> 32)); \
+        } \
+        g->state = st; g->has32 = has; g->u32 = buf; \
     }
-    static inline uint32_t mts_pcg64_next32(mts_pcg64* g) {
-        uint64_t n;
-        if (g->has32) { g->has32 = 0; return g->u32; }
-        n = mts_pcg64_next64(g);
-        g->has32 = 1; g->u32 = (uint32_t)(n >> 32);
-        return (uint32_t)(n & 0xffffffffULL);
-    }
-    static inline uint32_t mts_lemire32(mts_pcg64* g, uint32_t rng) {
-        const uint32_t rng_excl = rng + 1;
-        uint64_t m = (uint64_t)mts_pcg64_next32(g) * rng_excl;
-        uint32_t leftover = (uint32_t)(m & 0xffffffffULL);
-        if (leftover < rng_excl) {
-            const uint32_t threshold = (UINT32_MAX - rng) % rng_excl;
-            while (leftover < threshold) {
-                m = (uint64_t)mts_pcg64_next32(g) * rng_excl;
-                leftover = (uint32_t)(m & 0xffffffffULL);
-            }
-        }
-        return (uint32_t)(m >> 32);
-    }
+    #define MTS_STORE_COUNT(dst, i, d) (dst[d] += 1)
+    #define MTS_STORE_INDEX(dst, i, d) (dst[i] = (int64_t)(d))
+    MTS_LEMIRE_LOOP(mts_pcg64_tally, int32_t, MTS_STORE_COUNT)
+    MTS_LEMIRE_LOOP(mts_pcg64_fill, int64_t, MTS_STORE_INDEX)
     """
     ctypedef struct mts_pcg64:
         int has32
@@ -214,8 +182,8 @@ cdef extern from *:
                        int has32, uint32_t u32) nogil
     uint64_t mts_pcg64_state_hi(mts_pcg64* g) nogil
     uint64_t mts_pcg64_state_lo(mts_pcg64* g) nogil
-    uint64_t mts_pcg64_next64(mts_pcg64* g) nogil
-    uint32_t mts_lemire32(mts_pcg64* g, uint32_t rng) nogil
+    void mts_pcg64_tally(mts_pcg64* g, uint32_t rng, int32_t* tally, int64_t n) nogil
+    void mts_pcg64_fill(mts_pcg64* g, uint32_t rng, int64_t* out, int64_t n) nogil
 
 cdef uint64_t M64 = 0xFFFFFFFFFFFFFFFF
 
@@ -233,49 +201,46 @@ def pcg64_draw_indices(dict state, Py_ssize_t S, Py_ssize_t N, Py_ssize_t M=-1):
     idx = np.zeros((S, M), dtype=np.int64)
     cdef int64_t[:, ::1] v = idx
     cdef uint32_t rng = <uint32_t> (N - 1)
-    if N > 1:
+    if N > 1 and M > 0:
         with nogil:
             for s in range(S):
-                for i in range(M):
-                    v[s, i] = mts_lemire32(&g, rng)
+                mts_pcg64_fill(&g, rng, &v[s, 0], M)
     return idx, _pcg_store(&g, state)
 
 
-def pcg64_count_sums(dict state, const int32_t[:, ::1] stats, int64_t[:, ::1] out):
-    """Bootstrap sums of ``out.shape[0]`` resamples drawn as
-    ``rng.integers(0, N, size=(S, N), dtype=np.int64)`` from the PCG64 ``state`` (numpy's
-    stream, bit for bit), without materialising the indices: ``out[s] = sum_i stats[idx[s, i]]``
-    in exact integers (the caller keeps N * max(stats) below 2**53). Four resamples at a time:
-    the draws of each are counted in its own row of counts (L2-resident while counting), then
-    one pass over ``stats`` adds count * row for the four. Returns the new generator state."""
-    cdef Py_ssize_t S = out.shape[0], N = stats.shape[0], K = stats.shape[1]
-    cdef Py_ssize_t s0, r, R, i
+def pcg64_draw_counts(dict state, float[:, ::1] counts):
+    """Draw counts of ``S = counts.shape[0]`` resamples drawn as
+    ``rng.integers(0, N, size=(S, N), dtype=np.int64)`` (N = ``counts.shape[1]``) from the
+    PCG64 ``state`` (numpy's stream, bit for bit), without materialising the indices:
+    ``counts[s, i]`` = how often row i is drawn in resample s (float32, overwritten; see
+    :func:`draw_counts`). Returns the state numpy's generator would be left in."""
+    cdef Py_ssize_t S = counts.shape[0], N = counts.shape[1]
+    cdef Py_ssize_t r, i
     cdef uint32_t rng = <uint32_t> (N - 1) if N > 0 else 0
     cdef mts_pcg64 g
-    if out.shape[1] != K:
-        raise ValueError(f"pcg64_count_sums: out has {out.shape[1]} columns, expected {K}")
+    cdef float* row
+    cdef int32_t* tally
     if N == 0:
-        raise ValueError("pcg64_count_sums: no statistics rows")
+        raise ValueError("pcg64_draw_counts: no statistics rows")
     _pcg_load(&g, state, N)
-    if S == 0 or K == 0:
+    if S == 0:
         return state
-    cdef int32_t* counts = NULL
-    cdef double* scratch = NULL
-    count_buffers(N, K, &counts, &scratch)
+    # counted in an int32 row that stays in L2 (the random increments), then converted into
+    # the float32 row in one sequential pass
+    tally = <int32_t*> calloc(N, sizeof(int32_t))
+    if tally == NULL:
+        raise MemoryError()
     with nogil:
-        for s0 in range(0, S, 4):
-            R = S - s0 if S - s0 < 4 else 4
-            memset(counts, 0, 4 * N * sizeof(int32_t))
+        for r in range(S):
+            row = &counts[r, 0]
             if N == 1:
-                for r in range(R):
-                    counts[r * N] = 1
+                tally[0] = 1
             else:
-                for r in range(R):
-                    for i in range(N):
-                        counts[r * N + mts_lemire32(&g, rng)] += 1
-            counts_dot(counts, N, &stats[0, 0], K, R, scratch, &out[s0, 0])
-    free(counts)
-    free(scratch)
+                mts_pcg64_tally(&g, rng, tally, N)
+            for i in range(N):
+                row[i] = <float> tally[i]
+                tally[i] = 0
+    free(tally)
     return _pcg_store(&g, state)
 
 

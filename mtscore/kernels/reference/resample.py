@@ -43,18 +43,17 @@ def masked_sums(stats, mask, out):
 
 
 
-def count_sums(stats, idx, out):
-    """``out[s, j] = sum_i stats[idx[s, i], j]`` in exact integers (via draw counts)."""
-    stats = np.asarray(stats)
+def draw_counts(idx, counts):
+    """``counts[s, i]`` = how often row i occurs in ``idx[s]`` (float32, overwritten)."""
     idx = np.asarray(idx)
-    n_rows, k = stats.shape
-    if out.shape != (idx.shape[0], k):
-        raise ValueError(f"count_sums: out has shape {out.shape}, expected {(idx.shape[0], k)}")
+    n_rows = counts.shape[1]
+    if counts.shape[0] != idx.shape[0]:
+        raise ValueError(f"draw_counts: counts has {counts.shape[0]} rows, expected {idx.shape[0]}")
     for s in range(idx.shape[0]):
-        counts = [0] * n_rows
+        row = [0] * n_rows
         for r in idx[s]:
             r = int(r)
             if r < 0 or r >= n_rows:
-                raise IndexError("count_sums: resample index out of range for the statistics matrix")
-            counts[r] += 1
-        out[s, :] = [sum(counts[i] * int(stats[i, j]) for i in range(n_rows)) for j in range(k)]
+                raise IndexError("draw_counts: resample index out of range for the statistics matrix")
+            row[r] += 1
+        counts[s, :] = row
