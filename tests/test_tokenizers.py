@@ -32,6 +32,10 @@ FIXED = [
     "10, 541", "a 10, 541 b", "end 2020. next", "x 5. y", "中 10, 5 文", "7, 8.", "(1,) 2.",
     # leading whitespace before punctuation: intl keeps it (a non-digit before "?"), zh strips it
     " ?0", "\u3000?0", " ?0 ?0 ", " $0", "\t(a) b", " 中?0",
+    # 13a fast path (one mark in front / at the end of a plain body) and its near misses
+    "(abc abc) abc, abc. (abc) \"abc\" abc: abc? $5 5, 5. a5, a5. (5. (5, ((a a)) (a-b) a-",
+    "(.  .) ,a .a a., a,. () (a (, a' 'a' 'a (' ) ( x.5 x,5 5.x 5,x é, é. (é) «a», a», a)é",
+    "a.\u00e9 a.5 (a.b) [a] {a} <a> a; ;a a/ /a a& &a @a a@ a^ ^a a` `a a| |a a~ ~a a_ _a",
 ]
 
 ADVERSARIAL = st.text(

@@ -821,6 +821,26 @@ cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work
     return 0
 
 
+cdef inline int pend_push_plain(Pending* q, int mode, VocabC* v, WordCache* wc, Work* w,
+                                const Py_UCS4* s, Py_ssize_t st, Py_ssize_t L,
+                                IBuf* out) noexcept nogil:
+    """Queue the plain token s[st:st+L] (slot prefetched) in tokenize_by_words' FIFO, first
+    handling the oldest entry if it is full (which may be a word-cache entry of ``mode``)."""
+    cdef uint64_t h = hash_cps(s + st, L)
+    cdef int k
+    __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
+    if q.n == PEND:
+        if pending_pop(q, mode, v, wc, w, s, out) != 0:
+            return -1
+    k = (q.head + q.n) % PEND
+    q.st[k] = st
+    q.len[k] = L
+    q.h[k] = h
+    q.kind[k] = -1
+    q.n += 1
+    return 0
+
+
 cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
                            IBuf* out) noexcept nogil:
     """none / 13a / intl / zh on the line in w.line.p[0:n].
@@ -838,16 +858,19 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
     cdef uint8_t t
     cdef uint64_t h
     cdef bint first = True, more
+    cdef int rare, lead, trail
     cdef Pending pend
     pend.head = 0
     pend.n = 0
     if mode == 1:
-        # the line-level replacements are rare: check once, rewrite in place when needed
+        # the line-level replacements are rare: check once ('<', '\n', '&'; branch-free, so
+        # the compiler vectorises it), rewrite in place when needed
+        rare = 0
         for k in range(n):
             c = s[k]
-            if c < 128 and (ASCII_CLS[c] & 4):
-                n = prep_13a_line(s, n)
-                break
+            rare |= (c == 60) | (c == 10) | (c == 38)
+        if rare:
+            n = prep_13a_line(s, n)
     while True:
         # skip whitespace
         while i < n:
@@ -883,6 +906,32 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             h = hash_step(h, c)
             i += 1
         L = i - st
+        if mode == 1 and special and L >= 2:
+            # 13a fast path for the commonest special words: one class-A punctuation mark in
+            # front and/or one at the end (or a final '.'/',' after a non-digit) around a body
+            # with no special character: those marks are split off, the body is one token
+            # (the word cache would give the same tokens, after a lookup or a regex pass)
+            c = s[st]
+            lead = 1 if c < 128 and is_13a_punct(c) else 0
+            c = s[i - 1]
+            trail = 1 if c < 128 and (is_13a_punct(c) or (
+                (c == 46 or c == 44) and not is_digit(s[i - 2]))) else 0
+            if (lead or trail) and L - lead - trail >= 1:
+                for k in range(st + lead, i - trail):
+                    c = s[k]
+                    if c < 128 and (ASCII_CLS[c] & 2):
+                        lead = trail = 0
+                        break
+                if lead or trail:
+                    first = False
+                    if lead and pend_push_plain(&pend, mode, v, wc, w, s, st, 1, out) != 0:
+                        return -1
+                    if pend_push_plain(&pend, mode, v, wc, w, s, st + lead,
+                                       L - lead - trail, out) != 0:
+                        return -1
+                    if trail and pend_push_plain(&pend, mode, v, wc, w, s, i - 1, 1, out) != 0:
+                        return -1
+                    continue
         if mode == 0 or not special:
             flags = -1
             h = hash_finish(h)

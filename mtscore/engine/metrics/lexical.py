@@ -17,8 +17,11 @@ from .base import Metric
 
 def present_mask(streams) -> np.ndarray:
     """(K, N) uint8: 1 where reference k of segment i is not None."""
-    return np.array([[s is not None for s in st] for st in streams], dtype=np.uint8).reshape(
-        len(streams), len(streams[0]))
+    out = np.ones((len(streams), len(streams[0]) if streams else 0), dtype=np.uint8)
+    for k, st in enumerate(streams):
+        if None in st:  # a C-level scan; the per-item test only for streams with gaps
+            out[k] = [s is not None for s in st]
+    return out
 
 
 def count_refs(present: np.ndarray) -> int:
