@@ -255,6 +255,42 @@ def test_large_corpus_stats_are_chunked():
     assert str(m.get_signature()).startswith("nrefs:2|")
 
 
+def test_repeated_references_prepared_once_for_chunked_corpora(monkeypatch):
+    """A long corpus whose reference rows repeat (a multi-system table) prepares the distinct
+    rows once when they fit the metric's bound (BLEU here: 12 <= 8 x chunk_size) and chunk by
+    chunk otherwise (chrF: 12 > chunk_size); both give the unchunked statistics."""
+    from mtscore.engine.metrics.lexical import LexicalMetric
+
+    distinct = [f"The {w} no. {i} sat on the mat, didn't it?" for i, w in
+                enumerate("cat dog cow hen owl elk yak ram emu bee ant fox".split())]
+    refs = [distinct * 3, [r.upper() for r in distinct] * 3]
+    hyps = [f"the {i % 5} cat sat on a mat {i}" for i in range(36)]
+    calls = []
+    orig = LexicalMetric._prepare_streams
+
+    def spy(self, streams, rows="auto"):
+        calls.append((type(self).__name__, len(streams[0])))
+        return orig(self, streams, rows)
+
+    monkeypatch.setattr(LexicalMetric, "_prepare_streams", spy)
+    for make in (mtscore.BLEU, lambda: mtscore.CHRF(word_order=2)):
+        whole = make().corpus_stats(hyps, refs)
+        m = make()
+        m.chunk_size = 4
+        calls.clear()
+        np.testing.assert_array_equal(m.corpus_stats(hyps, refs), whole)
+        assert calls == ([("BLEU", 36)] if isinstance(m, mtscore.BLEU) else [("CHRF", 4)] * 9)
+        calls.clear()
+        r = mtscore.score({"a": hyps, "b": hyps[::-1]}, refs, metrics=[m], chunk_size=4)
+        base = mtscore.score({"a": hyps, "b": hyps[::-1]}, refs, metrics=[make()])
+        assert r.segments.equals(base.segments)
+        name = "bleu" if isinstance(m, mtscore.BLEU) else "chrf++"
+        for s in ("a", "b"):
+            np.testing.assert_array_equal(r.stats[s][name], base.stats[s][name])
+        n_prep = sum(1 for c in calls if c[1] != 36)
+        assert n_prep == (0 if name == "bleu" else 9), calls
+
+
 def test_score_table_long_format(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

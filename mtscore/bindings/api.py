@@ -117,8 +117,16 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
     bounds = [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)] or [(0, 0)]
     chunks = (([st[a:z] for st in streams], {k: h[a:z] for k, h in systems.items()})
               for a, z in bounds)
+    shared = None
+    if len(bounds) > 1:
+        from ..engine.metrics.lexical import repeated_rows
+
+        rows = repeated_rows(streams)
+        if rows is not None:
+            shared = (streams, rows, chunk_size)
     return _score_chunks(chunks, len(bounds), list(systems), single, metrics, workers,
-                         sentence_level, progress, bleu_kwargs, chrf_kwargs, ter_kwargs)
+                         sentence_level, progress, bleu_kwargs, chrf_kwargs, ter_kwargs,
+                         shared)
 
 
 def score_table(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
@@ -173,16 +181,21 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str
 
 def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], single: bool,
                   metrics, workers, sentence_level, progress, bleu_kwargs, chrf_kwargs,
-                  ter_kwargs) -> ScoreResult:
+                  ter_kwargs, shared=None) -> ScoreResult:
     """The shared loop: per chunk of segments, prepare each metric's references once and score
-    every system; then sum statistics into corpus scores."""
-    from ..engine.metrics.lexical import present_mask, resolve_workers
+    every system; then sum statistics into corpus scores.
+
+    ``shared``: ``(ref streams, repeated_rows(ref streams), chunk_size)`` of the whole corpus
+    when its reference rows repeat: a lexical metric then prepares the distinct rows once (if
+    they fit its memory bound) and scores every chunk against slices of them."""
+    from ..engine.metrics.lexical import LexicalMetric, present_mask, resolve_workers
 
     mobjs = _metric_objects(metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {},
                                       "ter": ter_kwargs or {}}, resolve_workers(workers))
     stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     per_seg_refs: set = set()
+    whole: Dict[str, object] = {}
     n = 0
     bar = _progress(n_chunks * len(mobjs) if n_chunks else None, progress)
     for ref_slice, hyp_slices in chunks:
@@ -190,9 +203,16 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
         if present is not None:
             counts = present.sum(axis=0)
             per_seg_refs.update((int(counts.min()), int(counts.max())))  # np.unique imports numpy.ma
+        a = n
         n += len(next(iter(hyp_slices.values())))
         for mname, metric in mobjs.items():
-            prepared = metric._prepare_refs(ref_slice)
+            if shared is not None and isinstance(metric, LexicalMetric) \
+                    and len(shared[1][0]) <= metric.max_shared_rows(shared[2]):
+                if mname not in whole:
+                    whole[mname] = metric._prepare_streams(shared[0], shared[1])
+                prepared = whole[mname].slice(a, n)
+            else:
+                prepared = metric._prepare_refs(ref_slice)
             for sname in names:
                 h = hyp_slices[sname]
                 if sentence_level and hasattr(metric, "_stats_and_scores"):

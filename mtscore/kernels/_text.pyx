@@ -858,18 +858,22 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
     cdef uint8_t t
     cdef uint64_t h
     cdef bint first = True, more
-    cdef int rare, lead, trail
+    cdef int rare, rare_nl, rare_amp, lead, trail
     cdef Pending pend
     pend.head = 0
     pend.n = 0
     if mode == 1:
         # the line-level replacements are rare: check once ('<', '\n', '&'; branch-free, so
         # the compiler vectorises it), rewrite in place when needed
-        rare = 0
+        # (three accumulators: gcc folds one '|' of three compares into a bit test, which
+        # does not vectorise)
+        rare = rare_nl = rare_amp = 0
         for k in range(n):
             c = s[k]
-            rare |= (c == 60) | (c == 10) | (c == 38)
-        if rare:
+            rare |= c == 60
+            rare_nl |= c == 10
+            rare_amp |= c == 38
+        if rare | rare_nl | rare_amp:
             n = prep_13a_line(s, n)
     while True:
         # skip whitespace

@@ -81,6 +81,7 @@ class BLEU(LexicalMetric):
     TOKENIZERS = TOKENIZERS
     _TOKENIZER_MAP = TOKENIZER_MAP
     _SIGNATURE_TYPE = BLEUSignature
+    _REF_ROW_BYTES = 2048
 
     def __init__(self, lowercase: bool = False, force: bool = False,
                  tokenize: Optional[str] = None, smooth_method: str = "exp",
