@@ -258,7 +258,7 @@ def test_large_corpus_stats_are_chunked():
 def test_repeated_references_prepared_once_for_chunked_corpora(monkeypatch):
     """A long corpus whose reference rows repeat (a multi-system table) prepares the distinct
     rows once when they fit the metric's bound (BLEU here: 12 <= 8 x chunk_size) and chunk by
-    chunk otherwise (chrF: 12 > chunk_size); both give the unchunked statistics."""
+    chunk otherwise (chrF: 12 > 2 x chunk_size); both give the unchunked statistics."""
     from mtscore.engine.metrics.lexical import LexicalMetric
 
     distinct = [f"The {w} no. {i} sat on the mat, didn't it?" for i, w in
