@@ -307,3 +307,27 @@ def test_score_table_long_format(tmp_path):
         for m in ("bleu", "chrf"):
             assert r.corpus[s][m].score == base.corpus[s][m].score
     assert r.segments.equals(base.segments)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "é", "a b", "\U0001F600"]),
+                          st.tuples(st.sampled_from(["a", "b"]), st.none() | st.just("c"))),
+                max_size=40))
+def test_list_helpers_match_python(items):
+    """The C-loop helpers behind as_text_list / present_mask / dedupe_rows against plain Python."""
+    from mtscore.kernels import _text
+
+    seen = {}
+    seg = [seen.setdefault(x, len(seen)) for x in items]
+    first = [seg.index(j) for j in range(len(seen))]
+    f, s = _text.dedupe_index(items)
+    assert f.dtype == s.dtype == np.int64
+    assert f.tolist() == first and s.tolist() == seg
+    strs = [x for x in items if not isinstance(x, tuple)]
+    mask = [x is not None for x in strs]
+    row = _text.present_row(strs)
+    assert (row is None) == all(mask) and (row is None or row.tolist() == [int(m) for m in mask])
+    bad = [i for i, x in enumerate(items) if type(x) is not str]
+    assert _text.first_non_str(items) == (bad[0] if bad else -1)
+    bad = [i for i, x in enumerate(items) if type(x) is not str and x is not None]
+    assert _text.first_non_str(items, True) == (bad[0] if bad else -1)

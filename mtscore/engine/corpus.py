@@ -108,10 +108,6 @@ def _is_missing(v) -> bool:
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
-_STR_ONLY = frozenset([str])
-_STR_OR_NONE = frozenset([str, type(None)])
-
-
 def as_text_list(x, what: str, allow_none: bool = False) -> List[Optional[str]]:
     """``x`` as a fresh ``list`` of ``str`` (length N), or ``str``/``None`` if ``allow_none``.
 
@@ -120,8 +116,10 @@ def as_text_list(x, what: str, allow_none: bool = False) -> List[Optional[str]]:
     with ``allow_none`` missing values (None, NaN, pandas NA, Arrow null) become ``None``.
     Raises ``TypeError`` naming ``what`` and the first bad element.
     """
+    from ..kernels._text import first_non_str
+
     out = _to_list(x, what)
-    if set(map(type, out)) <= (_STR_OR_NONE if allow_none else _STR_ONLY):  # fast path, C loop
+    if first_non_str(out, allow_none) < 0:  # fast path, one C loop
         return out
     for i, s in enumerate(out):
         if type(s) is str:

@@ -1182,3 +1182,55 @@ def count_ending_with_space_period(list texts):
                 if (<Py_UCS4*> PyUnicode_DATA(t))[n - 1] == 46 and (<Py_UCS4*> PyUnicode_DATA(t))[n - 2] == 32:
                     c += 1
     return c
+
+
+# ---- list helpers for the Python layer (C loops over the list items, no per-item calls) ------
+def first_non_str(list items, bint allow_none=False):
+    """Index of the first item whose type is not exactly ``str`` (``None`` allowed with
+    ``allow_none``), or -1 when every item is."""
+    cdef Py_ssize_t i
+    cdef object x
+    for i in range(len(items)):
+        x = items[i]
+        if type(x) is not str and not (allow_none and x is None):
+            return i
+    return -1
+
+
+def present_row(list items):
+    """uint8 (N,) array: 1 where the item is not None; ``None`` when no item is None."""
+    cdef Py_ssize_t i, n = len(items)
+    for i in range(n):
+        if items[i] is None:
+            break
+    else:
+        return None
+    out = np.ones(n, dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    for i in range(n):
+        if items[i] is None:
+            o[i] = 0
+    return out
+
+
+def dedupe_index(list rows):
+    """``(first, seg_map)`` (int64): the index of the first occurrence of each distinct row, in
+    first-seen order, and per row the number of its distinct row (rows: hashable items)."""
+    cdef Py_ssize_t n = len(rows), i, m = 0
+    cdef dict index = {}
+    cdef object r, v
+    seg = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] sm = seg
+    cdef int64_t[::1] fv = first
+    for i in range(n):
+        r = rows[i]
+        v = index.get(r)
+        if v is None:
+            index[r] = m
+            fv[m] = i
+            sm[i] = m
+            m += 1
+        else:
+            sm[i] = <Py_ssize_t> v
+    return first[:m].copy(), seg

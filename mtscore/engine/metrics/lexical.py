@@ -12,6 +12,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ...kernels._text import dedupe_index, present_row
 from .base import Metric
 
 
@@ -19,8 +20,9 @@ def present_mask(streams) -> np.ndarray:
     """(K, N) uint8: 1 where reference k of segment i is not None."""
     out = np.ones((len(streams), len(streams[0]) if streams else 0), dtype=np.uint8)
     for k, st in enumerate(streams):
-        if None in st:  # a C-level scan; the per-item test only for streams with gaps
-            out[k] = [s is not None for s in st]
+        row = present_row(st)
+        if row is not None:
+            out[k] = row
     return out
 
 
@@ -82,13 +84,7 @@ class PreparedRefs:
 def dedupe_rows(streams) -> Tuple[np.ndarray, np.ndarray]:
     """``(first, seg_map)``: the index of the first occurrence of each distinct reference row
     (the K strings of a segment, None included) and, per segment, its distinct row."""
-    rows = streams[0] if len(streams) == 1 else list(zip(*streams))
-    # C-level passes only: distinct rows in first-seen order, then each row's number
-    index = {r: i for i, r in enumerate(dict.fromkeys(rows))}
-    seg_map = np.fromiter(map(index.__getitem__, rows), dtype=np.int64, count=len(rows))
-    first = np.empty(len(index), dtype=np.int64)
-    first[seg_map[::-1]] = np.arange(len(rows) - 1, -1, -1, dtype=np.int64)
-    return first, seg_map
+    return dedupe_index(streams[0] if len(streams) == 1 else list(zip(*streams)))
 
 
 #: prepare repeated reference rows once when at most this share of the rows is distinct
