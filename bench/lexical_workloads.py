@@ -92,7 +92,7 @@ def prepare(spec: dict):
             if peer == "sacrebleu":
                 import sacrebleu  # noqa: F401
             else:
-                import mtscore.engine.metrics.bleu, mtscore.engine.metrics.chrf  # noqa: F401,E401
+                _import_mtscore()
             return (lambda: ctor().corpus_score(h, [r])), (lambda s: {"values": _values(metric, s)})
         if peer == "sacrebleu-mojo":
             import sacrebleu_mojo as sm
@@ -116,6 +116,8 @@ def prepare(spec: dict):
             ctor = _metric_ctor(peer, metric)
             if peer == "sacrebleu":
                 import sacrebleu  # noqa: F401
+            else:
+                _import_mtscore()
             def run():
                 return [(name, ctor().corpus_score(h, [r])) for name, h, r in systems]
         elif peer == "sacrebleu-mojo":
@@ -179,7 +181,7 @@ def prepare(spec: dict):
                 m = ctor(references=[ref])
                 return {n: {metric: m.corpus_score(h, None)} for n, h in hyps.items()}
         elif peer == "mtscore-loop":
-            import mtscore.engine.metrics.bleu, mtscore.engine.metrics.chrf  # noqa: F401,E401
+            _import_mtscore()
             ctor = _metric_ctor("mtscore", metric)
             def run():
                 m = ctor(references=[ref])
