@@ -49,11 +49,42 @@ def resolve_workers(workers) -> int:
     return int(workers)
 
 
+_POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
+_IN_POOL = threading.local()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``threads`` threads (starting threads per call cost ~2 ms each)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(max_workers=threads,
+                                                        thread_name_prefix="mtscore")
+        return pool
+
+
+def _in_pool(fn: Callable, x):
+    _IN_POOL.active = True
+    return fn(x)
+
+
 def run_parallel(fn: Callable, items: Sequence, workers: int) -> list:
-    if workers <= 1 or len(items) <= 1:
+    """``[fn(x) for x in items]`` on up to ``workers`` threads: the calling thread takes the
+    first item, a shared pool the others. Calls made from a pool thread run serially (a task
+    waiting on the pool it occupies could otherwise deadlock)."""
+    if workers <= 1 or len(items) <= 1 or getattr(_IN_POOL, "active", False):
         return [fn(x) for x in items]
-    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as ex:
-        return list(ex.map(fn, items))
+    k = min(workers, len(items))
+    if k < len(items):  # more items than threads: the pool alone, k threads
+        return list(_pool(k).map(_in_pool, [fn] * len(items), items))
+    pool = _pool(k - 1)
+    futures = [pool.submit(_in_pool, fn, x) for x in items[1:]]
+    try:
+        first = fn(items[0])
+    finally:
+        results = [f.result() for f in futures]
+    return [first] + results
 
 
 class PreparedRefs:
@@ -174,6 +205,13 @@ class LexicalMetric(Metric):
             # a long multi-system table repeats its references: prepare each distinct row once;
             # chunks then hold ranges of distinct rows (segment i uses row seg_map[i])
             first, seg_map = rows
+            if w > 1 and len(first) > w:
+                # rows first seen early are used by more segments: deal the distinct rows out
+                # round-robin so that every chunk gets a like share of rows and of segments
+                perm = np.concatenate([np.arange(p, len(first), w) for p in range(w)])
+                rank = np.empty_like(perm)
+                rank[perm] = np.arange(len(perm))
+                first, seg_map = first[perm], rank[seg_map]
             idx = first.tolist()
             streams = [[st[i] for i in idx] for st in streams]
             present = np.ascontiguousarray(present[:, first])
