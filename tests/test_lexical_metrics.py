@@ -331,3 +331,85 @@ def test_list_helpers_match_python(items):
     assert _text.first_non_str(items) == (bad[0] if bad else -1)
     bad = [i for i, x in enumerate(items) if type(x) is not str and x is not None]
     assert _text.first_non_str(items, True) == (bad[0] if bad else -1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["", "a", "b", "a b", "é", "\U0001F600", "a" * 40]),
+                         min_size=3, max_size=3), max_size=6),
+       st.integers(1, 40))
+def test_dedupe_columns_matches_python(rows, n_cols):
+    """dedupe_columns (pairwise compare for <= 32 columns, a dict beyond) against plain Python:
+    distinct (segment, string) pairs in segment-major, first-seen order."""
+    from mtscore.kernels import _text
+
+    cols = [[row[(j + s) % 3] for row in rows] for s in range(n_cols) for j in (s % 2,)]
+    if not rows:
+        cols = [[] for _ in range(n_cols)]
+    strings, seg, index = _text.dedupe_columns(cols)
+    exp_strings, exp_seg, exp_index = [], [], [[0] * len(rows) for _ in cols]
+    for i in range(len(rows)):
+        seen = {}
+        for s, c in enumerate(cols):
+            if c[i] not in seen:
+                seen[c[i]] = len(exp_strings)
+                exp_strings.append(c[i])
+                exp_seg.append(i)
+            exp_index[s][i] = seen[c[i]]
+    assert strings == exp_strings and seg.tolist() == exp_seg
+    assert index.dtype == seg.dtype == np.int64 and index.tolist() == exp_index
+
+
+def test_dedupe_columns_errors():
+    from mtscore.kernels import _text
+
+    with pytest.raises(ValueError, match="column 1 has 1 items, expected 2"):
+        _text.dedupe_columns([["a", "b"], ["a"]])
+    with pytest.raises(TypeError, match="column 1 item 0 is NoneType"):
+        _text.dedupe_columns([["a"], [None]])
+
+
+SYSTEM_POOL = st.lists(SEG, min_size=1, max_size=3)
+
+
+@st.composite
+def multi_system_corpora(draw):
+    """S systems whose outputs for a segment often coincide (drawn from a small per-segment
+    pool), K reference streams with None gaps (every segment keeps one reference)."""
+    n = draw(st.integers(1, 7))
+    k = draw(st.integers(1, 3))
+    pools = [draw(SYSTEM_POOL) for _ in range(n)]
+    n_sys = draw(st.integers(2, 5))
+    systems = {f"s{j}": [draw(st.sampled_from(p)) for p in pools] for j in range(n_sys)}
+    refs = [draw(st.lists(SEG | st.none(), min_size=n, max_size=n)) for _ in range(k)]
+    for i in range(n):
+        if all(r[i] is None for r in refs):
+            refs[0][i] = draw(SEG)
+    return systems, refs
+
+
+@settings(max_examples=120, deadline=None)
+@given(multi_system_corpora(), st.sampled_from(["13a", "char", "intl"]), st.booleans(),
+       st.sampled_from([1, 2]), st.sampled_from([2, 3, 16384]))
+def test_many_systems_match_one_by_one_and_sacrebleu(corpus, tok, lc, workers, chunk_size):
+    """score() with several systems (deduplicated pairs, reference tables reused segment by
+    segment, chunked and threaded) equals each system scored alone, and sacrebleu."""
+    systems, refs = corpus
+    objs = {"bleu": (mtscore.BLEU(tokenize=tok, lowercase=lc, effective_order=True),
+                     sacrebleu.BLEU(tokenize=tok, lowercase=lc, effective_order=True)),
+            "chrf++": (mtscore.CHRF(word_order=2, lowercase=lc),
+                       sacrebleu.CHRF(word_order=2, lowercase=lc))}
+    r = mtscore.score(systems, refs, metrics=[o[0] for o in objs.values()], workers=workers,
+                      chunk_size=chunk_size)
+    n = len(refs[0])
+    for m, (ours, theirs) in objs.items():
+        col = r.segments.column(m).to_numpy()
+        for j, (name, hyps) in enumerate(systems.items()):
+            st_alone, sc_alone = type(ours)(**({"tokenize": tok, "lowercase": lc,
+                                                "effective_order": True} if m == "bleu" else
+                                               {"word_order": 2, "lowercase": lc})
+                                            ).segment_scores(hyps, refs)
+            np.testing.assert_array_equal(r.stats[name][m], st_alone)
+            np.testing.assert_array_equal(col[j * n:(j + 1) * n], sc_alone)
+            expect = theirs._extract_corpus_statistics(hyps, refs)
+            np.testing.assert_array_equal(r.stats[name][m], np.array(expect, dtype=np.int64))
+            assert r.corpus[name][m].score == theirs.corpus_score(hyps, refs).score

@@ -110,3 +110,24 @@ def test_sentence_score_api_matches_sacrebleu():
             a = getattr(sacrebleu, cls.__name__)(**kw).sentence_score(hyps[i], seg_refs)
             b = cls(**kw).sentence_score(hyps[i], seg_refs)
             assert a.score == b.score
+
+
+@pytest.mark.parametrize("pair", PAIRS)
+def test_many_systems_in_one_call_equal_one_by_one(pair):
+    """mtscore.score over every system of a pair (distinct outputs scored once, segment by
+    segment) gives each system exactly the statistics and sentence scores of scoring it alone,
+    which the tests above prove equal to sacrebleu; single and multiple references, 1 and 2
+    workers, and small chunks (reference rows prepared per chunk)."""
+    refs, systems, _ = load_pair(pair)
+    metrics = {"bleu": mtscore.BLEU, "chrf": mtscore.CHRF, "chrf++": lambda: mtscore.CHRF(word_order=2)}
+    for ref_set in ([refs] if len(refs) == 1 else [refs, refs[:1]]):
+        alone = {m: {name: make().segment_scores(h, ref_set) for name, h in systems.items()}
+                 for m, make in metrics.items()}
+        for kw in (dict(workers=1), dict(workers=2, chunk_size=300)):
+            r = mtscore.score(systems, ref_set, metrics=list(metrics), **kw)
+            for m in metrics:
+                col = r.segments.column(m).to_numpy()
+                for j, name in enumerate(systems):
+                    st, sc = alone[m][name]
+                    np.testing.assert_array_equal(r.stats[name][m], st, err_msg=f"{pair} {name} {m} {kw}")
+                    np.testing.assert_array_equal(col[j * len(sc):(j + 1) * len(sc)], sc)

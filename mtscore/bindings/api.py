@@ -213,6 +213,17 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                 prepared = whole[mname].slice(a, n)
             else:
                 prepared = metric._prepare_refs(ref_slice)
+            if len(names) > 1 and isinstance(metric, LexicalMetric):
+                # every system at once: repeated outputs scored once, reference tables reused
+                res = metric._systems_stats_and_scores([hyp_slices[s] for s in names], prepared,
+                                                       sentence_level)
+                for sname, (st, sc) in zip(names, res):
+                    stats_parts[sname][mname].append(st)
+                    if sentence_level:
+                        score_parts[sname][mname].append(sc)
+                if bar is not None:
+                    bar.update(1)
+                continue
             for sname in names:
                 h = hyp_slices[sname]
                 if sentence_level and hasattr(metric, "_stats_and_scores"):

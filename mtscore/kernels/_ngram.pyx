@@ -328,6 +328,9 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     cdef int32_t rlen, closest_len, closest_diff, diff
     cdef int err = 0
     cdef const int32_t* hv = &hyp_values[0] if hyp_values.shape[0] else NULL
+    # the entries now in ``t``: consecutive hypotheses of one reference row (several systems'
+    # outputs for a segment, ordered segment-major by the caller) reuse the table
+    cdef Py_ssize_t loaded_lo = -1, loaded_hi = -1
     if table_init(&t, 1024) != 0:
         raise MemoryError()
     with nogil:
@@ -336,10 +339,13 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
             lo = seg_offsets[s]
             hi = seg_offsets[s + 1]
             L = hyp_offsets[i + 1] - hyp_offsets[i]
-            if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
-                err = 1
-                break
-            load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
+            if lo != loaded_lo or hi != loaded_hi:
+                if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
+                    err = 1
+                    break
+                load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
+                loaded_lo = lo
+                loaded_hi = hi
             for k in range(hi - lo):
                 rem.a[k] = maxcounts[lo + k]
             st[i, 0] = L
@@ -632,6 +638,8 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
     cdef int err = 0
     cdef const int32_t* hc = &hyp_chars[0] if hyp_chars.shape[0] else NULL
     cdef const int32_t* hw = (&hyp_words[0] if hyp_words.shape[0] else NULL) if words else NULL
+    # the entries now in ``t`` (see bleu_stats): reloaded only when the reference changes
+    cdef Py_ssize_t loaded_lo = -1, loaded_hi = -1
     if table_init(&t, 1024) != 0:
         raise MemoryError()
     with nogil:
@@ -645,10 +653,13 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
                     continue
                 lo = pair_offsets[s * K + k]
                 hi = pair_offsets[s * K + k + 1]
-                if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
-                    err = 1
-                    break
-                load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
+                if lo != loaded_lo or hi != loaded_hi:
+                    if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
+                        err = 1
+                        break
+                    load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
+                    loaded_lo = lo
+                    loaded_hi = hi
                 for j in range(hi - lo):
                     rem.a[j] = counts[lo + j]
                 for o in range(order):

@@ -1234,3 +1234,62 @@ def dedupe_index(list rows):
         else:
             sm[i] = <Py_ssize_t> v
     return first[:m].copy(), seg
+
+
+def dedupe_columns(list columns):
+    """Distinct (segment, string) pairs of S equally long columns of ``str`` (S systems' outputs
+    for the same N segments), in segment-major order.
+
+    Returns ``(strings, rows, index)``: ``strings`` the U distinct pairs' strings (list), ``rows``
+    int64 (U,) the segment of each, ``index`` int64 (S, N) with ``columns[s][i] ==
+    strings[index[s, i]]``. Segment-major order lets a stats kernel load a segment's reference
+    table once for all its distinct hypotheses. Few columns are compared pairwise (length
+    first); many go through a per-segment dict.
+    """
+    cdef Py_ssize_t S = len(columns), N = len(columns[0]) if columns else 0
+    cdef Py_ssize_t i, s, u, m = 0, first_u
+    cdef list cols = [list(c) if type(c) is not list else c for c in columns]
+    for s in range(S):
+        if len(<list> cols[s]) != N:
+            raise ValueError(f"column {s} has {len(<list> cols[s])} items, expected {N}")
+    index = np.empty((S, N), dtype=np.int64)
+    rows_a = np.empty(S * N, dtype=np.int64)
+    cdef int64_t[:, ::1] ix = index
+    cdef int64_t[::1] rw = rows_a
+    cdef list strings = []
+    cdef list col
+    cdef object t, x
+    cdef Py_ssize_t lt
+    cdef bint pairwise = S <= 32
+    cdef dict seen = {}
+    for i in range(N):
+        first_u = m
+        if not pairwise:
+            seen.clear()
+        for s in range(S):
+            t = (<list> cols[s])[i]
+            if type(t) is not str:
+                raise TypeError(f"column {s} item {i} is {type(t).__name__}, not str")
+            if pairwise:
+                lt = PyUnicode_GET_LENGTH(t)
+                for u in range(first_u, m):
+                    x = strings[u]
+                    if x is t or (PyUnicode_GET_LENGTH(x) == lt and <str> x == <str> t):
+                        ix[s, i] = u
+                        break
+                else:
+                    strings.append(t)
+                    rw[m] = i
+                    ix[s, i] = m
+                    m += 1
+            else:
+                x = seen.get(t)
+                if x is None:
+                    seen[t] = m
+                    strings.append(t)
+                    rw[m] = i
+                    ix[s, i] = m
+                    m += 1
+                else:
+                    ix[s, i] = <Py_ssize_t> x
+    return strings, rows_a[:m].copy(), index
