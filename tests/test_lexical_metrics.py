@@ -99,7 +99,7 @@ def test_repeated_reference_rows_match_sacrebleu(corpus, bopts, copts):
         stats, scores = b.segment_scores(hyps, refs)
         np.testing.assert_array_equal(stats, exp)
         assert b.corpus_score(hyps, refs).score == a.corpus_score(hyps, refs).score
-        # the same with two workers (no deduplication)
+        # the same with two workers (distinct rows dealt to two chunks)
         b2 = type(b)(**(bopts if name == "bleu" else copts), workers=2)
         np.testing.assert_array_equal(b2.segment_scores(hyps, refs)[0], exp)
         if name == "chrf":

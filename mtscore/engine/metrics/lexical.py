@@ -118,6 +118,10 @@ def dedupe_rows(streams) -> Tuple[np.ndarray, np.ndarray]:
     return dedupe_index(streams[0] if len(streams) == 1 else list(zip(*streams)))
 
 
+def _rows_ascending(rows: np.ndarray) -> bool:
+    return len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
+
+
 #: prepare repeated reference rows once when at most this share of the rows is distinct
 DEDUPE_MAX_SHARE = 0.8
 
@@ -275,13 +279,23 @@ class LexicalMetric(Metric):
 
     def _stats_by_row_chunk(self, hyps, prepared: PreparedRefs, w: int):
         """Deduplicated references: each chunk scores the segments whose reference row it
-        holds (its own vocabulary), and the results are scattered back into segment order."""
+        holds (its own vocabulary), in order of their row so that the kernel builds a row's
+        lookup table once for all the segments that use it, and the results are scattered
+        back into segment order."""
         seg_map = prepared.seg_map
         if len(prepared.chunks) == 1:
-            return self._chunk_stats(hyps, prepared.chunks[0][2], seg_map)
-        starts = np.array([c[0] for c in prepared.chunks], dtype=np.int64)
-        owner = np.searchsorted(starts, seg_map, side="right") - 1
-        groups = [np.flatnonzero(owner == c) for c in range(len(prepared.chunks))]
+            if _rows_ascending(seg_map):
+                return self._chunk_stats(hyps, prepared.chunks[0][2], seg_map)
+            groups = [np.argsort(seg_map, kind="stable")]
+        else:
+            starts = np.array([c[0] for c in prepared.chunks], dtype=np.int64)
+            owner = np.searchsorted(starts, seg_map, side="right") - 1
+            groups = []
+            for c in range(len(prepared.chunks)):
+                idx = np.flatnonzero(owner == c)
+                if not _rows_ascending(seg_map[idx]):
+                    idx = idx[np.argsort(seg_map[idx], kind="stable")]
+                groups.append(idx)
 
         def run(c):
             a, _, state = prepared.chunks[c]
