@@ -130,7 +130,13 @@ def test_error_invalid_utf8(files):
 
 def test_error_unknown_tokenizer_and_options(files):
     r = run([files["ref0"], "-i", files["sys0"], "-tok", "bogus"])
-    assert r.returncode == 2 and b"bogus" in r.stderr
+    err = r.stderr.decode().strip()
+    assert r.returncode == 2 and "--tokenize/-tok" in err and "'bogus'" in err
+    assert err.count("\n") == 0, err  # one line, not argparse's usage block
+    for args in (["meta", "--bogus"], ["human", "nosuch"]):
+        r = run(args)
+        err = r.stderr.decode().strip()
+        assert r.returncode == 2 and err.startswith(f"mtscore {args[0]}: error:") and err.count("\n") == 0
     r = run([files["ref0"], "-i", files["sys0"], "-m", "bleu", "chrf", "-sl"])
     assert r.returncode == 1 and b"sentence-level" in r.stderr
     r = run(["-i", files["sys0"]])

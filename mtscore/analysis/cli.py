@@ -36,12 +36,14 @@ def _meta_opts(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    from ..engine.errors import OneLineErrorParser
+
+    ap = OneLineErrorParser(
         prog="mtscore",
         description="Meta-evaluation of MT metrics against human judgements (meta) and analysis of "
                     "Direct Assessment human evaluations (human).",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("Examples::", 1)[1])
-    sub = ap.add_subparsers(dest="area", required=True)
+    sub = ap.add_subparsers(dest="area", required=True, parser_class=OneLineErrorParser)
 
     meta = sub.add_parser("meta", help="correlations, outliers, Williams tests, CIs, DARR, reports",
                           description="System- and segment-level meta-evaluation: Pearson / Spearman / Kendall "

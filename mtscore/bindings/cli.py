@@ -31,8 +31,9 @@ class CLIError(Exception):
 
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ..engine.errors import OneLineErrorParser
 
-    p = argparse.ArgumentParser(
+    p = OneLineErrorParser(
         prog="mtscore",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
