@@ -394,22 +394,21 @@ def test_many_systems_match_one_by_one_and_sacrebleu(corpus, tok, lc, workers, c
     """score() with several systems (deduplicated pairs, reference tables reused segment by
     segment, chunked and threaded) equals each system scored alone, and sacrebleu."""
     systems, refs = corpus
-    objs = {"bleu": (mtscore.BLEU(tokenize=tok, lowercase=lc, effective_order=True),
-                     sacrebleu.BLEU(tokenize=tok, lowercase=lc, effective_order=True)),
-            "chrf++": (mtscore.CHRF(word_order=2, lowercase=lc),
-                       sacrebleu.CHRF(word_order=2, lowercase=lc))}
-    r = mtscore.score(systems, refs, metrics=[o[0] for o in objs.values()], workers=workers,
-                      chunk_size=chunk_size)
+    configs = {"bleu": (mtscore.BLEU, sacrebleu.BLEU,
+                        dict(tokenize=tok, lowercase=lc, effective_order=True)),
+               "chrf++": (mtscore.CHRF, sacrebleu.CHRF, dict(word_order=2, lowercase=lc)),
+               "ter": (mtscore.TER, sacrebleu.TER, dict(case_sensitive=not lc, normalized=lc))}
+    r = mtscore.score(systems, refs, metrics=[ours(**kw) for ours, _, kw in configs.values()],
+                      workers=workers, chunk_size=chunk_size)
     n = len(refs[0])
-    for m, (ours, theirs) in objs.items():
+    for m, (ours, theirs, kw) in configs.items():
         col = r.segments.column(m).to_numpy()
         for j, (name, hyps) in enumerate(systems.items()):
-            st_alone, sc_alone = type(ours)(**({"tokenize": tok, "lowercase": lc,
-                                                "effective_order": True} if m == "bleu" else
-                                               {"word_order": 2, "lowercase": lc})
-                                            ).segment_scores(hyps, refs)
-            np.testing.assert_array_equal(r.stats[name][m], st_alone)
-            np.testing.assert_array_equal(col[j * n:(j + 1) * n], sc_alone)
-            expect = theirs._extract_corpus_statistics(hyps, refs)
-            np.testing.assert_array_equal(r.stats[name][m], np.array(expect, dtype=np.int64))
-            assert r.corpus[name][m].score == theirs.corpus_score(hyps, refs).score
+            alone = ours(**kw).corpus_stats(hyps, refs)
+            np.testing.assert_array_equal(r.stats[name][m], alone)
+            np.testing.assert_array_equal(col[j * n:(j + 1) * n],
+                                          [ours(**kw).compute_score_from_stats(list(row)).score
+                                           for row in alone])
+            expect = theirs(**kw)._extract_corpus_statistics(hyps, refs)
+            np.testing.assert_array_equal(r.stats[name][m], np.array(expect, dtype=alone.dtype))
+            assert r.corpus[name][m].score == theirs(**kw).corpus_score(hyps, refs).score

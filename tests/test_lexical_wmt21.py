@@ -116,13 +116,19 @@ def test_sentence_score_api_matches_sacrebleu():
 def test_many_systems_in_one_call_equal_one_by_one(pair):
     """mtscore.score over every system of a pair (distinct outputs scored once, segment by
     segment) gives each system exactly the statistics and sentence scores of scoring it alone,
-    which the tests above prove equal to sacrebleu; single and multiple references, 1 and 2
-    workers, and small chunks (reference rows prepared per chunk)."""
+    which the tests above (and TER's golden values) prove equal to sacrebleu; single and
+    multiple references, 1 and 2 workers, and small chunks (references prepared per chunk)."""
     refs, systems, _ = load_pair(pair)
-    metrics = {"bleu": mtscore.BLEU, "chrf": mtscore.CHRF, "chrf++": lambda: mtscore.CHRF(word_order=2)}
+    metrics = {"bleu": mtscore.BLEU, "chrf": mtscore.CHRF, "chrf++": lambda: mtscore.CHRF(word_order=2),
+               "ter": mtscore.TER}
     for ref_set in ([refs] if len(refs) == 1 else [refs, refs[:1]]):
-        alone = {m: {name: make().segment_scores(h, ref_set) for name, h in systems.items()}
-                 for m, make in metrics.items()}
+        alone = {}
+        for m, make in metrics.items():
+            alone[m] = {}
+            for name, h in systems.items():
+                obj = make()
+                st = obj.corpus_stats(h, ref_set)
+                alone[m][name] = (st, obj._sentence_scores(st))
         for kw in (dict(workers=1), dict(workers=2, chunk_size=300)):
             r = mtscore.score(systems, ref_set, metrics=list(metrics), **kw)
             for m in metrics:

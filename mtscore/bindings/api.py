@@ -213,8 +213,9 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                 prepared = whole[mname].slice(a, n)
             else:
                 prepared = metric._prepare_refs(ref_slice)
-            if len(names) > 1 and isinstance(metric, LexicalMetric):
-                # every system at once: repeated outputs scored once, reference tables reused
+            if len(names) > 1 and hasattr(metric, "_rows_stats_and_scores"):
+                # every system at once: repeated outputs scored once (lexical metrics: each
+                # reference table built once for all the outputs of its segment)
                 res = metric._systems_stats_and_scores([hyp_slices[s] for s in names], prepared,
                                                        sentence_level)
                 for sname, (st, sc) in zip(names, res):
@@ -234,7 +235,7 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                 else:
                     st = metric._stats_from_prepared(h, prepared)
                     if sentence_level:
-                        score_parts[sname][mname].append(_sentence_scores_generic(metric, st))
+                        score_parts[sname][mname].append(metric._sentence_scores(st))
                 stats_parts[sname][mname].append(st)
             if bar is not None:
                 bar.update(1)
@@ -261,16 +262,6 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     signatures = {m: str(obj.get_signature()) for m, obj in mobjs.items()}
     return ScoreResult(corpus[names[0]] if single else corpus, sentence, names, n, single, stats,
                        signatures, mobjs)
-
-
-def _sentence_scores_generic(metric: Metric, stats: np.ndarray) -> np.ndarray:
-    if hasattr(metric, "sentence_scores_from_stats"):
-        try:
-            return metric.sentence_scores_from_stats(stats)
-        except NotImplementedError:
-            pass
-    return np.array([metric.compute_score_from_stats(list(row)).score for row in stats],
-                    dtype=np.float64)
 
 
 def _progress(total: Optional[int], enabled: Optional[bool]):

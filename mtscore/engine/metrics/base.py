@@ -13,7 +13,10 @@ multi-worker execution) is built on these two, because the statistics are additi
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 #: sacrebleu version whose numbers mtscore reproduces; printed in signatures.
 SACREBLEU_VERSION = "2.6.0"
@@ -193,6 +196,49 @@ class Metric:
             hyps = self._coerce_hyps(hyps)
             refs = self._coerce_refs(refs, len(hyps))
         return self._stats_from_prepared(hyps, self._get_prepared(refs))
+
+    def _check_hyps(self, hyps) -> None:
+        """Warnings about one system's hypotheses (BLEU: tokenized input); none by default."""
+
+    def _sentence_scores(self, stats) -> "np.ndarray":
+        """The sentence score of every row of an ``(N, k)`` stats matrix, float64 (N,): the
+        metric's batch kernel when it has one, else ``compute_score_from_stats`` row by row."""
+        import numpy as np
+
+        batch = getattr(self, "sentence_scores_from_stats", None)
+        if batch is not None:
+            try:
+                return batch(stats)
+            except NotImplementedError:
+                pass
+        return np.array([self.compute_score_from_stats(list(row)).score for row in stats],
+                        dtype=np.float64)
+
+    def _systems_stats_and_scores(self, systems: List[List[str]], prepared,
+                                  sentence_level: bool = True) -> list:
+        """Several systems' outputs for the same N segments against one prepared reference
+        set: ``[(stats (N, k), sentence scores float64 (N,) or None), ...]``, one pair per
+        system, each equal to scoring that system alone.
+
+        A segment's statistics depend only on its hypothesis and its references, so each
+        distinct (segment, hypothesis) pair is scored once (systems often agree: 26 % of the
+        pairs of 20 newstest2021 en-de systems repeat) through the metric's
+        ``_rows_stats_and_scores(hyps, rows, prepared, sentence_level)`` hook, which scores
+        ``hyps[j]`` against prepared segment ``rows[j]`` (rows ascending)."""
+        from ...kernels._text import dedupe_columns
+
+        name = type(self).__name__
+        for h in systems:
+            if len(h) != prepared.n:
+                raise ValueError(
+                    f"{name}: {len(h)} hypotheses but {prepared.n} reference segments "
+                    "(sacrebleu would silently truncate; mtscore refuses).")
+            self._check_hyps(h)
+        strings, rows, index = dedupe_columns(systems)
+        stats, scores = self._rows_stats_and_scores(strings, rows, prepared, sentence_level)
+        if scores is None and sentence_level:
+            scores = self._sentence_scores(stats)
+        return [(stats[ix], None if scores is None else scores[ix]) for ix in index]
 
     def sum_stats(self, stats) -> List:
         """Column sums of an ``(N, k)`` stats matrix as Python numbers (exact for ints)."""

@@ -12,7 +12,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...kernels._text import dedupe_columns, dedupe_index, present_row
+from ...kernels._text import dedupe_index, present_row
 from .base import Metric
 
 
@@ -250,32 +250,16 @@ class LexicalMetric(Metric):
         scores = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
         return stats, scores
 
-    def _systems_stats_and_scores(self, systems: List[List[str]], prepared: PreparedRefs,
-                                  sentence_level: bool = True) -> list:
-        """Several systems' outputs for the same segments against one prepared reference set:
-        ``[(stats (N, k), sentence scores float64 (N,) or None), ...]``, one pair per system,
-        each equal to ``_stats_and_scores(system, prepared)``.
-
-        A segment's statistics depend only on its hypothesis and reference row, so each distinct
-        (segment, hypothesis) pair is scored once (systems often agree: 26 % of the pairs of 20
-        newstest2021 en-de systems repeat), and the distinct pairs go to the kernel segment by
-        segment, which then builds a reference row's lookup table once for all of them instead
-        of once per system."""
-        for h in systems:
-            if len(h) != prepared.n:
-                raise ValueError(
-                    f"{type(self).__name__}: {len(h)} hypotheses but {prepared.n} reference "
-                    "segments (sacrebleu would silently truncate; mtscore refuses).")
-            self._check_hyps(h)
-        strings, rows, index = dedupe_columns(systems)
+    def _rows_stats_and_scores(self, hyps: List[str], rows, prepared: PreparedRefs,
+                               sentence_level: bool = True):
+        """Statistics of ``hyps[j]`` against prepared segment ``rows[j]`` (int64, ascending:
+        consecutive hypotheses of one segment then share the kernel's reference table), for
+        :meth:`Metric._systems_stats_and_scores`."""
         if prepared.seg_map is not None:
             rows = prepared.seg_map[rows]
-        view = PreparedRefs(len(strings), prepared.chunks, prepared.num_refs, rows)
+        view = PreparedRefs(len(hyps), prepared.chunks, prepared.num_refs, rows)
         view.lock = prepared.lock
-        stats, scores = self._stats_and_scores(strings, view, check=False)
-        if scores is None and sentence_level:
-            scores = self.sentence_scores_from_stats(stats)
-        return [(stats[ix], None if scores is None else scores[ix]) for ix in index]
+        return self._stats_and_scores(hyps, view, check=False)
 
     def _stats_by_row_chunk(self, hyps, prepared: PreparedRefs, w: int):
         """Deduplicated references: each chunk scores the segments whose reference row it
@@ -311,9 +295,6 @@ class LexicalMetric(Metric):
             if scores is not None:
                 scores[idx] = sc
         return stats, scores
-
-    def _check_hyps(self, hyps) -> None:
-        pass
 
     #: corpus_stats(hyps, refs) on more segments than this works chunk by chunk (bounded memory)
     chunk_size: int = 16384

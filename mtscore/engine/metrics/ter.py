@@ -245,6 +245,31 @@ class TER(Metric):
         return ter_stats(hyp_ids, hyp_offsets, prepared.ref_ids, prepared.ref_offsets,
                          prepared.seg_refs, workers=workers)
 
+    def _rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: _PreparedRefs,
+                               sentence_level: bool = True):
+        """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
+        (for :meth:`Metric._systems_stats_and_scores`): the references of those segments are
+        gathered into a CSR set of their own, one entry per hypothesis, and scored as usual."""
+        empty = np.flatnonzero(np.diff(prepared.seg_refs) == 0)
+        if len(empty):
+            raise ValueError(
+                f"TER: segment {int(empty[0])} has no reference (every reference is None); "
+                "give at least one reference per segment.")
+        rows = np.asarray(rows, dtype=np.int64)
+        first, nrefs = prepared.seg_refs[rows], np.diff(prepared.seg_refs)[rows]
+        seg_refs = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(nrefs, out=seg_refs[1:])
+        # reference k of entry j is prepared reference first[j] + k
+        ref_idx = np.repeat(first - seg_refs[:-1], nrefs) + np.arange(seg_refs[-1], dtype=np.int64)
+        starts = prepared.ref_offsets[ref_idx]
+        lens = prepared.ref_offsets[ref_idx + 1] - starts
+        ref_offsets = np.zeros(len(ref_idx) + 1, dtype=np.int64)
+        np.cumsum(lens, out=ref_offsets[1:])
+        tokens = np.repeat(starts - ref_offsets[:-1], lens) + np.arange(ref_offsets[-1], dtype=np.int64)
+        gathered = _PreparedRefs(len(rows), np.ascontiguousarray(prepared.ref_ids[tokens]),
+                                 ref_offsets, seg_refs, prepared.num_refs)
+        return self._stats_from_prepared(hyps, gathered), None
+
     def _pipelined_stats(self, hyps: List[str], prepared: _PreparedRefs, workers: int) -> np.ndarray:
         """Several threads: the calling thread tokenises chunks of ``_PIPE_CHUNK`` hypotheses
         (the tokeniser holds the GIL) while ``workers - 1`` pool threads already search the
