@@ -217,6 +217,22 @@ cdef void load_table(Table* t, const int64_t* keys, Py_ssize_t lo, Py_ssize_t hi
     for k in range(lo, hi):
         table_get_or_add(t, keys[k], <int32_t> (k - lo))
 
+cdef int use_entries(Table* t, Scratch* rem, const int64_t* keys, const int32_t* counts,
+                     Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t* loaded) noexcept nogil:
+    """Point ``t`` at reference entries ``lo:hi`` and reset their remaining counts in ``rem``.
+    ``loaded`` holds the (lo, hi) now in ``t``: consecutive hypotheses of one reference (several
+    systems' outputs for a segment, in segment order) reuse the table instead of rebuilding it."""
+    cdef Py_ssize_t k
+    if lo != loaded[0] or hi != loaded[1]:
+        if table_reset(t, hi - lo) != 0 or scratch_reserve(rem, hi - lo) != 0:
+            return -1
+        load_table(t, keys, lo, hi)
+        loaded[0] = lo
+        loaded[1] = hi
+    for k in range(hi - lo):
+        rem.a[k] = counts[lo + k]
+    return 0
+
 # =====================================================================================
 # BLEU
 # =====================================================================================
@@ -328,9 +344,9 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     cdef int32_t rlen, closest_len, closest_diff, diff
     cdef int err = 0
     cdef const int32_t* hv = &hyp_values[0] if hyp_values.shape[0] else NULL
-    # the entries now in ``t``: consecutive hypotheses of one reference row (several systems'
-    # outputs for a segment, ordered segment-major by the caller) reuse the table
-    cdef Py_ssize_t loaded_lo = -1, loaded_hi = -1
+    cdef Py_ssize_t loaded[2]
+    loaded[0] = -1
+    loaded[1] = -1
     if table_init(&t, 1024) != 0:
         raise MemoryError()
     with nogil:
@@ -339,15 +355,10 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
             lo = seg_offsets[s]
             hi = seg_offsets[s + 1]
             L = hyp_offsets[i + 1] - hyp_offsets[i]
-            if lo != loaded_lo or hi != loaded_hi:
-                if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
-                    err = 1
-                    break
-                load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
-                loaded_lo = lo
-                loaded_hi = hi
-            for k in range(hi - lo):
-                rem.a[k] = maxcounts[lo + k]
+            if use_entries(&t, &rem, &keys[0] if keys.shape[0] else NULL,
+                           &maxcounts[0] if maxcounts.shape[0] else NULL, lo, hi, loaded) != 0:
+                err = 1
+                break
             st[i, 0] = L
             # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
             closest_diff = -1
@@ -638,8 +649,9 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
     cdef int err = 0
     cdef const int32_t* hc = &hyp_chars[0] if hyp_chars.shape[0] else NULL
     cdef const int32_t* hw = (&hyp_words[0] if hyp_words.shape[0] else NULL) if words else NULL
-    # the entries now in ``t`` (see bleu_stats): reloaded only when the reference changes
-    cdef Py_ssize_t loaded_lo = -1, loaded_hi = -1
+    cdef Py_ssize_t loaded[2]
+    loaded[0] = -1
+    loaded[1] = -1
     if table_init(&t, 1024) != 0:
         raise MemoryError()
     with nogil:
@@ -653,15 +665,10 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
                     continue
                 lo = pair_offsets[s * K + k]
                 hi = pair_offsets[s * K + k + 1]
-                if lo != loaded_lo or hi != loaded_hi:
-                    if table_reset(&t, hi - lo) != 0 or scratch_reserve(&rem, hi - lo) != 0:
-                        err = 1
-                        break
-                    load_table(&t, &keys[0] if keys.shape[0] else NULL, lo, hi)
-                    loaded_lo = lo
-                    loaded_hi = hi
-                for j in range(hi - lo):
-                    rem.a[j] = counts[lo + j]
+                if use_entries(&t, &rem, &keys[0] if keys.shape[0] else NULL,
+                               &counts[0] if counts.shape[0] else NULL, lo, hi, loaded) != 0:
+                    err = 1
+                    break
                 for o in range(order):
                     match[o] = 0
                 if hi > lo:
