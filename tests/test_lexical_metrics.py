@@ -412,3 +412,24 @@ def test_many_systems_match_one_by_one_and_sacrebleu(corpus, tok, lc, workers, c
             expect = theirs(**kw)._extract_corpus_statistics(hyps, refs)
             np.testing.assert_array_equal(r.stats[name][m], np.array(expect, dtype=alone.dtype))
             assert r.corpus[name][m].score == theirs(**kw).corpus_score(hyps, refs).score
+
+
+def test_systems_stats_public_api():
+    """Metric.systems_stats: several systems (any sequence type) against given or cached
+    references equal corpus_stats one by one; wrong lengths raise the usual error."""
+    import pandas as pd
+
+    h1 = README_HYPS
+    h2 = [h.upper() for h in README_HYPS[:-1]] + [README_HYPS[-1]]
+    for make in (mtscore.BLEU, lambda: mtscore.CHRF(word_order=2), mtscore.TER):
+        m = make()
+        got = m.systems_stats([np.array(h1), pd.Series(h2), tuple(h1)], README_REFS)
+        assert len(got) == 3
+        for st, h in zip(got, (h1, h2, h1)):
+            np.testing.assert_array_equal(st, make().corpus_stats(h, README_REFS))
+        cached = make()
+        cached.prepare_references(README_REFS)
+        for st, h in zip(cached.systems_stats([h2, h1]), (h2, h1)):
+            np.testing.assert_array_equal(st, make().corpus_stats(h, README_REFS))
+        with pytest.raises(ValueError, match="hypotheses but 3 reference segments"):
+            cached.systems_stats([h1, h1[:2]])

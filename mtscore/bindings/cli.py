@@ -427,9 +427,12 @@ def _run(args) -> int:
 
     named = list(zip(names, systems))
     if paired:
+        if bert is not None:
+            raise CLIError("-m bertscore with --paired-bs/--paired-ar: not supported; test BERTScore "
+                           "segment scores with mtscore.compare_segment_scores(...) in Python")
         text = rep.run_paired_cli(args, named, refs, metrics)
     else:
-        text = _multi_system_table(args, named, metrics)
+        text = _multi_system_table(args, named, metrics, refs, bert)
     _emit(text if text.endswith("\n") else text + "\n", args)
     return 0
 
@@ -440,11 +443,18 @@ def _bertscore_runner(args):
     except ImportError as e:
         raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
 
-    def go(args, system, refs) -> str:
+    scorer = []  # loaded on first use, then reused for every system
+
+    def result(args, system, refs) -> dict:
         try:
-            res = bertscore.run_cli(args, system, refs)
+            if not scorer:
+                scorer.append(bertscore.cli_scorer(args))
+            return bertscore.run_cli(args, system, refs, scorer[0])
         except ImportError as e:
             raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
+
+    def go(args, system, refs) -> str:
+        res = result(args, system, refs)
         w = args.width
         sc = f"{res['score']:.{w}f}"
         if args.score_only:
@@ -461,20 +471,28 @@ def _bertscore_runner(args):
         return (f"{res['name']}|{sig} = {sc} P = {prf['precision']:.{w}f} "
                 f"R = {prf['recall']:.{w}f} F1 = {prf['f1']:.{w}f}")
 
+    go.result = result
     return go
 
 
-def _multi_system_table(args, named, metrics) -> str:
-    """sacrebleu's multi-system table (no paired test): one row per system, sorted metrics."""
+def _multi_system_table(args, named, metrics, refs=None, bert=None) -> str:
+    """sacrebleu's multi-system table (no paired test): one row per system, sorted metrics,
+    then BERTScore (100 x mean F1) when requested."""
     from .significance_report import colors_enabled, format_results_table
 
     sigs = {}
     scores = {"System": [n for n, _ in named]}
-    for _, system in named:
-        for name in sorted(metrics):
-            sc = metrics[name].corpus_score(system, None)
-            sigs[sc.name] = metrics[name].get_signature().format(args.short)
+    for name in sorted(metrics):
+        m = metrics[name]
+        for stats in m.systems_stats([system for _, system in named]):
+            sc = m.compute_score_from_stats(m.sum_stats(stats))
+            sigs[sc.name] = m.get_signature().format(args.short)
             scores.setdefault(sc.name, []).append(sc.format(args.width, True))
+    if bert is not None:
+        for _, system in named:
+            res = bert.result(args, system, refs)
+            sigs[res["name"]] = res["signature"]
+            scores.setdefault(res["name"], []).append(f"{res['score']:.{args.width}f}")
     return format_results_table(scores, sigs, args.format, args.width, args.short,
                                 color=colors_enabled(args))
 

@@ -471,19 +471,27 @@ def _max_at(dst: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
 # ---------------------------------------------------------------------------------------------
 # CLI hooks (the lead wires `mtscore ... --metrics bertscore`)
 
-def run_cli(args, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> dict:
-    """Score from parsed CLI ``args`` (the BERTScore group of ``mtscore.bindings.cli``, dest names
-    ``bertscore_*``); ``refs`` are K streams of N.
+def cli_scorer(args) -> "BERTScore":
+    """The scorer configured by parsed CLI ``args`` (the BERTScore group of
+    ``mtscore.bindings.cli``, dest names ``bertscore_*``); loads the encoder."""
+    return BERTScore(model=getattr(args, "bertscore_model", None), layer=getattr(args, "bertscore_layer", None),
+                     idf=getattr(args, "bertscore_idf", False),
+                     rescale_baseline=getattr(args, "bertscore_baseline", None),
+                     batch_tokens=getattr(args, "bertscore_batch_tokens", None),
+                     device=getattr(args, "bertscore_device", "cpu") or "cpu",
+                     quantize=getattr(args, "bertscore_int8", False))
+
+
+def run_cli(args, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]],
+            scorer: Optional["BERTScore"] = None) -> dict:
+    """Score from parsed CLI ``args`` (see :func:`cli_scorer`; pass ``scorer`` to reuse a loaded
+    one across systems); ``refs`` are K streams of N.
 
     Returns ``{"name", "score" (100*mean F), "precision", "recall", "f1" (0..1 means),
     "signature", "segments": {"precision", "recall", "f1"} (float lists, per segment)}``.
     """
-    scorer = BERTScore(model=getattr(args, "bertscore_model", None), layer=getattr(args, "bertscore_layer", None),
-                       idf=getattr(args, "bertscore_idf", False),
-                       rescale_baseline=getattr(args, "bertscore_baseline", None),
-                       batch_tokens=getattr(args, "bertscore_batch_tokens", None),
-                       device=getattr(args, "bertscore_device", "cpu") or "cpu",
-                       quantize=getattr(args, "bertscore_int8", False))
+    if scorer is None:
+        scorer = cli_scorer(args)
     r = scorer.score(hyps, refs)
     return {"name": "BERTScore", "score": 100.0 * r.mean_f1, "precision": r.mean_precision,
             "recall": r.mean_recall, "f1": r.mean_f1, "signature": r.signature,

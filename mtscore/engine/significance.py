@@ -150,6 +150,15 @@ def _segment_stats(metric, hyps, refs=None) -> np.ndarray:
     return np.array(metric._extract_corpus_statistics(hyps, refs))
 
 
+def _systems_stats(metric, systems) -> List[np.ndarray]:
+    """Statistics of every system against the metric's prepared references (mtscore metrics:
+    one call, repeated outputs scored once; sacrebleu metrics: system by system). Systems of
+    another length than the references raise the metric's error."""
+    if hasattr(metric, "systems_stats"):
+        return [np.asarray(st) for st in metric.systems_stats(systems)]
+    return [_segment_stats(metric, h, None) for h in systems]
+
+
 def _prepare_refs(metric, refs) -> None:
     """Prepare references once for all systems (mtscore: ``prepare_references``; sacrebleu:
     the metric's reference cache)."""
@@ -1025,7 +1034,8 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
     # statistics: references prepared once per metric, then every system
     for metric in metrics:
         _prepare_refs(metric, refs)
-    stats = [[_segment_stats(metric, hyps, None) for metric in metrics] for _, hyps in items]
+    by_metric = [_systems_stats(metric, [hyps for _, hyps in items]) for metric in metrics]
+    stats = [[by_metric[m][s] for m in range(len(metrics))] for s in range(M)]
     N = stats[0][0].shape[0]
     for s in range(M):
         if stats[s][0].shape[0] != N:

@@ -228,6 +228,7 @@ class Metric:
         from ...kernels._text import dedupe_columns
 
         name = type(self).__name__
+        systems = [self._coerce_hyps(h) for h in systems]
         for h in systems:
             if len(h) != prepared.n:
                 raise ValueError(
@@ -239,6 +240,22 @@ class Metric:
         if scores is None and sentence_level:
             scores = self._sentence_scores(stats)
         return [(stats[ix], None if scores is None else scores[ix]) for ix in index]
+
+    def systems_stats(self, systems: Sequence, refs=None) -> list:
+        """Per-segment statistics of several systems' outputs for the same N segments against
+        one reference set (``refs``: K streams, or None for the cached references): a list of
+        ``(N, k)`` arrays, one per system, each equal to ``corpus_stats(system, refs)``. The
+        reference work is done once and, where the metric supports it (BLEU, chrF, TER), each
+        distinct (segment, output) pair is scored once."""
+        if len(systems) > 1 and hasattr(self, "_rows_stats_and_scores"):
+            if refs is not None:
+                refs = self._coerce_refs(refs, len(self._coerce_hyps(systems[0])))
+            return [st for st, _ in self._systems_stats_and_scores(
+                systems, self._get_prepared(refs), sentence_level=False)]
+        if refs is not None and len(systems) > 1:
+            self.prepare_references(refs)
+            refs = None
+        return [self.corpus_stats(h, refs) for h in systems]
 
     def sum_stats(self, stats) -> List:
         """Column sums of an ``(N, k)`` stats matrix as Python numbers (exact for ints)."""
