@@ -16,14 +16,13 @@ Work split:
 """
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
 from ...kernels import _ter
 from .base import Metric, Score, Signature
+from .lexical import _pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 
 __all__ = ["TER", "TERScore", "TERSignature", "ter_stats"]
 
@@ -69,20 +68,6 @@ class _PreparedRefs:
         self.ref_offsets = ref_offsets
         self.seg_refs = seg_refs
         self.num_refs = num_refs
-
-
-_POOLS: dict = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    """A process-wide thread pool per worker count (no thread start-up on every call)."""
-    with _POOLS_LOCK:
-        ex = _POOLS.get(workers)
-        if ex is None:
-            ex = _POOLS[workers] = ThreadPoolExecutor(max_workers=workers,
-                                                      thread_name_prefix="mtscore-ter")
-        return ex
 
 
 def _cost_order(hyp_offsets: np.ndarray, ref_offsets: np.ndarray, seg_refs: np.ndarray) -> np.ndarray:
