@@ -308,7 +308,8 @@ def task_workers(rep, cfg):
     import statistics as st
     walls = {1: [], 2: []}
     res = {}
-    for _ in range(cfg["reps"]):
+    # at least 7 interleaved rounds: one process's wall time moves by +-7 % on this VM
+    for _ in range(max(7, cfg["reps"])):
         for w in (1, 2):
             r = measure(dict(task="workers", peer="mtscore", workers=w, data=cfg["corpus"]))
             if "error" in r:
@@ -323,9 +324,13 @@ def task_workers(rep, cfg):
                 note=f"walls {[round(x, 2) for x in walls[w]]}, loads {[r['load'] for r in res[w]]}")
         rep.rows[-1]["ratio"] = ""
     sp_min = min(walls[1]) / min(walls[2])
-    sp_med = st.median(walls[1]) / st.median(walls[2])
+    paired = [a / b for a, b in zip(walls[1], walls[2])]
+    sp_med = st.median(paired)
     rep.rows[-1]["ratio"] = f"{sp_min:.2f}x wall vs workers=1"
-    rep.verdicts.append(("workers=2 vs 1 wall speed-up >= 1.7x", f"{sp_min:.2f}x (min wall) / {sp_med:.2f}x (median); load avg {loadavg()}", sp_min >= 1.7))
+    rep.verdicts.append(("workers=2 vs 1 wall speed-up >= 1.7x",
+                         f"{sp_min:.2f}x (min wall) / {sp_med:.2f}x (median of the per-round ratios "
+                         f"{', '.join(f'{x:.2f}' for x in paired)}); load avg {loadavg()}",
+                         sp_min >= 1.7))
 
 
 def task_cli(rep, cfg):

@@ -433,3 +433,30 @@ def test_systems_stats_public_api():
             np.testing.assert_array_equal(st, make().corpus_stats(h, README_REFS))
         with pytest.raises(ValueError, match="hypotheses but 3 reference segments"):
             cached.systems_stats([h1, h1[:2]])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=60), st.integers(0, 5))
+def test_order_by_row_and_take_match_numpy(rows, extra):
+    """The counting sort that orders hypotheses by reference row equals numpy's stable
+    argsort, and take() equals a list comprehension."""
+    from mtscore.kernels import _ngram, _text
+
+    arr = np.array(rows, dtype=np.int64)
+    n_rows = (max(rows) + 1 if rows else 0) + extra
+    order = _ngram.order_by_row(arr, n_rows)
+    assert order.dtype == np.int64
+    np.testing.assert_array_equal(order, np.argsort(arr, kind="stable"))
+    items = [f"s{r}" for r in rows]
+    assert _text.take(items, order) == [items[i] for i in order]
+
+
+def test_order_by_row_and_take_errors():
+    from mtscore.kernels import _ngram, _text
+
+    with pytest.raises(ValueError, match=r"row 3 at position 1 is outside \[0, 3\)"):
+        _ngram.order_by_row(np.array([0, 3], dtype=np.int64), 3)
+    with pytest.raises(ValueError, match="outside"):
+        _ngram.order_by_row(np.array([-1], dtype=np.int64), 3)
+    with pytest.raises(IndexError, match="index 2 out of range for 2 items"):
+        _text.take(["a", "b"], np.array([0, 2], dtype=np.int64))

@@ -697,3 +697,29 @@ def chrf_stats(const int32_t[::1] hyp_chars, const int64_t[::1] hyp_char_offsets
     if err:
         raise MemoryError()
     return stats, scores
+
+
+def order_by_row(const int64_t[::1] rows, Py_ssize_t n_rows):
+    """Positions ``0..n-1`` ordered by ``rows[i]`` (values in ``[0, n_rows)``), ties in position
+    order: ``np.argsort(rows, kind="stable")`` as an O(n + n_rows) counting sort. Hypotheses
+    scored in this order meet each reference row's table once (and chunks that hold contiguous
+    row ranges get contiguous groups)."""
+    cdef Py_ssize_t n = rows.shape[0], i
+    cdef int64_t r
+    for i in range(n):
+        if rows[i] < 0 or rows[i] >= n_rows:
+            raise ValueError(f"order_by_row: row {rows[i]} at position {i} is outside [0, {n_rows})")
+    order = np.empty(n, dtype=np.int64)
+    start = np.zeros(n_rows + 1, dtype=np.int64)
+    cdef int64_t[::1] o = order
+    cdef int64_t[::1] st = start
+    with nogil:
+        for i in range(n):
+            st[rows[i] + 1] += 1
+        for i in range(n_rows):
+            st[i + 1] += st[i]
+        for i in range(n):
+            r = rows[i]
+            o[st[r]] = i
+            st[r] += 1
+    return order

@@ -1293,3 +1293,16 @@ def dedupe_columns(list columns):
                 else:
                     ix[s, i] = <Py_ssize_t> x
     return strings, rows_a[:m].copy(), index
+
+
+def take(list items, const int64_t[::1] idx):
+    """``[items[i] for i in idx]`` in one C loop (indices checked)."""
+    cdef Py_ssize_t n = idx.shape[0], m = len(items), j
+    cdef int64_t i
+    cdef list out = [None] * n
+    for j in range(n):
+        i = idx[j]
+        if i < 0 or i >= m:
+            raise IndexError(f"take: index {i} out of range for {m} items")
+        out[j] = items[i]
+    return out

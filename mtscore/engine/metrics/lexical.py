@@ -12,7 +12,8 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...kernels._text import dedupe_index, present_row
+from ...kernels import _ngram
+from ...kernels._text import dedupe_index, present_row, take
 from .base import Metric
 
 
@@ -267,25 +268,19 @@ class LexicalMetric(Metric):
         lookup table once for all the segments that use it, and the results are scattered
         back into segment order."""
         seg_map = prepared.seg_map
-        if len(prepared.chunks) == 1:
-            if _rows_ascending(seg_map):
-                return self._chunk_stats(hyps, prepared.chunks[0][2], seg_map)
-            groups = [np.argsort(seg_map, kind="stable")]
-        else:
-            starts = np.array([c[0] for c in prepared.chunks], dtype=np.int64)
-            owner = np.searchsorted(starts, seg_map, side="right") - 1
-            groups = []
-            for c in range(len(prepared.chunks)):
-                idx = np.flatnonzero(owner == c)
-                if not _rows_ascending(seg_map[idx]):
-                    idx = idx[np.argsort(seg_map[idx], kind="stable")]
-                groups.append(idx)
+        if _rows_ascending(seg_map) and len(prepared.chunks) == 1:
+            return self._chunk_stats(hyps, prepared.chunks[0][2], seg_map)
+        # chunks hold contiguous ranges of rows: positions sorted by row fall into one
+        # contiguous group per chunk
+        order = _ngram.order_by_row(seg_map, prepared.chunks[-1][1])
+        starts = np.array([c[0] for c in prepared.chunks] + [prepared.chunks[-1][1]], dtype=np.int64)
+        cuts = np.searchsorted(seg_map[order], starts).tolist()
+        groups = [order[cuts[c]:cuts[c + 1]] for c in range(len(prepared.chunks))]
 
         def run(c):
             a, _, state = prepared.chunks[c]
             idx = groups[c]
-            return self._chunk_stats([hyps[i] for i in idx.tolist()], state,
-                                     np.ascontiguousarray(seg_map[idx] - a))
+            return self._chunk_stats(take(hyps, idx), state, np.ascontiguousarray(seg_map[idx] - a))
 
         parts = run_parallel(run, list(range(len(prepared.chunks))), w)
         stats = np.empty((len(hyps), parts[0][0].shape[1]), dtype=parts[0][0].dtype)
