@@ -101,10 +101,14 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
     metrics     : names ("bleu", "chrf", "chrf++", "ter") or configured metric objects
     workers     : threads (0 = all cores); results are identical for any value
     sentence_level : also compute per-segment sentence scores (the ``segments`` table)
-    chunk_size  : segments per chunk; bounds memory for very large corpora
+    chunk_size  : segments per chunk; bounds memory for very large corpora (when the reference
+                  rows repeat, e.g. a multi-system table, and are prepared once for the whole
+                  corpus, hypotheses go in steps of ``4 * chunk_size``: no per-chunk reference
+                  preparation to bound, fewer steps)
     *_kwargs    : constructor arguments for metrics given by name
     """
     from ..engine.corpus import as_ref_streams, as_text_list
+    from ..engine.metrics.lexical import LexicalMetric, resolve_workers
 
     systems, single = _as_systems(hyps)
     systems = {k: as_text_list(v, f"score: hyps[{k!r}]" if not single else "score: hyps")
@@ -114,17 +118,24 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
         if len(h) != n:
             raise ValueError(f"score: system {name!r} has {len(h)} segments, expected {n}")
     streams = as_ref_streams(refs, n, "score: refs")
-    bounds = [(a, min(a + chunk_size, n)) for a in range(0, n, chunk_size)] or [(0, 0)]
-    chunks = (([st[a:z] for st in streams], {k: h[a:z] for k, h in systems.items()})
-              for a, z in bounds)
+    mobjs = _metric_objects(metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {},
+                                      "ter": ter_kwargs or {}}, resolve_workers(workers))
     shared = None
-    if len(bounds) > 1:
+    step = chunk_size
+    if n > chunk_size:
         from ..engine.metrics.lexical import repeated_rows
 
         rows = repeated_rows(streams)
         if rows is not None:
             shared = (streams, rows, chunk_size)
-    return _score_chunks(chunks, len(bounds), list(systems), single, metrics, workers,
+            if all(m._small_chunk_references or (isinstance(m, LexicalMetric)
+                                                and len(rows[0]) <= m.max_shared_rows(chunk_size))
+                   for m in mobjs.values()):
+                step = 4 * chunk_size  # every lexical metric prepares the rows once
+    bounds = [(a, min(a + step, n)) for a in range(0, n, step)] or [(0, 0)]
+    chunks = (([st[a:z] for st in streams], {k: h[a:z] for k, h in systems.items()})
+              for a, z in bounds)
+    return _score_chunks(chunks, len(bounds), list(systems), single, mobjs, workers,
                          sentence_level, progress, bleu_kwargs, chrf_kwargs, ter_kwargs,
                          shared)
 
@@ -190,8 +201,9 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     they fit its memory bound) and scores every chunk against slices of them."""
     from ..engine.metrics.lexical import LexicalMetric, present_mask, resolve_workers
 
-    mobjs = _metric_objects(metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {},
-                                      "ter": ter_kwargs or {}}, resolve_workers(workers))
+    mobjs = metrics if isinstance(metrics, dict) else _metric_objects(
+        metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}},
+        resolve_workers(workers))
     stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     per_seg_refs: set = set()

@@ -125,19 +125,46 @@ cdef int entries_reserve(Entries* e, Py_ssize_t n) noexcept nogil:
     e.cap = cap
     return 0
 
+cdef class _MallocBuffer:
+    """Owns a malloc'd block that a numpy array views (its ``base``): freed with the array."""
+    cdef void* ptr
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef object _adopt(void* ptr, Py_ssize_t n, int typenum):
+    """A 1-D numpy array of ``n`` items over malloc'd ``ptr``, which it now owns (no copy: the
+    entry lists of a large reference set are hundreds of MB)."""
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n
+    cdef _MallocBuffer owner = _MallocBuffer.__new__(_MallocBuffer)
+    owner.ptr = ptr
+    cdef cnp.ndarray arr = cnp.PyArray_SimpleNewFromData(1, dims, typenum, ptr)
+    cnp.set_array_base(arr, owner)
+    return arr
+
+
 cdef tuple entries_to_numpy(Entries* E):
-    """Copy an entry list into new (keys int64, counts int32) arrays and free it."""
-    keys = np.empty(E.n, dtype=np.int64)
-    counts = np.empty(E.n, dtype=np.int32)
-    cdef int64_t[::1] kk = keys
-    cdef int32_t[::1] cc = counts
-    if E.n:
-        memcpy(&kk[0], E.keys, E.n * sizeof(int64_t))
-        memcpy(&cc[0], E.counts, E.n * sizeof(int32_t))
-    free(E.keys)
-    free(E.counts)
+    """The entry list as (keys int64, counts int32) arrays that take over its buffers (shrunk
+    to size); ``E`` is emptied."""
+    cdef void* k
+    cdef void* c
+    if E.n == 0:
+        free(E.keys)
+        free(E.counts)
+        E.keys = NULL
+        E.counts = NULL
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32)
+    k = realloc(E.keys, E.n * sizeof(int64_t))
+    c = realloc(E.counts, E.n * sizeof(int32_t))
+    if k == NULL or c == NULL:  # shrinking failed: keep the larger blocks
+        k = E.keys if k == NULL else k
+        c = E.counts if c == NULL else c
     E.keys = NULL
     E.counts = NULL
+    keys = _adopt(k, E.n, cnp.NPY_INT64)
+    counts = _adopt(c, E.n, cnp.NPY_INT32)
     return keys, counts
 
 

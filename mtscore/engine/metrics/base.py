@@ -140,6 +140,10 @@ class Metric:
 
     _SIGNATURE_TYPE = Signature
 
+    #: prepared references take little memory per segment (TER: token ids), so the batch API
+    #: may prepare them for larger steps of a corpus
+    _small_chunk_references: bool = False
+
     def __init__(self) -> None:
         self._ref_cache = None
         self.n_bootstrap: Optional[int] = None

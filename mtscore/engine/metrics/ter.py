@@ -140,6 +140,7 @@ class TER(Metric):
     """
 
     _SIGNATURE_TYPE = TERSignature
+    _small_chunk_references = True  # token ids only
 
     def __init__(self, normalized: bool = False, no_punct: bool = False,
                  asian_support: bool = False, case_sensitive: bool = False,
