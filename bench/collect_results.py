@@ -5,15 +5,16 @@
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ORDER = ["lexical", "lexical_update", "lexical_quickcheck", "ter", "significance", "bertscore", "analysis"]
+ORDER = ["lexical", "ter", "significance", "bertscore", "analysis"]
 
 HEADER = """# mtscore benchmark results
 
 Every table below was produced by the command written in its section, on the machine described
 there, running mtscore and its peers side by side in one run (each measurement in a fresh
-process where tokenizer caches matter). Ratios are CPU-time ratios unless stated; the machine is
-a 2-core VM that was shared with other jobs during these runs (load averages are recorded), so
-absolute seconds are noisy and ratios can drift by +-30 % between runs.
+process where tokenizer caches matter). Ratios are CPU-time ratios unless stated. The machine is
+a 2-core VM whose host sometimes contends the second vCPU (the lexical workers task measures
+that ceiling beside mtscore), so absolute seconds are noisy and ratios can drift by +-15-30 %
+between runs. Earlier runs on earlier code are in the git history of bench/results/.
 
 Regenerate: run the `bench/bench_*.py` script named in a section, then
 `python bench/collect_results.py`.
