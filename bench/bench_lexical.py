@@ -10,7 +10,7 @@ times reading the files too); the clock covers the scoring call(s) end to end fr
 * parity = every score (corpus scores; BLEU counts/totals/lengths; per-segment sentence scores
   compared as float64 bit patterns) equal to sacrebleu's.
 
-Peers (each optional; a peer that is not importable is skipped with a note): bleuscore (Rust BLEU,
+Peers (each optional, `pip install -e '.[bench]'`; one that is not importable is skipped with a note): bleuscore (Rust BLEU,
 ``ref_len_method='closest'``), fastchrf (Rust sentence chrF), sacrebleu-mojo (Mojo kernels; its
 wheel needs ``pip download --no-deps sacrebleu-mojo --python-version 3.12 --only-binary=:all:`` and
 ``pip install --ignore-requires-python --no-deps <wheel>``). Rust peers run with RAYON_NUM_THREADS=1.
@@ -529,6 +529,8 @@ def main() -> None:
            + (stats.read_text().replace("\n", " ") if stats.exists() else "n/a") + ". Only ~19k distinct references "
            "exist, so references repeat and sacrebleu's 13a tokenizer lru_cache (2^16 entries) gets hits: its BLEU "
            "times here are lower than on duplicate-free text, i.e. the BLEU ratios are conservative.",
+           "- Peers installed with `pip install -e '.[bench]'` (bleuscore, fastchrf) and the sacrebleu-mojo wheel as in "
+           "bench_lexical.py's docstring; a peer that is not installed is listed as not available and its rows fail with a note.",
            "- bleuscore: `compute(..., ref_len_method='closest')`, score x100; it has no 'exp' smoothing (sentence BLEU "
            "not comparable). fastchrf has no corpus-level chrF (pairwise = sentence chrF only). sacrebleu-mojo has "
            "corpus_bleu/corpus_chrf only (no sentence API, no reference caching). Rust peers: RAYON_NUM_THREADS=1.",
