@@ -31,6 +31,7 @@ from libc.math cimport floor, ceil
 
 import numpy as np
 cimport numpy as cnp
+from mtscore.kernels._ucs4 cimport replace_inplace
 
 cnp.import_array()
 
@@ -118,30 +119,7 @@ cdef inline bint is_plain_punct(Py_UCS4 c) noexcept nogil:
             or c == 0x22 or c == 0x28 or c == 0x29)
 
 
-cdef Py_ssize_t replace_literal_inplace(Py_UCS4* s, Py_ssize_t n, const Py_UCS4* old,
-                                        Py_ssize_t k, Py_UCS4 new) noexcept nogil:
-    """Leftmost non-overlapping replacement of ``old`` (length k >= 2) by one char, in place."""
-    cdef Py_ssize_t i = 0, o = 0, t
-    cdef bint hit
-    while i < n:
-        hit = False
-        if s[i] == old[0] and i + k <= n:
-            hit = True
-            for t in range(1, k):
-                if s[i + t] != old[t]:
-                    hit = False
-                    break
-        if hit:
-            s[o] = new
-            o += 1
-            i += k
-        else:
-            s[o] = s[i]
-            o += 1
-            i += 1
-    return o
-
-
+cdef Py_UCS4 REP_QUOT = 0x22, REP_AMP = 0x26, REP_LT = 0x3C, REP_GT = 0x3E
 cdef Py_UCS4 LIT_QUOT[6]
 cdef Py_UCS4 LIT_AMP[5]
 cdef Py_UCS4 LIT_LT[4]
@@ -180,10 +158,10 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     for i in range(n):
         if s[i] == 0x0A:
             s[i] = 0x20
-    n = replace_literal_inplace(s, n, LIT_QUOT, 6, 0x22)
-    n = replace_literal_inplace(s, n, LIT_AMP, 5, 0x26)
-    n = replace_literal_inplace(s, n, LIT_LT, 4, 0x3C)
-    n = replace_literal_inplace(s, n, LIT_GT, 4, 0x3E)
+    n = replace_inplace(s, n, LIT_QUOT, 6, &REP_QUOT, 1)
+    n = replace_inplace(s, n, LIT_AMP, 5, &REP_AMP, 1)
+    n = replace_inplace(s, n, LIT_LT, 4, &REP_LT, 1)
+    n = replace_inplace(s, n, LIT_GT, 4, &REP_GT, 1)
     # f" {sent} " and the punctuation class -> " c "
     if ubuf_reserve(b, 3 * (n + 2) + 4) < 0:
         return -1

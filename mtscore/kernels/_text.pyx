@@ -21,6 +21,7 @@ from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 
 import numpy as np
 cimport numpy as cnp
+from mtscore.kernels._ucs4 cimport replace_inplace
 
 cnp.import_array()
 
@@ -435,30 +436,6 @@ cdef struct Work:
     UBuf key
     IBuf bounds
     IBuf out
-
-cdef inline Py_ssize_t replace_inplace(Py_UCS4* s, Py_ssize_t n, const Py_UCS4* pat, Py_ssize_t m,
-                                       const Py_UCS4* rep, Py_ssize_t r) noexcept nogil:
-    """str.replace(pat, rep) in place for r <= m (left-to-right, non-overlapping)."""
-    cdef Py_ssize_t i = 0, w = 0, k
-    cdef bint hit
-    while i < n:
-        hit = False
-        if s[i] == pat[0] and i + m <= n:
-            hit = True
-            for k in range(1, m):
-                if s[i + k] != pat[k]:
-                    hit = False
-                    break
-        if hit:
-            for k in range(r):
-                s[w + k] = rep[k]
-            w += r
-            i += m
-        else:
-            s[w] = s[i]
-            w += 1
-            i += 1
-    return w
 
 cdef Py_UCS4 P_SKIPPED[9]
 cdef Py_UCS4 P_DASHNL[2]
