@@ -74,7 +74,13 @@ def _as_systems(hyps) -> tuple:
     return {"hyp": hyps}, True
 
 
-def _metric_objects(metrics, kwargs_by_name: Dict[str, dict], workers: int) -> Dict[str, Metric]:
+def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[dict],
+                    ter_kwargs: Optional[dict], workers: int) -> Dict[str, Metric]:
+    """``{name: metric}`` for names or configured objects; ``workers`` threads each (0 = all)."""
+    from ..engine.metrics.lexical import resolve_workers
+
+    kwargs_by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
+    workers = resolve_workers(workers)
     out: Dict[str, Metric] = {}
     for m in metrics:
         if isinstance(m, Metric):
@@ -108,7 +114,6 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
     *_kwargs    : constructor arguments for metrics given by name
     """
     from ..engine.corpus import as_ref_streams, as_text_list
-    from ..engine.metrics.lexical import LexicalMetric, resolve_workers
 
     systems, single = _as_systems(hyps)
     systems = {k: as_text_list(v, f"score: hyps[{k!r}]" if not single else "score: hyps")
@@ -118,8 +123,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
         if len(h) != n:
             raise ValueError(f"score: system {name!r} has {len(h)} segments, expected {n}")
     streams = as_ref_streams(refs, n, "score: refs")
-    mobjs = _metric_objects(metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {},
-                                      "ter": ter_kwargs or {}}, resolve_workers(workers))
+    mobjs = _metric_objects(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, workers)
     shared = None
     step = chunk_size
     if n > chunk_size:
@@ -128,16 +132,14 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
         rows = repeated_rows(streams)
         if rows is not None:
             shared = (streams, rows, chunk_size)
-            if all(m._small_chunk_references or (isinstance(m, LexicalMetric)
-                                                and len(rows[0]) <= m.max_shared_rows(chunk_size))
+            if all(m._small_chunk_references or m._prepares_rows_once(len(rows[0]), chunk_size)
                    for m in mobjs.values()):
                 step = 4 * chunk_size  # every lexical metric prepares the rows once
     bounds = [(a, min(a + step, n)) for a in range(0, n, step)] or [(0, 0)]
     chunks = (([st[a:z] for st in streams], {k: h[a:z] for k, h in systems.items()})
               for a, z in bounds)
-    return _score_chunks(chunks, len(bounds), list(systems), single, mobjs, workers,
-                         sentence_level, progress, bleu_kwargs, chrf_kwargs, ter_kwargs,
-                         shared)
+    return _score_chunks(chunks, len(bounds), list(systems), single, mobjs, sentence_level,
+                         progress, shared)
 
 
 def score_table(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
@@ -186,24 +188,21 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str
                     raise CorpusError(f"{paths[k]} and {paths[first]} have different line counts")
             yield got[first].refs, {k: c.hyps for k, c in got.items()}
 
-    return _score_chunks(chunks(), None, names, single, metrics, workers, sentence_level, progress,
-                         bleu_kwargs, chrf_kwargs, ter_kwargs)
+    mobjs = _metric_objects(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, workers)
+    return _score_chunks(chunks(), None, names, single, mobjs, sentence_level, progress)
 
 
 def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], single: bool,
-                  metrics, workers, sentence_level, progress, bleu_kwargs, chrf_kwargs,
-                  ter_kwargs, shared=None) -> ScoreResult:
+                  mobjs: Dict[str, Metric], sentence_level: bool, progress: Optional[bool],
+                  shared=None) -> ScoreResult:
     """The shared loop: per chunk of segments, prepare each metric's references once and score
     every system; then sum statistics into corpus scores.
 
     ``shared``: ``(ref streams, repeated_rows(ref streams), chunk_size)`` of the whole corpus
     when its reference rows repeat: a lexical metric then prepares the distinct rows once (if
     they fit its memory bound) and scores every chunk against slices of them."""
-    from ..engine.metrics.lexical import LexicalMetric, present_mask, resolve_workers
+    from ..engine.metrics.lexical import present_mask
 
-    mobjs = metrics if isinstance(metrics, dict) else _metric_objects(
-        metrics, {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}},
-        resolve_workers(workers))
     stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     per_seg_refs: set = set()
@@ -218,8 +217,7 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
         a = n
         n += len(next(iter(hyp_slices.values())))
         for mname, metric in mobjs.items():
-            if shared is not None and isinstance(metric, LexicalMetric) \
-                    and len(shared[1][0]) <= metric.max_shared_rows(shared[2]):
+            if shared is not None and metric._prepares_rows_once(len(shared[1][0]), shared[2]):
                 if mname not in whole:
                     whole[mname] = metric._prepare_streams(shared[0], shared[1])
                 prepared = whole[mname].slice(a, n)

@@ -144,6 +144,12 @@ class Metric:
     #: may prepare them for larger steps of a corpus
     _small_chunk_references: bool = False
 
+    def _prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
+        """Whether the batch API should prepare the ``n_rows`` distinct reference rows of a
+        chunked corpus once for all its chunks (lexical metrics, within their memory bound)
+        rather than chunk by chunk."""
+        return False
+
     def __init__(self) -> None:
         self._ref_cache = None
         self.n_bootstrap: Optional[int] = None

@@ -303,6 +303,9 @@ class LexicalMetric(Metric):
         chunk_size`` for BLEU (~210 MB held). More distinct rows than that: chunk by chunk."""
         return chunk_size * 16384 // self._REF_ROW_BYTES
 
+    def _prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
+        return n_rows <= self.max_shared_rows(chunk_size)
+
     def corpus_stats(self, hyps, refs=None):
         """Per-segment sufficient statistics, an ``(N, k)`` numpy array. With ``refs`` given and
         N larger than ``chunk_size``, references are prepared and dropped chunk by chunk."""
