@@ -21,6 +21,25 @@ if TYPE_CHECKING:  # pragma: no cover
 #: sacrebleu version whose numbers mtscore reproduces; printed in signatures.
 SACREBLEU_VERSION = "2.6.0"
 
+#: what a metric does with a segment that has no reference at all (every stream None there)
+MISSING_REFS_POLICIES = ("error", "skip")
+
+
+class MissingReferenceError(ValueError):
+    """A segment has no reference (every reference stream is None/null there)."""
+
+
+class MissingReferenceWarning(UserWarning):
+    """Segments without any reference were left out of the scores (``missing_refs="skip"``)."""
+
+
+def check_missing_refs_policy(value: str, owner: str) -> str:
+    """``value`` if it is a known policy, else a ValueError naming ``owner``'s argument."""
+    if value not in MISSING_REFS_POLICIES:
+        raise ValueError(f"{owner}: missing_refs must be one of {', '.join(MISSING_REFS_POLICIES)}, "
+                         f"got {value!r}")
+    return value
+
 
 class Score:
     """A metric score (sacrebleu-compatible ``Score``).
@@ -150,10 +169,14 @@ class Metric:
         rather than chunk by chunk."""
         return False
 
-    def __init__(self) -> None:
+    def __init__(self, missing_refs: str = "error") -> None:
         self._ref_cache = None
         self.n_bootstrap: Optional[int] = None
         self.seed: Optional[str] = None
+        #: segments with no reference: "error" (sacrebleu cannot score them either: its BLEU,
+        #: chrF and TER fail or, for BLEU, count a length of -1) or "skip" (zero statistics, so
+        #: the corpus score is that of the other segments; NaN sentence score; a warning)
+        self.missing_refs = check_missing_refs_policy(missing_refs, type(self).__name__)
         # num_refs is set when references are first prepared; get_signature() raises before
 
     # ---- to implement -------------------------------------------------------------
@@ -207,6 +230,30 @@ class Metric:
             refs = self._coerce_refs(refs, len(hyps))
         return self._stats_from_prepared(hyps, self._get_prepared(refs))
 
+    def _unreferenced(self, missing: "np.ndarray", warn: bool = True) -> "Optional[np.ndarray]":
+        """Apply the ``missing_refs`` policy to ``missing`` (bool (N,): segments with no
+        reference): raise :class:`MissingReferenceError` ("error"), or warn with the count
+        (unless ``warn`` is False: the caller already did for the whole corpus) and return the
+        mask ("skip"; callers zero those statistics rows). None if none is missing."""
+        if not missing.any():
+            return None
+        name = type(self).__name__
+        if self.missing_refs != "skip":
+            first = int(missing.argmax())
+            raise MissingReferenceError(
+                f"{name}: segment {first} (0-based) has no reference: every reference stream is "
+                f"None there (null/NaN/NA in a table), {int(missing.sum())} segment(s) in all; "
+                "sacrebleu cannot score such segments either. Give each segment a reference, or "
+                "pass missing_refs='skip' to leave them out of the scores.")
+        if not warn:
+            return missing
+        import warnings
+
+        warnings.warn(MissingReferenceWarning(
+            f"{name}: {int(missing.sum())} of {len(missing)} segment(s) have no reference and were "
+            "skipped (missing_refs='skip': zero statistics, NaN sentence scores)"), stacklevel=3)
+        return missing
+
     def _check_hyps(self, hyps) -> None:
         """Warnings about one system's hypotheses (BLEU: tokenized input); none by default."""
 
@@ -245,6 +292,9 @@ class Metric:
                     f"{name}: {len(h)} hypotheses but {prepared.n} reference segments "
                     "(sacrebleu would silently truncate; mtscore refuses).")
             self._check_hyps(h)
+        missing = prepared.missing()
+        if missing is not None:  # the policy once, counted in segments (not distinct pairs)
+            self._unreferenced(missing)
         strings, rows, index = dedupe_columns(systems)
         stats, scores = self._rows_stats_and_scores(strings, rows, prepared, sentence_level)
         if scores is None and sentence_level:
@@ -271,12 +321,46 @@ class Metric:
         """Column sums of an ``(N, k)`` stats matrix as Python numbers (exact for ints)."""
         return [x.item() for x in stats.sum(axis=0)]
 
+    def skipped_segments(self, refs=None) -> "Optional[np.ndarray]":
+        """bool (N,): the segments of ``refs`` (None: the cached references) that
+        ``missing_refs="skip"`` leaves out (no reference at all); None when nothing is skipped
+        (or the policy is "error"). Resampling tests drop these rows."""
+        if self.missing_refs != "skip":
+            return None
+        if refs is not None:
+            missing = unreferenced_mask(self._coerce_refs(refs))
+        elif self._ref_cache is not None:
+            missing = self._ref_cache.missing()
+        else:
+            return None
+        return missing if missing is not None and missing.any() else None
+
     def corpus_score(self, hyps, refs=None, n_bootstrap: int = 1) -> Score:
         """Corpus score; ``refs`` is K streams of N segments (or None to use the cache)."""
         stats = self.corpus_stats(hyps, refs)
+        if len(stats) == 0:
+            raise ValueError(f"{type(self).__name__}: empty corpus (no segments): there is nothing "
+                             "to score (sacrebleu fails on it too)")
         score = self.compute_score_from_stats(self.sum_stats(stats))
         if n_bootstrap > 1:
             from ..significance import bootstrap_ci
 
-            bootstrap_ci(self, stats, score, n_bootstrap)
+            skipped = self.skipped_segments(refs)
+            bootstrap_ci(self, stats if skipped is None else stats[~skipped], score, n_bootstrap)
         return score
+
+
+def unreferenced_mask(streams) -> "np.ndarray":
+    """bool (N,): segments where every one of the K reference streams is None."""
+    import numpy as np
+
+    from ...kernels._text import present_row
+
+    n = len(streams[0]) if streams else 0
+    missing = np.ones(n, dtype=bool)
+    for st in streams:
+        row = present_row(st)
+        if row is None:  # no None in this stream
+            return np.zeros(n, dtype=bool)
+        missing &= row == 0
+    return missing

@@ -87,8 +87,9 @@ class BLEU(LexicalMetric):
                  tokenize: Optional[str] = None, smooth_method: str = "exp",
                  smooth_value: Optional[float] = None, max_ngram_order: int = MAX_NGRAM_ORDER,
                  effective_order: bool = False, trg_lang: str = "",
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1):
-        super().__init__()
+                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 missing_refs: str = "error"):
+        super().__init__(missing_refs)
         self.workers = workers
         self._force = force
         self.trg_lang = trg_lang

@@ -52,8 +52,9 @@ class CHRF(LexicalMetric):
     def __init__(self, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER,
                  beta: int = BETA, lowercase: bool = False, whitespace: bool = False,
                  eps_smoothing: bool = False,
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1):
-        super().__init__()
+                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 missing_refs: str = "error"):
+        super().__init__(missing_refs)
         self.workers = workers
         for name, v in (("char_order", char_order), ("word_order", word_order)):
             if not isinstance(v, int) or v < 0:

@@ -28,8 +28,11 @@ def present_mask(streams) -> np.ndarray:
 
 
 def count_refs(present: np.ndarray) -> int:
-    """sacrebleu's num_refs: the single per-segment count, or -1 when it varies."""
+    """sacrebleu's num_refs: the single per-segment count, or -1 when it varies (segments
+    with no reference, which are scored only under ``missing_refs="skip"``, do not count)."""
     per_seg = present.sum(axis=0)
+    if per_seg.size and not per_seg.all():
+        per_seg = per_seg[per_seg > 0]
     if per_seg.size == 0:
         return len(present)
     lo, hi = int(per_seg.min()), int(per_seg.max())
@@ -65,6 +68,16 @@ def _pool(threads: int) -> ThreadPoolExecutor:
         return pool
 
 
+def shutdown_pools() -> None:
+    """Join and drop the process-wide pools (idle threads otherwise wait to be joined at
+    interpreter exit, where a Ctrl-C prints a traceback from the threading module)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.shutdown(wait=True)
+
+
 def _in_pool(fn: Callable, x):
     _IN_POOL.active = True
     return fn(x)
@@ -92,23 +105,31 @@ class PreparedRefs:
     """Prepared references: per chunk ``(start, stop, chunk_state)``. The chunk states hold
     vocabularies that scoring extends, so one scoring call at a time uses them (``lock``).
     ``seg_map`` (int64 (n,)): segment i uses prepared row ``seg_map[i]`` when repeated
-    reference rows were prepared once (chunks then hold ranges of those rows)."""
+    reference rows were prepared once (chunks then hold ranges of those rows).
+    ``row_missing`` (bool (rows,) or None): prepared rows with no reference at all."""
 
-    __slots__ = ("n", "chunks", "num_refs", "lock", "seg_map")
+    __slots__ = ("n", "chunks", "num_refs", "lock", "seg_map", "row_missing")
 
-    def __init__(self, n: int, chunks: list, num_refs: int, seg_map=None):
+    def __init__(self, n: int, chunks: list, num_refs: int, seg_map=None, row_missing=None):
         self.n = n
         self.chunks = chunks
         self.num_refs = num_refs
         self.lock = threading.Lock()
         self.seg_map = seg_map
+        self.row_missing = row_missing
+
+    def missing(self) -> Optional[np.ndarray]:
+        """bool (n,): segments with no reference, or None when every segment has one."""
+        if self.row_missing is None:
+            return None
+        return self.row_missing if self.seg_map is None else self.row_missing[self.seg_map]
 
     def slice(self, a: int, z: int) -> "PreparedRefs":
         """Segments ``a:z`` of these references: the same prepared state (and lock), so that a
         long corpus whose reference rows repeat is prepared once and scored chunk by chunk."""
         seg_map = (self.seg_map[a:z] if self.seg_map is not None
                    else np.arange(a, z, dtype=np.int64))
-        part = PreparedRefs(z - a, self.chunks, self.num_refs, seg_map)
+        part = PreparedRefs(z - a, self.chunks, self.num_refs, seg_map, self.row_missing)
         part.lock = self.lock
         return part
 
@@ -227,7 +248,9 @@ class LexicalMetric(Metric):
             return (a, z, self._prepare_chunk([s[a:z] for s in streams],
                                               np.ascontiguousarray(present[:, a:z])))
 
-        return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs, seg_map)
+        row_missing = ~present.any(axis=0)
+        return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs, seg_map,
+                            row_missing if row_missing.any() else None)
 
     def _stats_and_scores(self, hyps, prepared: PreparedRefs, check: bool = True):
         hyps = self._coerce_hyps(hyps)
@@ -237,18 +260,24 @@ class LexicalMetric(Metric):
                 "segments (sacrebleu would silently truncate; mtscore refuses).")
         if check:
             self._check_hyps(hyps)
+        missing = prepared.missing()
+        skip = None if missing is None else self._unreferenced(missing, warn=check)
         self.num_refs = prepared.num_refs
         w = resolve_workers(self.workers)
         with prepared.lock:
             if prepared.seg_map is None:
                 parts = run_parallel(lambda c: self._chunk_stats(hyps[c[0]:c[1]], c[2]),
                                      prepared.chunks, w)
+                stats = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
+                scores = (None if parts[0][1] is None else
+                          parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts]))
             else:
-                return self._stats_by_row_chunk(hyps, prepared, w)
-        stats = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
-        if parts[0][1] is None:
-            return stats, None
-        scores = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+                stats, scores = self._stats_by_row_chunk(hyps, prepared, w)
+        if skip is not None:
+            stats[skip] = 0
+            if scores is None:
+                scores = self.sentence_scores_from_stats(stats)
+            scores[skip] = np.nan
         return stats, scores
 
     def _rows_stats_and_scores(self, hyps: List[str], rows, prepared: PreparedRefs,
@@ -258,7 +287,8 @@ class LexicalMetric(Metric):
         :meth:`Metric._systems_stats_and_scores`."""
         if prepared.seg_map is not None:
             rows = prepared.seg_map[rows]
-        view = PreparedRefs(len(hyps), prepared.chunks, prepared.num_refs, rows)
+        view = PreparedRefs(len(hyps), prepared.chunks, prepared.num_refs, rows,
+                            prepared.row_missing)
         view.lock = prepared.lock
         return self._stats_and_scores(hyps, view, check=False)
 

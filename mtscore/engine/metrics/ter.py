@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from ...kernels import _ter
+from ...kernels._text import take
 from .base import Metric, Score, Signature
 from .lexical import _pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 
@@ -68,6 +69,11 @@ class _PreparedRefs:
         self.ref_offsets = ref_offsets
         self.seg_refs = seg_refs
         self.num_refs = num_refs
+
+    def missing(self) -> Optional[np.ndarray]:
+        """bool (n,): segments with no reference, or None when every segment has one."""
+        missing = np.diff(self.seg_refs) == 0
+        return missing if missing.any() else None
 
 
 def _cost_order(hyp_offsets: np.ndarray, ref_offsets: np.ndarray, seg_refs: np.ndarray) -> np.ndarray:
@@ -144,8 +150,9 @@ class TER(Metric):
 
     def __init__(self, normalized: bool = False, no_punct: bool = False,
                  asian_support: bool = False, case_sensitive: bool = False,
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1):
-        super().__init__()
+                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 missing_refs: str = "error"):
+        super().__init__(missing_refs)
         self.no_punct = no_punct
         self.normalized = normalized
         self.asian_support = asian_support
@@ -208,22 +215,27 @@ class TER(Metric):
                 counts.add(len(lines))
                 flat.extend(lines)
                 seg_refs[i + 1] = seg_refs[i] + len(lines)
+        if len(counts) > 1:
+            counts.discard(0)  # segments without references (scored only when skipped)
         num_refs = next(iter(counts)) if len(counts) == 1 else -1
         self.num_refs = num_refs
         ids, offsets = self.tokenize_refs(flat)
         return _PreparedRefs(n, ids, offsets, seg_refs, num_refs)
 
-    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs) -> np.ndarray:
+    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs, warn: bool = True) -> np.ndarray:
         hyps = self._coerce_hyps(hyps)
         if len(hyps) != prepared.n:
             raise ValueError(
                 f"TER: {len(hyps)} hypotheses but {prepared.n} reference segments; "
                 "the hypothesis and reference files must have the same number of lines.")
-        empty = np.flatnonzero(np.diff(prepared.seg_refs) == 0)
-        if len(empty):
-            raise ValueError(
-                f"TER: segment {int(empty[0])} has no reference (every reference is None); "
-                "give at least one reference per segment.")
+        missing = prepared.missing()
+        skip = None if missing is None else self._unreferenced(missing, warn)
+        if skip is not None:  # score the referenced segments; skipped rows stay zero
+            keep = np.flatnonzero(~skip)
+            out = np.zeros((len(hyps), 2), dtype=np.float64)
+            if len(keep):
+                out[keep] = self._rows_stats_and_scores(take(hyps, keep), keep, prepared)[0]
+            return out
         workers = max(1, int(self.workers))
         if workers > 1 and len(hyps) >= 2 * _PIPE_CHUNK:
             return self._pipelined_stats(hyps, prepared, workers)
@@ -236,11 +248,6 @@ class TER(Metric):
         """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
         (for :meth:`Metric._systems_stats_and_scores`): the references of those segments are
         gathered into a CSR set of their own, one entry per hypothesis, and scored as usual."""
-        empty = np.flatnonzero(np.diff(prepared.seg_refs) == 0)
-        if len(empty):
-            raise ValueError(
-                f"TER: segment {int(empty[0])} has no reference (every reference is None); "
-                "give at least one reference per segment.")
         rows = np.asarray(rows, dtype=np.int64)
         first, nrefs = prepared.seg_refs[rows], np.diff(prepared.seg_refs)[rows]
         seg_refs = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -254,7 +261,7 @@ class TER(Metric):
         tokens = np.repeat(starts - ref_offsets[:-1], lens) + np.arange(ref_offsets[-1], dtype=np.int64)
         gathered = _PreparedRefs(len(rows), np.ascontiguousarray(prepared.ref_ids[tokens]),
                                  ref_offsets, seg_refs, prepared.num_refs)
-        return self._stats_from_prepared(hyps, gathered), None
+        return self._stats_from_prepared(hyps, gathered, warn=False), None
 
     def _pipelined_stats(self, hyps: List[str], prepared: _PreparedRefs, workers: int) -> np.ndarray:
         """Several threads: the calling thread tokenises chunks of ``_PIPE_CHUNK`` hypotheses
