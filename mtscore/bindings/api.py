@@ -11,7 +11,8 @@ reused by every system; large corpora are processed in chunks so memory stays bo
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from itertools import chain
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -75,8 +76,11 @@ def _as_systems(hyps) -> tuple:
 
 
 def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[dict],
-                    ter_kwargs: Optional[dict], workers: int) -> Dict[str, Metric]:
-    """``{name: metric}`` for names or configured objects; ``workers`` threads each (0 = all)."""
+                    ter_kwargs: Optional[dict], workers: int,
+                    missing_refs: Optional[str] = None) -> Dict[str, Metric]:
+    """``{name: metric}`` for names or configured objects; ``workers`` threads each (0 = all);
+    ``missing_refs`` (if given) the policy of every metric for segments without a reference."""
+    from ..engine.metrics.base import check_missing_refs_policy
     from ..engine.metrics.lexical import resolve_workers
 
     kwargs_by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
@@ -94,13 +98,16 @@ def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[
             out[name] = make_metric(name, **kwargs_by_name.get(base, {}))
         if hasattr(out[name], "workers"):
             out[name].workers = workers
+        if missing_refs is not None:
+            out[name].missing_refs = check_missing_refs_policy(missing_refs, "score")
     return out
 
 
 def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), *,
           workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
           progress: Optional[bool] = None, bleu_kwargs: Optional[dict] = None,
-          chrf_kwargs: Optional[dict] = None, ter_kwargs: Optional[dict] = None) -> ScoreResult:
+          chrf_kwargs: Optional[dict] = None, ter_kwargs: Optional[dict] = None,
+          missing_refs: Optional[str] = None) -> ScoreResult:
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
@@ -112,6 +119,10 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
                   corpus, hypotheses go in steps of ``4 * chunk_size``: no per-chunk reference
                   preparation to bound, fewer steps)
     *_kwargs    : constructor arguments for metrics given by name
+    missing_refs : segments whose references are all None: "error" (the default of every
+                  metric, as sacrebleu cannot score them) or "skip" (left out of every metric's
+                  corpus score, NaN sentence scores, one warning per metric with the count);
+                  None keeps each metric object's own setting
     """
     from ..engine.corpus import as_ref_streams, as_text_list
 
@@ -123,7 +134,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
         if len(h) != n:
             raise ValueError(f"score: system {name!r} has {len(h)} segments, expected {n}")
     streams = as_ref_streams(refs, n, "score: refs")
-    mobjs = _metric_objects(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, workers)
+    mobjs = _metric_objects(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, workers, missing_refs)
     shared = None
     step = chunk_size
     if n > chunk_size:
@@ -192,6 +203,42 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str
     return _score_chunks(chunks(), None, names, single, mobjs, sentence_level, progress)
 
 
+def score_stream(chunks: Iterable[Tuple[Sequence[Sequence[Optional[str]]], Mapping[str, Sequence[str]]]],
+                 metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), *, workers: int = 1,
+                 sentence_level: bool = True, progress: Optional[bool] = None,
+                 missing_refs: Optional[str] = None, n_chunks: Optional[int] = None,
+                 **metric_kwargs) -> ScoreResult:
+    """Score a stream of aligned chunks in bounded memory: each item is ``(refs, systems)``,
+    K reference streams of n segments and ``{system name: n hypotheses}`` (the same systems in
+    every chunk). Only the (N, k) statistics and the sentence scores are kept, so a generator
+    reading files, a socket or a database cursor may be of any length. The result equals
+    :func:`score` on the concatenated chunks (``r.corpus[system][metric]`` always, as several
+    systems' results). ``n_chunks`` (if known) sizes the progress bar; the other keyword
+    arguments are those of :func:`score` (``bleu_kwargs``, ``chrf_kwargs``, ``ter_kwargs``)."""
+    it = iter(chunks)
+    try:
+        first = next(it)
+    except StopIteration:
+        raise ValueError("score_stream: no chunks") from None
+    names = list(first[1])
+    if not names:
+        raise ValueError("score_stream: no systems in the first chunk")
+
+    def checked():
+        for refs, systems in chain([first], it):
+            if list(systems) != names:
+                raise ValueError(f"score_stream: a chunk has systems {list(systems)}, the first "
+                                 f"had {names}")
+            yield refs, systems
+
+    mobjs = _metric_objects(metrics, metric_kwargs.pop("bleu_kwargs", None),
+                            metric_kwargs.pop("chrf_kwargs", None),
+                            metric_kwargs.pop("ter_kwargs", None), workers, missing_refs)
+    if metric_kwargs:
+        raise TypeError(f"score_stream: unexpected keyword arguments {sorted(metric_kwargs)}")
+    return _score_chunks(checked(), n_chunks, names, False, mobjs, sentence_level, progress)
+
+
 def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], single: bool,
                   mobjs: Dict[str, Metric], sentence_level: bool, progress: Optional[bool],
                   shared=None) -> ScoreResult:
@@ -211,9 +258,14 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     bar = _progress(n_chunks * len(mobjs) if n_chunks else None, progress)
     for ref_slice, hyp_slices in chunks:
         present = present_mask(ref_slice) if ref_slice and len(ref_slice[0]) else None
+        unreferenced = None  # segments left out under missing_refs="skip": NaN sentence scores
         if present is not None:
             counts = present.sum(axis=0)
-            per_seg_refs.update((int(counts.min()), int(counts.max())))  # np.unique imports numpy.ma
+            if not counts.all():
+                unreferenced = counts == 0
+                counts = counts[~unreferenced]
+            if counts.size:  # np.unique imports numpy.ma
+                per_seg_refs.update((int(counts.min()), int(counts.max())))
         a = n
         n += len(next(iter(hyp_slices.values())))
         for mname, metric in mobjs.items():
@@ -231,7 +283,7 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                 for sname, (st, sc) in zip(names, res):
                     stats_parts[sname][mname].append(st)
                     if sentence_level:
-                        score_parts[sname][mname].append(sc)
+                        score_parts[sname][mname].append(_nan_where(sc, unreferenced))
                 if bar is not None:
                     bar.update(1)
                 continue
@@ -241,11 +293,12 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                     st, sc = metric._stats_and_scores(h, prepared)
                     if sc is None:
                         sc = metric.sentence_scores_from_stats(st)
-                    score_parts[sname][mname].append(sc)
+                    score_parts[sname][mname].append(_nan_where(sc, unreferenced))
                 else:
                     st = metric._stats_from_prepared(h, prepared)
                     if sentence_level:
-                        score_parts[sname][mname].append(metric._sentence_scores(st))
+                        score_parts[sname][mname].append(
+                            _nan_where(metric._sentence_scores(st), unreferenced))
                 stats_parts[sname][mname].append(st)
             if bar is not None:
                 bar.update(1)
@@ -272,6 +325,14 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     signatures = {m: str(obj.get_signature()) for m, obj in mobjs.items()}
     return ScoreResult(corpus[names[0]] if single else corpus, sentence, names, n, single, stats,
                        signatures, mobjs)
+
+
+def _nan_where(scores: np.ndarray, mask: Optional[np.ndarray]) -> np.ndarray:
+    """``scores`` with NaN where ``mask`` (segments without any reference) is set."""
+    if mask is not None:
+        scores = np.array(scores, dtype=np.float64)
+        scores[mask] = np.nan
+    return scores
 
 
 def _progress(total: Optional[int], enabled: Optional[bool]):

@@ -25,8 +25,8 @@ EXIT_USAGE = 2
 EXIT_ERROR = 1
 
 
-class CLIError(Exception):
-    """A user-facing error: printed as one line, exit status 1."""
+from ..engine.atomic import atomic_write
+from .cli_input import CLIError, open_inputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -149,120 +149,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-# ---- input -------------------------------------------------------------------------------
-def _read_lines(path: str, encoding: str, errors: str) -> List[str]:
-    from ..engine import corpus
-
-    reader = getattr(corpus, "read_lines", None)
-    if reader is not None:
-        return reader(path, encoding=encoding, errors=errors)
-    return _read_lines_fallback(path, encoding, errors)
-
-
-def _read_lines_fallback(path: str, encoding: str, errors: str) -> List[str]:
-    import gzip
-
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    try:
-        text = data.decode(encoding, errors=errors)
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise CLIError(f"{path}:{line}: invalid {encoding} (byte 0x{data[e.start]:02x} at column "
-                       f"{col}); use --encoding-errors replace to substitute") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [x.rstrip() for x in lines]
-
-
-def _read_inputs(args):
-    """(system names, systems, reference streams)"""
-    if args.test_set:
-        raise CLIError("--test-set is not supported (mtscore does not download data); "
-                       "pass reference files as positional arguments")
-    if not args.refs:
-        raise CLIError("no reference files given: put them before -i/--input, "
-                       "e.g. mtscore ref.txt -i hyp.txt")
-    if args.num_refs != 1 and len(args.refs) > 1:
-        raise CLIError("--num-refs reads tab-separated references from ONE file; "
-                       "do not give several reference files with it")
-    refs: List[List[str]] = []
-    for path in args.refs:
-        if not os.path.exists(path):
-            raise CLIError(f"reference file not found: {path}")
-        lines = _read_lines(path, args.encoding, args.encoding_errors)
-        if args.num_refs == 1:
-            refs.append(lines)
-        else:
-            cols: List[List[str]] = [[] for _ in range(args.num_refs)]
-            for no, line in enumerate(lines, 1):
-                fields = line.split("\t", args.num_refs - 1)
-                if len(fields) != args.num_refs:
-                    raise CLIError(f"{path}:{no}: expected {args.num_refs} tab-separated "
-                                   f"references, found {len(fields)} (--num-refs)")
-                for k, x in enumerate(fields):
-                    cols[k].append(x)
-            refs.extend(cols)
-    names: List[str] = []
-    systems: List[List[str]] = []
-    paired = args.paired_bs or args.paired_ar
-    if args.input is None or args.input == ["-"]:
-        stream = io.TextIOWrapper(sys.stdin.buffer, encoding=args.encoding,
-                                  errors=args.encoding_errors)
-        try:
-            first = stream.readline()
-            fields = first.rstrip().split("\t")
-            systems = [[x] for x in fields]
-            for no, line in enumerate(stream, 2):
-                f = line.rstrip().split("\t")
-                if len(f) != len(systems):
-                    raise CLIError(f"<stdin>:{no}: {len(f)} tab-separated fields, but the first "
-                                   f"line has {len(systems)}")
-                for k, x in enumerate(f):
-                    systems[k].append(x.rstrip())
-        except UnicodeDecodeError as e:
-            raise CLIError(f"<stdin>: invalid {args.encoding} input ({e.reason}); "
-                           "use --encoding-errors replace to substitute") from None
-        if first == "":
-            raise CLIError("no system output: stdin is empty (give files with -i)")
-        names = ([f"System {i + 1}" for i in range(len(systems))] if not paired else
-                 ["Baseline"] + [f"System {i + 1}" for i in range(len(systems) - 1)])
-        input_names = ["<stdin>"] * len(systems)
-    else:
-        input_names = []
-        for path in args.input:
-            if path in names:
-                if paired and path == names[0]:
-                    log.info(f"Ignoring {path!r} as it was also given as the baseline.")
-                    continue
-                raise CLIError(f"{path!r} given twice; each system needs a distinct file name")
-            if not os.path.exists(path):
-                raise CLIError(f"system file not found: {path}")
-            systems.append(_read_lines(path, args.encoding, args.encoding_errors))
-            names.append(path)
-            input_names.append(path)
-        if paired and names:
-            names[0] = f"Baseline: {names[0]}"
-    for sname, system, path in zip(names, systems, input_names):
-        if len(system) == 0:
-            raise CLIError(f"{path}: system output is empty")
-        for k, ref in enumerate(refs):
-            if len(ref) != len(system):
-                ref_name = args.refs[k] if args.num_refs == 1 else f"{args.refs[0]} (field {k + 1})"
-                raise CLIError(f"line counts differ: {path} has {len(system)} lines, "
-                               f"{ref_name} has {len(ref)}")
-    return names, systems, refs
-
-
 # ---- metrics -----------------------------------------------------------------------------
 def _metric_kwargs(args, name: str) -> dict:
     if name == "bleu":
         return dict(lowercase=args.lowercase, force=args.force, tokenize=args.tokenize,
                     smooth_method=args.smooth_method, smooth_value=args.smooth_value,
-                    effective_order=bool(getattr(args, "bleu_effective_order", False)),
+                    effective_order=_per_segment(args),
                     trg_lang=args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else "")
     if name == "chrf":
         return dict(char_order=args.chrf_char_order, word_order=args.chrf_word_order,
@@ -274,7 +166,14 @@ def _metric_kwargs(args, name: str) -> dict:
     return {}
 
 
-def _build_metrics(args, refs):
+def _per_segment(args) -> bool:
+    """Per-segment output (--sentence-level, -f tsv/parquet): sentence BLEU then uses effective
+    order, as sacrebleu's --sentence-level does (corpus BLEU never needs it)."""
+    return bool(args.sentence_level or args.format in ("tsv", "parquet"))
+
+
+def _build_metrics(args) -> dict:
+    """``{NAME: metric}`` in -m order (BERTScore is run separately)."""
     from ..engine.metrics.registry import make_metric
 
     metrics = {}
@@ -285,9 +184,7 @@ def _build_metrics(args, refs):
             m = make_metric(name, **_metric_kwargs(args, name))
         except (ImportError, ValueError, RuntimeError) as e:
             raise CLIError(f"-m {name}: {e}") from None
-        if hasattr(m, "workers"):
-            m.workers = args.workers
-        m.prepare_references(refs)
+        m.workers = args.workers
         metrics[name.upper()] = m
     return metrics
 
@@ -295,21 +192,10 @@ def _build_metrics(args, refs):
 # ---- output ------------------------------------------------------------------------------
 def _emit(text: str, args) -> None:
     if args.output:
-        _atomic_write(args.output, text.encode("utf-8"))
+        atomic_write(args.output, lambda f: f.write(text.encode("utf-8")), "--output")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _single_results_text(results: List[str], args) -> str:
@@ -335,28 +221,11 @@ def _single_results_text(results: List[str], args) -> str:
     return out.getvalue()
 
 
-def _segments_table(args, names, systems, refs, metrics):
-    """Per-segment sentence scores as a pyarrow Table (formats tsv/parquet)."""
-    from .api import score
-
-    r = score({n: s for n, s in zip(names, systems)} if len(systems) > 1 else systems[0], refs,
-              metrics=list(metrics.values()), workers=args.workers, progress=args.progress)
-    return r.segments
-
-
 def _write_table(table, args) -> None:
     if args.format == "parquet":
-        if not args.output:
-            raise CLIError("--format parquet needs --output FILE")
         import pyarrow.parquet as pq
 
-        tmp = f"{args.output}.tmp{os.getpid()}"
-        try:
-            pq.write_table(table, tmp)
-            os.replace(tmp, args.output)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_write(args.output, lambda f: pq.write_table(table, f), "--output")
         return
     cols = table.column_names
     lines = ["\t".join(cols)]
@@ -366,75 +235,122 @@ def _write_table(table, args) -> None:
     _emit("\n".join(lines) + "\n", args)
 
 
-def _run(args) -> int:
+def _check_options(args) -> None:
+    """Option combinations and values sacrebleu would reject (or print garbage for)."""
     paired = args.paired_bs or args.paired_ar
     if args.sentence_level and len(args.metrics) > 1:
         raise CLIError("Only one metric can be used in sentence-level mode.")
-    names, systems, refs = _read_inputs(args)
-    if args.sentence_level:
-        if len(systems) > 1:
-            raise CLIError("Only one system can be evaluated in sentence-level mode.")
-        if args.confidence or paired:
-            raise CLIError("Statistical tests are unavailable in sentence-level mode.")
-        args.bleu_effective_order = True
-    if paired and len(systems) == 1:
+    if args.sentence_level and (args.confidence or paired):
+        raise CLIError("Statistical tests are unavailable in sentence-level mode.")
+    for flag, value, low in (("--width/-w", args.width, 0), ("--workers", args.workers, 0),
+                             ("--confidence-n/-cin", args.confidence_n, 2),
+                             ("--paired-bs-n/-pbsn", args.paired_bs_n, 1),
+                             ("--paired-ar-n/-parn", args.paired_ar_n, 1)):
+        if value < low:
+            raise CLIError(f"{flag} must be >= {low}, got {value}")
+    if args.format == "parquet" and not args.output:
+        raise CLIError("--format parquet needs --output FILE")
+    if args.format in ("tsv", "parquet") and "bertscore" in args.metrics:
+        raise CLIError("--format tsv/parquet with bertscore: not supported yet; "
+                       "use the Python API mtscore.BERTScore")
+    if args.sentence_level and "bertscore" in args.metrics:
+        raise CLIError("--sentence-level with bertscore: use --format tsv or the Python API")
+    if paired and "bertscore" in args.metrics:
+        raise CLIError("-m bertscore with --paired-bs/--paired-ar: not supported; test BERTScore "
+                       "segment scores with mtscore.compare_segment_scores(...) in Python")
+
+
+class _Collect:
+    """Passes chunks through and keeps their text, for BERTScore (idf needs every reference,
+    so it is not streamed: its memory grows with the corpus, unlike the lexical metrics')."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.refs: List[List[str]] = []
+        self.systems: dict = {}
+
+    def __iter__(self):
+        for refs, systems in self.chunks:
+            if not self.refs:
+                self.refs = [[] for _ in refs]
+            for acc, st in zip(self.refs, refs):
+                acc.extend(st)
+            for name, hyps in systems.items():
+                self.systems.setdefault(name, []).extend(hyps)
+            yield refs, systems
+
+
+def _run(args) -> int:
+    from .api import score_stream
+
+    _check_options(args)
+    paired = args.paired_bs or args.paired_ar
+    inputs = open_inputs(args)
+    names = inputs.names
+    if args.sentence_level and len(names) > 1:
+        raise CLIError("Only one system can be evaluated in sentence-level mode.")
+    if paired and len(names) == 1:
         raise CLIError("Paired tests require multiple input systems given to --input (-i).")
-    if len(systems) > 1 and args.confidence:
+    if len(names) > 1 and args.confidence:
         raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
-    if args.seed is not None:
-        os.environ["SACREBLEU_SEED"] = str(args.seed)
-
-    metrics = _build_metrics(args, refs)
-    bert = None
-    if "bertscore" in args.metrics:
-        bert = _bertscore_runner(args)
-    if args.format in ("tsv", "parquet"):
-        if bert is not None:
-            raise CLIError("--format tsv/parquet with bertscore: not supported yet; "
-                           "use the Python API mtscore.BERTScore")
-        _write_table(_segments_table(args, names, systems, refs, metrics), args)
+    metrics = _build_metrics(args)
+    bert = _bertscore_runner(args) if "bertscore" in args.metrics else None
+    chunks = _Collect(inputs.chunks) if bert is not None else inputs.chunks
+    per_seg = args.format in ("tsv", "parquet")
+    r = score_stream(chunks, list(metrics.values()), workers=args.workers,
+                     sentence_level=per_seg, progress=args.progress)
+    if per_seg:
+        table = r.segments
+        if len(names) == 1:
+            table = table.drop(["system"])
+        _write_table(table, args)
         return 0
-
+    stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
     if args.sentence_level:
-        if bert is not None:
-            raise CLIError("--sentence-level with bertscore: use --format tsv or the Python API")
-        (metric,) = metrics.values()
-        stats, _ = metric.segment_scores(systems[0]) if hasattr(metric, "segment_scores") else (
-            metric.corpus_stats(systems[0]), None)
-        sig = metric.get_signature().format(args.short)
-        out = io.StringIO()
-        for row in stats:
-            sc = metric.compute_score_from_stats([x.item() for x in row])
-            out.write(sc.format(args.width, args.score_only, sig) + "\n")
-        _emit(out.getvalue(), args)
-        return 0
-
-    if len(systems) == 1:
-        results = []
-        system = systems[0]
-        for name in sorted(metrics):
-            m = metrics[name]
-            sc = m.corpus_score(system, None,
-                                n_bootstrap=args.confidence_n if args.confidence else 1)
-            sig = m.get_signature().format(args.short if args.format != "json" else False)
-            results.append(sc.format(args.width, args.score_only, sig, args.format == "json"))
-        if bert is not None:
-            results.append(bert(args, system, refs))
-        _emit(_single_results_text(results, args), args)
-        return 0
-
-    from . import significance_report as rep  # multi-system tables (sacrebleu layout)
-
-    named = list(zip(names, systems))
-    if paired:
-        if bert is not None:
-            raise CLIError("-m bertscore with --paired-bs/--paired-ar: not supported; test BERTScore "
-                           "segment scores with mtscore.compare_segment_scores(...) in Python")
-        text = rep.run_paired_cli(args, named, refs, metrics)
+        text = _sentence_level_text(args, metrics, stats)
+    elif len(names) == 1:
+        text = _single_system_text(args, metrics, stats, bert, chunks)
+    elif paired:
+        text = _paired_text(args, names, metrics, stats)
     else:
-        text = _multi_system_table(args, named, metrics, refs, bert)
+        text = _multi_system_table(args, names, metrics, stats, bert, chunks)
     _emit(text if text.endswith("\n") else text + "\n", args)
     return 0
+
+
+def _sentence_level_text(args, metrics: dict, stats: dict) -> str:
+    ((name, metric),) = metrics.items()
+    sig = metric.get_signature().format(args.short)
+    return "".join(metric.compute_score_from_stats([x.item() for x in row]).format(
+        args.width, args.score_only, sig) + "\n" for row in stats[name][0])
+
+
+def _single_system_text(args, metrics: dict, stats: dict, bert, collected) -> str:
+    from ..engine.significance import bootstrap_ci
+
+    results = []
+    for name in sorted(metrics):
+        m, st = metrics[name], stats[name][0]
+        sc = m.compute_score_from_stats(m.sum_stats(st))
+        if args.confidence:
+            bootstrap_ci(m, st, sc, args.confidence_n, seed=args.seed)
+        sig = m.get_signature().format(args.short if args.format != "json" else False)
+        results.append(sc.format(args.width, args.score_only, sig, args.format == "json"))
+    if bert is not None:
+        (system,) = collected.systems.values()
+        results.append(bert(args, system, collected.refs))
+    return _single_results_text(results, args)
+
+
+def _paired_text(args, names: List[str], metrics: dict, stats: dict) -> str:
+    from ..engine.significance import compare_stats
+    from .significance_report import colors_enabled, format_comparison
+
+    test = "bs" if args.paired_bs else "ar"
+    res = compare_stats(names, list(metrics.values()),
+                        [[stats[k][s] for k in metrics] for s in range(len(names))], test=test,
+                        n=args.paired_bs_n if test == "bs" else args.paired_ar_n, seed=args.seed)
+    return format_comparison(res, args.format, args.width, args.short, colors_enabled(args))
 
 
 def _bertscore_runner(args):
@@ -475,22 +391,23 @@ def _bertscore_runner(args):
     return go
 
 
-def _multi_system_table(args, named, metrics, refs=None, bert=None) -> str:
+def _multi_system_table(args, names: List[str], metrics: dict, stats: dict, bert=None,
+                        collected=None) -> str:
     """sacrebleu's multi-system table (no paired test): one row per system, sorted metrics,
     then BERTScore (100 x mean F1) when requested."""
     from .significance_report import colors_enabled, format_results_table
 
     sigs = {}
-    scores = {"System": [n for n, _ in named]}
+    scores = {"System": list(names)}
     for name in sorted(metrics):
         m = metrics[name]
-        for stats in m.systems_stats([system for _, system in named]):
-            sc = m.compute_score_from_stats(m.sum_stats(stats))
+        for st in stats[name]:
+            sc = m.compute_score_from_stats(m.sum_stats(st))
             sigs[sc.name] = m.get_signature().format(args.short)
             scores.setdefault(sc.name, []).append(sc.format(args.width, True))
     if bert is not None:
-        for _, system in named:
-            res = bert.result(args, system, refs)
+        for system in collected.systems.values():
+            res = bert.result(args, system, collected.refs)
             sigs[res["name"]] = res["signature"]
             scores.setdefault(res["name"], []).append(f"{res['score']:.{args.width}f}")
     return format_results_table(scores, sigs, args.format, args.width, args.short,
@@ -516,15 +433,29 @@ def main(argv: Optional[List[str]] = None) -> int:
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
     if os.environ.get("SACREBLEU_FORMAT"):
         args.format = os.environ["SACREBLEU_FORMAT"]
+    return run_command(_run, args, "mtscore")
+
+
+def run_command(fn, args, prog: str) -> int:
+    """``fn(args)`` under the errors contract: user errors (bad input, options, files, missing
+    extras) print one line ``prog: error: ...`` and exit 1; Ctrl-C exits 130 with one line,
+    also while the worker threads wind down (they are joined here, not at interpreter exit);
+    anything else is a bug and keeps its traceback."""
+    from ..engine.metrics.lexical import shutdown_pools
+
     try:
-        return _run(args)
+        try:
+            return fn(args)
+        finally:
+            shutdown_pools()
     except CLIError as e:
-        print(f"mtscore: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except (ValueError, TypeError, RuntimeError, ImportError, OSError) as e:
-        print(f"mtscore: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:  # pragma: no cover
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
 
 

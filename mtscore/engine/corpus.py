@@ -468,15 +468,19 @@ def read_stdin_systems(stream=None, encoding: str = "utf-8", errors: str = "stri
 
 def _iter_raw_line_blocks(path, encoding: str, errors: str,
                           block_bytes: Optional[int] = None) -> Iterator[List[str]]:
-    """Decoded lines (split on '\\n', not stripped) in blocks of about ``block_bytes``; memory is
-    bounded by the block size plus the longest line. Decoding errors name line and offset."""
+    """Decoded lines (not stripped) in blocks of about ``block_bytes``; memory is bounded by the
+    block size plus the longest line. Files split on '\n' only (sacrebleu opens them with
+    ``newline='\n'``); stdin (``path == '-'``) with universal newlines, as sacrebleu's
+    ``TextIOWrapper`` over stdin reads it. Decoding errors name the line."""
     import codecs
 
     source = _name(path)
     block_bytes = block_bytes or _BLOCK_BYTES
     dec = codecs.getincrementaldecoder(encoding)(errors)
+    universal = path == "-"
     pending = ""
     offset = 0  # bytes fed to the decoder so far
+    seen = _LineCounter()  # newlines in the bytes read so far (error positions on stdin)
     f = _open_binary(path)
     try:
         head = b""
@@ -489,10 +493,20 @@ def _iter_raw_line_blocks(path, encoding: str, errors: str,
                 text = dec.decode(raw, final=not raw)
             except UnicodeDecodeError as e:
                 err_offset = offset - len(state[0]) + e.start
+                if universal:  # stdin cannot be re-read: position from the bytes counted so far
+                    line, col = seen.position(raw, err_offset - offset, offset, encoding)
+                    raise _decode_error(source, e, err_offset, line, col, encoding, head) from None
                 raise _locate_stream_error(path, source, e, err_offset, encoding, head) from None
             except UnicodeError as e:
                 raise CorpusError(f"{source}: cannot decode as {encoding} ({e})") from None
+            seen.add(raw, offset)
             offset += len(raw)
+            if universal:
+                text = (pending + text).replace("\r\n", "\n")
+                pending = ""
+                if text.endswith("\r") and raw:  # may be the first half of a CRLF
+                    text, pending = text[:-1], "\r"
+                text = text.replace("\r", "\n")
             if text:
                 lines = (pending + text).split("\n")
                 pending = lines.pop()
@@ -505,6 +519,32 @@ def _iter_raw_line_blocks(path, encoding: str, errors: str,
             f.close()
     if pending:
         yield [pending]
+
+
+class _LineCounter:
+    """Newlines and the offset of the last one in the bytes read so far, so that a decoding
+    error on a stream that cannot be re-read (stdin) still names its line and column (bytes
+    for ASCII-compatible encodings; other encodings get the offset's line from the same count)."""
+
+    __slots__ = ("lines", "last_nl")
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.last_nl = -1  # absolute offset of the last b"\n"
+
+    def add(self, raw: bytes, start: int) -> None:
+        nl = raw.count(b"\n")
+        if nl:
+            self.lines += nl
+            self.last_nl = start + raw.rfind(b"\n")
+
+    def position(self, raw: bytes, upto: int, start: int, encoding: str) -> Tuple[int, int]:
+        """(1-based line, 1-based column) of absolute offset ``start + upto``."""
+        upto = max(0, upto)
+        head = raw[:upto]
+        nl = head.count(b"\n")
+        last = start + head.rfind(b"\n") if nl else self.last_nl
+        return self.lines + nl + 1, start + upto - last
 
 
 def _locate_stream_error(path, source, e, err_offset, encoding, head) -> CorpusError:
@@ -545,17 +585,29 @@ def iter_text_chunks(hyp_path: PathLike, ref_paths: Sequence[PathLike] = (),
     while streaming (stdin, ``precount=False``). Either way :class:`CorpusError` names both files
     and their line counts.
     """
+    for start, blocks in iter_aligned_lines([hyp_path, *ref_paths], batch_size, encoding, errors,
+                                            precount):
+        yield TextChunk(start, blocks[0], blocks[1:])
+
+
+def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
+                       encoding: str = "utf-8", errors: str = "strict",
+                       precount: bool = True) -> Iterator[Tuple[int, List[List[str]]]]:
+    """``(start, [lines of paths[0], lines of paths[1], ...])`` in aligned blocks of at most
+    ``batch_size`` lines, each line ``rstrip()``'d (one path may be ``'-'``, stdin). Line counts
+    must agree: the first path is the one the others are compared with (precounted by a binary
+    scan when no path is stdin). See :func:`iter_text_chunks` for memory and errors."""
     if batch_size < 1:
         raise CorpusError(f"batch_size must be >= 1, got {batch_size}")
     _check_codec(encoding, errors)
-    paths = [hyp_path] + list(ref_paths)
+    paths = list(paths)
     if precount and "-" not in paths and _ascii_compatible(encoding):
         counts = [count_lines(p) for p in paths]
         for p, c in zip(paths[1:], counts[1:]):
             if c != counts[0]:
-                raise _count_mismatch(hyp_path, counts[0], p, c)
+                raise _count_mismatch(paths[0], counts[0], p, c)
         if counts[0] == 0:
-            raise CorpusError(f"{_name(hyp_path)}: empty input (no lines)")
+            raise CorpusError(f"{_name(paths[0])}: empty input (no lines)")
     gens = [_iter_raw_line_blocks(p, encoding, errors) for p in paths]
     bufs: List[List[str]] = [[] for _ in paths]
     done = [False] * len(paths)
@@ -573,14 +625,14 @@ def iter_text_chunks(hyp_path: PathLike, ref_paths: Sequence[PathLike] = (),
             if any(bufs):  # some file still has lines: count all of them for the message
                 counts = [start + len(b) + sum(len(blk) for blk in g) for b, g in zip(bufs, gens)]
                 p = next(i for i in range(1, len(paths)) if counts[i] != counts[0])
-                raise _count_mismatch(hyp_path, counts[0], paths[p], counts[p])
+                raise _count_mismatch(paths[0], counts[0], paths[p], counts[p])
             if start == 0:
-                raise CorpusError(f"{_name(hyp_path)}: empty input (no lines)")
+                raise CorpusError(f"{_name(paths[0])}: empty input (no lines)")
             return
         n = min(n, batch_size)
         chunk = [b[:n] for b in bufs]
         bufs = [b[n:] for b in bufs]
-        yield TextChunk(start, chunk[0], chunk[1:])
+        yield start, chunk
         start += n
 
 

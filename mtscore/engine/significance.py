@@ -977,6 +977,17 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
 # ------------------------------------------------------------------------------------------
 # public entry point
 # ------------------------------------------------------------------------------------------
+def _without_skipped(metrics: Sequence[Any], stats: List[List[np.ndarray]]) -> List[List[np.ndarray]]:
+    """Drop the segments that a metric's ``missing_refs="skip"`` left out (no reference) from
+    every system's statistics, so resampling draws only scored segments."""
+    masks = [m.skipped_segments() for m in metrics if hasattr(m, "skipped_segments")]
+    masks = [x for x in masks if x is not None]
+    if not masks:
+        return stats
+    keep = ~np.logical_or.reduce(masks)
+    return [[st[keep] for st in row] for row in stats]
+
+
 def _default_metrics():
     try:
         from .metrics.bleu import BLEU
@@ -1000,67 +1011,74 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
     (M, M) p-value matrices in ``result.p_values``; n_ar_confidence: AR only, bootstrap
     resamples for each system's CI (-1: none, 0: 1000), as sacrebleu's API.
 
-    Metrics may also be given by name ("bleu", "chrf", "chrf++", "ter").
+    Metrics may also be given by name ("bleu", "chrf", "chrf++", "ter"). The statistics are
+    computed once (references prepared once per metric) and tested by :func:`compare_stats`.
 
     Metrics whose corpus score is a mean of segment scores (objects with ``segment_scores(hyps,
     refs)`` and no ``corpus_stats``) are tested with the paired bootstrap of the mean (``bs``)
     or a paired t-test (``ttest``); see :func:`compare_segment_scores`.
     """
-    if test not in ("bs", "ar"):
-        raise ValueError(f"compare: test must be 'bs' or 'ar', got {test!r}")
+    _check_test(test)
     items = list(systems.items()) if isinstance(systems, Mapping) else [tuple(x) for x in systems]
-    if len(items) < 2:
-        raise ValueError("compare: paired tests need at least 2 systems")
-    names = [x[0] for x in items]
-    if len(set(names)) != len(names):
-        raise ValueError("compare: system names must be unique")
-    if baseline is not None:
-        if baseline not in names:
-            raise ValueError(f"compare: baseline {baseline!r} is not one of the systems {names}")
-        if not all_pairs:
-            i = names.index(baseline)
-            items.insert(0, items.pop(i))
-            names = [x[0] for x in items]
+    names = _check_names([x[0] for x in items], baseline)
+    if baseline is not None and not all_pairs:
+        items.insert(0, items.pop(names.index(baseline)))
     metrics = list(metrics) if metrics is not None else _default_metrics()
     if any(isinstance(m, str) for m in metrics):
         from .metrics.registry import make_metric
 
         metrics = [make_metric(m) if isinstance(m, str) else m for m in metrics]
-    n_samples = n if n and n > 0 else DEFAULT_SAMPLES[test]
-    n_conf = n_ar_confidence if n_ar_confidence != 0 else DEFAULT_SAMPLES["bs"]
-    seed_int, _ = resolve_seed(seed)
-    M = len(items)
-
-    # statistics: references prepared once per metric, then every system
     for metric in metrics:
         _prepare_refs(metric, refs)
     by_metric = [_systems_stats(metric, [hyps for _, hyps in items]) for metric in metrics]
-    stats = [[by_metric[m][s] for m in range(len(metrics))] for s in range(M)]
+    stats = [[by_metric[m][s] for m in range(len(metrics))] for s in range(len(items))]
+    return compare_stats([x[0] for x in items], metrics, _without_skipped(metrics, stats),
+                         test=test, n=n, seed=seed, all_pairs=all_pairs,
+                         n_ar_confidence=n_ar_confidence)
+
+
+def _check_test(test: str) -> None:
+    if test not in ("bs", "ar"):
+        raise ValueError(f"compare: test must be 'bs' or 'ar', got {test!r}")
+
+
+def _check_names(names: List[str], baseline: Optional[str]) -> List[str]:
+    if len(names) < 2:
+        raise ValueError("compare: paired tests need at least 2 systems")
+    if len(set(names)) != len(names):
+        raise ValueError("compare: system names must be unique")
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"compare: baseline {baseline!r} is not one of the systems {names}")
+    return names
+
+
+def compare_stats(names: Sequence[str], metrics: Sequence[Any],
+                  stats: Sequence[Sequence[np.ndarray]], test: str = "bs",
+                  n: Optional[int] = None, seed: Union[int, str, None] = None,
+                  all_pairs: bool = False, n_ar_confidence: int = -1) -> ComparisonResult:
+    """:func:`compare` on statistics already computed (streamed from files, gathered from
+    workers): ``stats[s][m]`` is system ``names[s]``'s (N, k) statistics matrix for
+    ``metrics[m]`` (the objects that computed it: they score the resamples and give the
+    signatures), the first system being the baseline unless ``all_pairs``. Only the integer
+    statistics are needed, never the text; results equal :func:`compare`'s for the same seed."""
+    _check_test(test)
+    names = _check_names(list(names), None)
+    M = len(names)
     N = stats[0][0].shape[0]
     for s in range(M):
         if stats[s][0].shape[0] != N:
             raise ValueError(f"compare: system {names[s]!r} has {stats[s][0].shape[0]} segments, "
                              f"{names[0]!r} has {N}")
+    n_samples = n if n and n > 0 else DEFAULT_SAMPLES[test]
+    n_conf = n_ar_confidence if n_ar_confidence != 0 else DEFAULT_SAMPLES["bs"]
+    seed_int, _ = resolve_seed(seed)
     corpus = [[_corpus_score(metric, stats[s][m]) for m, metric in enumerate(metrics)] for s in range(M)]
+    metric_names = _unique_metric_names([c.name for c in corpus[0]])
+    pairs = ([(i, j) for i in range(M) for j in range(i + 1, M)] if all_pairs
+             else [(0, j) for j in range(1, M)])
     exact = [[float(c.score) for c in row] for row in corpus]
-    metric_names = []
-    for m, metric in enumerate(metrics):
-        nm = corpus[0][m].name
-        while nm in metric_names:
-            nm = nm + "'"
-        metric_names.append(nm)
-
-    if all_pairs:
-        pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
-        need_ci = list(range(M)) if test == "bs" else []
-    else:
-        pairs = [(0, j) for j in range(1, M)]
-        need_ci = list(range(M)) if test == "bs" else []
-
-    results = {nm: [TestResult(corpus[s][m].score) for s in range(M)] for m, nm in enumerate(metric_names)}
-    pmats = {nm: np.full((M, M), np.nan) for nm in metric_names} if all_pairs else None
     if test == "bs":
-        pv, cis = _paired_bs_core(metrics, stats, exact, n_samples, seed_int, pairs, need_ci)
+        pv, cis = _paired_bs_core(metrics, stats, exact, n_samples, seed_int, pairs, list(range(M)))
     else:
         pv, cis = _paired_ar_core(metrics, stats, exact, n_samples, seed_int, pairs, n_conf)
         if n_conf > 0:
@@ -1069,16 +1087,8 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
                 cis[s] = [estimate_ci(bootstrap_scores(metric, stats[s][m], n_conf,
                                                        np.random.default_rng(seed_int)).array)
                           for m, metric in enumerate(metrics)]
-    for (a, b), row in pv.items():
-        for m, nm in enumerate(metric_names):
-            if all_pairs:
-                pmats[nm][a, b] = pmats[nm][b, a] = row[m]
-            elif a == 0:
-                results[nm][b].p_value = row[m]
-    for s, row in cis.items():
-        for m, nm in enumerate(metric_names):
-            results[nm][s].mean, results[nm][s].ci = row[m]
-
+    results = {nm: [TestResult(corpus[s][m].score) for s in range(M)] for m, nm in enumerate(metric_names)}
+    pmats = _fill_results(results, metric_names, pv, cis, M, all_pairs)
     signatures = {}
     for m, metric in enumerate(metrics):
         sig = metric.get_signature()
@@ -1091,3 +1101,28 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
         systems=names, baseline=None if all_pairs else names[0], test=test, n_samples=n_samples,
         seed=_seed_for_signature(seed_int), metrics=metric_names, results=results,
         signatures=signatures, p_values=pmats, n_ar_confidence=n_conf if test == "ar" else -1)
+
+
+def _unique_metric_names(names: Sequence[str]) -> List[str]:
+    out: List[str] = []
+    for nm in names:
+        while nm in out:
+            nm = nm + "'"
+        out.append(nm)
+    return out
+
+
+def _fill_results(results: Dict[str, List[TestResult]], metric_names: List[str], pv: dict,
+                  cis: dict, M: int, all_pairs: bool) -> Optional[Dict[str, np.ndarray]]:
+    """p-values and CIs into ``results``; the (M, M) p-value matrices when ``all_pairs``."""
+    pmats = {nm: np.full((M, M), np.nan) for nm in metric_names} if all_pairs else None
+    for (a, b), row in pv.items():
+        for m, nm in enumerate(metric_names):
+            if pmats is not None:
+                pmats[nm][a, b] = pmats[nm][b, a] = row[m]
+            elif a == 0:
+                results[nm][b].p_value = row[m]
+    for s, row in cis.items():
+        for m, nm in enumerate(metric_names):
+            results[nm][s].mean, results[nm][s].ci = row[m]
+    return pmats
