@@ -178,7 +178,8 @@ def _fix_ragged(path: Path, rows: List[str], linenos: List[int], ncol: int, ragg
         return [rows[i] for i in keep], [linenos[i] for i in keep]
     if bad:
         i = bad[0]
-        hint = "; cells are separated by runs of blanks, so write NA for an empty cell" if whitespace else ""
+        hint = ("; cells are separated by runs of blanks, so write NA for an empty cell"
+                if whitespace and counts[i] < ncol else "")
         raise AnalysisInputError(f"{path}:{linenos[i]}: expected {ncol} fields (as many as the header "
                                  f"has columns), found {counts[i]}{hint}")
     return rows, linenos
