@@ -10,11 +10,49 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, Dict, List, Optional, Sequence, Union
+
+from .errors import AnalysisInputError
 
 __all__ = ["main", "build_parser"]
+
+
+def _positive_int(text: str) -> int:
+    v = _parse(int, text, "an integer")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
+    return v
+
+
+def _nonnegative_int(text: str) -> int:
+    v = _parse(int, text, "an integer")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    v = _parse(float, text, "a number")
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return v
+
+
+def _probability(text: str) -> float:
+    v = _parse(float, text, "a number")
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
+    return v
+
+
+def _parse(kind: Callable[[str], Union[int, float]], text: str, what: str) -> Union[int, float]:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
 
 
 def _common_out(p: argparse.ArgumentParser) -> None:
@@ -28,8 +66,10 @@ def _meta_opts(p: argparse.ArgumentParser) -> None:
                    help="'mad' (1.4826 * MAD, |z| > 2.5 on the human scores), 'none', or a comma-separated "
                         "list of system names; the wmt20 command defaults to the official WMT20 list")
     p.add_argument("--metrics", help="comma-separated subset of metric columns (default: all complete ones)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CIs (default 1000)")
-    p.add_argument("--seed", type=int, default=12345, help="random seed for the bootstrap (default 12345)")
+    p.add_argument("--bootstrap", type=_positive_int, default=1000,
+                   help="bootstrap resamples for the CIs, at least 1 (default 1000)")
+    p.add_argument("--seed", type=_nonnegative_int, default=12345,
+                   help="random seed for the bootstrap, 0 or more (default 12345)")
     p.add_argument("--html", help="write a self-contained HTML report (figures embedded) to this path")
     p.add_argument("--figdir", help="also write each figure as a PNG into this folder")
     _common_out(p)
@@ -47,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     meta = sub.add_parser("meta", help="correlations, outliers, Williams tests, CIs, DARR, reports",
                           description="System- and segment-level meta-evaluation: Pearson / Spearman / Kendall "
-                                      "with and without MAD outliers, 95%% bootstrap CIs, Williams test winners, "
+                                      "with and without MAD outliers, 95% bootstrap CIs, Williams test winners, "
                                       "top-N and rolling-window curves, DARR Kendall-like tau; text/JSON/CSV and "
                                       "an HTML report with figures.")
     msub = meta.add_subparsers(dest="cmd", required=True)
@@ -79,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     h1.add_argument("--ratings", required=True, help="ratings file (tab/space separated, header)")
     h1.add_argument("--raw", action="store_true",
                     help="the score column holds raw 0-100 scores: z-standardise per worker first")
-    h1.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    h1.add_argument("--alpha", type=_probability, default=0.05,
+                    help="significance level, between 0 and 1 (default 0.05)")
     h1.add_argument("--html", help="write an HTML report with the Wilcoxon heat map")
     _common_out(h1)
     h2 = hsub.add_parser("rater-model", help="fit the Bayesian rater model (Mathur 2021, Ch. 3)",
@@ -88,233 +129,342 @@ def build_parser() -> argparse.ArgumentParser:
                                      "constrained below their originals; optionally refit on the most precise workers.")
     h2.add_argument("--ratings", required=True, help="ratings file (WMT21 layout)")
     h2.add_argument("--method", choices=("vb", "gibbs"), default="vb")
-    h2.add_argument("--shape", type=float, default=5.0, help="Gamma prior shape k (default 5)")
-    h2.add_argument("--scale", type=float, default=0.3, help="Gamma prior scale theta (default 0.3)")
-    h2.add_argument("--keep", type=int, help="refit using only the KEEP most precise workers")
+    h2.add_argument("--shape", type=_positive_float, default=5.0, help="Gamma prior shape k > 0 (default 5)")
+    h2.add_argument("--scale", type=_positive_float, default=0.3, help="Gamma prior scale theta > 0 (default 0.3)")
+    h2.add_argument("--keep", type=_positive_int, help="refit using only the KEEP most precise workers (KEEP >= 1)")
     _common_out(h2)
     return ap
 
 
-def _emit(text: str, output: Optional[str]) -> None:
+def _write(option: str, path: str, data: Union[str, bytes]) -> None:
+    """Write an output file atomically; a failure names the option and the requested path."""
     from .report import write_atomic
 
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise AnalysisInputError(f"{option} {path}: {exc.strerror}") from None
+
+
+def _emit(text: str, output: Optional[str]) -> None:
     if output:
-        write_atomic(output, text)
+        _write("--output", output, text)
     else:
         sys.stdout.write(text)
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse output paths that cannot work before any computation (and before any writing)."""
+    for option, path in (("--output", getattr(args, "output", None)), ("--html", getattr(args, "html", None))):
+        if not path:
+            continue
+        folder = Path(path).resolve().parent
+        if Path(path).is_dir():
+            raise AnalysisInputError(f"{option} {path}: is a folder, expected a file name")
+        if not folder.is_dir():
+            why = "is a file, not a folder" if folder.exists() else "does not exist"
+            raise AnalysisInputError(f"{option} {path}: the folder {folder} {why}")
+    figdir = getattr(args, "figdir", None)
+    if figdir and Path(figdir).exists() and not Path(figdir).is_dir():
+        raise AnalysisInputError(f"--figdir {figdir}: exists and is not a folder")
+
+
 def _select_metrics(sl, spec: Optional[str]):
-    if not spec:
+    if spec is None:
         return sl
     want = [m.strip() for m in spec.split(",") if m.strip()]
+    if not want:
+        raise AnalysisInputError(f"--metrics {spec!r}: no metric names; give a comma-separated list")
     missing = [m for m in want if m not in sl.metrics]
     if missing:
-        raise SystemExit(f"mtscore meta: --metrics: unknown metric(s) {', '.join(missing)}; "
-                         f"available: {', '.join(sl.metrics)}")
+        raise AnalysisInputError(f"--metrics: unknown metric(s) {', '.join(missing)}; "
+                                 f"available: {', '.join(sl.metrics)}")
     idx = [sl.metrics.index(m) for m in want]
     from .datasets import SysLevel
 
     return SysLevel(sl.lp, sl.systems, sl.human, want, sl.scores[idx], sl.human_raw, sl.extra)
 
 
-def _outliers(spec: Optional[str], default):
+def _outliers(spec: Optional[str], default: Optional[List[str]], systems: Sequence[str]) -> Optional[List[str]]:
+    """The outlier systems named by ``--outliers`` (None = MAD); unknown names are an error."""
     if spec is None:
         return default
     if spec == "mad":
         return None
     if spec == "none":
         return []
-    return [s.strip() for s in spec.split(",") if s.strip()]
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [s for s in names if s not in systems]
+    if unknown:
+        raise AnalysisInputError(f"--outliers: unknown system(s) {', '.join(unknown)}; the table's systems: "
+                                 f"{', '.join(systems)} (or 'mad', 'none')")
+    return names
 
 
-def _run_meta(args) -> int:
-    import numpy as np
-
-    from . import datasets, report
+def _load_meta(args: argparse.Namespace):
+    """(SysLevel, default outlier list) for ``meta sys`` / ``meta wmt20``."""
+    from . import datasets
 
     if args.cmd == "sys":
         sl = datasets.load_sys_level(args.scores)
         if args.lp:
             sl.lp = args.lp
-        default_out = None
-    else:
-        root = Path(args.data)
-        if not (root / "results").is_dir():
-            raise SystemExit(f"mtscore meta wmt20: --data {root}: not the wmt20-metrics folder (no results/)")
-        sl = datasets.wmt20_sys_level(root, args.lp)
-        default_out = datasets.wmt20_outliers(root, args.lp)
+        return sl, None
+    root = Path(args.data)
+    if not (root / "results").is_dir():
+        raise AnalysisInputError(f"--data {root}: not the wmt20-metrics folder (no results/ inside)")
+    sysdir = root / "results" / "output" / "system-level"
+    if not (sysdir / f"DA-newstest2020-{args.lp.replace('-', '')}-sys-scores.csv").exists():
+        have = sorted(f.name.split("-")[2] for f in sysdir.glob("DA-newstest2020-*-sys-scores.csv"))
+        lps = [f"{h[:2]}-{h[2:]}" for h in have]
+        raise AnalysisInputError(f"--lp {args.lp}: no system-level table in {sysdir}; "
+                                 f"language pairs there: {', '.join(lps) or 'none'}")
+    return datasets.wmt20_sys_level(root, args.lp), datasets.wmt20_outliers(root, args.lp)
+
+
+def _darr(args: argparse.Namespace, res: Dict) -> Optional[Dict]:
+    """DARR Kendall-like tau for ``--seg-metrics`` into ``res['darr']``; returns the segment DA."""
+    from . import datasets
+    from .darr import darr_kendall, darr_pairs
+
+    root, base = Path(args.data), args.lp.split("_")[0]
+    da = datasets.wmt20_seg_da(root, base)
+    res["darr"] = {}
+    b_all, w_all = darr_pairs(da["sys"], da["sid"], da["raw"])
+    b_ex, w_ex = darr_pairs(da["sys"], da["sid"], da["raw"], exclude_systems=res["outliers"])
+    for m in [x.strip() for x in args.seg_metrics.split(",") if x.strip()]:
+        try:
+            sc = datasets.wmt20_seg_metric(root, m, base, da)
+        except FileNotFoundError as exc:
+            _warn(f"skipping segment-level metric {m}: {exc}")
+            continue
+        a, e = darr_kendall(sc, b_all, w_all), darr_kendall(sc, b_ex, w_ex)
+        res["darr"][m] = {"tau_all": a["tau"], "n_all": a["n"], "tau_excl": e["tau"], "n_excl": e["n"]}
+    return da
+
+
+def _pairwise(args: argparse.Namespace, res: Dict, systems: List[str], da: Dict):
+    """Metric-vs-human significance decisions over system pairs (None when not possible)."""
+    import numpy as np
+
+    from . import datasets
+    from .pairwise import error_table, paired_ttest_all, pairwise_decisions
+
+    root, base = Path(args.data), args.lp.split("_")[0]
+    groups = {s: da["z"][da["sys"] == s] for s in systems}
+    if not all(len(g) for g in groups.values()):
+        return None
+    scores, pvals = {}, {}
+    for m in res["darr"]:
+        try:
+            X = datasets.wmt20_seg_metric_matrix(root, m, base, systems)
+        except (FileNotFoundError, ValueError) as exc:
+            _warn(f"no pairwise analysis for {m}: {exc}")
+            continue
+        if np.nanpercentile(np.abs(X), 95) <= 1.5:
+            X = 100.0 * X  # express 0-1 scores in points, like sacreBLEU, for the delta bins
+        scores[m], pvals[m] = paired_ttest_all(X)
+    if not scores:
+        return None
+    decisions = pairwise_decisions(systems, groups, scores, pvals)
+    res["pairwise"] = {m: dict(error_table(decisions, m).items()) for m in scores}
+    return decisions
+
+
+def _run_meta(args: argparse.Namespace) -> int:
+    from . import report
+
+    sl, default_out = _load_meta(args)
     sl = _select_metrics(sl, args.metrics)
-    res = report.meta_evaluate(sl, _outliers(args.outliers, default_out), n_resamples=args.bootstrap, seed=args.seed)
-    if args.cmd == "wmt20" and args.seg_metrics.lower() != "none":
-        from .darr import darr_kendall, darr_pairs
-
-        base = args.lp.split("_")[0]
-        da = datasets.wmt20_seg_da(root, base)
-        res["darr"] = {}
-        b_all, w_all = darr_pairs(da["sys"], da["sid"], da["raw"])
-        b_ex, w_ex = darr_pairs(da["sys"], da["sid"], da["raw"], exclude_systems=res["outliers"])
-        for m in [x.strip() for x in args.seg_metrics.split(",") if x.strip()]:
-            try:
-                sc = datasets.wmt20_seg_metric(root, m, base, da)
-            except FileNotFoundError as exc:
-                print(f"mtscore meta wmt20: skipping {m}: {exc}", file=sys.stderr)
-                continue
-            a, e = darr_kendall(sc, b_all, w_all), darr_kendall(sc, b_ex, w_ex)
-            res["darr"][m] = {"tau_all": a["tau"], "n_all": a["n"], "tau_excl": e["tau"], "n_excl": e["n"]}
+    outliers = _outliers(args.outliers, default_out, sl.systems)
+    res = report.meta_evaluate(sl, outliers, n_resamples=args.bootstrap, seed=args.seed)
+    for note in res["notes"]:
+        _warn(note)
     decisions = None
-    if args.cmd == "wmt20" and res.get("darr"):
-        from .pairwise import paired_ttest_all, pairwise_decisions
-
-        systems = [s for s in sl.systems]
-        groups = {s: da["z"][da["sys"] == s] for s in systems}
-        if all(len(g) for g in groups.values()):
-            scores, pvals = {}, {}
-            for m in res["darr"]:
-                try:
-                    X = datasets.wmt20_seg_metric_matrix(root, m, base, systems)
-                except (FileNotFoundError, ValueError) as exc:
-                    print(f"mtscore meta wmt20: no pairwise analysis for {m}: {exc}", file=sys.stderr)
-                    continue
-                if np.nanpercentile(np.abs(X), 95) <= 1.5:
-                    X = 100.0 * X  # express 0-1 scores in points, like sacreBLEU, for the delta bins
-                scores[m], pvals[m] = paired_ttest_all(X)
-            if scores:
-                decisions = pairwise_decisions(systems, groups, scores, pvals)
-                from .pairwise import error_table
-
-                res["pairwise"] = {m: {k: v for k, v in error_table(decisions, m).items()} for m in scores}
+    if args.cmd == "wmt20" and args.seg_metrics.lower() != "none":
+        da = _darr(args, res)
+        if res["darr"]:
+            decisions = _pairwise(args, res, list(sl.systems), da)
     text = {"text": report.render_text, "json": report.render_json, "csv": report.render_csv}[args.format](res)
+    figs = report.figures_for(res, sl, decisions=decisions) if args.html or args.figdir else {}
+    page = report.render_html(res, figs) if args.html else None
+    # everything is computed: only now write, each file atomically
     _emit(text, args.output)
-    if args.html or args.figdir:
-        figs = report.figures_for(res, sl, decisions=decisions)
-        if args.figdir:
-            d = Path(args.figdir)
+    if args.figdir:
+        d = Path(args.figdir)
+        try:
             d.mkdir(parents=True, exist_ok=True)
-            for name, png in figs.items():
-                safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
-                report.write_atomic(str(d / f"{safe}.png"), png)
-        if args.html:
-            report.write_atomic(args.html, report.render_html(res, figs))
-            print(f"wrote {args.html}", file=sys.stderr)
+        except OSError as exc:
+            raise AnalysisInputError(f"--figdir {d}: {exc.strerror}") from None
+        for name, png in figs.items():
+            safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+            _write("--figdir", str(d / f"{safe}.png"), png)
+    if page is not None:
+        _write("--html", args.html, page)
+        print(f"wrote {args.html}", file=sys.stderr)
     return 0
 
 
-def _read_ratings(path):
+def _read_ratings(path: str) -> Dict:
+    """The ratings file as numpy columns, checked; ``score`` is float64 and finite."""
     from . import loaders
 
-    t = loaders.read_ratings(path)
+    t, linenos = loaders.read_ratings_lines(path)
     need = ("WorkerId", "sys_id", "sid", "type", "score")
     missing = [c for c in need if c not in t.column_names]
     if missing:
-        raise SystemExit(f"mtscore human: {path}: missing column(s) {', '.join(missing)}")
-    cols = {c: loaders.table_to_numpy(t, c) for c in t.column_names}
+        hdr = " ".join(t.column_names)
+        looks = " (the header looks comma-separated; the file must be tab/space separated)" if "," in hdr else ""
+        raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}{looks}; "
+                                 f"expected the WMT21 layout HITId WorkerId ... sys_id rid type sid score time")
+    if t.num_rows == 0:
+        raise AnalysisInputError(f"{path}: only a header, no ratings")
+    cols = {c: loaders.table_to_numpy(t, c) for c in t.column_names if c != "score"}
+    cols["score"] = loaders.float_column(t, "score", linenos, path)
+    if not (cols["type"] == "SYSTEM").any() and not (cols["type"] == "REPEAT").any():
+        raise AnalysisInputError(f"{path}: no rating has type SYSTEM or REPEAT (column 'type'); "
+                                 "there is nothing to score")
     return cols
 
 
-def _run_human(args) -> int:
+def _human_ratings(args: argparse.Namespace, c: Dict) -> Dict:
+    """System ranking, Wilcoxon matrix, clusters and worker QC for ``human ratings``."""
+    import numpy as np
+
+    from . import human
+
+    score = c["score"]
+    if args.raw:
+        score, keep = human.standardize(c["WorkerId"], score)
+        c = {k: v[keep] for k, v in c.items()}
+        score = score[keep]
+    seg = human.segment_scores(c["sys_id"], c["sid"], score, c["type"])
+    groups = {s: seg["score"][seg["system"] == s] for s in np.unique(seg["system"])}
+    names, p = human.wilcoxon_matrix(groups)
+    sysz = human.system_scores(seg["system"], seg["score"])
+    clusters = human.rank_clusters(p, args.alpha)
+    wins = (np.nan_to_num(p, nan=1) < args.alpha).sum(axis=1)
+    key = np.char.add(np.char.add(c["HITId"].astype(str), "|"),
+                      np.char.add(np.char.add(c["sys_id"].astype(str), "|"), c["sid"].astype(str))) \
+        if "HITId" in c else np.char.add(c["sys_id"].astype(str), c["sid"].astype(str))
+    qc = human.qc_paired_ttest(c["WorkerId"], c["type"], key, score, args.alpha)
+    return {"systems": names, "score": sysz["score"], "n_segments": sysz["n"], "cluster": clusters,
+            "wins": wins, "wilcoxon_p": p, "workers": len(qc["worker"]),
+            "workers_passing_qc": int(qc["passed"].sum())}
+
+
+def _render_ratings(res: Dict, fmt: str, alpha: float) -> str:
+    import json
+
+    from .report import jsonable
+
+    rows = list(zip(res["systems"], res["score"], res["n_segments"], res["cluster"], res["wins"]))
+    if fmt == "json":
+        return json.dumps(jsonable(res), indent=1) + "\n"
+    if fmt == "csv":
+        return "rank,cluster,system,z,n_segments,wins\n" + "".join(
+            f"{i + 1},{cl},{s},{z:.6f},{n},{w}\n" for i, (s, z, n, cl, w) in enumerate(rows))
+    lines = [f"{'rank':>4} {'cluster':>7} {'system':<28} {'z':>8} {'segs':>6} {'wins':>5}"]
+    for i, (s, z, n, cl, w) in enumerate(rows):
+        lines.append(f"{i + 1:>4} {cl:>7} {s:<28} {z:>8.3f} {n:>6} {w:>5}")
+    lines.append(f"\nworkers: {res['workers']}, passing the degraded-item t-test (p <= {alpha}): "
+                 f"{res['workers_passing_qc']}")
+    return "\n".join(lines) + "\n"
+
+
+def _ratings_html(res: Dict, text: str, ratings: str, alpha: float) -> str:
+    import base64
+    import html
+
+    import numpy as np
+
+    from . import human, plots
+
+    names = res["systems"]
+    png = plots.heatmap(human.wmt_wilcoxon_table(res["wilcoxon_p"], alpha, np.nan), names, names,
+                        title="one-sided Wilcoxon p (row beats column)")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>DA ranking</title></head><body>"
+            f"<h1>DA ranking: {html.escape(str(ratings))}</h1><pre>{html.escape(text)}</pre>"
+            f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}'></body></html>")
+
+
+def _rater_model(args: argparse.Namespace, c: Dict) -> str:
     import json
 
     import numpy as np
 
-    from . import human
-    from .report import _jsonable
-
-    c = _read_ratings(args.ratings)
-    score = c["score"].astype(np.float64)
-    if not np.isfinite(score).all():
-        bad = int(np.flatnonzero(~np.isfinite(score))[0])
-        raise SystemExit(f"mtscore human: {args.ratings}:{bad + 2}: score is not a finite number")
-    if args.cmd == "ratings":
-        if args.raw:
-            score, keep = human.standardize(c["WorkerId"], score)
-            c = {k: v[keep] for k, v in c.items()}
-            score = score[keep]
-        seg = human.segment_scores(c["sys_id"], c["sid"], score, c["type"])
-        groups = {s: seg["score"][seg["system"] == s] for s in np.unique(seg["system"])}
-        names, p = human.wilcoxon_matrix(groups)
-        sysz = human.system_scores(seg["system"], seg["score"])
-        clusters = human.rank_clusters(p, args.alpha)
-        wins = (np.nan_to_num(p, nan=1) < args.alpha).sum(axis=1)
-        key = np.char.add(np.char.add(c["HITId"].astype(str), "|"),
-                          np.char.add(np.char.add(c["sys_id"].astype(str), "|"), c["sid"].astype(str))) \
-            if "HITId" in c else np.char.add(c["sys_id"].astype(str), c["sid"].astype(str))
-        qc = human.qc_paired_ttest(c["WorkerId"], c["type"], key, score, args.alpha)
-        res = {"systems": names, "score": sysz["score"], "n_segments": sysz["n"], "cluster": clusters,
-               "wins": wins, "wilcoxon_p": p, "workers": len(qc["worker"]),
-               "workers_passing_qc": int(qc["passed"].sum())}
-        if args.format == "json":
-            text = json.dumps(_jsonable(res), indent=1) + "\n"
-        elif args.format == "csv":
-            text = "rank,cluster,system,z,n_segments,wins\n" + "".join(
-                f"{i + 1},{cl},{s},{z:.6f},{n},{w}\n"
-                for i, (s, z, n, cl, w) in enumerate(zip(names, sysz["score"], sysz["n"], clusters, wins)))
-        else:
-            lines = [f"{'rank':>4} {'cluster':>7} {'system':<28} {'z':>8} {'segs':>6} {'wins':>5}"]
-            for i, (s, z, n, cl, w) in enumerate(zip(names, sysz["score"], sysz["n"], clusters, wins)):
-                lines.append(f"{i + 1:>4} {cl:>7} {s:<28} {z:>8.3f} {n:>6} {w:>5}")
-            lines.append(f"\nworkers: {res['workers']}, passing the degraded-item t-test (p <= {args.alpha}): "
-                         f"{res['workers_passing_qc']}")
-            text = "\n".join(lines) + "\n"
-        _emit(text, args.output)
-        if args.html:
-            from . import plots
-            from .report import write_atomic
-
-            png = plots.heatmap(human.wmt_wilcoxon_table(p, args.alpha, np.nan), names, names,
-                                title="one-sided Wilcoxon p (row beats column)")
-            import base64
-            import html as _html
-
-            body = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>DA ranking</title></head><body>"
-                    f"<h1>DA ranking: {_html.escape(str(args.ratings))}</h1><pre>{_html.escape(text)}</pre>"
-                    f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}'></body></html>")
-            write_atomic(args.html, body)
-        return 0
-    # rater model
+    from .correlation import pearson
     from .rater_model import fit_rater_model, remove_spammers
+    from .report import jsonable
 
     scored = np.isin(c["type"], ("SYSTEM", "REPEAT"))
+    score = c["score"][scored]
     iu, item = np.unique(np.char.add(np.char.add(c["sys_id"].astype(str), "|"), c["sid"].astype(str))[scored],
                          return_inverse=True)
     wu, worker = np.unique(c["WorkerId"][scored].astype(str), return_inverse=True)
+    if args.keep and args.keep > len(wu):
+        raise AnalysisInputError(f"--keep {args.keep}: the file has only {len(wu)} workers with SYSTEM/REPEAT ratings")
     kw = dict(prior_shape=args.shape, prior_scale=args.scale, method=args.method)
-    fit = fit_rater_model(item, worker, score[scored], n_items=len(iu), n_workers=len(wu), **kw)
+    fit = fit_rater_model(item, worker, score, n_items=len(iu), n_workers=len(wu), **kw)
     kept = np.ones(len(wu), bool)
     if args.keep:
-        fit, kept = remove_spammers(item, worker, score[scored], keep=args.keep, n_items=len(iu), **kw)
-    zmean = np.bincount(item, score[scored], len(iu)) / np.bincount(item, minlength=len(iu))
-    from .correlation import pearson
-
+        fit, kept = remove_spammers(item, worker, score, keep=args.keep, n_items=len(iu), **kw)
+    zmean = np.bincount(item, score, len(iu)) / np.bincount(item, minlength=len(iu))
     res = {"items": len(iu), "workers": len(wu), "kept_workers": int(kept.sum()),
            "r_model_vs_zmean": float(pearson(zmean, fit.item_mean)), "iterations": fit.n_iter,
            "worker": wu.tolist(), "precision": fit.worker_precision, "item": iu.tolist(), "quality": fit.item_mean}
     if args.format == "json":
-        text = json.dumps(_jsonable(res), indent=1) + "\n"
-    elif args.format == "csv":
-        text = "worker,precision,kept\n" + "".join(f"{w},{p:.6f},{int(k)}\n" for w, p, k in zip(wu, fit.worker_precision, kept))
-    else:
-        order = np.argsort(fit.worker_precision)
-        text = (f"items {len(iu)}, workers {len(wu)}, kept {int(kept.sum())}, iterations {fit.n_iter}\n"
-                f"Pearson(model quality, z-mean) = {res['r_model_vs_zmean']:.4f}\n"
-                "least precise workers: " + ", ".join(f"{wu[i]} ({fit.worker_precision[i]:.2f})" for i in order[:5]) + "\n")
+        return json.dumps(jsonable(res), indent=1) + "\n"
+    if args.format == "csv":
+        return "worker,precision,kept\n" + "".join(
+            f"{w},{p:.6f},{int(k)}\n" for w, p, k in zip(wu, fit.worker_precision, kept))
+    order = np.argsort(fit.worker_precision)
+    return (f"items {len(iu)}, workers {len(wu)}, kept {int(kept.sum())}, iterations {fit.n_iter}\n"
+            f"Pearson(model quality, z-mean) = {res['r_model_vs_zmean']:.4f}\n"
+            "least precise workers: " + ", ".join(f"{wu[i]} ({fit.worker_precision[i]:.2f})" for i in order[:5]) + "\n")
+
+
+def _run_human(args: argparse.Namespace) -> int:
+    c = _read_ratings(args.ratings)
+    if args.cmd == "rater-model":
+        _emit(_rater_model(args, c), args.output)
+        return 0
+    res = _human_ratings(args, c)
+    text = _render_ratings(res, args.format, args.alpha)
+    page = _ratings_html(res, text, args.ratings, args.alpha) if args.html else None
     _emit(text, args.output)
+    if page is not None:
+        _write("--html", args.html, page)
     return 0
 
 
+def _warn(message: str) -> None:
+    print(f"mtscore: warning: {message}", file=sys.stderr)
+
+
+def _fail(message: str) -> int:
+    print(f"mtscore: error: {message}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point: ``main(['meta', 'wmt20', ...])`` / ``main(['human', 'ratings', ...])``."""
+    """Entry point: ``main(['meta', 'wmt20', ...])`` / ``main(['human', 'ratings', ...])``.
+
+    Bad input (:class:`AnalysisInputError`), an unreadable file (``OSError``) and a missing
+    optional dependency print one line ``mtscore: error: ...`` and return 1; usage errors exit 2
+    (argparse); anything else is a bug and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
+        _check_outputs(args)
         if args.area == "meta":
             return _run_meta(args)
         return _run_human(args)
-    except FileNotFoundError as exc:
-        print(f"mtscore {args.area}: {exc}", file=sys.stderr)
-        return 2
-    except ImportError as exc:
-        print(f"mtscore {args.area}: {exc}", file=sys.stderr)
-        return 2
+    except AnalysisInputError as exc:
+        return _fail(str(exc))
+    except OSError as exc:  # unreadable input: name the path, not a traceback
+        return _fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
+    except ImportError as exc:  # optional dependency (matplotlib): the message names the extra
+        return _fail(str(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from . import loaders
+from .errors import AnalysisInputError
 
 __all__ = ["SysLevel", "load_sys_level", "wmt20_sys_level", "wmt20_seg_da", "wmt20_seg_metric",
            "wmt20_outliers", "tangled_sys_level", "WMT20_LPS"]
@@ -54,19 +55,48 @@ def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: Optional[str]
                    raw_col: Optional[str] = "HUMAN_RAW", metrics_as_columns: bool = True) -> SysLevel:
     """Read an ``LP SYSTEM HUMAN <metric...>`` table (WMT20 results, Tangled WMT19) and drop
     human "systems" (names starting with ``exclude_prefix``). ``HUMAN_RAW`` (if present) is kept
-    both as ``human_raw`` and as a metric column, like the WMT20 tables."""
-    t = loaders.read_combined_sys_scores(path)
+    both as ``human_raw`` and as a metric column, like the WMT20 tables. A metric cell may be
+    missing (NA/NaN: the metric is then incomplete and skipped); everything else that is not a
+    number, a missing human score or a repeated system raises :class:`AnalysisInputError`."""
+    t, linenos = loaders.read_combined_sys_scores_lines(path)
+    _check_sys_columns(path, t, human_col)
     systems = [str(s) for s in t.column("SYSTEM").to_pylist()]
-    keep = np.array([not (exclude_prefix and s.startswith(exclude_prefix)) for s in systems])
+    _check_unique_systems(path, systems, linenos)
+    keep = np.array([not (exclude_prefix and s.startswith(exclude_prefix)) for s in systems], dtype=bool)
     lp = str(t.column("LP")[0].as_py()).split("_")[0] if t.num_rows else ""
     mcols = [c for c in t.column_names if c not in ("LP", "SYSTEM", human_col)]
-    scores = np.vstack([np.asarray(t.column(c).to_numpy(zero_copy_only=False), dtype=np.float64)
+    scores = np.vstack([loaders.float_column(t, c, linenos, path, missing_ok=True)
                         for c in mcols]) if mcols else np.zeros((0, len(systems)))
-    human = np.asarray(t.column(human_col).to_numpy(zero_copy_only=False), dtype=np.float64)
-    raw = (np.asarray(t.column(raw_col).to_numpy(zero_copy_only=False), dtype=np.float64)
+    human = loaders.float_column(t, human_col, linenos, path)
+    raw = (loaders.float_column(t, raw_col, linenos, path, missing_ok=True)
            if raw_col and raw_col in t.column_names else None)
     sl = SysLevel(lp, systems, human, mcols, scores, raw, {"path": str(path)})
     return sl.subset(keep)
+
+
+def _check_sys_columns(path, t, human_col: str) -> None:
+    """The columns a system-level table needs, and at least one system row."""
+    missing = [c for c in ("LP", "SYSTEM", human_col) if c not in t.column_names]
+    if missing:
+        hdr = " ".join(t.column_names)
+        if "," in hdr:
+            raise AnalysisInputError(
+                f"{path}:1: the header looks comma-separated ({hdr[:60]!r}); the table must be "
+                f"whitespace-separated with columns LP SYSTEM {human_col} <metric...>")
+        raise AnalysisInputError(
+            f"{path}:1: no {' / '.join(missing)} column (header: {hdr[:80]}); "
+            f"expected columns LP SYSTEM {human_col} <metric...>")
+    if t.num_rows == 0:
+        raise AnalysisInputError(f"{path}: only a header, no system rows")
+
+
+def _check_unique_systems(path, systems: Sequence[str], linenos: Sequence[int]) -> None:
+    first: Dict[str, int] = {}
+    for s, ln in zip(systems, linenos):
+        if s in first:
+            raise AnalysisInputError(
+                f"{path}:{ln}: system {s!r} again (first on line {first[s]}); give each system one row")
+        first[s] = ln
 
 
 def wmt20_outliers(root, lp: str) -> List[str]:

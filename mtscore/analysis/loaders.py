@@ -27,15 +27,22 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pyarrow as pa
 
+from .errors import AnalysisInputError
+
 PathLike = Union[str, Path]
 
 __all__ = [
     "read_table",
+    "read_table_lines",
+    "read_text",
+    "float_column",
     "read_da_scores",
     "read_sys_ranking",
     "read_ratings",
+    "read_ratings_lines",
     "read_metric_scores",
     "read_combined_sys_scores",
+    "read_combined_sys_scores_lines",
     "read_matrix",
     "read_outlier_dict",
     "read_cor",
@@ -48,11 +55,41 @@ SEG_METRIC_LEVELS = ("sys", "doc", "seg")
 
 
 def _open_text(path: Path) -> io.TextIOBase:
+    return io.StringIO(read_text(path))
+
+
+def read_text(path: PathLike) -> str:
+    """The whole file (``.gz`` decompressed) as text. Invalid UTF-8 or a NUL byte (a binary
+    file) raises :class:`AnalysisInputError` naming the line and column; a missing path raises
+    ``FileNotFoundError``, a folder ``IsADirectoryError`` (both name the path)."""
+    path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: file not found")
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a folder, expected a file", str(path))
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8")
+        with gzip.open(path, "rb") as fh:
+            data = fh.read()
+    else:
+        data = path.read_bytes()
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, col = _line_col(data, nul)
+        raise AnalysisInputError(f"{path}:{line}:{col}: NUL byte: this looks like a binary file, "
+                                 "expected a text table")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data, exc.start)
+        raise AnalysisInputError(f"{path}:{line}:{col}: invalid UTF-8 (byte 0x{data[exc.start]:02x}); "
+                                 "save the file as UTF-8") from None
+    return text
+
+
+def _line_col(data: bytes, offset: int) -> Tuple[int, int]:
+    """1-based line and column of byte ``offset`` in ``data``."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, offset - start + 1
 
 
 def read_table(path: PathLike, sep: Optional[str] = None, header: bool = True,
@@ -65,13 +102,11 @@ def read_table(path: PathLike, sep: Optional[str] = None, header: bool = True,
     differs from the header: ``'error'`` (default), ``'pad'`` (missing trailing cells become
     NaN/empty) or ``'skip'``. Columns named in ``string_columns`` are kept as text.
     Parsing is done by pyarrow's C++ CSV reader (after normalising whitespace runs to tabs).
+    Bad content raises :class:`AnalysisInputError` naming the file and line.
     """
-    import re
-
     from pyarrow import csv as pacsv
 
     path = Path(path)
-    string_columns = set(string_columns)
     if sep == "\t" and not header and names is not None and ragged == "error":
         # fast path: hand the (possibly gzipped) file straight to the C++ reader
         if not path.exists():
@@ -82,44 +117,76 @@ def read_table(path: PathLike, sep: Optional[str] = None, header: bool = True,
                 read_options=pacsv.ReadOptions(column_names=list(names), use_threads=False),
                 parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
                 convert_options=pacsv.ConvertOptions(
-                    column_types={n: pa.string() for n in names if n in string_columns},
-                    null_values=["", "NA", "None", "nan", "NaN"], strings_can_be_null=False))
+                    column_types={n: pa.string() for n in names if n in set(string_columns)},
+                    null_values=list(NULL_VALUES), strings_can_be_null=False))
         except pa.ArrowInvalid as exc:
-            raise ValueError(f"{path}: {exc}") from None
-    with _open_text(path) as fh:
-        text = fh.read()
+            raise AnalysisInputError(f"{path}: {exc}") from None
+    return read_table_lines(path, sep, header, names, ragged, string_columns)[0]
+
+
+NULL_VALUES = ("", "NA", "None", "nan", "NaN")  # cells read as missing (null) in numeric columns
+
+
+def read_table_lines(path: PathLike, sep: Optional[str] = None, header: bool = True,
+                     names: Optional[Sequence[str]] = None, ragged: str = "error",
+                     string_columns: Iterable[str] = ()) -> Tuple[pa.Table, List[int]]:
+    """:func:`read_table` plus the 1-based file line number of every row (blank lines and the
+    header are skipped, so row i is not line i + 2 in general), for error messages."""
+    path = Path(path)
+    rows, linenos = _split_lines(read_text(path), sep)
+    if header:
+        if not rows:
+            raise AnalysisInputError(f"{path}: empty file (or only blank lines), expected a header line")
+        hdr = [h.strip() for h in rows[0].split("\t")]
+        rows, linenos = rows[1:], linenos[1:]
+        if names is None:
+            names = hdr
+    if names is None:
+        names = [f"c{i}" for i in range(len(rows[0].split("\t")) if rows else 0)]
+    names = list(names)
+    rows, linenos = _fix_ragged(path, rows, linenos, len(names), ragged, sep is None)
+    uniq = _unique_names(names)
+    if not rows:
+        return pa.table([pa.array([], type=pa.string()) for _ in uniq], names=uniq), []
+    return _parse_tsv(path, rows, uniq, names, set(string_columns)), linenos
+
+
+def _split_lines(text: str, sep: Optional[str]) -> Tuple[List[str], List[int]]:
+    """Non-blank lines with cells joined by tabs, and their 1-based line numbers."""
+    import re
+
     lines = text.splitlines()
     if sep is None:
         lines = [re.sub(r"[ \t]+", "\t", ln.strip()) for ln in lines]
     else:
         lines = [ln.rstrip("\r") for ln in lines]
         lines = [ln[:-1] if ln.endswith(sep) and sep != " " else ln for ln in lines]
-    lines = [ln for ln in lines if ln.strip()]
-    if header:
-        if not lines:
-            raise ValueError(f"{path}: empty file, expected a header line")
-        hdr = [h.strip() for h in lines[0].split("\t")]
-        lines = lines[1:]
-        if names is None:
-            names = hdr
-    if names is None:
-        names = [f"c{i}" for i in range(len(lines[0].split("\t")) if lines else 0)]
-    names = list(names)
-    ncol = len(names)
-    counts = [ln.count("\t") + 1 for ln in lines]
+    keep = [i for i, ln in enumerate(lines) if ln.strip()]
+    return [lines[i] for i in keep], [i + 1 for i in keep]
+
+
+def _fix_ragged(path: Path, rows: List[str], linenos: List[int], ncol: int, ragged: str,
+                whitespace: bool) -> Tuple[List[str], List[int]]:
+    counts = [ln.count("\t") + 1 for ln in rows]
     bad = [i for i, c in enumerate(counts) if c != ncol]
+    if bad and ragged == "pad":
+        rows = [ln + "\t" * (ncol - c) if c < ncol else ln for ln, c in zip(rows, counts)]
+        bad = [i for i, c in enumerate(counts) if c > ncol]
+    elif bad and ragged == "skip":
+        drop = set(bad)
+        keep = [i for i in range(len(rows)) if i not in drop]
+        return [rows[i] for i in keep], [linenos[i] for i in keep]
     if bad:
-        if ragged == "pad":
-            lines = [ln + "\t" * (ncol - c) if c < ncol else ln for ln, c in zip(lines, counts)]
-            bad = [i for i, c in enumerate(counts) if c > ncol]
-        elif ragged == "skip":
-            drop = set(bad)
-            lines = [ln for i, ln in enumerate(lines) if i not in drop]
-            bad = []
-        if bad:
-            i = bad[0]
-            raise ValueError(f"{path}:{i + 1 + int(header)}: expected {ncol} fields, found {counts[i]}")
-    # duplicated names (e.g. Tangled has a metric called "LP") get a suffix
+        i = bad[0]
+        hint = ("; cells are separated by runs of blanks, so write NA for an empty cell"
+                if whitespace and counts[i] < ncol else "")
+        raise AnalysisInputError(f"{path}:{linenos[i]}: expected {ncol} fields (as many as the header "
+                                 f"has columns), found {counts[i]}{hint}")
+    return rows, linenos
+
+
+def _unique_names(names: Sequence[str]) -> List[str]:
+    """Duplicated names (e.g. Tangled has a metric called "LP") get a suffix: LP, LP.1."""
     seen: Dict[str, int] = {}
     uniq = []
     for n in names:
@@ -129,17 +196,25 @@ def read_table(path: PathLike, sep: Optional[str] = None, header: bool = True,
         else:
             seen[n] = 0
             uniq.append(n)
-    if not lines:
-        return pa.table([pa.array([], type=pa.string()) for _ in uniq], names=uniq)
-    data = ("\n".join(lines) + "\n").encode("utf-8")
+    return uniq
+
+
+def _parse_tsv(path: Path, rows: List[str], uniq: List[str], names: List[str],
+               string_columns: set) -> pa.Table:
+    from pyarrow import csv as pacsv
+
+    data = ("\n".join(rows) + "\n").encode("utf-8")
     ctypes = {n: pa.string() for n, orig in zip(uniq, names) if orig in string_columns}
-    return pacsv.read_csv(
-        io.BytesIO(data),
-        read_options=pacsv.ReadOptions(column_names=uniq, use_threads=False),
-        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
-        convert_options=pacsv.ConvertOptions(column_types=ctypes,
-                                             null_values=["", "NA", "None", "nan", "NaN"],
-                                             strings_can_be_null=False))
+    try:
+        return pacsv.read_csv(
+            io.BytesIO(data),
+            # one block: column types are inferred from every row, not the first megabyte
+            read_options=pacsv.ReadOptions(column_names=uniq, use_threads=False, block_size=len(data) + 1),
+            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False),
+            convert_options=pacsv.ConvertOptions(column_types=ctypes, null_values=list(NULL_VALUES),
+                                                 strings_can_be_null=False))
+    except pa.ArrowInvalid as exc:
+        raise AnalysisInputError(f"{path}: {exc}") from None
 
 
 def read_da_scores(path: PathLike) -> pa.Table:
@@ -163,8 +238,13 @@ def read_ratings(path: PathLike) -> pa.Table:
     Columns: HITId WorkerId Input.src Input.trg Input.item hit sys_id rid type sid score time.
     ``type`` is one of SYSTEM, REPEAT, REF, BAD_REF.
     """
-    return read_table(path, string_columns=("HITId", "WorkerId", "sys_id", "type",
-                                                      "Input.src", "Input.trg", "Input.item"))
+    return read_ratings_lines(path)[0]
+
+
+def read_ratings_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
+    """:func:`read_ratings` plus each row's line number (see :func:`read_table_lines`)."""
+    return read_table_lines(path, string_columns=("HITId", "WorkerId", "sys_id", "type",
+                                                  "Input.src", "Input.trg", "Input.item"))
 
 
 def read_metric_scores(path: PathLike, level: Optional[str] = None) -> pa.Table:
@@ -192,7 +272,12 @@ def read_combined_sys_scores(path: PathLike) -> pa.Table:
 
     Rows with fewer cells than the header are padded with NaN (Tangled en-cs lacks ESIM).
     """
-    return read_table(path, ragged="pad", string_columns=("LP", "SYSTEM"))
+    return read_combined_sys_scores_lines(path)[0]
+
+
+def read_combined_sys_scores_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
+    """:func:`read_combined_sys_scores` plus each row's line number."""
+    return read_table_lines(path, ragged="pad", string_columns=("LP", "SYSTEM"))
 
 
 def read_matrix(path: PathLike, sep: Optional[str] = None) -> Tuple[List[str], List[str], np.ndarray]:
@@ -280,3 +365,31 @@ def table_to_numpy(table: pa.Table, column: str) -> np.ndarray:
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         return np.asarray(col.to_pylist(), dtype=object)
     return col.to_numpy()
+
+
+def float_column(table: pa.Table, column: str, linenos: Sequence[int], path: PathLike,
+                 missing_ok: bool = False) -> np.ndarray:
+    """Column ``column`` as float64 (n,), checked: text that is not a number, an infinite value,
+    or (unless ``missing_ok``) a missing cell (empty / NA / NaN, read as null) raises
+    :class:`AnalysisInputError` naming ``path``, the line (from ``linenos``, one per row) and
+    the column number and name. With ``missing_ok`` missing cells become NaN."""
+    col = table.column(column)
+    where = f"column {table.column_names.index(column) + 1} ({column})"
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        cells = col.to_pylist()
+        values = np.full(len(cells), np.nan)
+        for i, v in enumerate(cells):
+            try:
+                values[i] = np.nan if v is None or v.strip() in NULL_VALUES else float(v)
+            except ValueError:
+                raise AnalysisInputError(f"{path}:{linenos[i]}: {where}: {v!r} is not a number") from None
+    else:
+        values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+    nan = np.isnan(values)
+    bad = np.flatnonzero(np.isinf(values) | (nan & (not missing_ok)))
+    if bad.size:
+        i = int(bad[0])
+        what = ("is missing (empty, NA or NaN); every row needs one" if nan[i] else
+                f"is {values[i]}, not a finite number" + ("; write NA for a missing score" if missing_ok else ""))
+        raise AnalysisInputError(f"{path}:{linenos[i]}: {where} {what}")
+    return values

@@ -14,56 +14,108 @@ import io
 import json
 import os
 import tempfile
+import warnings
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 from .correlation import bootstrap_ci, kendall, pearson, rolling_window, spearman, top_n
 from .datasets import SysLevel
+from .errors import AnalysisInputError
 from .outliers import mad_outliers
 from .williams import williams_matrix, winners
 
-__all__ = ["meta_evaluate", "render_text", "render_json", "render_csv", "render_html",
+__all__ = ["meta_evaluate", "MIN_SYSTEMS", "jsonable", "render_text", "render_json", "render_csv", "render_html",
            "write_atomic", "figures_for"]
+
+
+MIN_SYSTEMS = 4  # the Williams test has n - 3 degrees of freedom; Pearson over 3 points says little
 
 
 def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resamples: int = 1000,
                   seed: int = 12345, min_n: int = 4, windows: Sequence[int] = (4, 8)) -> Dict:
     """System-level battery for one language pair. ``outliers``: names to remove; None means
-    MAD on the human scores (1.4826, |z| > 2.5). Metrics with missing systems are dropped."""
-    sl = sl.complete_metrics()
+    MAD on the human scores (1.4826, |z| > 2.5). Metrics with missing systems are dropped.
+    Fewer than ``MIN_SYSTEMS`` systems, no complete metric or constant human scores raise
+    :class:`AnalysisInputError`; lesser problems (a constant metric, too few systems left
+    without the outliers) are explained in ``res["notes"]`` (one line each)."""
+    full = _usable(sl)
+    notes = _metric_notes(sl, full)
+    sl = full
     if outliers is None:
         out_mask = mad_outliers(sl.human)
         source = "MAD (1.4826, |z| > 2.5)"
     else:
         oset = set(outliers)
-        out_mask = np.array([s in oset for s in sl.systems])
+        out_mask = np.array([s in oset for s in sl.systems], dtype=bool)
         source = "given list"
     res: Dict = {"lp": sl.lp, "systems": list(sl.systems), "human": sl.human.tolist(),
                  "metrics": list(sl.metrics), "outliers": [s for s, o in zip(sl.systems, out_mask) if o],
-                 "outlier_source": source, "n_all": len(sl.systems), "n_excl": int((~out_mask).sum())}
-    table = {}
-    for tag, mask in (("all", np.ones_like(out_mask)), ("excl", ~out_mask)):
-        h, M = sl.human[mask], sl.scores[:, mask]
-        if h.size < 4:
-            continue
-        r, lo, hi = bootstrap_ci(h, M, "pearson", n_resamples, seed=seed)
-        rr, p = williams_matrix(h, M)
-        table[tag] = {"pearson": r, "pearson_low": lo, "pearson_high": hi,
-                      "spearman": spearman(h, M), "kendall": kendall(h, M),
-                      "williams_p": p, "winner": winners(p), "n": int(h.size)}
-    res["table"] = table
-    order = np.argsort(-table["all"]["pearson"], kind="mergesort")
-    res["order"] = order.tolist()
-    n_ci = min(n_resamples, 200)  # per-point CIs for the curves: 200 draws keeps reports quick
-    if len(sl.systems) >= min_n + 1:
-        res["topn"] = top_n(sl.human, sl.scores, min_n=min_n, ci=True, n_resamples=n_ci, seed=seed)
-    res["rolling"] = {}
-    for w in windows:
-        if len(sl.systems) > w:
-            res["rolling"][w] = rolling_window(sl.human, sl.scores, w, ci=True, n_resamples=n_ci, seed=seed)
+                 "outlier_source": source, "n_all": len(sl.systems), "n_excl": int((~out_mask).sum()),
+                 "notes": notes}
+    # constant inputs give NaN correlations on purpose (explained in the notes): no numpy warnings
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res["table"] = {tag: d for tag, mask in (("all", np.ones_like(out_mask)), ("excl", ~out_mask))
+                        if (d := _battery(sl, mask, tag, n_resamples, seed, res["notes"])) is not None}
+        res["order"] = np.argsort(-np.nan_to_num(res["table"]["all"]["pearson"], nan=-np.inf),
+                                  kind="mergesort").tolist()
+        n_ci = min(n_resamples, 200)  # per-point CIs for the curves: 200 draws keeps reports quick
+        if len(sl.systems) >= min_n + 1:
+            res["topn"] = top_n(sl.human, sl.scores, min_n=min_n, ci=True, n_resamples=n_ci, seed=seed)
+        res["rolling"] = {w: rolling_window(sl.human, sl.scores, w, ci=True, n_resamples=n_ci, seed=seed)
+                          for w in windows if len(sl.systems) > w}
     res["out_mask"] = out_mask
     return res
+
+
+def _usable(sl: SysLevel) -> SysLevel:
+    """The complete metrics of ``sl``, or AnalysisInputError when nothing can be computed."""
+    where = sl.extra.get("path", sl.lp)
+    full = sl.complete_metrics()
+    n = len(sl.systems)
+    if n < MIN_SYSTEMS:
+        raise AnalysisInputError(
+            f"{where}: {n} MT system(s) (rows named Human* do not count); the meta-evaluation needs at "
+            f"least {MIN_SYSTEMS}: the Williams test has n - 3 degrees of freedom")
+    if not full.metrics:
+        raise AnalysisInputError(
+            f"{where}: no metric column with a score for every system" +
+            (f" ({', '.join(sl.metrics[:8])} have missing cells)" if sl.metrics else " (no metric columns at all)"))
+    if np.ptp(sl.human) == 0:
+        raise AnalysisInputError(f"{where}: all {n} HUMAN scores are equal ({sl.human[0]:g}); "
+                                 "correlations with constant human scores are undefined")
+    return full
+
+
+def _metric_notes(sl: SysLevel, full: SysLevel) -> List[str]:
+    """One line each about metrics left out (incomplete) and metrics that cannot correlate."""
+    notes = []
+    partial = [m for m in sl.metrics if m not in set(full.metrics)]
+    if partial:
+        more = f" and {len(partial) - 10} more" if len(partial) > 10 else ""
+        notes.append(f"left out {len(partial)} metric(s) without a score for every system: "
+                     f"{', '.join(partial[:10])}{more}")
+    const = [m for m, row in zip(full.metrics, full.scores) if np.ptp(row) == 0]
+    if const:
+        notes.append(f"metric(s) {', '.join(const)} give every system the same score: their correlations "
+                     "are undefined (NaN) and they are never winners")
+    return notes
+
+
+def _battery(sl: SysLevel, mask: np.ndarray, tag: str, n_resamples: int, seed: int,
+             notes: List[str]) -> Optional[Dict]:
+    """Correlations, CIs and Williams winners over the systems in ``mask`` (None: too few)."""
+    h, M = sl.human[mask], sl.scores[:, mask]
+    if tag == "excl" and (h.size < MIN_SYSTEMS or np.ptp(h) == 0):
+        why = f"only {h.size} remain" if h.size < MIN_SYSTEMS else "the human scores of the rest are all equal"
+        notes.append(f"no correlations without the outliers: {why} (need {MIN_SYSTEMS} distinct)")
+        return None
+    r, lo, hi = bootstrap_ci(h, M, "pearson", n_resamples, seed=seed)
+    rr, p = williams_matrix(h, M)
+    return {"pearson": r, "pearson_low": lo, "pearson_high": hi,
+            "spearman": spearman(h, M), "kendall": kendall(h, M),
+            "williams_p": p, "winner": winners(p) & np.isfinite(r), "n": int(h.size)}
 
 
 def _rows(res: Dict) -> List[Dict]:
@@ -115,13 +167,13 @@ def render_text(res: Dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _jsonable(x):
+def jsonable(x):
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
+        return jsonable(x.tolist())
     if isinstance(x, (np.floating, float)):
         return None if not np.isfinite(x) else float(x)
     if isinstance(x, (np.integer,)):
@@ -134,7 +186,7 @@ def _jsonable(x):
 def render_json(res: Dict) -> str:
     payload = {k: v for k, v in res.items() if k not in ("out_mask",)}
     payload["rows"] = _rows(res)
-    return json.dumps(_jsonable(payload), indent=1) + "\n"
+    return json.dumps(jsonable(payload), indent=1) + "\n"
 
 
 def render_csv(res: Dict) -> str:
@@ -236,9 +288,16 @@ def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = Non
 
 
 def write_atomic(path: str, data, mode: str = "w") -> None:
-    """Write to a temporary file in the target folder, then rename (never a half-written file)."""
+    """Write to a temporary file in the target folder, then rename (never a half-written file).
+    An ``OSError`` names ``path`` (not the temporary file)."""
     d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".mtscore-", suffix=".tmp")
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "is a folder, expected a file name", path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".mtscore-", suffix=".tmp")
+    except OSError as exc:
+        why = "its folder does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror
+        raise type(exc)(exc.errno, f"cannot write there: {why}", path) from None
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
@@ -246,7 +305,8 @@ def write_atomic(path: str, data, mode: str = "w") -> None:
         with os.fdopen(fd, mode + ("b" if isinstance(data, bytes) else ""), **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
             fh.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot write: {exc.strerror}", path) from None
+    finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise
