@@ -117,9 +117,11 @@ def test_num_refs_short_line_names_the_line(files, tmp_path, capsys, monkeypatch
 @pytest.mark.parametrize("flag,value", [("-w", "-2"), ("--workers", "-1"), ("-cin", "1"),
                                         ("-pbsn", "0"), ("-parn", "-5"), ("-nr", "0")])
 def test_bad_numbers_name_the_option(flag, value, files, capsys, monkeypatch):
-    rc, out, err = _run([files["r1"], "-i", files["h1"], flag, value], capsys, monkeypatch)
-    assert rc == 1 and out == "" and err.count("\n") == 1
-    assert "must be >=" in err and value in err and "Format specifier" not in err
+    with pytest.raises(SystemExit) as exc:  # a usage error: one line, exit 2 (argparse's)
+        _run([files["r1"], "-i", files["h1"], flag, value], capsys, monkeypatch)
+    _, err = capsys.readouterr()
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert flag in err and "or more, got " + value in err and "Format specifier" not in err
 
 
 def test_output_errors_name_the_requested_path(files, tmp_path, capsys, monkeypatch):

@@ -15,44 +15,13 @@ import sys
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
+from ..engine.errors import nonnegative_int as _nonnegative_int
+from ..engine.errors import positive_float as _positive_float
+from ..engine.errors import positive_int as _positive_int
+from ..engine.errors import probability as _probability
 from .errors import AnalysisInputError
 
 __all__ = ["main", "build_parser"]
-
-
-def _positive_int(text: str) -> int:
-    v = _parse(int, text, "an integer")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
-    return v
-
-
-def _nonnegative_int(text: str) -> int:
-    v = _parse(int, text, "an integer")
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    v = _parse(float, text, "a number")
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
-    return v
-
-
-def _probability(text: str) -> float:
-    v = _parse(float, text, "a number")
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (exclusive), got {text}")
-    return v
-
-
-def _parse(kind: Callable[[str], Union[int, float]], text: str, what: str) -> Union[int, float]:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
 
 
 def _common_out(p: argparse.ArgumentParser) -> None:

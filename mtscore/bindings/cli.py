@@ -31,7 +31,8 @@ from .cli_input import CLIError, open_inputs
 
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
-    from ..engine.errors import OneLineErrorParser
+    from ..engine.errors import (OneLineErrorParser, int_at_least, nonnegative_int,
+                                 positive_int)
 
     p = OneLineErrorParser(
         prog="mtscore",
@@ -54,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="reference file(s), one segment per line (.gz ok); give them before -i")
     io_.add_argument("--input", "-i", nargs="*", default=None,
                      help="system output file(s); several files = multi-system mode; default stdin")
-    io_.add_argument("--num-refs", "-nr", type=int, default=1,
+    io_.add_argument("--num-refs", "-nr", type=positive_int, default=1,
                      help="split each line of the single reference file on tabs into this many references")
     io_.add_argument("--encoding", "-e", default="utf-8", help="input encoding (default utf-8)")
     io_.add_argument("--encoding-errors", choices=["strict", "replace"], default="strict",
@@ -73,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="metrics to compute (default bleu); printed in sorted order")
     m.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per segment (one metric, one system); BLEU uses effective order")
-    m.add_argument("--workers", type=int, default=1,
+    m.add_argument("--workers", type=nonnegative_int, default=1,
                    help="threads for the compiled metrics (0 = all cores); results do not change")
 
     b = p.add_argument_group("BLEU")
@@ -107,14 +108,14 @@ def _parser() -> argparse.ArgumentParser:
     s = p.add_argument_group("statistics")
     s.add_argument("--confidence", "-ci", action="store_true",
                    help="bootstrap 95%% confidence interval (single system)")
-    s.add_argument("--confidence-n", "-cin", type=int, default=1000, help="bootstrap resamples (1000)")
+    s.add_argument("--confidence-n", "-cin", type=int_at_least(2), default=1000, help="bootstrap resamples (1000)")
     pg = s.add_mutually_exclusive_group()
     pg.add_argument("--paired-bs", "-pbs", action="store_true",
                     help="paired bootstrap resampling against the first system")
     pg.add_argument("--paired-ar", "-par", action="store_true",
                     help="paired approximate randomization against the first system")
-    s.add_argument("--paired-bs-n", "-pbsn", type=int, default=1000, help="bootstrap resamples (1000)")
-    s.add_argument("--paired-ar-n", "-parn", type=int, default=10000, help="AR trials (10000)")
+    s.add_argument("--paired-bs-n", "-pbsn", type=positive_int, default=1000, help="bootstrap resamples (1000)")
+    s.add_argument("--paired-ar-n", "-parn", type=positive_int, default=10000, help="AR trials (10000)")
     s.add_argument("--paired-jobs", "-j", type=int, default=1, help=argparse.SUPPRESS)
     s.add_argument("--seed", default=None,
                    help="random seed for resampling (default $SACREBLEU_SEED or 12345; 'none' = random)")
@@ -123,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", "-q", action="store_true", help="no informational logging")
     r.add_argument("--short", "-sh", action="store_true", help="short signatures (text output)")
     r.add_argument("--score-only", "-b", action="store_true", help="print only the score")
-    r.add_argument("--width", "-w", type=int, default=1, help="decimals (1)")
+    r.add_argument("--width", "-w", type=nonnegative_int, default=1, help="decimals (1)")
     r.add_argument("--no-color", "-nc", action="store_true", help="no colors in tables")
     r.add_argument("--format", "-f", default="json",
                    choices=["json", "text", "latex", "tsv", "parquet"],
@@ -242,12 +243,6 @@ def _check_options(args) -> None:
         raise CLIError("Only one metric can be used in sentence-level mode.")
     if args.sentence_level and (args.confidence or paired):
         raise CLIError("Statistical tests are unavailable in sentence-level mode.")
-    for flag, value, low in (("--width/-w", args.width, 0), ("--workers", args.workers, 0),
-                             ("--confidence-n/-cin", args.confidence_n, 2),
-                             ("--paired-bs-n/-pbsn", args.paired_bs_n, 1),
-                             ("--paired-ar-n/-parn", args.paired_ar_n, 1)):
-        if value < low:
-            raise CLIError(f"{flag} must be >= {low}, got {value}")
     if args.format == "parquet" and not args.output:
         raise CLIError("--format parquet needs --output FILE")
     if args.format in ("tsv", "parquet") and "bertscore" in args.metrics:

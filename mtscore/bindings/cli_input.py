@@ -70,8 +70,6 @@ def _check_args(args) -> None:
     if not args.refs:
         raise CLIError("no reference files given: put them before -i/--input, "
                        "e.g. mtscore ref.txt -i hyp.txt")
-    if args.num_refs < 1:
-        raise CLIError(f"--num-refs must be >= 1, got {args.num_refs}")
     if args.num_refs != 1 and len(args.refs) > 1:
         raise CLIError("--num-refs reads tab-separated references from ONE file; "
                        "do not give several reference files with it")
