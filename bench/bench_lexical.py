@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 from lexical_workloads import DATA, OUT, run_worker  # noqa: E402
 
-TASKS = ("corpus", "wmt21", "sentence", "multisys", "big", "workers", "cli")
+TASKS = ("corpus", "wmt21", "sentence", "multisys", "big", "bigcli", "workers", "cli")
 TARGETS = {  # (task, metric) -> (kind, target); kind: 'ratio' (>=), 'rss_gb' (<), 'speedup' (>=), 'half'
     ("corpus", "bleu"): ("ratio", 40), ("corpus", "chrf"): ("ratio", 25),
     ("corpus", "chrf++"): ("ratio", 25),
@@ -302,6 +302,40 @@ def task_big(rep, cfg):
             row["ratio"] = f"{cpu / r['cpu']:.1f}x (vs extrapolated)"
     else:
         rep.notes.append("big: sacrebleu extrapolation needs the corpus task in the same run (--tasks corpus big)")
+
+
+_CLI_RSS = ("import resource, runpy, sys\n"
+            "sys.argv = ['mtscore', *sys.argv[1:]]\n"
+            "try:\n    runpy.run_module('mtscore', run_name='__main__')\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            "sys.exit(code)\n")
+
+
+def task_bigcli(rep, cfg):
+    """The command line on the big corpus (it streams its inputs in chunks; only the stats
+    grow): peak RSS of the whole process, with and without a bootstrap CI, and from stdin."""
+    base = cfg["big"]
+    for label, args, stdin in (
+            ("-m bleu chrf", ["-m", "bleu", "chrf"], False),
+            ("-m bleu chrf --confidence", ["-m", "bleu", "chrf", "--confidence"], False),
+            ("-m bleu chrf, hypotheses on stdin", ["-m", "bleu", "chrf"], True)):
+        cmd = [sys.executable, "-c", _CLI_RSS, base + ".ref", "-f", "text", "-q", *args]
+        if not stdin:
+            cmd[4:4] = ["-i", base + ".hyp"]
+        t0 = time.perf_counter()
+        with open(base + ".hyp", "rb") as f:
+            o = subprocess.run(cmd, stdin=f if stdin else subprocess.DEVNULL, capture_output=True)
+        wall = time.perf_counter() - t0
+        err = o.stderr.decode()
+        rss = next((int(x.split()[1]) / 1024 for x in err.splitlines() if x.startswith("RSS_KB")), None)
+        what = f"CLI {label}, {cfg['big_label']}"
+        ok = o.returncode == 0 and rss is not None
+        rep.rows.append(dict(task="bigcli", what=what, peer="mtscore (python -m mtscore REF -i HYP ...)",
+                             cpu=None, wall=wall, rss=rss, ratio="", parity="n/a",
+                             note="" if ok else f"rc={o.returncode}: {err.strip()[-200:]}"))
+        rep.verdicts.append((f"{what}: peak RSS <= 700 MB", fmt_rss(rss) if rss else "failed",
+                             bool(ok and rss <= 700)))
 
 
 def machine_ceiling(mb: int = 96) -> float:
