@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from conftest import require
 
+import mtscore
 import mtscore.engine.significance as sig
 from mtscore.engine.significance import compare, compare_segment_scores, paired_ttest
 from mtscore.kernels import _resample
@@ -429,13 +430,16 @@ _rows = hnp.arrays(np.int64, st.tuples(st.integers(1, 40), st.just(10)),
                    elements=st.one_of(st.just(0), st.integers(0, 30), st.integers(0, 1 << 26)))
 
 
-def _check_vectorised(metric, rows):
+def _check_vectorised(metric, theirs, rows):
+    """mtscore's vectorised formula (the metric's resampled_scores hook, as the significance
+    tests use it) against sacrebleu's compute_score_from_stats row by row, on float32
+    bootstrap sums and integer AR sums: same values and same scalar types."""
     scorer = sig._RowScorer(metric, rows.shape[1])
-    assert scorer.kind is not None
+    assert scorer.vectorised
     for arr in (rows.astype(np.float32), rows):
         got = scorer(arr)
-        want = [metric._compute_score_from_stats(r.copy()).score for r in arr]
-        assert scorer.kind is not None, "vectorised path disagreed and fell back"
+        want = [theirs._compute_score_from_stats(r.copy()).score for r in arr]
+        assert scorer.vectorised, "vectorised path disagreed and fell back"
         g = got.scalars()
         assert [float(x) for x in g] == [float(x) for x in want]
         assert [type(x) is np.float32 for x in g] == [type(x) is np.float32 for x in want]
@@ -446,7 +450,8 @@ def _check_vectorised(metric, rows):
 @given(rows=_rows, method=st.sampled_from(["exp", "none", "floor", "add-k"]), eff=st.booleans())
 def test_vectorised_bleu_equals_per_row(rows, method, eff):
     rows[:, 1] = rows[:, 1] % 1000
-    _check_vectorised(SBLEU(smooth_method=method, effective_order=eff), rows)
+    _check_vectorised(mtscore.BLEU(smooth_method=method, effective_order=eff),
+                      SBLEU(smooth_method=method, effective_order=eff), rows)
 
 
 @settings(max_examples=60, deadline=None)
@@ -455,14 +460,15 @@ def test_vectorised_chrf_equals_per_row(data, wo, eps, beta):
     k = 3 * (6 + wo)
     rows = data.draw(hnp.arrays(np.int64, st.tuples(st.integers(1, 30), st.just(k)),
                                 elements=st.one_of(st.just(0), st.integers(0, 50), st.integers(0, 1 << 27))))
-    _check_vectorised(SCHRF(word_order=wo, eps_smoothing=eps, beta=beta), rows)
+    _check_vectorised(mtscore.CHRF(word_order=wo, eps_smoothing=eps, beta=beta),
+                      SCHRF(word_order=wo, eps_smoothing=eps, beta=beta), rows)
 
 
 @settings(max_examples=40, deadline=None)
 @given(rows=hnp.arrays(np.int64, st.tuples(st.integers(1, 30), st.just(2)),
                        elements=st.one_of(st.just(0), st.integers(0, 100), st.integers(0, 1 << 26))))
 def test_vectorised_ter_equals_per_row(rows):
-    _check_vectorised(STER(), rows.astype(np.float64))
+    _check_vectorised(mtscore.TER(), STER(), rows.astype(np.float64))
 
 
 def test_scalar_env_switch_gives_same_numbers(wmt17, monkeypatch):

@@ -96,8 +96,7 @@ def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[
             name = m.lower()
             base = "chrf" if name == "chrf++" else name
             out[name] = make_metric(name, **kwargs_by_name.get(base, {}))
-        if hasattr(out[name], "workers"):
-            out[name].workers = workers
+        out[name].workers = workers
         if missing_refs is not None:
             out[name].missing_refs = check_missing_refs_policy(missing_refs, "score")
     return out
@@ -143,7 +142,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
         rows = repeated_rows(streams)
         if rows is not None:
             shared = (streams, rows, chunk_size)
-            if all(m._small_chunk_references or m._prepares_rows_once(len(rows[0]), chunk_size)
+            if all(m.cheap_references or m.prepares_rows_once(len(rows[0]), chunk_size)
                    for m in mobjs.values()):
                 step = 4 * chunk_size  # every lexical metric prepares the rows once
     bounds = [(a, min(a + step, n)) for a in range(0, n, step)] or [(0, 0)]
@@ -269,16 +268,16 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
         a = n
         n += len(next(iter(hyp_slices.values())))
         for mname, metric in mobjs.items():
-            if shared is not None and metric._prepares_rows_once(len(shared[1][0]), shared[2]):
+            if shared is not None and metric.prepares_rows_once(len(shared[1][0]), shared[2]):
                 if mname not in whole:
-                    whole[mname] = metric._prepare_streams(shared[0], shared[1])
+                    whole[mname] = metric.prepare(shared[0], rows=shared[1])
                 prepared = whole[mname].slice(a, n)
             else:
-                prepared = metric._prepare_refs(ref_slice)
-            if len(names) > 1 and hasattr(metric, "_rows_stats_and_scores"):
+                prepared = metric.prepare(ref_slice)
+            if len(names) > 1 and metric.dedupes_outputs:
                 # every system at once: repeated outputs scored once (lexical metrics: each
                 # reference table built once for all the outputs of its segment)
-                res = metric._systems_stats_and_scores([hyp_slices[s] for s in names], prepared,
+                res = metric.systems_stats_and_scores([hyp_slices[s] for s in names], prepared,
                                                        sentence_level)
                 for sname, (st, sc) in zip(names, res):
                     stats_parts[sname][mname].append(st)
@@ -289,16 +288,9 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
                 continue
             for sname in names:
                 h = hyp_slices[sname]
-                if sentence_level and hasattr(metric, "_stats_and_scores"):
-                    st, sc = metric._stats_and_scores(h, prepared)
-                    if sc is None:
-                        sc = metric.sentence_scores_from_stats(st)
+                st, sc = metric.stats_and_scores(h, prepared, sentence_level)
+                if sentence_level:
                     score_parts[sname][mname].append(_nan_where(sc, unreferenced))
-                else:
-                    st = metric._stats_from_prepared(h, prepared)
-                    if sentence_level:
-                        score_parts[sname][mname].append(
-                            _nan_where(metric._sentence_scores(st), unreferenced))
                 stats_parts[sname][mname].append(st)
             if bar is not None:
                 bar.update(1)

@@ -268,7 +268,7 @@ class BERTScore(Metric):
         return np.log((M + 1) / (df + 1.0)).astype(np.float32).astype(np.float64)
 
     # ---- Metric interface -----------------------------------------------------------------
-    def _prepare_refs(self, refs) -> _Prepared:
+    def prepare(self, refs, rows=None) -> _Prepared:
         streams = self._streams(refs, None)
         table = None
         if self.idf_mode == "refs":
@@ -283,7 +283,7 @@ class BERTScore(Metric):
             refs = [refs]  # a flat list is a single reference stream (bert_score's single-ref form)
         return self._coerce_refs(refs, n)
 
-    def _stats_from_prepared(self, hyps, prepared: _Prepared) -> np.ndarray:
+    def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
         r = self._score_prepared(self._coerce_hyps(hyps), prepared)
         return np.stack([r.precision, r.recall, r.f1, np.ones_like(r.f1)], axis=1)
 
@@ -327,7 +327,7 @@ class BERTScore(Metric):
             if self._ref_cache is None:
                 raise RuntimeError("No references provided and the cache is empty.")
             return self._ref_cache
-        return self._prepare_refs(refs)
+        return self.prepare(refs)
 
     def sentence_score(self, cand: str, refs: Sequence[str]) -> BERTScoreResult:
         return self.score([cand], [[r] for r in refs])

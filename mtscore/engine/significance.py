@@ -36,6 +36,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..kernels._resample import draw_counts, masked_sums, pcg64_draw_counts, resample_sums
+from .metrics.base import Metric
+from .metrics.resampled import RowScores, Unsupported
 
 __all__ = [
     "DEFAULT_SAMPLES", "TestResult", "ComparisonResult", "resolve_seed", "bootstrap_ci",
@@ -135,17 +137,15 @@ def _draw_masks(rng: np.random.Generator, n_trials: int, n: int, itemsize: int =
 # metric adapter: statistics, exact totals, scores of many summed rows
 # ------------------------------------------------------------------------------------------
 def _score_fn(metric):
-    fn = getattr(metric, "compute_score_from_stats", None)
-    return fn if fn is not None else metric._compute_score_from_stats
-
-
-def _metric_name(metric) -> Optional[str]:
-    return getattr(metric, "name", None)
+    """The score of one summed row (sacrebleu's metric objects spell it with an underscore)."""
+    if isinstance(metric, Metric):
+        return metric.compute_score_from_stats
+    return metric._compute_score_from_stats
 
 
 def _segment_stats(metric, hyps, refs=None) -> np.ndarray:
     """``(N, k)`` statistics matrix from an mtscore metric or a sacrebleu metric object."""
-    if hasattr(metric, "corpus_stats"):
+    if isinstance(metric, Metric):
         return np.asarray(metric.corpus_stats(hyps, refs))
     return np.array(metric._extract_corpus_statistics(hyps, refs))
 
@@ -154,7 +154,7 @@ def _systems_stats(metric, systems) -> List[np.ndarray]:
     """Statistics of every system against the metric's prepared references (mtscore metrics:
     one call, repeated outputs scored once; sacrebleu metrics: system by system). Systems of
     another length than the references raise the metric's error."""
-    if hasattr(metric, "systems_stats"):
+    if isinstance(metric, Metric):
         return [np.asarray(st) for st in metric.systems_stats(systems)]
     return [_segment_stats(metric, h, None) for h in systems]
 
@@ -164,7 +164,7 @@ def _prepare_refs(metric, refs) -> None:
     the metric's reference cache)."""
     if refs is None:
         return
-    if hasattr(metric, "prepare_references"):
+    if isinstance(metric, Metric):
         metric.prepare_references(refs)
     else:
         metric._ref_cache = metric._cache_references(refs)
@@ -173,7 +173,7 @@ def _prepare_refs(metric, refs) -> None:
 def _exact_total(metric, stats: np.ndarray) -> list:
     """Column sums as sacrebleu's ``sum_of_lists`` gives them (Python ints; floats summed
     sequentially)."""
-    if hasattr(metric, "sum_stats"):
+    if isinstance(metric, Metric):
         return metric.sum_stats(stats)
     if stats.dtype.kind in "iub":
         return [int(x) for x in stats.sum(axis=0, dtype=np.int64)]
@@ -184,57 +184,6 @@ def _corpus_score(metric, stats: np.ndarray):
     return _score_fn(metric)(_exact_total(metric, stats))
 
 
-class _Scores:
-    """Scores of many resamples: ``array`` equals sacrebleu's ``np.array([... .score ...])``;
-    ``scalars()`` gives the individual scores with sacrebleu's scalar types (np.float32 or
-    float), as ``Score.estimate_ci`` / ``statistics.mean`` see them."""
-
-    __slots__ = ("values", "is32", "_scalars")
-
-    def __init__(self, values: np.ndarray, is32: Optional[np.ndarray] = None, scalars=None):
-        self.values = values
-        self.is32 = is32
-        self._scalars = scalars
-
-    @property
-    def array(self) -> np.ndarray:
-        if self._scalars is not None:
-            return np.array(self._scalars)
-        if self.is32 is not None and self.is32.size and self.is32.all():
-            return self.values.astype(np.float32)
-        return self.values
-
-    def scalars(self) -> list:
-        if self._scalars is not None:
-            return list(self._scalars)
-        if self.is32 is None or not self.is32.any():
-            return self.values.tolist()
-        if self.is32.all():
-            return list(self.values.astype(np.float32))
-        return [np.float32(v) if f else float(v) for v, f in zip(self.values.tolist(), self.is32.tolist())]
-
-
-def _f32_op(a, a32, b, b32, fn):
-    """Apply ``fn`` with NumPy 2 (NEP 50) promotion per element: the result is float32 where
-    either operand is a float32 scalar (Python numbers are weak and become float32), else
-    double (Python float arithmetic). Values are carried as float64 (exact for float32)."""
-    r32 = np.logical_or(a32, b32)
-    with np.errstate(all="ignore"):
-        out = fn(np.asarray(a, np.float64), np.asarray(b, np.float64))
-        if np.any(r32):
-            o32 = fn(np.asarray(a, np.float64).astype(np.float32),
-                     np.asarray(b, np.float64).astype(np.float32)).astype(np.float64)
-            out = np.where(r32, o32, out)
-    return out, np.broadcast_to(r32, np.shape(out)).copy()
-
-
-_SEQUENTIAL_SUM = __import__("sys").version_info < (3, 12)
-
-
-def _my_log(p: float):
-    return -9999999999 if p == 0.0 else math.log(p)
-
-
 class _RowScorer:
     """Scores of summed statistics rows for one metric, bit-identical to calling
     ``metric.compute_score_from_stats(row).score`` on every row."""
@@ -243,49 +192,35 @@ class _RowScorer:
         self.metric = metric
         self.fn = _score_fn(metric)
         self.k = k
-        self.kind = self._detect(metric, k)
-
-    @staticmethod
-    def _detect(metric, k: int) -> Optional[str]:
-        if os.environ.get("MTSCORE_SIGNIFICANCE_SCALAR") == "1":
-            return None
-        cls = type(metric).__name__
-        if (cls == "BLEU" and hasattr(metric, "smooth_method") and hasattr(metric, "max_ngram_order")
-                and k == 2 + 2 * int(metric.max_ngram_order)
-                and metric.smooth_method in ("none", "floor", "add-k", "exp")):
-            return "bleu"
-        if (cls == "CHRF" and all(hasattr(metric, a) for a in ("char_order", "word_order", "beta", "eps_smoothing"))
-                and k == 3 * (int(metric.char_order) + int(metric.word_order))
-                and isinstance(metric.beta, (int, float))):
-            return "chrf"
-        if cls == "TER" and k == 2:
-            return "ter"
-        return None
+        # the metric's vectorised formula (its resampled_scores hook); sacrebleu's metric
+        # objects, and MTSCORE_SIGNIFICANCE_SCALAR=1, score row by row
+        self.vectorised = (isinstance(metric, Metric)
+                           and os.environ.get("MTSCORE_SIGNIFICANCE_SCALAR") != "1")
 
     # -- public ---------------------------------------------------------------------------
-    def __call__(self, sums: np.ndarray) -> _Scores:
+    def __call__(self, sums: np.ndarray) -> RowScores:
         """sums: (S, k) float32 (bootstrap) or int64/float64 (AR) rows."""
-        if self.kind is not None and len(sums):
+        if self.vectorised and len(sums):
             try:
-                res = getattr(self, "_" + self.kind)(sums)
-            except _Unsupported:
+                res = self.metric.resampled_scores(sums)
+            except Unsupported:
                 res = None
             if res is not None and self._agrees(sums, res):
                 return res
             if res is not None:
-                warnings.warn(f"mtscore.significance: vectorised {self.kind} scores differ from "
+                warnings.warn(f"mtscore.significance: vectorised scores differ from "
                               f"{type(self.metric).__name__}.compute_score_from_stats; using the per-row path")
-                self.kind = None
+                self.vectorised = False
         return self._per_row(sums)
 
     # -- generic path ---------------------------------------------------------------------
-    def _per_row(self, sums: np.ndarray) -> _Scores:
+    def _per_row(self, sums: np.ndarray) -> RowScores:
         fn = self.fn
         # copies: sacrebleu's BLEU add-k smoothing mutates the row it is given
         scalars = [fn(row.copy()).score for row in sums]
-        return _Scores(None, None, scalars)
+        return RowScores(None, None, scalars)
 
-    def _agrees(self, sums: np.ndarray, res: _Scores) -> bool:
+    def _agrees(self, sums: np.ndarray, res: RowScores) -> bool:
         n = len(sums)
         probe = sorted({0, n - 1, n // 2})
         got = res.scalars()
@@ -299,182 +234,6 @@ class _RowScorer:
                 return False
         return True
 
-    # -- BLEU -------------------------------------------------------------------------------
-    def _bleu(self, sums: np.ndarray) -> _Scores:
-        m = self.metric
-        order = int(m.max_ngram_order)
-        method = m.smooth_method
-        sv = m.smooth_value
-        if sv is None:
-            sv = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}[method]
-        is32 = sums.dtype == np.float32
-        if sums.dtype.kind not in "fi":
-            raise _Unsupported
-        if method == "add-k" and not is32 and sums.dtype.kind == "i" and not isinstance(sv, int):
-            raise _Unsupported  # sacrebleu itself fails here (in-place float add to an int row)
-        ft = np.float32 if is32 else np.float64
-        S = len(sums)
-        correct0 = sums[:, 2:2 + order]
-        nonzero_row = (correct0 != 0).any(axis=1)
-        if sums.dtype.kind == "i":
-            if method == "add-k":
-                correct = correct0.copy()
-                total = sums[:, 2 + order:].copy()
-                correct[:, 1:] += sv
-                total[:, 1:] += sv
-                correct = correct.astype(np.float64)
-                total = total.astype(np.float64)
-            else:
-                correct = correct0.astype(np.float64)
-                total = sums[:, 2 + order:].astype(np.float64)
-        else:
-            correct = correct0.astype(ft, copy=True)
-            total = sums[:, 2 + order:].astype(ft, copy=True)
-            if method == "add-k":
-                correct[:, 1:] += ft(sv)
-                total[:, 1:] += ft(sv)
-        prec = np.zeros((S, order), dtype=np.float64)
-        is_set = np.zeros((S, order), dtype=bool)
-        active = np.ones(S, dtype=bool)
-        eff = np.full(S, order, dtype=np.int64)
-        smooth = np.ones(S, dtype=np.float64)
-        hundred = ft(100.0)
-        with np.errstate(all="ignore"):
-            for n in range(order):
-                t = total[:, n]
-                c = correct[:, n]
-                active &= t != 0
-                if m.effective_order:
-                    eff[active] = n + 1
-                zero = c == 0
-                vals = (hundred * c) / t
-                setm = active & ~zero
-                if method == "exp":
-                    smooth = np.where(active & zero, smooth * 2, smooth)
-                    v = hundred / (smooth.astype(ft) * t)
-                    vals = np.where(zero, v, vals)
-                    setm = active.copy()
-                elif method == "floor":
-                    v = ft(100.0 * sv) / t
-                    vals = np.where(zero, v, vals)
-                    setm = active.copy()
-                prec[:, n] = np.where(setm, vals.astype(np.float64), 0.0)
-                is_set[:, n] = setm
-        # brevity penalty from Python ints (sacrebleu: sys_len=int(stats[0]), ref_len=int(stats[1]))
-        sl = sums[:, 0].astype(np.float64)
-        rl = sums[:, 1].astype(np.float64)
-        if max(np.abs(sl).max(initial=0), np.abs(rl).max(initial=0)) >= 2 ** 53:
-            raise _Unsupported
-        bp = np.ones(S)
-        short = sl < rl
-        bp[short & (sl <= 0)] = 0.0
-        pos = short & (sl > 0)
-        with np.errstate(all="ignore"):
-            arg = 1 - rl[pos] / sl[pos]  # int / int true division == double division here
-        bp[pos] = list(map(math.exp, arg.tolist()))
-        # my_log of every precision: math.log (libm, as sacrebleu) on the set, non-zero ones
-        logs = np.full((S, order), -9999999999.0)
-        lm = is_set & (prec != 0.0)
-        logs[lm] = list(map(math.log, prec[lm].tolist()))
-        if _SEQUENTIAL_SUM:
-            # Python < 3.12 sum() over floats is a plain left-to-right double sum
-            acc = np.zeros(S)
-            for n in range(order):
-                acc = np.where(n < eff, acc + logs[:, n], acc)
-            mean_log = acc / eff
-        else:  # Python >= 3.12 sum() is compensated: use it row by row
-            ll = logs.tolist()
-            el = eff.tolist()
-            mean_log = np.array([sum(ll[r][:el[r]]) / el[r] for r in range(S)])
-        out = bp * np.array(list(map(math.exp, mean_log.tolist())))
-        out[~nonzero_row] = 0.0
-        return _Scores(out, np.zeros(S, dtype=bool))
-
-    # -- chrF / chrF++ ------------------------------------------------------------------------
-    def _chrf(self, sums: np.ndarray) -> _Scores:
-        m = self.metric
-        if sums.dtype.kind not in "fi":
-            raise _Unsupported
-        is32 = sums.dtype == np.float32
-        S = len(sums)
-        order = int(m.char_order) + int(m.word_order)
-        x = sums.astype(np.float64)
-        eps = 1e-16
-        factor = m.beta ** 2
-        F = np.zeros(S, dtype=bool)                       # "is float32" flags of Python numbers
-        T32 = np.full(S, is32, dtype=bool)
-        score, score32 = np.zeros(S), F.copy()
-        avg_p, avg_p32 = np.zeros(S), F.copy()
-        avg_r, avg_r32 = np.zeros(S), F.copy()
-        eff = np.zeros(S, dtype=np.int64)
-        add, mul, div = np.add, np.multiply, np.divide
-        for i in range(order):
-            n_hyp, n_ref, n_match = x[:, 3 * i], x[:, 3 * i + 1], x[:, 3 * i + 2]
-            p_, p32 = _f32_op(n_match, T32, n_hyp, T32, div)
-            prec = np.where(n_hyp > 0, p_, eps)
-            prec32 = np.where(n_hyp > 0, p32, False)
-            r_, r32 = _f32_op(n_match, T32, n_ref, T32, div)
-            rec = np.where(n_ref > 0, r_, eps)
-            rec32 = np.where(n_ref > 0, r32, False)
-            a, a32 = _f32_op(factor, F, prec, prec32, mul)
-            denom, denom32 = _f32_op(a, a32, rec, rec32, add)
-            t1, t132 = _f32_op(1 + factor, F, prec, prec32, mul)
-            t2, t232 = _f32_op(t1, t132, rec, rec32, mul)
-            t3, t332 = _f32_op(t2, t232, denom, denom32, div)
-            pos = denom > 0
-            term = np.where(pos, t3, eps)
-            term32 = np.where(pos, t332, False)
-            score, score32 = _f32_op(score, score32, term, term32, add)
-            both = (n_hyp > 0) & (n_ref > 0)
-            ap, ap32 = _f32_op(avg_p, avg_p32, prec, prec32, add)
-            ar, ar32 = _f32_op(avg_r, avg_r32, rec, rec32, add)
-            avg_p = np.where(both, ap, avg_p)
-            avg_p32 = np.where(both, ap32, avg_p32)
-            avg_r = np.where(both, ar, avg_r)
-            avg_r32 = np.where(both, ar32, avg_r32)
-            eff += both
-        if m.eps_smoothing:
-            v, v32 = _f32_op(100, F, score, score32, mul)
-            v, v32 = _f32_op(v, v32, order, F, div)
-            return _Scores(v, v32)
-        has = eff > 0
-        effd = np.where(has, eff, 1).astype(np.float64)
-        ap, ap32 = _f32_op(avg_p, avg_p32, effd, F, div)
-        ar, ar32 = _f32_op(avg_r, avg_r32, effd, F, div)
-        avg_p = np.where(has, ap, 0.0)
-        avg_p32 = np.where(has, ap32, False)
-        avg_r = np.where(has, ar, 0.0)
-        avg_r32 = np.where(has, ar32, False)
-        s, _ = _f32_op(avg_p, avg_p32, avg_r, avg_r32, add)
-        nz = s != 0
-        v, v32 = _f32_op(1 + factor, F, avg_p, avg_p32, mul)
-        v, v32 = _f32_op(v, v32, avg_r, avg_r32, mul)
-        d, d32 = _f32_op(factor, F, avg_p, avg_p32, mul)
-        d, d32 = _f32_op(d, d32, avg_r, avg_r32, add)
-        v, v32 = _f32_op(v, v32, d, d32, div)
-        v, v32 = _f32_op(100, F, v, v32, mul)
-        return _Scores(np.where(nz, v, 0.0), np.where(nz, v32, False))
-
-    # -- TER ----------------------------------------------------------------------------------
-    def _ter(self, sums: np.ndarray) -> _Scores:
-        if sums.dtype.kind not in "fi":
-            raise _Unsupported
-        is32 = sums.dtype == np.float32
-        x = sums.astype(np.float64)
-        edits, ref = x[:, 0], x[:, 1]
-        S = len(sums)
-        T32 = np.full(S, is32, dtype=bool)
-        F = np.zeros(S, dtype=bool)
-        q, q32 = _f32_op(edits, T32, ref, T32, np.divide)
-        has = ref > 0
-        score = np.where(has, q, np.where(edits > 0, 1.0, 0.0))
-        score32 = np.where(has, q32, False)
-        v, v32 = _f32_op(100, F, score, score32, np.multiply)
-        return _Scores(v, v32)
-
-
-class _Unsupported(Exception):
-    pass
 
 
 # ------------------------------------------------------------------------------------------
@@ -613,7 +372,7 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
     return res
 
 
-def bootstrap_scores(metric, stats: np.ndarray, n_samples: int, rng: np.random.Generator) -> _Scores:
+def bootstrap_scores(metric, stats: np.ndarray, n_samples: int, rng: np.random.Generator) -> RowScores:
     """Scores of ``n_samples`` bootstrap resamples of one system (sacrebleu's
     ``_bootstrap_resample`` without materialising the resamples). stats: (N, k)."""
     stats = np.asarray(stats)
@@ -980,7 +739,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
 def _without_skipped(metrics: Sequence[Any], stats: List[List[np.ndarray]]) -> List[List[np.ndarray]]:
     """Drop the segments that a metric's ``missing_refs="skip"`` left out (no reference) from
     every system's statistics, so resampling draws only scored segments."""
-    masks = [m.skipped_segments() for m in metrics if hasattr(m, "skipped_segments")]
+    masks = [m.skipped_segments() for m in metrics if isinstance(m, Metric)]
     masks = [x for x in masks if x is not None]
     if not masks:
         return stats
@@ -989,11 +748,9 @@ def _without_skipped(metrics: Sequence[Any], stats: List[List[np.ndarray]]) -> L
 
 
 def _default_metrics():
-    try:
-        from .metrics.bleu import BLEU
-    except ImportError:  # pragma: no cover - until mtscore.BLEU lands
-        from sacrebleu.metrics import BLEU
-    return [BLEU()]
+    from .metrics.registry import make_metric
+
+    return [make_metric("bleu")]
 
 
 def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequence[str]]]],

@@ -15,8 +15,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+try:  # Python >= 3.8
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore[assignment]
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from .resampled import RowScores
 
 #: sacrebleu version whose numbers mtscore reproduces; printed in signatures.
 SACREBLEU_VERSION = "2.6.0"
@@ -148,25 +155,57 @@ class Signature:
     __repr__ = __str__
 
 
-class Metric:
-    """Base class. Subclasses set ``_SIGNATURE_TYPE`` and implement ``_prepare_refs``,
-    ``_stats_from_prepared`` and ``compute_score_from_stats``.
+class Prepared(Protocol):
+    """References prepared by :meth:`Metric.prepare` (tokenized, n-gram tables built, ...):
+    opaque to callers except for this interface, which every metric's prepared object has."""
 
-    ``_prepare_refs(refs)`` turns K reference streams into an opaque prepared object that is
-    reused for every system scored against it (the reference work is done once);
-    ``_stats_from_prepared(hyps, prepared)`` returns the ``(N, k)`` statistics matrix.
+    #: number of segments
+    n: int
+    #: sacrebleu's ``num_refs`` of these references (-1: it varies per segment)
+    num_refs: int
+
+    def slice(self, a: int, z: int) -> "Prepared":
+        """Segments ``a:z`` (sharing the prepared state, no copy of it)."""
+
+    def missing(self) -> "Optional[np.ndarray]":
+        """bool (n,): segments without any reference, or None when every segment has one."""
+
+
+class Metric:
+    """The metric contract: every metric (lexical, edit-distance, embedding) implements
+
+    * :meth:`prepare` ``(refs) -> Prepared``: the reference work, done once and reused for
+      every system and resample;
+    * :meth:`stats` ``(hyps, prepared) -> (N, k) ndarray``: per-segment sufficient statistics
+      (int64 for BLEU/chrF; float64 for TER, whose 2nd column is a mean length; P/R/F/1 for
+      BERTScore);
+    * :meth:`compute_score_from_stats` ``(row) -> Score``: the score of a (summed) statistics
+      row, with sacrebleu's exact operation order (bit-identical floats);
+    * :meth:`scores_from_stats` ``(stats) -> float64 (N,)``: every row's score at once,
+      bit-identical to ``compute_score_from_stats`` row by row (default: that loop);
+    * :meth:`get_signature`.
+
+    Optional hooks have working defaults: :meth:`stats_and_scores` (statistics and sentence
+    scores in one pass), :meth:`rows_stats_and_scores` with ``dedupes_outputs = True`` (score
+    each distinct (segment, output) pair of several systems once), :meth:`prepares_rows_once`
+    and ``cheap_references`` (how the batch API may chunk a corpus). Everything else (corpus
+    and sentence scores, streaming, the batch API, bootstrap and paired tests, the CLI) is
+    built on these hooks, because the statistics are additive.
     """
 
     _SIGNATURE_TYPE = Signature
 
     #: prepared references take little memory per segment (TER: token ids), so the batch API
     #: may prepare them for larger steps of a corpus
-    _small_chunk_references: bool = False
+    cheap_references: bool = False
+    #: implements :meth:`rows_stats_and_scores`, so several systems' repeated outputs are
+    #: scored once
+    dedupes_outputs: bool = False
 
-    def _prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
+    def prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
         """Whether the batch API should prepare the ``n_rows`` distinct reference rows of a
-        chunked corpus once for all its chunks (lexical metrics, within their memory bound)
-        rather than chunk by chunk."""
+        chunked corpus once for all its chunks (``prepare(refs, rows=...)``; lexical metrics,
+        within their memory bound) rather than chunk by chunk."""
         return False
 
     def __init__(self, missing_refs: str = "error") -> None:
@@ -179,15 +218,31 @@ class Metric:
         self.missing_refs = check_missing_refs_policy(missing_refs, type(self).__name__)
         # num_refs is set when references are first prepared; get_signature() raises before
 
-    # ---- to implement -------------------------------------------------------------
-    def _prepare_refs(self, refs):  # pragma: no cover - abstract
+    # ---- the contract --------------------------------------------------------------
+    def prepare(self, refs, rows=None) -> Prepared:  # pragma: no cover - abstract
+        """K reference streams of N segments (``None`` = no reference) -> prepared references.
+        ``rows``: optionally ``(first, seg_map)``, the distinct reference rows of ``refs``
+        (see ``lexical.repeated_rows``), which a metric may use to prepare each row once."""
         raise NotImplementedError
 
-    def _stats_from_prepared(self, hyps, prepared):  # pragma: no cover - abstract
+    def stats(self, hyps, prepared) -> "np.ndarray":  # pragma: no cover - abstract
+        """``(N, k)`` statistics of N hypotheses against ``prepared`` (N segments)."""
         raise NotImplementedError
 
     def compute_score_from_stats(self, stats) -> Score:  # pragma: no cover - abstract
+        """The score of one (summed) statistics row (a list or a numpy row)."""
         raise NotImplementedError
+
+    def stats_and_scores(self, hyps, prepared, sentence_level: bool = True) -> tuple:
+        """``(stats (N, k), sentence scores float64 (N,) or None)`` in one pass."""
+        st = self.stats(hyps, prepared)
+        return st, self.scores_from_stats(st) if sentence_level else None
+
+    def rows_stats_and_scores(self, hyps: List[str], rows, prepared,
+                              sentence_level: bool = True) -> tuple:  # pragma: no cover
+        """Statistics (and sentence scores) of ``hyps[j]`` against prepared segment ``rows[j]``
+        (int64, ascending); metrics with ``dedupes_outputs = True`` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} does not score rows of a prepared set")
 
     # sacrebleu spelling, so code written against sacrebleu's internals keeps working
     def _compute_score_from_stats(self, stats) -> Score:
@@ -212,12 +267,12 @@ class Metric:
     def prepare_references(self, refs):
         """Prepare (tokenize, build n-gram tables for) K reference streams once and keep them
         as the metric's cached references, like sacrebleu's ``references=`` argument."""
-        self._ref_cache = self._prepare_refs(refs)
+        self._ref_cache = self.prepare(refs)
         return self._ref_cache
 
     def _get_prepared(self, refs):
         if refs is not None:
-            return self._prepare_refs(refs)
+            return self.prepare(refs)
         if self._ref_cache is None:
             raise RuntimeError("No references provided and the cache is empty.")
         return self._ref_cache
@@ -228,7 +283,7 @@ class Metric:
             # validate the layout against the hypotheses first (clear transposed-layout errors)
             hyps = self._coerce_hyps(hyps)
             refs = self._coerce_refs(refs, len(hyps))
-        return self._stats_from_prepared(hyps, self._get_prepared(refs))
+        return self.stats(hyps, self._get_prepared(refs))
 
     def _unreferenced(self, missing: "np.ndarray", warn: bool = True) -> "Optional[np.ndarray]":
         """Apply the ``missing_refs`` policy to ``missing`` (bool (N,): segments with no
@@ -257,21 +312,26 @@ class Metric:
     def _check_hyps(self, hyps) -> None:
         """Warnings about one system's hypotheses (BLEU: tokenized input); none by default."""
 
-    def _sentence_scores(self, stats) -> "np.ndarray":
-        """The sentence score of every row of an ``(N, k)`` stats matrix, float64 (N,): the
-        metric's batch kernel when it has one, else ``compute_score_from_stats`` row by row."""
+    def scores_from_stats(self, stats) -> "np.ndarray":
+        """The sentence score of every row of an ``(N, k)`` stats matrix, float64 (N,), each
+        equal to ``compute_score_from_stats(row).score`` (BLEU/chrF: one kernel call)."""
         import numpy as np
 
-        batch = getattr(self, "sentence_scores_from_stats", None)
-        if batch is not None:
-            try:
-                return batch(stats)
-            except NotImplementedError:
-                pass
         return np.array([self.compute_score_from_stats(list(row)).score for row in stats],
                         dtype=np.float64)
 
-    def _systems_stats_and_scores(self, systems: List[List[str]], prepared,
+    def resampled_scores(self, sums: "np.ndarray") -> "Optional[RowScores]":
+        """Scores of many summed-statistics rows ((S, k): float32 bootstrap sums, int64/float64
+        AR sums) at once, with sacrebleu's scalar semantics (see ``metrics.resampled``); None:
+        no vectorised formula, the significance tests call ``compute_score_from_stats`` row
+        by row. May raise ``resampled.Unsupported`` for rows it cannot reproduce exactly."""
+        return None
+
+    def sentence_scores_from_stats(self, stats) -> "np.ndarray":
+        """Alias of :meth:`scores_from_stats` (its name before the metric contract)."""
+        return self.scores_from_stats(stats)
+
+    def systems_stats_and_scores(self, systems: List[List[str]], prepared,
                                   sentence_level: bool = True) -> list:
         """Several systems' outputs for the same N segments against one prepared reference
         set: ``[(stats (N, k), sentence scores float64 (N,) or None), ...]``, one pair per
@@ -280,7 +340,7 @@ class Metric:
         A segment's statistics depend only on its hypothesis and its references, so each
         distinct (segment, hypothesis) pair is scored once (systems often agree: 26 % of the
         pairs of 20 newstest2021 en-de systems repeat) through the metric's
-        ``_rows_stats_and_scores(hyps, rows, prepared, sentence_level)`` hook, which scores
+        ``rows_stats_and_scores(hyps, rows, prepared, sentence_level)`` hook, which scores
         ``hyps[j]`` against prepared segment ``rows[j]`` (rows ascending)."""
         from ...kernels._text import dedupe_columns
 
@@ -296,9 +356,9 @@ class Metric:
         if missing is not None:  # the policy once, counted in segments (not distinct pairs)
             self._unreferenced(missing)
         strings, rows, index = dedupe_columns(systems)
-        stats, scores = self._rows_stats_and_scores(strings, rows, prepared, sentence_level)
+        stats, scores = self.rows_stats_and_scores(strings, rows, prepared, sentence_level)
         if scores is None and sentence_level:
-            scores = self._sentence_scores(stats)
+            scores = self.scores_from_stats(stats)
         return [(stats[ix], None if scores is None else scores[ix]) for ix in index]
 
     def systems_stats(self, systems: Sequence, refs=None) -> list:
@@ -307,10 +367,10 @@ class Metric:
         ``(N, k)`` arrays, one per system, each equal to ``corpus_stats(system, refs)``. The
         reference work is done once and, where the metric supports it (BLEU, chrF, TER), each
         distinct (segment, output) pair is scored once."""
-        if len(systems) > 1 and hasattr(self, "_rows_stats_and_scores"):
+        if len(systems) > 1 and self.dedupes_outputs:
             if refs is not None:
                 refs = self._coerce_refs(refs, len(self._coerce_hyps(systems[0])))
-            return [st for st, _ in self._systems_stats_and_scores(
+            return [st for st, _ in self.systems_stats_and_scores(
                 systems, self._get_prepared(refs), sentence_level=False)]
         if refs is not None and len(systems) > 1:
             self.prepare_references(refs)
@@ -364,3 +424,14 @@ def unreferenced_mask(streams) -> "np.ndarray":
             return np.zeros(n, dtype=bool)
         missing &= row == 0
     return missing
+
+
+def check_sentence_args(metric, hyp, refs) -> None:
+    """sacrebleu's argument checks of ``sentence_score(hyp, refs)`` (TypeError, its messages)."""
+    prefix = type(metric).__name__
+    if not isinstance(hyp, str):
+        raise TypeError(f"{prefix}: The argument `hyp` should be a string.")
+    if isinstance(refs, str) or not isinstance(refs, Sequence) or len(refs) == 0:
+        raise TypeError(f"{prefix}: The argument `refs` should be a sequence of strings.")
+    if not isinstance(refs[0], str) and refs[0] is not None:
+        raise TypeError(f"{prefix}: Each element of `refs` should be a string.")

@@ -14,7 +14,8 @@ import numpy as np
 
 from ...kernels import _ngram, _text
 from ..tokenizers import TOKENIZER_MAP, TOKENIZERS, Tokenizer
-from .base import Score, Signature
+from .base import Score, Signature, check_sentence_args
+from . import resampled
 from .lexical import LexicalMetric
 
 log = logging.getLogger("mtscore")
@@ -115,7 +116,7 @@ class BLEU(LexicalMetric):
         self.tokenizer = Tokenizer(best)
         self.tokenizer_signature = self.tokenizer.signature()
         if references is not None:
-            self._ref_cache = self._prepare_refs(references)
+            self._ref_cache = self.prepare(references)
 
     # ---- preprocessing ---------------------------------------------------------------
     def _lower(self, texts: List[str]) -> List[str]:
@@ -192,7 +193,14 @@ class BLEU(LexicalMetric):
             smooth_method=self.smooth_method, smooth_value=self.smooth_value,
             effective_order=self.effective_order, max_ngram_order=n)
 
-    def sentence_scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
+    def resampled_scores(self, sums: np.ndarray):
+        """Vectorised BLEU of many summed rows (bootstrap / AR; see ``metrics.resampled``)."""
+        if (sums.shape[1] != 2 + 2 * int(self.max_ngram_order)
+                or self.smooth_method not in self.SMOOTH_DEFAULTS):
+            return None
+        return resampled.bleu_scores(self, sums)
+
+    def scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
         """Sentence BLEU of every row of an ``(N, 2 + 2 * order)`` int64 stats matrix -> float64 (N,).
 
         Bit-identical to ``sentence_score`` with this object's options, computed in one kernel call."""
@@ -206,16 +214,6 @@ class BLEU(LexicalMetric):
         """BLEU of one hypothesis against one or more reference strings."""
         if not self.effective_order:
             log.warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
-        _check_sentence_args(self, hypothesis, references)
+        check_sentence_args(self, hypothesis, references)
         stats = self.corpus_stats([hypothesis], [[r] for r in references])
         return self.compute_score_from_stats(self.sum_stats(stats))
-
-
-def _check_sentence_args(metric, hyp, refs) -> None:
-    prefix = type(metric).__name__
-    if not isinstance(hyp, str):
-        raise TypeError(f"{prefix}: The argument `hyp` should be a string.")
-    if isinstance(refs, str) or not isinstance(refs, Sequence) or len(refs) == 0:
-        raise TypeError(f"{prefix}: The argument `refs` should be a sequence of strings.")
-    if not isinstance(refs[0], str) and refs[0] is not None:
-        raise TypeError(f"{prefix}: Each element of `refs` should be a string.")

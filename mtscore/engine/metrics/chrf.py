@@ -11,8 +11,8 @@ from typing import List, Optional, Sequence
 import numpy as np
 
 from ...kernels import _ngram, _text
-from .base import Score, Signature
-from .bleu import _check_sentence_args
+from . import resampled
+from .base import Score, Signature, check_sentence_args
 from .lexical import LexicalMetric
 
 
@@ -69,7 +69,7 @@ class CHRF(LexicalMetric):
         self.whitespace = whitespace
         self.eps_smoothing = eps_smoothing
         if references is not None:
-            self._ref_cache = self._prepare_refs(references)
+            self._ref_cache = self.prepare(references)
 
     def _encode(self, texts: List[str], vocab):
         if self.lowercase:
@@ -135,13 +135,19 @@ class CHRF(LexicalMetric):
     def compute_score_from_stats(self, stats) -> CHRFScore:
         return CHRFScore(self._compute_f_score(stats), self.char_order, self.word_order, self.beta)
 
-    def sentence_scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
+    def resampled_scores(self, sums: np.ndarray):
+        """Vectorised chrF of many summed rows (bootstrap / AR; see ``metrics.resampled``)."""
+        if sums.shape[1] != 3 * self.order or not isinstance(self.beta, (int, float)):
+            return None
+        return resampled.chrf_scores(self, sums)
+
+    def scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
         """chrF of every row of an ``(N, 3 * order)`` stats matrix -> float64 (N,), bit-identical
         to ``sentence_score``."""
         return _ngram.chrf_f_scores(np.ascontiguousarray(stats, dtype=np.int64),
                                     float(self.beta ** 2), bool(self.eps_smoothing))
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore:
-        _check_sentence_args(self, hypothesis, references)
+        check_sentence_args(self, hypothesis, references)
         stats = self.corpus_stats([hypothesis], [[r] for r in references])
         return self.compute_score_from_stats(self.sum_stats(stats))

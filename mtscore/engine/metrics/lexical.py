@@ -186,6 +186,7 @@ class LexicalMetric(Metric):
 
     #: threads used to prepare references and score hypotheses (0 = all cores)
     workers: int = 1
+    dedupes_outputs = True
 
     def _prepare_chunk(self, streams, present):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -197,8 +198,10 @@ class LexicalMetric(Metric):
         """Options that change reference preparation (part of the reuse key)."""
         raise NotImplementedError
 
-    def _prepare_refs(self, refs) -> PreparedRefs:
+    def prepare(self, refs, rows=None) -> PreparedRefs:
         streams = self._coerce_refs(refs)
+        if rows is not None:  # distinct rows known (a long table): prepare each once, uncached
+            return self._prepare_streams(streams, rows)
         key = (type(self).__name__, self._prep_config(), resolve_workers(self.workers))
         with _PREPARED_LOCK:
             hit = _PREPARED.get(key)
@@ -252,7 +255,10 @@ class LexicalMetric(Metric):
         return PreparedRefs(n, run_parallel(prep, bounds, w), self.num_refs, seg_map,
                             row_missing if row_missing.any() else None)
 
-    def _stats_and_scores(self, hyps, prepared: PreparedRefs, check: bool = True):
+    def stats_and_scores(self, hyps, prepared: PreparedRefs, sentence_level: bool = True,
+                         check: bool = True):
+        """``(stats, sentence scores or None)``; the chrF kernel gives the scores in the same
+        pass, BLEU's come from :meth:`scores_from_stats` when ``sentence_level``."""
         hyps = self._coerce_hyps(hyps)
         if len(hyps) != prepared.n:
             raise ValueError(
@@ -275,22 +281,23 @@ class LexicalMetric(Metric):
                 stats, scores = self._stats_by_row_chunk(hyps, prepared, w)
         if skip is not None:
             stats[skip] = 0
-            if scores is None:
-                scores = self.sentence_scores_from_stats(stats)
+        if scores is None and (sentence_level or skip is not None):
+            scores = self.scores_from_stats(stats)
+        if skip is not None:
             scores[skip] = np.nan
         return stats, scores
 
-    def _rows_stats_and_scores(self, hyps: List[str], rows, prepared: PreparedRefs,
+    def rows_stats_and_scores(self, hyps: List[str], rows, prepared: PreparedRefs,
                                sentence_level: bool = True):
         """Statistics of ``hyps[j]`` against prepared segment ``rows[j]`` (int64, ascending:
         consecutive hypotheses of one segment then share the kernel's reference table), for
-        :meth:`Metric._systems_stats_and_scores`."""
+        :meth:`Metric.systems_stats_and_scores`."""
         if prepared.seg_map is not None:
             rows = prepared.seg_map[rows]
         view = PreparedRefs(len(hyps), prepared.chunks, prepared.num_refs, rows,
                             prepared.row_missing)
         view.lock = prepared.lock
-        return self._stats_and_scores(hyps, view, check=False)
+        return self.stats_and_scores(hyps, view, sentence_level, check=False)
 
     def _stats_by_row_chunk(self, hyps, prepared: PreparedRefs, w: int):
         """Deduplicated references: each chunk scores the segments whose reference row it
@@ -333,7 +340,7 @@ class LexicalMetric(Metric):
         chunk_size`` for BLEU (~210 MB held). More distinct rows than that: chunk by chunk."""
         return chunk_size * 16384 // self._REF_ROW_BYTES
 
-    def _prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
+    def prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
         return n_rows <= self.max_shared_rows(chunk_size)
 
     def corpus_stats(self, hyps, refs=None):
@@ -345,14 +352,14 @@ class LexicalMetric(Metric):
         streams = self._coerce_refs(refs, len(hyps))
         n = len(hyps)
         if n <= self.chunk_size:
-            return self._stats_from_prepared(hyps, self._prepare_refs(streams))
+            return self.stats(hyps, self.prepare(streams))
         rows = repeated_rows(streams, max_distinct=self.max_shared_rows(self.chunk_size))
         if rows is not None:
             # few distinct reference rows (a multi-system table): prepare them once (bounded
             # like one chunk) and score the hypotheses chunk by chunk against them
             prepared = self._prepare_streams(streams, rows)
             return np.concatenate([
-                self._stats_from_prepared(hyps[a:a + self.chunk_size],
+                self.stats(hyps[a:a + self.chunk_size],
                                           prepared.slice(a, min(n, a + self.chunk_size)))
                 for a in range(0, n, self.chunk_size)])
         num_refs = count_refs(present_mask(streams))
@@ -360,20 +367,17 @@ class LexicalMetric(Metric):
         for a in range(0, n, self.chunk_size):
             z = min(n, a + self.chunk_size)
             prepared = self._prepare_streams([st[a:z] for st in streams])
-            parts.append(self._stats_from_prepared(hyps[a:z], prepared))
+            parts.append(self.stats(hyps[a:z], prepared))
         self.num_refs = num_refs
         return np.concatenate(parts)
 
-    def _stats_from_prepared(self, hyps, prepared: PreparedRefs) -> np.ndarray:
-        return self._stats_and_scores(hyps, prepared)[0]
-
-    def sentence_scores_from_stats(self, stats: np.ndarray) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    def stats(self, hyps, prepared: PreparedRefs) -> np.ndarray:
+        return self.stats_and_scores(hyps, prepared, False)[0]
 
     def segment_scores(self, hyps, refs=None):
         """``(stats (N, k), sentence scores float64 (N,))`` in one pass; each sentence score equals
         ``sentence_score(hyps[i], [r[i] for r in refs])``."""
-        stats, scores = self._stats_and_scores(hyps, self._get_prepared(refs))
+        stats, scores = self.stats_and_scores(hyps, self._get_prepared(refs))
         if scores is None:
-            scores = self.sentence_scores_from_stats(stats)
+            scores = self.scores_from_stats(stats)
         return stats, scores

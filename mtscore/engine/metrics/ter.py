@@ -6,7 +6,7 @@ its references (Tercom semantics). The corpus score is ``100 * sum(edits) / sum(
 
 Work split:
 
-* references are normalised + interned ONCE per metric (``_prepare_refs``) into int32 token ids
+* references are normalised + interned ONCE per metric (``prepare``) into int32 token ids
   and reused for every system scored against them (with sacrebleu's quirk: references are
   Tercom-normalised twice, which changes tokens under ``normalized=True``);
 * the Tercom normaliser and the shift search run compiled (``mtscore.kernels._ter``), the
@@ -22,6 +22,7 @@ import numpy as np
 
 from ...kernels import _ter
 from ...kernels._text import take
+from . import resampled
 from .base import Metric, Score, Signature
 from .lexical import _pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 
@@ -146,7 +147,8 @@ class TER(Metric):
     """
 
     _SIGNATURE_TYPE = TERSignature
-    _small_chunk_references = True  # token ids only
+    cheap_references = True  # token ids only
+    dedupes_outputs = True
 
     def __init__(self, normalized: bool = False, no_punct: bool = False,
                  asian_support: bool = False, case_sensitive: bool = False,
@@ -161,7 +163,7 @@ class TER(Metric):
         self.workers = workers
         self._vocab = _ter.TercomVocab()
         if references is not None:
-            self._ref_cache = self._prepare_refs(references)
+            self._ref_cache = self.prepare(references)
 
     # ---- text -> token ids ----------------------------------------------------------------
     def tokenize(self, texts: List[str]):
@@ -198,7 +200,7 @@ class TER(Metric):
         return [self._vocab.token(int(i)) for i in ids]
 
     # ---- Metric hooks -------------------------------------------------------------------
-    def _prepare_refs(self, refs) -> _PreparedRefs:
+    def prepare(self, refs, rows=None) -> _PreparedRefs:
         streams = self._coerce_refs(refs)
         n = len(streams[0])
         flat: List[str] = []
@@ -222,7 +224,7 @@ class TER(Metric):
         ids, offsets = self.tokenize_refs(flat)
         return _PreparedRefs(n, ids, offsets, seg_refs, num_refs)
 
-    def _stats_from_prepared(self, hyps, prepared: _PreparedRefs, warn: bool = True) -> np.ndarray:
+    def stats(self, hyps, prepared: _PreparedRefs, warn: bool = True) -> np.ndarray:
         hyps = self._coerce_hyps(hyps)
         if len(hyps) != prepared.n:
             raise ValueError(
@@ -234,7 +236,7 @@ class TER(Metric):
             keep = np.flatnonzero(~skip)
             out = np.zeros((len(hyps), 2), dtype=np.float64)
             if len(keep):
-                out[keep] = self._rows_stats_and_scores(take(hyps, keep), keep, prepared)[0]
+                out[keep] = self.rows_stats_and_scores(take(hyps, keep), keep, prepared)[0]
             return out
         workers = max(1, int(self.workers))
         if workers > 1 and len(hyps) >= 2 * _PIPE_CHUNK:
@@ -243,10 +245,10 @@ class TER(Metric):
         return ter_stats(hyp_ids, hyp_offsets, prepared.ref_ids, prepared.ref_offsets,
                          prepared.seg_refs, workers=workers)
 
-    def _rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: _PreparedRefs,
+    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: _PreparedRefs,
                                sentence_level: bool = True):
         """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
-        (for :meth:`Metric._systems_stats_and_scores`): the references of those segments are
+        (for :meth:`Metric.systems_stats_and_scores`): the references of those segments are
         gathered into a CSR set of their own, one entry per hypothesis, and scored as usual."""
         rows = np.asarray(rows, dtype=np.int64)
         first, nrefs = prepared.seg_refs[rows], np.diff(prepared.seg_refs)[rows]
@@ -261,7 +263,7 @@ class TER(Metric):
         tokens = np.repeat(starts - ref_offsets[:-1], lens) + np.arange(ref_offsets[-1], dtype=np.int64)
         gathered = _PreparedRefs(len(rows), np.ascontiguousarray(prepared.ref_ids[tokens]),
                                  ref_offsets, seg_refs, prepared.num_refs)
-        return self._stats_from_prepared(hyps, gathered, warn=False), None
+        return self.stats(hyps, gathered, warn=False), None
 
     def _pipelined_stats(self, hyps: List[str], prepared: _PreparedRefs, workers: int) -> np.ndarray:
         """Several threads: the calling thread tokenises chunks of ``_PIPE_CHUNK`` hypotheses
@@ -300,6 +302,10 @@ class TER(Metric):
         # add.accumulate is a strictly sequential left-to-right sum
         ref_len = float(np.add.accumulate(stats[:, 1])[-1])
         return [edits, ref_len]
+
+    def resampled_scores(self, sums: np.ndarray):
+        """Vectorised TER of many summed rows (bootstrap / AR; see ``metrics.resampled``)."""
+        return resampled.ter_scores(sums) if sums.shape[1] == 2 else None
 
     def compute_score_from_stats(self, stats) -> TERScore:
         """sacrebleu ``TER._compute_score_from_stats`` with the same operations, so it is also
