@@ -159,6 +159,8 @@ def test_edge_cases(plain):
     assert np.all((f[[2, 3, 4, 5, 6, 7, 9]] > 0) & (f[[2, 3, 4, 5, 6, 7, 9]] <= 1 + 1e-6))
     _check(type(ours)(ours.precision[-k:], ours.recall[-k:], ours.f1[-k:]),
            tuple(t[-k:] for t in theirs), "edge")
+    # the long edge pair is cut at 512 tokens on both sides, as bert_score cuts it, and counted
+    assert (ours.truncated_candidates, ours.truncated_references, ours.max_length) == (1, 1, 512)
 
 
 def test_idf_matches_bert_score(bert_score_mod, model_dir, pairs, cache_dir):

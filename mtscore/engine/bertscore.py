@@ -3,7 +3,10 @@
 Rules reproduced from bert_score (see shared/reference/bertscore-onnx.md):
 
 * sentences are ``strip()``-ed, tokenised with their special tokens and truncated to
-  ``model_max_length`` (512) keeping them; ``""`` is ``[CLS][SEP]``;
+  ``model_max_length`` (512 for the packaged MiniLM) keeping them; ``""`` is ``[CLS][SEP]``.
+  bert_score cuts silently; mtscore cuts the same way (parity) but says so: one
+  :class:`BERTScoreTruncationWarning` per scoring call with the number of cut candidates and
+  references, also kept on the result (``truncated_candidates``, ``truncated_references``);
 * the embedding is ``hidden_states[layer]``; every token (specials included) is L2-normalised
   and takes part in the greedy max, but specials weigh 0 in the averages;
 * idf (optional) is computed over the references: ``log((M+1)/(df+1))`` with df over sets of token
@@ -18,8 +21,12 @@ CLI / significance machinery report ``100 * mean F``.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
+import logging
+import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -28,23 +35,55 @@ import numpy as np
 
 from .metrics.base import Metric, Score
 
-__all__ = ["BERTScore", "BERTScoreResult", "read_baseline", "compute_baseline", "write_baseline",
-           "run_cli"]
+__all__ = ["BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "read_baseline",
+           "compute_baseline", "write_baseline", "run_cli"]
 
 #: segments per chunk when streaming; bounds the embedding memory (chunk x (1 + K) sentences).
 DEFAULT_CHUNK = 4096
+
+log = logging.getLogger(__name__)
+
+
+class BERTScoreTruncationWarning(UserWarning):
+    """Some segments were longer than the model's maximum length and were cut (as bert_score
+    does); one per scoring call, with the counts."""
+
+
+def _truncation_message(n_cands: int, n_refs: int, max_length: int) -> str:
+    return (f"BERTScore: {n_cands} candidate(s) and {n_refs} reference(s) longer than the model's "
+            f"{max_length} tokens were truncated (bert_score does the same); their scores ignore the "
+            "text beyond that point, split long segments (e.g. into sentences) to score all of it")
+
+
+def _warn_truncated(n_cands: int, n_refs: int, max_length: int, stacklevel: int = 4) -> None:
+    """One :class:`BERTScoreTruncationWarning` for a scoring call, if anything was cut;
+    ``stacklevel`` 4 points at the caller of ``BERTScore.score``."""
+    if n_cands or n_refs:
+        warnings.warn(_truncation_message(n_cands, n_refs, max_length), BERTScoreTruncationWarning,
+                      stacklevel=stacklevel)
 
 
 @dataclass
 class BERTScoreResult:
     """Per-segment BERTScore. ``precision``/``recall``/``f1``: float64 ``[N]`` in bert_score's scale
-    (0..1 before rescaling). Means are the corpus scores."""
+    (0..1 before rescaling). Means are the corpus scores (NaN for N = 0).
+
+    ``truncated_candidates`` / ``truncated_references``: how many candidate segments / reference
+    entries (over all K streams) were longer than ``max_length`` tokens and cut before encoding;
+    ``n_truncated`` is their sum. A nonzero count also raised one :class:`BERTScoreTruncationWarning`."""
 
     precision: np.ndarray
     recall: np.ndarray
     f1: np.ndarray
     signature: str = ""
     hash: str = field(default="", repr=False)
+    truncated_candidates: int = 0
+    truncated_references: int = 0
+    max_length: int = 0
+
+    @property
+    def n_truncated(self) -> int:
+        return self.truncated_candidates + self.truncated_references
 
     @property
     def P(self) -> np.ndarray:
@@ -97,27 +136,52 @@ class BERTScoreSignature:
 
 def read_baseline(path: Union[str, Path], layer: int) -> np.ndarray:
     """float64 ``[3]`` (P, R, F) baseline for ``layer`` from a bert_score baseline file
-    (CSV despite the .tsv name: header ``LAYER,P,R,F``, one row per layer 0..L; row index = layer)."""
+    (CSV despite the .tsv name: header ``LAYER,P,R,F``, one row per layer 0..L; row index = layer).
+    A malformed file raises ValueError naming ``--rescale-baseline``, the file, the line and the
+    problem (wrong number of columns, not a number, not finite, >= 1 which would divide by <= 0)."""
     path = Path(path)
+    opt = f"--rescale-baseline {path}"
+    if path.is_dir():
+        raise IsADirectoryError(f"{opt}: is a directory; expected a baseline file (CSV LAYER,P,R,F)")
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: baseline file not found (make one with "
-                                "`python -m mtscore.engine.bertscore baseline --corpus FILE --out FILE`)")
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        header = f.readline().strip().split(",")
-        if [h.strip().upper() for h in header[-3:]] != ["P", "R", "F"]:
-            raise ValueError(f"{path}:1: expected a header ending in P,R,F, got {','.join(header)}")
-        for ln, line in enumerate(f, start=2):
-            if line.strip():
-                parts = line.strip().split(",")
-                try:
-                    rows.append([float(x) for x in parts[-3:]])
-                except ValueError:
-                    raise ValueError(f"{path}:{ln}: not a number in {line.strip()!r}") from None
+        raise FileNotFoundError(f"{opt}: baseline file not found (make one with "
+                                "`mtscore bertscore-baseline --corpus FILE --out FILE`)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            rows = _baseline_rows(f, opt)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{opt}: not UTF-8 text ({e.reason} at byte {e.start}); expected bert_score's "
+                         "CSV baseline format LAYER,P,R,F") from None
     if not 0 <= layer < len(rows):
-        raise ValueError(f"{path}: no baseline row for layer {layer} (file has layers 0..{len(rows) - 1})")
+        raise ValueError(f"{opt}: no baseline row for layer {layer} "
+                         f"(file has layers 0..{len(rows) - 1}; --layer picks the row)")
     # bert_score: torch.from_numpy(...).float() -> the baseline is applied in float32
     return np.asarray(rows[layer], dtype=np.float32).astype(np.float64)
+
+
+def _baseline_rows(f, opt: str) -> List[List[float]]:
+    """The P, R, F rows of an open baseline file, checked (see :func:`read_baseline`)."""
+    header = [h.strip() for h in f.readline().strip().split(",")]
+    if [h.upper() for h in header[-3:]] != ["P", "R", "F"]:
+        raise ValueError(f"{opt}:1: expected a header ending in P,R,F (bert_score's LAYER,P,R,F), "
+                         f"got {','.join(header)!r}")
+    rows = []
+    for ln, line in enumerate(f, start=2):
+        if not line.strip():
+            continue
+        parts = line.strip().split(",")
+        if len(parts) != len(header):
+            raise ValueError(f"{opt}:{ln}: {len(parts)} field(s) in {line.strip()!r}, the header has "
+                             f"{len(header)} ({','.join(header)})")
+        try:
+            vals = [float(x) for x in parts[-3:]]
+        except ValueError:
+            raise ValueError(f"{opt}:{ln}: not a number in {line.strip()!r}") from None
+        if not all(math.isfinite(v) and v < 1.0 for v in vals):
+            raise ValueError(f"{opt}:{ln}: baseline values must be finite and below 1 "
+                             f"(rescaling divides by 1 - b), got {line.strip()!r}")
+        rows.append(vals)
+    return rows
 
 
 def write_baseline(path: Union[str, Path], table: np.ndarray) -> None:
@@ -208,7 +272,8 @@ class BERTScore(Metric):
 
         if encoder is None:
             encoder = load_encoder(model, layer, device=device, threads=threads,
-                                   batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS, fused=fused,
+                                   batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens,
+                                   fused=fused,
                                    quantize=quantize, precision=precision, cache_dir=cache_dir)
         self.encoder = encoder
         if reuse_embeddings and encoder.memo is None:
@@ -344,13 +409,17 @@ class BERTScore(Metric):
         self.num_refs = len(streams)
         table = self._weights_table(prepared)
         parts = list(self._iter_chunks(cands, streams, table))
-        out = np.concatenate(parts, axis=0) if parts else np.zeros((0, 3))
-        return self._result(out)
+        out = np.concatenate([p[0] for p in parts], axis=0) if parts else np.zeros((0, 3))
+        n_cands, n_refs = sum(p[1] for p in parts), sum(p[2] for p in parts)
+        _warn_truncated(n_cands, n_refs, self.tokenizer.max_length)
+        return self._result(out, n_cands, n_refs)
 
-    def _result(self, out: np.ndarray) -> BERTScoreResult:
+    def _result(self, out: np.ndarray, n_cands: int = 0, n_refs: int = 0) -> BERTScoreResult:
         sig = str(self.get_signature())
         return BERTScoreResult(np.ascontiguousarray(out[:, 0]), np.ascontiguousarray(out[:, 1]),
-                               np.ascontiguousarray(out[:, 2]), signature=sig)
+                               np.ascontiguousarray(out[:, 2]), signature=sig,
+                               truncated_candidates=int(n_cands), truncated_references=int(n_refs),
+                               max_length=self.tokenizer.max_length)
 
     def _weights_table(self, prepared: Optional[_Prepared]) -> np.ndarray:
         if self._fixed_idf is not None:
@@ -366,21 +435,30 @@ class BERTScore(Metric):
                     ) -> Iterator[np.ndarray]:
         """Stream: yields float64 ``[n_chunk, 3]`` (P, R, F) blocks of ``chunk_size`` segments.
         ``cands`` and each reference stream may be lazy iterables (e.g. open files); memory stays
-        bounded by the chunk. idf must be off, supplied, or computed from ``idf_sents``."""
+        bounded by the chunk. idf must be off, supplied, or computed from ``idf_sents``.
+        Truncated segments are counted over the whole stream and reported by one
+        :class:`BERTScoreTruncationWarning` when the stream ends (or is closed)."""
         table = self._weights_table(None)
         it = zip(cands, *refs)
-        while True:
-            block = list(itertools.islice(it, self.chunk_size))
-            if not block:
-                return
-            c = [b[0].rstrip("\n") for b in block]
-            ss = [[(b[k + 1].rstrip("\n") if b[k + 1] is not None else None) for b in block]
-                  for k in range(len(refs))]
-            yield from self._iter_chunks(c, ss, table)
+        n_cands = n_refs = 0
+        try:
+            while True:
+                block = list(itertools.islice(it, self.chunk_size))
+                if not block:
+                    return
+                c = [b[0].rstrip("\n") for b in block]
+                ss = [[(b[k + 1].rstrip("\n") if b[k + 1] is not None else None) for b in block]
+                      for k in range(len(refs))]
+                for out, tc, tr in self._iter_chunks(c, ss, table):
+                    n_cands, n_refs = n_cands + tc, n_refs + tr
+                    yield out
+        finally:
+            _warn_truncated(n_cands, n_refs, self.tokenizer.max_length, stacklevel=3)
 
     # ---- core -----------------------------------------------------------------------------
     def _iter_chunks(self, cands: List[str], streams: List[List[Optional[str]]],
-                     table: np.ndarray) -> Iterator[np.ndarray]:
+                     table: np.ndarray) -> Iterator[Tuple[np.ndarray, int, int]]:
+        """``(prf [n_chunk, 3], truncated candidates, truncated reference entries)`` per chunk."""
         from ..kernels._greedy import greedy_prf
         from .encoder.runtime import progress_bar
 
@@ -397,7 +475,7 @@ class BERTScore(Metric):
             if bar is not None:
                 bar.close()
 
-    def _score_chunk(self, cands, streams, table, greedy_prf) -> np.ndarray:
+    def _score_chunk(self, cands, streams, table, greedy_prf) -> Tuple[np.ndarray, int, int]:
         n = len(cands)
         index: Dict[str, int] = {}
         texts: List[str] = []
@@ -419,7 +497,8 @@ class BERTScore(Metric):
                     pair_r.append(idx(r))
                     pair_seg.append(i)
                     pair_k.append(k)
-        ids = self.tokenizer.encode(texts)
+        ids, cut = self.tokenizer.encode_flagged(texts)
+        n_cut = (int(cut[hyp_idx].sum()), int(cut[np.asarray(pair_r, dtype=np.int64)].sum()))
         emb, off = self.encoder.embed(ids, normalize=True)
         flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
         if flat.size and flat.max() >= len(table):
@@ -447,7 +526,7 @@ class BERTScore(Metric):
             b = self.baseline
             out = ((out.astype(np.float32) - b.astype(np.float32)) / (np.float32(1) - b.astype(np.float32))
                    ).astype(np.float64)
-        return out
+        return out, n_cut[0], n_cut[1]
 
     def _quirk_flags(self, off, ph, pr, K) -> Tuple[np.ndarray, np.ndarray]:
         n = len(ph)
@@ -471,15 +550,39 @@ def _max_at(dst: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
 # ---------------------------------------------------------------------------------------------
 # CLI hooks (the lead wires `mtscore ... --metrics bertscore`)
 
+@contextlib.contextmanager
+def _warnings_as_log_lines() -> Iterator[None]:
+    """On the CLI, BERTScore's own warnings (truncation, encoder cache) become one log line each,
+    ``mtscore: warning: ...``, instead of Python's two-line ``file:line: Category: ...`` display;
+    other warnings are shown as usual. Recorded warnings are emitted even if scoring fails."""
+    from .encoder import EncoderWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BERTScoreTruncationWarning)
+        warnings.simplefilter("always", EncoderWarning)
+        try:
+            yield
+        finally:
+            mine = [w for w in caught if issubclass(w.category, (BERTScoreTruncationWarning, EncoderWarning))]
+            others = [w for w in caught if w not in mine]
+    for w in mine:
+        log.warning("warning: %s", w.message)
+    for w in others:
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+
+
 def cli_scorer(args) -> "BERTScore":
     """The scorer configured by parsed CLI ``args`` (the BERTScore group of
-    ``mtscore.bindings.cli``, dest names ``bertscore_*``); loads the encoder."""
-    return BERTScore(model=getattr(args, "bertscore_model", None), layer=getattr(args, "bertscore_layer", None),
-                     idf=getattr(args, "bertscore_idf", False),
-                     rescale_baseline=getattr(args, "bertscore_baseline", None),
-                     batch_tokens=getattr(args, "bertscore_batch_tokens", None),
-                     device=getattr(args, "bertscore_device", "cpu") or "cpu",
-                     quantize=getattr(args, "bertscore_int8", False))
+    ``mtscore.bindings.cli``, dest names ``bertscore_*``); loads the encoder. Cache warnings are
+    logged as one line each."""
+    with _warnings_as_log_lines():
+        return BERTScore(model=getattr(args, "bertscore_model", None),
+                         layer=getattr(args, "bertscore_layer", None),
+                         idf=getattr(args, "bertscore_idf", False),
+                         rescale_baseline=getattr(args, "bertscore_baseline", None),
+                         batch_tokens=getattr(args, "bertscore_batch_tokens", None),
+                         device=getattr(args, "bertscore_device", "cpu") or "cpu",
+                         quantize=getattr(args, "bertscore_int8", False))
 
 
 def run_cli(args, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]],
@@ -488,14 +591,19 @@ def run_cli(args, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]],
     one across systems); ``refs`` are K streams of N.
 
     Returns ``{"name", "score" (100*mean F), "precision", "recall", "f1" (0..1 means),
-    "signature", "segments": {"precision", "recall", "f1"} (float lists, per segment)}``.
+    "signature", "segments": {"precision", "recall", "f1"} (float lists, per segment),
+    "truncated": {"candidates", "references", "max_length"}}``. A truncation warning is logged
+    as one line (``mtscore: warning: BERTScore: ...``).
     """
     if scorer is None:
         scorer = cli_scorer(args)
-    r = scorer.score(hyps, refs)
+    with _warnings_as_log_lines():
+        r = scorer.score(hyps, refs)
     return {"name": "BERTScore", "score": 100.0 * r.mean_f1, "precision": r.mean_precision,
             "recall": r.mean_recall, "f1": r.mean_f1, "signature": r.signature,
-            "segments": {"precision": r.precision.tolist(), "recall": r.recall.tolist(), "f1": r.f1.tolist()}}
+            "segments": {"precision": r.precision.tolist(), "recall": r.recall.tolist(), "f1": r.f1.tolist()},
+            "truncated": {"candidates": r.truncated_candidates, "references": r.truncated_references,
+                          "max_length": r.max_length}}
 
 
 def _main(argv=None) -> int:

