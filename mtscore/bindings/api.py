@@ -124,7 +124,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
                   corpus score, NaN sentence scores, one warning per metric with the count);
                   None keeps each metric object's own setting
     """
-    from ..engine.corpus import as_ref_streams, as_text_list
+    from ..engine.coerce import as_ref_streams, as_text_list
 
     systems, single = _as_systems(hyps)
     systems = {k: as_text_list(v, f"score: hyps[{k!r}]" if not single else "score: hyps")

@@ -33,6 +33,9 @@ __all__ = [
     "guess_format", "read_table", "iter_batches", "batch_lists", "load_corpus",
 ]
 
+from .coerce import as_ref_streams, as_text_list, is_missing, is_tabular, to_list
+from .corpus_error import CorpusError
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: formats :func:`read_table` / :func:`iter_batches` understand
@@ -48,149 +51,6 @@ _FMT_ALIASES = {"ipc": "arrow", "feather": "arrow", "json": "jsonl", "ndjson": "
                 "pq": "parquet", "tab": "tsv"}
 _BLOCK_BYTES = 1 << 22  # 4 MiB of raw text per streamed block
 _REPLACE_HINT = "use --encoding-errors replace (errors='replace' in Python) to substitute"
-
-
-class CorpusError(ValueError):
-    """Bad corpus input (mismatched lengths, invalid encoding, missing column, ...).
-
-    The message is one line naming the file (or argument), the line/row where known, and the fix.
-    """
-
-
-# ==================================================================================================
-# In-memory coercion (called by every metric; must stay cheap and import nothing heavy)
-# ==================================================================================================
-
-def _is_tabular(x) -> bool:
-    """pandas/polars DataFrame, pyarrow Table/RecordBatch (things with named columns)."""
-    return hasattr(x, "column_names") or (hasattr(x, "columns") and not hasattr(x, "dtype")
-                                          and not isinstance(x, (list, tuple)))
-
-
-def _table_columns(x) -> list:
-    """The columns of a tabular object, in order, as array-likes."""
-    if hasattr(x, "column_names") and hasattr(x, "column"):  # pyarrow Table / RecordBatch
-        return [x.column(i) for i in range(x.num_columns)]
-    if hasattr(x, "get_columns"):  # polars
-        return list(x.get_columns())
-    return [x[c] for c in x.columns]  # pandas
-
-
-def _to_list(x, what: str) -> list:
-    """A fresh Python list from a 1-D sequence (list, tuple, numpy, pandas, pyarrow, iterable)."""
-    if isinstance(x, (list, tuple)):
-        return list(x)
-    if isinstance(x, str):
-        raise TypeError(f"{what} should be a sequence of strings, not a single string.")
-    if isinstance(x, (bytes, bytearray)):
-        raise TypeError(f"{what} should be a sequence of strings, not bytes.")
-    if x is None:
-        raise TypeError(f"{what} is None; expected a sequence of strings.")
-    if _is_tabular(x):
-        raise TypeError(
-            f"{what} is a table ({type(x).__name__}); pass one column, e.g. df['hyp'], or load it "
-            "with mtscore.engine.corpus.load_corpus(table, hyp=..., refs=[...]).")
-    if hasattr(x, "to_pylist"):  # pyarrow Array / ChunkedArray
-        return x.to_pylist()
-    ndim = getattr(x, "ndim", None)
-    if ndim is not None and ndim != 1:
-        raise TypeError(f"{what} should be 1-D; got an array of shape {getattr(x, 'shape', '?')}.")
-    if hasattr(x, "tolist"):  # numpy array, pandas Series
-        return x.tolist()
-    try:
-        return list(x)
-    except TypeError:
-        raise TypeError(f"{what} should be a sequence of strings, got {type(x).__name__}.") from None
-
-
-def _is_missing(v) -> bool:
-    """None, float NaN, pandas NA/NaT (how missing values arrive from numpy/pandas)."""
-    return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
-
-
-def as_text_list(x, what: str, allow_none: bool = False) -> List[Optional[str]]:
-    """``x`` as a fresh ``list`` of ``str`` (length N), or ``str``/``None`` if ``allow_none``.
-
-    Accepts list, tuple, numpy arrays (``<U`` or object dtype), pandas Series, pyarrow
-    Array/ChunkedArray and other iterables. ``str`` subclasses (``numpy.str_``) become ``str``;
-    with ``allow_none`` missing values (None, NaN, pandas NA, Arrow null) become ``None``.
-    Raises ``TypeError`` naming ``what`` and the first bad element.
-    """
-    from ..kernels._text import first_non_str
-
-    out = _to_list(x, what)
-    if first_non_str(out, allow_none) < 0:  # fast path, one C loop
-        return out
-    for i, s in enumerate(out):
-        if type(s) is str:
-            continue
-        if isinstance(s, str):
-            out[i] = str(s)
-        elif _is_missing(s):
-            if not allow_none:
-                raise TypeError(
-                    f"{what}: element {i} is a missing value ({s!r}); hypotheses must be strings "
-                    "(use '' for an empty one).")
-            out[i] = None
-        elif isinstance(s, (bytes, bytearray)):
-            raise TypeError(f"{what}: element {i} is bytes; decode it to str first.")
-        else:
-            raise TypeError(f"{what}: element {i} is {type(s).__name__}, expected str.")
-    return out
-
-
-def _streams_from(refs, what: str) -> list:
-    """The K stream objects of a reference argument (list of streams, 2-D array, table)."""
-    if isinstance(refs, (str, bytes)):
-        raise TypeError(f"{what} should be a sequence of reference streams, not a string.")
-    if refs is None:
-        raise TypeError(f"{what} is None; expected K reference streams.")
-    if _is_tabular(refs):  # one stream per column
-        return _table_columns(refs)
-    if isinstance(refs, (list, tuple)):
-        return list(refs)
-    if getattr(refs, "ndim", None) == 2 and hasattr(refs, "tolist"):  # numpy (K, N)
-        return refs.tolist()
-    if hasattr(refs, "to_pylist") and not hasattr(refs, "ndim"):  # pyarrow ListArray etc.
-        return refs.to_pylist()
-    return _to_list(refs, what)
-
-
-def as_ref_streams(refs, n: Optional[int], what: str) -> List[List[Optional[str]]]:
-    """K reference streams, each a fresh list of N ``str``-or-``None`` (``refs[k][i]``).
-
-    ``refs`` may be a list/tuple of streams (each anything :func:`as_text_list` accepts), a 2-D
-    numpy array of shape (K, N), or a table (pandas/polars DataFrame, pyarrow Table) whose
-    columns are the streams. ``None`` entries mean "no reference for this segment"; ``''`` is an
-    empty reference. With ``n`` given, every stream must have ``n`` segments; an N x K
-    (segment-major) layout is recognised and reported as such instead of silently truncating.
-    """
-    streams = _streams_from(refs, what)
-    if not streams:
-        raise CorpusError(f"{what}: no reference streams given.")
-    if all(isinstance(s, str) or s is None for s in streams):
-        raise TypeError(
-            f"{what} should be a list of K reference streams (each a list of N strings); "
-            "got a flat list of strings. Wrap a single stream as [refs].")
-    streams = [as_text_list(s, f"{what}[{k}]", allow_none=True) for k, s in enumerate(streams)]
-    lens = [len(s) for s in streams]
-    if n is not None and any(m != n for m in lens):
-        if len(streams) == n and n > 0:
-            raise CorpusError(
-                f"{what}: got {len(streams)} streams of {'/'.join(map(str, sorted(set(lens))))} "
-                f"segments for {n} hypotheses; this looks like an N x K (segment-major) layout, but "
-                "references must be K streams of N segments (refs[k][i]). Transpose with "
-                "[list(s) for s in zip(*refs)].")
-        k = next(k for k, m in enumerate(lens) if m != n)
-        raise CorpusError(
-            f"{what}[{k}] has {lens[k]} segments but there are {n} hypotheses "
-            "(line-count mismatch).")
-    if len(set(lens)) != 1:
-        k = next(k for k, m in enumerate(lens) if m != lens[0])
-        raise CorpusError(
-            f"{what}: reference streams have different lengths ({what}[0] has {lens[0]}, "
-            f"{what}[{k}] has {lens[k]}).")
-    return streams
 
 
 # ==================================================================================================
@@ -1199,11 +1059,11 @@ class Corpus:
         for name, col in (("system", system), ("doc", doc), ("seg", seg)):
             if col is None:
                 continue
-            vals = _to_list(col, name)
+            vals = to_list(col, name)
             if len(vals) != n:
                 raise CorpusError(f"{name} has {len(vals)} values but there are {n} hypotheses")
             if name != "seg":
-                vals = [None if _is_missing(v) else v if type(v) is str else str(v)
+                vals = [None if is_missing(v) else v if type(v) is str else str(v)
                         for v in vals]
                 if name == "system" and None in vals:
                     raise CorpusError(f"system has a missing value at row {vals.index(None) + 1};"
@@ -1410,7 +1270,7 @@ def load_corpus(hyps, refs=None, *, hyp: str = "hyp", ref_columns: Optional[Sequ
         if refs is None:
             refs = []
         return Corpus.from_files(hyps, refs, encoding, errors)
-    if _is_tabular(hyps):
+    if is_tabular(hyps):
         if refs is not None:
             raise CorpusError("hyps is a table: name its reference columns with ref_columns=[...]")
         return Corpus.from_table(hyps, hyp, ref_columns, system=system, doc=doc, seg=seg)
