@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sacrebleu.utils import smart_open
 
-from mtscore.engine import corpus as C
+from mtscore.engine import decoding, textio
 from mtscore.engine.corpus import (Corpus, CorpusError, as_ref_streams, as_text_list, batch_lists,
                                    count_lines, guess_format, iter_batches, iter_text_chunks,
                                    load_corpus, read_lines, read_stdin_systems, read_tab_refs,
@@ -263,7 +263,7 @@ def test_text_files_and_gz(tmp_path):
 
 @pytest.mark.parametrize("encoding", ["latin-1", "utf-16", "utf-8-sig", "cp1252"])
 def test_other_encodings_match_sacrebleu(tmp_path, encoding, monkeypatch):
-    monkeypatch.setattr(C, "_DECODE_BLOCK", 7)  # block-wise decoding cut after newlines
+    monkeypatch.setattr(decoding, "DECODE_BLOCK", 7)  # block-wise decoding cut after newlines
     text = "\ufeffstart \nä ö ü\r\nmid\rdle\n\n" + "Straße  \n" * 5 + "end"
     p = tmp_path / "x.txt"
     p.write_bytes(text.encode(encoding, "ignore"))
@@ -414,7 +414,7 @@ def test_invalid_utf8_names_line(tmp_path):
 
 
 def test_invalid_utf8_streaming_late_block(tmp_path, monkeypatch):
-    monkeypatch.setattr(C, "_BLOCK_BYTES", 64)
+    monkeypatch.setattr(textio, "BLOCK_BYTES", 64)
     p = tmp_path / "big.txt"
     p.write_bytes("ü line\n".encode() * 100 + b"\xc3(\n")  # truncated 2-byte sequence
     with pytest.raises(CorpusError, match=r"big.txt:101: invalid UTF-8 \(byte 0xc3 at column 1, "
@@ -572,7 +572,7 @@ def _peak(fn):
 
 
 def test_streaming_text_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(C, "_BLOCK_BYTES", 1 << 17)
+    monkeypatch.setattr(textio, "BLOCK_BYTES", 1 << 17)
     rng = np.random.default_rng(0)
     words = ["Hausaufgaben", "Straßenbahn", "der", "ä", "漢字", "🙂", "x\ry", "  "]
     idx = rng.integers(0, len(words), size=(30000, 30)).tolist()
@@ -642,13 +642,13 @@ def test_text_files_match_sacrebleu(tmp_path_factory, lines, block):
         write(p)
         expect = sacrebleu_file_lines(p)
         assert read_lines(p) == expect
-        old = C._BLOCK_BYTES
-        C._BLOCK_BYTES = block  # tiny blocks split multi-byte characters
+        old = textio.BLOCK_BYTES
+        textio.BLOCK_BYTES = block  # tiny blocks split multi-byte characters
         try:
             got = [s for ch in iter_text_chunks(p, [p], batch_size=3, precount=block > 5)
                    for s in ch.hyps] if expect else []
         finally:
-            C._BLOCK_BYTES = old
+            textio.BLOCK_BYTES = old
         assert got == expect
 
 

@@ -23,20 +23,23 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import (Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+from typing import (Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
                     Union)
 
 __all__ = [
     "CorpusError", "Corpus", "TextChunk", "TABLE_FORMATS",
     "as_text_list", "as_ref_streams",
     "read_lines", "count_lines", "read_tab_refs", "read_stdin_systems", "iter_text_chunks",
-    "guess_format", "read_table", "iter_batches", "batch_lists", "load_corpus",
+    "iter_aligned_lines", "guess_format", "read_table", "iter_batches", "batch_lists",
+    "load_corpus",
 ]
 
 from .coerce import as_ref_streams, as_text_list, is_missing, is_tabular, to_list
 from .corpus_error import CorpusError
-
-PathLike = Union[str, "os.PathLike[str]"]
+from .decoding import check_codec, decode_lines
+from .textio import (PathLike, TextChunk, count_lines, count_mismatch, iter_aligned_lines,
+                     iter_raw_line_blocks, iter_text_chunks, open_binary, read_bytes, read_lines,
+                     read_stdin_systems, read_tab_refs, source_name)
 
 #: formats :func:`read_table` / :func:`iter_batches` understand
 TABLE_FORMATS = ("tsv", "csv", "jsonl", "parquet", "arrow")
@@ -49,456 +52,16 @@ _EXTENSIONS = {
 }
 _FMT_ALIASES = {"ipc": "arrow", "feather": "arrow", "json": "jsonl", "ndjson": "jsonl",
                 "pq": "parquet", "tab": "tsv"}
-_BLOCK_BYTES = 1 << 22  # 4 MiB of raw text per streamed block
-_REPLACE_HINT = "use --encoding-errors replace (errors='replace' in Python) to substitute"
 
 
 # ==================================================================================================
 # Raw bytes, decoding and error location
 # ==================================================================================================
 
-def _name(path) -> str:
-    return "<stdin>" if path == "-" else os.fspath(path)
-
-
-def _check_codec(encoding: str, errors: str) -> None:
-    import codecs
-
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise CorpusError(f"unknown encoding {encoding!r}") from None
-    try:
-        codecs.lookup_error(errors)
-    except LookupError:
-        raise CorpusError(
-            f"unknown encoding error handler {errors!r} (use 'strict', 'replace', ...)") from None
-
-
-def _open_binary(path):
-    """A binary file object: ``-`` = stdin, ``*.gz`` decompressed transparently (like sacrebleu)."""
-    if path == "-":
-        return sys.stdin.buffer
-    p = os.fspath(path)
-    if p.endswith(".gz"):
-        import gzip
-
-        return gzip.open(p, "rb")
-    return open(p, "rb")
-
-
-def _read_bytes(path) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    f = _open_binary(path)
-    try:
-        with f:
-            return f.read()
-    except (EOFError, OSError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
-        raise CorpusError(f"{_name(path)}: cannot read ({e})") from None
-
-
-def _ascii_compatible(encoding: str) -> bool:
-    """True when b'\\n' in the encoded stream is always a newline (UTF-8, Latin-x, cp125x, ...)."""
-    import codecs
-
-    name = codecs.lookup(encoding).name
-    if name.startswith(("utf-16", "utf-32", "utf-7")):
-        return False
-    try:
-        return "\n\t\r".encode(encoding) == b"\n\t\r"
-    except Exception:  # pragma: no cover - exotic codecs
-        return False
-
-
-def _display_encoding(encoding: str) -> str:
-    import codecs
-
-    name = codecs.lookup(encoding).name
-    return {"utf-8": "UTF-8", "utf-8-sig": "UTF-8"}.get(name, encoding)
-
-
-def _position(prefix_chunks: Iterable[bytes], encoding: str) -> Tuple[int, int]:
-    """(1-based line, 1-based column) of the byte just after ``prefix_chunks``.
-
-    The column counts bytes for ASCII-compatible encodings, characters otherwise.
-    """
-    line, col = 1, 1
-    if _ascii_compatible(encoding):
-        for chunk in prefix_chunks:
-            chunk = bytes(chunk)
-            nl = chunk.count(b"\n")
-            if nl:
-                line += nl
-                col = len(chunk) - chunk.rfind(b"\n")
-            else:
-                col += len(chunk)
-        return line, col
-    import codecs
-
-    dec = codecs.getincrementaldecoder(encoding)("replace")
-    for chunk in prefix_chunks:
-        text = dec.decode(bytes(chunk))
-        nl = text.count("\n")
-        if nl:
-            line += nl
-            col = len(text) - text.rfind("\n")
-        else:
-            col += len(text)
-    return line, col
-
-
-def _decode_error(source: str, e: UnicodeDecodeError, offset: int, line: int, col: int,
-                  encoding: str, head: bytes = b"") -> CorpusError:
-    bad = bytes(e.object[e.start:e.end])[:4]
-    what = "byte" if len(bad) == 1 else "bytes"
-    hexes = " ".join(f"0x{b:02x}" for b in bad)
-    hint = ""
-    if head[:2] == b"\x1f\x8b":
-        hint = "; the file looks gzip-compressed (name it *.gz)"
-    return CorpusError(
-        f"{source}:{line}: invalid {_display_encoding(encoding)} ({what} {hexes} at column {col}, "
-        f"offset {offset}){hint}; {_REPLACE_HINT}")
-
-
-def _decode(data: bytes, source: str, encoding: str, errors: str) -> str:
-    """Decode a whole buffer once; on failure, locate the line (error path only).
-
-    Uses the codec's incremental decoder, as text-mode files do (it differs from
-    ``bytes.decode`` for UTF-16/32 without a BOM)."""
-    import codecs
-
-    try:
-        return codecs.getincrementaldecoder(encoding)(errors).decode(data, final=True)
-    except UnicodeDecodeError as e:
-        line, col = _position([memoryview(data)[:e.start]], encoding)
-        raise _decode_error(source, e, e.start, line, col, encoding, data[:2]) from None
-    except UnicodeError as e:  # e.g. "UTF-16 stream does not start with BOM"
-        raise CorpusError(f"{source}: cannot decode as {encoding} ({e})") from None
-
-
-def _block_safe(encoding: str) -> bool:
-    """Stateless codecs in which byte 0x0A is always '\n' and never part of a character:
-    a buffer may be cut after any b'\n' and the pieces decoded separately."""
-    import codecs
-
-    name = codecs.lookup(encoding).name
-    return name in ("utf-8", "ascii") or name.startswith(
-        ("latin", "iso8859", "cp", "koi8", "mac-", "windows-"))
-
-
-_DECODE_BLOCK = 1 << 16
-
-
-def _decode_lines(data: bytes, source: str, encoding: str, errors: str,
-                  rstrip: bool = False) -> List[str]:
-    """``data`` decoded and split on '\n' (a final '\n' ends the last line, not a new one).
-
-    For UTF-8 and other block-safe codecs the buffer is decoded in ~64 KiB pieces cut after a
-    newline: ~30% faster than one big decode and no transient copy of the whole text (a 1 GB
-    file would otherwise need a 1-4 GB str). Other codecs decode in one go.
-    """
-    if not _block_safe(encoding):
-        lines = _split_lines(_decode(data, source, encoding, errors))
-        return [x.rstrip() for x in lines] if rstrip else lines
-    out: List[str] = []
-    n = len(data)
-    mv = memoryview(data)
-    s = 0
-    while s < n:
-        e = n
-        if s + _DECODE_BLOCK < n:
-            e = data.rfind(b"\n", s, s + _DECODE_BLOCK) + 1
-            if e <= s:  # a line longer than the block
-                e = data.find(b"\n", s + _DECODE_BLOCK) + 1 or n
-        try:
-            text = str(mv[s:e], encoding, errors)
-        except UnicodeDecodeError as err:
-            pos = s + err.start
-            line, col = _position([mv[:pos]], encoding)
-            raise _decode_error(source, err, pos, line, col, encoding, data[:2]) from None
-        lines = text.split("\n")
-        if e < n or lines[-1] == "":
-            lines.pop()  # the piece ends with '\n'
-        out += [x.rstrip() for x in lines] if rstrip else lines
-        s = e
-    return out
-
-
-def _split_lines(text: str) -> List[str]:
-    """Lines split on '\\n' only (``newline='\\n'``: a bare '\\r' stays inside its line)."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
-
 
 # ==================================================================================================
 # Plain text files (sacrebleu CLI semantics)
 # ==================================================================================================
-
-def read_lines(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> List[str]:
-    """All lines of a text file, each ``rstrip()``'d, exactly like sacrebleu's CLI reads files.
-
-    ``path``: a file, ``*.gz`` (decompressed transparently) or ``-`` for stdin. Lines are split on
-    ``'\\n'`` only (``newline='\\n'``: a bare ``'\\r'`` stays inside its line, ``'\\r\\n'`` endings are
-    removed by the rstrip). Returns a list of N ``str``. Invalid input in ``encoding`` raises
-    :class:`CorpusError` naming the file, the 1-based line, the byte column and the offset
-    (``errors='replace'`` substitutes U+FFFD instead).
-    """
-    _check_codec(encoding, errors)
-    source = _name(path)
-    return _decode_lines(_read_bytes(path), source, encoding, errors, rstrip=True)
-
-
-def count_lines(path: PathLike) -> int:
-    """Number of lines :func:`read_lines` would return, from a fast binary scan (no decoding;
-    exact for ASCII-compatible encodings). Streams the file; ``*.gz`` is decompressed."""
-    if path == "-":
-        raise CorpusError("cannot count the lines of stdin without consuming it")
-    n, last = 0, b"\n"
-    with _open_binary(path) as f:
-        while True:
-            block = f.read(_BLOCK_BYTES)
-            if not block:
-                break
-            n += block.count(b"\n")
-            last = block[-1:]
-    return n + (last != b"\n")
-
-
-def read_tab_refs(path: PathLike, num_refs: int, encoding: str = "utf-8",
-                  errors: str = "strict") -> List[List[str]]:
-    """K = ``num_refs`` reference streams from one file with tab-separated references per line
-    (sacrebleu ``--num-refs``): each line is ``rstrip()``'d, then split on the first K-1 tabs.
-    A line with fewer fields raises :class:`CorpusError` naming the line."""
-    if num_refs < 1:
-        raise CorpusError(f"num_refs must be >= 1, got {num_refs}")
-    lines = read_lines(path, encoding, errors)
-    if num_refs == 1:
-        return [lines]
-    streams: List[List[str]] = [[] for _ in range(num_refs)]
-    for lineno, line in enumerate(lines, 1):
-        fields = line.split("\t", num_refs - 1)
-        if len(fields) != num_refs:
-            raise CorpusError(
-                f"{_name(path)}:{lineno}: expected {num_refs} tab-separated references, "
-                f"found {len(fields)}")
-        for k, f in enumerate(fields):
-            streams[k].append(f)
-    return streams
-
-
-def read_stdin_systems(stream=None, encoding: str = "utf-8", errors: str = "strict",
-                       source: str = "<stdin>") -> List[List[str]]:
-    """System outputs from tab-separated columns on stdin, with sacrebleu's CLI semantics.
-
-    ``stream``: a binary or text file object (default ``sys.stdin.buffer``). Lines are split with
-    universal newlines (``'\\r'``, ``'\\r\\n'`` and ``'\\n'`` all end a line, as sacrebleu's
-    ``TextIOWrapper`` over stdin does). The first line's tab count fixes the number of systems S;
-    every line is ``rstrip()``'d and split on tabs; fields of lines 2.. are ``rstrip()``'d too
-    (sacrebleu leaves the first line's fields as they are, and so do we). Returns S lists of N
-    ``str``. A line with a different field count raises :class:`CorpusError` naming the line.
-    """
-    if stream is None:
-        stream = sys.stdin.buffer
-    data = stream.read()
-    if isinstance(data, (bytes, bytearray)):
-        _check_codec(encoding, errors)
-        data = _decode(bytes(data), source, encoding, errors)
-    if data == "":
-        raise CorpusError(f"{source}: empty input (no lines)")
-    # universal newlines, as io.TextIOWrapper(newline=None) reads them
-    lines = _split_lines(data.replace("\r\n", "\n").replace("\r", "\n"))
-    first = lines[0].rstrip().split("\t")
-    systems: List[List[str]] = [[f] for f in first]
-    n_sys = len(first)
-    for lineno, line in enumerate(lines[1:], 2):
-        fields = line.rstrip().split("\t")
-        if len(fields) != n_sys:
-            raise CorpusError(
-                f"{source}:{lineno}: found {len(fields)} tab-separated fields but the first line "
-                f"has {n_sys} (one column per system)")
-        for s, f in zip(systems, fields):
-            s.append(f.rstrip())
-    return systems
-
-
-def _iter_raw_line_blocks(path, encoding: str, errors: str,
-                          block_bytes: Optional[int] = None) -> Iterator[List[str]]:
-    """Decoded lines (not stripped) in blocks of about ``block_bytes``; memory is bounded by the
-    block size plus the longest line. Files split on '\n' only (sacrebleu opens them with
-    ``newline='\n'``); stdin (``path == '-'``) with universal newlines, as sacrebleu's
-    ``TextIOWrapper`` over stdin reads it. Decoding errors name the line."""
-    import codecs
-
-    source = _name(path)
-    block_bytes = block_bytes or _BLOCK_BYTES
-    dec = codecs.getincrementaldecoder(encoding)(errors)
-    universal = path == "-"
-    pending = ""
-    offset = 0  # bytes fed to the decoder so far
-    seen = _LineCounter()  # newlines in the bytes read so far (error positions on stdin)
-    f = _open_binary(path)
-    try:
-        head = b""
-        while True:
-            raw = f.read(block_bytes)
-            if offset == 0:
-                head = raw[:2]
-            state = dec.getstate()
-            try:
-                text = dec.decode(raw, final=not raw)
-            except UnicodeDecodeError as e:
-                err_offset = offset - len(state[0]) + e.start
-                if universal:  # stdin cannot be re-read: position from the bytes counted so far
-                    line, col = seen.position(raw, err_offset - offset, offset, encoding)
-                    raise _decode_error(source, e, err_offset, line, col, encoding, head) from None
-                raise _locate_stream_error(path, source, e, err_offset, encoding, head) from None
-            except UnicodeError as e:
-                raise CorpusError(f"{source}: cannot decode as {encoding} ({e})") from None
-            seen.add(raw, offset)
-            offset += len(raw)
-            if universal:
-                text = (pending + text).replace("\r\n", "\n")
-                pending = ""
-                if text.endswith("\r") and raw:  # may be the first half of a CRLF
-                    text, pending = text[:-1], "\r"
-                text = text.replace("\r", "\n")
-            if text:
-                lines = (pending + text).split("\n")
-                pending = lines.pop()
-                if lines:
-                    yield lines
-            if not raw:
-                break
-    finally:
-        if path != "-":
-            f.close()
-    if pending:
-        yield [pending]
-
-
-class _LineCounter:
-    """Newlines and the offset of the last one in the bytes read so far, so that a decoding
-    error on a stream that cannot be re-read (stdin) still names its line and column (bytes
-    for ASCII-compatible encodings; other encodings get the offset's line from the same count)."""
-
-    __slots__ = ("lines", "last_nl")
-
-    def __init__(self) -> None:
-        self.lines = 0
-        self.last_nl = -1  # absolute offset of the last b"\n"
-
-    def add(self, raw: bytes, start: int) -> None:
-        nl = raw.count(b"\n")
-        if nl:
-            self.lines += nl
-            self.last_nl = start + raw.rfind(b"\n")
-
-    def position(self, raw: bytes, upto: int, start: int, encoding: str) -> Tuple[int, int]:
-        """(1-based line, 1-based column) of absolute offset ``start + upto``."""
-        upto = max(0, upto)
-        head = raw[:upto]
-        nl = head.count(b"\n")
-        last = start + head.rfind(b"\n") if nl else self.last_nl
-        return self.lines + nl + 1, start + upto - last
-
-
-def _locate_stream_error(path, source, e, err_offset, encoding, head) -> CorpusError:
-    if path == "-":  # cannot re-read stdin: report the offset only
-        return CorpusError(
-            f"{source}: invalid {_display_encoding(encoding)} at offset {err_offset}; {_REPLACE_HINT}")
-
-    def prefix():
-        left = err_offset
-        with _open_binary(path) as f:
-            while left > 0:
-                chunk = f.read(min(left, _BLOCK_BYTES))
-                if not chunk:
-                    break
-                left -= len(chunk)
-                yield chunk
-
-    line, col = _position(prefix(), encoding)
-    return _decode_error(source, e, err_offset, line, col, encoding, head)
-
-
-class TextChunk(NamedTuple):
-    """One aligned chunk from :func:`iter_text_chunks`."""
-    start: int                   #: 0-based index of the chunk's first segment
-    hyps: List[str]              #: n hypotheses
-    refs: List[List[str]]        #: K streams of n references
-
-
-def iter_text_chunks(hyp_path: PathLike, ref_paths: Sequence[PathLike] = (),
-                     batch_size: int = 65536, encoding: str = "utf-8", errors: str = "strict",
-                     precount: bool = True) -> Iterator[TextChunk]:
-    """Stream aligned chunks of at most ``batch_size`` segments from a hypothesis file and K
-    reference files (read like :func:`read_lines`: ``rstrip()``'d, ``.gz`` transparent).
-
-    Memory is bounded by a few 4 MiB blocks per file plus ``batch_size`` segments.
-    With ``precount`` (default) the line counts are compared by a fast binary scan before the
-    first chunk is yielded, so a mismatch fails before any work; the mismatch is also detected
-    while streaming (stdin, ``precount=False``). Either way :class:`CorpusError` names both files
-    and their line counts.
-    """
-    for start, blocks in iter_aligned_lines([hyp_path, *ref_paths], batch_size, encoding, errors,
-                                            precount):
-        yield TextChunk(start, blocks[0], blocks[1:])
-
-
-def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
-                       encoding: str = "utf-8", errors: str = "strict",
-                       precount: bool = True) -> Iterator[Tuple[int, List[List[str]]]]:
-    """``(start, [lines of paths[0], lines of paths[1], ...])`` in aligned blocks of at most
-    ``batch_size`` lines, each line ``rstrip()``'d (one path may be ``'-'``, stdin). Line counts
-    must agree: the first path is the one the others are compared with (precounted by a binary
-    scan when no path is stdin). See :func:`iter_text_chunks` for memory and errors."""
-    if batch_size < 1:
-        raise CorpusError(f"batch_size must be >= 1, got {batch_size}")
-    _check_codec(encoding, errors)
-    paths = list(paths)
-    if precount and "-" not in paths and _ascii_compatible(encoding):
-        counts = [count_lines(p) for p in paths]
-        for p, c in zip(paths[1:], counts[1:]):
-            if c != counts[0]:
-                raise _count_mismatch(paths[0], counts[0], p, c)
-        if counts[0] == 0:
-            raise CorpusError(f"{_name(paths[0])}: empty input (no lines)")
-    gens = [_iter_raw_line_blocks(p, encoding, errors) for p in paths]
-    bufs: List[List[str]] = [[] for _ in paths]
-    done = [False] * len(paths)
-    start = 0
-    while True:
-        for i, g in enumerate(gens):
-            while not done[i] and len(bufs[i]) < batch_size:
-                block = next(g, None)
-                if block is None:
-                    done[i] = True
-                else:
-                    bufs[i].extend(s.rstrip() for s in block)
-        n = min(len(b) for b in bufs)
-        if n == 0:
-            if any(bufs):  # some file still has lines: count all of them for the message
-                counts = [start + len(b) + sum(len(blk) for blk in g) for b, g in zip(bufs, gens)]
-                p = next(i for i in range(1, len(paths)) if counts[i] != counts[0])
-                raise _count_mismatch(paths[0], counts[0], paths[p], counts[p])
-            if start == 0:
-                raise CorpusError(f"{_name(paths[0])}: empty input (no lines)")
-            return
-        n = min(n, batch_size)
-        chunk = [b[:n] for b in bufs]
-        bufs = [b[n:] for b in bufs]
-        yield start, chunk
-        start += n
-
-
-def _count_mismatch(hyp, n_hyp, ref, n_ref) -> CorpusError:
-    return CorpusError(
-        f"line-count mismatch: {_name(hyp)} has {n_hyp} lines but {_name(ref)} has {n_ref} lines")
 
 
 # ==================================================================================================
@@ -532,7 +95,7 @@ def _norm_fmt(fmt: Optional[str], path) -> str:
         fmt = guess_format(path)
         if fmt == "text":
             raise CorpusError(
-                f"{_name(path)}: cannot tell the table format from the extension; pass fmt= one "
+                f"{source_name(path)}: cannot tell the table format from the extension; pass fmt= one "
                 f"of {', '.join(TABLE_FORMATS)} (plain text files: read_lines / load_corpus)")
         return fmt
     f = _FMT_ALIASES.get(fmt.lower(), fmt.lower())
@@ -621,9 +184,9 @@ def _tsv_columns(lines: List[str], ncol: int, idx: List[int], first_lineno: int,
 
 
 def _read_tsv_lists(path, spec_args, encoding, errors) -> Tuple[_Spec, List[List[str]]]:
-    source = _name(path)
-    _check_codec(encoding, errors)
-    lines = _decode_lines(_read_bytes(path), source, encoding, errors)
+    source = source_name(path)
+    check_codec(encoding, errors)
+    lines = decode_lines(read_bytes(path), source, encoding, errors)
     if not lines:
         raise CorpusError(f"{source}: empty file (no header line)")
     header = _tsv_header(lines[0], source)
@@ -634,10 +197,10 @@ def _read_tsv_lists(path, spec_args, encoding, errors) -> Tuple[_Spec, List[List
 
 def _iter_tsv_lists(path, spec_args, encoding, errors,
                     batch_size) -> Iterator[Tuple[_Spec, List[List[str]]]]:
-    source = _name(path)
+    source = source_name(path)
     header, spec, idx = None, None, None
     lineno = 1
-    for block in _iter_raw_line_blocks(path, encoding, errors):
+    for block in iter_raw_line_blocks(path, encoding, errors):
         if header is None:
             header = _tsv_header(block[0], source)
             spec = _resolve(header, source, *spec_args)
@@ -657,7 +220,7 @@ def _iter_tsv_lists(path, spec_args, encoding, errors,
 def _jsonl_first_object(path, source) -> dict:
     import json
 
-    with _open_binary(path) as f:
+    with open_binary(path) as f:
         for lineno, raw in enumerate(f, 1):
             if raw.strip():
                 try:
@@ -703,12 +266,12 @@ def _jsonl_tables(path, spec_args, encoding, errors, block_bytes=None):
     import pyarrow as pa
     import pyarrow.json as pj
 
-    source = _name(path)
-    _check_codec(encoding, errors)
+    source = source_name(path)
+    check_codec(encoding, errors)
     first = None if path == "-" else _jsonl_first_object(path, source)
     spec = None if first is None else _resolve(list(first), source, *spec_args)
     lineno = 1
-    for block in _iter_raw_line_blocks(path, encoding, errors, block_bytes):
+    for block in iter_raw_line_blocks(path, encoding, errors, block_bytes):
         if spec is None:  # stdin: resolve from the first object
             import json
             first = next((s for s in block if s.strip()), None)
@@ -810,7 +373,7 @@ def _ipc_reader(path):
         try:
             return pa.ipc.open_stream(pa.OSFile(src) if isinstance(src, str) else src)
         except pa.ArrowInvalid as e:
-            raise CorpusError(f"{_name(path)}: not an Arrow IPC/Feather file ({e})") from None
+            raise CorpusError(f"{source_name(path)}: not an Arrow IPC/Feather file ({e})") from None
 
 
 def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
@@ -830,7 +393,7 @@ def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] =
     Missing columns raise :class:`CorpusError` naming the file and listing the available columns.
     """
     fmt = _norm_fmt(fmt, path)
-    source = _name(path)
+    source = source_name(path)
     spec_args = (hyp, refs, system, doc, seg)
     if fmt == "tsv":
         spec, cols = _read_tsv_lists(path, spec_args, encoding, errors)
@@ -887,7 +450,7 @@ def _csv_names(path, source) -> List[str]:
 
     if path == "-":
         raise CorpusError("CSV from stdin is not supported; use TSV or JSONL")
-    with _open_binary(path) as f:
+    with open_binary(path) as f:
         first = f.readline().decode("utf-8", "replace")
     if not first.strip():
         raise CorpusError(f"{source}: empty file (no header line)")
@@ -896,7 +459,7 @@ def _csv_names(path, source) -> List[str]:
 
 def _csv_error(path, source, err, encoding, errors) -> CorpusError:
     """Name the line of an encoding error (pyarrow.csv only says "invalid UTF8")."""
-    for _ in _iter_raw_line_blocks(path, encoding, errors):  # raises a located CorpusError
+    for _ in iter_raw_line_blocks(path, encoding, errors):  # raises a located CorpusError
         pass
     return CorpusError(f"{source}: cannot read CSV ({err})")
 
@@ -925,7 +488,7 @@ def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
     if batch_size < 1:
         raise CorpusError(f"batch_size must be >= 1, got {batch_size}")
     fmt = _norm_fmt(fmt, path)
-    source = _name(path)
+    source = source_name(path)
     spec_args = (hyp, refs, system, doc, seg)
     import pyarrow as pa
 
@@ -938,7 +501,7 @@ def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
                 row0 += part.num_rows
 
     if fmt == "tsv":
-        _check_codec(encoding, errors)
+        check_codec(encoding, errors)
         for spec, cols in _iter_tsv_lists(path, spec_args, encoding, errors, batch_size):
             arrays = [pa.array(c, pa.string()) for c in cols]
             if spec.seg is not None:
@@ -1047,7 +610,7 @@ class Corpus:
             streams = [as_text_list(r, str(s), allow_none=True) for r, s in zip(refs, ref_sources)]
             for s, r in zip(ref_sources, streams):
                 if len(r) != n:
-                    raise _count_mismatch(hyp_source, n, s, len(r))
+                    raise count_mismatch(hyp_source, n, s, len(r))
         else:
             if isinstance(refs, (list, tuple)) and len(refs) == 0:
                 streams = []
@@ -1079,14 +642,14 @@ class Corpus:
             ref_paths = [ref_paths]
         hyps = read_lines(hyp_path, encoding, errors)
         if not hyps:
-            raise CorpusError(f"{_name(hyp_path)}: empty input (no lines)")
+            raise CorpusError(f"{source_name(hyp_path)}: empty input (no lines)")
         lists: Dict[str, list] = {"hyp": hyps}
         for k, p in enumerate(ref_paths):  # lists of str already: no re-validation/copy
             ref = read_lines(p, encoding, errors)
             if len(ref) != len(hyps):
-                raise _count_mismatch(hyp_path, len(hyps), p, len(ref))
+                raise count_mismatch(hyp_path, len(hyps), p, len(ref))
             lists[f"ref_{k}"] = ref
-        return cls(None, source=_name(hyp_path), _lists=lists, _names=list(lists))
+        return cls(None, source=source_name(hyp_path), _lists=lists, _names=list(lists))
 
     @classmethod
     def from_systems(cls, systems: Dict[str, Sequence[str]], refs=None, **kw) -> "Corpus":
@@ -1263,7 +826,7 @@ def load_corpus(hyps, refs=None, *, hyp: str = "hyp", ref_columns: Optional[Sequ
         if f != "text":
             if refs is not None:
                 raise CorpusError(
-                    f"{_name(hyps)} is a {f} table: name its reference columns with "
+                    f"{source_name(hyps)} is a {f} table: name its reference columns with "
                     "ref_columns=[...] instead of passing refs")
             return read_table(hyps, hyp, ref_columns, f, system=system, doc=doc, seg=seg,
                               encoding=encoding, errors=errors)
@@ -1280,5 +843,5 @@ def load_corpus(hyps, refs=None, *, hyp: str = "hyp", ref_columns: Optional[Sequ
         paths = [refs] if isinstance(refs, os.PathLike) else list(refs)
         streams = [read_lines(p, encoding, errors) for p in paths]
         return Corpus.from_lists(hyps, streams, system=system, doc=doc, seg=seg,
-                                 ref_sources=[_name(p) for p in paths])
+                                 ref_sources=[source_name(p) for p in paths])
     return Corpus.from_lists(hyps, refs, system=system, doc=doc, seg=seg)
