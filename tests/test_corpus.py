@@ -315,6 +315,40 @@ def test_text_and_tsv_paths_import_nothing_heavy(tmp_path):
     assert out.stdout.strip() == "[]"
 
 
+def test_metric_path_loads_only_coercion(tmp_path):
+    """Metrics coerce their inputs through engine.coerce: scoring lists loads neither the file
+    readers, the table formats nor pyarrow."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from mtscore.engine.metrics.bleu import BLEU\n"
+        "BLEU().corpus_score(['a b c'], [['a b c']])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyarrow' or m in (\n"
+        "    'mtscore.engine.corpus', 'mtscore.engine.tables', 'mtscore.engine.columns',\n"
+        "    'mtscore.engine.textio', 'mtscore.engine.decoding')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_corpus_module_keeps_the_old_public_names():
+    """mtscore.engine.corpus re-exports what moved to its own module (the same objects)."""
+    from mtscore.engine import coerce, corpus, corpus_error, tables
+
+    for name in corpus.__all__:
+        assert hasattr(corpus, name), name
+    assert corpus.CorpusError is corpus_error.CorpusError
+    assert corpus.as_text_list is coerce.as_text_list
+    assert corpus.as_ref_streams is coerce.as_ref_streams
+    for name in ("read_lines", "count_lines", "read_tab_refs", "read_stdin_systems",
+                 "iter_text_chunks", "iter_aligned_lines", "TextChunk"):
+        assert getattr(corpus, name) is getattr(textio, name)
+    for name in ("guess_format", "iter_batches", "batch_lists", "TABLE_FORMATS"):
+        assert getattr(corpus, name) is getattr(tables, name)
+    assert corpus.TABLE_FORMATS == ("tsv", "csv", "jsonl", "parquet", "arrow")
+
+
 def test_csv_invalid_utf8_and_jsonl_blank_lines(tmp_path):
     p = tmp_path / "a.csv"
     p.write_bytes(b'hyp,ref\na,b\n"c\xff",d\n')
