@@ -210,7 +210,7 @@ def prepare(spec: dict):
 
     if task == "big":
         path = spec["data"]
-        from mtscore.engine.corpus import iter_text_chunks, read_lines
+        from mtscore.engine.textio import iter_text_chunks, read_lines
         import mtscore
         _import_mtscore()
         import pyarrow  # noqa: F401

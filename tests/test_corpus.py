@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sacrebleu.utils import smart_open
 
-from mtscore.engine import corpus as C
+from mtscore.engine import decoding, textio
 from mtscore.engine.corpus import (Corpus, CorpusError, as_ref_streams, as_text_list, batch_lists,
                                    count_lines, guess_format, iter_batches, iter_text_chunks,
                                    load_corpus, read_lines, read_stdin_systems, read_tab_refs,
@@ -263,7 +263,7 @@ def test_text_files_and_gz(tmp_path):
 
 @pytest.mark.parametrize("encoding", ["latin-1", "utf-16", "utf-8-sig", "cp1252"])
 def test_other_encodings_match_sacrebleu(tmp_path, encoding, monkeypatch):
-    monkeypatch.setattr(C, "_DECODE_BLOCK", 7)  # block-wise decoding cut after newlines
+    monkeypatch.setattr(decoding, "DECODE_BLOCK", 7)  # block-wise decoding cut after newlines
     text = "\ufeffstart \nä ö ü\r\nmid\rdle\n\n" + "Straße  \n" * 5 + "end"
     p = tmp_path / "x.txt"
     p.write_bytes(text.encode(encoding, "ignore"))
@@ -313,6 +313,40 @@ def test_text_and_tsv_paths_import_nothing_heavy(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_metric_path_loads_only_coercion(tmp_path):
+    """Metrics coerce their inputs through engine.coerce: scoring lists loads neither the file
+    readers, the table formats nor pyarrow."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from mtscore.engine.metrics.bleu import BLEU\n"
+        "BLEU().corpus_score(['a b c'], [['a b c']])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyarrow' or m in (\n"
+        "    'mtscore.engine.corpus', 'mtscore.engine.tables', 'mtscore.engine.columns',\n"
+        "    'mtscore.engine.textio', 'mtscore.engine.decoding')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_corpus_module_keeps_the_old_public_names():
+    """mtscore.engine.corpus re-exports what moved to its own module (the same objects)."""
+    from mtscore.engine import coerce, corpus, corpus_error, tables
+
+    for name in corpus.__all__:
+        assert hasattr(corpus, name), name
+    assert corpus.CorpusError is corpus_error.CorpusError
+    assert corpus.as_text_list is coerce.as_text_list
+    assert corpus.as_ref_streams is coerce.as_ref_streams
+    for name in ("read_lines", "count_lines", "read_tab_refs", "read_stdin_systems",
+                 "iter_text_chunks", "iter_aligned_lines", "TextChunk"):
+        assert getattr(corpus, name) is getattr(textio, name)
+    for name in ("guess_format", "iter_batches", "batch_lists", "TABLE_FORMATS"):
+        assert getattr(corpus, name) is getattr(tables, name)
+    assert corpus.TABLE_FORMATS == ("tsv", "csv", "jsonl", "parquet", "arrow")
 
 
 def test_csv_invalid_utf8_and_jsonl_blank_lines(tmp_path):
@@ -414,7 +448,7 @@ def test_invalid_utf8_names_line(tmp_path):
 
 
 def test_invalid_utf8_streaming_late_block(tmp_path, monkeypatch):
-    monkeypatch.setattr(C, "_BLOCK_BYTES", 64)
+    monkeypatch.setattr(textio, "BLOCK_BYTES", 64)
     p = tmp_path / "big.txt"
     p.write_bytes("ü line\n".encode() * 100 + b"\xc3(\n")  # truncated 2-byte sequence
     with pytest.raises(CorpusError, match=r"big.txt:101: invalid UTF-8 \(byte 0xc3 at column 1, "
@@ -572,7 +606,7 @@ def _peak(fn):
 
 
 def test_streaming_text_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(C, "_BLOCK_BYTES", 1 << 17)
+    monkeypatch.setattr(textio, "BLOCK_BYTES", 1 << 17)
     rng = np.random.default_rng(0)
     words = ["Hausaufgaben", "Straßenbahn", "der", "ä", "漢字", "🙂", "x\ry", "  "]
     idx = rng.integers(0, len(words), size=(30000, 30)).tolist()
@@ -642,13 +676,13 @@ def test_text_files_match_sacrebleu(tmp_path_factory, lines, block):
         write(p)
         expect = sacrebleu_file_lines(p)
         assert read_lines(p) == expect
-        old = C._BLOCK_BYTES
-        C._BLOCK_BYTES = block  # tiny blocks split multi-byte characters
+        old = textio.BLOCK_BYTES
+        textio.BLOCK_BYTES = block  # tiny blocks split multi-byte characters
         try:
             got = [s for ch in iter_text_chunks(p, [p], batch_size=3, precount=block > 5)
                    for s in ch.hyps] if expect else []
         finally:
-            C._BLOCK_BYTES = old
+            textio.BLOCK_BYTES = old
         assert got == expect
 
 

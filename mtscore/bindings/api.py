@@ -123,7 +123,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
                   corpus score, NaN sentence scores, one warning per metric with the count);
                   None keeps each metric object's own setting
     """
-    from ..engine.corpus import as_ref_streams, as_text_list
+    from ..engine.coerce import as_ref_streams, as_text_list
 
     systems, single = _as_systems(hyps)
     systems = {k: as_text_list(v, f"score: hyps[{k!r}]" if not single else "score: hyps")
@@ -176,7 +176,8 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str
     """Like :func:`score`, streaming text files (one segment per line, ``.gz`` ok) chunk by chunk,
     so memory stays bounded for corpora of any size (only the (N, k) statistics and the per-segment
     scores grow with N). ``hyp_paths``: one path or ``{system: path}``; ``ref_paths``: K paths."""
-    from ..engine.corpus import CorpusError, iter_text_chunks
+    from ..engine.corpus_error import CorpusError
+    from ..engine.textio import iter_text_chunks
 
     single = not isinstance(hyp_paths, Mapping)
     paths = {"hyp": hyp_paths} if single else dict(hyp_paths)

@@ -99,7 +99,7 @@ def _system_paths(inputs: List[str], paired: bool) -> List[str]:
 
 def _chunks(args, sys_paths: List[str], chunk_size: int, stdin: bool) -> Iterator[Chunk]:
     """Aligned chunks: systems first (line-count errors name the system file), then references."""
-    from ..engine.corpus import iter_aligned_lines
+    from ..engine.textio import iter_aligned_lines
 
     n_sys = len(sys_paths)
     width: Optional[int] = None  # stdin: systems per line, fixed by the first line

@@ -251,13 +251,13 @@ class Metric:
     # ---- shared -------------------------------------------------------------------
     def _coerce_hyps(self, hyps) -> List[str]:
         """Hypotheses as a list of str (accepts list/tuple/numpy/pandas/pyarrow)."""
-        from ..corpus import as_text_list
+        from ..coerce import as_text_list
 
         return as_text_list(hyps, f"{type(self).__name__}: hyps", allow_none=False)
 
     def _coerce_refs(self, refs, n: Optional[int] = None) -> List[List[Optional[str]]]:
         """K reference streams, each a list of N str-or-None, validated against ``n``."""
-        from ..corpus import as_ref_streams
+        from ..coerce import as_ref_streams
 
         return as_ref_streams(refs, n, f"{type(self).__name__}: refs")
 

@@ -1,0 +1,127 @@
+"""Which columns of a table are the hypotheses, references, system, doc and seg, and how they
+become the :class:`~.corpus.Corpus` schema.
+
+:func:`resolve_columns` turns the user's column arguments (names, ``None`` = by convention,
+``False`` = ignore) and a table's column names into a :class:`ColumnSpec`, with one-line errors
+listing the available columns; :func:`normalise` turns a pyarrow Table/RecordBatch holding those
+columns into one with the columns ``hyp``, ``ref_0 .. ref_{K-1}``, optional ``system``, ``doc``,
+``seg`` (strings checked; errors name the column and row). Every table reader and
+``Corpus.from_table`` share these. pyarrow is imported inside :func:`normalise` only.
+"""
+from __future__ import annotations
+
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+from .corpus_error import CorpusError
+
+__all__ = ["ColumnSpec", "auto_ref_columns", "resolve_columns", "normalise"]
+
+
+class ColumnSpec(NamedTuple):
+    """The source column names of a table, by role (None: no such column)."""
+
+    hyp: str
+    refs: Tuple[str, ...]
+    system: Optional[str]
+    doc: Optional[str]
+    seg: Optional[str]
+
+    def source_columns(self) -> List[str]:
+        return [c for c in (self.hyp, *self.refs, self.system, self.doc, self.seg) if c is not None]
+
+    def target_names(self) -> List[str]:
+        out = ["hyp"] + [f"ref_{k}" for k in range(len(self.refs))]
+        return out + [n for n, c in (("system", self.system), ("doc", self.doc),
+                                     ("seg", self.seg)) if c is not None]
+
+
+def auto_ref_columns(names: Sequence[str]) -> List[str]:
+    """Reference columns by convention: ``ref`` and/or ``ref_0``, ``ref1``, ``reference_2``...,
+    ordered by their number (``ref`` first)."""
+    import re
+
+    pat = re.compile(r"^ref(?:erence)?s?(?:[_-]?(\d+))?$", re.IGNORECASE)
+    found = []
+    for c in names:
+        m = pat.match(c)
+        if m:
+            found.append((-1 if m.group(1) is None else int(m.group(1)), c))
+    return [c for _, c in sorted(found)]
+
+
+def resolve_columns(names: Sequence[str], source: str, hyp, refs, system, doc, seg) -> ColumnSpec:
+    names = list(names)
+    avail = ", ".join(map(repr, names)) or "none"
+
+    def need(col, arg):
+        if col not in names:
+            raise CorpusError(
+                f"{source}: no column {col!r} (available: {avail}); pass {arg}= to name it")
+        if names.count(col) > 1:
+            raise CorpusError(f"{source}: column {col!r} appears {names.count(col)} times")
+        return col
+
+    def optional(col, default, arg):
+        if col is False:
+            return None
+        if col is None:
+            return default if default in names else None
+        return need(col, arg)
+
+    h = need(hyp, "hyp")
+    if refs is None:
+        r = [c for c in auto_ref_columns(names) if c != h]
+    else:
+        if isinstance(refs, str):
+            refs = [refs]
+        r = [need(c, "refs") for c in refs]
+    return ColumnSpec(h, tuple(r), optional(system, "system", "system"),
+                 optional(doc, "doc", "doc"), optional(seg, "seg", "seg"))
+
+
+def _string_array(col, name: str, source: str, allow_null: bool, row0: int = 0, cast_any=False):
+    """A pyarrow string (or large_string) array/chunked array; errors name the column/row."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    t = col.type
+    if pt.is_dictionary(t):
+        col = col.cast(t.value_type)
+        t = col.type
+    if pt.is_null(t):
+        col = col.cast(pa.string())
+    elif pt.is_large_string(t) or getattr(pt, "is_string_view", lambda _t: False)(t):
+        try:
+            col = col.cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowCapacityError):  # > 2 GiB in one chunk: keep large
+            col = col.cast(pa.large_string())
+    elif not pt.is_string(t):
+        if cast_any:
+            col = col.cast(pa.string())
+        else:
+            raise CorpusError(f"{source}: column {name!r} has type {t}; expected strings")
+    if not allow_null and col.null_count:
+        import pyarrow.compute as pc
+
+        i = pc.index(pc.is_null(col), True).as_py()
+        raise CorpusError(
+            f"{source}: column {name!r} has a missing value (null) at row {row0 + i + 1}; "
+            "hypotheses must be strings (use '' for an empty one)")
+    return col
+
+
+def normalise(tbl, spec: ColumnSpec, source: str, row0: int = 0):
+    """Table/RecordBatch with the source columns -> same kind with columns hyp, ref_k, ..."""
+    import pyarrow as pa
+
+    cols = [_string_array(tbl.column(spec.hyp), spec.hyp, source, False, row0)]
+    cols += [_string_array(tbl.column(c), c, source, True, row0) for c in spec.refs]
+    for c, null_ok in ((spec.system, False), (spec.doc, True)):
+        if c is not None:
+            cols.append(_string_array(tbl.column(c), c, source, null_ok, row0, cast_any=True))
+    if spec.seg is not None:
+        cols.append(tbl.column(spec.seg))
+    names = spec.target_names()
+    if isinstance(tbl, pa.RecordBatch):
+        return pa.RecordBatch.from_arrays(cols, names=names)
+    return pa.Table.from_arrays(cols, names=names)

@@ -1,0 +1,509 @@
+"""Table files with named columns: TSV, CSV, JSONL, Parquet (file or dataset directory) and
+Arrow IPC (file/Feather v2 or stream), read whole or streamed in batches.
+
+Every format is one :class:`TableFormat` with the same two methods, registered in
+:data:`FORMATS` under its name (the name, its aliases and its file extensions are declared on
+the class); :func:`read_columns` and :func:`iter_batches` pick the format and call it, so adding
+a format means adding one class. Both return the :class:`~.corpus.Corpus` schema (``hyp``,
+``ref_0 .. ref_{K-1}``, optional ``system``, ``doc``, ``seg``); column choice and normalisation
+are :mod:`.columns`'s.
+
+Import cost matters for the CLI: only the standard library is imported at load time; pyarrow
+(and pyarrow.parquet / .json / .csv / .dataset) inside the readers that need them. Reading a TSV
+file whole gives Python lists and never imports pyarrow.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from .columns import ColumnSpec, normalise, resolve_columns
+from .corpus_error import CorpusError
+from .decoding import check_codec, decode_lines
+from .textio import PathLike, iter_raw_line_blocks, open_binary, read_bytes, source_name
+
+__all__ = ["TABLE_FORMATS", "FORMATS", "TableFormat", "TableRequest", "guess_format",
+           "read_columns", "iter_batches", "batch_lists"]
+
+#: what :meth:`TableFormat.read` returns: a pyarrow Table, or a dict of Python lists by column
+#: name (TSV, so that reading it never imports pyarrow); either way in the Corpus schema
+Columns = Union[Dict[str, list], Any]
+
+
+class TableRequest(NamedTuple):
+    """One read of a table file: where, which columns (as the user named them), how to decode."""
+    path: Any                   #: str / PathLike, ``'-'`` = stdin
+    source: str                 #: the name errors use
+    columns: Tuple[Any, ...]    #: (hyp, refs, system, doc, seg) as in :func:`read_columns`
+    encoding: str
+    errors: str
+
+    def resolve(self, names: Sequence[str]) -> ColumnSpec:
+        """The columns to take, given the table's column names."""
+        return resolve_columns(names, self.source, *self.columns)
+
+
+class TableFormat:
+    """One table file format: :meth:`read` the whole file, or :meth:`iter_batches` of it."""
+
+    name = ""                               #: the format name, ``fmt=``
+    aliases: Tuple[str, ...] = ()           #: other names ``fmt=`` accepts
+    extensions: Tuple[str, ...] = ()        #: file extensions :func:`guess_format` maps to it
+    compressible = True                     #: may be ``.gz``/``.bz2``/... compressed as a file
+
+    def read(self, req: TableRequest) -> Columns:
+        """The whole table in the Corpus schema."""
+        raise NotImplementedError
+
+    def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
+        """pyarrow RecordBatches of at most ``batch_size`` rows in the Corpus schema, memory
+        bounded by the batch."""
+        raise NotImplementedError
+
+
+def _rebatch(batches, spec: ColumnSpec, source: str, batch_size: int) -> Iterator[Any]:
+    """Batches of any size -> normalised batches of at most ``batch_size`` rows (errors name the
+    row in the whole table)."""
+    row0 = 0
+    for b in batches:
+        for s in range(0, b.num_rows, batch_size):
+            part = b.slice(s, batch_size)
+            yield normalise(part, spec, source, row0)
+            row0 += part.num_rows
+
+
+def _arrow_source(path):
+    import pyarrow as pa
+
+    if path == "-":
+        return pa.BufferReader(sys.stdin.buffer.read())
+    return os.fspath(path)
+
+
+# ---- TSV (own reader: no quoting, rows end at '\n', a CRLF ending is accepted) ------------------
+
+class TsvFormat(TableFormat):
+    name, aliases, extensions = "tsv", ("tab",), (".tsv", ".tab")
+
+    def read(self, req: TableRequest) -> Dict[str, list]:
+        check_codec(req.encoding, req.errors)
+        lines = decode_lines(read_bytes(req.path), req.source, req.encoding, req.errors)
+        if not lines:
+            raise CorpusError(f"{req.source}: empty file (no header line)")
+        header = self._header(lines[0])
+        spec = req.resolve(header)
+        idx = [header.index(c) for c in spec.source_columns()]
+        cols = self._columns(lines[1:], len(header), idx, 2, req.source)
+        return dict(zip(spec.target_names(), cols))
+
+    def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
+        import pyarrow as pa
+
+        check_codec(req.encoding, req.errors)
+        for spec, cols in self._iter_lists(req, batch_size):
+            arrays = [pa.array(c, pa.string()) for c in cols]
+            if spec.seg is not None:
+                arrays[-1] = pa.array(cols[-1])
+            yield pa.RecordBatch.from_arrays(arrays, names=spec.target_names())
+
+    def _iter_lists(self, req: TableRequest,
+                    batch_size: int) -> Iterator[Tuple[ColumnSpec, List[List[str]]]]:
+        header, spec, idx = None, None, None
+        lineno = 1
+        for block in iter_raw_line_blocks(req.path, req.encoding, req.errors):
+            if header is None:
+                header = self._header(block[0])
+                spec = req.resolve(header)
+                idx = [header.index(c) for c in spec.source_columns()]
+                block = block[1:]
+                lineno = 2
+            for s in range(0, len(block), batch_size):
+                part = block[s:s + batch_size]
+                yield spec, self._columns(part, len(header), idx, lineno, req.source)
+                lineno += len(part)
+        if header is None:
+            raise CorpusError(f"{req.source}: empty file (no header line)")
+
+    @staticmethod
+    def _header(line: str) -> List[str]:
+        if line.endswith("\r"):
+            line = line[:-1]
+        return line.split("\t")
+
+    @staticmethod
+    def _columns(lines: List[str], ncol: int, idx: List[int], first_lineno: int,
+                 source: str) -> List[List[str]]:
+        rows = [(s[:-1] if s.endswith("\r") else s).split("\t") for s in lines]
+        if len(set(map(len, rows))) > 1 or (rows and len(rows[0]) != ncol):
+            i = next(i for i, r in enumerate(rows) if len(r) != ncol)
+            raise CorpusError(
+                f"{source}:{first_lineno + i}: found {len(rows[i])} tab-separated fields, the "
+                f"header has {ncol} (TSV fields cannot contain tabs or newlines; use JSONL or "
+                "Parquet)")
+        return [[r[j] for r in rows] for j in idx]
+
+
+# ---- JSONL (pyarrow.json on UTF-8-validated blocks) ---------------------------------------------
+
+class JsonlFormat(TableFormat):
+    name, aliases, extensions = "jsonl", ("json", "ndjson"), (".jsonl", ".ndjson", ".json")
+
+    def read(self, req: TableRequest) -> Any:
+        import pyarrow as pa
+
+        parts = list(self._tables(req, block_bytes=1 << 26))
+        spec = parts[0][0]
+        return normalise(pa.concat_tables([t for _, t in parts]), spec, req.source)
+
+    def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
+        row0 = 0
+        for spec, tbl in self._tables(req):
+            for b in tbl.to_batches(max_chunksize=batch_size):
+                yield normalise(b, spec, req.source, row0)
+                row0 += b.num_rows
+
+    def _tables(self, req: TableRequest, block_bytes: Optional[int] = None):
+        """(spec, pyarrow Table) per block of complete lines; every block is UTF-8 validated
+        first (pyarrow.json would silently replace invalid bytes)."""
+        import pyarrow as pa
+
+        source = req.source
+        check_codec(req.encoding, req.errors)
+        first = None if req.path == "-" else self._first_object(req.path, source)
+        spec = None if first is None else req.resolve(list(first))
+        lineno = 1
+        for block in iter_raw_line_blocks(req.path, req.encoding, req.errors, block_bytes):
+            if spec is None:  # stdin: resolve from the first object
+                import json
+                first = next((s for s in block if s.strip()), None)
+                if first is None:
+                    lineno += len(block)
+                    continue
+                first = json.loads(first)
+                spec = req.resolve(list(first))
+            try:
+                tbl = self._parse(block, spec, first)
+            except pa.ArrowInvalid as e:
+                raise self._explain(block, lineno, spec, source, e) from None
+            yield spec, tbl
+            lineno += len(block)
+        if spec is None:
+            raise CorpusError(f"{source}: empty input (no JSON lines)")
+
+    @staticmethod
+    def _parse(block: List[str], spec: ColumnSpec, first: dict) -> Any:
+        """One block of JSON lines -> pyarrow Table of the source columns."""
+        import pyarrow as pa
+        import pyarrow.json as pj
+
+        # strings for text columns; seg keeps the JSON type of its first value
+        seg_type = {bool: pa.bool_(), int: pa.int64(), float: pa.float64()}.get(
+            type(first.get(spec.seg)), pa.string())
+        schema = pa.schema([pa.field(c, seg_type if c == spec.seg else pa.string())
+                            for c in spec.source_columns()])
+        data = ("\n".join(block) + "\n").encode("utf-8", "surrogatepass")
+        return pj.read_json(
+            pa.BufferReader(data),
+            read_options=pj.ReadOptions(block_size=max(len(data) + 1, 1 << 20)),
+            parse_options=pj.ParseOptions(explicit_schema=schema,
+                                          unexpected_field_behavior="ignore"))
+
+    @staticmethod
+    def _first_object(path, source) -> dict:
+        import json
+
+        with open_binary(path) as f:
+            for lineno, raw in enumerate(f, 1):
+                if raw.strip():
+                    try:
+                        obj = json.loads(raw)
+                    except ValueError as e:
+                        raise CorpusError(f"{source}:{lineno}: invalid JSON ({e})") from None
+                    if not isinstance(obj, dict):
+                        raise CorpusError(f"{source}:{lineno}: expected a JSON object per line")
+                    return obj
+        raise CorpusError(f"{source}: empty input (no JSON lines)")
+
+    @staticmethod
+    def _explain(text_lines: List[str], first_lineno: int, spec: ColumnSpec, source: str,
+                 err: Exception) -> CorpusError:
+        """Locate the first line pyarrow rejected (error path only) with Python's json."""
+        import json
+
+        want_str = set(spec.source_columns()) - ({spec.seg} if spec.seg else set())
+        for i, line in enumerate(text_lines):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as e:
+                return CorpusError(f"{source}:{first_lineno + i}: invalid JSON ({e})")
+            if not isinstance(obj, dict):
+                return CorpusError(f"{source}:{first_lineno + i}: expected a JSON object per line")
+            for c in want_str:
+                v = obj.get(c)
+                if v is not None and not isinstance(v, str):
+                    return CorpusError(
+                        f"{source}:{first_lineno + i}: field {c!r} is {type(v).__name__}, "
+                        "expected a string or null")
+                if isinstance(v, str) and any(0xD800 <= ord(ch) <= 0xDFFF for ch in v):
+                    return CorpusError(
+                        f"{source}:{first_lineno + i}: field {c!r} contains a lone surrogate "
+                        "escape")
+        return CorpusError(f"{source}: cannot read JSONL ({err})")
+
+
+# ---- CSV (RFC 4180 quoting, via pyarrow.csv) ----------------------------------------------------
+
+class CsvFormat(TableFormat):
+    name, extensions = "csv", (".csv",)
+
+    def read(self, req: TableRequest) -> Any:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        spec = req.resolve(self._names(req.path, req.source))
+        try:
+            tbl = pcsv.read_csv(_arrow_source(req.path), **self._options(spec, req.encoding))
+        except pa.ArrowInvalid as e:
+            raise self._error(req, e) from None
+        return normalise(tbl, spec, req.source)
+
+    def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        spec = req.resolve(self._names(req.path, req.source))
+        try:
+            reader = pcsv.open_csv(_arrow_source(req.path), **self._options(spec, req.encoding))
+            yield from _rebatch(reader, spec, req.source, batch_size)
+        except pa.ArrowInvalid as e:
+            raise self._error(req, e) from None
+
+    @staticmethod
+    def _names(path, source) -> List[str]:
+        import csv
+        import io
+
+        if path == "-":
+            raise CorpusError("CSV from stdin is not supported; use TSV or JSONL")
+        with open_binary(path) as f:
+            first = f.readline().decode("utf-8", "replace")
+        if not first.strip():
+            raise CorpusError(f"{source}: empty file (no header line)")
+        return next(csv.reader(io.StringIO(first)))
+
+    @staticmethod
+    def _error(req: TableRequest, err) -> CorpusError:
+        """Name the line of an encoding error (pyarrow.csv only says "invalid UTF8")."""
+        for _ in iter_raw_line_blocks(req.path, req.encoding, req.errors):  # raises, located
+            pass
+        return CorpusError(f"{req.source}: cannot read CSV ({err})")
+
+    @staticmethod
+    def _options(spec: ColumnSpec, encoding: str) -> dict:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        types = {c: pa.string() for c in spec.source_columns() if c != spec.seg}
+        return dict(
+            read_options=pcsv.ReadOptions(encoding=encoding),
+            parse_options=pcsv.ParseOptions(newlines_in_values=True),
+            convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                include_columns=spec.source_columns()))
+
+
+# ---- Parquet (one file, or a directory read as a dataset) ---------------------------------------
+
+class _ParquetFile:
+    """One Parquet file; ``pre_buffer=False`` when streaming (pre-buffering caches whole
+    columns)."""
+
+    def __init__(self, src, source: str, **kw):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            self.file = pq.ParquetFile(src, **kw)
+        except (pa.ArrowInvalid, OSError) as e:
+            if isinstance(e, FileNotFoundError):
+                raise
+            raise CorpusError(f"{source}: not a Parquet file ({e})") from None
+        self.names = self.file.schema_arrow.names
+
+    def read(self, columns: List[str]) -> Any:
+        return self.file.read(columns=columns)
+
+    def iter_batches(self, columns: List[str], batch_size: int) -> Iterator[Any]:
+        return self.file.iter_batches(batch_size=batch_size, columns=columns)
+
+
+class _ParquetDataset:
+    """A directory of Parquet files (pyarrow.dataset)."""
+
+    def __init__(self, path: str):
+        import pyarrow.dataset as ds
+
+        self.dataset = ds.dataset(path, format="parquet")
+        self.names = self.dataset.schema.names
+
+    def read(self, columns: List[str]) -> Any:
+        return self.dataset.to_table(columns=columns)
+
+    def iter_batches(self, columns: List[str], batch_size: int) -> Iterator[Any]:
+        import pyarrow.dataset as ds
+
+        # no pre-buffering / little read-ahead: memory stays at about one row group
+        return self.dataset.to_batches(
+            columns=columns, batch_size=batch_size, batch_readahead=1, fragment_readahead=1,
+            fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=False))
+
+
+class ParquetFormat(TableFormat):
+    name, aliases, extensions, compressible = "parquet", ("pq",), (".parquet", ".pq"), False
+
+    def read(self, req: TableRequest) -> Any:
+        pf = self._open(req)
+        spec = req.resolve(pf.names)
+        return normalise(pf.read(spec.source_columns()), spec, req.source)
+
+    def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
+        pf = self._open(req, pre_buffer=False)
+        spec = req.resolve(pf.names)
+        yield from _rebatch(pf.iter_batches(spec.source_columns(), batch_size), spec, req.source,
+                            batch_size)
+
+    @staticmethod
+    def _open(req: TableRequest, **file_kw) -> Union[_ParquetFile, _ParquetDataset]:
+        src = _arrow_source(req.path)
+        if isinstance(src, str) and os.path.isdir(src):
+            return _ParquetDataset(src)
+        return _ParquetFile(src, req.source, **file_kw)
+
+
+# ---- Arrow IPC (file format / Feather v2, memory-mapped; or stream format) ----------------------
+
+class ArrowFormat(TableFormat):
+    name, aliases, compressible = "arrow", ("ipc", "feather"), False
+    extensions = (".arrow", ".feather", ".ipc", ".arrows")
+
+    def read(self, req: TableRequest) -> Any:
+        reader = self._reader(req)
+        spec = req.resolve(reader.schema.names)
+        return normalise(reader.read_all().select(spec.source_columns()), spec, req.source)
+
+    def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
+        reader = self._reader(req)
+        spec = req.resolve(reader.schema.names)
+        if hasattr(reader, "num_record_batches"):
+            batches = (reader.get_batch(i).select(spec.source_columns())
+                       for i in range(reader.num_record_batches))
+        else:
+            batches = (b.select(spec.source_columns()) for b in reader)
+        yield from _rebatch(batches, spec, req.source, batch_size)
+
+    @staticmethod
+    def _reader(req: TableRequest):
+        import pyarrow as pa
+
+        src = _arrow_source(req.path)
+        try:
+            if isinstance(src, str):
+                return pa.ipc.open_file(pa.memory_map(src, "r"))
+            return pa.ipc.open_file(src)
+        except pa.ArrowInvalid:
+            if not isinstance(src, str):
+                src.seek(0)
+            try:
+                return pa.ipc.open_stream(pa.OSFile(src) if isinstance(src, str) else src)
+            except pa.ArrowInvalid as e:
+                raise CorpusError(f"{req.source}: not an Arrow IPC/Feather file ({e})") from None
+
+
+# ==================================================================================================
+# The registry and the two entry points
+# ==================================================================================================
+
+#: every table format by name, in the order error messages list them
+FORMATS: Dict[str, TableFormat] = {
+    f.name: f for f in (TsvFormat(), CsvFormat(), JsonlFormat(), ParquetFormat(), ArrowFormat())}
+#: formats :func:`read_columns` / :func:`iter_batches` understand
+TABLE_FORMATS = tuple(FORMATS)
+
+_EXTENSIONS = {ext: f.name for f in FORMATS.values() for ext in f.extensions}
+_FMT_ALIASES = {alias: f.name for f in FORMATS.values() for alias in f.aliases}
+
+
+def guess_format(path: PathLike) -> str:
+    """``'tsv' | 'csv' | 'jsonl' | 'parquet' | 'arrow'`` from the extension (a trailing ``.gz``,
+    ``.bz2``, ``.zst`` is looked through for tsv/csv/jsonl), a directory is a Parquet dataset,
+    anything else is ``'text'`` (one segment per line)."""
+    p = os.fspath(path)
+    if p != "-" and os.path.isdir(p):
+        return "parquet"
+    base = p.lower()
+    comp = None
+    for c in (".gz", ".bz2", ".zst", ".lz4"):
+        if base.endswith(c):
+            base, comp = base[: -len(c)], c
+            break
+    fmt = _EXTENSIONS.get(os.path.splitext(base)[1], "text")
+    if comp and fmt != "text" and not FORMATS[fmt].compressible:
+        raise CorpusError(f"{p}: {fmt} files cannot be {comp}-compressed (they compress inside)")
+    return fmt
+
+
+def _table_format(fmt: Optional[str], path) -> TableFormat:
+    """The reader for ``fmt`` (a name or alias), or for the extension of ``path`` when None."""
+    if fmt is None:
+        if path == "-":
+            raise CorpusError("reading a table from stdin needs fmt= (one of "
+                              + ", ".join(TABLE_FORMATS) + ")")
+        fmt = guess_format(path)
+        if fmt == "text":
+            raise CorpusError(
+                f"{source_name(path)}: cannot tell the table format from the extension; pass "
+                f"fmt= one of {', '.join(TABLE_FORMATS)} (plain text files: read_lines / "
+                "load_corpus)")
+        return FORMATS[fmt]
+    f = _FMT_ALIASES.get(fmt.lower(), fmt.lower())
+    if f not in TABLE_FORMATS:
+        raise CorpusError(f"unknown table format {fmt!r}; known: {', '.join(TABLE_FORMATS)}")
+    return FORMATS[f]
+
+
+def read_columns(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
+                 fmt: Optional[str] = None, *, system=None, doc=None, seg=None,
+                 encoding: str = "utf-8", errors: str = "strict") -> Columns:
+    """The whole table file in the Corpus schema: a pyarrow Table, or for TSV a dict of Python
+    lists by column name (pyarrow never imported). Arguments as in
+    :func:`mtscore.engine.corpus.read_table`, which builds a ``Corpus`` from this."""
+    reader = _table_format(fmt, path)
+    req = TableRequest(path, source_name(path), (hyp, refs, system, doc, seg), encoding, errors)
+    return reader.read(req)
+
+
+def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
+                 fmt: Optional[str] = None, batch_size: int = 65536, *, system=None, doc=None,
+                 seg=None, encoding: str = "utf-8", errors: str = "strict") -> Iterator[Any]:
+    """Stream ``pyarrow.RecordBatch`` es of at most ``batch_size`` rows with the :class:`Corpus`
+    schema (``hyp``, ``ref_0..``, optional ``system``/``doc``/``seg``) from a table file, with
+    memory bounded by the batch (Parquet ``iter_batches`` / dataset scanner, memory-mapped Arrow
+    IPC, block-wise TSV/JSONL/CSV). Arguments as in :func:`read_table`. For plain text files use
+    :func:`iter_text_chunks`. Turn a batch into lists with :func:`batch_lists`.
+    """
+    if batch_size < 1:
+        raise CorpusError(f"batch_size must be >= 1, got {batch_size}")
+    reader = _table_format(fmt, path)
+    req = TableRequest(path, source_name(path), (hyp, refs, system, doc, seg), encoding, errors)
+    yield from reader.iter_batches(req, batch_size)
+
+
+def batch_lists(batch) -> Tuple[List[str], List[List[Optional[str]]]]:
+    """``(hyps, refs)`` as Python lists from a batch/table with the Corpus schema:
+    hyps is a list of n ``str``, refs K lists of n ``str``-or-``None``."""
+    names = batch.schema.names
+    k = sum(1 for c in names if c.startswith("ref_"))
+    return (batch.column("hyp").to_pylist(),
+            [batch.column(f"ref_{i}").to_pylist() for i in range(k)])
