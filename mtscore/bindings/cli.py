@@ -436,11 +436,18 @@ def run_command(fn, args, prog: str) -> int:
     extras) print one line ``prog: error: ...`` and exit 1; Ctrl-C exits 130 with one line,
     also while the worker threads wind down (they are joined here, not at interpreter exit);
     anything else is a bug and keeps its traceback."""
+    import warnings
+
     from ..engine.metrics.lexical import shutdown_pools
+
+    def one_line(message, category, filename, lineno, file=None, line=None):
+        print(f"{prog}: warning: {message}", file=sys.stderr)
 
     try:
         try:
-            return fn(args)
+            with warnings.catch_warnings():
+                warnings.showwarning = one_line  # lossy operations: one line each
+                return fn(args)
         finally:
             shutdown_pools()
     except CLIError as e:
