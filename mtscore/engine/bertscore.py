@@ -235,6 +235,19 @@ class _Prepared:
     def __init__(self, streams: List[List[Optional[str]]], idf_table: Optional[np.ndarray]):
         self.streams = streams
         self.idf_table = idf_table
+        self.n = len(streams[0]) if streams else 0
+        counts = {sum(st[i] is not None for st in streams) for i in range(self.n)}
+        counts.discard(0)
+        self.num_refs = counts.pop() if len(counts) == 1 else (len(streams) if not counts else -1)
+
+    def slice(self, a: int, z: int) -> "_Prepared":
+        """Segments ``a:z`` (the idf weights stay those of the whole reference set)."""
+        return _Prepared([st[a:z] for st in self.streams], self.idf_table)
+
+    def missing(self) -> Optional[np.ndarray]:
+        """bool (n,): segments without any reference, or None."""
+        m = np.array([all(st[i] is None for st in self.streams) for i in range(self.n)], dtype=bool)
+        return m if m.any() else None
 
 
 class BERTScore(Metric):
@@ -349,8 +362,20 @@ class BERTScore(Metric):
         return self._coerce_refs(refs, n)
 
     def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
-        r = self._score_prepared(self._coerce_hyps(hyps), prepared)
-        return np.stack([r.precision, r.recall, r.f1, np.ones_like(r.f1)], axis=1)
+        """``(N, 4)`` float64 ``[P, R, F, 1]`` per segment (the corpus score is the mean F);
+        segments without a reference follow ``missing_refs`` (skipped: an all-zero row)."""
+        hyps = self._coerce_hyps(hyps)
+        missing = prepared.missing()
+        skip = None if missing is None else self._unreferenced(missing)
+        if skip is None:
+            r = self._score_prepared(hyps, prepared)
+            return np.stack([r.precision, r.recall, r.f1, np.ones_like(r.f1)], axis=1)
+        out = np.zeros((len(hyps), 4), dtype=np.float64)
+        keep = np.flatnonzero(~skip)
+        if len(keep):
+            sub = _Prepared([[st[i] for i in keep] for st in prepared.streams], prepared.idf_table)
+            out[keep] = self.stats([hyps[i] for i in keep], sub)
+        return out
 
     def compute_score_from_stats(self, stats) -> Score:
         """Score of a summed ``[P, R, F, count]`` row: ``100 * sum(F) / count``."""

@@ -71,6 +71,12 @@ class _PreparedRefs:
         self.seg_refs = seg_refs
         self.num_refs = num_refs
 
+    def slice(self, a: int, z: int) -> "_PreparedRefs":
+        """Segments ``a:z``: the same reference arrays, a range of ``seg_refs`` (it indexes
+        ``ref_offsets`` absolutely, so it needs no rebasing)."""
+        return _PreparedRefs(z - a, self.ref_ids, self.ref_offsets,
+                             np.ascontiguousarray(self.seg_refs[a:z + 1]), self.num_refs)
+
     def missing(self) -> Optional[np.ndarray]:
         """bool (n,): segments with no reference, or None when every segment has one."""
         missing = np.diff(self.seg_refs) == 0

@@ -1,0 +1,160 @@
+"""Common checks of the metric contract (``mtscore.engine.metrics.base.Metric``), run on every
+metric, scikit-learn style, plus a toy metric written in this file only to show that a new
+metric works everywhere (corpus/sentence scores, the batch API, bootstrap CIs, paired tests)
+once it implements the hooks. README "Architecture" walks through the same toy."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+import pytest
+
+import mtscore
+from mtscore.engine.metrics.base import Metric, Score, Signature, unreferenced_mask
+
+
+class PreparedWords:
+    """Prepared references of the toy metric: the word sets of each segment's references."""
+
+    def __init__(self, sets: List[List[set]], num_refs: int):
+        self.sets = sets
+        self.n = len(sets)
+        self.num_refs = num_refs
+
+    def slice(self, a: int, z: int) -> "PreparedWords":
+        return PreparedWords(self.sets[a:z], self.num_refs)
+
+    def missing(self) -> Optional[np.ndarray]:
+        m = np.array([not s for s in self.sets], dtype=bool)
+        return m if m.any() else None
+
+
+class WordRecall(Metric):
+    """Toy metric: the share of hypothesis words found in some reference of the segment.
+    Statistics per segment: ``[words found, hypothesis words]`` (int64, additive)."""
+
+    def prepare(self, refs, rows=None) -> PreparedWords:
+        streams = self._coerce_refs(refs)
+        counts = {sum(r[i] is not None for r in streams) for i in range(len(streams[0]))}
+        self.num_refs = counts.pop() if len(counts) == 1 else -1
+        return PreparedWords([[set(r[i].split()) for r in streams if r[i] is not None]
+                              for i in range(len(streams[0]))], self.num_refs)
+
+    def stats(self, hyps, prepared: PreparedWords) -> np.ndarray:
+        hyps = self._coerce_hyps(hyps)
+        missing = prepared.missing()
+        skip = None if missing is None else self._unreferenced(missing)
+        out = np.zeros((len(hyps), 2), dtype=np.int64)
+        for i, (h, sets) in enumerate(zip(hyps, prepared.sets)):
+            words = h.split()
+            out[i] = [sum(any(w in s for s in sets) for w in words), len(words)]
+        if skip is not None:
+            out[skip] = 0
+        return out
+
+    def compute_score_from_stats(self, stats) -> Score:
+        found, total = stats[0], stats[1]
+        return Score("WordRecall", 100.0 * found / total if total else 0.0)
+
+    def get_signature(self) -> Signature:
+        return Signature(self.__dict__)
+
+
+METRICS = {
+    "bleu": lambda: mtscore.BLEU(),
+    "bleu-eff-floor": lambda: mtscore.BLEU(effective_order=True, smooth_method="floor"),
+    "chrf": lambda: mtscore.CHRF(),
+    "chrf++": lambda: mtscore.CHRF(word_order=2),
+    "ter": lambda: mtscore.TER(),
+    "ter-norm": lambda: mtscore.TER(normalized=True, asian_support=True),
+    "toy": lambda: WordRecall(),
+    "bertscore": lambda: _bertscore(),
+}
+
+
+def _bertscore():
+    pytest.importorskip("onnxruntime", reason="BERTScore needs the 'bertscore' extra")
+    from mtscore.engine.bertscore import BERTScore
+
+    try:
+        return BERTScore()
+    except (ImportError, FileNotFoundError, RuntimeError) as e:  # the default model is absent
+        pytest.skip(f"default BERTScore model unavailable: {e}")
+
+HYPS = ["the cat sat on the mat", "a dog", "", "the the the", "it is raining today", "x y z"]
+OTHER = ["the cat is on the mat", "a dog barks", "", "the", "it rains today", "x y z"]
+REFS = [["the cat is on the mat", "a dog barked", "", "the cat", "it is raining", "x"],
+        ["there is a cat on the mat", None, "nothing", "the the", None, "x y"]]
+
+
+@pytest.fixture(params=sorted(METRICS))
+def metric(request) -> Metric:
+    return METRICS[request.param]()
+
+
+def test_stats_are_an_additive_matrix(metric):
+    prepared = metric.prepare(REFS)
+    st = metric.stats(HYPS, prepared)
+    assert st.shape[0] == len(HYPS) and st.ndim == 2
+    assert prepared.n == len(HYPS) and prepared.missing() is None
+    whole = metric.compute_score_from_stats(metric.sum_stats(st)).score
+    assert metric.corpus_score(HYPS, REFS).score == whole
+
+
+def test_scores_from_stats_equal_the_per_row_score(metric):
+    st = metric.stats(HYPS, metric.prepare(REFS))
+    want = [metric.compute_score_from_stats([x.item() for x in row]).score for row in st]
+    assert metric.scores_from_stats(st).tolist() == want
+
+
+def test_stats_and_scores_is_one_pass_of_the_same(metric):
+    prepared = metric.prepare(REFS)
+    st, sc = metric.stats_and_scores(HYPS, prepared)
+    np.testing.assert_array_equal(st, metric.stats(HYPS, prepared))
+    assert sc.tolist() == metric.scores_from_stats(st).tolist()
+    st2, sc2 = metric.stats_and_scores(HYPS, prepared, sentence_level=False)
+    np.testing.assert_array_equal(st2, st)
+
+
+def test_prepared_slices_score_like_the_whole(metric):
+    prepared = metric.prepare(REFS)
+    whole = metric.stats(HYPS, prepared)
+    np.testing.assert_array_equal(metric.stats(HYPS[2:5], prepared.slice(2, 5)), whole[2:5])
+
+
+def test_systems_share_the_reference_work(metric):
+    metric.prepare_references(REFS)
+    a, b = metric.systems_stats([HYPS, OTHER])
+    np.testing.assert_array_equal(a, metric.corpus_stats(HYPS, REFS))
+    np.testing.assert_array_equal(b, metric.corpus_stats(OTHER, REFS))
+
+
+def test_resampled_scores_match_compute_score_from_stats(metric):
+    st = metric.stats(HYPS, metric.prepare(REFS))
+    sums = np.stack([st[[0, 1, 2]].sum(0), st[[3, 4]].sum(0), st.sum(0)])
+    res = metric.resampled_scores(sums)
+    if res is None:  # no vectorised formula: the tests score row by row
+        return
+    assert [float(x) for x in res.scalars()] == \
+        [metric.compute_score_from_stats(row.copy()).score for row in sums]
+
+
+def test_missing_references_follow_the_policy(metric):
+    refs = [[r if i != 1 else None for i, r in enumerate(REFS[0])], [None] * len(HYPS)]
+    assert unreferenced_mask(refs).tolist() == [False, True, False, False, False, False]
+    with pytest.raises(ValueError, match="segment 1 .*no reference"):
+        metric.corpus_stats(HYPS, refs)
+    metric.missing_refs = "skip"
+    with pytest.warns(UserWarning, match="1 of 6"):
+        st = metric.corpus_stats(HYPS, refs)
+    assert not st[1].any()
+
+
+def test_the_toy_metric_works_everywhere():
+    r = mtscore.score({"A": HYPS, "B": OTHER}, REFS, metrics=[WordRecall(), "bleu"])
+    assert r.corpus["A"]["wordrecall"].score == WordRecall().corpus_score(HYPS, REFS).score
+    assert r.segments.num_rows == 2 * len(HYPS)
+    ci = WordRecall().corpus_score(HYPS, REFS, n_bootstrap=100)
+    assert ci._ci >= 0 and ci._mean > 0
+    res = mtscore.compare({"A": HYPS, "B": OTHER}, REFS, metrics=[WordRecall()], n=100)
+    assert res.results["WordRecall"][1].p_value is not None
