@@ -12,6 +12,8 @@ _LAZY = {
     "score": ("mtscore.bindings.api", "score"),
     "score_files": ("mtscore.bindings.api", "score_files"),
     "score_table": ("mtscore.bindings.api", "score_table"),
+    "score_stream": ("mtscore.bindings.api", "score_stream"),
+    "compare_stats": ("mtscore.engine.significance", "compare_stats"),
     "compare": ("mtscore.engine.significance", "compare"),
     "compare_segment_scores": ("mtscore.engine.significance", "compare_segment_scores"),
 }
