@@ -3,6 +3,10 @@
 Every ``mtscore/kernels/_*.pyx`` becomes the extension ``mtscore.kernels._*``.
 Set ``MTSCORE_BUILD_ONLY=_name1,_name2`` to build a subset (useful while developing
 one kernel), and ``MTSCORE_DEBUG=1`` to turn bounds checks back on.
+``MTSCORE_SANITIZE=1`` (implies MTSCORE_DEBUG=1) builds every kernel with AddressSanitizer and
+UndefinedBehaviorSanitizer (gcc/clang) at -O1 with frame pointers and debug info; such modules
+only load with the sanitizer runtime preloaded -- use ``bench/sanitize.sh``, which builds them in
+a copy of the tree and runs the kernel tests under them.
 """
 import os
 from pathlib import Path
@@ -14,10 +18,18 @@ HERE = Path(__file__).parent
 KERNEL_DIR = HERE / "mtscore" / "kernels"
 
 only = {x.strip() for x in os.environ.get("MTSCORE_BUILD_ONLY", "").split(",") if x.strip()}
-debug = os.environ.get("MTSCORE_DEBUG") == "1"
+sanitize = os.environ.get("MTSCORE_SANITIZE") == "1"
+debug = os.environ.get("MTSCORE_DEBUG") == "1" or sanitize
 
 # -ffp-contract=off: no fused multiply-add, so C float expressions round exactly like CPython's.
 compile_args = ["-O3", "-ffp-contract=off", "-fno-strict-aliasing"]
+link_args = []
+if sanitize:
+    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+           "-fno-sanitize-recover=undefined"]
+    # the last -O wins over the -O2/-O3 that distutils takes from Python's own CFLAGS
+    compile_args = san + ["-O1", "-g", "-ffp-contract=off", "-fno-strict-aliasing"]
+    link_args = san
 directives = {
     "language_level": "3",
     "boundscheck": debug,
@@ -39,9 +51,11 @@ for pyx in sorted(KERNEL_DIR.glob("_*.pyx")):
             include_dirs=[np.get_include(), str(KERNEL_DIR)],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             extra_compile_args=compile_args,
+            extra_link_args=link_args,
         )
     )
 
 from Cython.Build import cythonize  # noqa: E402
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives, quiet=True))
+# force: a .c file left by a build with other directives (debug vs not) must be regenerated
+setup(ext_modules=cythonize(extensions, compiler_directives=directives, quiet=True, force=debug))
