@@ -31,22 +31,21 @@ tests; ``test_by_design_rejections`` pins each one down):
    (``CorpusError``).
 2. ``refs`` given as a flat string / list of strings, ``hyps`` given as one string: sacrebleu
    iterates the characters; mtscore raises TypeError.
-3. An empty corpus (0 hypotheses): sacrebleu's ``corpus_score`` raises IndexError, mtscore
-   returns a zero score (reported to the lead; not an exactness question, no draw has N = 0).
+3. An empty corpus (0 hypotheses): sacrebleu's ``corpus_score`` raises IndexError, mtscore a
+   ValueError saying the corpus is empty (``test_by_design_rejections``).
 4. Option values outside sacrebleu's documented ranges (``max_ngram_order=0``, negative chrF
    orders, ``char_order + word_order == 0``): sacrebleu computes a degenerate 0.0; mtscore raises
    ValueError. The fuzzer draws options only inside the documented ranges.
 5. Segments with no reference at all (every stream ``None``): sacrebleu raises (TypeError /
-   IndexError / ZeroDivisionError from deep inside); mtscore's TER raises ValueError, and BLEU/chrF
-   are being changed to do the same. ``test_segment_without_any_reference_raises`` asserts both
-   raise (xfail(strict) for BLEU/chrF until that change lands); the differential draws always
-   give each segment at least one reference.
+   IndexError / ZeroDivisionError from deep inside, or BLEU counts a reference length of -1);
+   every mtscore metric raises ``MissingReferenceError`` (a ValueError) unless
+   ``missing_refs="skip"``. ``test_segment_without_any_reference_raises`` asserts both raise; the
+   differential draws always give each segment at least one reference.
 
-6. Non-sequence containers (``engine/corpus.py`` accepts "other iterables" on purpose; found by
-   this fuzzer and reported because of dicts and sets): sacrebleu raises TypeError for
-   ``hyps``/reference streams that are not a ``Sequence`` (a dict, a set, a generator); mtscore
-   iterates them -- a dict's keys, a set in hash order -- and scores the result, e.g.
-   ``mtscore.BLEU().corpus_score({"a": 1}, [["a"]])``. Not generated.
+6. Non-sequence containers: sacrebleu raises TypeError for ``hyps``/reference streams that are
+   not a ``Sequence``. mtscore raises TypeError for dicts and sets too (their order is not the
+   segments' order; found by this fuzzer), and accepts other iterables (generators, file
+   objects, numpy/pandas/pyarrow columns) on purpose. Not generated.
 7. Float NaN (and pandas NA/NaT) inside a reference stream is a missing reference in mtscore, like
    ``None`` (DataFrame input); sacrebleu raises TypeError. Not generated as a "bad" reference.
 8. sacrebleu's ``_check_corpus_score_args`` type-checks only the first hypothesis and the first
@@ -359,13 +358,7 @@ def corpora_with_unreferenced_segment(draw):
 
 
 @pytest.mark.parametrize("metric", [
-    pytest.param("bleu", marks=pytest.mark.xfail(strict=True, reason=(
-        "known bug: BLEU scores a segment whose references are all None instead of raising "
-        "(the lead is changing it to raise ValueError like TER)"))),
-    pytest.param("chrf", marks=pytest.mark.xfail(strict=True, reason=(
-        "known bug: chrF drops a segment whose references are all None instead of raising "
-        "(the lead is changing it to raise ValueError like TER)"))),
-    "ter",
+    "bleu", "chrf", "ter",
 ])
 @settings(_fuzz_settings("noref"),  # no 'explain' phase: it costs ~2 s per expected failure
           phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
@@ -373,8 +366,18 @@ def corpora_with_unreferenced_segment(draw):
 def test_segment_without_any_reference_raises(metric, corpus):
     hyps, refs = corpus
     name = CLASSES[metric][0]
-    with pytest.raises(Exception):
-        getattr(sacrebleu, name)().corpus_score(hyps, refs)
+    try:
+        theirs = getattr(sacrebleu, name)().corpus_score(hyps, refs)
+    except Exception:  # TypeError / IndexError / ZeroDivisionError from deep inside
+        pass
+    else:  # sacrebleu's BLEU may instead count a reference length of -1 per such segment
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours = mtscore.BLEU(missing_refs="skip").corpus_score(hyps, refs)
+        unreferenced = sum(all(st[i] is None for st in refs) for i in range(len(hyps)))
+        assert name == "BLEU" and theirs.ref_len == ours.ref_len - unreferenced
     with pytest.raises(ValueError, match="no reference"):
         getattr(mtscore, name)().corpus_score(hyps, refs)
     with pytest.raises(ValueError, match="no reference"):
@@ -393,6 +396,15 @@ def test_by_design_rejections(name):
         (["a b"], "a b", TypeError),                           # refs as one string
         ("a b", [["a b"]], TypeError),                          # hyps as one string
     ]
+    for hyps, refs in (({"a": 1}, [["a"]]), (["a"], [{"a"}])):  # dict / set: not the order
+        with pytest.raises(TypeError):
+            getattr(sacrebleu, name)().corpus_score(hyps, refs)
+        with pytest.raises(TypeError, match="order"):
+            m().corpus_score(hyps, refs)
+    with pytest.raises(IndexError):
+        getattr(sacrebleu, name)().corpus_score([], [[]])
+    with pytest.raises(ValueError, match="empty corpus"):
+        m().corpus_score([], [[]])
     for hyps, refs, exc in sacrebleu_accepts:
         getattr(sacrebleu, name)().corpus_score(hyps, refs)  # no error there
         with pytest.raises(exc):

@@ -12,6 +12,8 @@ are recognised by duck typing).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Set as AbstractSet
+
 from typing import List, Optional
 
 from .corpus_error import CorpusError
@@ -45,6 +47,9 @@ def to_list(x, what: str) -> list:
         raise TypeError(f"{what} should be a sequence of strings, not bytes.")
     if x is None:
         raise TypeError(f"{what} is None; expected a sequence of strings.")
+    if isinstance(x, (Mapping, AbstractSet)):  # keys / hash order: not the segments' order
+        raise TypeError(f"{what} is a {type(x).__name__}, whose order is not the segments' order; "
+                        "pass a list (one string per segment, in order).")
     if is_tabular(x):
         raise TypeError(
             f"{what} is a table ({type(x).__name__}); pass one column, e.g. df['hyp'], or load it "
