@@ -984,17 +984,18 @@ cdef extern from *:
 
 cdef int ter_segments(const int32_t* hyp_ids, const int64_t* hyp_off, const int32_t* ref_ids,
                       const int64_t* ref_off, const int64_t* seg_refs, const int64_t* order,
-                      int64_t n_order, long long* counter, int64_t grain,
+                      int64_t n_order, int64_t first, long long* counter, int64_t grain,
                       double* out) noexcept nogil:
-    """Score the segments ``order[0:n_order]`` (``order`` NULL: segments 0..n_order) into the
-    rows of ``out`` ((N, 2) row-major). With ``counter`` set, the positions are claimed
-    ``grain`` at a time from that shared counter, so any number of threads running this
-    function on the same arguments share the work dynamically; without it, all are done."""
+    """Score the segments ``order[first:n_order]`` (``order`` NULL: segments first..n_order-1)
+    into their rows of ``out`` ((N, 2) row-major). With ``counter`` set, the positions are
+    claimed ``grain`` at a time from that shared counter (``first`` unused), so any number of
+    threads running this function on the same arguments share the work dynamically; without
+    it, all are done."""
     cdef Work w
     cdef int64_t i, j, j0, j1, k, best, e, total, nrefs
     cdef int rc = 0
     work_init(&w)
-    j0 = 0
+    j0 = first
     while rc == 0:
         if counter != NULL:
             j0 = mts_fetch_add(counter, grain)
@@ -1060,7 +1061,7 @@ def ter_stats_range(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
     with nogil:
         rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
                           &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
-                          &seg_refs[0], NULL, stop - start, NULL, 0, &out[start, 0] - 2 * start)
+                          &seg_refs[0], NULL, stop, start, NULL, 0, &out[0, 0])
     if rc < 0:
         raise MemoryError("TER kernel: out of memory")
 
@@ -1092,7 +1093,7 @@ def ter_stats_shared(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
     with nogil:
         rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
                           &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
-                          &seg_refs[0], &order[0], n_order, &counter[0], grain, &out[0, 0])
+                          &seg_refs[0], &order[0], n_order, 0, &counter[0], grain, &out[0, 0])
     if rc < 0:
         raise MemoryError("TER kernel: out of memory")
 
