@@ -12,7 +12,7 @@ unchecked hashing), so equal tokens get equal ids across every call that shares 
 All the work after the pointers are collected runs without the GIL.
 
 Modes (``MODE_*``) reproduce sacrebleu 2.6.0 exactly: see reference/sacrebleu-behaviour.md §1 and
-the plain-Python twin in ``mtscore/kernels/reference/tokenizers.py``.
+the plain-Python twin in ``mtscore/kernels/reference/text.py``.
 """
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memcmp, memset
