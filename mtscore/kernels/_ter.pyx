@@ -33,8 +33,8 @@ import numpy as np
 cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
-    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, hash_cps,
-    cps_equal, replace_inplace)
+    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct,
+    hash_cps_fold, cps_equal, replace_inplace)
 
 cnp.import_array()
 
@@ -325,7 +325,7 @@ cdef class TercomVocab:
         return 0
 
     cdef int32_t intern(self, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-        cdef uint64_t h = hash_cps(s, n)
+        cdef uint64_t h = hash_cps_fold(s, n)
         cdef uint64_t slot = h & self.mask
         cdef int32_t t
         cdef void* p
