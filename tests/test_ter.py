@@ -1,4 +1,5 @@
-"""TER: compiled kernel vs sacrebleu 2.6.0 vs the plain-Python twin, on adversarial inputs.
+"""TER: compiled kernel vs sacrebleu 2.6.0 on adversarial inputs (kernel vs plain-Python twin, and
+the twin vs sacrebleu: tests/test_kernel_twins.py).
 
 No data files needed; everything here runs in a few seconds (sacrebleu's own TER is the slow
 part, so the 300-token cases are few)."""
@@ -15,7 +16,6 @@ from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 import mtscore
 from mtscore.engine.metrics.ter import TER, ter_stats
 from mtscore.kernels import _ter
-from mtscore.kernels.reference import ter as twin
 
 OPTION_SETS = [
     {},
@@ -77,7 +77,6 @@ def test_banded_case_gives_100_not_80():
     hyp = [f"junk{i}" for i in range(40)] + ref[:60]
     assert _ter.ter_pair_ids(ids([1000 + i for i in range(40)] + list(range(60))),
                              ids(range(100))) == (100, 100)
-    assert twin.translation_edit_rate(hyp, ref) == (100, 100)
     score = assert_same_as_sacrebleu([" ".join(hyp)], [[" ".join(ref)]])
     assert score.num_edits == 100
 
@@ -295,12 +294,11 @@ def test_ter_stats_on_token_ids_directly():
     ref_off = np.array([0, 4, 6, 8], dtype=np.int64)
     seg_refs = np.array([0, 1, 3], dtype=np.int64)
     out = ter_stats(hyp_ids, hyp_off, ref_ids, ref_off, seg_refs)
-    e0 = twin.segment_stats([1, 2, 3, 4], [[4, 1, 2, 3]])
-    e1 = twin.segment_stats([5, 9], [[5, 9], [9, 5]])
-    assert out.tolist() == [e0, e1]
+    # one shift; an exact match among two references of mean length 2
+    assert out.tolist() == [[1.0, 4.0], [0.0, 2.0]]
 
 
-# ---- property tests: kernel == twin == sacrebleu --------------------------------------------
+# ---- property tests: kernel == sacrebleu --------------------------------------------
 token_lists = st.lists(st.integers(0, 6), min_size=0, max_size=35)
 
 
@@ -309,8 +307,6 @@ token_lists = st.lists(st.integers(0, 6), min_size=0, max_size=35)
 def test_kernel_equals_sacrebleu_on_random_token_ids(h, r):
     expected = sacre_ter_pair([str(x) for x in h], [str(x) for x in r])
     assert _ter.ter_pair_ids(ids(h), ids(r)) == expected
-    if len(h) + len(r) <= 30:
-        assert twin.translation_edit_rate(h, r) == expected
 
 
 # adversarial Unicode for the normaliser: everything its rules look at, plus whitespace and
@@ -335,12 +331,10 @@ def test_normaliser_equals_sacrebleu_tokenizer(text):
         # hypotheses: one pass of TercomTokenizer over rstrip()
         expected = sacre(text.rstrip())
         assert metric.tokens(text) == expected.split()
-        assert twin.tercom_normalize(text, **opts) == expected
         # references: sacrebleu preprocesses them twice
         expected_ref = sacre(sacre(text.rstrip()).rstrip())
         ids_, offs = metric.tokenize_refs([text])
         assert [metric._vocab.token(int(i)) for i in ids_] == expected_ref.split()
-        assert twin.tercom_normalize_reference(text, **opts) == expected_ref
 
 
 @settings(max_examples=60, deadline=None)

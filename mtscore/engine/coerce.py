@@ -80,7 +80,7 @@ def as_text_list(x, what: str, allow_none: bool = False) -> List[Optional[str]]:
     with ``allow_none`` missing values (None, NaN, pandas NA, Arrow null) become ``None``.
     Raises ``TypeError`` naming ``what`` and the first bad element.
     """
-    from ..kernels._text import first_non_str
+    from ..kernels._lists import first_non_str
 
     out = to_list(x, what)
     if first_non_str(out, allow_none) < 0:  # fast path, one C loop

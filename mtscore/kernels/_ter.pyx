@@ -31,17 +31,12 @@ from libc.math cimport floor, ceil
 
 import numpy as np
 cimport numpy as cnp
-from mtscore.kernels._ucs4 cimport replace_inplace
+from mtscore.kernels._ucs4 cimport (
+    PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
+    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct,
+    hash_cps_fold, cps_equal, replace_inplace)
 
 cnp.import_array()
-
-cdef extern from "Python.h":
-    int PyUnicode_READY(object) except -1
-    int PyUnicode_KIND(object)
-    void* PyUnicode_DATA(object)
-    Py_ssize_t PyUnicode_GET_LENGTH(object)
-    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index) nogil
-    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
 
 cdef enum:
     MAX_SHIFT_SIZE = 10
@@ -59,38 +54,9 @@ cdef enum:
 
 
 # =============================================================================================
-# Tercom normaliser + interning
+# Tercom normaliser + interning (code-point buffers, is_digit, the western punctuation class
+# is_13a_punct and the token hash: _ucs4.pxd, shared with the _text tokenizers)
 # =============================================================================================
-ctypedef struct UBuf:
-    Py_UCS4* d
-    Py_ssize_t n
-    Py_ssize_t cap
-
-
-cdef int ubuf_reserve(UBuf* b, Py_ssize_t cap) noexcept nogil:
-    cdef Py_UCS4* p
-    if cap <= b.cap:
-        return 0
-    if cap < 2 * b.cap:
-        cap = 2 * b.cap
-    p = <Py_UCS4*>realloc(b.d, cap * sizeof(Py_UCS4))
-    if p == NULL:
-        return -1
-    b.d = p
-    b.cap = cap
-    return 0
-
-
-cdef inline bint is_western_punct(Py_UCS4 c) noexcept nogil:
-    # sacrebleu's class ``[{-~[-` -&(-+:-@/]``
-    return ((0x7B <= c <= 0x7E) or (0x5B <= c <= 0x60) or (0x20 <= c <= 0x26)
-            or (0x28 <= c <= 0x2B) or (0x3A <= c <= 0x40) or c == 0x2F)
-
-
-cdef inline bint is_digit(Py_UCS4 c) noexcept nogil:
-    return 0x30 <= c <= 0x39
-
-
 cdef inline bint is_dot_comma(Py_UCS4 c) noexcept nogil:
     return c == 0x2E or c == 0x2C
 
@@ -141,7 +107,7 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     cdef Py_UCS4* t
     cdef Py_UCS4 c
     cdef UBuf tmp
-    s = a.d
+    s = a.p
     n = a.n
     # r"\n-" -> ""
     i = 0
@@ -165,14 +131,14 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     # f" {sent} " and the punctuation class -> " c "
     if ubuf_reserve(b, 3 * (n + 2) + 4) < 0:
         return -1
-    t = b.d
+    t = b.p
     o = 0
     # the padding spaces are themselves in the class (0x20), so each becomes three spaces
     t[o] = 0x20; t[o + 1] = 0x20; t[o + 2] = 0x20
     o += 3
     for i in range(n):
         c = s[i]
-        if is_western_punct(c):
+        if is_13a_punct(c):
             t[o] = 0x20; t[o + 1] = c; t[o + 2] = 0x20
             o += 3
         else:
@@ -184,7 +150,7 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     # r"'s " -> " 's "   (r"'s$" never matches: the string ends with a space)
     if ubuf_reserve(a, 2 * n + 4) < 0:
         return -1
-    s = a.d
+    s = a.p
     i = 0
     o = 0
     while i < n:
@@ -200,7 +166,7 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     # r"([^0-9])([\.,])" -> r"\1 \2 "
     if ubuf_reserve(b, 2 * n + 4) < 0:
         return -1
-    t = b.d
+    t = b.p
     i = 0
     o = 0
     while i < n:
@@ -216,7 +182,7 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     # r"([\.,])([^0-9])" -> r" \1 \2"
     if ubuf_reserve(a, 2 * n + 4) < 0:
         return -1
-    s = a.d
+    s = a.p
     i = 0
     o = 0
     while i < n:
@@ -232,7 +198,7 @@ cdef int normalize_western(UBuf* a, UBuf* b) noexcept nogil:
     # r"([0-9])(-)" -> r"\1 \2 "
     if ubuf_reserve(b, 2 * n + 4) < 0:
         return -1
-    t = b.d
+    t = b.p
     i = 0
     o = 0
     while i < n:
@@ -262,12 +228,12 @@ cdef int normalize_asian(UBuf* a, UBuf* b) noexcept nogil:
     if ubuf_reserve(b, 3 * n + 4) < 0:
         return -1
     for i in range(n):
-        c = a.d[i]
+        c = a.p[i]
         if is_asian_split(c):
-            b.d[o] = 0x20; b.d[o + 1] = c; b.d[o + 2] = 0x20
+            b.p[o] = 0x20; b.p[o + 1] = c; b.p[o + 2] = 0x20
             o += 3
         else:
-            b.d[o] = c
+            b.p[o] = c
             o += 1
     b.n = o
     tmp = a[0]
@@ -280,24 +246,14 @@ cdef void remove_punct(UBuf* a, bint asian) noexcept nogil:
     cdef Py_ssize_t i, o = 0
     cdef Py_UCS4 c
     for i in range(a.n):
-        c = a.d[i]
+        c = a.p[i]
         if is_plain_punct(c):
             continue
         if asian and (is_asian_punct(c) or is_fullwidth_punct(c)):
             continue
-        a.d[o] = c
+        a.p[o] = c
         o += 1
     a.n = o
-
-
-cdef inline uint64_t hash_ucs4(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h ^= <uint64_t>s[i]
-        h *= 1099511628211ULL
-    h ^= h >> 29
-    return h
 
 
 cdef class TercomVocab:
@@ -369,25 +325,18 @@ cdef class TercomVocab:
         return 0
 
     cdef int32_t intern(self, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-        cdef uint64_t h = hash_ucs4(s, n)
+        cdef uint64_t h = hash_cps_fold(s, n)
         cdef uint64_t slot = h & self.mask
         cdef int32_t t
-        cdef Py_ssize_t k
-        cdef bint same
         cdef void* p
         cdef int64_t newcap
         while True:
             t = self.table[slot]
             if t == -1:
                 break
-            if self.thash[t] == h and self.tlen[t] == n:
-                same = True
-                for k in range(n):
-                    if self.chars[self.tstart[t] + k] != s[k]:
-                        same = False
-                        break
-                if same:
-                    return t
+            if (self.thash[t] == h and self.tlen[t] == n
+                    and cps_equal(self.chars + self.tstart[t], s, n)):
+                return t
             slot = (slot + 1) & self.mask
         # new token
         if self.ntok == self.cap_tok:
@@ -432,20 +381,13 @@ cdef class TercomVocab:
 cdef int normalize_one(object s, UBuf* a, UBuf* b, bint normalized, bint no_punct,
                        bint asian_support) except -1:
     """Copy the code points of ``s`` into ``a`` and apply the Tercom steps (result in ``a``)."""
-    cdef Py_ssize_t k, L
-    cdef int kind
-    cdef void* data
+    cdef Py_ssize_t L
     if not isinstance(s, str):
         raise TypeError(f"Tercom normaliser: got {type(s).__name__}, expected str")
     PyUnicode_READY(s)
-    kind = PyUnicode_KIND(s)
-    data = PyUnicode_DATA(s)
     L = PyUnicode_GET_LENGTH(s)
-    if ubuf_reserve(a, L + 8) < 0:
+    if ubuf_load(a, PyUnicode_KIND(s), PyUnicode_DATA(s), L, 8) < 0:
         raise MemoryError("Tercom normaliser: out of memory")
-    for k in range(L):
-        a.d[k] = PyUnicode_READ(kind, data, k)
-    a.n = L
     if L > 0 and normalized:
         if normalize_western(a, b) < 0:
             raise MemoryError("Tercom normaliser: out of memory")
@@ -469,8 +411,8 @@ def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=Fals
     cdef UBuf a, b
     cdef Py_ssize_t i, k, o, start
     cdef list out = []
-    a.d = NULL; a.n = 0; a.cap = 0
-    b.d = NULL; b.n = 0; b.cap = 0
+    ubuf_init(&a)
+    ubuf_init(&b)
     try:
         for i in range(len(texts)):
             normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support)
@@ -478,22 +420,22 @@ def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=Fals
             k = 0
             o = 0
             while k < a.n:
-                while k < a.n and Py_UNICODE_ISSPACE(a.d[k]):
+                while k < a.n and Py_UNICODE_ISSPACE(a.p[k]):
                     k += 1
                 if k >= a.n:
                     break
                 if o > 0:
-                    a.d[o] = 0x20
+                    a.p[o] = 0x20
                     o += 1
-                while k < a.n and not Py_UNICODE_ISSPACE(a.d[k]):
-                    a.d[o] = a.d[k]
+                while k < a.n and not Py_UNICODE_ISSPACE(a.p[k]):
+                    a.p[o] = a.p[k]
                     o += 1
                     k += 1
-            out.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, a.d, o))
+            out.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, a.p, o))
         return out
     finally:
-        free(a.d)
-        free(b.d)
+        ubuf_free(&a)
+        ubuf_free(&b)
 
 
 def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
@@ -515,8 +457,8 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
     cdef Py_ssize_t ids_cap = 1024
     cdef void* p
     cdef Py_UCS4* d
-    a.d = NULL; a.n = 0; a.cap = 0
-    b.d = NULL; b.n = 0; b.cap = 0
+    ubuf_init(&a)
+    ubuf_init(&b)
     ids = <int32_t*>malloc(ids_cap * sizeof(int32_t))
     if ids == NULL:
         raise MemoryError("tercom_tokenize: out of memory")
@@ -531,7 +473,7 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
                 if p == NULL:
                     raise MemoryError("tercom_tokenize: out of memory")
                 ids = <int32_t*>p
-            d = a.d
+            d = a.p
             k = 0
             while k < a.n:
                 while k < a.n and Py_UNICODE_ISSPACE(d[k]):
@@ -553,8 +495,8 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
         return out, offsets
     finally:
         free(ids)
-        free(a.d)
-        free(b.d)
+        ubuf_free(&a)
+        ubuf_free(&b)
 
 
 # =============================================================================================
@@ -1042,17 +984,18 @@ cdef extern from *:
 
 cdef int ter_segments(const int32_t* hyp_ids, const int64_t* hyp_off, const int32_t* ref_ids,
                       const int64_t* ref_off, const int64_t* seg_refs, const int64_t* order,
-                      int64_t n_order, long long* counter, int64_t grain,
+                      int64_t n_order, int64_t first, long long* counter, int64_t grain,
                       double* out) noexcept nogil:
-    """Score the segments ``order[0:n_order]`` (``order`` NULL: segments 0..n_order) into the
-    rows of ``out`` ((N, 2) row-major). With ``counter`` set, the positions are claimed
-    ``grain`` at a time from that shared counter, so any number of threads running this
-    function on the same arguments share the work dynamically; without it, all are done."""
+    """Score the segments ``order[first:n_order]`` (``order`` NULL: segments first..n_order-1)
+    into their rows of ``out`` ((N, 2) row-major). With ``counter`` set, the positions are
+    claimed ``grain`` at a time from that shared counter (``first`` unused), so any number of
+    threads running this function on the same arguments share the work dynamically; without
+    it, all are done."""
     cdef Work w
     cdef int64_t i, j, j0, j1, k, best, e, total, nrefs
     cdef int rc = 0
     work_init(&w)
-    j0 = 0
+    j0 = first
     while rc == 0:
         if counter != NULL:
             j0 = mts_fetch_add(counter, grain)
@@ -1118,7 +1061,7 @@ def ter_stats_range(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
     with nogil:
         rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
                           &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
-                          &seg_refs[0], NULL, stop - start, NULL, 0, &out[start, 0] - 2 * start)
+                          &seg_refs[0], NULL, stop, start, NULL, 0, &out[0, 0])
     if rc < 0:
         raise MemoryError("TER kernel: out of memory")
 
@@ -1150,7 +1093,7 @@ def ter_stats_shared(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
     with nogil:
         rc = ter_segments(&hyp_ids[0] if hyp_ids.shape[0] else NULL, &hyp_offsets[0],
                           &ref_ids[0] if ref_ids.shape[0] else NULL, &ref_offsets[0],
-                          &seg_refs[0], &order[0], n_order, &counter[0], grain, &out[0, 0])
+                          &seg_refs[0], &order[0], n_order, 0, &counter[0], grain, &out[0, 0])
     if rc < 0:
         raise MemoryError("TER kernel: out of memory")
 

@@ -12,7 +12,7 @@ unchecked hashing), so equal tokens get equal ids across every call that shares 
 All the work after the pointers are collected runs without the GIL.
 
 Modes (``MODE_*``) reproduce sacrebleu 2.6.0 exactly: see reference/sacrebleu-behaviour.md §1 and
-the plain-Python twin in ``mtscore/kernels/reference/tokenizers.py``.
+the plain-Python twin in ``mtscore/kernels/reference/text.py``.
 """
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memcmp, memset
@@ -21,16 +21,12 @@ from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 
 import numpy as np
 cimport numpy as cnp
-from mtscore.kernels._ucs4 cimport replace_inplace
+from mtscore.kernels._ucs4 cimport (
+    PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
+    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct,
+    HASH_INIT, hash_step, hash_finish, hash_cps, cps_equal, replace_inplace)
 
 cnp.import_array()
-
-cdef extern from "Python.h":
-    int PyUnicode_READY(object) except -1
-    int PyUnicode_KIND(object)
-    void* PyUnicode_DATA(object)
-    Py_ssize_t PyUnicode_GET_LENGTH(object)
-    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
 
 # ---- public mode numbers (kept in step with mtscore/engine/tokenizers.py) -------------------
 MODE_NONE = 0        # rstrip? + whitespace split             (BLEU tokenize='none', external tokenizers)
@@ -42,24 +38,7 @@ MODE_CHARS = 5       # chrF characters: code points, whitespace deleted (values 
 MODE_CHARS_WS = 6    # chrF characters with whitespace kept      (values are code points)
 MODE_CHRF_WORDS = 7  # chrF++ words: whitespace split + one punctuation char split off
 
-# ---- growable buffers ---------------------------------------------------------------------
-cdef struct UBuf:
-    Py_UCS4* p
-    Py_ssize_t cap
-
-cdef inline int ubuf_reserve(UBuf* b, Py_ssize_t n) noexcept nogil:
-    cdef Py_UCS4* q
-    cdef Py_ssize_t cap
-    if n <= b.cap:
-        return 0
-    cap = b.cap * 2 if b.cap * 2 > n else n + 64
-    q = <Py_UCS4*> realloc(b.p, cap * sizeof(Py_UCS4))
-    if q == NULL:
-        return -1
-    b.p = q
-    b.cap = cap
-    return 0
-
+# ---- growable buffers (code points: UBuf in _ucs4.pxd) --------------------------------------
 cdef struct IBuf:
     int32_t* p
     Py_ssize_t n
@@ -79,15 +58,7 @@ cdef inline int ibuf_push(IBuf* b, int32_t v) noexcept nogil:
     b.n += 1
     return 0
 
-# ---- character classes --------------------------------------------------------------------
-cdef inline bint is_digit(Py_UCS4 c) noexcept nogil:
-    return 48 <= c <= 57
-
-cdef inline bint is_13a_punct(Py_UCS4 c) noexcept nogil:
-    # re class [\{-\~\[-\` -\&\(-\+\:-\@\/]
-    return ((0x20 <= c <= 0x26) or (0x28 <= c <= 0x2B) or c == 0x2F or (0x3A <= c <= 0x40)
-            or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E))
-
+# ---- character classes (is_digit, is_13a_punct: _ucs4.pxd) -----------------------------------
 cdef inline bint is_ascii_punct(Py_UCS4 c) noexcept nogil:
     # string.punctuation: !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~
     return (0x21 <= c <= 0x2F) or (0x3A <= c <= 0x40) or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E)
@@ -163,36 +134,7 @@ cdef struct VocabC:
     Py_ssize_t arena_n
     Py_ssize_t arena_cap
 
-cdef enum:
-    HASH_INIT = 1469598103934665603ULL
-
 cdef Py_ssize_t ARENA_MAX = 0xFFFFFFFF
-
-cdef inline uint64_t hash_step(uint64_t h, Py_UCS4 c) noexcept nogil:
-    return (h ^ <uint64_t> c) * 1099511628211ULL
-
-cdef inline uint64_t hash_finish(uint64_t h) noexcept nogil:
-    h ^= h >> 29
-    h *= 0xbf58476d1ce4e5b9ULL
-    h ^= h >> 32
-    return h
-
-cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = HASH_INIT
-    cdef Py_ssize_t k
-    for k in range(n):
-        h = hash_step(h, s[k])
-    return hash_finish(h)
-
-cdef inline bint cps_equal(const Py_UCS4* a, const Py_UCS4* b, Py_ssize_t n) noexcept nogil:
-    # tokens are short: an inline loop beats a libc call
-    cdef Py_ssize_t k
-    if n > 16:
-        return memcmp(a, b, n * sizeof(Py_UCS4)) == 0
-    for k in range(n):
-        if a[k] != b[k]:
-            return False
-    return True
 
 cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize_t n,
                                    uint64_t h, int32_t* found) noexcept nogil:
@@ -408,14 +350,13 @@ cdef class Vocab:
     cdef int32_t _intern_or_find(self, str tok, bint insert) except -2:
         cdef Py_ssize_t n = len(tok), k
         cdef UBuf b
-        b.p = NULL
-        b.cap = 0
+        ubuf_init(&b)
         if ubuf_reserve(&b, n + 1) != 0:
             raise MemoryError()
         for k in range(n):
             b.p[k] = ord(tok[k])
         cdef int32_t r = vocab_intern(&self.v, b.p, n) if insert else vocab_find(&self.v, b.p, n)
-        free(b.p)
+        ubuf_free(&b)
         if r < 0 and insert:
             raise MemoryError()
         return r
@@ -1005,23 +946,8 @@ cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexce
 
 cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UBuf* dst,
                                     bint rstrip) noexcept nogil:
-    cdef Py_ssize_t k
-    cdef const uint8_t* d1
-    cdef const uint16_t* d2
-    cdef const Py_UCS4* d4
-    if ubuf_reserve(dst, n + 8) != 0:
+    if ubuf_load(dst, kind, data, n, 8) != 0:
         return -1
-    if kind == 1:
-        d1 = <const uint8_t*> data
-        for k in range(n):
-            dst.p[k] = d1[k]
-    elif kind == 2:
-        d2 = <const uint16_t*> data
-        for k in range(n):
-            dst.p[k] = d2[k]
-    else:
-        d4 = <const Py_UCS4*> data
-        memcpy(dst.p, d4, n * sizeof(Py_UCS4))
     if rstrip:
         while n > 0 and Py_UNICODE_ISSPACE(dst.p[n - 1]):
             n -= 1
@@ -1136,150 +1062,4 @@ def tokenize_strings(list texts, int mode, bint rstrip=False):
             out.append("".join(chr(x) for x in values[offsets[i]:offsets[i + 1]]))
         else:
             out.append(" ".join(v.token(x) for x in values[offsets[i]:offsets[i + 1]]))
-    return out
-
-
-def count_ending_with_space_period(list texts):
-    """How many strings end with " ." (sacrebleu's already-tokenized warning), without Python loops."""
-    cdef Py_ssize_t i, n, c = 0
-    cdef int kind
-    cdef object t
-    for i in range(len(texts)):
-        t = texts[i]
-        n = PyUnicode_GET_LENGTH(t)
-        if n >= 2:
-            kind = PyUnicode_KIND(t)
-            if kind == 1:
-                if (<uint8_t*> PyUnicode_DATA(t))[n - 1] == 46 and (<uint8_t*> PyUnicode_DATA(t))[n - 2] == 32:
-                    c += 1
-            elif kind == 2:
-                if (<uint16_t*> PyUnicode_DATA(t))[n - 1] == 46 and (<uint16_t*> PyUnicode_DATA(t))[n - 2] == 32:
-                    c += 1
-            else:
-                if (<Py_UCS4*> PyUnicode_DATA(t))[n - 1] == 46 and (<Py_UCS4*> PyUnicode_DATA(t))[n - 2] == 32:
-                    c += 1
-    return c
-
-
-# ---- list helpers for the Python layer (C loops over the list items, no per-item calls) ------
-def first_non_str(list items, bint allow_none=False):
-    """Index of the first item whose type is not exactly ``str`` (``None`` allowed with
-    ``allow_none``), or -1 when every item is."""
-    cdef Py_ssize_t i
-    cdef object x
-    for i in range(len(items)):
-        x = items[i]
-        if type(x) is not str and not (allow_none and x is None):
-            return i
-    return -1
-
-
-def present_row(list items):
-    """uint8 (N,) array: 1 where the item is not None; ``None`` when no item is None."""
-    cdef Py_ssize_t i, n = len(items)
-    for i in range(n):
-        if items[i] is None:
-            break
-    else:
-        return None
-    out = np.ones(n, dtype=np.uint8)
-    cdef uint8_t[::1] o = out
-    for i in range(n):
-        if items[i] is None:
-            o[i] = 0
-    return out
-
-
-def dedupe_index(list rows):
-    """``(first, seg_map)`` (int64): the index of the first occurrence of each distinct row, in
-    first-seen order, and per row the number of its distinct row (rows: hashable items)."""
-    cdef Py_ssize_t n = len(rows), i, m = 0
-    cdef dict index = {}
-    cdef object r, v
-    seg = np.empty(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] sm = seg
-    cdef int64_t[::1] fv = first
-    for i in range(n):
-        r = rows[i]
-        v = index.get(r)
-        if v is None:
-            index[r] = m
-            fv[m] = i
-            sm[i] = m
-            m += 1
-        else:
-            sm[i] = <Py_ssize_t> v
-    return first[:m].copy(), seg
-
-
-def dedupe_columns(list columns):
-    """Distinct (segment, string) pairs of S equally long columns of ``str`` (S systems' outputs
-    for the same N segments), in segment-major order.
-
-    Returns ``(strings, rows, index)``: ``strings`` the U distinct pairs' strings (list), ``rows``
-    int64 (U,) the segment of each, ``index`` int64 (S, N) with ``columns[s][i] ==
-    strings[index[s, i]]``. Segment-major order lets a stats kernel load a segment's reference
-    table once for all its distinct hypotheses. Few columns are compared pairwise (length
-    first); many go through a per-segment dict.
-    """
-    cdef Py_ssize_t S = len(columns), N = len(columns[0]) if columns else 0
-    cdef Py_ssize_t i, s, u, m = 0, first_u
-    cdef list cols = [list(c) if type(c) is not list else c for c in columns]
-    for s in range(S):
-        if len(<list> cols[s]) != N:
-            raise ValueError(f"column {s} has {len(<list> cols[s])} items, expected {N}")
-    index = np.empty((S, N), dtype=np.int64)
-    rows_a = np.empty(S * N, dtype=np.int64)
-    cdef int64_t[:, ::1] ix = index
-    cdef int64_t[::1] rw = rows_a
-    cdef list strings = []
-    cdef list col
-    cdef object t, x
-    cdef Py_ssize_t lt
-    cdef bint pairwise = S <= 32
-    cdef dict seen = {}
-    for i in range(N):
-        first_u = m
-        if not pairwise:
-            seen.clear()
-        for s in range(S):
-            t = (<list> cols[s])[i]
-            if type(t) is not str:
-                raise TypeError(f"column {s} item {i} is {type(t).__name__}, not str")
-            if pairwise:
-                lt = PyUnicode_GET_LENGTH(t)
-                for u in range(first_u, m):
-                    x = strings[u]
-                    if x is t or (PyUnicode_GET_LENGTH(x) == lt and <str> x == <str> t):
-                        ix[s, i] = u
-                        break
-                else:
-                    strings.append(t)
-                    rw[m] = i
-                    ix[s, i] = m
-                    m += 1
-            else:
-                x = seen.get(t)
-                if x is None:
-                    seen[t] = m
-                    strings.append(t)
-                    rw[m] = i
-                    ix[s, i] = m
-                    m += 1
-                else:
-                    ix[s, i] = <Py_ssize_t> x
-    return strings, rows_a[:m].copy(), index
-
-
-def take(list items, const int64_t[::1] idx):
-    """``[items[i] for i in idx]`` in one C loop (indices checked)."""
-    cdef Py_ssize_t n = idx.shape[0], m = len(items), j
-    cdef int64_t i
-    cdef list out = [None] * n
-    for j in range(n):
-        i = idx[j]
-        if i < 0 or i >= m:
-            raise IndexError(f"take: index {i} out of range for {m} items")
-        out[j] = items[i]
     return out

@@ -1,7 +1,146 @@
 # cython: language_level=3
-"""Code-point string helpers shared by the text kernels (_text: 13a/intl; _ter: Tercom)."""
+"""Code-point helpers shared by the text kernels (``_text``: 13a/intl/zh/chrF tokenizers;
+``_ter``: the Tercom normaliser): one copy of each, all ``cdef inline`` and ``nogil``.
+
+* reading a ``str`` straight from CPython's compact storage (PEP 393) into a growable
+  code-point buffer (``UBuf``);
+* the character classes both tokenizer families test (13a/Tercom punctuation, ASCII digits);
+* the code-point hashes the vocabularies intern with (FNV-1a steps, then a full 64-bit
+  finaliser or a cheap fold);
+* an in-place literal ``str.replace`` on code points.
+
+A .pxd only: nothing here is a module of its own, the functions are compiled into each kernel
+that cimports them (so the hot loops inline them exactly as before).
+"""
+from libc.stdlib cimport realloc, free
+from libc.string cimport memcpy, memcmp
+from libc.stdint cimport uint64_t, uint16_t, uint8_t
+
+cdef extern from "Python.h":
+    int PyUnicode_READY(object) except -1
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
 
 
+# ---- growable code-point buffer ------------------------------------------------------------
+cdef struct UBuf:
+    Py_UCS4* p          # malloc'd code points (NULL until the first reserve)
+    Py_ssize_t n        # length in use (kernels that track the length elsewhere ignore it)
+    Py_ssize_t cap      # allocated code points
+
+
+cdef inline void ubuf_init(UBuf* b) noexcept nogil:
+    b.p = NULL
+    b.n = 0
+    b.cap = 0
+
+
+cdef inline void ubuf_free(UBuf* b) noexcept nogil:
+    free(b.p)
+    b.p = NULL
+    b.n = 0
+    b.cap = 0
+
+
+cdef inline int ubuf_reserve(UBuf* b, Py_ssize_t n) noexcept nogil:
+    """Room for ``n`` code points (contents kept); 0, or -1 when out of memory."""
+    cdef Py_UCS4* q
+    cdef Py_ssize_t cap
+    if n <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap * 2 > n else n + 64
+    q = <Py_UCS4*> realloc(b.p, cap * sizeof(Py_UCS4))
+    if q == NULL:
+        return -1
+    b.p = q
+    b.cap = cap
+    return 0
+
+
+cdef inline int ubuf_load(UBuf* dst, int kind, const void* data, Py_ssize_t n,
+                          Py_ssize_t slack) noexcept nogil:
+    """Widen ``n`` code points of PEP 393 storage (``kind`` 1, 2 or 4) into ``dst.p[0:n]``
+    (``dst.n = n``), with room for ``slack`` more; 0, or -1 when out of memory."""
+    cdef Py_ssize_t k
+    cdef const uint8_t* d1
+    cdef const uint16_t* d2
+    if ubuf_reserve(dst, n + slack) != 0:
+        return -1
+    if kind == 1:
+        d1 = <const uint8_t*> data
+        for k in range(n):
+            dst.p[k] = d1[k]
+    elif kind == 2:
+        d2 = <const uint16_t*> data
+        for k in range(n):
+            dst.p[k] = d2[k]
+    else:
+        memcpy(dst.p, data, n * sizeof(Py_UCS4))
+    dst.n = n
+    return 0
+
+
+# ---- character classes ---------------------------------------------------------------------
+cdef inline bint is_digit(Py_UCS4 c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef inline bint is_13a_punct(Py_UCS4 c) noexcept nogil:
+    # re class [\{-\~\[-\` -\&\(-\+\:-\@\/] of 13a, also Tercom's "western" punctuation
+    return ((0x20 <= c <= 0x26) or (0x28 <= c <= 0x2B) or c == 0x2F or (0x3A <= c <= 0x40)
+            or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E))
+
+
+# ---- hashing -------------------------------------------------------------------------------
+cdef enum:
+    HASH_INIT = 1469598103934665603ULL      # FNV-1a offset basis
+
+
+cdef inline uint64_t hash_step(uint64_t h, Py_UCS4 c) noexcept nogil:
+    return (h ^ <uint64_t> c) * 1099511628211ULL
+
+
+cdef inline uint64_t hash_finish(uint64_t h) noexcept nogil:
+    # FNV's low bits mix poorly; open addressing takes the low bits for the slot
+    h ^= h >> 29
+    h *= 0xbf58476d1ce4e5b9ULL
+    h ^= h >> 32
+    return h
+
+
+cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = HASH_INIT
+    cdef Py_ssize_t k
+    for k in range(n):
+        h = hash_step(h, s[k])
+    return hash_finish(h)
+
+
+cdef inline uint64_t hash_cps_fold(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    """FNV-1a with only a shift-xor fold for the low bits: cheaper than hash_cps, for tables
+    that keep and compare the full 64-bit hash of every entry (TercomVocab: measured 5 % faster
+    tokenization than with hash_finish; _text keeps hash_cps, its slots check the upper half)."""
+    cdef uint64_t h = HASH_INIT
+    cdef Py_ssize_t k
+    for k in range(n):
+        h = hash_step(h, s[k])
+    return h ^ (h >> 29)
+
+
+cdef inline bint cps_equal(const Py_UCS4* a, const Py_UCS4* b, Py_ssize_t n) noexcept nogil:
+    # tokens are short: an inline loop beats a libc call
+    cdef Py_ssize_t k
+    if n > 16:
+        return memcmp(a, b, n * sizeof(Py_UCS4)) == 0
+    for k in range(n):
+        if a[k] != b[k]:
+            return False
+    return True
+
+
+# ---- literal replacement -------------------------------------------------------------------
 cdef inline Py_ssize_t replace_inplace(Py_UCS4* s, Py_ssize_t n, const Py_UCS4* pat, Py_ssize_t m,
                                        const Py_UCS4* rep, Py_ssize_t r) noexcept nogil:
     """str.replace(pat, rep) in place for r <= m (left-to-right, non-overlapping)."""

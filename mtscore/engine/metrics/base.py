@@ -342,7 +342,7 @@ class Metric:
         pairs of 20 newstest2021 en-de systems repeat) through the metric's
         ``rows_stats_and_scores(hyps, rows, prepared, sentence_level)`` hook, which scores
         ``hyps[j]`` against prepared segment ``rows[j]`` (rows ascending)."""
-        from ...kernels._text import dedupe_columns
+        from ...kernels._lists import dedupe_columns
 
         name = type(self).__name__
         systems = [self._coerce_hyps(h) for h in systems]
@@ -414,7 +414,7 @@ def unreferenced_mask(streams) -> "np.ndarray":
     """bool (N,): segments where every one of the K reference streams is None."""
     import numpy as np
 
-    from ...kernels._text import present_row
+    from ...kernels._lists import present_row
 
     n = len(streams[0]) if streams else 0
     missing = np.ones(n, dtype=bool)

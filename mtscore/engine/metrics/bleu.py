@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ...kernels import _ngram, _text
+from ...kernels import _lists, _ngram, _text
 from ..tokenizers import TOKENIZER_MAP, TOKENIZERS, Tokenizer
 from .base import Score, Signature, check_sentence_args
 from . import resampled
@@ -135,7 +135,7 @@ class BLEU(LexicalMetric):
 
     def _check_hyps(self, hyps) -> None:
         if not self._force:
-            tok_count = _text.count_ending_with_space_period(hyps)
+            tok_count = _lists.count_ending_with_space_period(hyps)
             if tok_count >= 100:
                 log.warning("That's 100 lines that end in a tokenized period ('.')")
                 log.warning("It looks like you forgot to detokenize your test data, which may hurt your score.")

@@ -13,7 +13,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ...kernels import _ngram
-from ...kernels._text import dedupe_index, present_row, take
+from ...kernels._lists import dedupe_index, present_row, take
 from .base import Metric
 
 

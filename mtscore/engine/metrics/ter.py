@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from ...kernels import _ter
-from ...kernels._text import take
+from ...kernels._lists import take
 from . import resampled
 from .base import Metric, Score, Signature
 from .lexical import _pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)

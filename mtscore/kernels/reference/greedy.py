@@ -4,10 +4,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 
-def greedy_prf(hemb, hoff, hw, remb, roff, rw, hyp, ref, clamp_p, clamp_r):
+def greedy_prf(hemb: npt.NDArray[np.float32], hoff: npt.NDArray[np.int64],
+               hw: npt.NDArray[np.float64], remb: npt.NDArray[np.float32],
+               roff: npt.NDArray[np.int64], rw_: npt.NDArray[np.float64],
+               hyp: npt.NDArray[np.int64], ref: npt.NDArray[np.int64],
+               clamp_p: npt.NDArray[np.uint8], clamp_r: npt.NDArray[np.uint8]
+               ) -> npt.NDArray[np.float64]:
     """float64 ``[n_pairs, 3]`` (P, R, F); see ``mtscore/kernels/_greedy.pyx`` for the rules."""
+    if len(ref) != len(hyp) or len(clamp_p) != len(hyp) or len(clamp_r) != len(hyp):
+        raise ValueError("hyp, ref, clamp_p, clamp_r must have the same length")
+    if len(hw) != len(hemb) or len(rw_) != len(remb):
+        raise ValueError("weights must have one entry per embedding row")
     out = np.zeros((len(hyp), 3), dtype=np.float64)
     for p in range(len(hyp)):
         h0, h1 = int(hoff[hyp[p]]), int(hoff[hyp[p] + 1])
@@ -19,7 +29,7 @@ def greedy_prf(hemb, hoff, hw, remb, roff, rw, hyp, ref, clamp_p, clamp_r):
         colmax = [max([sim[i][j] for i in range(len(H))] + ([0.0] if clamp_r[p] else []))
                   if (H or clamp_r[p]) else -1e300 for j in range(len(Rr))]
         wh = [float(w) for w in hw[h0:h1]]
-        wr = [float(w) for w in rw[r0:r1]]
+        wr = [float(w) for w in rw_[r0:r1]]
         P = _div(sum(m * w for m, w in zip(rowmax, wh)), sum(wh))
         R = _div(sum(m * w for m, w in zip(colmax, wr)), sum(wr))
         F = _div(2.0 * P * R, P + R)

@@ -1,6 +1,7 @@
-"""Plain-Python twin of ``mtscore.kernels._ter`` (used by tests only).
-
-Two parts, both following sacrebleu 2.6.0 (``tokenizers/tokenizer_ter.py`` and
+"""Plain-Python twin of ``mtscore.kernels._ter`` (used by tests only): the kernel's functions
+with the same names and signatures (``TercomVocab``, ``tercom_normalize_texts``,
+``tercom_tokenize``, ``ter_stats_range``, ``ter_stats_shared``, ``ter_pair_ids``) at the end,
+built on two parts, both following sacrebleu 2.6.0 (``tokenizers/tokenizer_ter.py`` and
 ``metrics/lib_ter.py``) step by step, written as explicit scans so that each step maps onto
 one loop of the compiled kernel:
 
@@ -13,7 +14,10 @@ one loop of the compiled kernel:
 from __future__ import annotations
 
 import math
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+import numpy.typing as npt
 
 MAX_SHIFT_SIZE = 10
 MAX_SHIFT_DIST = 50
@@ -121,7 +125,12 @@ def tercom_normalize(sent: str, normalized: bool = False, no_punct: bool = False
         return ""
     if not case_sensitive:
         sent = sent.lower()
-    if normalized:
+    return _tercom_steps(sent, normalized, no_punct, asian_support)
+
+
+def _tercom_steps(sent: str, normalized: bool, no_punct: bool, asian_support: bool) -> str:
+    """The TercomTokenizer steps proper (input already rstripped and lowercased)."""
+    if normalized and sent:
         sent = normalize_general_and_western(sent)
         if asian_support:
             sent = normalize_asian(sent)
@@ -304,3 +313,112 @@ def tercom_normalize_reference(sent: str, normalized: bool = False, no_punct: bo
     ``_extract_reference_info`` preprocesses the result again (not idempotent when normalized)."""
     once = tercom_normalize(sent, normalized, no_punct, asian_support, case_sensitive)
     return tercom_normalize(once, normalized, no_punct, asian_support, case_sensitive)
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernel's interface
+# ---------------------------------------------------------------------------------------------
+class TercomVocab:
+    """Exact interning of token strings to dense ids, in first-seen order."""
+
+    def __init__(self) -> None:
+        self._ids: Dict[str, int] = {}
+        self._tokens: List[str] = []
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def token(self, i: int) -> str:
+        if i < 0 or i >= len(self._tokens):
+            raise IndexError(f"TercomVocab.token: id {i} out of range (size {len(self._tokens)})")
+        return self._tokens[i]
+
+    def intern(self, tok: str) -> int:
+        i = self._ids.get(tok)
+        if i is None:
+            i = self._ids[tok] = len(self._tokens)
+            self._tokens.append(tok)
+        return i
+
+
+def _check_text(s: object) -> str:
+    if not isinstance(s, str):
+        raise TypeError(f"Tercom normaliser: got {type(s).__name__}, expected str")
+    return s
+
+
+def tercom_normalize_texts(texts: List[str], normalized: bool = False, no_punct: bool = False,
+                           asian_support: bool = False) -> List[str]:
+    """The Tercom steps on each (already rstripped / lowercased) string, tokens joined by a space."""
+    return [_tercom_steps(_check_text(t), normalized, no_punct, asian_support) for t in texts]
+
+
+def tercom_tokenize(texts: List[str], vocab: TercomVocab, normalized: bool = False,
+                    no_punct: bool = False, asian_support: bool = False
+                    ) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+    """``(ids int32, offsets int64 (N + 1,))`` of the normalised tokens, interned in ``vocab``."""
+    ids: List[int] = []
+    offsets = [0]
+    for t in tercom_normalize_texts(texts, normalized, no_punct, asian_support):
+        ids += [vocab.intern(tok) for tok in t.split()]
+        offsets.append(len(ids))
+    return np.array(ids, dtype=np.int32), np.array(offsets, dtype=np.int64)
+
+
+def _check_ter_args(hyp_offsets, seg_refs, out, name: str) -> None:
+    n = len(hyp_offsets) - 1
+    if len(seg_refs) != n + 1 or out.shape[0] != n or out.shape[1] != 2:
+        raise ValueError(f"{name}: inconsistent shapes of hyp_offsets, seg_refs and out")
+    for i in range(n):
+        if seg_refs[i + 1] <= seg_refs[i]:
+            raise ValueError(f"TER: segment {i} has no reference (all references are None)")
+
+
+def _fill_row(i: int, hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out) -> None:
+    hyp = [int(x) for x in hyp_ids[hyp_offsets[i]:hyp_offsets[i + 1]]]
+    refs = [[int(x) for x in ref_ids[ref_offsets[k]:ref_offsets[k + 1]]]
+            for k in range(seg_refs[i], seg_refs[i + 1])]
+    out[i] = segment_stats(hyp, refs)
+
+
+def ter_stats_range(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np.int64],
+                    ref_ids: npt.NDArray[np.int32], ref_offsets: npt.NDArray[np.int64],
+                    seg_refs: npt.NDArray[np.int64], out: npt.NDArray[np.float64],
+                    start: int, stop: int) -> None:
+    """Fill ``out[start:stop]`` (float64 (N, 2)) with ``[edits, avg_ref_len]``."""
+    n = len(hyp_offsets) - 1
+    _check_ter_args(hyp_offsets, seg_refs, out, "ter_stats_range")
+    if start < 0 or stop > n or start > stop:
+        raise ValueError(f"ter_stats_range: bad range [{start}, {stop}) for {n} segments")
+    for i in range(start, stop):
+        _fill_row(i, hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out)
+
+
+def ter_stats_shared(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np.int64],
+                     ref_ids: npt.NDArray[np.int32], ref_offsets: npt.NDArray[np.int64],
+                     seg_refs: npt.NDArray[np.int64], out: npt.NDArray[np.float64],
+                     order: npt.NDArray[np.int64], counter: npt.NDArray[np.int64],
+                     grain: int = 4, check: bool = True) -> None:
+    """Claim ``grain`` positions of ``order`` at a time from ``counter[0]`` and fill those rows."""
+    n = len(hyp_offsets) - 1
+    if len(counter) < 1 or grain < 1:
+        raise ValueError("ter_stats_shared: counter must hold one int64 and grain be >= 1")
+    if check:
+        _check_ter_args(hyp_offsets, seg_refs, out, "ter_stats_shared")
+        for j, i in enumerate(order):
+            if i < 0 or i >= n:
+                raise ValueError(f"ter_stats_shared: order[{j}] = {i} is not a segment")
+    if len(order) == 0 or n == 0:
+        return
+    while True:
+        j0 = int(counter[0])
+        counter[0] += grain
+        if j0 >= len(order):
+            return
+        for j in range(j0, min(j0 + grain, len(order))):
+            _fill_row(int(order[j]), hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out)
+
+
+def ter_pair_ids(hyp: npt.NDArray[np.int32], ref: npt.NDArray[np.int32]) -> Tuple[int, int]:
+    """``(edits, len(ref))`` of one token-id pair."""
+    return translation_edit_rate([int(x) for x in hyp], [int(x) for x in ref])

@@ -1,0 +1,46 @@
+"""Text kernels: sacrebleu-identical tokenizers over Unicode code points, and token interning.
+
+Output is CSR: ``values`` int32 (N tokens in all), ``offsets`` int64 of length N + 1.
+"""
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import disjoint_base
+
+MODE_NONE: Final = 0
+MODE_13A: Final = 1
+MODE_INTL: Final = 2
+MODE_ZH: Final = 3
+MODE_CHAR: Final = 4
+MODE_CHARS: Final = 5
+MODE_CHARS_WS: Final = 6
+MODE_CHRF_WORDS: Final = 7
+
+def set_intl_table(table: npt.NDArray[np.uint8]) -> None:
+    """Install the uint8 (0x110000,) class table for MODE_INTL (bit 1 P, 2 S, 4 N)."""
+
+def has_intl_table() -> bool:
+    """Whether set_intl_table has been called in this process."""
+
+@disjoint_base  # a cdef class: its C layout cannot be combined with another base
+class Vocab:
+    """Exact interning of tokens (code-point sequences) to dense int32 ids 0, 1, 2, ..."""
+
+    def __len__(self) -> int: ...
+    def token(self, i: int) -> str:
+        """The token string of id ``i`` (IndexError outside [0, len))."""
+
+    def intern(self, tok: str) -> int:
+        """Id of one token string (inserting it if new)."""
+
+    def lookup(self, tok: str) -> int:
+        """Id of ``tok`` or -1 when it was never interned (no insertion)."""
+
+def encode(
+    texts: list[str], mode: int, vocab: Vocab | None = None, rstrip: bool = False
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+    """Tokenize N strings: (values int32 token ids or code points, offsets int64 (N + 1,))."""
+
+def tokenize_strings(texts: list[str], mode: int, rstrip: bool = False) -> list[str]:
+    """Debug/test helper: each string's tokens joined by one space (chars modes: joined)."""
