@@ -3,7 +3,6 @@ the 16 WMT17 en-de systems, fresh sacrebleu runs on WMT17/WMT21 subsets incl. TE
 Moses/multeval reference p-values, the resampling kernel against its Python twin and numpy, and
 the vectorised score formulas against the per-row metric code (hypothesis)."""
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -322,14 +321,15 @@ def test_chrf_plus_plus_and_bleu_variants_fresh(wmt17):
     _, systems, refs = wmt17
     named = [(k, v[:100]) for k, v in list(systems.items())[:3]]
     r = [refs[0][:100]]
-    make = lambda: [SBLEU(smooth_method="floor"), SBLEU(smooth_method="add-k"), SBLEU(smooth_method="none"),
-                    SBLEU(effective_order=True, max_ngram_order=3), SCHRF(word_order=2),
-                    SCHRF(eps_smoothing=True)]
+    def make():
+        return [SBLEU(smooth_method="floor"), SBLEU(smooth_method="add-k"), SBLEU(smooth_method="none"),
+                SBLEU(effective_order=True, max_ngram_order=3), SCHRF(word_order=2),
+                SCHRF(eps_smoothing=True)]
     # duplicate metric names are suffixed by mtscore but overwrite each other in sacrebleu, so
     # compare one metric at a time
     for i in range(6):
         for test, n in (("bs", 300), ("ar", 300)):
-            _fresh(named, r, lambda: [make()[i]], test, n)
+            _fresh(named, r, lambda i=i: [make()[i]], test, n)
 
 
 # ---------------------------------------------------------------- seeds, modes, API

@@ -19,14 +19,13 @@ import os
 import sys
 from typing import List, Optional
 
+from ..engine.atomic import atomic_write
+from .cli_input import CLIError, open_inputs
+
 log = logging.getLogger("mtscore")
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
-
-
-from ..engine.atomic import atomic_write
-from .cli_input import CLIError, open_inputs
 
 
 def _parser() -> argparse.ArgumentParser:

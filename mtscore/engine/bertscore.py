@@ -212,7 +212,6 @@ def compute_baseline(sentences: Sequence[str], model: Optional[str] = None, laye
         half = min(half, int(n_pairs))
     cands = [sents[i] for i in perm[:half]]
     refs = [sents[i] for i in perm[half:2 * half]]
-    from .encoder import load_encoder
     from .encoder.model_dir import read_config, resolve_model
     from .encoder.onnx_builder import model_dims
 
@@ -488,7 +487,6 @@ class BERTScore(Metric):
         from .encoder.runtime import progress_bar
 
         n = len(cands)
-        K = len(streams)
         bar = progress_bar(n, "BERTScore", self.progress) if n > self.chunk_size or self.progress else None
         try:
             for start in range(0, n, self.chunk_size):

@@ -209,7 +209,8 @@ class _RowScorer:
                 return res
             if res is not None:
                 warnings.warn(f"mtscore.significance: vectorised scores differ from "
-                              f"{type(self.metric).__name__}.compute_score_from_stats; using the per-row path")
+                              f"{type(self.metric).__name__}.compute_score_from_stats; using the per-row path",
+                              stacklevel=2)
                 self.vectorised = False
         return self._per_row(sums)
 
@@ -496,7 +497,7 @@ def _paired_bs_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]
     pairs: (baseline, system) index pairs to test. need_ci: systems whose mean/CI is wanted.
     Returns (p[(a, b)][m], ci[s][m] = (mean, ci)).
     """
-    n_sys, n_met = len(stats), len(metrics)
+    n_met = len(metrics)
     scorers = [_RowScorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
 
     def scores_for(systems, rng):
