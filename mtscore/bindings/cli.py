@@ -417,7 +417,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv and argv[0] == "demo":
         from .demo import main as demo_main
 
-        return demo_main(argv[1:])
+        return demo_main(argv[1:], cli_main=main)
     if argv and argv[0] == "bertscore-baseline":
         from ..engine.bertscore import _main as bertscore_main
 
