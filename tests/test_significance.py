@@ -14,6 +14,7 @@ from conftest import require
 
 import mtscore
 import mtscore.engine.significance as sig
+from mtscore.engine.metrics import bootstrap
 from mtscore.engine.significance import compare, compare_segment_scores, paired_ttest
 from mtscore.kernels import _resample
 from mtscore.kernels.reference import resample as twin
@@ -145,15 +146,15 @@ def test_bootstrap_sums_every_path_equals_sacrebleu(monkeypatch, case, bitgen):
     if case == "heavy":
         assert (ref <= 2 ** 24).any()
     for min_cells in (0, 1 << 62):  # counting kernels on; off (gather)
-        monkeypatch.setattr(sig, "_COUNT_MIN_CELLS", min_cells)
+        monkeypatch.setattr(bootstrap, "COUNT_MIN_CELLS", min_cells)
         g = gen()
-        got = sig._bootstrap_sums([x[:, :4], x[:, 4:]], n, g)
+        got = bootstrap.bootstrap_sums([x[:, :4], x[:, 4:]], n, g)
         assert np.array_equal(np.concatenate(got, axis=1), ref)
         h = gen()
         _sacrebleu_sums(x, n, h)  # the generator is left where sacrebleu's draws leave it
         assert np.array_equal(g.integers(0, 2 ** 31, size=8), h.integers(0, 2 ** 31, size=8))
-    monkeypatch.setattr(sig, "_FORCE_KERNEL", True)
-    forced = sig._bootstrap_sums([x[:, :4], x[:, 4:]], n, gen())
+    monkeypatch.setattr(bootstrap, "FORCE_KERNEL", True)
+    forced = bootstrap.bootstrap_sums([x[:, :4], x[:, 4:]], n, gen())
     assert np.array_equal(np.concatenate(forced, axis=1), ref)
 
 
@@ -190,17 +191,17 @@ def test_masked_sums_kernel_twin_matmul():
 
 
 def test_chunked_draws_equal_sacrebleu_draws(monkeypatch):
-    monkeypatch.setattr(sig, "_CHUNK_BYTES", 999)  # force many small chunks
+    monkeypatch.setattr(bootstrap, "CHUNK_BYTES", 999)  # force many small chunks
     n, s = 37, 101
     want = np.random.default_rng(7).choice(n, size=(s, n), replace=True)
-    got = np.concatenate([c for _, c in sig._draw_indices(np.random.default_rng(7), s, n)])
+    got = np.concatenate([c for _, c in bootstrap.draw_indices(np.random.default_rng(7), s, n)])
     assert np.array_equal(want, got)
     r = np.random.default_rng(7)
     want_m = r.integers(2, size=(s, n), dtype=bool)
     want_i = r.choice(n, size=(5, n), replace=True)  # drawn after the masks (AR CI)
     r = np.random.default_rng(7)
     got_m = np.concatenate([c for _, c in sig._draw_masks(r, s, n)])
-    got_i = np.concatenate([c for _, c in sig._draw_indices(r, 5, n)])
+    got_i = np.concatenate([c for _, c in bootstrap.draw_indices(r, 5, n)])
     assert np.array_equal(want_m, got_m) and np.array_equal(want_i, got_i)
 
 
@@ -376,7 +377,7 @@ def test_ar_kernel_path_equals_blas_path(wmt17, monkeypatch):
     small = {k: v[:300] for k, v in list(systems.items())[:3]}
     r = [refs[0][:300]]
     a = compare(small, r, metrics=[BLEU(), CHRF()], test="ar", n=1000)
-    monkeypatch.setattr(sig, "_FORCE_KERNEL", True)
+    monkeypatch.setattr(bootstrap, "FORCE_KERNEL", True)
     b = compare(small, r, metrics=[BLEU(), CHRF()], test="ar", n=1000)
     for m in a.metrics:
         assert [vars(x) for x in a.results[m]] == [vars(x) for x in b.results[m]]
@@ -434,7 +435,7 @@ def _check_vectorised(metric, theirs, rows):
     """mtscore's vectorised formula (the metric's resampled_scores hook, as the significance
     tests use it) against sacrebleu's compute_score_from_stats row by row, on float32
     bootstrap sums and integer AR sums: same values and same scalar types."""
-    scorer = sig._RowScorer(metric, rows.shape[1])
+    scorer = bootstrap.RowScorer(metric, rows.shape[1])
     assert scorer.vectorised
     for arr in (rows.astype(np.float32), rows):
         got = scorer(arr)

@@ -403,7 +403,7 @@ class Metric:
                              "to score (sacrebleu fails on it too)")
         score = self.compute_score_from_stats(self.sum_stats(stats))
         if n_bootstrap > 1:
-            from ..significance import bootstrap_ci
+            from .bootstrap import bootstrap_ci
 
             skipped = self.skipped_segments(refs)
             bootstrap_ci(self, stats if skipped is None else stats[~skipped], score, n_bootstrap)
