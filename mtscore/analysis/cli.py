@@ -190,7 +190,7 @@ def _load_meta(args: argparse.Namespace):
     return datasets.wmt20_sys_level(root, args.lp), datasets.wmt20_outliers(root, args.lp)
 
 
-def _darr(args: argparse.Namespace, res: Dict) -> Optional[Dict]:
+def _darr(args: argparse.Namespace, res: Dict) -> Dict:
     """DARR Kendall-like tau for ``--seg-metrics`` into ``res['darr']``; returns the segment DA."""
     from . import datasets
     from .darr import darr_kendall, darr_pairs

@@ -303,7 +303,8 @@ def write_atomic(path: str, data, mode: str = "w") -> None:
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     try:
-        with os.fdopen(fd, mode + ("b" if isinstance(data, bytes) else ""), **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
+        binary = isinstance(data, bytes)
+        with os.fdopen(fd, mode + ("b" if binary else ""), encoding=None if binary else "utf-8") as fh:
             fh.write(data)
         os.replace(tmp, path)
     except OSError as exc:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -161,15 +161,17 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
     Blocks without one get sacrebleu's float64 matmuls: returns ``(pos @ block, neg @ block)``.
     """
     n = blocks[0].shape[0]
-    int_ids = [i for i, s in enumerate(scales) if s is not None]
+    int_ids = [(i, s) for i, s in enumerate(scales) if s is not None]
     flt_ids = [i for i, s in enumerate(scales) if s is None]
-    xi = pi = None
+    xi: Optional[np.ndarray] = None
+    pi: Optional[np.ndarray] = None
     if int_ids:
         xi = np.ascontiguousarray(np.concatenate(
-            [np.round(blocks[i] * float(scales[i])).astype(np.int64) if blocks[i].dtype.kind == "f"
-             else blocks[i].astype(np.int64) for i in int_ids], axis=1))
+            [np.round(blocks[i] * float(s)).astype(np.int64) if blocks[i].dtype.kind == "f"
+             else blocks[i].astype(np.int64) for i, s in int_ids], axis=1))
         pi = np.empty((n_trials, xi.shape[1]), dtype=np.int64)
-    xf = pf64 = None
+    xf: Optional[np.ndarray] = None
+    pf64: Optional[np.ndarray] = None
     if xi is not None and int(np.abs(xi).sum(axis=0).max(initial=0)) < 2 ** 53 and not bootstrap.FORCE_KERNEL:
         xf = xi.astype(np.float64)
         pf64 = np.empty((rows_per_chunk(n, 8, multiple=32), xi.shape[1]))
@@ -179,7 +181,9 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
     for start, mask in _draw_masks(rng, n_trials, n, 8 if (xf is not None or flt_ids) else 1):
         stop = start + len(mask)
         if xi is not None:
+            assert pi is not None  # allocated with xi
             if xf is not None:
+                assert pf64 is not None  # allocated with xf
                 # integers < 2**53 in every partial sum: float64 BLAS is exact in any order
                 np.matmul(mask.astype(np.float64), xf, out=pf64[:stop - start])
                 pi[start:stop] = pf64[:stop - start]
@@ -190,9 +194,11 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
             for i in flt_ids:
                 pf[i][0][start:stop] = mask @ fl[i]
                 pf[i][1][start:stop] = neg @ fl[i]
-    res, c = [], 0
+    res: List[Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]] = []
+    c = 0
     for i, b in enumerate(blocks):
         if scales[i] is not None:
+            assert pi is not None  # some block has a scale
             w = b.shape[1]
             res.append(pi[:, c:c + w])
             c += w
@@ -364,7 +370,8 @@ def _paired_ar_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]
     scales = []
     for m in range(n_met):
         sc = [_dyadic_scale(stats[s][m]) for s in involved_all]
-        scales.append(None if any(x is None for x in sc) else max(sc))
+        known = [x for x in sc if x is not None]
+        scales.append(None if len(known) < len(sc) else max(known))
 
     def run(systems, rng):
         blocks = [stats[s][m] for s in systems for m in range(n_met)]
@@ -509,7 +516,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
         n_used = 0
         for a, b in pairs:
             _, p = paired_ttest(arrs[a], arrs[b])
-            if all_pairs:
+            if pmat is not None:  # all_pairs
                 pmat[a, b] = pmat[b, a] = p
             else:
                 results[b].p_value = p
@@ -530,7 +537,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
             diff = abs(means[a] - means[b])
             sd = np.abs(res[:, b] - res[:, a])
             p = _p_value(sd - sd.mean(), diff)
-            if all_pairs:
+            if pmat is not None:  # all_pairs
                 pmat[a, b] = pmat[b, a] = p
             else:
                 results[b].p_value = p
@@ -543,7 +550,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
         systems=names, baseline=None if all_pairs else names[0], test=test, n_samples=n_used,
         seed=_seed_for_signature(seed_int), metrics=[name], results={name: results},
         signatures={name: f"test:{test}|n:{n_used}|seed:{_seed_for_signature(seed_int)}"},
-        p_values={name: pmat} if all_pairs else None)
+        p_values={name: pmat} if pmat is not None else None)
 
 
 # ------------------------------------------------------------------------------------------
@@ -552,8 +559,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
 def _without_skipped(metrics: Sequence[Any], stats: List[List[np.ndarray]]) -> List[List[np.ndarray]]:
     """Drop the segments that a metric's ``missing_refs="skip"`` left out (no reference) from
     every system's statistics, so resampling draws only scored segments."""
-    masks = [m.skipped_segments() for m in metrics if isinstance(m, Metric)]
-    masks = [x for x in masks if x is not None]
+    masks = [x for x in (m.skipped_segments() for m in metrics if isinstance(m, Metric)) if x is not None]
     if not masks:
         return stats
     keep = ~np.logical_or.reduce(masks)
@@ -589,7 +595,8 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
     or a paired t-test (``ttest``); see :func:`compare_segment_scores`.
     """
     _check_test(test)
-    items = list(systems.items()) if isinstance(systems, Mapping) else [tuple(x) for x in systems]
+    items: List[Tuple[str, Sequence[str]]] = (list(systems.items()) if isinstance(systems, Mapping)
+                                             else [cast(Tuple[str, Sequence[str]], tuple(x)) for x in systems])
     names = _check_names([x[0] for x in items], baseline)
     if baseline is not None and not all_pairs:
         items.insert(0, items.pop(names.index(baseline)))

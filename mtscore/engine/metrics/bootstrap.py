@@ -161,6 +161,7 @@ def bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.
         and np.all(x == np.floor(x)) \
         and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT
     bg = rng.bit_generator
+    counts: Optional[np.ndarray]
     if counting and type(bg) is np.random.PCG64 and n <= 0x7FFFFFFF:
         # numpy's own stream drawn inside the kernel (no index arrays); a chunk with a sum of
         # 2**24 or more is drawn again from its starting state and summed by the sequential kernel
