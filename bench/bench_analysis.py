@@ -60,7 +60,7 @@ def darr_loop(sys_, sid, raw, metric):
         if not s.startswith("Human"):
             rows.setdefault(g, {}).setdefault(s, i)
     c = d = 0
-    for g, d_ in rows.items():
+    for d_ in rows.values():
         items = list(d_.values())
         for a in range(len(items)):
             for b in range(a + 1, len(items)):

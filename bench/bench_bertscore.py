@@ -15,8 +15,6 @@ import os
 import platform
 import subprocess
 import sys
-import textwrap
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -53,7 +52,7 @@ def corpus_bench(corpora, workers=1, sacre=True):
     t0 = time.process_time()
     w0 = time.perf_counter()
     ours = {}
-    for pair, (ref, systems) in corpora.items():
+    for ref, systems in corpora.values():
         m = TER(references=[ref], workers=workers)
         for name, hyp in systems.items():
             ours[name] = m.corpus_stats(hyp)
@@ -62,7 +61,7 @@ def corpus_bench(corpora, workers=1, sacre=True):
     if sacre:
         t0 = time.process_time()
         theirs = {}
-        for pair, (ref, systems) in corpora.items():
+        for ref, systems in corpora.values():
             m = SacreTER(references=[ref])
             for name, hyp in systems.items():
                 theirs[name] = m._extract_corpus_statistics(hyp, None)
@@ -134,7 +133,7 @@ def main():
     # kernel only: token ids prepared beforehand, search on 1 vs 2 threads
     from mtscore.engine.metrics.ter import ter_stats
     prepared = []
-    for pair, (ref, systems) in corpora.items():
+    for ref, systems in corpora.values():
         m = TER(references=[ref])
         pr = m._ref_cache
         for hyp in systems.values():

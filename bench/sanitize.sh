@@ -70,13 +70,13 @@ LIBASAN=$("$CC" -print-file-name=libasan.so)
 [ -e "$LIBASAN" ] || { echo "error: $CC has no libasan.so ($LIBASAN)" >&2; exit 1; }
 mkdir -p "$WORK/logs"
 TESTS=(
-  tests/test_tokenizers.py            # _text kernels vs the reference tokenizers and sacrebleu
-  tests/test_ter.py                   # _ter kernels vs sacrebleu and the twin
-  tests/test_lexical_metrics.py       # _ngram kernels vs the twins and sacrebleu
-  tests/test_significance.py          # _resample kernels vs the twin / numpy / sacrebleu
+  tests/test_kernel_twins.py          # every kernel function vs its plain-Python twin
+  tests/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
+  tests/test_ter.py                   # _ter kernels vs sacrebleu
+  tests/test_lexical_metrics.py       # _ngram kernels vs sacrebleu
+  tests/test_significance.py          # _resample kernels vs numpy / sacrebleu
   tests/test_fuzz_differential.py     # the saved fuzz corpus + 1/4 of the ci fuzz budget (~1,000
                                       # draws; MTSCORE_FUZZ_SCALE=1 for all of it, +3 min)
-  "tests/test_bertscore.py::test_greedy_kernel_matches_twin"
   "tests/test_bertscore.py::test_greedy_kernel_negative_max_and_quirk"
 )
 [ $# -gt 0 ] && TESTS=("$@")

@@ -3,7 +3,6 @@ import base64
 import json
 import re
 
-import numpy as np
 import pytest
 
 from conftest import require
@@ -48,7 +47,7 @@ def test_meta_sys_csv_and_errors(shared_data, tmp_path, capsys):
                  "--bootstrap", "100", "--format", "csv", "-o", str(out)]) == 0
     lines = out.read_text().splitlines()
     assert lines[0].startswith("metric,pearson_all") and len(lines) == 3
-    chrf = dict(zip(lines[0].split(","), next(l for l in lines if l.startswith("chrF")).split(",")))
+    chrf = dict(zip(lines[0].split(","), next(line for line in lines if line.startswith("chrF")).split(",")))
     assert float(chrf["pearson_all"]) == pytest.approx(0.979, abs=5e-4)
     assert float(chrf["pearson_excl"]) == pytest.approx(0.881, abs=5e-4)
     capsys.readouterr()

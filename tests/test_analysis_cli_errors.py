@@ -108,14 +108,14 @@ def test_line_numbers_count_blank_lines(tmp_path, capsys):
 
 
 def test_no_human_column(tmp_path, capsys):
-    lines = [" ".join(l.split()[:2] + l.split()[3:]) for l in [HEADER] + sys_rows()]
+    lines = [" ".join(row.split()[:2] + row.split()[3:]) for row in [HEADER] + sys_rows()]
     rc, err = meta_sys(capsys, write(tmp_path, "t.txt", lines))
     assert rc == 1
     assert_one_line(err, "t.txt:1:", "no HUMAN column", "LP SYSTEM HUMAN")
 
 
 def test_comma_separated_table(tmp_path, capsys):
-    lines = [",".join(l.split()) for l in [HEADER] + sys_rows()]
+    lines = [",".join(row.split()) for row in [HEADER] + sys_rows()]
     rc, err = meta_sys(capsys, write(tmp_path, "t.csv", lines))
     assert rc == 1
     assert_one_line(err, "t.csv", "looks comma-separated", "whitespace")
@@ -164,7 +164,7 @@ def test_constant_metric_is_never_a_winner_and_numpy_stays_quiet(tmp_path, capsy
     assert rc == 0
     assert_one_line(err, "chrF", "same score", prefix="mtscore: warning: ")
     out = text.splitlines()
-    chrf = dict(zip(out[0].split(","), next(l for l in out if l.startswith("chrF")).split(",")))
+    chrf = dict(zip(out[0].split(","), next(line for line in out if line.startswith("chrF")).split(",")))
     assert chrf["winner_all"] == "False"
 
 

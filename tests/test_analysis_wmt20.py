@@ -1,6 +1,5 @@
 """Golden tests against the official WMT20 metrics-task outputs (wmt20-metrics @3e434fc)."""
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,7 +33,7 @@ def _load(root, f, ts, lpc):
 
 
 def test_sys_pearson_kendall_williams_all_files(w20):
-    n_k = n_p = n_w = n_win = n_pall = 0
+    n_k = n_p = n_w = n_win = 0
     for f, ts, lpc, key in _sys_files(w20):
         sl, outl = _load(w20, f, ts, lpc)
         # Kendall tau-b, all MT systems
@@ -90,10 +89,10 @@ def _tex_pearson_all(root):
         if not p.exists():
             continue
         lines = p.read_text().splitlines()
-        hdr = next(l for l in lines if l.startswith("{} &") and "-" in l)
+        hdr = next(line for line in lines if line.startswith("{} &") and "-" in line)
         lps = [c.strip(" \\").replace("\\_", "_") for c in hdr.split("&")[1:]]
-        for l in lines:
-            mm = re.match(r"\\metric\{(.+?)\}\s*&(.*)\\\\", l)
+        for line in lines:
+            mm = re.match(r"\\metric\{(.+?)\}\s*&(.*)\\\\", line)
             if not mm:
                 continue
             name = mm.group(1).replace("\\_", "_")
@@ -127,7 +126,7 @@ def test_sys_pearson_all_vs_latex_tables(w20):
     all agree; the test asserts that this is a bijection with every value equal."""
     tex = _tex_pearson_all(w20)
     ours = {}
-    for lp in [l for l in datasets.WMT20_LPS if l != "en-iu"] + ["en-iu_full", "en-iu_news"]:
+    for lp in [x for x in datasets.WMT20_LPS if x != "en-iu"] + ["en-iu_full", "en-iu_news"]:
         sl = datasets.wmt20_sys_level(w20, lp)
         ours[lp] = {m: round(float(pearson(sl.human, sl.scores[i])), 3) for i, m in enumerate(sl.metrics)}
     matched, n_vals = {}, 0

@@ -28,7 +28,6 @@ pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 from mtscore.engine.bertscore import BERTScore, BERTScoreTruncationWarning, read_baseline  # noqa: E402
 from mtscore.engine.encoder import (EncoderCacheWarning, EncoderError, cuda_available,  # noqa: E402
                                     default_model_dir, load_encoder)
-from mtscore.engine.encoder import cache as enc_cache  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 LONG = " ".join(["word"] * 2000)  # 2002 tokens with [CLS]/[SEP]

@@ -35,7 +35,7 @@ def files(tmp_path_factory):
         p = d / f"ref{k}.de"
         p.write_text("\n".join(r[:n]) + "\n", encoding="utf-8")
         out[f"ref{k}"] = str(p)
-    for k, (name, h) in enumerate(list(systems.items())[:3]):
+    for k, h in enumerate(list(systems.values())[:3]):
         p = d / f"sys{k}.de"
         p.write_text("\n".join(h[:n]) + "\n", encoding="utf-8")
         out[f"sys{k}"] = str(p)

@@ -83,7 +83,11 @@ def test_sequence_effect_recovers_coefficients():
         prev = 0.0
         for t in range(n_items):
             y = 0.2 * prev + 0.7 * gold[t] + rng.normal(0, 0.5)
-            ws.append(w); hs.append(0); pos.append(t); ys.append(y); gs.append(gold[t])
+            ws.append(w)
+            hs.append(0)
+            pos.append(t)
+            ys.append(y)
+            gs.append(gold[t])
             prev = y
     res = human.sequence_effect(ws, hs, pos, ys, gs)[0]
     assert res["coef"][1] == pytest.approx(0.2, abs=0.03) and res["coef"][2] == pytest.approx(0.7, abs=0.03)

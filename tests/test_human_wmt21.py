@@ -97,7 +97,9 @@ def test_qc_paired_ttest_matches_released_worker_stats(he):
     for lp in LPS:
         t = loaders.read_ratings(he / f"ad-{lp.replace('-', '')}-good-stnd.csv")
         c = {k: loaders.table_to_numpy(t, k) for k in ("WorkerId", "type", "sys_id", "sid", "HITId", "score")}
-        ws.append(c["WorkerId"]); ts.append(c["type"]); sc.append(c["score"])
+        ws.append(c["WorkerId"])
+        ts.append(c["type"])
+        sc.append(c["score"])
         for w in np.unique(c["WorkerId"]):
             lps_of.setdefault(w, set()).add(lp)
         keys.append(np.char.add(np.char.add(c["HITId"].astype(str), "|"),

@@ -400,12 +400,12 @@ def test_systems_stats_public_api():
         m = make()
         got = m.systems_stats([np.array(h1), pd.Series(h2), tuple(h1)], README_REFS)
         assert len(got) == 3
-        for st, h in zip(got, (h1, h2, h1)):
-            np.testing.assert_array_equal(st, make().corpus_stats(h, README_REFS))
+        for stats, h in zip(got, (h1, h2, h1)):
+            np.testing.assert_array_equal(stats, make().corpus_stats(h, README_REFS))
         cached = make()
         cached.prepare_references(README_REFS)
-        for st, h in zip(cached.systems_stats([h2, h1]), (h2, h1)):
-            np.testing.assert_array_equal(st, make().corpus_stats(h, README_REFS))
+        for stats, h in zip(cached.systems_stats([h2, h1]), (h2, h1)):
+            np.testing.assert_array_equal(stats, make().corpus_stats(h, README_REFS))
         with pytest.raises(ValueError, match="hypotheses but 3 reference segments"):
             cached.systems_stats([h1, h1[:2]])
 

@@ -4,7 +4,6 @@ Moses/multeval reference p-values, the resampling kernel against numpy (and its 
 tests/test_kernel_twins.py), and
 the vectorised score formulas against the per-row metric code (hypothesis)."""
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from conftest import require
 
 import mtscore
 import mtscore.engine.significance as sig
+from mtscore.engine.metrics import bootstrap
 from mtscore.engine.significance import compare, compare_segment_scores, paired_ttest
 from mtscore.kernels import _resample
 
@@ -134,15 +134,15 @@ def test_bootstrap_sums_every_path_equals_sacrebleu(monkeypatch, case, bitgen):
     if case == "heavy":
         assert (ref <= 2 ** 24).any()
     for min_cells in (0, 1 << 62):  # counting kernels on; off (gather)
-        monkeypatch.setattr(sig, "_COUNT_MIN_CELLS", min_cells)
+        monkeypatch.setattr(bootstrap, "COUNT_MIN_CELLS", min_cells)
         g = gen()
-        got = sig._bootstrap_sums([x[:, :4], x[:, 4:]], n, g)
+        got = bootstrap.bootstrap_sums([x[:, :4], x[:, 4:]], n, g)
         assert np.array_equal(np.concatenate(got, axis=1), ref)
         h = gen()
         _sacrebleu_sums(x, n, h)  # the generator is left where sacrebleu's draws leave it
         assert np.array_equal(g.integers(0, 2 ** 31, size=8), h.integers(0, 2 ** 31, size=8))
-    monkeypatch.setattr(sig, "_FORCE_KERNEL", True)
-    forced = sig._bootstrap_sums([x[:, :4], x[:, 4:]], n, gen())
+    monkeypatch.setattr(bootstrap, "FORCE_KERNEL", True)
+    forced = bootstrap.bootstrap_sums([x[:, :4], x[:, 4:]], n, gen())
     assert np.array_equal(np.concatenate(forced, axis=1), ref)
 
 
@@ -176,17 +176,17 @@ def test_masked_sums_kernel_matmul():
 
 
 def test_chunked_draws_equal_sacrebleu_draws(monkeypatch):
-    monkeypatch.setattr(sig, "_CHUNK_BYTES", 999)  # force many small chunks
+    monkeypatch.setattr(bootstrap, "CHUNK_BYTES", 999)  # force many small chunks
     n, s = 37, 101
     want = np.random.default_rng(7).choice(n, size=(s, n), replace=True)
-    got = np.concatenate([c for _, c in sig._draw_indices(np.random.default_rng(7), s, n)])
+    got = np.concatenate([c for _, c in bootstrap.draw_indices(np.random.default_rng(7), s, n)])
     assert np.array_equal(want, got)
     r = np.random.default_rng(7)
     want_m = r.integers(2, size=(s, n), dtype=bool)
     want_i = r.choice(n, size=(5, n), replace=True)  # drawn after the masks (AR CI)
     r = np.random.default_rng(7)
     got_m = np.concatenate([c for _, c in sig._draw_masks(r, s, n)])
-    got_i = np.concatenate([c for _, c in sig._draw_indices(r, 5, n)])
+    got_i = np.concatenate([c for _, c in bootstrap.draw_indices(r, 5, n)])
     assert np.array_equal(want_m, got_m) and np.array_equal(want_i, got_i)
 
 
@@ -307,14 +307,15 @@ def test_chrf_plus_plus_and_bleu_variants_fresh(wmt17):
     _, systems, refs = wmt17
     named = [(k, v[:100]) for k, v in list(systems.items())[:3]]
     r = [refs[0][:100]]
-    make = lambda: [SBLEU(smooth_method="floor"), SBLEU(smooth_method="add-k"), SBLEU(smooth_method="none"),
-                    SBLEU(effective_order=True, max_ngram_order=3), SCHRF(word_order=2),
-                    SCHRF(eps_smoothing=True)]
+    def make():
+        return [SBLEU(smooth_method="floor"), SBLEU(smooth_method="add-k"), SBLEU(smooth_method="none"),
+                SBLEU(effective_order=True, max_ngram_order=3), SCHRF(word_order=2),
+                SCHRF(eps_smoothing=True)]
     # duplicate metric names are suffixed by mtscore but overwrite each other in sacrebleu, so
     # compare one metric at a time
     for i in range(6):
         for test, n in (("bs", 300), ("ar", 300)):
-            _fresh(named, r, lambda: [make()[i]], test, n)
+            _fresh(named, r, lambda i=i: [make()[i]], test, n)
 
 
 # ---------------------------------------------------------------- seeds, modes, API
@@ -361,7 +362,7 @@ def test_ar_kernel_path_equals_blas_path(wmt17, monkeypatch):
     small = {k: v[:300] for k, v in list(systems.items())[:3]}
     r = [refs[0][:300]]
     a = compare(small, r, metrics=[BLEU(), CHRF()], test="ar", n=1000)
-    monkeypatch.setattr(sig, "_FORCE_KERNEL", True)
+    monkeypatch.setattr(bootstrap, "FORCE_KERNEL", True)
     b = compare(small, r, metrics=[BLEU(), CHRF()], test="ar", n=1000)
     for m in a.metrics:
         assert [vars(x) for x in a.results[m]] == [vars(x) for x in b.results[m]]
@@ -419,7 +420,7 @@ def _check_vectorised(metric, theirs, rows):
     """mtscore's vectorised formula (the metric's resampled_scores hook, as the significance
     tests use it) against sacrebleu's compute_score_from_stats row by row, on float32
     bootstrap sums and integer AR sums: same values and same scalar types."""
-    scorer = sig._RowScorer(metric, rows.shape[1])
+    scorer = bootstrap.RowScorer(metric, rows.shape[1])
     assert scorer.vectorised
     for arr in (rows.astype(np.float32), rows):
         got = scorer(arr)

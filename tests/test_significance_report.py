@@ -71,6 +71,18 @@ def test_ci_report_equals_sacrebleu_cli(files, fmt, monkeypatch):
     assert got == want
 
 
+def test_ci_report_with_explicit_seed(files, monkeypatch):
+    # an explicit seed takes its own path (bootstrap_ci with seed=); it wins over SACREBLEU_SEED
+    monkeypatch.setenv("SACREBLEU_SEED", "12345")
+    want = _sacrebleu_cli(files, "ref.txt", "-i", "FBK.4870.txt", "-m", "chrf", "bleu", "-ci", "-f", "text")
+    monkeypatch.setenv("SACREBLEU_SEED", "7")
+    args = argparse.Namespace(confidence=True, confidence_n=1000, format="text", width=1, short=False,
+                              no_color=True, score_only=False, seed="12345")
+    refs = [_lines(files / "ref.txt")]
+    got = run_ci_cli(args, _lines(files / "FBK.4870.txt"), refs, {"CHRF": CHRF(), "BLEU": BLEU()}, color=False)
+    assert got == want
+
+
 def test_json_with_chrf_does_not_crash(files):
     # sacrebleu's CLI crashes here (numpy float32 mean is not JSON serialisable); we write floats
     import json

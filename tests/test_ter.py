@@ -217,7 +217,7 @@ def test_pipelined_workers_match_one_worker(monkeypatch, chunk):
     if chunk != 16:
         return
     theirs = SacreTER(references=[refs_a, refs_b])._extract_corpus_statistics(hyps, None)
-    assert one.tolist() == [[float(e), float(l)] for e, l in theirs]
+    assert one.tolist() == [[float(e), float(n)] for e, n in theirs]
 
 
 def test_cost_order_is_a_permutation_costliest_first():

@@ -105,7 +105,7 @@ def golden_jobs() -> List[dict]:
         if (testset, pair) in first_of_pair:
             rest.extend({"system": name, "refs": refs[:1], "opts": o} for o in OPTION_SETS if o != "default")
         first_of_pair.setdefault((testset, pair), (name, refs))
-    for (testset, pair), (name, refs) in sorted(first_of_pair.items()):
+    for _, (name, refs) in sorted(first_of_pair.items()):
         for opts in OPTION_SETS:
             if opts != "default":
                 jobs.append({"system": name, "refs": refs[:1], "opts": opts})

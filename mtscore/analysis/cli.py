@@ -10,10 +10,9 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from ..engine.errors import nonnegative_int as _nonnegative_int
 from ..engine.errors import positive_float as _positive_float
@@ -191,7 +190,7 @@ def _load_meta(args: argparse.Namespace):
     return datasets.wmt20_sys_level(root, args.lp), datasets.wmt20_outliers(root, args.lp)
 
 
-def _darr(args: argparse.Namespace, res: Dict) -> Optional[Dict]:
+def _darr(args: argparse.Namespace, res: Dict) -> Dict:
     """DARR Kendall-like tau for ``--seg-metrics`` into ``res['darr']``; returns the segment DA."""
     from . import datasets
     from .darr import darr_kendall, darr_pairs

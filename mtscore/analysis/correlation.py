@@ -115,7 +115,6 @@ def _pair_signs(x: np.ndarray, epsilon: float = 0.0) -> np.ndarray:
 def _kendall_stats(h: np.ndarray, M: np.ndarray, epsilon: float = 0.0):
     """Concordant, discordant, ties-only-in-metric, ties-only-in-human, ties-in-both,
     each (m,) int64, from all O(n^2) pairs (chunked to bound memory)."""
-    n = h.shape[0]
     hs = _pair_signs(h)
     m = M.shape[0]
     con = np.zeros(m, np.int64)

@@ -25,15 +25,15 @@ def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
     Rows of systems in ``exclude_systems`` (e.g. outliers) or starting with ``human_prefix``
     are ignored; duplicate (system, segment) rows keep the first occurrence.
     """
-    systems = np.asarray(systems, dtype=object)
+    sys_arr = np.asarray(systems, dtype=object)
     raw = np.asarray(raw, dtype=np.float64)
     seg_codes, seg_idx = np.unique(np.asarray(segments), return_inverse=True)
     excl = set(exclude_systems)
     keep = np.array([(s not in excl) and not (human_prefix and str(s).startswith(human_prefix))
-                     for s in systems], dtype=bool)
+                     for s in sys_arr], dtype=bool)
     keep &= ~np.isnan(raw)
     # first occurrence per (system, segment)
-    sys_codes, sys_idx = np.unique(systems.astype(str), return_inverse=True)
+    sys_codes, sys_idx = np.unique(sys_arr.astype(str), return_inverse=True)
     key = seg_idx.astype(np.int64) * (len(sys_codes) + 1) + sys_idx
     rows = np.flatnonzero(keep)
     _, first = np.unique(key[rows], return_index=True)

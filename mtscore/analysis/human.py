@@ -6,7 +6,7 @@ and where needed ``item_type`` (N,) in {SYSTEM, REPEAT, REF, BAD_REF}, ``system`
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 

@@ -162,9 +162,9 @@ def error_table(decisions, metric: str, bins: Sequence[float] = DEFAULT_BINS):
     delta = decisions["metric_delta"][sel]
     sig = decisions["metric_sig"][sel]
     hum = decisions["human"][sel]
-    bins = np.asarray(bins, dtype=np.float64)
-    labels = ["NS"] + [f"{lo:g}-{hi:g}" for lo, hi in zip(bins[:-1], bins[1:])]
-    which = np.where(sig, np.clip(np.searchsorted(bins, delta, side="right"), 1, len(bins) - 1), 0)
+    edges = np.asarray(bins, dtype=np.float64)
+    labels = ["NS"] + [f"{lo:g}-{hi:g}" for lo, hi in zip(edges[:-1], edges[1:])]
+    which = np.where(sig, np.clip(np.searchsorted(edges, delta, side="right"), 1, len(edges) - 1), 0)
     counts = np.zeros((len(labels), 3), np.int64)
     np.add.at(counts, (which, hum + 1), 1)
     type1 = counts[1:, 0].sum() + counts[1:, 1].sum()

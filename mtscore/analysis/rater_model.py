@@ -82,10 +82,10 @@ def fit_rater_model(item, worker, score, n_items: Optional[int] = None, n_worker
     a = k0 + n_j / 2.0
     if method == "vb":
         e_tau = np.full(n_workers, k0 * prior_scale)
-        m = np.zeros(n_items)
-        v = np.ones(n_items)
+        m: np.ndarray = np.zeros(n_items)
+        v: np.ndarray = np.ones(n_items)
         converged = False
-        for t in range(1, max_iter + 1):
+        for t in range(1, max_iter + 1):  # noqa: B007 - t (iterations run) is reported after the loop
             prec = 1.0 + np.bincount(it, e_tau[worker], minlength=n_items)
             v = 1.0 / prec
             m_new = v * np.bincount(it, e_tau[worker] * s, minlength=n_items)

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .correlation import bootstrap_ci, kendall, pearson, rolling_window, spearman, top_n
+from .correlation import bootstrap_ci, kendall, rolling_window, spearman, top_n
 from .datasets import SysLevel
 from .errors import AnalysisInputError
 from .outliers import mad_outliers
@@ -141,14 +141,15 @@ def render_text(res: Dict) -> str:
     hdr = f"{'metric':<22} {'r all':>7} {'95% CI':>17} {'tau':>7} {'r -out':>7} {'95% CI':>17} {'tau':>7}"
     out.append(hdr)
     out.append("-" * len(hdr))
+    def cell(row, tag):
+        if f"pearson_{tag}" not in row:
+            return f"{'':>7} {'':>17} {'':>7}"
+        star = "*" if row[f"winner_{tag}"] else " "
+        return (f"{row[f'pearson_{tag}']:>6.3f}{star} [{row[f'ci_low_{tag}']:>6.3f},{row[f'ci_high_{tag}']:>6.3f}]"
+                f" {row[f'kendall_{tag}']:>7.3f}")
+
     for row in _rows(res):
-        def cell(tag):
-            if f"pearson_{tag}" not in row:
-                return f"{'':>7} {'':>17} {'':>7}"
-            star = "*" if row[f"winner_{tag}"] else " "
-            return (f"{row[f'pearson_{tag}']:>6.3f}{star} [{row[f'ci_low_{tag}']:>6.3f},{row[f'ci_high_{tag}']:>6.3f}]"
-                    f" {row[f'kendall_{tag}']:>7.3f}")
-        out.append(f"{row['metric']:<22} {cell('all')} {cell('excl')}")
+        out.append(f"{row['metric']:<22} {cell(row, 'all')} {cell(row, 'excl')}")
     out.append("")
     out.append("* = winner: not significantly outperformed by any other metric (Williams, one-sided, p <= 0.05)")
     if "darr" in res:
@@ -162,7 +163,7 @@ def render_text(res: Dict) -> str:
                    "two-sided, alpha 0.05):")
         for m, d in res["pairwise"].items():
             out.append(f"  {m:<20} Type I {d['type_I']:>3}   Type II {d['type_II']:>3}   "
-                       f"bins {', '.join(f'{l}: {c.tolist()}' for l, c in zip(d['labels'], d['counts']))}")
+                       f"bins {', '.join(f'{lab}: {c.tolist()}' for lab, c in zip(d['labels'], d['counts']))}")
         out.append("  (counts per |metric delta| bin as [human worse, human n.s., human better]; NS = metric n.s.)")
     return "\n".join(out) + "\n"
 
@@ -274,7 +275,7 @@ def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = Non
                      "Cells: [human worse, human n.s., human better] per |metric delta| bin.</p>"
                      "<table><tr><th>metric</th><th>Type I</th><th>Type II</th><th>bins</th></tr>")
         for m, d in res["pairwise"].items():
-            bins = "; ".join(f"{esc(l)}: {c.tolist()}" for l, c in zip(d["labels"], d["counts"]))
+            bins = "; ".join(f"{esc(lab)}: {c.tolist()}" for lab, c in zip(d["labels"], d["counts"]))
             parts.append(f"<tr><td>{esc(m)}</td><td>{d['type_I']}</td><td>{d['type_II']}</td><td>{bins}</td></tr>")
         parts.append("</table>")
     if figures:
@@ -302,7 +303,8 @@ def write_atomic(path: str, data, mode: str = "w") -> None:
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)
     try:
-        with os.fdopen(fd, mode + ("b" if isinstance(data, bytes) else ""), **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as fh:
+        binary = isinstance(data, bytes)
+        with os.fdopen(fd, mode + ("b" if binary else ""), encoding=None if binary else "utf-8") as fh:
             fh.write(data)
         os.replace(tmp, path)
     except OSError as exc:

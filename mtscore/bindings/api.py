@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..engine.metrics.base import Metric, Score
+from ..engine.metrics.base import Metric, Prepared, Score
 from ..engine.metrics.registry import make_metric
 
 DEFAULT_CHUNK = 16384
@@ -89,7 +89,7 @@ def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[
     for m in metrics:
         if isinstance(m, Metric):
             name = type(m).__name__.lower()
-            if name == "chrf" and getattr(m, "word_order", 0):
+            if name == "chrf" and getattr(m, "word_order", False):
                 name = "chrf++"
             out[name] = m
         else:
@@ -253,7 +253,7 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
     per_seg_refs: set = set()
-    whole: Dict[str, object] = {}
+    whole: Dict[str, Prepared] = {}
     n = 0
     bar = _progress(n_chunks * len(mobjs) if n_chunks else None, progress)
     for ref_slice, hyp_slices in chunks:

@@ -19,14 +19,13 @@ import os
 import sys
 from typing import List, Optional
 
+from ..engine.atomic import atomic_write
+from .cli_input import CLIError, open_inputs
+
 log = logging.getLogger("mtscore")
 
 EXIT_USAGE = 2
 EXIT_ERROR = 1
-
-
-from ..engine.atomic import atomic_write
-from .cli_input import CLIError, open_inputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -418,7 +417,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv and argv[0] == "demo":
         from .demo import main as demo_main
 
-        return demo_main(argv[1:])
+        return demo_main(argv[1:], cli_main=main)
     if argv and argv[0] == "bertscore-baseline":
         from ..engine.bertscore import _main as bertscore_main
 

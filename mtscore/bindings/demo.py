@@ -1,11 +1,14 @@
 """``mtscore demo``: the main job on the bundled example (16 English segments, two systems):
 every lexical metric, BERTScore with the local default model when its extra is installed, and a
-paired significance test. Runs offline."""
+paired significance test. Runs offline.
+
+``mtscore demo`` (``bindings.cli``) calls :func:`main` with its own entry point as ``cli_main``:
+the demo drives the CLI without importing it, so the two modules do not import each other.
+"""
 from __future__ import annotations
 
-import sys
 from importlib import resources
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 
 def demo_files():
@@ -13,9 +16,7 @@ def demo_files():
     return str(base / "ref.en"), str(base / "sys1.en"), str(base / "sys2.en")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    from .cli import main as cli_main
-
+def main(argv: Optional[List[str]] = None, *, cli_main: Callable[[List[str]], int]) -> int:
     import os
 
     ref, sys1, sys2 = demo_files()
@@ -49,7 +50,3 @@ def _run(cli_main) -> int:
         except Exception as e:  # missing optional model/extra: say how to fix, do not crash
             print(f"skipped: {e}")
     return rc
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

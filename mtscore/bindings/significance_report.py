@@ -235,10 +235,9 @@ def run_ci_cli(args, hyps: Sequence[str], refs, metrics, color: Optional[bool] =
     for metric in items:
         if seed is not None and n_boot > 1:
             from ..engine.significance import bootstrap_ci
-            from ..engine.significance import _corpus_score, _segment_stats, prepare
-            prepare(metric, refs)
-            stats = _segment_stats(metric, hyps, None)
-            score = _corpus_score(metric, stats)
+
+            stats = metric.corpus_stats(hyps, refs)
+            score = metric.compute_score_from_stats(metric.sum_stats(stats))
             bootstrap_ci(metric, stats, score, n_boot, seed=seed)
         else:
             score = metric.corpus_score(hyps, refs, n_bootstrap=n_boot)

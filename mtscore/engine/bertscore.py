@@ -33,7 +33,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Un
 
 import numpy as np
 
-from .metrics.base import Metric, Score
+from .metrics.base import Metric, Score, Signature
 
 __all__ = ["BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "read_baseline",
            "compute_baseline", "write_baseline", "run_cli"]
@@ -117,8 +117,11 @@ class BERTScoreResult:
         return iter((self.precision, self.recall, self.f1))
 
 
-class BERTScoreSignature:
-    def __init__(self, info: dict):
+class BERTScoreSignature(Signature):
+    """BERTScore's signature (its own keys: nrefs, model, layer, idf, rescale, version); a
+    :class:`Signature`, so ``update()`` works on it as the paired tests use it."""
+
+    def __init__(self, info: dict):  # not Signature's sacrebleu keys
         self.info = info
 
     def format(self, short: bool = False) -> str:
@@ -212,7 +215,6 @@ def compute_baseline(sentences: Sequence[str], model: Optional[str] = None, laye
         half = min(half, int(n_pairs))
     cands = [sents[i] for i in perm[:half]]
     refs = [sents[i] for i in perm[half:2 * half]]
-    from .encoder import load_encoder
     from .encoder.model_dir import read_config, resolve_model
     from .encoder.onnx_builder import model_dims
 
@@ -248,6 +250,15 @@ class _Prepared:
         """bool (n,): segments without any reference, or None."""
         m = np.array([all(st[i] is None for st in self.streams) for i in range(self.n)], dtype=bool)
         return m if m.any() else None
+
+
+class PRFScore(Score):
+    """BERTScore's ``Score``: ``score`` = 100 x mean F1, plus the 0..1 means ``precision``,
+    ``recall`` and ``f1``."""
+
+    precision: float
+    recall: float
+    f1: float
 
 
 class BERTScore(Metric):
@@ -325,8 +336,9 @@ class BERTScore(Metric):
     # ---- idf ------------------------------------------------------------------------------
     def _idf_from_dict(self, d: dict) -> np.ndarray:
         default = None
-        if getattr(d, "default_factory", None) is not None:
-            default = float(d.default_factory())
+        factory = getattr(d, "default_factory", None)  # a defaultdict's default idf
+        if factory is not None:
+            default = float(factory())
         n = max(self.tokenizer.vocab_size, (max(d) + 1) if d else 0)
         table = np.full(n, np.nan if default is None else default, dtype=np.float64)
         for k, v in d.items():
@@ -377,9 +389,9 @@ class BERTScore(Metric):
             out[keep] = self.stats([hyps[i] for i in keep], sub)
         return out
 
-    def compute_score_from_stats(self, stats) -> Score:
+    def compute_score_from_stats(self, stats) -> PRFScore:
         """Score of a summed ``[P, R, F, count]`` row: ``100 * sum(F) / count``."""
-        s = Score("BERTScore", 100.0 * float(stats[2]) / float(stats[3]) if stats[3] else 0.0)
+        s = PRFScore("BERTScore", 100.0 * float(stats[2]) / float(stats[3]) if stats[3] else 0.0)
         s.precision = float(stats[0]) / float(stats[3]) if stats[3] else 0.0
         s.recall = float(stats[1]) / float(stats[3]) if stats[3] else 0.0
         s.f1 = float(stats[2]) / float(stats[3]) if stats[3] else 0.0
@@ -488,7 +500,6 @@ class BERTScore(Metric):
         from .encoder.runtime import progress_bar
 
         n = len(cands)
-        K = len(streams)
         bar = progress_bar(n, "BERTScore", self.progress) if n > self.chunk_size or self.progress else None
         try:
             for start in range(0, n, self.chunk_size):

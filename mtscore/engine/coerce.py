@@ -12,9 +12,9 @@ are recognised by duck typing).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Set as AbstractSet
-
-from typing import List, Optional
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+from typing import List, Literal, Optional, Union, overload
 
 from .corpus_error import CorpusError
 
@@ -72,7 +72,15 @@ def is_missing(v) -> bool:
     return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
 
 
-def as_text_list(x, what: str, allow_none: bool = False) -> List[Optional[str]]:
+@overload
+def as_text_list(x, what: str, allow_none: Literal[False] = False) -> List[str]: ...
+
+
+@overload
+def as_text_list(x, what: str, allow_none: bool) -> List[Optional[str]]: ...
+
+
+def as_text_list(x, what: str, allow_none: bool = False) -> Union[List[str], List[Optional[str]]]:
     """``x`` as a fresh ``list`` of ``str`` (length N), or ``str``/``None`` if ``allow_none``.
 
     Accepts list, tuple, numpy arrays (``<U`` or object dtype), pandas Series, pyarrow

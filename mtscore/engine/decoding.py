@@ -8,7 +8,7 @@ Imports only the standard library (``codecs``, inside the functions).
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Tuple
+from typing import Iterable, List, Tuple, Union
 
 from .corpus_error import CorpusError
 
@@ -54,7 +54,7 @@ def display_encoding(encoding: str) -> str:
     return {"utf-8": "UTF-8", "utf-8-sig": "UTF-8"}.get(name, encoding)
 
 
-def line_column(prefix_chunks: Iterable[bytes], encoding: str) -> Tuple[int, int]:
+def line_column(prefix_chunks: Iterable[Union[bytes, memoryview]], encoding: str) -> Tuple[int, int]:
     """(1-based line, 1-based column) of the byte just after ``prefix_chunks``.
 
     The column counts bytes for ASCII-compatible encodings, characters otherwise.

@@ -28,16 +28,16 @@ unseeded for the per-system draws.
 from __future__ import annotations
 
 import math
-import os
-import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
-from ..kernels._resample import draw_counts, masked_sums, pcg64_draw_counts, resample_sums
+from ..kernels._resample import masked_sums, resample_sums
+from .metrics import bootstrap
 from .metrics.base import Metric
-from .metrics.resampled import RowScores, Unsupported
+from .metrics.bootstrap import RowScorer, bootstrap_sums, draw_indices, resolve_seed, rows_per_chunk
+from .metrics.resampled import RowScores
 
 __all__ = [
     "DEFAULT_SAMPLES", "TestResult", "ComparisonResult", "resolve_seed", "bootstrap_ci",
@@ -48,48 +48,14 @@ __all__ = [
 #: default number of resamples / trials (sacrebleu ``PairedTest._DEFAULT_SAMPLES``)
 DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
 
-# AR sums: exact float64 BLAS matmul when every sum is an integer < 2**53 (any summation order
-# is then exact), the int64 kernel otherwise. Bootstrap sums: the exact counting kernels where
-# their result is sacrebleu's, the sequential float32 kernel otherwise. Setting this forces the
-# int64 / sequential kernels (tests).
-_FORCE_KERNEL = False
-
-#: statistics matrices with at least this many cells use the counting bootstrap kernels
-#: (draw counts x statistics as a BLAS product: faster than gathering rows from 50 x 10 up)
-_COUNT_MIN_CELLS = 0
-
-#: largest float32 sum that is certainly exact (every integer <= 2**24 is a float32)
-_F32_EXACT = 2 ** 24
-
-# Memory budget for one chunk of drawn indices (int64), masks or draw counts (float64);
-# independent of S * N.
-_CHUNK_BYTES = 16 << 20
-
-#: at most this many resamples' draw counts per BLAS product
-_COUNT_ROWS_MAX = 256
+# The bootstrap machinery (resample sums, scores of resamples, single-system CI, seeds) lives in
+# ``metrics/bootstrap.py``, below the metric base class that uses it for
+# ``corpus_score(n_bootstrap=)``; its knobs (``FORCE_KERNEL``, ``CHUNK_BYTES``, ...) are there.
 
 
 # ------------------------------------------------------------------------------------------
-# seeds and small helpers
+# small helpers
 # ------------------------------------------------------------------------------------------
-def resolve_seed(seed: Union[int, str, None] = None) -> Tuple[Optional[int], str]:
-    """``(seed for default_rng or None, seed string for the signature)``.
-
-    ``seed=None`` reads ``SACREBLEU_SEED`` (default ``"12345"``); ``"none"`` (any case) means
-    unseeded. The signature string is ``str(seed).lower()`` as in sacrebleu's single-system CI.
-    """
-    raw = os.environ.get("SACREBLEU_SEED", "12345") if seed is None else seed
-    text = str(raw)
-    if text.lower() == "none":
-        return None, "none"
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"significance: seed {text!r} is not an integer or 'none' "
-                         "(check the seed argument / SACREBLEU_SEED)") from None
-    return value, text.lower()
-
-
 def estimate_ci(scores: np.ndarray) -> Tuple[Any, Any]:
     """Mean and 95% CI half-width of resampled scores, exactly sacrebleu's
     ``significance.estimate_ci`` (numpy sort, indices ``n // 40`` and ``n - n // 40 - 1``,
@@ -108,26 +74,10 @@ def _p_value(stats: np.ndarray, real_difference: float) -> float:
     return (c + 1) / (len(stats) + 1)
 
 
-def _rows_per_chunk(n_cols: int, itemsize: int, multiple: int = 1) -> int:
-    rows = max(1, _CHUNK_BYTES // max(1, n_cols * itemsize))
-    if multiple > 1:
-        rows = max(multiple, rows - rows % multiple)
-    return rows
-
-
-def _draw_indices(rng: np.random.Generator, n_samples: int, n: int):
-    """Yield ``(start, idx_chunk)``; the concatenation equals
-    ``rng.choice(n, size=(n_samples, n), replace=True)``."""
-    rows = _rows_per_chunk(n, 8)
-    for start in range(0, n_samples, rows):
-        c = min(rows, n_samples - start)
-        yield start, rng.integers(0, n, size=(c, n), dtype=np.int64)
-
-
 def _draw_masks(rng: np.random.Generator, n_trials: int, n: int, itemsize: int = 1):
     """Yield ``(start, mask_chunk)``; the concatenation equals
     ``rng.integers(2, size=(n_trials, n), dtype=bool)`` (chunks hold multiples of 32 elements)."""
-    rows = _rows_per_chunk(n, itemsize, multiple=32)
+    rows = rows_per_chunk(n, itemsize, multiple=32)
     for start in range(0, n_trials, rows):
         c = min(rows, n_trials - start)
         yield start, rng.integers(2, size=(c, n), dtype=bool)
@@ -138,9 +88,12 @@ def _draw_masks(rng: np.random.Generator, n_trials: int, n: int, itemsize: int =
 # ------------------------------------------------------------------------------------------
 def _score_fn(metric):
     """The score of one summed row (sacrebleu's metric objects spell it with an underscore)."""
-    if isinstance(metric, Metric):
-        return metric.compute_score_from_stats
-    return metric._compute_score_from_stats
+    return bootstrap.score_fn(metric, isinstance(metric, Metric))
+
+
+def _row_scorer(metric, k: int) -> RowScorer:
+    """Scores of many summed rows of ``metric`` (an mtscore or a sacrebleu metric)."""
+    return RowScorer(metric, k, isinstance(metric, Metric))
 
 
 def _segment_stats(metric, hyps, refs=None) -> np.ndarray:
@@ -184,133 +137,9 @@ def _corpus_score(metric, stats: np.ndarray):
     return _score_fn(metric)(_exact_total(metric, stats))
 
 
-class _RowScorer:
-    """Scores of summed statistics rows for one metric, bit-identical to calling
-    ``metric.compute_score_from_stats(row).score`` on every row."""
-
-    def __init__(self, metric, k: int):
-        self.metric = metric
-        self.fn = _score_fn(metric)
-        self.k = k
-        # the metric's vectorised formula (its resampled_scores hook); sacrebleu's metric
-        # objects, and MTSCORE_SIGNIFICANCE_SCALAR=1, score row by row
-        self.vectorised = (isinstance(metric, Metric)
-                           and os.environ.get("MTSCORE_SIGNIFICANCE_SCALAR") != "1")
-
-    # -- public ---------------------------------------------------------------------------
-    def __call__(self, sums: np.ndarray) -> RowScores:
-        """sums: (S, k) float32 (bootstrap) or int64/float64 (AR) rows."""
-        if self.vectorised and len(sums):
-            try:
-                res = self.metric.resampled_scores(sums)
-            except Unsupported:
-                res = None
-            if res is not None and self._agrees(sums, res):
-                return res
-            if res is not None:
-                warnings.warn(f"mtscore.significance: vectorised scores differ from "
-                              f"{type(self.metric).__name__}.compute_score_from_stats; using the per-row path")
-                self.vectorised = False
-        return self._per_row(sums)
-
-    # -- generic path ---------------------------------------------------------------------
-    def _per_row(self, sums: np.ndarray) -> RowScores:
-        fn = self.fn
-        # copies: sacrebleu's BLEU add-k smoothing mutates the row it is given
-        scalars = [fn(row.copy()).score for row in sums]
-        return RowScores(None, None, scalars)
-
-    def _agrees(self, sums: np.ndarray, res: RowScores) -> bool:
-        n = len(sums)
-        probe = sorted({0, n - 1, n // 2})
-        got = res.scalars()
-        for i in probe:
-            want = self.fn(sums[i].copy()).score
-            g = got[i]
-            if type(g) is not type(want) and not (isinstance(g, float) and isinstance(want, float)
-                                                   and type(want) in (float, np.float64)):
-                return False
-            if not (g == want or (g != g and want != want)):
-                return False
-        return True
-
-
-
 # ------------------------------------------------------------------------------------------
 # resampling engines
 # ------------------------------------------------------------------------------------------
-def _bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.Generator) -> List[np.ndarray]:
-    """Bootstrap sums of several (N, k_b) float32 blocks with one index stream.
-
-    Returns one (n_samples, k_b) float32 array per block, each row bit-identical to sacrebleu's
-    ``block[idxs[s]].sum(0)``. Memory: the blocks, one chunk of indices and the sums.
-    """
-    n = blocks[0].shape[0]
-    widths = [b.shape[1] for b in blocks]
-    x = np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=np.float32) if len(blocks) > 1 \
-        else np.ascontiguousarray(blocks[0], dtype=np.float32)
-    out = np.empty((n_samples, x.shape[1]), dtype=np.float32)
-    # Exact shortcut: with non-negative integer statistics, every partial sum of sacrebleu's
-    # sequential float32 accumulation is at most the final sum, so while a resample's sums stay
-    # <= 2**24 the float32 result is the exact integer sum. That sum is computed as
-    # ``counts @ stats`` (float32 BLAS) from how often each row is drawn, instead of gathering
-    # rows. Any order of float32 multiply/adds of non-negative integers is exact while every
-    # intermediate is below 2**24, and once one reaches 2**24 every later one, and the result,
-    # stays >= 2**24 (rounding is monotone, 2**24 is a float32): so a result below 2**24 is
-    # exact, and resamples with a result >= 2**24 are recomputed by the sequential float32
-    # kernel. A corpus whose column totals are near 2**24 would mostly fall back, so counting
-    # is not attempted there.
-    counting = not _FORCE_KERNEL and x.size >= _COUNT_MIN_CELLS and np.all(x >= 0) \
-        and np.all(x == np.floor(x)) \
-        and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT
-    bg = rng.bit_generator
-    if counting and type(bg) is np.random.PCG64 and n <= 0x7FFFFFFF:
-        # numpy's own stream drawn inside the kernel (no index arrays); a chunk with a sum of
-        # 2**24 or more is drawn again from its starting state and summed by the sequential kernel
-        rows = max(1, min(n_samples, _COUNT_ROWS_MAX, _CHUNK_BYTES // (4 * n)))
-        counts = np.empty((rows, n), dtype=np.float32)
-        for start in range(0, n_samples, rows):
-            dst = out[start:start + rows]
-            c = counts[:len(dst)]
-            state = bg.state
-            after = pcg64_draw_counts(state, c)
-            sums = c @ x
-            if (sums >= _F32_EXACT).any():
-                bg.state = state
-                for sub, idx in _draw_indices(rng, len(dst), n):
-                    resample_sums(x, idx, dst[sub:sub + len(idx)])
-            else:
-                bg.state = after
-                dst[:] = sums
-        return _split_columns(out, widths)
-    counts = None
-    for start, idx in _draw_indices(rng, n_samples, n):
-        dst = out[start:start + len(idx)]
-        if not counting:
-            resample_sums(x, idx, dst)
-            continue
-        if counts is None or counts.shape[0] < len(idx):
-            counts = np.empty((len(idx), n), dtype=np.float32)
-        c = counts[:len(idx)]
-        draw_counts(idx, c)
-        sums = c @ x
-        over = np.flatnonzero((sums >= _F32_EXACT).any(axis=1))
-        dst[:] = sums
-        if len(over):
-            fix = np.empty((len(over), x.shape[1]), dtype=np.float32)
-            resample_sums(x, np.ascontiguousarray(idx[over]), fix)
-            dst[over] = fix
-    return _split_columns(out, widths)
-
-
-def _split_columns(out: np.ndarray, widths: Sequence[int]) -> List[np.ndarray]:
-    res, c = [], 0
-    for w in widths:
-        res.append(out[:, c:c + w])
-        c += w
-    return res
-
-
 def _dyadic_scale(stats: np.ndarray) -> Optional[int]:
     """Smallest power of two 2**s (s <= 16) making every float statistic an integer, so that
     float64 sums are exact in any order; None if there is none. 1 for integer stats."""
@@ -332,25 +161,29 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
     Blocks without one get sacrebleu's float64 matmuls: returns ``(pos @ block, neg @ block)``.
     """
     n = blocks[0].shape[0]
-    int_ids = [i for i, s in enumerate(scales) if s is not None]
+    int_ids = [(i, s) for i, s in enumerate(scales) if s is not None]
     flt_ids = [i for i, s in enumerate(scales) if s is None]
-    xi = pi = None
+    xi: Optional[np.ndarray] = None
+    pi: Optional[np.ndarray] = None
     if int_ids:
         xi = np.ascontiguousarray(np.concatenate(
-            [np.round(blocks[i] * float(scales[i])).astype(np.int64) if blocks[i].dtype.kind == "f"
-             else blocks[i].astype(np.int64) for i in int_ids], axis=1))
+            [np.round(blocks[i] * float(s)).astype(np.int64) if blocks[i].dtype.kind == "f"
+             else blocks[i].astype(np.int64) for i, s in int_ids], axis=1))
         pi = np.empty((n_trials, xi.shape[1]), dtype=np.int64)
-    xf = pf64 = None
-    if xi is not None and int(np.abs(xi).sum(axis=0).max(initial=0)) < 2 ** 53 and not _FORCE_KERNEL:
+    xf: Optional[np.ndarray] = None
+    pf64: Optional[np.ndarray] = None
+    if xi is not None and int(np.abs(xi).sum(axis=0).max(initial=0)) < 2 ** 53 and not bootstrap.FORCE_KERNEL:
         xf = xi.astype(np.float64)
-        pf64 = np.empty((_rows_per_chunk(n, 8, multiple=32), xi.shape[1]))
+        pf64 = np.empty((rows_per_chunk(n, 8, multiple=32), xi.shape[1]))
     pf = {i: (np.empty((n_trials, blocks[i].shape[1])), np.empty((n_trials, blocks[i].shape[1])))
           for i in flt_ids}
     fl = {i: np.asarray(blocks[i], dtype=np.float64) for i in flt_ids}
     for start, mask in _draw_masks(rng, n_trials, n, 8 if (xf is not None or flt_ids) else 1):
         stop = start + len(mask)
         if xi is not None:
+            assert pi is not None  # allocated with xi
             if xf is not None:
+                assert pf64 is not None  # allocated with xf
                 # integers < 2**53 in every partial sum: float64 BLAS is exact in any order
                 np.matmul(mask.astype(np.float64), xf, out=pf64[:stop - start])
                 pi[start:stop] = pf64[:stop - start]
@@ -361,9 +194,11 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
             for i in flt_ids:
                 pf[i][0][start:stop] = mask @ fl[i]
                 pf[i][1][start:stop] = neg @ fl[i]
-    res, c = [], 0
+    res: List[Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]] = []
+    c = 0
     for i, b in enumerate(blocks):
         if scales[i] is not None:
+            assert pi is not None  # some block has a scale
             w = b.shape[1]
             res.append(pi[:, c:c + w])
             c += w
@@ -374,17 +209,9 @@ def _ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tr
 
 def bootstrap_scores(metric, stats: np.ndarray, n_samples: int, rng: np.random.Generator) -> RowScores:
     """Scores of ``n_samples`` bootstrap resamples of one system (sacrebleu's
-    ``_bootstrap_resample`` without materialising the resamples). stats: (N, k)."""
-    stats = np.asarray(stats)
-    (sums,) = _bootstrap_sums([stats.astype(np.float32)], n_samples, rng)
-    return _RowScorer(metric, stats.shape[1])(sums)
-
-
-class _CIScore:
-    __slots__ = ("score",)
-
-    def __init__(self, score):
-        self.score = score
+    ``_bootstrap_resample`` without materialising the resamples). stats: (N, k); metric: an
+    mtscore or sacrebleu metric."""
+    return bootstrap.bootstrap_scores(metric, stats, n_samples, rng, isinstance(metric, Metric))
 
 
 def bootstrap_ci(metric, stats: np.ndarray, score, n_bootstrap: int,
@@ -395,15 +222,7 @@ def bootstrap_ci(metric, stats: np.ndarray, score, n_bootstrap: int,
     float64 for TER); score: the corpus ``Score``. Sets ``metric.n_bootstrap``, ``metric.seed``
     (the signature's ``bs:``/``seed:``) and ``score._mean`` / ``score._ci``; returns ``score``.
     """
-    if n_bootstrap < 2:
-        raise ValueError(f"bootstrap_ci: n_bootstrap must be > 1, got {n_bootstrap}")
-    seed_int, seed_str = resolve_seed(seed)
-    metric.n_bootstrap = n_bootstrap
-    rng = np.random.default_rng(seed_int)
-    res = bootstrap_scores(metric, stats, n_bootstrap, rng)
-    metric.seed = seed_str
-    score.estimate_ci([_CIScore(v) for v in res.scalars()])
-    return score
+    return bootstrap.bootstrap_ci(metric, stats, score, n_bootstrap, seed, isinstance(metric, Metric))
 
 
 # ------------------------------------------------------------------------------------------
@@ -496,12 +315,12 @@ def _paired_bs_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]
     pairs: (baseline, system) index pairs to test. need_ci: systems whose mean/CI is wanted.
     Returns (p[(a, b)][m], ci[s][m] = (mean, ci)).
     """
-    n_sys, n_met = len(stats), len(metrics)
-    scorers = [_RowScorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
+    n_met = len(metrics)
+    scorers = [_row_scorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
 
     def scores_for(systems, rng):
         blocks = [stats[s][m].astype(np.float32) for s in systems for m in range(n_met)]
-        sums = _bootstrap_sums(blocks, n, rng)
+        sums = bootstrap_sums(blocks, n, rng)
         out, i = {}, 0
         for s in systems:
             for m in range(n_met):
@@ -544,14 +363,15 @@ def _paired_ar_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]
     """Paired approximate randomisation on precomputed statistics (see _paired_bs_core).
     Returns (p[(a, b)][m], ci[b][m]) where ci is filled when n_ar_confidence > 0."""
     n_met = len(metrics)
-    scorers = [_RowScorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
+    scorers = [_row_scorer(metrics[m], stats[0][m].shape[1]) for m in range(n_met)]
     sys_seed = _system_seed(seed_int)
     involved_all = sorted({x for p in pairs for x in p})
     # one scale per metric over all systems, so shuffled sums combine in one representation
     scales = []
     for m in range(n_met):
         sc = [_dyadic_scale(stats[s][m]) for s in involved_all]
-        scales.append(None if any(x is None for x in sc) else max(sc))
+        known = [x for x in sc if x is not None]
+        scales.append(None if len(known) < len(sc) else max(known))
 
     def run(systems, rng):
         blocks = [stats[s][m] for s in systems for m in range(n_met)]
@@ -564,7 +384,7 @@ def _paired_ar_core(metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]
         bs = None
         if n_ar_confidence > 0:
             bblocks = [stats[s][m].astype(np.float32) for s in systems for m in range(n_met)]
-            sums = _bootstrap_sums(bblocks, n_ar_confidence, rng)
+            sums = bootstrap_sums(bblocks, n_ar_confidence, rng)
             bs, i = {}, 0
             for s in systems:
                 for m in range(n_met):
@@ -696,7 +516,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
         n_used = 0
         for a, b in pairs:
             _, p = paired_ttest(arrs[a], arrs[b])
-            if all_pairs:
+            if pmat is not None:  # all_pairs
                 pmat[a, b] = pmat[b, a] = p
             else:
                 results[b].p_value = p
@@ -707,7 +527,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
 
         def draw(rng):
             out = np.empty((n_used, M))
-            for start, idx in _draw_indices(rng, n_used, N):
+            for start, idx in draw_indices(rng, n_used, N):
                 resample_sums(x, idx, out[start:start + len(idx)])
             return out / N
 
@@ -717,7 +537,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
             diff = abs(means[a] - means[b])
             sd = np.abs(res[:, b] - res[:, a])
             p = _p_value(sd - sd.mean(), diff)
-            if all_pairs:
+            if pmat is not None:  # all_pairs
                 pmat[a, b] = pmat[b, a] = p
             else:
                 results[b].p_value = p
@@ -730,7 +550,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
         systems=names, baseline=None if all_pairs else names[0], test=test, n_samples=n_used,
         seed=_seed_for_signature(seed_int), metrics=[name], results={name: results},
         signatures={name: f"test:{test}|n:{n_used}|seed:{_seed_for_signature(seed_int)}"},
-        p_values={name: pmat} if all_pairs else None)
+        p_values={name: pmat} if pmat is not None else None)
 
 
 # ------------------------------------------------------------------------------------------
@@ -739,8 +559,7 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
 def _without_skipped(metrics: Sequence[Any], stats: List[List[np.ndarray]]) -> List[List[np.ndarray]]:
     """Drop the segments that a metric's ``missing_refs="skip"`` left out (no reference) from
     every system's statistics, so resampling draws only scored segments."""
-    masks = [m.skipped_segments() for m in metrics if isinstance(m, Metric)]
-    masks = [x for x in masks if x is not None]
+    masks = [x for x in (m.skipped_segments() for m in metrics if isinstance(m, Metric)) if x is not None]
     if not masks:
         return stats
     keep = ~np.logical_or.reduce(masks)
@@ -776,7 +595,8 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
     or a paired t-test (``ttest``); see :func:`compare_segment_scores`.
     """
     _check_test(test)
-    items = list(systems.items()) if isinstance(systems, Mapping) else [tuple(x) for x in systems]
+    items: List[Tuple[str, Sequence[str]]] = (list(systems.items()) if isinstance(systems, Mapping)
+                                             else [cast(Tuple[str, Sequence[str]], tuple(x)) for x in systems])
     names = _check_names([x[0] for x in items], baseline)
     if baseline is not None and not all_pairs:
         items.insert(0, items.pop(names.index(baseline)))

@@ -9,6 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .missing_extra import MissingExtraError
+from .user_cache import cache_dir
+
 SPM_MODELS = {
     "spm": ("https://dl.fbaipublicfiles.com/fairseq/models/flores/sacrebleu_tokenizer_spm.model",
             "flores101", "sacrebleu_tokenizer_spm.model"),
@@ -22,8 +25,6 @@ SPM_MODELS = {
 
 
 def candidate_paths(name: str):
-    from .tokenizers import cache_dir
-
     _, _, fname = SPM_MODELS[name]
     env = os.environ.get("MTSCORE_SPM_MODEL")
     if env:
@@ -37,15 +38,11 @@ def load_spm(name: str):
     try:
         import sentencepiece as spm
     except ImportError:
-        from .tokenizers import MissingExtraError
-
         raise MissingExtraError(
             f"tokenizer {name!r} needs sentencepiece: pip install \"mtscore[spm]\"") from None
     url, sig, fname = SPM_MODELS[name]
     path = next((p for p in candidate_paths(name) if p.is_file()), None)
     if path is None:
-        from .tokenizers import cache_dir
-
         target = cache_dir() / "models" / fname
         try:
             import urllib.request

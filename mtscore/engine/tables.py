@@ -118,6 +118,7 @@ class TsvFormat(TableFormat):
                 idx = [header.index(c) for c in spec.source_columns()]
                 block = block[1:]
                 lineno = 2
+            assert spec is not None and idx is not None  # set with the header
             for s in range(0, len(block), batch_size):
                 part = block[s:s + batch_size]
                 yield spec, self._columns(part, len(header), idx, lineno, req.source)
@@ -176,12 +177,13 @@ class JsonlFormat(TableFormat):
         for block in iter_raw_line_blocks(req.path, req.encoding, req.errors, block_bytes):
             if spec is None:  # stdin: resolve from the first object
                 import json
-                first = next((s for s in block if s.strip()), None)
-                if first is None:
+                line = next((s for s in block if s.strip()), None)
+                if line is None:
                     lineno += len(block)
                     continue
-                first = json.loads(first)
+                first = json.loads(line)
                 spec = req.resolve(list(first))
+            assert first is not None  # spec was resolved from it
             try:
                 tbl = self._parse(block, spec, first)
             except pa.ArrowInvalid as e:

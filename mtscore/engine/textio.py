@@ -278,8 +278,8 @@ def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
         if n == 0:
             if any(bufs):  # some file still has lines: count all of them for the message
                 counts = [start + len(b) + sum(len(blk) for blk in g) for b, g in zip(bufs, gens)]
-                p = next(i for i in range(1, len(paths)) if counts[i] != counts[0])
-                raise count_mismatch(paths[0], counts[0], paths[p], counts[p])
+                k = next(i for i in range(1, len(paths)) if counts[i] != counts[0])
+                raise count_mismatch(paths[0], counts[0], paths[k], counts[k])
             if start == 0:
                 raise CorpusError(f"{source_name(paths[0])}: empty input (no lines)")
             return

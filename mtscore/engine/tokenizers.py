@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 import sys
 from functools import lru_cache
-from pathlib import Path
 from typing import Callable, List, Optional
 
 from ..kernels import _text
+from .missing_extra import MissingExtraError
+from .user_cache import cache_dir
 
 MODE_NONE = _text.MODE_NONE
 MODE_13A = _text.MODE_13A
@@ -28,16 +29,6 @@ TOKENIZERS = ("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm"
 _COMPILED = {"none": MODE_NONE, "13a": MODE_13A, "intl": MODE_INTL, "zh": MODE_ZH, "char": MODE_CHAR}
 #: default tokenizer per target language (sacrebleu's _TOKENIZER_MAP)
 TOKENIZER_MAP = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
-
-
-class MissingExtraError(ImportError):
-    """An optional dependency is not installed; the message names the pip command."""
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("MTSCORE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mtscore")
-    return Path(base)
 
 
 def _build_intl_table() -> bytes:
@@ -107,12 +98,14 @@ class Tokenizer:
     def tokenize(self, lines: List[str]) -> List[str]:
         if self._external is not None:
             return [" ".join(self._external(x.rstrip()).split()) for x in lines]
+        assert self.mode is not None  # a compiled tokenizer (no external one)
         return _text.tokenize_strings(list(lines), self.mode, True)
 
     def encode(self, texts: List[str], vocab):
         if self._external is not None:
             ext = self._external
             return _text.encode([ext(x.rstrip()) for x in texts], MODE_NONE, vocab, False)
+        assert self.mode is not None
         return _text.encode(texts, self.mode, vocab, True)
 
 

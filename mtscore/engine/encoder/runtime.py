@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class Encoder:
             # busy-waiting worker threads steal the only other core on small/shared machines
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.log_severity_level = 3
-        providers = ["CPUExecutionProvider"]
+        providers: List[Union[str, Tuple[str, Dict[str, int]]]] = ["CPUExecutionProvider"]
         if device.startswith("cuda"):
             dev_id = int(device.split(":")[1]) if ":" in device else 0
             providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]

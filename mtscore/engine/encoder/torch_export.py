@@ -33,7 +33,9 @@ def torch_export(model_dir: Path, layer: int):
     mask = torch.ones(2, 8, dtype=torch.long)
     buf = io.BytesIO()
     with torch.no_grad():
-        torch.onnx.export(Wrap(model), (ids, mask), buf, input_names=["input_ids", "attention_mask"],
+        # torch annotates f as a path; its docs (and the exporter) accept a file-like object
+        torch.onnx.export(Wrap(model), (ids, mask), buf,  # type: ignore[arg-type]
+                          input_names=["input_ids", "attention_mask"],
                           output_names=["hidden_states"],
                           dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
                                         "attention_mask": {0: "batch", 1: "seq"},

@@ -208,8 +208,14 @@ class Metric:
         within their memory bound) rather than chunk by chunk."""
         return False
 
+    #: worker threads of metrics that use them (BLEU, chrF, TER); the batch API sets it
+    workers: int
+    #: sacrebleu's ``num_refs`` of the prepared references (-1: it varies per segment); set
+    #: when references are first prepared
+    num_refs: int
+
     def __init__(self, missing_refs: str = "error") -> None:
-        self._ref_cache = None
+        self._ref_cache: Optional[Prepared] = None
         self.n_bootstrap: Optional[int] = None
         self.seed: Optional[str] = None
         #: segments with no reference: "error" (sacrebleu cannot score them either: its BLEU,
@@ -331,7 +337,7 @@ class Metric:
         """Alias of :meth:`scores_from_stats` (its name before the metric contract)."""
         return self.scores_from_stats(stats)
 
-    def systems_stats_and_scores(self, systems: List[List[str]], prepared,
+    def systems_stats_and_scores(self, systems: Sequence[Any], prepared,
                                   sentence_level: bool = True) -> list:
         """Several systems' outputs for the same N segments against one prepared reference
         set: ``[(stats (N, k), sentence scores float64 (N,) or None), ...]``, one pair per
@@ -387,6 +393,7 @@ class Metric:
         (or the policy is "error"). Resampling tests drop these rows."""
         if self.missing_refs != "skip":
             return None
+        missing: Optional[np.ndarray]
         if refs is not None:
             missing = unreferenced_mask(self._coerce_refs(refs))
         elif self._ref_cache is not None:
@@ -403,7 +410,7 @@ class Metric:
                              "to score (sacrebleu fails on it too)")
         score = self.compute_score_from_stats(self.sum_stats(stats))
         if n_bootstrap > 1:
-            from ..significance import bootstrap_ci
+            from .bootstrap import bootstrap_ci
 
             skipped = self.skipped_segments(refs)
             bootstrap_ci(self, stats if skipped is None else stats[~skipped], score, n_bootstrap)

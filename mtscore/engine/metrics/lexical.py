@@ -284,6 +284,7 @@ class LexicalMetric(Metric):
         if scores is None and (sentence_level or skip is not None):
             scores = self.scores_from_stats(stats)
         if skip is not None:
+            assert scores is not None  # computed above whenever segments are skipped
             scores[skip] = np.nan
         return stats, scores
 

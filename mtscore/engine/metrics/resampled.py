@@ -26,7 +26,8 @@ class RowScores:
 
     __slots__ = ("values", "is32", "_scalars")
 
-    def __init__(self, values: np.ndarray, is32: Optional[np.ndarray] = None, scalars=None):
+    def __init__(self, values: Optional[np.ndarray], is32: Optional[np.ndarray] = None, scalars=None):
+        # values is None when the scores were computed one by one (``scalars``)
         self.values = values
         self.is32 = is32
         self._scalars = scalars
@@ -35,6 +36,7 @@ class RowScores:
     def array(self) -> np.ndarray:
         if self._scalars is not None:
             return np.array(self._scalars)
+        assert self.values is not None
         if self.is32 is not None and self.is32.size and self.is32.all():
             return self.values.astype(np.float32)
         return self.values
@@ -42,6 +44,7 @@ class RowScores:
     def scalars(self) -> list:
         if self._scalars is not None:
             return list(self._scalars)
+        assert self.values is not None
         if self.is32 is None or not self.is32.any():
             return self.values.tolist()
         if self.is32.all():

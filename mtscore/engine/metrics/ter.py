@@ -16,7 +16,8 @@ Work split:
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from concurrent.futures import Future
+from typing import Any, List, Optional, Sequence, cast
 
 import numpy as np
 
@@ -131,10 +132,10 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     order = _cost_order(hyp_offsets, ref_offsets, seg_refs)
     counter = np.zeros(1, dtype=np.int64)
     ex = _pool(workers - 1)
-    futs = [ex.submit(_ter.ter_stats_shared, *args, order, counter, _GRAIN, False)
-            for _ in range(workers - 1)]
+    shared = (*args, order, counter, _GRAIN, False)
+    futs = [ex.submit(_ter.ter_stats_shared, *shared) for _ in range(workers - 1)]
     try:
-        _ter.ter_stats_shared(*args, order, counter, _GRAIN, False)
+        _ter.ter_stats_shared(*shared)
     finally:
         for f in futs:
             f.result()
@@ -213,7 +214,7 @@ class TER(Metric):
         seg_refs = np.zeros(n + 1, dtype=np.int64)
         counts = set()
         if len(streams) == 1 and all(x is not None for x in streams[0]):
-            flat = streams[0]
+            flat = cast(List[str], streams[0])  # no None in it
             seg_refs = np.arange(n + 1, dtype=np.int64)
             if n:
                 counts.add(1)
@@ -280,7 +281,8 @@ class TER(Metric):
         n = len(hyps)
         out = np.zeros((n, 2), dtype=np.float64)
         ex = _pool(workers - 1)
-        futs, chunks = [], []
+        futs: List[Future] = []
+        chunks = []
         try:
             for a in range(0, n, _PIPE_CHUNK):
                 b = min(n, a + _PIPE_CHUNK)
@@ -331,7 +333,7 @@ class TER(Metric):
             raise TypeError("TER: The argument `hyp` should be a string.")
         if isinstance(references, str) or not hasattr(references, "__len__"):
             raise TypeError("TER: The argument `refs` should be a sequence of strings.")
-        return self.corpus_score([hypothesis], [[r] for r in references])
+        return cast(TERScore, self.corpus_score([hypothesis], [[r] for r in references]))
 
     def sentence_stats(self, hypothesis: str, references: Sequence[Optional[str]]) -> List[Any]:
         """``[edits, avg_ref_len]`` of one segment."""
