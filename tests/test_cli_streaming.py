@@ -160,7 +160,7 @@ def test_interrupt_after_output_exits_130_without_traceback(files, tmp_path):
     """SIGINT while the worker threads wind down: one line, exit 130 (was: a threading
     traceback and exit 0). The interrupt is raised where the pools are joined."""
     script = (
-        "import sys, mtscore.engine.metrics.lexical as lx\n"
+        "import sys, mtscore.engine.parallel as lx\n"
         "orig = lx.shutdown_pools\n"
         "def interrupted():\n"
         "    orig()\n"

@@ -81,7 +81,7 @@ def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[
     """``{name: metric}`` for names or configured objects; ``workers`` threads each (0 = all);
     ``missing_refs`` (if given) the policy of every metric for segments without a reference."""
     from ..engine.metrics.base import check_missing_refs_policy
-    from ..engine.metrics.lexical import resolve_workers
+    from ..engine.parallel import resolve_workers
 
     kwargs_by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
     workers = resolve_workers(workers)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import logging
 import os
 import sys
@@ -332,7 +331,7 @@ def _single_system_text(args, metrics: dict, stats: dict, bert, collected) -> st
         results.append(sc.format(args.width, args.score_only, sig, args.format == "json"))
     if bert is not None:
         (system,) = collected.systems.values()
-        results.append(bert(args, system, collected.refs))
+        results.append(bert.format(system, collected.refs))
     return _single_results_text(results, args)
 
 
@@ -348,41 +347,12 @@ def _paired_text(args, names: List[str], metrics: dict, stats: dict) -> str:
 
 
 def _bertscore_runner(args):
+    """BERTScore for the report, loaded on first use (needs the 'bertscore' extra)."""
     try:
-        from ..engine import bertscore
+        from .bertscore_cli import BERTScoreRunner
     except ImportError as e:
         raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
-
-    scorer = []  # loaded on first use, then reused for every system
-
-    def result(args, system, refs) -> dict:
-        try:
-            if not scorer:
-                scorer.append(bertscore.cli_scorer(args))
-            return bertscore.run_cli(args, system, refs, scorer[0])
-        except ImportError as e:
-            raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
-
-    def go(args, system, refs) -> str:
-        res = result(args, system, refs)
-        w = args.width
-        sc = f"{res['score']:.{w}f}"
-        if args.score_only:
-            return sc
-        sig = res["signature"]
-        prf = {k: 100 * res[k] for k in ("precision", "recall", "f1")}
-        if args.format == "json":
-            d = {"name": res["name"], "score": float(sc), "signature": sig}
-            d.update({k: float(f"{v:.{w}f}") for k, v in prf.items()})
-            for param in sig.split("|"):
-                key, _, value = param.partition(":")
-                d[key] = value
-            return json.dumps(d, indent=1, ensure_ascii=False)
-        return (f"{res['name']}|{sig} = {sc} P = {prf['precision']:.{w}f} "
-                f"R = {prf['recall']:.{w}f} F1 = {prf['f1']:.{w}f}")
-
-    go.result = result
-    return go
+    return BERTScoreRunner(args)
 
 
 def _multi_system_table(args, names: List[str], metrics: dict, stats: dict, bert=None,
@@ -401,7 +371,7 @@ def _multi_system_table(args, names: List[str], metrics: dict, stats: dict, bert
             scores.setdefault(sc.name, []).append(sc.format(args.width, True))
     if bert is not None:
         for system in collected.systems.values():
-            res = bert.result(args, system, collected.refs)
+            res = bert.result(system, collected.refs)
             sigs[res["name"]] = res["signature"]
             scores.setdefault(res["name"], []).append(f"{res['score']:.{args.width}f}")
     return format_results_table(scores, sigs, args.format, args.width, args.short,
@@ -419,9 +389,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         return demo_main(argv[1:], cli_main=main)
     if argv and argv[0] == "bertscore-baseline":
-        from ..engine.bertscore import _main as bertscore_main
+        from .bertscore_cli import baseline_main
 
-        return bertscore_main(["baseline", *argv[1:]])
+        return baseline_main(argv[1:])
     args = _parser().parse_args(argv)
     if not args.quiet:
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
@@ -437,7 +407,7 @@ def run_command(fn, args, prog: str) -> int:
     anything else is a bug and keeps its traceback."""
     import warnings
 
-    from ..engine.metrics.lexical import shutdown_pools
+    from ..engine.parallel import shutdown_pools
 
     def one_line(message, category, filename, lineno, file=None, line=None):
         print(f"{prog}: warning: {message}", file=sys.stderr)

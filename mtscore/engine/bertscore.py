@@ -21,7 +21,6 @@ CLI / significance machinery report ``100 * mean F``.
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import math
@@ -36,7 +35,7 @@ import numpy as np
 from .metrics.base import Metric, Score, Signature
 
 __all__ = ["BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "read_baseline",
-           "compute_baseline", "write_baseline", "run_cli"]
+           "compute_baseline", "write_baseline"]
 
 #: segments per chunk when streaming; bounds the embedding memory (chunk x (1 + K) sentences).
 DEFAULT_CHUNK = 4096
@@ -581,89 +580,3 @@ class BERTScore(Metric):
 def _max_at(dst: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
     """dst[idx] = max(dst[idx], vals) per element, NaN-propagating like torch.max."""
     np.maximum.at(dst, idx, vals)
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI hooks (the lead wires `mtscore ... --metrics bertscore`)
-
-@contextlib.contextmanager
-def _warnings_as_log_lines() -> Iterator[None]:
-    """On the CLI, BERTScore's own warnings (truncation, encoder cache) become one log line each,
-    ``mtscore: warning: ...``, instead of Python's two-line ``file:line: Category: ...`` display;
-    other warnings are shown as usual. Recorded warnings are emitted even if scoring fails."""
-    from .encoder import EncoderWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", BERTScoreTruncationWarning)
-        warnings.simplefilter("always", EncoderWarning)
-        try:
-            yield
-        finally:
-            mine = [w for w in caught if issubclass(w.category, (BERTScoreTruncationWarning, EncoderWarning))]
-            others = [w for w in caught if w not in mine]
-    for w in mine:
-        log.warning("warning: %s", w.message)
-    for w in others:
-        warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
-
-
-def cli_scorer(args) -> "BERTScore":
-    """The scorer configured by parsed CLI ``args`` (the BERTScore group of
-    ``mtscore.bindings.cli``, dest names ``bertscore_*``); loads the encoder. Cache warnings are
-    logged as one line each."""
-    with _warnings_as_log_lines():
-        return BERTScore(model=getattr(args, "bertscore_model", None),
-                         layer=getattr(args, "bertscore_layer", None),
-                         idf=getattr(args, "bertscore_idf", False),
-                         rescale_baseline=getattr(args, "bertscore_baseline", None),
-                         batch_tokens=getattr(args, "bertscore_batch_tokens", None),
-                         device=getattr(args, "bertscore_device", "cpu") or "cpu",
-                         quantize=getattr(args, "bertscore_int8", False))
-
-
-def run_cli(args, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]],
-            scorer: Optional["BERTScore"] = None) -> dict:
-    """Score from parsed CLI ``args`` (see :func:`cli_scorer`; pass ``scorer`` to reuse a loaded
-    one across systems); ``refs`` are K streams of N.
-
-    Returns ``{"name", "score" (100*mean F), "precision", "recall", "f1" (0..1 means),
-    "signature", "segments": {"precision", "recall", "f1"} (float lists, per segment),
-    "truncated": {"candidates", "references", "max_length"}}``. A truncation warning is logged
-    as one line (``mtscore: warning: BERTScore: ...``).
-    """
-    if scorer is None:
-        scorer = cli_scorer(args)
-    with _warnings_as_log_lines():
-        r = scorer.score(hyps, refs)
-    return {"name": "BERTScore", "score": 100.0 * r.mean_f1, "precision": r.mean_precision,
-            "recall": r.mean_recall, "f1": r.mean_f1, "signature": r.signature,
-            "segments": {"precision": r.precision.tolist(), "recall": r.recall.tolist(), "f1": r.f1.tolist()},
-            "truncated": {"candidates": r.truncated_candidates, "references": r.truncated_references,
-                          "max_length": r.max_length}}
-
-
-def _main(argv=None) -> int:
-    """``python -m mtscore.engine.bertscore baseline --corpus FILE --out FILE [--model M]``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m mtscore.engine.bertscore")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("baseline", help="compute a rescale baseline from a monolingual corpus")
-    b.add_argument("--corpus", required=True, help="one sentence per line")
-    b.add_argument("--out", required=True)
-    b.add_argument("--model", default=None)
-    b.add_argument("--layers", default=None, help="comma-separated layers (default: all)")
-    b.add_argument("--pairs", type=int, default=None, help="number of random pairs (default: all)")
-    b.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args(argv)
-    with open(a.corpus, encoding="utf-8") as f:
-        sents = [line.rstrip("\n") for line in f]
-    layers = [int(x) for x in a.layers.split(",")] if a.layers else None
-    table = compute_baseline(sents, a.model, layers, n_pairs=a.pairs, seed=a.seed)
-    write_baseline(a.out, np.nan_to_num(table, nan=0.0))
-    print(f"wrote {a.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(_main())

@@ -25,7 +25,7 @@ from ...kernels import _ter
 from ...kernels._lists import take
 from . import resampled
 from .base import Metric, Score, Signature
-from .lexical import _pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
+from ..parallel import get_pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 
 __all__ = ["TER", "TERScore", "TERSignature", "ter_stats"]
 
@@ -131,7 +131,7 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
         raise ValueError(f"TER: segment {int(empty[0])} has no reference (all references are None)")
     order = _cost_order(hyp_offsets, ref_offsets, seg_refs)
     counter = np.zeros(1, dtype=np.int64)
-    ex = _pool(workers - 1)
+    ex = get_pool(workers - 1)
     shared = (*args, order, counter, _GRAIN, False)
     futs = [ex.submit(_ter.ter_stats_shared, *shared) for _ in range(workers - 1)]
     try:
@@ -280,7 +280,7 @@ class TER(Metric):
         every segment is scored exactly once whoever gets there first."""
         n = len(hyps)
         out = np.zeros((n, 2), dtype=np.float64)
-        ex = _pool(workers - 1)
+        ex = get_pool(workers - 1)
         futs: List[Future] = []
         chunks = []
         try:

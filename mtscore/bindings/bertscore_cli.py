@@ -1,0 +1,91 @@
+"""The command line's BERTScore: a scorer from the parsed ``mtscore`` arguments, its result as the
+report needs it, and ``mtscore bertscore-baseline`` (a rescale baseline from a monolingual
+corpus). The engine's ``BERTScore`` knows nothing of argparse; this module maps the options."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import List, Optional, Sequence
+
+from ..engine.bertscore import BERTScore, compute_baseline, write_baseline
+
+
+def scorer_from_args(args: argparse.Namespace) -> BERTScore:
+    """The scorer configured by the BERTScore group of ``mtscore``'s options (``bertscore_*``);
+    loads the encoder."""
+    return BERTScore(model=args.bertscore_model, layer=args.bertscore_layer,
+                     idf=args.bertscore_idf, rescale_baseline=args.bertscore_baseline,
+                     batch_tokens=args.bertscore_batch_tokens,
+                     device=args.bertscore_device or "cpu", quantize=args.bertscore_int8)
+
+
+def score_system(scorer: BERTScore, hyps: Sequence[str],
+                 refs: Sequence[Sequence[Optional[str]]]) -> dict:
+    """``{"name", "score" (100 * mean F), "precision", "recall", "f1" (0..1 means),
+    "signature", "segments": {...}, "truncated": {...}}`` of one system (``refs``: K streams
+    of N). Truncation and cache warnings are Python warnings, shown as one line by the CLI."""
+    r = scorer.score(hyps, refs)
+    return {"name": "BERTScore", "score": 100.0 * r.mean_f1, "precision": r.mean_precision,
+            "recall": r.mean_recall, "f1": r.mean_f1, "signature": r.signature,
+            "segments": {"precision": r.precision.tolist(), "recall": r.recall.tolist(),
+                         "f1": r.f1.tolist()},
+            "truncated": {"candidates": r.truncated_candidates, "references": r.truncated_references,
+                          "max_length": r.max_length}}
+
+
+def baseline_main(argv: Optional[List[str]] = None) -> int:
+    """``mtscore bertscore-baseline --corpus FILE --out FILE [--model M] [--layers 1,2]``."""
+    import numpy as np
+
+    from ..engine.errors import OneLineErrorParser, nonnegative_int, positive_int
+
+    ap = OneLineErrorParser(prog="mtscore bertscore-baseline",
+                            description="Compute a BERTScore rescale baseline (bert_score's LAYER,P,R,F "
+                                        "file) from a monolingual corpus, one sentence per line.")
+    ap.add_argument("--corpus", required=True, help="one sentence per line")
+    ap.add_argument("--out", required=True, help="baseline file to write")
+    ap.add_argument("--model", default=None, help="model directory or .onnx (default: the packaged MiniLM)")
+    ap.add_argument("--layers", default=None, help="comma-separated layers (default: all)")
+    ap.add_argument("--pairs", type=positive_int, default=None, help="random pairs (default: all)")
+    ap.add_argument("--seed", type=nonnegative_int, default=0)
+    a = ap.parse_args(argv)
+    with open(a.corpus, encoding="utf-8") as f:
+        sents = [line.rstrip("\n") for line in f]
+    layers = [int(x) for x in a.layers.split(",")] if a.layers else None
+    table = compute_baseline(sents, a.model, layers, n_pairs=a.pairs, seed=a.seed)
+    write_baseline(a.out, np.nan_to_num(table, nan=0.0))
+    print(f"wrote {a.out}")
+    return 0
+
+
+class BERTScoreRunner:
+    """BERTScore for the ``mtscore`` report: the encoder is loaded on first use and reused for
+    every system; :meth:`format` gives the line (or JSON object) of one system."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.scorer: Optional[BERTScore] = None
+
+    def result(self, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> dict:
+        if self.scorer is None:
+            self.scorer = scorer_from_args(self.args)
+        return score_system(self.scorer, hyps, refs)
+
+    def format(self, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> str:
+        args = self.args
+        res = self.result(hyps, refs)
+        w = args.width
+        sc = f"{res['score']:.{w}f}"
+        if args.score_only:
+            return sc
+        sig = res["signature"]
+        prf = {k: 100 * res[k] for k in ("precision", "recall", "f1")}
+        if args.format == "json":
+            d = {"name": res["name"], "score": float(sc), "signature": sig}
+            d.update({k: float(f"{v:.{w}f}") for k, v in prf.items()})
+            for param in sig.split("|"):
+                key, _, value = param.partition(":")
+                d[key] = value
+            return json.dumps(d, indent=1, ensure_ascii=False)
+        return (f"{res['name']}|{sig} = {sc} P = {prf['precision']:.{w}f} "
+                f"R = {prf['recall']:.{w}f} F1 = {prf['f1']:.{w}f}")
