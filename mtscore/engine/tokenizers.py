@@ -144,6 +144,3 @@ def _external_tokenizer(name: str):
     sp, sig = load_spm(name)
     return (lambda line: " ".join(sp.EncodeAsPieces(line))), sig
 
-
-def default_tokenizer(trg_lang: str = "") -> str:
-    return TOKENIZER_MAP.get(trg_lang, "13a")

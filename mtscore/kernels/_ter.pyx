@@ -13,7 +13,7 @@ Outputs: per segment ``edits`` and ``ref_len`` (float64), sacrebleu's ``[best_nu
 avg_ref_len]``. The per-pair search runs without the GIL; a Python thread pool over disjoint
 segment ranges gives multi-core scaling (see ``mtscore.engine.metrics.ter``).
 
-Exactness notes (see reference/sacrebleu-behaviour.md section 4 and the plain-Python twin
+Exactness notes (sacrebleu 2.6.0's ``lib_ter`` behaviour; the plain-Python twin is
 ``mtscore/kernels/reference/ter.py``):
 
 * the DP band per row is ``[max(0, floor(i*r) - beam), min(m+1, floor(i*r) + beam))`` with

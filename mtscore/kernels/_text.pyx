@@ -11,8 +11,8 @@ Token ids come from a :class:`Vocab` (exact interning: hash + full code-point co
 unchecked hashing), so equal tokens get equal ids across every call that shares the vocab.
 All the work after the pointers are collected runs without the GIL.
 
-Modes (``MODE_*``) reproduce sacrebleu 2.6.0 exactly: see reference/sacrebleu-behaviour.md §1 and
-the plain-Python twin in ``mtscore/kernels/reference/text.py``.
+Modes (``MODE_*``) reproduce sacrebleu 2.6.0's tokenizers exactly; the plain-Python twin in
+``mtscore/kernels/reference/text.py`` spells each rule out as a left-to-right scan.
 """
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memcmp, memset

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -22,8 +21,6 @@ log = logging.getLogger("mtscore")
 
 MAX_NGRAM_ORDER = 4
 _SMOOTH_CODES = {"none": 0, "floor": 1, "add-k": 2, "exp": 3}
-#: CPython >= 3.12 sums floats with Neumaier compensation; sentence kernels follow the running one.
-_NEUMAIER_SUM = sys.version_info >= (3, 12)
 
 
 def my_log(num: float) -> float:
@@ -208,7 +205,7 @@ class BLEU(LexicalMetric):
         return _ngram.bleu_sentence_scores(
             np.ascontiguousarray(stats, dtype=np.int64), self.max_ngram_order,
             _SMOOTH_CODES[self.smooth_method], float(sv or 0.0), bool(self.effective_order),
-            _NEUMAIER_SUM)
+            resampled.NEUMAIER_SUM)  # the sentence kernel sums like the running CPython
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> BLEUScore:
         """BLEU of one hypothesis against one or more reference strings."""

@@ -9,6 +9,7 @@ they ever differ.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Optional
 
 import numpy as np
@@ -66,7 +67,9 @@ def f32_op(a, a32, b, b32, fn):
     return out, np.broadcast_to(r32, np.shape(out)).copy()
 
 
-_SEQUENTIAL_SUM = __import__("sys").version_info < (3, 12)
+#: CPython >= 3.12 sums floats with Neumaier compensation (``sum()``); before, left to right.
+#: sacrebleu's BLEU takes ``sum()`` of the log precisions, so its result depends on it.
+NEUMAIER_SUM = sys.version_info >= (3, 12)
 
 
 def my_log(p: float):
@@ -79,7 +82,7 @@ def bleu_scores(m, sums: np.ndarray) -> RowScores:
     method = m.smooth_method
     sv = m.smooth_value
     if sv is None:
-        sv = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}[method]
+        sv = m.SMOOTH_DEFAULTS[method]
     is32 = sums.dtype == np.float32
     if sums.dtype.kind not in "fi":
         raise Unsupported
@@ -149,7 +152,7 @@ def bleu_scores(m, sums: np.ndarray) -> RowScores:
     logs = np.full((S, order), -9999999999.0)
     lm = is_set & (prec != 0.0)
     logs[lm] = list(map(math.log, prec[lm].tolist()))
-    if _SEQUENTIAL_SUM:
+    if not NEUMAIER_SUM:
         # Python < 3.12 sum() over floats is a plain left-to-right double sum
         acc = np.zeros(S)
         for n in range(order):

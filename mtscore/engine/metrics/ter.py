@@ -17,7 +17,7 @@ Work split:
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any, List, Optional, Sequence, cast
+from typing import List, Optional, Sequence, cast
 
 import numpy as np
 
@@ -335,7 +335,3 @@ class TER(Metric):
             raise TypeError("TER: The argument `refs` should be a sequence of strings.")
         return cast(TERScore, self.corpus_score([hypothesis], [[r] for r in references]))
 
-    def sentence_stats(self, hypothesis: str, references: Sequence[Optional[str]]) -> List[Any]:
-        """``[edits, avg_ref_len]`` of one segment."""
-        row = self.corpus_stats([hypothesis], [[r] for r in references])[0]
-        return [int(row[0]), float(row[1])]

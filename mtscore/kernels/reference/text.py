@@ -2,7 +2,7 @@
 signatures (``encode``, ``tokenize_strings``, ``Vocab``, ``set_intl_table``, the ``MODE_*``
 numbers), built from per-line tokenizers (``tok_13a``, ``tok_intl``, ``tok_zh``, ...).
 
-Written from the rules in reference/sacrebleu-behaviour.md §1 as explicit left-to-right scans
+Written from sacrebleu 2.6.0's tokenizer rules (its ``tokenizers/`` regexes) as explicit left-to-right scans
 over whole lines (the kernel works word by word with a word cache), so a disagreement points at
 the kernel and a disagreement with sacrebleu points at the rules.
 """
