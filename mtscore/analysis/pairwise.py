@@ -23,34 +23,47 @@ import numpy as np
 from .human import mann_whitney_greater
 
 __all__ = [
-    "bleu_from_stats", "ter_from_stats", "paired_bootstrap_all", "paired_ttest_all",
+    "metric_score_fn", "bleu_from_stats", "ter_from_stats", "paired_bootstrap_all", "paired_ttest_all",
     "human_decisions", "pairwise_decisions", "error_table", "agreement_matrix", "DEFAULT_BINS",
 ]
 
 DEFAULT_BINS = (0.0, 1.0, 2.0, 3.0, 5.0, 10.0, np.inf)  # BLEU-point bins for |metric delta|
 
 
+def metric_score_fn(metric) -> Callable[[np.ndarray], np.ndarray]:
+    """Scores of summed statistics rows (..., k) -> (...) float64 with ``metric``'s own formula
+    (an mtscore metric: its vectorised ``resampled_scores`` hook, else
+    ``compute_score_from_stats`` row by row), so decisions use exactly the corpus score."""
+    from ..engine.metrics.resampled import Unsupported
+
+    def scores(sums: np.ndarray) -> np.ndarray:
+        sums = np.asarray(sums)
+        flat = sums.reshape(-1, sums.shape[-1])
+        try:
+            res = metric.resampled_scores(flat)
+        except Unsupported:
+            res = None
+        vals = (res.array if res is not None else
+                [metric.compute_score_from_stats(list(row)).score for row in flat])
+        return np.asarray(vals, dtype=np.float64).reshape(sums.shape[:-1])
+
+    return scores
+
+
 def bleu_from_stats(stats: np.ndarray, max_order: int = 4) -> np.ndarray:
-    """sacrebleu corpus BLEU (no smoothing, x100) from summed statistics (..., 2 + 2*max_order):
-    [hyp_len, ref_len, correct_1..n, total_1..n] -> (...) float64."""
-    st = np.asarray(stats, dtype=np.float64)
-    hyp, ref = st[..., 0], st[..., 1]
-    corr = st[..., 2:2 + max_order]
-    tot = st[..., 2 + max_order:2 + 2 * max_order]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logp = np.where(corr > 0, np.log(np.where(corr > 0, corr, 1)) - np.log(np.where(tot > 0, tot, 1)), -np.inf)
-        lp = logp.mean(axis=-1)
-        bp = np.where(hyp < ref, np.exp(1 - ref / np.where(hyp > 0, hyp, 1)), 1.0)
-        bleu = np.where(hyp > 0, bp * np.exp(lp), 0.0) * 100
-    return np.where(np.isfinite(bleu), bleu, 0.0)
+    """sacrebleu corpus BLEU without smoothing (x100) of summed statistics (..., 2 + 2*max_order):
+    [hyp_len, ref_len, correct_1..n, total_1..n] -> (...) float64 (``BLEU(smooth_method="none")``'s
+    own formula)."""
+    from ..engine.metrics.bleu import BLEU
+
+    return metric_score_fn(BLEU(smooth_method="none", max_ngram_order=max_order))(stats)
 
 
 def ter_from_stats(stats: np.ndarray) -> np.ndarray:
-    """TER x100 from summed [num_edits, ref_len] (..., 2), returned negated (higher = better)."""
-    st = np.asarray(stats, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ter = np.where(st[..., 1] > 0, st[..., 0] / st[..., 1], np.where(st[..., 0] > 0, 1.0, 0.0))
-    return -100 * ter
+    """TER x100 of summed [num_edits, ref_len] (..., 2), negated (higher = better)."""
+    from ..engine.metrics.ter import TER
+
+    return -metric_score_fn(TER())(stats)
 
 
 def paired_bootstrap_all(stats: np.ndarray, score_fn: Callable[[np.ndarray], np.ndarray],
