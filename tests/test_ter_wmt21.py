@@ -5,7 +5,7 @@ Two kinds of checks:
 * ``test_against_sacrebleu_golden``: all 1890 runs of sacrebleu 2.6.0 TER over every system:
   default TER with reference A, every system of the multi-reference pairs with all references,
   and every system under each non-default option set; corpus score, num_edits, ref_length and a
-  sha256 of the exact per-segment statistics are stored in ``test_ter_wmt21_golden.py``. Those
+  sha256 of the exact per-segment statistics are stored in ``tests/data/ter_wmt21_golden.jsonl``. Those
   values come from running sacrebleu itself (``python tests/test_ter_wmt21.py --make-golden 2``,
   resumable); running it live took ~11 CPU hours (zh-en alone ~100 s per run: its long
   segments exhaust the 1000-candidate cap), far over the test budget. The golden rows were made
@@ -86,7 +86,7 @@ def stats_digest(stats) -> str:
 # golden values: sacrebleu 2.6.0 run over every system x option (too slow to run live: ~11 CPU
 # hours, zh-en alone ~100 s per run because long segments exhaust the 1000-candidate cap)
 # ---------------------------------------------------------------------------------------------
-GOLDEN_PATH = Path(__file__).resolve().parent / "test_ter_wmt21_golden.py"
+GOLDEN_PATH = Path(__file__).resolve().parent / "data" / "ter_wmt21_golden.jsonl"
 
 
 def golden_jobs() -> List[dict]:
@@ -160,35 +160,18 @@ def make_golden(n_procs: int = 2) -> None:  # pragma: no cover - generator
                       len(j["refs"]) > 1, heavy))
         rank[pair] = rank.get(pair, 0) + 1
     todo = [j for _, j in sorted(zip(order, todo), key=lambda t: t[0])]
-    if not GOLDEN_PATH.exists():
-        GOLDEN_PATH.write_text(
-            '"""sacrebleu 2.6.0 TER on WMT21 system outputs, written by\n'
-            '``python tests/test_ter_wmt21.py --make-golden`` (one JSON object per line of\n'
-            'GOLDEN_JSONL; stats_sha256 = sha256 of the per-segment [edits, avg_ref_len] as\n'
-            '(N, 2) float64)."""\n'
-            'GOLDEN_JSONL = r"""\n"""\n', encoding="utf-8")
-    with mp.Pool(n_procs) as pool:
+    with mp.Pool(n_procs) as pool, open(GOLDEN_PATH, "a", encoding="utf-8") as out:
         for res in pool.imap_unordered(run_sacrebleu_job, todo):
-            text = GOLDEN_PATH.read_text(encoding="utf-8")
-            head, tail = text.rsplit('"""', 1)
-            GOLDEN_PATH.write_text(head + json.dumps(res) + "\n" + '"""' + tail,
-                                   encoding="utf-8")
+            out.write(json.dumps(res) + "\n")  # append-only: an interrupted run keeps its rows
+            out.flush()
             print(res["key"], res["cpu_s"], flush=True)
 
 
 def load_golden() -> Dict[str, dict]:
-    import json
+    """``{key: row}`` of ``tests/data/ter_wmt21_golden.jsonl`` (one sacrebleu run per line)."""
+    from jsonl import read_jsonl
 
-    if not GOLDEN_PATH.exists():
-        return {}
-    ns: dict = {}
-    exec(compile(GOLDEN_PATH.read_text(encoding="utf-8"), str(GOLDEN_PATH), "exec"), ns)
-    out = {}
-    for line in ns["GOLDEN_JSONL"].splitlines():
-        if line.strip():
-            d = json.loads(line)
-            out[d["key"]] = d
-    return out
+    return {d["key"]: d for d in read_jsonl(GOLDEN_PATH)}
 
 
 # ---------------------------------------------------------------------------------------------
