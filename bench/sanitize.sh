@@ -8,7 +8,7 @@
 # fails or if any sanitizer report is written.
 #
 #   bench/sanitize.sh                 # default test selection (see TESTS below)
-#   bench/sanitize.sh tests/test_ter.py -k kernel   # any pytest arguments instead
+#   bench/sanitize.sh tests/engine/test_ter.py -k kernel   # any pytest arguments instead
 #   PYTHON=/path/to/python KEEP=1 bench/sanitize.sh  # KEEP=1 keeps the build copy and the logs
 #
 # PYTHONMALLOC=malloc routes CPython's small objects through malloc so ASan sees them too;
@@ -70,14 +70,14 @@ LIBASAN=$("$CC" -print-file-name=libasan.so)
 [ -e "$LIBASAN" ] || { echo "error: $CC has no libasan.so ($LIBASAN)" >&2; exit 1; }
 mkdir -p "$WORK/logs"
 TESTS=(
-  tests/test_kernel_twins.py          # every kernel function vs its plain-Python twin
-  tests/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
-  tests/test_ter.py                   # _ter kernels vs sacrebleu
-  tests/test_lexical_metrics.py       # _ngram kernels vs sacrebleu
-  tests/test_significance.py          # _resample kernels vs numpy / sacrebleu
-  tests/test_fuzz_differential.py     # the saved fuzz corpus + 1/4 of the ci fuzz budget (~1,000
+  tests/kernels/test_kernel_twins.py          # every kernel function vs its plain-Python twin
+  tests/kernels/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
+  tests/engine/test_ter.py                   # _ter kernels vs sacrebleu
+  tests/engine/test_lexical_metrics.py       # _ngram kernels vs sacrebleu
+  tests/engine/test_significance.py          # _resample kernels vs numpy / sacrebleu
+  tests/engine/test_fuzz_differential.py     # the saved fuzz corpus + 1/4 of the ci fuzz budget (~1,000
                                       # draws; MTSCORE_FUZZ_SCALE=1 for all of it, +3 min)
-  "tests/test_bertscore.py::test_greedy_kernel_negative_max_and_quirk"
+  "tests/engine/test_bertscore.py::test_greedy_kernel_negative_max_and_quirk"
 )
 [ $# -gt 0 ] && TESTS=("$@")
 cd "$WORK/src"

@@ -32,7 +32,7 @@ try:  # hypothesis profiles: CI runs on a loaded 2-core machine, so no per-examp
 
     settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
     settings.register_profile("dev", deadline=None)
-    # long local fuzzing (tests/test_fuzz_differential.py scales its budgets by MTSCORE_FUZZ_SCALE)
+    # long local fuzzing (tests/engine/test_fuzz_differential.py scales its budgets by MTSCORE_FUZZ_SCALE)
     settings.register_profile("fuzz-long", deadline=None, print_blob=True)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 except ImportError:  # pragma: no cover

@@ -1,7 +1,7 @@
 """Bootstrap CIs and paired tests: bit-identical to sacrebleu 2.6.0 (stored expected values for
 the 16 WMT17 en-de systems, fresh sacrebleu runs on WMT17/WMT21 subsets incl. TER), the
 Moses/multeval reference p-values, the resampling kernel against numpy (and its Python twin:
-tests/test_kernel_twins.py), and
+tests/kernels/test_kernel_twins.py), and
 the vectorised score formulas against the per-row metric code (hypothesis)."""
 import json
 from pathlib import Path

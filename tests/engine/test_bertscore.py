@@ -1,6 +1,6 @@
 """BERTScore: differential tests against the bert_score package (same local MiniLM weights,
 num_layers=6) on newstest2021 de-en and en-de, and the greedy kernel's padding quirk (kernel vs
-Python twin: tests/test_kernel_twins.py).
+Python twin: tests/kernels/test_kernel_twins.py).
 
 bert_score runs its model forward once per distinct padded batch: the forward is memoised in
 this test session (a pure function of the batch), so the plain / idf / rescaled variants cost

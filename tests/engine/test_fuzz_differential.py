@@ -58,7 +58,7 @@ runs >= 2,000 differential draws in total (``test_ci_budget``). ``HYPOTHESIS_PRO
 multiplies every budget by ``MTSCORE_FUZZ_SCALE`` (default 10). The saved corpus
 ``tests/data/fuzz_corpus.jsonl`` (shrunk failures + diverse draws) is replayed by
 ``test_replay_fuzz_corpus`` on every run; regenerate it with
-``python tests/test_fuzz_differential.py --write-corpus`` (see ``_write_corpus``).
+``python tests/engine/test_fuzz_differential.py --write-corpus`` (see ``_write_corpus``).
 """
 import json
 import logging
@@ -78,7 +78,7 @@ import mtscore
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)  # sentence BLEU without effective_order
 logging.getLogger("mtscore").setLevel(logging.ERROR)
 
-CORPUS_FILE = Path(__file__).resolve().parent / "data" / "fuzz_corpus.jsonl"
+CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "fuzz_corpus.jsonl"
 
 # ---------------------------------------------------------------------------------------------
 # budget

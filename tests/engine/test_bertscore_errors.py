@@ -29,7 +29,7 @@ from mtscore.engine.bertscore import BERTScore, BERTScoreTruncationWarning, read
 from mtscore.engine.encoder import (EncoderCacheWarning, EncoderError, cuda_available,  # noqa: E402
                                     default_model_dir, load_encoder)
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LONG = " ".join(["word"] * 2000)  # 2002 tokens with [CLS]/[SEP]
 # two 2,000-word lines that share their first 600 words: both are cut inside the shared part
 SHARED_PREFIX_A = " ".join(["alpha"] * 600 + ["beta"] * 1400)

@@ -1,5 +1,5 @@
 """TER: compiled kernel vs sacrebleu 2.6.0 on adversarial inputs (kernel vs plain-Python twin, and
-the twin vs sacrebleu: tests/test_kernel_twins.py).
+the twin vs sacrebleu: tests/kernels/test_kernel_twins.py).
 
 No data files needed; everything here runs in a few seconds (sacrebleu's own TER is the slow
 part, so the 300-token cases are few)."""

@@ -6,7 +6,7 @@ Two kinds of checks:
   default TER with reference A, every system of the multi-reference pairs with all references,
   and every system under each non-default option set; corpus score, num_edits, ref_length and a
   sha256 of the exact per-segment statistics are stored in ``tests/data/ter_wmt21_golden.jsonl``. Those
-  values come from running sacrebleu itself (``python tests/test_ter_wmt21.py --make-golden 2``,
+  values come from running sacrebleu itself (``python tests/engine/test_ter_wmt21.py --make-golden 2``,
   resumable); running it live took ~11 CPU hours (zh-en alone ~100 s per run: its long
   segments exhaust the 1000-candidate cap), far over the test budget. The golden rows were made
   on two machines (Python 3.11 / numpy 2.4 on AMD, Python 3.12 / numpy 2.5 on Intel; cpu_s is
@@ -26,7 +26,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 #: option sets checked beyond the default (sacrebleu TER keyword arguments)
 OPTION_SETS: Dict[str, dict] = {
@@ -86,7 +86,7 @@ def stats_digest(stats) -> str:
 # golden values: sacrebleu 2.6.0 run over every system x option (too slow to run live: ~11 CPU
 # hours, zh-en alone ~100 s per run because long segments exhaust the 1000-candidate cap)
 # ---------------------------------------------------------------------------------------------
-GOLDEN_PATH = Path(__file__).resolve().parent / "data" / "ter_wmt21_golden.jsonl"
+GOLDEN_PATH = Path(__file__).resolve().parents[1] / "data" / "ter_wmt21_golden.jsonl"
 
 
 def golden_jobs() -> List[dict]:

@@ -1,6 +1,6 @@
 """BLEU / chrF against sacrebleu on generated adversarial corpora, sacrebleu's own published test
 values, and the error contract (n-gram kernels vs their plain-Python twins:
-tests/test_kernel_twins.py)."""
+tests/kernels/test_kernel_twins.py)."""
 import numpy as np
 import pytest
 import sacrebleu
