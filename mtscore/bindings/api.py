@@ -248,76 +248,92 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     ``shared``: ``(ref streams, repeated_rows(ref streams), chunk_size)`` of the whole corpus
     when its reference rows repeat: a lexical metric then prepares the distinct rows once (if
     they fit its memory bound) and scores every chunk against slices of them."""
-    from ..engine.metrics.lexical import present_mask
-
-    stats_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
-    score_parts: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
-    per_seg_refs: set = set()
+    acc = _Accumulator(names, mobjs, sentence_level)
     whole: Dict[str, Prepared] = {}
-    n = 0
     bar = _progress(n_chunks * len(mobjs) if n_chunks else None, progress)
     for ref_slice, hyp_slices in chunks:
-        present = present_mask(ref_slice) if ref_slice and len(ref_slice[0]) else None
-        unreferenced = None  # segments left out under missing_refs="skip": NaN sentence scores
-        if present is not None:
-            counts = present.sum(axis=0)
-            if not counts.all():
-                unreferenced = counts == 0
-                counts = counts[~unreferenced]
-            if counts.size:  # np.unique imports numpy.ma
-                per_seg_refs.update((int(counts.min()), int(counts.max())))
-        a = n
-        n += len(next(iter(hyp_slices.values())))
+        a, z = acc.add_chunk(ref_slice, hyp_slices)
         for mname, metric in mobjs.items():
             if shared is not None and metric.prepares_rows_once(len(shared[1][0]), shared[2]):
                 if mname not in whole:
                     whole[mname] = metric.prepare(shared[0], rows=shared[1])
-                prepared = whole[mname].slice(a, n)
+                prepared = whole[mname].slice(a, z)
             else:
                 prepared = metric.prepare(ref_slice)
-            if len(names) > 1 and metric.dedupes_outputs:
-                # every system at once: repeated outputs scored once (lexical metrics: each
-                # reference table built once for all the outputs of its segment)
-                res = metric.systems_stats_and_scores([hyp_slices[s] for s in names], prepared,
-                                                       sentence_level)
-                for sname, (st, sc) in zip(names, res):
-                    stats_parts[sname][mname].append(st)
-                    if sentence_level:
-                        score_parts[sname][mname].append(_nan_where(sc, unreferenced))
-                if bar is not None:
-                    bar.update(1)
-                continue
-            for sname in names:
-                h = hyp_slices[sname]
-                st, sc = metric.stats_and_scores(h, prepared, sentence_level)
-                if sentence_level:
-                    score_parts[sname][mname].append(_nan_where(sc, unreferenced))
-                stats_parts[sname][mname].append(st)
+            acc.score(mname, metric, hyp_slices, prepared)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
         bar.close()
-    num_refs = per_seg_refs.pop() if len(per_seg_refs) == 1 else -1
+    return acc.result(single)
 
-    corpus: Dict[str, Dict[str, Score]] = {}
-    stats: Dict[str, Dict[str, np.ndarray]] = {}
-    cols: Dict[str, list] = {m: [] for m in mobjs}
-    for sname in names:
-        stats[sname] = {}
-        corpus[sname] = {}
-        for mname, metric in mobjs.items():
-            parts = stats_parts[sname][mname]
-            st = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            stats[sname][mname] = st
-            metric.num_refs = num_refs
-            corpus[sname][mname] = metric.compute_score_from_stats(metric.sum_stats(st))
-            if sentence_level:
-                sp = score_parts[sname][mname]
-                cols[mname].append(sp[0] if len(sp) == 1 else np.concatenate(sp))
-    sentence = {m: np.concatenate(cols[m]) for m in mobjs} if sentence_level else {}
-    signatures = {m: str(obj.get_signature()) for m, obj in mobjs.items()}
-    return ScoreResult(corpus[names[0]] if single else corpus, sentence, names, n, single, stats,
-                       signatures, mobjs)
+
+class _Accumulator:
+    """Statistics and sentence scores of every (system, metric), chunk by chunk, and the
+    per-segment reference counts (sacrebleu's num_refs) seen so far."""
+
+    def __init__(self, names: List[str], mobjs: Dict[str, Metric], sentence_level: bool):
+        self.names, self.mobjs, self.sentence_level = names, mobjs, sentence_level
+        self.stats: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
+        self.scores: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
+        self.ref_counts: set = set()
+        self.n = 0
+        self.unreferenced: Optional[np.ndarray] = None  # this chunk's segments without references
+
+    def add_chunk(self, ref_slice, hyp_slices) -> Tuple[int, int]:
+        """Count the chunk's references; returns its segment range ``(a, z)``."""
+        from ..engine.metrics.lexical import present_mask
+
+        self.unreferenced = None  # segments left out under missing_refs="skip": NaN scores
+        if ref_slice and len(ref_slice[0]):
+            counts = present_mask(ref_slice).sum(axis=0)
+            if not counts.all():
+                self.unreferenced = counts == 0
+                counts = counts[~self.unreferenced]
+            if counts.size:  # np.unique imports numpy.ma
+                self.ref_counts.update((int(counts.min()), int(counts.max())))
+        a = self.n
+        self.n += len(next(iter(hyp_slices.values())))
+        return a, self.n
+
+    def score(self, mname: str, metric: Metric, hyp_slices, prepared) -> None:
+        """Every system's statistics (and sentence scores) for one metric and chunk."""
+        names = self.names
+        if len(names) > 1 and metric.dedupes_outputs:
+            # every system at once: repeated outputs scored once (lexical metrics: each
+            # reference table built once for all the outputs of its segment)
+            res = metric.systems_stats_and_scores([hyp_slices[s] for s in names], prepared,
+                                                   self.sentence_level)
+        else:
+            res = [metric.stats_and_scores(hyp_slices[s], prepared, self.sentence_level)
+                   for s in names]
+        for sname, (st, sc) in zip(names, res):
+            self.stats[sname][mname].append(st)
+            if self.sentence_level:
+                self.scores[sname][mname].append(_nan_where(sc, self.unreferenced))
+
+    def result(self, single: bool) -> ScoreResult:
+        """Corpus scores from the summed statistics; the per-segment columns."""
+        num_refs = next(iter(self.ref_counts)) if len(self.ref_counts) == 1 else -1
+        corpus: Dict[str, Dict[str, Score]] = {s: {} for s in self.names}
+        stats: Dict[str, Dict[str, np.ndarray]] = {s: {} for s in self.names}
+        cols: Dict[str, list] = {m: [] for m in self.mobjs}
+        for sname in self.names:
+            for mname, metric in self.mobjs.items():
+                st = _joined(self.stats[sname][mname])
+                stats[sname][mname] = st
+                metric.num_refs = num_refs
+                corpus[sname][mname] = metric.compute_score_from_stats(metric.sum_stats(st))
+                if self.sentence_level:
+                    cols[mname].append(_joined(self.scores[sname][mname]))
+        sentence = {m: np.concatenate(cols[m]) for m in self.mobjs} if self.sentence_level else {}
+        signatures = {m: str(obj.get_signature()) for m, obj in self.mobjs.items()}
+        return ScoreResult(corpus[self.names[0]] if single else corpus, sentence, self.names,
+                           self.n, single, stats, signatures, self.mobjs)
+
+
+def _joined(parts: list) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _nan_where(scores: np.ndarray, mask: Optional[np.ndarray]) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Tokenizer registry: maps sacrebleu tokenizer names to compiled kernel modes or to external
 tokenizers (MeCab, SentencePiece) whose output is then whitespace-split and interned.
 
-Every tokenizer's output equals sacrebleu 2.6.0's for every input (tests/test_tokenizers.py).
+Every tokenizer's output equals sacrebleu 2.6.0's for every input (tests/kernels/test_tokenizers.py).
 """
 from __future__ import annotations
 
