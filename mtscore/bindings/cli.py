@@ -28,9 +28,7 @@ EXIT_ERROR = 1
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .. import __version__
-    from ..engine.errors import (OneLineErrorParser, int_at_least, nonnegative_int,
-                                 positive_int)
+    from ..engine.errors import OneLineErrorParser
 
     p = OneLineErrorParser(
         prog="mtscore",
@@ -48,6 +46,17 @@ def _parser() -> argparse.ArgumentParser:
             "  mtscore ref.A ref.B -i sys1 sys2 sys3 -m bleu --paired-bs\n"
             "  mtscore ref.de -i hyp.de -m chrf -cw 2 --format tsv -o segments.tsv\n"
             "  mtscore ref.de -i hyp.de -m bleu --sentence-level"))
+    _input_output_options(p)
+    _metric_options(p)
+    _statistics_options(p)
+    _report_options(p)
+    return p
+
+
+def _input_output_options(p: argparse.ArgumentParser) -> None:
+    """Files, encodings and the output path."""
+    from ..engine.errors import positive_int
+
     io_ = p.add_argument_group("input/output")
     io_.add_argument("refs", nargs="*", default=[],
                      help="reference file(s), one segment per line (.gz ok); give them before -i")
@@ -65,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
     io_.add_argument("--output", "-o", default=None,
                      help="write the result here (required for --format parquet); written "
                           "atomically, so a failed run leaves no partial file")
+
+
+
+def _metric_options(p: argparse.ArgumentParser) -> None:
+    """Which metrics, and the options of each (sacrebleu's flags)."""
+    from ..engine.errors import nonnegative_int
 
     m = p.add_argument_group("metrics")
     m.add_argument("--metrics", "-m", nargs="+", default=["bleu"],
@@ -103,6 +118,12 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--ter-no-punct", action="store_true", help="remove punctuation")
     t.add_argument("--ter-normalized", action="store_true", help="Tercom normalization")
 
+
+
+def _statistics_options(p: argparse.ArgumentParser) -> None:
+    """Bootstrap CIs and paired significance tests."""
+    from ..engine.errors import int_at_least, positive_int
+
     s = p.add_argument_group("statistics")
     s.add_argument("--confidence", "-ci", action="store_true",
                    help="bootstrap 95%% confidence interval (single system)")
@@ -117,6 +138,13 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--paired-jobs", "-j", type=int, default=1, help=argparse.SUPPRESS)
     s.add_argument("--seed", default=None,
                    help="random seed for resampling (default $SACREBLEU_SEED or 12345; 'none' = random)")
+
+
+
+def _report_options(p: argparse.ArgumentParser) -> None:
+    """Output format, and BERTScore's options."""
+    from .. import __version__
+    from ..engine.errors import nonnegative_int
 
     r = p.add_argument_group("reporting")
     r.add_argument("--quiet", "-q", action="store_true", help="no informational logging")
@@ -145,7 +173,6 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--device", dest="bertscore_device", default="cpu", help="cpu, cuda[:N] or auto")
     bs.add_argument("--int8", dest="bertscore_int8", action="store_true",
                     help="int8-quantised encoder: faster, APPROXIMATE scores (not bert_score-compatible)")
-    return p
 
 
 # ---- metrics -----------------------------------------------------------------------------
