@@ -12,10 +12,8 @@ import csv
 import html
 import io
 import json
-import os
-import tempfile
 import warnings
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -288,27 +286,11 @@ def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = Non
     return "\n".join(parts)
 
 
-def write_atomic(path: str, data, mode: str = "w") -> None:
-    """Write to a temporary file in the target folder, then rename (never a half-written file).
-    An ``OSError`` names ``path`` (not the temporary file)."""
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, "is a folder, expected a file name", path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".mtscore-", suffix=".tmp")
-    except OSError as exc:
-        why = "its folder does not exist" if isinstance(exc, FileNotFoundError) else exc.strerror
-        raise type(exc)(exc.errno, f"cannot write there: {why}", path) from None
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
-    try:
-        binary = isinstance(data, bytes)
-        with os.fdopen(fd, mode + ("b" if binary else ""), encoding=None if binary else "utf-8") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot write: {exc.strerror}", path) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def write_atomic(path: str, data: Union[str, bytes]) -> None:
+    """Write ``data`` (text as UTF-8) through :func:`mtscore.engine.atomic.atomic_write`: a
+    temporary file in the target folder, then a rename (never a half-written file); an
+    ``OSError`` names ``path`` (not the temporary file)."""
+    from ..engine.atomic import atomic_write
+
+    payload = data if isinstance(data, bytes) else data.encode("utf-8")
+    atomic_write(path, lambda f: f.write(payload))

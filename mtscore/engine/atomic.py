@@ -1,43 +1,53 @@
 """Atomic file writes: the whole file appears at once or not at all (the errors contract: a
-failed or interrupted run leaves no partial output). Imports nothing from the package."""
+failed or interrupted run leaves no partial output). The one helper every output and cache
+write uses. Imports nothing from the package."""
 from __future__ import annotations
 
+import errno as errno_
 import os
 import tempfile
-from typing import IO, Callable, Union
+from typing import IO, Callable, Optional, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
 class OutputError(OSError):
-    """An output file could not be written; the message names the requested path."""
+    """A file could not be written. ``filename`` is the requested path (never the temporary
+    file), ``strerror`` the reason; ``str()`` reads ``cannot write LABEL: reason``."""
 
-    def __init__(self, message: str, errno: "int | None" = None):
-        super().__init__(message)
-        self.errno = errno
+    def __init__(self, code: Optional[int], reason: str, path: str, label: str):
+        super().__init__(code, reason, path)
+        self.label = label
+
+    def __str__(self) -> str:
+        return f"cannot write {self.label}: {self.strerror}"
 
 
 def atomic_write(path: PathLike, write: Callable[[IO[bytes]], object], what: str = "") -> None:
     """Call ``write(f)`` on a temporary binary file beside ``path``, then rename it to ``path``
     (the same file system, so the rename is atomic; concurrent writers each use their own
-    temporary file, the last rename wins). Any failure removes the temporary file; an OSError
-    is re-raised naming ``path`` (and ``what``, e.g. the ``--output`` option), never the
-    temporary name."""
+    temporary file, the last rename wins). The file gets the usual permissions (0666 less the
+    umask). Any failure removes the temporary file; an OSError becomes :class:`OutputError`
+    naming ``path`` (and ``what``, e.g. the ``--output`` option)."""
     path = os.fspath(path)
     label = f"{what} {path}" if what else path
-    directory = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise OutputError(f"cannot write {label}: it is a directory")
+        raise OutputError(errno_.EISDIR, "is a folder, expected a file name", path, label)
+    directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as e:
-        raise OutputError(f"cannot write {label}: {e.strerror} ({directory})", e.errno) from None
+        why = "its folder does not exist" if isinstance(e, FileNotFoundError) else (e.strerror or str(e))
+        raise OutputError(e.errno, why, path, label) from None
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             write(f)
         os.replace(tmp, path)
     except OSError as e:
-        raise OutputError(f"cannot write {label}: {e.strerror}", e.errno) from None
+        raise OutputError(e.errno, e.strerror or str(e), path, label) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,13 +187,12 @@ def _baseline_rows(f, opt: str) -> List[List[float]]:
 
 def write_baseline(path: Union[str, Path], table: np.ndarray) -> None:
     """Write ``table`` float ``[L+1, 3]`` (P, R, F per layer) in bert_score's baseline format."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("LAYER,P,R,F\n")
-        for i, (p, r, fv) in enumerate(np.asarray(table, dtype=np.float64)):
-            f.write(f"{i},{p:.8g},{r:.8g},{fv:.8g}\n")
-    os.replace(tmp, path)
+    from .atomic import atomic_write
+
+    rows = [f"{i},{p:.8g},{r:.8g},{fv:.8g}\n" for i, (p, r, fv) in
+            enumerate(np.asarray(table, dtype=np.float64))]
+    text = "LAYER,P,R,F\n" + "".join(rows)
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def compute_baseline(sentences: Sequence[str], model: Optional[str] = None, layers: Optional[Iterable[int]] = None,

@@ -5,12 +5,12 @@ Every tokenizer's output equals sacrebleu 2.6.0's for every input (tests/kernels
 """
 from __future__ import annotations
 
-import os
 import sys
 from functools import lru_cache
 from typing import Callable, List, Optional
 
 from ..kernels import _text
+from .atomic import atomic_write
 from .missing_extra import MissingExtraError
 from .user_cache import cache_dir
 
@@ -61,9 +61,8 @@ def intl_table() -> bytes:
         data = _build_intl_table()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            table = data
+            atomic_write(path, lambda f: f.write(table))
         except OSError:
             pass  # read-only cache: rebuild next time
     import numpy as np

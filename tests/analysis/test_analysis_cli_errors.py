@@ -304,11 +304,13 @@ def test_write_failure_names_the_requested_path(tmp_path, capsys, monkeypatch):
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied", src, dst)
 
-    monkeypatch.setattr(report.os, "replace", refuse)
+    import mtscore.engine.atomic as atomic  # the one atomic-write helper report uses
+
+    monkeypatch.setattr(atomic.os, "replace", refuse)
     rc, err = meta_sys(capsys, f, "-o", str(target))
     assert rc == 1
     assert_one_line(err, f"--output {target}", "Permission denied")
-    assert ".mtscore-" not in err
+    assert ".tmp" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
 
 

@@ -129,7 +129,7 @@ def test_output_errors_name_the_requested_path(files, tmp_path, capsys, monkeypa
     rc, _, err = _run([files["r1"], "-i", files["h1"], "-o", str(target)], capsys, monkeypatch)
     assert rc == 1 and f"--output {target}" in err and ".tmp" not in err
     rc, _, err = _run([files["r1"], "-i", files["h1"], "-o", str(tmp_path)], capsys, monkeypatch)
-    assert rc == 1 and "is a directory" in err and ".tmp" not in err
+    assert rc == 1 and "is a folder" in err and ".tmp" not in err
     assert sorted(os.listdir(tmp_path)) == ["h1", "h2", "r1", "r2", "tab"]  # no temp file left
 
 

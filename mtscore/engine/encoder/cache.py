@@ -40,6 +40,7 @@ from typing import Iterator, NamedTuple, Optional
 
 import numpy as np
 
+from ..atomic import atomic_write
 from . import onnx_builder
 from .model_dir import (EncoderError, EncoderWarning, file_sha256, load_weights, quick_key, read_config,
                         weights_file)
@@ -135,15 +136,7 @@ def build_folder(folder: Path, origin: str, what: str) -> Path:
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a unique temp file in the same folder + ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda f: f.write(data))
 
 
 def _save_model(model, path: Path) -> None:
