@@ -304,11 +304,13 @@ def task_big(rep, cfg):
         rep.notes.append("big: sacrebleu extrapolation needs the corpus task in the same run (--tasks corpus big)")
 
 
-_CLI_RSS = ("import resource, runpy, sys\n"
+# VmHWM: the command's own peak RSS (ru_maxrss would count the bench process's RSS at fork)
+_CLI_RSS = ("import runpy, sys\n"
             "sys.argv = ['mtscore', *sys.argv[1:]]\n"
             "try:\n    runpy.run_module('mtscore', run_name='__main__')\n"
             "except SystemExit as e:\n    code = e.code\n"
-            "print('RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            "hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM:')][0].split()[1]\n"
+            "print('RSS_KB', hwm, file=sys.stderr)\n"
             "sys.exit(code)\n")
 
 

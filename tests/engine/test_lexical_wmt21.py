@@ -128,7 +128,7 @@ def test_many_systems_in_one_call_equal_one_by_one(pair):
             for name, h in systems.items():
                 obj = make()
                 st = obj.corpus_stats(h, ref_set)
-                alone[m][name] = (st, obj._sentence_scores(st))
+                alone[m][name] = (st, obj.scores_from_stats(st))
         for kw in (dict(workers=1), dict(workers=2, chunk_size=300)):
             r = mtscore.score(systems, ref_set, metrics=list(metrics), **kw)
             for m in metrics:
