@@ -18,6 +18,7 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PYTHON:-python}
+case "$PY" in */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;; esac  # the script cds away
 CC=${CC:-gcc}
 export CC
 start=$(date +%s)
