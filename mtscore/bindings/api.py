@@ -282,7 +282,7 @@ class _Accumulator:
 
     def add_chunk(self, ref_slice, hyp_slices) -> Tuple[int, int]:
         """Count the chunk's references; returns its segment range ``(a, z)``."""
-        from ..engine.metrics.lexical import present_mask
+        from ..engine.metrics.base import present_mask
 
         self.unreferenced = None  # segments left out under missing_refs="skip": NaN scores
         if ref_slice and len(ref_slice[0]):

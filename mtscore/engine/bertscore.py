@@ -31,7 +31,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Un
 
 import numpy as np
 
-from .metrics.base import Metric, Score, Signature
+from .metrics.base import Metric, Score, Signature, count_refs, present_mask
 
 __all__ = ["BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "read_baseline",
            "compute_baseline", "write_baseline"]
@@ -235,9 +235,9 @@ class _Prepared:
         self.streams = streams
         self.idf_table = idf_table
         self.n = len(streams[0]) if streams else 0
-        counts = {sum(st[i] is not None for st in streams) for i in range(self.n)}
-        counts.discard(0)
-        self.num_refs = counts.pop() if len(counts) == 1 else (len(streams) if not counts else -1)
+        present = present_mask(streams)
+        self.num_refs = count_refs(present)
+        self._missing = np.asarray(~present.any(axis=0), dtype=bool)
 
     def slice(self, a: int, z: int) -> "_Prepared":
         """Segments ``a:z`` (the idf weights stay those of the whole reference set)."""
@@ -245,8 +245,7 @@ class _Prepared:
 
     def missing(self) -> Optional[np.ndarray]:
         """bool (n,): segments without any reference, or None."""
-        m = np.array([all(st[i] is None for st in self.streams) for i in range(self.n)], dtype=bool)
-        return m if m.any() else None
+        return self._missing if self._missing.any() else None
 
 
 class PRFScore(Score):

@@ -417,20 +417,38 @@ class Metric:
         return score
 
 
-def unreferenced_mask(streams) -> "np.ndarray":
-    """bool (N,): segments where every one of the K reference streams is None."""
+def present_mask(streams) -> "np.ndarray":
+    """(K, N) uint8: 1 where reference k of segment i is not None."""
     import numpy as np
 
     from ...kernels._lists import present_row
 
-    n = len(streams[0]) if streams else 0
-    missing = np.ones(n, dtype=bool)
-    for st in streams:
+    out = np.ones((len(streams), len(streams[0]) if streams else 0), dtype=np.uint8)
+    for k, st in enumerate(streams):
         row = present_row(st)
-        if row is None:  # no None in this stream
-            return np.zeros(n, dtype=bool)
-        missing &= row == 0
-    return missing
+        if row is not None:
+            out[k] = row
+    return out
+
+
+def count_refs(present: "np.ndarray") -> int:
+    """sacrebleu's num_refs of a :func:`present_mask`: the single per-segment count, or -1 when
+    it varies (segments with no reference, scored only under ``missing_refs="skip"``, do not
+    count)."""
+    per_seg = present.sum(axis=0)
+    if per_seg.size and not per_seg.all():
+        per_seg = per_seg[per_seg > 0]
+    if per_seg.size == 0:
+        return len(present)
+    lo, hi = int(per_seg.min()), int(per_seg.max())
+    return lo if lo == hi else -1
+
+
+def unreferenced_mask(streams) -> "np.ndarray":
+    """bool (N,): segments where every one of the K reference streams is None."""
+    import numpy as np
+
+    return np.asarray(~present_mask(streams).any(axis=0), dtype=bool)
 
 
 def check_sentence_args(metric, hyp, refs) -> None:

@@ -11,31 +11,9 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from ...kernels import _ngram
-from ...kernels._lists import dedupe_index, present_row, take
+from ...kernels._lists import dedupe_index, take
 from ..parallel import chunk_bounds, resolve_workers, run_parallel
-from .base import Metric
-
-
-def present_mask(streams) -> np.ndarray:
-    """(K, N) uint8: 1 where reference k of segment i is not None."""
-    out = np.ones((len(streams), len(streams[0]) if streams else 0), dtype=np.uint8)
-    for k, st in enumerate(streams):
-        row = present_row(st)
-        if row is not None:
-            out[k] = row
-    return out
-
-
-def count_refs(present: np.ndarray) -> int:
-    """sacrebleu's num_refs: the single per-segment count, or -1 when it varies (segments
-    with no reference, which are scored only under ``missing_refs="skip"``, do not count)."""
-    per_seg = present.sum(axis=0)
-    if per_seg.size and not per_seg.all():
-        per_seg = per_seg[per_seg > 0]
-    if per_seg.size == 0:
-        return len(present)
-    lo, hi = int(per_seg.min()), int(per_seg.max())
-    return lo if lo == hi else -1
+from .base import Metric, count_refs, present_mask
 
 
 class PreparedRefs:
