@@ -9,13 +9,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, List, Sequence, Tuple
 
-import numpy as np
-
 
 def chunk_bounds(n: int, parts: int) -> List[Tuple[int, int]]:
+    """``parts`` contiguous ``(start, stop)`` ranges covering ``range(n)``, sizes within one."""
     parts = max(1, min(parts, n)) if n else 1
-    edges = np.linspace(0, n, parts + 1).astype(int)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+    edges = [n * i // parts for i in range(parts + 1)]
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def resolve_workers(workers) -> int:

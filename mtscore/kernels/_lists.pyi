@@ -1,5 +1,5 @@
 """List helpers for the Python layer: C loops over the items of a Python list."""
-from typing import Any, Hashable, TypeVar
+from typing import Any, Hashable, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -12,8 +12,15 @@ def first_non_str(items: list[Any], allow_none: bool = False) -> int:
 def present_row(items: list[Any]) -> npt.NDArray[np.uint8] | None:
     """uint8 (N,): 1 where the item is not None; None when no item is None."""
 
+@overload
 def dedupe_index(rows: list[Hashable]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(first int64 (U,), seg_map int64 (N,)): first occurrence of each distinct row, row -> distinct."""
+
+@overload
+def dedupe_index(
+    rows: list[Hashable], max_distinct: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """As above, or None when more than ``max_distinct`` (>= 0) rows are distinct."""
 
 def dedupe_columns(
     columns: list[Any],

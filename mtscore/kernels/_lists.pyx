@@ -42,26 +42,49 @@ def present_row(list items):
     return out
 
 
-def dedupe_index(list rows):
+def dedupe_index(list rows, Py_ssize_t max_distinct=-1):
     """``(first, seg_map)`` (int64): the index of the first occurrence of each distinct row, in
-    first-seen order, and per row the number of its distinct row (rows: hashable items)."""
-    cdef Py_ssize_t n = len(rows), i, m = 0
-    cdef dict index = {}
-    cdef object r, v
+    first-seen order, and per row the number of its distinct row (rows: hashable items,
+    compared with ``==``). With ``max_distinct`` >= 0, ``None`` as soon as more than that many
+    distinct rows are seen (a caller that only wants heavy repetition stops early).
+
+    An open-addressing table of (hash, distinct row) slots in C: no dict, no boxed ints; rows
+    are compared only when their hashes are equal."""
+    cdef Py_ssize_t n = len(rows), i, m = 0, j, s, cap = 16
+    cdef Py_ssize_t limit = n if max_distinct < 0 or max_distinct > n else max_distinct
+    cdef Py_hash_t h
+    cdef object r
+    while cap < 2 * (limit + 1):
+        cap <<= 1
+    cdef Py_ssize_t mask = cap - 1
+    slots_a = np.full(cap, -1, dtype=np.int64)
+    hashes_a = np.empty(cap, dtype=np.int64)
     seg = np.empty(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
+    first = np.empty(limit + 1, dtype=np.int64)
+    cdef int64_t[::1] slots = slots_a
+    cdef int64_t[::1] hashes = hashes_a
     cdef int64_t[::1] sm = seg
     cdef int64_t[::1] fv = first
     for i in range(n):
         r = rows[i]
-        v = index.get(r)
-        if v is None:
-            index[r] = m
-            fv[m] = i
-            sm[i] = m
-            m += 1
-        else:
-            sm[i] = <Py_ssize_t> v
+        h = hash(r)
+        j = <Py_ssize_t> (<size_t> h & <size_t> mask)
+        while True:
+            s = slots[j]
+            if s < 0:
+                if m == limit:  # only with max_distinct: m <= i < n otherwise
+                    return None
+                slots[j] = m
+                hashes[j] = h
+                fv[m] = i
+                sm[i] = m
+                m += 1
+                break
+            if hashes[j] == h:
+                if rows[fv[s]] is r or rows[fv[s]] == r:
+                    sm[i] = s
+                    break
+            j = (j + 1) & mask
     return first[:m].copy(), seg
 
 

@@ -113,6 +113,22 @@ def test_dedupe_rows():
     assert first.tolist() == [0, 1, 3] and seg_map.tolist() == [0, 1, 0, 2, 1, 2]
     first, seg_map = dedupe_rows([["a", "a", "a"]])
     assert first.tolist() == [0] and seg_map.tolist() == [0, 0, 0]
+    # max_distinct: None as soon as more rows than that are distinct
+    assert dedupe_rows([["a", "b", "a", "c"]], 2) is None
+    first, seg_map = dedupe_rows([["a", "b", "a", "c"]], 3)
+    assert first.tolist() == [0, 1, 3] and seg_map.tolist() == [0, 1, 0, 2]
+
+
+def test_repeated_rows_only_for_heavy_repetition():
+    """Rows deduplicated only when at most DEDUPE_MAX_SHARE of them are distinct (a
+    multi-system table); a corpus with a few repeats is prepared row by row."""
+    from mtscore.engine.metrics.lexical import DEDUPE_MAX_SHARE, repeated_rows
+    table = [f"reference {i}" for i in range(500)] * 3
+    first, seg_map = repeated_rows([table])
+    assert len(first) == 500 and seg_map.tolist() == list(range(500)) * 3
+    few = [f"segment {i}" for i in range(900)] + ["segment 0"] * 100
+    assert len(set(few)) > DEDUPE_MAX_SHARE * len(few) and repeated_rows([few]) is None
+    assert repeated_rows([table], max_distinct=499) is None
 
 
 def test_none_references_and_variable_counts():

@@ -49,10 +49,11 @@ class PreparedRefs:
         return part
 
 
-def dedupe_rows(streams) -> Tuple[np.ndarray, np.ndarray]:
+def dedupe_rows(streams, max_distinct: int = -1) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """``(first, seg_map)``: the index of the first occurrence of each distinct reference row
-    (the K strings of a segment, None included) and, per segment, its distinct row."""
-    return dedupe_index(streams[0] if len(streams) == 1 else list(zip(*streams)))
+    (the K strings of a segment, None included) and, per segment, its distinct row; None when
+    ``max_distinct`` >= 0 and more rows than that are distinct."""
+    return dedupe_index(streams[0] if len(streams) == 1 else list(zip(*streams)), max_distinct)
 
 
 def _rows_ascending(rows: np.ndarray) -> bool:
@@ -60,7 +61,7 @@ def _rows_ascending(rows: np.ndarray) -> bool:
 
 
 #: prepare repeated reference rows once when at most this share of the rows is distinct
-DEDUPE_MAX_SHARE = 0.8
+DEDUPE_MAX_SHARE = 0.5
 
 
 def _sample_repeats(streams, size: int = 1024) -> bool:
@@ -80,10 +81,29 @@ def repeated_rows(streams, max_distinct: Optional[int] = None):
     n = len(streams[0])
     if n < 2 or not _sample_repeats(streams):
         return None
-    first, seg_map = dedupe_rows(streams)
-    if len(first) > DEDUPE_MAX_SHARE * n or (max_distinct is not None and len(first) > max_distinct):
-        return None
-    return first, seg_map
+    limit = int(DEDUPE_MAX_SHARE * n)
+    if max_distinct is not None:
+        limit = min(limit, max_distinct)
+    return dedupe_rows(streams, limit)
+
+
+#: characters of an average reference row the memory bound of ``chunk_size`` rows was set for
+#: (WMT21 news text averages ~140): a corpus of more rows but at most ``chunk_size *
+#: CHUNK_ROW_CHARS`` reference characters (short, UI-message-like segments) is one chunk
+CHUNK_ROW_CHARS = 128
+
+
+def _total_chars(streams, limit: int) -> bool:
+    """Whether the reference streams hold at most ``limit`` characters in all (None counts 0)."""
+    total = 0
+    for st in streams:
+        try:
+            total += sum(map(len, st))
+        except TypeError:  # None among the rows
+            total += sum(len(x) for x in st if x is not None)
+        if total > limit:
+            return False
+    return True
 
 
 # Recently prepared reference sets, so that scoring system after system against the same
@@ -245,6 +265,7 @@ class LexicalMetric(Metric):
         return stats, scores
 
     #: corpus_stats(hyps, refs) on more segments than this works chunk by chunk (bounded memory)
+    #: unless the references are short (see :data:`CHUNK_ROW_CHARS`)
     chunk_size: int = 16384
     #: rough bytes of prepared state per reference row (WMT21 text, 32768 rows: chrF ~7.5 KB
     #: held and ~13 KB at the peak of preparation, BLEU ~1.6 KB); see :meth:`max_shared_rows`
@@ -267,7 +288,7 @@ class LexicalMetric(Metric):
         hyps = self._coerce_hyps(hyps)
         streams = self._coerce_refs(refs, len(hyps))
         n = len(hyps)
-        if n <= self.chunk_size:
+        if n <= self.chunk_size or _total_chars(streams, self.chunk_size * CHUNK_ROW_CHARS):
             return self.stats(hyps, self.prepare(streams))
         rows = repeated_rows(streams, max_distinct=self.max_shared_rows(self.chunk_size))
         if rows is not None:

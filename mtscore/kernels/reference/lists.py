@@ -23,12 +23,15 @@ def present_row(items: List[Any]) -> Optional[npt.NDArray[np.uint8]]:
     return np.array([x is not None for x in items], dtype=np.uint8)
 
 
-def dedupe_index(rows: List[Hashable]) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def dedupe_index(rows: List[Hashable], max_distinct: int = -1
+                 ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
     index: Dict[Hashable, int] = {}
     first: List[int] = []
     seg = []
     for i, r in enumerate(rows):
         if r not in index:
+            if 0 <= max_distinct == len(first):
+                return None
             index[r] = len(first)
             first.append(i)
         seg.append(index[r])
