@@ -17,9 +17,14 @@ class TercomVocab:
         """The string of token id ``i`` (IndexError outside [0, len))."""
 
 def tercom_normalize_texts(
-    texts: list[str], normalized: bool = False, no_punct: bool = False, asian_support: bool = False
+    texts: list[str],
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    rstrip: bool = False,
+    lowercase: bool = False,
 ) -> list[str]:
-    """sacrebleu's TercomTokenizer on each (rstripped, lowercased) string: tokens joined by one space."""
+    """sacrebleu's TercomTokenizer on each string (rstrip()/lower() first on request): tokens joined by one space."""
 
 def tercom_tokenize(
     texts: list[str],
@@ -27,6 +32,8 @@ def tercom_tokenize(
     normalized: bool = False,
     no_punct: bool = False,
     asian_support: bool = False,
+    rstrip: bool = False,
+    lowercase: bool = False,
 ) -> tuple[_I32, _I64]:
     """Tercom-normalise and intern N strings: (ids int32, offsets int64 (N + 1,))."""
 

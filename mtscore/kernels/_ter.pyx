@@ -25,8 +25,8 @@ Exactness notes (sacrebleu 2.6.0's ``lib_ter`` behaviour; the plain-Python twin 
   sacrebleu's trie cache without the trie.
 """
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memcmp, memcpy
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.math cimport floor, ceil
 
 import numpy as np
@@ -378,16 +378,40 @@ cdef class TercomVocab:
         return t
 
 
+cdef extern from "Python.h":
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_4BYTE_KIND
+    bint PyUnicode_IS_ASCII(object o)
+
+
 cdef int normalize_one(object s, UBuf* a, UBuf* b, bint normalized, bint no_punct,
-                       bint asian_support) except -1:
-    """Copy the code points of ``s`` into ``a`` and apply the Tercom steps (result in ``a``)."""
-    cdef Py_ssize_t L
+                       bint asian_support, bint rstrip=False, bint lowercase=False) except -1:
+    """Copy the code points of ``s`` into ``a`` and apply the Tercom steps (result in ``a``).
+    ``rstrip`` / ``lowercase``: ``s.rstrip()`` / ``.lower()`` first, as sacrebleu does (in C for
+    ASCII text; Python's own ``str.lower`` otherwise, for its full Unicode case mapping)."""
+    cdef Py_ssize_t L, k
+    cdef uint32_t c
+    cdef bint ascii_lower = False
     if not isinstance(s, str):
         raise TypeError(f"Tercom normaliser: got {type(s).__name__}, expected str")
     PyUnicode_READY(s)
+    if lowercase:
+        if PyUnicode_IS_ASCII(s):
+            ascii_lower = True
+        else:
+            s = (s.rstrip() if rstrip else s).lower()
     L = PyUnicode_GET_LENGTH(s)
     if ubuf_load(a, PyUnicode_KIND(s), PyUnicode_DATA(s), L, 8) < 0:
         raise MemoryError("Tercom normaliser: out of memory")
+    if rstrip:  # str.rstrip(): trailing Py_UNICODE_ISSPACE code points
+        while a.n > 0 and Py_UNICODE_ISSPACE(a.p[a.n - 1]):
+            a.n -= 1
+    if ascii_lower:
+        for k in range(a.n):
+            c = <uint32_t> a.p[k]
+            if 0x41 <= c <= 0x5A:
+                a.p[k] = <Py_UCS4> (c + 0x20)
+    L = a.n
     if L > 0 and normalized:
         if normalize_western(a, b) < 0:
             raise MemoryError("Tercom normaliser: out of memory")
@@ -398,16 +422,13 @@ cdef int normalize_one(object s, UBuf* a, UBuf* b, bint normalized, bint no_punc
     return 0
 
 
-cdef extern from "Python.h":
-    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
-    int PyUnicode_4BYTE_KIND
 
 
 def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=False,
-                           bint asian_support=False):
-    """sacrebleu's ``TercomTokenizer`` on each string of ``texts`` (already ``rstrip()``-ed and,
-    unless case-sensitive, ``lower()``-ed): a list of normalised strings, tokens joined by one
-    space."""
+                           bint asian_support=False, bint rstrip=False, bint lowercase=False):
+    """sacrebleu's ``TercomTokenizer`` on each string of ``texts`` (``rstrip``: ``rstrip()``-ed
+    first; ``lowercase``: ``lower()``-ed first; sacrebleu does both unless case-sensitive): a
+    list of normalised strings, tokens joined by one space."""
     cdef UBuf a, b
     cdef Py_ssize_t i, k, o, start
     cdef list out = []
@@ -415,7 +436,7 @@ def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=Fals
     ubuf_init(&b)
     try:
         for i in range(len(texts)):
-            normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support)
+            normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support, rstrip, lowercase)
             # collapse whitespace in place: single spaces between tokens, none at the ends
             k = 0
             o = 0
@@ -439,11 +460,12 @@ def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=Fals
 
 
 def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
-                    bint no_punct=False, bint asian_support=False):
+                    bint no_punct=False, bint asian_support=False, bint rstrip=False,
+                    bint lowercase=False):
     """Tercom-normalise and intern ``texts``.
 
-    ``texts``: list of N str, each already ``rstrip()``-ed and (unless case-sensitive)
-    ``lower()``-ed in Python (sacrebleu's exact ``str.lower``).
+    ``texts``: list of N str; ``rstrip`` / ``lowercase``: apply ``str.rstrip()`` /
+    ``str.lower()`` first (sacrebleu's TER does both unless case-sensitive).
     Returns ``(ids, offsets)``: int32 array of token ids and int64 array of length N + 1;
     segment i is ``ids[offsets[i]:offsets[i+1]]``; the tokens of a segment are exactly
     ``TercomTokenizer(...)(text).split()``.
@@ -464,7 +486,7 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
         raise MemoryError("tercom_tokenize: out of memory")
     try:
         for i in range(N):
-            normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support)
+            normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support, rstrip, lowercase)
             # whitespace split + interning; at most (n+1)/2 tokens
             if pos + a.n // 2 + 2 > ids_cap:
                 while pos + a.n // 2 + 2 > ids_cap:
@@ -790,6 +812,7 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     cdef int best_gain, best_len, best_sh, best_idx, p_cur, p_prev, base
     cdef bint have_best, cand_valid, stop, better
     cdef int q, start, valid_to = 0, c2, lcs
+    cdef int bwd_from = n   # backward rows 0..bwd_from are stale (-1: all current)
     cdef const int32_t* src
     cdef const int32_t* F
     cdef const int32_t* Bq
@@ -800,6 +823,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         return n
     if n == 0:
         return m
+    if n == m and memcmp(h, r, n * sizeof(int32_t)) == 0:
+        return 0    # no edits, hence no shift candidate
     if work_reserve(w, n, m) < 0 or setup_band(w, n, m) < 0:
         return -1
     cur = w.cur
@@ -808,7 +833,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         w.curmat[w.roff[0] + j] = j
         w.opmat[w.roff[0] + j] = OP_INS
     dp_rows_ops(w, cur, r, 0, n)
-    dp_bwd(w, cur, r, n, m, n)
+    # the backward rows are computed when a candidate first needs them (short segments often
+    # have no candidate at all)
     while True:
         pre = w.curmat[w.roff[n] + m]
         # ---- trace (backwards), flipped, to alignment + error prefix sums --------------
@@ -914,6 +940,9 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                                     if q == n:
                                         cost = F[m]
                                     else:
+                                        if bwd_from >= 0:
+                                            dp_bwd(w, cur, r, n, m, bwd_from)
+                                            bwd_from = -1
                                         Bq = w.bwd + w.boff[q]
                                         cost = INF
                                         for j in range(w.lo[q], w.hi[q]):
@@ -968,8 +997,9 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         cur = w.cur
         if p_cur < n:
             dp_rows_ops(w, cur, r, p_cur, n)
-            # backward rows i < n - lcs depend on the changed words
-            dp_bwd(w, cur, r, n, m, n - lcs - 1)
+            # backward rows i < n - lcs depend on the changed words: stale from now on
+            if n - lcs - 1 > bwd_from:
+                bwd_from = n - lcs - 1
     return shifts + w.curmat[w.roff[n] + m]
 
 

@@ -256,7 +256,9 @@ def _(data, source):
     _, refs = corpus(data, source)
     rows = list(zip(*refs))
     rows = rows + data.draw(st.lists(st.sampled_from(rows), max_size=8), label="repeats")
-    both("_lists.dedupe_index", data.draw(st.permutations(rows), label="order"))
+    rows = data.draw(st.permutations(rows), label="order")
+    both("_lists.dedupe_index", rows)
+    both("_lists.dedupe_index", rows, data.draw(st.integers(0, len(rows) + 1), label="max_distinct"))
 
 
 @case("_lists.dedupe_columns")
@@ -419,15 +421,18 @@ def _(data, source):
     for opts in ({}, {"normalized": True}, {"no_punct": True},
                  {"normalized": True, "asian_support": True},
                  {"no_punct": True, "asian_support": True},
-                 {"normalized": True, "no_punct": True, "asian_support": True}):
+                 {"normalized": True, "no_punct": True, "asian_support": True},
+                 {"rstrip": True}, {"lowercase": True}, {"normalized": True, "rstrip": True,
+                                                         "lowercase": True}):
         both("_ter.tercom_normalize_texts", lines, **opts)
     both("_ter.tercom_normalize_texts", lines + [None])  # TypeError
 
 
 @case("_ter.tercom_tokenize")
 def _(data, source):
-    lines = [t.rstrip().lower() for t in texts(data, source)]
-    for opts in ({}, {"normalized": True, "asian_support": True}, {"no_punct": True}):
+    lines = texts(data, source)
+    for opts in ({}, {"normalized": True, "asian_support": True}, {"no_punct": True},
+                 {"rstrip": True, "lowercase": True}, {"normalized": True, "lowercase": True}):
         k = _ter.tercom_tokenize(lines, _ter.TercomVocab(), **opts)
         t = ter.tercom_tokenize(lines, ter.TercomVocab(), **opts)
         assert_same(k, t)

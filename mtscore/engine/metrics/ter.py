@@ -176,12 +176,8 @@ class TER(Metric):
     def tokenize(self, texts: List[str]):
         """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this
         metric's vocabulary (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
-        if self.case_sensitive:
-            prep = [s.rstrip() for s in texts]
-        else:
-            prep = [s.rstrip().lower() for s in texts]
-        return _ter.tercom_tokenize(prep, self._vocab, self.normalized, self.no_punct,
-                                    self.asian_support)
+        return _ter.tercom_tokenize(texts, self._vocab, self.normalized, self.no_punct,
+                                    self.asian_support, True, not self.case_sensitive)
 
     def tokenize_refs(self, texts: List[str]):
         """Like :meth:`tokenize`, but with sacrebleu's treatment of references: its
@@ -190,16 +186,11 @@ class TER(Metric):
         ``"nima's,"`` -> ``"nima's ,"`` -> ``"nima 's ,"``), so only then is the second pass run."""
         if not self.normalized:
             return self.tokenize(texts)
-        if self.case_sensitive:
-            prep = [s.rstrip() for s in texts]
-        else:
-            prep = [s.rstrip().lower() for s in texts]
-        once = _ter.tercom_normalize_texts(prep, self.normalized, self.no_punct,
-                                           self.asian_support)
-        if not self.case_sensitive:
-            once = [s.lower() for s in once]
+        lower = not self.case_sensitive
+        once = _ter.tercom_normalize_texts(texts, self.normalized, self.no_punct,
+                                           self.asian_support, True, lower)
         return _ter.tercom_tokenize(once, self._vocab, self.normalized, self.no_punct,
-                                    self.asian_support)
+                                    self.asian_support, False, lower)
 
     def tokens(self, text: str) -> List[str]:
         """The Tercom tokens of one string (for inspection and tests)."""

@@ -347,19 +347,29 @@ def _check_text(s: object) -> str:
     return s
 
 
+def _prepared(s: object, rstrip: bool, lowercase: bool) -> str:
+    s = _check_text(s)
+    if rstrip:
+        s = s.rstrip()
+    return s.lower() if lowercase else s
+
+
 def tercom_normalize_texts(texts: List[str], normalized: bool = False, no_punct: bool = False,
-                           asian_support: bool = False) -> List[str]:
-    """The Tercom steps on each (already rstripped / lowercased) string, tokens joined by a space."""
-    return [_tercom_steps(_check_text(t), normalized, no_punct, asian_support) for t in texts]
+                           asian_support: bool = False, rstrip: bool = False,
+                           lowercase: bool = False) -> List[str]:
+    """The Tercom steps on each string (``rstrip()``-ed / ``lower()``-ed first on request),
+    tokens joined by a space."""
+    return [_tercom_steps(_prepared(t, rstrip, lowercase), normalized, no_punct, asian_support)
+            for t in texts]
 
 
 def tercom_tokenize(texts: List[str], vocab: TercomVocab, normalized: bool = False,
-                    no_punct: bool = False, asian_support: bool = False
-                    ) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+                    no_punct: bool = False, asian_support: bool = False, rstrip: bool = False,
+                    lowercase: bool = False) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """``(ids int32, offsets int64 (N + 1,))`` of the normalised tokens, interned in ``vocab``."""
     ids: List[int] = []
     offsets = [0]
-    for t in tercom_normalize_texts(texts, normalized, no_punct, asian_support):
+    for t in tercom_normalize_texts(texts, normalized, no_punct, asian_support, rstrip, lowercase):
         ids += [vocab.intern(tok) for tok in t.split()]
         offsets.append(len(ids))
     return np.array(ids, dtype=np.int32), np.array(offsets, dtype=np.int64)
