@@ -4,7 +4,7 @@ the scores of the resamples through the metric's hooks, and the single-system 95
 ``Metric.corpus_score(..., n_bootstrap=S)`` reports.
 
 It imports nothing else from ``metrics`` but ``resampled`` (the metric base class imports it);
-the paired tests in ``engine/significance.py`` build on it. How the draws reproduce sacrebleu's
+the paired tests in the ``engine/significance`` package build on it. How the draws reproduce sacrebleu's
 stream is described there.
 """
 from __future__ import annotations
