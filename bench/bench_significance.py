@@ -68,17 +68,19 @@ def child(job, tool):
         else:
             from mtscore import BLEU
             import mtscore.engine.significance as sig
+            from mtscore.engine.significance.adapter import corpus_score
+            from mtscore.engine.significance.paired import paired_ar_core, paired_bs_core
             if job.endswith("-rs"):
                 m = BLEU()
                 m.prepare_references(refs)
                 stats = [[m.corpus_stats(h)] for h in systems.values()]
-                exact = [[float(sig._corpus_score(m, s[0]).score)] for s in stats]
+                exact = [[float(corpus_score(m, s[0]).score)] for s in stats]
                 pairs = [(0, j) for j in range(1, len(stats))]
                 t = time.process_time()
                 if test == "bs":
-                    p, _ = sig._paired_bs_core([m], stats, exact, n, 12345, pairs, list(range(len(stats))))
+                    p, _ = paired_bs_core([m], stats, exact, n, 12345, pairs, list(range(len(stats))))
                 else:
-                    p, _ = sig._paired_ar_core([m], stats, exact, n, 12345, pairs)
+                    p, _ = paired_ar_core([m], stats, exact, n, 12345, pairs)
                 res["cpu"] = time.process_time() - t
                 res["p"] = [None] + [p[0, j][0] for j in range(1, len(stats))]
             else:

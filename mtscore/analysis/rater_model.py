@@ -17,7 +17,7 @@ mean precision of 16.7 (error sd 0.24 on a z-scale), so we read theta as a **sca
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -48,6 +48,20 @@ def _trunc_pair(m_o, v_o, m_b, v_b):
     return m_o2, np.maximum(v_o2, 1e-12), m_b2, np.maximum(v_b2, 1e-12)
 
 
+class _Judgements(NamedTuple):
+    """The data and prior terms both inference methods share."""
+
+    it: np.ndarray       # (N,) canonical item of each judgement (repeats mapped onto originals)
+    worker: np.ndarray   # (N,) worker of each judgement
+    s: np.ndarray        # (N,) scores
+    deg: np.ndarray      # (P, 2) canonical (bad, original) item pairs with mu_bad < mu_orig
+    n_items: int
+    n_workers: int
+    a: np.ndarray        # (n_workers,) posterior shape of tau (prior shape + n_j / 2)
+    rate0: float         # prior rate of tau
+    tau0: float          # initial precision (the prior mean)
+
+
 def fit_rater_model(item, worker, score, n_items: Optional[int] = None, n_workers: Optional[int] = None,
                     repeat_of: Optional[Sequence[Tuple[int, int]]] = None,
                     degraded: Optional[Sequence[Tuple[int, int]]] = None,
@@ -66,75 +80,97 @@ def fit_rater_model(item, worker, score, n_items: Optional[int] = None, n_worker
         raise ValueError("fit_rater_model: scores contain NaN/inf")
     n_items = int(item.max()) + 1 if n_items is None else n_items
     n_workers = int(worker.max()) + 1 if n_workers is None else n_workers
-    # equality constraints: map repeats onto their original
+    canon = _canonical_items(n_items, repeat_of)
+    deg = np.asarray(degraded, dtype=np.int64).reshape(-1, 2) if degraded else np.zeros((0, 2), np.int64)
+    if deg.size:
+        deg = canon[deg]
+    n_j = np.bincount(worker, minlength=n_workers).astype(np.float64)
+    data = _Judgements(canon[item], worker, s, deg, n_items, n_workers, prior_shape + n_j / 2.0,
+                       1.0 / prior_scale, prior_shape * prior_scale)
+    if method == "vb":
+        m, v, e_tau, t, converged = _fit_vb(data, max_iter, tol)
+        return RaterModelResult(m[canon], v[canon], e_tau, t, converged)
+    if method != "gibbs":
+        raise ValueError("method must be 'vb' or 'gibbs'")
+    mm, var, tau = _fit_gibbs(data, n_samples, burn_in, np.random.default_rng(seed))
+    return RaterModelResult(mm[canon], var[canon], tau, burn_in + n_samples, True)
+
+
+def _canonical_items(n_items: int, repeat_of: Optional[Sequence[Tuple[int, int]]]) -> np.ndarray:
+    """Equality constraints: each item's canonical item (repeats mapped onto their original)."""
     canon = np.arange(n_items)
     if repeat_of:
         for r, o in repeat_of:
             canon[r] = o
         for _ in range(4):  # chains of repeats
             canon = canon[canon]
-    it = canon[item]
-    deg = np.asarray(degraded, dtype=np.int64).reshape(-1, 2) if degraded else np.zeros((0, 2), np.int64)
-    if deg.size:
-        deg = canon[deg]
-    k0, rate0 = prior_shape, 1.0 / prior_scale
-    n_j = np.bincount(worker, minlength=n_workers).astype(np.float64)
-    a = k0 + n_j / 2.0
-    if method == "vb":
-        e_tau = np.full(n_workers, k0 * prior_scale)
-        m: np.ndarray = np.zeros(n_items)
-        v: np.ndarray = np.ones(n_items)
-        converged = False
-        for t in range(1, max_iter + 1):  # noqa: B007 - t (iterations run) is reported after the loop
-            prec = 1.0 + np.bincount(it, e_tau[worker], minlength=n_items)
-            v = 1.0 / prec
-            m_new = v * np.bincount(it, e_tau[worker] * s, minlength=n_items)
-            if deg.size:
-                b_i, o_i = deg[:, 0], deg[:, 1]
-                mo, vo, mb, vb = _trunc_pair(m_new[o_i], v[o_i], m_new[b_i], v[b_i])
-                m_new[o_i], v[o_i], m_new[b_i], v[b_i] = mo, vo, mb, vb
-            b = rate0 + 0.5 * np.bincount(worker, (s - m_new[it]) ** 2 + v[it], minlength=n_workers)
-            e_tau_new = a / b
-            delta = max(np.abs(m_new - m).max(), np.abs(e_tau_new - e_tau).max() / max(1.0, e_tau.max()))
-            m, e_tau = m_new, e_tau_new
-            if delta < tol:
-                converged = True
-                break
-        return RaterModelResult(m[canon], v[canon], e_tau, t, converged)
-    if method != "gibbs":
-        raise ValueError("method must be 'vb' or 'gibbs'")
-    from scipy.special import ndtr, ndtri
+    return canon
 
-    rng = np.random.default_rng(seed)
-    tau = np.full(n_workers, k0 * prior_scale)
-    mu = np.zeros(n_items)
-    sum_mu = np.zeros(n_items)
-    sum_mu2 = np.zeros(n_items)
-    sum_tau = np.zeros(n_workers)
-    for t in range(burn_in + n_samples):
-        prec = 1.0 + np.bincount(it, tau[worker], minlength=n_items)
-        mean = np.bincount(it, tau[worker] * s, minlength=n_items) / prec
-        sd = 1.0 / np.sqrt(prec)
-        mu = mean + sd * rng.standard_normal(n_items)
+
+def _fit_vb(d: _Judgements, max_iter: int, tol: float):
+    """Mean-field VB: ``(m, v, E[tau], iterations, converged)`` over canonical items."""
+    it, worker, s, deg = d.it, d.worker, d.s, d.deg
+    e_tau = np.full(d.n_workers, d.tau0)
+    m: np.ndarray = np.zeros(d.n_items)
+    v: np.ndarray = np.ones(d.n_items)
+    converged = False
+    for t in range(1, max_iter + 1):  # noqa: B007 - t (iterations run) is reported after the loop
+        prec = 1.0 + np.bincount(it, e_tau[worker], minlength=d.n_items)
+        v = 1.0 / prec
+        m_new = v * np.bincount(it, e_tau[worker] * s, minlength=d.n_items)
         if deg.size:
             b_i, o_i = deg[:, 0], deg[:, 1]
-            for _ in range(2):
-                # mu_orig | mu_bad ~ N truncated to (mu_bad, inf); then mu_bad | mu_orig to (-inf, mu_orig)
-                lo = ndtr((mu[b_i] - mean[o_i]) / sd[o_i])
-                u = lo + (1 - lo) * rng.random(len(o_i))
-                mu[o_i] = mean[o_i] + sd[o_i] * ndtri(np.clip(u, 1e-12, 1 - 1e-12))
-                hi = ndtr((mu[o_i] - mean[b_i]) / sd[b_i])
-                u = hi * rng.random(len(b_i))
-                mu[b_i] = mean[b_i] + sd[b_i] * ndtri(np.clip(u, 1e-12, 1 - 1e-12))
-        rss = np.bincount(worker, (s - mu[it]) ** 2, minlength=n_workers)
-        tau = rng.gamma(a, 1.0 / (rate0 + 0.5 * rss))
+            mo, vo, mb, vb = _trunc_pair(m_new[o_i], v[o_i], m_new[b_i], v[b_i])
+            m_new[o_i], v[o_i], m_new[b_i], v[b_i] = mo, vo, mb, vb
+        b = d.rate0 + 0.5 * np.bincount(worker, (s - m_new[it]) ** 2 + v[it], minlength=d.n_workers)
+        e_tau_new = d.a / b
+        delta = max(np.abs(m_new - m).max(), np.abs(e_tau_new - e_tau).max() / max(1.0, e_tau.max()))
+        m, e_tau = m_new, e_tau_new
+        if delta < tol:
+            converged = True
+            break
+    return m, v, e_tau, t, converged
+
+
+def _fit_gibbs(d: _Judgements, n_samples: int, burn_in: int, rng: np.random.Generator):
+    """Gibbs sampler: posterior ``(mean of mu, variance of mu, mean of tau)`` over canonical items."""
+    it, worker, s = d.it, d.worker, d.s
+    tau = np.full(d.n_workers, d.tau0)
+    mu = np.zeros(d.n_items)
+    sum_mu = np.zeros(d.n_items)
+    sum_mu2 = np.zeros(d.n_items)
+    sum_tau = np.zeros(d.n_workers)
+    for t in range(burn_in + n_samples):
+        prec = 1.0 + np.bincount(it, tau[worker], minlength=d.n_items)
+        mean = np.bincount(it, tau[worker] * s, minlength=d.n_items) / prec
+        sd = 1.0 / np.sqrt(prec)
+        mu = mean + sd * rng.standard_normal(d.n_items)
+        if d.deg.size:
+            _sample_degraded_pairs(mu, mean, sd, d.deg, rng)
+        rss = np.bincount(worker, (s - mu[it]) ** 2, minlength=d.n_workers)
+        tau = rng.gamma(d.a, 1.0 / (d.rate0 + 0.5 * rss))
         if t >= burn_in:
             sum_mu += mu
             sum_mu2 += mu * mu
             sum_tau += tau
     mm = sum_mu / n_samples
-    return RaterModelResult(mm[canon], (sum_mu2 / n_samples - mm * mm)[canon], sum_tau / n_samples,
-                            burn_in + n_samples, True)
+    return mm, sum_mu2 / n_samples - mm * mm, sum_tau / n_samples
+
+
+def _sample_degraded_pairs(mu: np.ndarray, mean: np.ndarray, sd: np.ndarray, deg: np.ndarray,
+                           rng: np.random.Generator) -> None:
+    """Resample each constrained (bad, original) pair in place, alternating truncated normals."""
+    from scipy.special import ndtr, ndtri
+
+    b_i, o_i = deg[:, 0], deg[:, 1]
+    for _ in range(2):
+        # mu_orig | mu_bad ~ N truncated to (mu_bad, inf); then mu_bad | mu_orig to (-inf, mu_orig)
+        lo = ndtr((mu[b_i] - mean[o_i]) / sd[o_i])
+        u = lo + (1 - lo) * rng.random(len(o_i))
+        mu[o_i] = mean[o_i] + sd[o_i] * ndtri(np.clip(u, 1e-12, 1 - 1e-12))
+        hi = ndtr((mu[o_i] - mean[b_i]) / sd[b_i])
+        u = hi * rng.random(len(b_i))
+        mu[b_i] = mean[b_i] + sd[b_i] * ndtri(np.clip(u, 1e-12, 1 - 1e-12))
 
 
 def remove_spammers(item, worker, score, keep: int, group=None, **fit_kw):

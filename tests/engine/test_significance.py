@@ -17,6 +17,8 @@ import mtscore
 import mtscore.engine.significance as sig
 from mtscore.engine.metrics import bootstrap
 from mtscore.engine.significance import compare, compare_segment_scores, paired_ttest
+from mtscore.engine.significance.adapter import exact_total
+from mtscore.engine.significance.resampling import draw_masks
 from mtscore.kernels import _resample
 
 sacrebleu = pytest.importorskip("sacrebleu")
@@ -185,7 +187,7 @@ def test_chunked_draws_equal_sacrebleu_draws(monkeypatch):
     want_m = r.integers(2, size=(s, n), dtype=bool)
     want_i = r.choice(n, size=(5, n), replace=True)  # drawn after the masks (AR CI)
     r = np.random.default_rng(7)
-    got_m = np.concatenate([c for _, c in sig._draw_masks(r, s, n)])
+    got_m = np.concatenate([c for _, c in draw_masks(r, s, n)])
     got_i = np.concatenate([c for _, c in bootstrap.draw_indices(r, 5, n)])
     assert np.array_equal(want_m, got_m) and np.array_equal(want_i, got_i)
 
@@ -268,7 +270,7 @@ def test_ter_single_system_ci_fresh(wmt17):
     want = STER().corpus_score(hyps, r, n_bootstrap=500)
     m = STER()
     stats = np.array(m._extract_corpus_statistics(hyps, r))
-    got = m._compute_score_from_stats(sig._exact_total(m, stats))
+    got = m._compute_score_from_stats(exact_total(m, stats))
     sig.bootstrap_ci(m, stats, got, 500)
     assert (got.score, got._mean, got._ci) == (want.score, want._mean, want._ci)
     assert m.seed == "12345" and m.n_bootstrap == 500

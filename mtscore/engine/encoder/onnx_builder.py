@@ -133,6 +133,25 @@ def _attention(g: _Graph, x: str, mask_bias: str, W: Callable[[str], np.ndarray]
     return _linear(g, ctx, W(names["o"] + ".weight"), W(names["o"] + ".bias"), base + "_o")
 
 
+class _Weights:
+    """The model's parameters by name (prefix stripped), as ``dtype`` arrays; a missing name
+    raises :class:`UnsupportedArchitecture`."""
+
+    def __init__(self, weights: Dict[str, np.ndarray], dtype: np.dtype, model_type: str):
+        self.table = _strip_prefix(weights)
+        self.dtype = dtype
+        self.model_type = model_type
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.table
+
+    def __call__(self, name: str) -> np.ndarray:
+        try:
+            return np.asarray(self.table[name], dtype=self.dtype)
+        except KeyError:
+            raise UnsupportedArchitecture(f"weight {name!r} missing for model_type {self.model_type!r}") from None
+
+
 def build_encoder_graph(config: dict, weights: Dict[str, np.ndarray], layer: int,
                         dtype=np.float32, producer: str = "mtscore"):
     """Return an ``onnx.ModelProto`` computing ``hidden_states[layer]``.
@@ -146,36 +165,37 @@ def build_encoder_graph(config: dict, weights: Dict[str, np.ndarray], layer: int
         raise UnsupportedArchitecture(
             f"model_type {mt!r} is not supported by the torch-free ONNX builder "
             f"(supported: {', '.join(sorted(SUPPORTED))})")
-    W_all = _strip_prefix(weights)
-    dt = np.dtype(dtype)
-
-    def W(name: str) -> np.ndarray:
-        try:
-            return np.asarray(W_all[name], dtype=dt)
-        except KeyError:
-            raise UnsupportedArchitecture(f"weight {name!r} missing for model_type {mt!r}") from None
-
-    g = _Graph(dt)
-    h = g.helper
-    ids, mask = "input_ids", "attention_mask"
-
-    if mt == "distilbert":
-        hidden, n_heads = config["dim"], config["n_heads"]
-        n_layers, act, eps = config["n_layers"], config.get("activation", "gelu"), 1e-12
-    else:
-        hidden, n_heads = config["hidden_size"], config["num_attention_heads"]
-        n_layers, act = config["num_hidden_layers"], config.get("hidden_act", "gelu")
-        eps = config.get("layer_norm_eps", 1e-12)
-        pet = config.get("position_embedding_type", "absolute")
-        if pet not in (None, "absolute"):
-            raise UnsupportedArchitecture(f"position_embedding_type {pet!r} is not supported")
+    W = _Weights(weights, np.dtype(dtype), mt)
+    g = _Graph(W.dtype)
+    hidden, n_heads, n_layers, act, eps = _encoder_dims(mt, config)
     if not 0 <= layer <= n_layers:
         raise ValueError(f"layer {layer} out of range: the model has {n_layers} layers (0..{n_layers})")
+    x = _embeddings(g, W, config, "input_ids", eps)
+    bias = _mask_bias(g, "attention_mask")
+    for i in range(layer):
+        x = _block(g, x, bias, W, _block_names(mt, i), n_heads, hidden, act, eps, f"l{i}")
+    return _encoder_model(g, x, f"{mt}_encoder_L{layer}", hidden, producer)
 
-    # ---- embeddings -------------------------------------------------------------------
+
+def _encoder_dims(mt: str, config: dict):
+    """``(hidden, n_heads, n_layers, activation, layer-norm eps)`` of a supported config."""
+    if mt == "distilbert":
+        return config["dim"], config["n_heads"], config["n_layers"], config.get("activation", "gelu"), 1e-12
+    hidden, n_heads = config["hidden_size"], config["num_attention_heads"]
+    n_layers, act = config["num_hidden_layers"], config.get("hidden_act", "gelu")
+    eps = config.get("layer_norm_eps", 1e-12)
+    pet = config.get("position_embedding_type", "absolute")
+    if pet not in (None, "absolute"):
+        raise UnsupportedArchitecture(f"position_embedding_type {pet!r} is not supported")
+    return hidden, n_heads, n_layers, act, eps
+
+
+def _embeddings(g: _Graph, W: _Weights, config: dict, ids: str, eps: float) -> str:
+    """Word (+ token type 0) + position embeddings, layer-normalised: ``hidden_states[0]``."""
+    mt = W.model_type
     word = g.op("Gather", [g.const(W("embeddings.word_embeddings.weight"), "word_emb"), ids], axis=0)
     pos_table = W("embeddings.position_embeddings.weight")
-    if mt in BERT_LIKE and "embeddings.token_type_embeddings.weight" in W_all:
+    if mt in BERT_LIKE and "embeddings.token_type_embeddings.weight" in W:
         # token_type_ids are never passed (bert_score passes none) -> type 0 for every token.
         tt0 = W("embeddings.token_type_embeddings.weight")[0]
         word = g.op("Add", [word, g.const(tt0, "tok_type0")])
@@ -191,50 +211,56 @@ def build_encoder_graph(config: dict, weights: Dict[str, np.ndarray], layer: int
         pos_ids = g.op("Unsqueeze", [pos_ids, g.const([0], "ax0", np.int64)])
     pos = g.op("Gather", [g.const(pos_table, "pos_emb"), pos_ids], axis=0)
     x = g.op("Add", [word, pos])
-    x = _layer_norm(g, x, W("embeddings.LayerNorm.weight"), W("embeddings.LayerNorm.bias"), eps, "emb_ln")
+    return _layer_norm(g, x, W("embeddings.LayerNorm.weight"), W("embeddings.LayerNorm.bias"), eps, "emb_ln")
 
-    # additive mask bias [B, 1, 1, T]: 0 for real tokens, a large negative number for padding
-    neg = -1.0e4 if dt == np.float16 else -3.0e38
+
+def _mask_bias(g: _Graph, mask: str) -> str:
+    """Additive mask bias [B, 1, 1, T]: 0 for real tokens, a large negative number for padding."""
+    neg = -1.0e4 if g.dtype == np.float16 else -3.0e38
     m = g.op("Cast", [mask], to=g.onnx_dtype)
     bias = g.op("Mul", [g.op("Sub", [g.const(1.0), m]), g.const(neg)])
-    bias = g.op("Unsqueeze", [bias, g.const([1, 2], "ax12", np.int64)])
+    return g.op("Unsqueeze", [bias, g.const([1, 2], "ax12", np.int64)])
 
-    # ---- transformer blocks -------------------------------------------------------------
-    for i in range(layer):
-        if mt == "distilbert":
-            p = f"transformer.layer.{i}."
-            names = {"q": p + "attention.q_lin", "k": p + "attention.k_lin", "v": p + "attention.v_lin",
-                     "o": p + "attention.out_lin"}
-            a = _attention(g, x, bias, W, names, n_heads, hidden, f"l{i}")
-            x = _layer_norm(g, g.op("Add", [a, x]), W(p + "sa_layer_norm.weight"),
-                            W(p + "sa_layer_norm.bias"), eps, f"l{i}_ln1")
-            f = _linear(g, x, W(p + "ffn.lin1.weight"), W(p + "ffn.lin1.bias"), f"l{i}_ff1")
-            f = _activation(g, f, act)
-            f = _linear(g, f, W(p + "ffn.lin2.weight"), W(p + "ffn.lin2.bias"), f"l{i}_ff2")
-            x = _layer_norm(g, g.op("Add", [f, x]), W(p + "output_layer_norm.weight"),
-                            W(p + "output_layer_norm.bias"), eps, f"l{i}_ln2")
-        else:
-            p = f"encoder.layer.{i}."
-            names = {"q": p + "attention.self.query", "k": p + "attention.self.key",
-                     "v": p + "attention.self.value", "o": p + "attention.output.dense"}
-            a = _attention(g, x, bias, W, names, n_heads, hidden, f"l{i}")
-            x = _layer_norm(g, g.op("Add", [a, x]), W(p + "attention.output.LayerNorm.weight"),
-                            W(p + "attention.output.LayerNorm.bias"), eps, f"l{i}_ln1")
-            f = _linear(g, x, W(p + "intermediate.dense.weight"), W(p + "intermediate.dense.bias"), f"l{i}_ff1")
-            f = _activation(g, f, act)
-            f = _linear(g, f, W(p + "output.dense.weight"), W(p + "output.dense.bias"), f"l{i}_ff2")
-            x = _layer_norm(g, g.op("Add", [f, x]), W(p + "output.LayerNorm.weight"),
-                            W(p + "output.LayerNorm.bias"), eps, f"l{i}_ln2")
 
-    if dt != np.float32:
+def _block_names(mt: str, i: int) -> Dict[str, str]:
+    """Parameter name stems of transformer block ``i``: attention q/k/v/o, the two layer norms
+    (ln1 after attention, ln2 after the feed-forward) and the feed-forward layers ff1/ff2."""
+    if mt == "distilbert":
+        p = f"transformer.layer.{i}."
+        return {"q": p + "attention.q_lin", "k": p + "attention.k_lin", "v": p + "attention.v_lin",
+                "o": p + "attention.out_lin", "ln1": p + "sa_layer_norm", "ff1": p + "ffn.lin1",
+                "ff2": p + "ffn.lin2", "ln2": p + "output_layer_norm"}
+    p = f"encoder.layer.{i}."
+    return {"q": p + "attention.self.query", "k": p + "attention.self.key",
+            "v": p + "attention.self.value", "o": p + "attention.output.dense",
+            "ln1": p + "attention.output.LayerNorm", "ff1": p + "intermediate.dense",
+            "ff2": p + "output.dense", "ln2": p + "output.LayerNorm"}
+
+
+def _block(g: _Graph, x: str, bias: str, W: _Weights, names: Dict[str, str], n_heads: int, hidden: int,
+           act: str, eps: float, base: str) -> str:
+    """One post-norm transformer block: attention, add & norm, feed-forward, add & norm."""
+    a = _attention(g, x, bias, W, names, n_heads, hidden, base)
+    x = _layer_norm(g, g.op("Add", [a, x]), W(names["ln1"] + ".weight"), W(names["ln1"] + ".bias"), eps,
+                    base + "_ln1")
+    f = _linear(g, x, W(names["ff1"] + ".weight"), W(names["ff1"] + ".bias"), base + "_ff1")
+    f = _activation(g, f, act)
+    f = _linear(g, f, W(names["ff2"] + ".weight"), W(names["ff2"] + ".bias"), base + "_ff2")
+    return _layer_norm(g, g.op("Add", [f, x]), W(names["ln2"] + ".weight"), W(names["ln2"] + ".bias"), eps,
+                       base + "_ln2")
+
+
+def _encoder_model(g: _Graph, x: str, graph_name: str, hidden: int, producer: str):
+    """The model: ``x`` (cast to float32) as the output ``hidden_states``."""
+    h = g.helper
+    if g.dtype != np.float32:
         x = g.op("Cast", [x], to=g.onnx.TensorProto.FLOAT)
     g.nodes.append(h.make_node("Identity", [x], ["hidden_states"], name="output_node"))
-
     TP = g.onnx.TensorProto
     inputs = [h.make_tensor_value_info("input_ids", TP.INT64, ["batch", "seq"]),
               h.make_tensor_value_info("attention_mask", TP.INT64, ["batch", "seq"])]
     outputs = [h.make_tensor_value_info("hidden_states", TP.FLOAT, ["batch", "seq", hidden])]
-    graph = h.make_graph(g.nodes, f"{mt}_encoder_L{layer}", inputs, outputs, initializer=g.inits)
+    graph = h.make_graph(g.nodes, graph_name, inputs, outputs, initializer=g.inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name=producer)
     model.ir_version = 8
     return model

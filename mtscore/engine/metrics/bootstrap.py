@@ -4,7 +4,7 @@ the scores of the resamples through the metric's hooks, and the single-system 95
 ``Metric.corpus_score(..., n_bootstrap=S)`` reports.
 
 It imports nothing else from ``metrics`` but ``resampled`` (the metric base class imports it);
-the paired tests in ``engine/significance.py`` build on it. How the draws reproduce sacrebleu's
+the paired tests in the ``engine/significance`` package build on it. How the draws reproduce sacrebleu's
 stream is described there.
 """
 from __future__ import annotations
@@ -147,48 +147,70 @@ def bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.
     x = np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=np.float32) if len(blocks) > 1 \
         else np.ascontiguousarray(blocks[0], dtype=np.float32)
     out = np.empty((n_samples, x.shape[1]), dtype=np.float32)
-    # Exact shortcut: with non-negative integer statistics, every partial sum of sacrebleu's
-    # sequential float32 accumulation is at most the final sum, so while a resample's sums stay
-    # <= 2**24 the float32 result is the exact integer sum. That sum is computed as
-    # ``counts @ stats`` (float32 BLAS) from how often each row is drawn, instead of gathering
-    # rows. Any order of float32 multiply/adds of non-negative integers is exact while every
-    # intermediate is below 2**24, and once one reaches 2**24 every later one, and the result,
-    # stays >= 2**24 (rounding is monotone, 2**24 is a float32): so a result below 2**24 is
-    # exact, and resamples with a result >= 2**24 are recomputed by the sequential float32
-    # kernel. A corpus whose column totals are near 2**24 would mostly fall back, so counting
-    # is not attempted there.
-    counting = not FORCE_KERNEL and x.size >= COUNT_MIN_CELLS and np.all(x >= 0) \
-        and np.all(x == np.floor(x)) \
-        and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT
+    if not _counting_is_exact(x):
+        _sequential_sums(x, rng, out)
+    elif type(rng.bit_generator) is np.random.PCG64 and n <= 0x7FFFFFFF:
+        _pcg64_counted_sums(x, rng, out)
+    else:
+        _counted_sums(x, rng, out)
+    return _split_columns(out, widths)
+
+
+def _counting_is_exact(x: np.ndarray) -> bool:
+    """Whether the counting kernels may be used on the (N, k) float32 statistics ``x``.
+
+    Exact shortcut: with non-negative integer statistics, every partial sum of sacrebleu's
+    sequential float32 accumulation is at most the final sum, so while a resample's sums stay
+    <= 2**24 the float32 result is the exact integer sum. That sum is computed as
+    ``counts @ stats`` (float32 BLAS) from how often each row is drawn, instead of gathering
+    rows. Any order of float32 multiply/adds of non-negative integers is exact while every
+    intermediate is below 2**24, and once one reaches 2**24 every later one, and the result,
+    stays >= 2**24 (rounding is monotone, 2**24 is a float32): so a result below 2**24 is
+    exact, and resamples with a result >= 2**24 are recomputed by the sequential float32
+    kernel. A corpus whose column totals are near 2**24 would mostly fall back, so counting
+    is not attempted there.
+    """
+    return bool(not FORCE_KERNEL and x.size >= COUNT_MIN_CELLS and np.all(x >= 0)
+                and np.all(x == np.floor(x))
+                and float(x.sum(axis=0, dtype=np.float64).max()) < 0.9 * _F32_EXACT)
+
+
+def _sequential_sums(x: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
+    """sacrebleu's sequential float32 sums of drawn rows (the kernel), chunk by chunk."""
+    for start, idx in draw_indices(rng, len(out), x.shape[0]):
+        resample_sums(x, idx, out[start:start + len(idx)])
+
+
+def _pcg64_counted_sums(x: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
+    """Counting sums with numpy's own PCG64 stream drawn inside the kernel (no index arrays); a
+    chunk with a sum of 2**24 or more is drawn again from its starting state and summed by the
+    sequential kernel."""
+    n_samples, n = len(out), x.shape[0]
     bg = rng.bit_generator
-    counts: Optional[np.ndarray]
-    if counting and type(bg) is np.random.PCG64 and n <= 0x7FFFFFFF:
-        # numpy's own stream drawn inside the kernel (no index arrays); a chunk with a sum of
-        # 2**24 or more is drawn again from its starting state and summed by the sequential kernel
-        rows = max(1, min(n_samples, _COUNT_ROWS_MAX, CHUNK_BYTES // (4 * n)))
-        counts = np.empty((rows, n), dtype=np.float32)
-        for start in range(0, n_samples, rows):
-            dst = out[start:start + rows]
-            c = counts[:len(dst)]
-            state: Any = bg.state  # numpy's PCG64 state dict (a TypedDict there)
-            after: Any = pcg64_draw_counts(state, c)
-            sums = c @ x
-            if (sums >= _F32_EXACT).any():
-                bg.state = state
-                for sub, idx in draw_indices(rng, len(dst), n):
-                    resample_sums(x, idx, dst[sub:sub + len(idx)])
-            else:
-                bg.state = after
-                dst[:] = sums
-        return _split_columns(out, widths)
-    counts = None
-    for start, idx in draw_indices(rng, n_samples, n):
+    rows = max(1, min(n_samples, _COUNT_ROWS_MAX, CHUNK_BYTES // (4 * n)))
+    counts = np.empty((rows, n), dtype=np.float32)
+    for start in range(0, n_samples, rows):
+        dst = out[start:start + rows]
+        c = counts[:len(dst)]
+        state: Any = bg.state  # numpy's PCG64 state dict (a TypedDict there)
+        after: Any = pcg64_draw_counts(state, c)
+        sums = c @ x
+        if (sums >= _F32_EXACT).any():
+            bg.state = state
+            _sequential_sums(x, rng, dst)
+        else:
+            bg.state = after
+            dst[:] = sums
+
+
+def _counted_sums(x: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
+    """Counting sums from drawn index chunks (any bit generator); the resamples with a sum of
+    2**24 or more are recomputed by the sequential kernel."""
+    counts: Optional[np.ndarray] = None
+    for start, idx in draw_indices(rng, len(out), x.shape[0]):
         dst = out[start:start + len(idx)]
-        if not counting:
-            resample_sums(x, idx, dst)
-            continue
         if counts is None or counts.shape[0] < len(idx):
-            counts = np.empty((len(idx), n), dtype=np.float32)
+            counts = np.empty((len(idx), x.shape[0]), dtype=np.float32)
         c = counts[:len(idx)]
         draw_counts(idx, c)
         sums = c @ x
@@ -198,7 +220,6 @@ def bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.
             fix = np.empty((len(over), x.shape[1]), dtype=np.float32)
             resample_sums(x, np.ascontiguousarray(idx[over]), fix)
             dst[over] = fix
-    return _split_columns(out, widths)
 
 
 def _split_columns(out: np.ndarray, widths: Sequence[int]) -> List[np.ndarray]:
