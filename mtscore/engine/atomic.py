@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno as errno_
 import os
-import tempfile
 from typing import IO, Callable, Optional, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -29,6 +28,8 @@ def atomic_write(path: PathLike, write: Callable[[IO[bytes]], object], what: str
     temporary file, the last rename wins). The file gets the usual permissions (0666 less the
     umask). Any failure removes the temporary file; an OSError becomes :class:`OutputError`
     naming ``path`` (and ``what``, e.g. the ``--output`` option)."""
+    import tempfile  # here: it pulls in random/hashlib, ~5 ms a CLI run that writes no file need not pay
+
     path = os.fspath(path)
     label = f"{what} {path}" if what else path
     if os.path.isdir(path):
