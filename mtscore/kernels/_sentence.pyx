@@ -20,8 +20,11 @@ Plain-Python twin: ``mtscore/kernels/reference/sentence.py``.
 from libc.stdlib cimport malloc, realloc, free
 from libc.stdint cimport int64_t, int32_t, uint32_t
 
-from mtscore.kernels._ucs4 cimport PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH
-from mtscore.kernels._text cimport Vocab, Work, IBuf, tokenize_one, vocab_clear, intl_ready
+from mtscore.kernels._ucs4 cimport (
+    PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, ubuf_load, is_space,
+    is_ascii_punct)
+from mtscore.kernels._text cimport (
+    Vocab, Work, IBuf, ibuf_push, tokenize_one, vocab_intern, vocab_clear, intl_ready)
 from mtscore.kernels._ngram cimport (
     Table, Scratch, table_init, table_free, table_reset, table_get, table_get_or_add,
     scratch_reserve, npos, bleu_score_row, chrf_f, word_flag)
@@ -31,9 +34,6 @@ cdef enum:
     KEEP_MAX_SLOTS = 1 << 14
     KEEP_MAX_ITEMS = 1 << 16
     MODE_INTL = 2
-    MODE_CHARS = 5
-    MODE_CHARS_WS = 6
-    MODE_CHRF_WORDS = 7
 
 
 cdef class _State:
@@ -124,6 +124,18 @@ cdef class _State:
 
 
 cdef _State _spare = None
+
+
+cdef int _ibuf_reserve(IBuf* b, Py_ssize_t n) noexcept nogil:
+    """Room for ``n`` items in ``b`` (contents kept)."""
+    cdef int32_t* q
+    cdef Py_ssize_t cap = 2 * b.cap if 2 * b.cap > n else n + 256
+    q = <int32_t*> realloc(b.p, cap * sizeof(int32_t))
+    if q == NULL:
+        return -1
+    b.p = q
+    b.cap = cap
+    return 0
 
 
 cdef _State _take():
@@ -303,7 +315,7 @@ cdef int _bleu(_State s, Py_ssize_t K, int mode, bint rstrip, int max_order, int
     return 0
 
 
-def bleu_sentence(str hyp, object refs, int mode, bint rstrip=True, int max_order=4,
+def bleu_sentence(str hyp not None, object refs, int mode, bint rstrip=True, int max_order=4,
                   int smooth=3, double smooth_value=0.0, bint effective_order=False,
                   bint neumaier=False):
     """Sentence BLEU of ``hyp`` against the reference strings ``refs`` (a list or tuple, at
@@ -347,6 +359,67 @@ def bleu_sentence(str hyp, object refs, int mode, bint rstrip=True, int max_orde
 # =====================================================================================
 # chrF / chrF++
 # =====================================================================================
+cdef inline int _push_word(_State s, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
+    cdef int32_t wid = vocab_intern(&s.vocab.v, tok, n)
+    if wid < 0:
+        return -1
+    return ibuf_push(&s.words, wid)
+
+
+cdef int _chrf_tokenize(_State s, Py_ssize_t K, bint whitespace, bint words) noexcept nogil:
+    """Characters (whitespace deleted unless ``whitespace``: _text's MODE_CHARS / MODE_CHARS_WS)
+    and, for chrF++, word ids (MODE_CHRF_WORDS: sacrebleu's ``_remove_punctuation``, one ASCII
+    punctuation mark split off the end, else the start, of a word of two or more characters)
+    of texts 1..K (references) then 0 (hypothesis), in one scan of each text; offsets in
+    s.soff / s.woff as in _tokenize_all."""
+    cdef Py_ssize_t k, j, i, n, st, L
+    cdef const Py_UCS4* p
+    cdef int32_t* out
+    cdef Py_ssize_t o
+    cdef Py_UCS4 c
+    s.soff[0] = 0
+    s.woff[0] = 0
+    for k in range(K + 1):
+        j = k + 1 if k < K else 0
+        if ubuf_load(&s.w.a, s.kinds[j], s.datas[j], s.lens[j], 8) != 0:
+            return -1
+        n = s.w.a.n
+        p = s.w.a.p
+        if s.syms.n + n > s.syms.cap:
+            if _ibuf_reserve(&s.syms, s.syms.n + n) != 0:
+                return -1
+        out = s.syms.p
+        o = s.syms.n
+        i = 0
+        while i < n:
+            c = p[i]
+            if is_space(c):
+                if whitespace:
+                    out[o] = <int32_t> c
+                    o += 1
+                i += 1
+                continue
+            st = i
+            while i < n and not is_space(p[i]):
+                out[o] = <int32_t> p[i]
+                o += 1
+                i += 1
+            if words:
+                L = i - st
+                if L > 1 and is_ascii_punct(p[i - 1]):
+                    if _push_word(s, p + st, L - 1) != 0 or _push_word(s, p + i - 1, 1) != 0:
+                        return -1
+                elif L > 1 and is_ascii_punct(p[st]):
+                    if _push_word(s, p + st, 1) != 0 or _push_word(s, p + st + 1, L - 1) != 0:
+                        return -1
+                elif _push_word(s, p + st, L) != 0:
+                    return -1
+        s.syms.n = o
+        s.soff[k + 1] = o
+        s.woff[k + 1] = s.words.n
+    return 0
+
+
 cdef int _chrf(_State s, Py_ssize_t K, int char_order, int word_order, bint whitespace,
                double factor, bint eps_smoothing, double* score) noexcept nogil:
     """Characters (and words) of every text, then per reference the n-gram table, the clipped
@@ -358,15 +431,11 @@ cdef int _chrf(_State s, Py_ssize_t K, int char_order, int word_order, bint whit
     cdef int64_t flag = word_flag()
     cdef double f, best_f = -1.0
     cdef bint words = word_order > 0
-    if _tokenize_all(s, K, MODE_CHARS_WS if whitespace else MODE_CHARS, False, &s.syms,
-                     s.soff) != 0:
+    if _chrf_tokenize(s, K, whitespace, words) != 0:
         return -1
     longest = _longest(s.soff, K + 1)
-    if words:
-        if _tokenize_all(s, K, MODE_CHRF_WORDS, False, &s.words, s.woff) != 0:
-            return -1
-        if _longest(s.woff, K + 1) > longest:
-            longest = _longest(s.woff, K + 1)
+    if words and _longest(s.woff, K + 1) > longest:
+        longest = _longest(s.woff, K + 1)
     if scratch_reserve(&s.prev, longest + 1) != 0:
         return -1
     Lc = s.soff[K + 1] - s.soff[K]
@@ -409,7 +478,7 @@ cdef int _chrf(_State s, Py_ssize_t K, int char_order, int word_order, bint whit
     return 0
 
 
-def chrf_sentence(str hyp, object refs, int char_order=6, int word_order=0, double factor=4.0,
+def chrf_sentence(str hyp not None, object refs, int char_order=6, int word_order=0, double factor=4.0,
                   bint eps_smoothing=False, bint whitespace=False):
     """Sentence chrF (``word_order`` 0) / chrF++ of ``hyp`` against the reference strings
     ``refs`` (a list or tuple, at least one): sacrebleu's character n-grams (whitespace deleted

@@ -1263,7 +1263,7 @@ cdef int _ter_sentence(_SentenceState s, Py_ssize_t K, bint normalized, bint no_
     return 0
 
 
-def ter_sentence(str hyp, object refs, bint normalized=False, bint no_punct=False,
+def ter_sentence(str hyp not None, object refs, bint normalized=False, bint no_punct=False,
                  bint asian_support=False):
     """TER statistics of one hypothesis against its reference strings ``refs`` (a list or
     tuple, at least one), all already ``rstrip()``-ed and (unless case-sensitive) ``lower()``-ed
