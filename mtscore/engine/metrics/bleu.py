@@ -257,8 +257,8 @@ class BLEU(LexicalMetric):
         if smooth_value is None:
             smooth_value = self.SMOOTH_DEFAULTS[method]
         order = self.max_ngram_order
-        res = _sentence.bleu_sentence(hyp, refs, MODE_NONE if ext is not None else tok.mode,
-                                      ext is None, order, code,
+        mode = tok.mode if ext is None and tok.mode is not None else MODE_NONE
+        res = _sentence.bleu_sentence(hyp, refs, mode, ext is None, order, code,
                                       float(smooth_value or 0.0), bool(self.effective_order),
                                       resampled.NEUMAIER_SUM)
         if res is None:

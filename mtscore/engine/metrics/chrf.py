@@ -34,7 +34,12 @@ class CHRFScore(Score):
         self.beta = beta
         self.char_order = char_order
         self.word_order = word_order
-        super().__init__(f"chrF{self.beta}" + "+" * self.word_order, score)
+        # Score.__init__ inlined (a sentence score is built per call of sentence_score)
+        self.name = f"chrF{beta}" + "+" * word_order
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
+        self._verbose = ""
 
 
 _LIST_OR_TUPLE = (list, tuple)
