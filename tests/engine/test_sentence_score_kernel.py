@@ -170,3 +170,18 @@ def test_general_path_keeps_errors_and_missing_reference_policy(cls):
         m.sentence_score("a b c", ["a b d"]).score
     with pytest.raises(ValueError):  # no reference at all: the missing_refs policy ("error")
         m.sentence_score("a b c", [None])
+
+
+def test_threads_calling_at_once_get_their_own_scratch():
+    """The kernels release the GIL; threads calling at once each take their own scratch, so
+    the scores equal the serial ones."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    words = "the cat sat on a mat while dogs barked at the old house near the river".split()
+    pairs = [(" ".join(words[i % 7:] + words[:i % 5]),
+              [" ".join(words[i % 3:]), " ".join(words[:i % 11 + 1])]) for i in range(400)]
+    for m in (mtscore.BLEU(effective_order=True), mtscore.CHRF(word_order=2), mtscore.TER()):
+        serial = [m.sentence_score(h, r).score for h, r in pairs]
+        with ThreadPoolExecutor(4) as ex:
+            for _ in range(3):
+                assert list(ex.map(lambda p: m.sentence_score(*p).score, pairs)) == serial
