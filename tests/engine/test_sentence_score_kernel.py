@@ -184,4 +184,4 @@ def test_threads_calling_at_once_get_their_own_scratch():
         serial = [m.sentence_score(h, r).score for h, r in pairs]
         with ThreadPoolExecutor(4) as ex:
             for _ in range(3):
-                assert list(ex.map(lambda p: m.sentence_score(*p).score, pairs)) == serial
+                assert [s.score for s in ex.map(m.sentence_score, *zip(*pairs))] == serial
