@@ -90,6 +90,12 @@ class Tokenizer:
     def signature(self) -> str:
         return self._signature
 
+    @property
+    def external(self) -> Optional[Callable[[str], str]]:
+        """The external tokenizer (MeCab, SentencePiece: str -> tokens joined by spaces, to be
+        whitespace-split with ``MODE_NONE``), or None for a compiled one (``mode``)."""
+        return self._external
+
     def __call__(self, line: str) -> str:
         """Tokenized string, exactly as sacrebleu's tokenizer (after BLEU's rstrip) returns it."""
         return self.tokenize([line])[0]

@@ -26,17 +26,9 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-cdef int64_t WORD_FLAG = (<int64_t> 1) << 62
+cdef int64_t WORD_FLAG = word_flag()
 
-# ---- small open-addressing table: int64 key -> int32 entry index ------------------------
-cdef struct Table:
-    int64_t* keys
-    int32_t* vals
-    int32_t* used    # slot indices in use (for O(used) reset)
-    Py_ssize_t nused
-    Py_ssize_t cap   # power of two
-    int shift        # 64 - log2(cap): Fibonacci hashing takes the top bits
-    Py_ssize_t ucap
+# ---- small open-addressing table: int64 key -> int32 entry index (Table: _ngram.pxd) ------
 
 cdef int table_init(Table* t, Py_ssize_t cap) noexcept nogil:
     cdef Py_ssize_t c = 1
@@ -77,41 +69,8 @@ cdef int table_reset(Table* t, Py_ssize_t need) noexcept nogil:
     t.nused = 0
     return 0
 
-cdef inline Py_ssize_t slot_of(Table* t, int64_t key) noexcept nogil:
-    # Fibonacci hashing: the top bits of key * 2^64/phi depend on every bit of the key (the
-    # low bits of a plain product would depend only on the last symbol of an n-gram key)
-    return <Py_ssize_t> ((<uint64_t> key * 0x9E3779B97F4A7C15ULL) >> t.shift)
-
-cdef inline int32_t table_get(Table* t, int64_t key) noexcept nogil:
-    cdef Py_ssize_t j = slot_of(t, key)
-    while True:
-        if t.keys[j] == key:
-            return t.vals[j]
-        if t.keys[j] == -1:
-            return -1
-        j = (j + 1) & (t.cap - 1)
-
-cdef inline int32_t table_get_or_add(Table* t, int64_t key, int32_t newval) noexcept nogil:
-    """Existing value, or inserts ``newval`` and returns -1 - newval... simplified: returns the
-    value stored for key after the call; caller compares with newval to see an insertion."""
-    cdef Py_ssize_t j = slot_of(t, key)
-    while True:
-        if t.keys[j] == key:
-            return t.vals[j]
-        if t.keys[j] == -1:
-            t.keys[j] = key
-            t.vals[j] = newval
-            t.used[t.nused] = <int32_t> j
-            t.nused += 1
-            return newval
-        j = (j + 1) & (t.cap - 1)
 
 # ---- growable entry list -----------------------------------------------------------------
-cdef struct Entries:
-    int64_t* keys
-    int32_t* counts
-    Py_ssize_t n
-    Py_ssize_t cap
 
 cdef int entries_reserve(Entries* e, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t cap
@@ -168,9 +127,6 @@ cdef tuple entries_to_numpy(Entries* E):
     return keys, counts
 
 
-cdef struct Scratch:
-    int32_t* a
-    Py_ssize_t cap
 
 cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil:
     if n <= s.cap:
@@ -180,8 +136,6 @@ cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil:
     s.a = <int32_t*> calloc(s.cap, sizeof(int32_t))
     return 0 if s.a != NULL else -1
 
-cdef inline Py_ssize_t npos(Py_ssize_t length, int n) noexcept nogil:
-    return length - n + 1 if length >= n else 0
 
 # Add the n-grams (orders 1..order) of sym[0:L] to the segment table `t` whose entries start at
 # global index `base` in `E` (entry index local = global - base); counts go to cnt[local].
@@ -434,6 +388,55 @@ cdef double py_sum(const double* x, int n, bint neumaier) noexcept nogil:
     return f
 
 
+cdef double bleu_score_row(const int64_t* st, int max_order, int smooth, double smooth_value,
+                           bint effective_order, bint neumaier, double* prec, double* logs,
+                           double* bp_out) noexcept nogil:
+    """sacrebleu's BLEU.compute_bleu of one stats row ``st`` (2 + 2 * max_order), same float
+    operation order: the score; the precisions go to ``prec`` and the brevity penalty to
+    ``bp_out`` (``logs``: scratch of max_order doubles). smooth: 0 none, 1 floor, 2 add-k, 3 exp
+    (add-k's precisions are those of the smoothed counts, as in sacrebleu)."""
+    cdef double bp, smooth_mteval, corr, tot
+    cdef int n, eff
+    cdef bint anyc = False
+    cdef int64_t sys_len = st[0], ref_len = st[1]
+    bp = 1.0
+    if sys_len < ref_len:
+        bp = exp(1.0 - (<double> ref_len) / (<double> sys_len)) if sys_len > 0 else 0.0
+    bp_out[0] = bp
+    for n in range(max_order):
+        prec[n] = 0.0
+        if st[2 + n] != 0:
+            anyc = True
+    if not anyc:
+        return 0.0
+    smooth_mteval = 1.0
+    eff = max_order
+    for n in range(1, max_order + 1):
+        corr = <double> st[1 + n]
+        tot = <double> st[1 + max_order + n]
+        if smooth == 2 and n > 1:
+            corr = corr + smooth_value
+            tot = tot + smooth_value
+        if tot == 0:
+            break
+        if effective_order:
+            eff = n
+        if corr == 0:
+            if smooth == 3:
+                smooth_mteval *= 2
+                prec[n - 1] = 100.0 / (smooth_mteval * tot)
+            elif smooth == 1:
+                prec[n - 1] = 100.0 * smooth_value / tot
+        else:
+            prec[n - 1] = 100.0 * corr / tot
+    # my_log(0) = -9999999999 makes the score exp(-huge) = 0.0 whatever the sum order
+    for n in range(eff):
+        if prec[n] == 0.0:
+            return 0.0
+        logs[n] = log(prec[n])
+    return bp * exp(py_sum(logs, eff, neumaier) / eff)
+
+
 def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, int smooth, double smooth_value,
                          bint effective_order, bint neumaier):
     """sacrebleu's BLEU.compute_bleu for every row of ``stats`` (N, 2 + 2 * max_order).
@@ -446,57 +449,14 @@ def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, int smooth,
     cdef double[::1] res = out
     cdef double* prec = <double*> malloc((max_order + 1) * sizeof(double))
     cdef double* logs = <double*> malloc((max_order + 1) * sizeof(double))
-    cdef double bp, smooth_mteval, corr, tot, s
-    cdef int n, eff, anyc, nlog
-    cdef int64_t sys_len, ref_len
+    cdef double bp
+    if prec == NULL or logs == NULL:
+        free(prec); free(logs)
+        raise MemoryError()
     with nogil:
         for i in range(N):
-            sys_len = stats[i, 0]
-            ref_len = stats[i, 1]
-            bp = 1.0
-            if sys_len < ref_len:
-                bp = exp(1.0 - (<double> ref_len) / (<double> sys_len)) if sys_len > 0 else 0.0
-            anyc = 0
-            for n in range(max_order):
-                prec[n] = 0.0
-                if stats[i, 2 + n] != 0:
-                    anyc = 1
-            if not anyc:
-                res[i] = 0.0
-                continue
-            smooth_mteval = 1.0
-            eff = max_order
-            for n in range(1, max_order + 1):
-                corr = <double> stats[i, 1 + n]
-                tot = <double> stats[i, 1 + max_order + n]
-                if smooth == 2 and n > 1:
-                    corr = corr + smooth_value
-                    tot = tot + smooth_value
-                if tot == 0:
-                    break
-                if effective_order:
-                    eff = n
-                if corr == 0:
-                    if smooth == 3:
-                        smooth_mteval *= 2
-                        prec[n - 1] = 100.0 / (smooth_mteval * tot)
-                    elif smooth == 1:
-                        prec[n - 1] = 100.0 * smooth_value / tot
-                else:
-                    prec[n - 1] = 100.0 * corr / tot
-            # my_log(0) = -9999999999 makes the score exp(-huge) = 0.0 whatever the sum order
-            s = 0.0
-            nlog = 0
-            for n in range(eff):
-                if prec[n] == 0.0:
-                    nlog = -1
-                    break
-                logs[n] = log(prec[n])
-            if nlog < 0:
-                res[i] = 0.0
-                continue
-            s = py_sum(logs, eff, neumaier)
-            res[i] = bp * exp(s / eff)
+            res[i] = bleu_score_row(&stats[i, 0], max_order, smooth, smooth_value,
+                                    effective_order, neumaier, prec, logs, &bp)
     free(prec); free(logs)
     return out
 

@@ -1,5 +1,7 @@
 """TER kernels: the Tercom normaliser (code points -> interned token ids) and sacrebleu 2.6.0's
 translation_edit_rate on int32 token ids (CSR inputs)."""
+from typing import Sequence
+
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import disjoint_base
@@ -65,3 +67,13 @@ def ter_stats_shared(
 
 def ter_pair_ids(hyp: _I32, ref: _I32) -> tuple[int, int]:
     """(edits, len(ref)) of one int32 token-id pair (sacrebleu translation_edit_rate)."""
+
+def ter_sentence(
+    hyp: str,
+    refs: Sequence[str],
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+) -> tuple[int, float] | None:
+    """(edits, avg_ref_len) of one rstripped/lowercased hypothesis against its references;
+    None when a reference is not a str."""

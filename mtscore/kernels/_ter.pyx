@@ -324,6 +324,21 @@ cdef class TercomVocab:
         self.mask = newmask
         return 0
 
+    cdef void clear(self) noexcept nogil:
+        """Forget every token (ids restart at 0), in time linear in the number of tokens: each
+        token's slot is found by its hash, then all are freed."""
+        cdef int32_t t
+        cdef uint64_t slot
+        for t in range(self.ntok):
+            slot = self.thash[t] & self.mask
+            while self.table[slot] != t:
+                slot = (slot + 1) & self.mask
+            self.thash[t] = slot   # no longer needed as a hash: keep the slot
+        for t in range(self.ntok):
+            self.table[self.thash[t]] = -1
+        self.ntok = 0
+        self.nchars = 0
+
     cdef int32_t intern(self, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
         cdef uint64_t h = hash_cps_fold(s, n)
         cdef uint64_t slot = h & self.mask
@@ -411,17 +426,41 @@ cdef int normalize_one(object s, UBuf* a, UBuf* b, bint normalized, bint no_punc
             c = <uint32_t> a.p[k]
             if 0x41 <= c <= 0x5A:
                 a.p[k] = <Py_UCS4> (c + 0x20)
-    L = a.n
-    if L > 0 and normalized:
+    if normalize_buf(a, b, normalized, no_punct, asian_support) < 0:
+        raise MemoryError("Tercom normaliser: out of memory")
+    return 0
+
+
+cdef int normalize_buf(UBuf* a, UBuf* b, bint normalized, bint no_punct,
+                       bint asian_support) noexcept nogil:
+    """The Tercom steps on the code points in ``a`` (result in ``a``); 0, or -1 when out of
+    memory."""
+    if a.n > 0 and normalized:
         if normalize_western(a, b) < 0:
-            raise MemoryError("Tercom normaliser: out of memory")
+            return -1
         if asian_support and normalize_asian(a, b) < 0:
-            raise MemoryError("Tercom normaliser: out of memory")
+            return -1
     if no_punct:
         remove_punct(a, asian_support)
     return 0
 
 
+cdef void collapse_spaces(UBuf* a) noexcept nogil:
+    """``" ".join(a.split())`` in place: tokens separated by one space, none at the ends."""
+    cdef Py_ssize_t k = 0, o = 0
+    while k < a.n:
+        while k < a.n and Py_UNICODE_ISSPACE(a.p[k]):
+            k += 1
+        if k >= a.n:
+            break
+        if o > 0:
+            a.p[o] = 0x20
+            o += 1
+        while k < a.n and not Py_UNICODE_ISSPACE(a.p[k]):
+            a.p[o] = a.p[k]
+            o += 1
+            k += 1
+    a.n = o
 
 
 def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=False,
@@ -430,29 +469,15 @@ def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=Fals
     first; ``lowercase``: ``lower()``-ed first; sacrebleu does both unless case-sensitive): a
     list of normalised strings, tokens joined by one space."""
     cdef UBuf a, b
-    cdef Py_ssize_t i, k, o, start
+    cdef Py_ssize_t i
     cdef list out = []
     ubuf_init(&a)
     ubuf_init(&b)
     try:
         for i in range(len(texts)):
             normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support, rstrip, lowercase)
-            # collapse whitespace in place: single spaces between tokens, none at the ends
-            k = 0
-            o = 0
-            while k < a.n:
-                while k < a.n and Py_UNICODE_ISSPACE(a.p[k]):
-                    k += 1
-                if k >= a.n:
-                    break
-                if o > 0:
-                    a.p[o] = 0x20
-                    o += 1
-                while k < a.n and not Py_UNICODE_ISSPACE(a.p[k]):
-                    a.p[o] = a.p[k]
-                    o += 1
-                    k += 1
-            out.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, a.p, o))
+            collapse_spaces(&a)
+            out.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, a.p, a.n))
         return out
     finally:
         ubuf_free(&a)
@@ -1140,3 +1165,168 @@ def ter_pair_ids(const int32_t[::1] hyp, const int32_t[::1] ref):
     if e < 0:
         raise MemoryError("TER kernel: out of memory")
     return int(e), m
+
+
+# =============================================================================================
+# one hypothesis against its references in one call (TER.sentence_score)
+# =============================================================================================
+cdef enum:
+    KEEP_MAX_TOKENS = 1 << 12   # a scratch whose vocabulary grew past this is not kept
+
+
+cdef class _SentenceState:
+    """The scratch of one ter_sentence call: a vocabulary, normaliser buffers, the token ids of
+    every text and the search's work buffers; emptied and kept for the next call."""
+    cdef TercomVocab vocab
+    cdef Work w
+    cdef UBuf a, b
+    cdef int32_t* ids
+    cdef int64_t* off       # per text + 1 (references first, then the hypothesis)
+    cdef int* kinds         # per text (hypothesis first): PEP 393 storage
+    cdef const void** datas
+    cdef Py_ssize_t* lens
+    cdef Py_ssize_t cap_ids, cap_texts
+
+    def __cinit__(self):
+        self.vocab = TercomVocab()
+        work_init(&self.w)
+        ubuf_init(&self.a)
+        ubuf_init(&self.b)
+        self.ids = NULL
+        self.off = NULL
+        self.kinds = NULL
+        self.datas = NULL
+        self.lens = NULL
+        self.cap_ids = 0
+        self.cap_texts = 0
+
+    def __dealloc__(self):
+        work_free(&self.w)
+        ubuf_free(&self.a)
+        ubuf_free(&self.b)
+        free(self.ids); free(self.off); free(self.kinds); free(self.datas); free(self.lens)
+
+    cdef int reserve_texts(self, Py_ssize_t n) except -1:
+        if n > self.cap_texts:
+            n = n if n > 8 else 8
+            self.off = <int64_t*> realloc(self.off, (n + 1) * sizeof(int64_t))
+            self.kinds = <int*> realloc(self.kinds, n * sizeof(int))
+            self.datas = <const void**> realloc(self.datas, n * sizeof(void*))
+            self.lens = <Py_ssize_t*> realloc(self.lens, n * sizeof(Py_ssize_t))
+            if self.off == NULL or self.kinds == NULL or self.datas == NULL or self.lens == NULL:
+                raise MemoryError()
+            self.cap_texts = n
+        return 0
+
+
+cdef _SentenceState _spare_state = None
+
+
+cdef int _sentence_tokens(_SentenceState s, Py_ssize_t j, bint twice, bint normalized,
+                          bint no_punct, bint asian_support, Py_ssize_t* pos) noexcept nogil:
+    """Normalise text ``j`` (twice for a reference under ``normalized``, as sacrebleu does) and
+    append its token ids at ``s.ids[pos]``. 0, or -1 when out of memory."""
+    cdef Py_ssize_t k, start, need
+    cdef int32_t tid
+    cdef void* p
+    if ubuf_load(&s.a, s.kinds[j], s.datas[j], s.lens[j], 8) < 0:
+        return -1
+    if normalize_buf(&s.a, &s.b, normalized, no_punct, asian_support) < 0:
+        return -1
+    if twice:
+        # sacrebleu tokenizes a reference once when caching it and again when extracting its
+        # info; only the normalised form changes on the second pass (str.lower of lowercased
+        # text is itself, so the lowercasing in between is the identity)
+        collapse_spaces(&s.a)
+        if normalize_buf(&s.a, &s.b, normalized, no_punct, asian_support) < 0:
+            return -1
+    need = pos[0] + s.a.n // 2 + 2
+    if need > s.cap_ids:
+        need = need if need > 2 * s.cap_ids else 2 * s.cap_ids
+        p = realloc(s.ids, need * sizeof(int32_t))
+        if p == NULL:
+            return -1
+        s.ids = <int32_t*> p
+        s.cap_ids = need
+    k = 0
+    while k < s.a.n:
+        while k < s.a.n and Py_UNICODE_ISSPACE(s.a.p[k]):
+            k += 1
+        if k >= s.a.n:
+            break
+        start = k
+        while k < s.a.n and not Py_UNICODE_ISSPACE(s.a.p[k]):
+            k += 1
+        tid = s.vocab.intern(s.a.p + start, k - start)
+        if tid < 0:
+            return -1
+        s.ids[pos[0]] = tid
+        pos[0] += 1
+    return 0
+
+
+cdef int _ter_sentence(_SentenceState s, Py_ssize_t K, bint normalized, bint no_punct,
+                       bint asian_support, int64_t* edits, double* ref_len) noexcept nogil:
+    """Tokens of the references (texts 1..K) and the hypothesis (text 0), then the fewest
+    edits over the references and their mean length (ter_segments for one segment)."""
+    cdef Py_ssize_t k, pos = 0
+    cdef int64_t e, best = 10000000000000000, total = 0
+    s.off[0] = 0
+    for k in range(K + 1):
+        if _sentence_tokens(s, k + 1 if k < K else 0, k < K and normalized, normalized,
+                            no_punct, asian_support, &pos) != 0:
+            return -1
+        s.off[k + 1] = pos
+    for k in range(K):
+        e = ter_pair(&s.w, s.ids + s.off[K], <int> (s.off[K + 1] - s.off[K]), s.ids + s.off[k],
+                     <int> (s.off[k + 1] - s.off[k]))
+        if e < 0:
+            return -1
+        total += s.off[k + 1] - s.off[k]
+        if e < best:
+            best = e
+    edits[0] = best
+    ref_len[0] = <double> total / <double> K
+    return 0
+
+
+def ter_sentence(str hyp not None, object refs, bint normalized=False, bint no_punct=False,
+                 bint asian_support=False):
+    """TER statistics of one hypothesis against its reference strings ``refs`` (a list or
+    tuple, at least one), all already ``rstrip()``-ed and (unless case-sensitive) ``lower()``-ed
+    in Python: ``(edits, avg_ref_len)``, sacrebleu's ``[best_num_edits, avg_ref_len]`` of the
+    segment (references Tercom-normalised twice under ``normalized``, as sacrebleu does). None
+    when a reference is not a ``str``."""
+    global _spare_state
+    cdef Py_ssize_t K = len(refs), k
+    cdef object r
+    cdef int rc
+    cdef int64_t edits = 0
+    cdef double ref_len = 0.0
+    if K == 0:
+        raise ValueError("ter_sentence: no references")
+    cdef _SentenceState s = _spare_state
+    if s is None:
+        s = _SentenceState()
+    else:
+        _spare_state = None   # taken under the GIL: no other thread holds it now
+    try:
+        s.reserve_texts(K + 1)
+        for k in range(K + 1):
+            r = hyp if k == 0 else refs[k - 1]
+            if type(r) is not str:
+                return None
+            PyUnicode_READY(r)
+            s.kinds[k] = PyUnicode_KIND(r)
+            s.datas[k] = PyUnicode_DATA(r)
+            s.lens[k] = PyUnicode_GET_LENGTH(r)
+        with nogil:
+            rc = _ter_sentence(s, K, normalized, no_punct, asian_support, &edits, &ref_len)
+        if rc != 0:
+            raise MemoryError("ter_sentence: out of memory")
+        return int(edits), ref_len
+    finally:
+        s.vocab.clear()
+        if s.vocab.mask < 2 * KEEP_MAX_TOKENS and s.cap_ids <= 16 * KEEP_MAX_TOKENS \
+                and s.a.cap <= 64 * KEEP_MAX_TOKENS:
+            _spare_state = s

@@ -23,7 +23,7 @@ import numpy as np
 cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
-    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct,
+    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
     HASH_INIT, hash_step, hash_finish, hash_cps, cps_equal, replace_inplace)
 
 cnp.import_array()
@@ -38,31 +38,9 @@ MODE_CHARS = 5       # chrF characters: code points, whitespace deleted (values 
 MODE_CHARS_WS = 6    # chrF characters with whitespace kept      (values are code points)
 MODE_CHRF_WORDS = 7  # chrF++ words: whitespace split + one punctuation char split off
 
-# ---- growable buffers (code points: UBuf in _ucs4.pxd) --------------------------------------
-cdef struct IBuf:
-    int32_t* p
-    Py_ssize_t n
-    Py_ssize_t cap
+# ---- growable buffers: IBuf (and ibuf_push) in _text.pxd, UBuf in _ucs4.pxd -----------------
 
-cdef inline int ibuf_push(IBuf* b, int32_t v) noexcept nogil:
-    cdef int32_t* q
-    cdef Py_ssize_t cap
-    if b.n == b.cap:
-        cap = b.cap * 2 if b.cap else 1024
-        q = <int32_t*> realloc(b.p, cap * sizeof(int32_t))
-        if q == NULL:
-            return -1
-        b.p = q
-        b.cap = cap
-    b.p[b.n] = v
-    b.n += 1
-    return 0
-
-# ---- character classes (is_digit, is_13a_punct: _ucs4.pxd) -----------------------------------
-cdef inline bint is_ascii_punct(Py_UCS4 c) noexcept nogil:
-    # string.punctuation: !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~
-    return (0x21 <= c <= 0x2F) or (0x3A <= c <= 0x40) or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E)
-
+# ---- character classes (is_digit, is_13a_punct, is_ascii_punct: _ucs4.pxd) -------------------
 cdef inline bint is_zh_char(Py_UCS4 c) noexcept nogil:
     # Effective ranges of sacrebleu's _UCODE_RANGES (string comparison with two malformed
     # 5-hex-digit escapes); verified against sacrebleu over every code point in the tests.
@@ -114,25 +92,6 @@ cdef inline uint8_t intl_cls(Py_UCS4 c) noexcept nogil:
 cdef extern from *:
     void __builtin_prefetch(const void* addr) nogil
 
-cdef struct Slot:
-    # one open-addressing slot, 16 bytes: a probe reads the hash check, length and arena offset
-    # from the slot itself (one cache line), then compares code points in the arena
-    uint32_t hcheck         # upper 32 bits of the token's hash
-    int32_t id1             # id + 1, 0 = empty
-    uint32_t len
-    uint32_t start          # offset into arena
-
-cdef struct VocabC:
-    Slot* slots
-    Py_ssize_t nslots       # power of two
-    uint64_t* hashes        # per id (rehashing)
-    uint32_t* starts        # per id: arena offset (Vocab.token; not read while interning)
-    uint32_t* lens          # per id: length
-    Py_ssize_t n            # number of ids
-    Py_ssize_t idcap
-    Py_UCS4* arena          # token code points, at most 2**32 - 1 in all
-    Py_ssize_t arena_n
-    Py_ssize_t arena_cap
 
 cdef Py_ssize_t ARENA_MAX = 0xFFFFFFFF
 
@@ -292,12 +251,6 @@ cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept no
 # Word cache: (mode, first/last flags, word) -> the token ids it tokenizes to. Tokenization of
 # 13a/intl/zh is word-local (patterns never reach across whitespace except through the neutral
 # whitespace characters themselves, see _word_context), so each distinct word is tokenized once.
-cdef struct WordCache:
-    VocabC keys
-    int64_t* start
-    int32_t* count
-    Py_ssize_t cap
-    IBuf ids
 
 cdef enum:
     WORD_CACHE_MAX = 1 << 21
@@ -326,9 +279,6 @@ cdef class Vocab:
     Not thread-safe: use one Vocab per thread (ids only need to agree within a segment's
     hypothesis and references, so per-chunk vocabularies are fine).
     """
-    cdef VocabC v
-    cdef WordCache wc
-
     def __cinit__(self):
         if vocab_init(&self.v) != 0 or wcache_init(&self.wc) != 0:
             raise MemoryError()
@@ -370,13 +320,6 @@ cdef class Vocab:
         return self._intern_or_find(tok, False)
 
 # ---- per-segment tokenizers -------------------------------------------------------------
-cdef struct Work:
-    UBuf a
-    UBuf b
-    UBuf line
-    UBuf key
-    IBuf bounds
-    IBuf out
 
 cdef Py_UCS4 P_SKIPPED[9]
 cdef Py_UCS4 P_DASHNL[2]
@@ -987,6 +930,47 @@ cdef int process_segment(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t
     elif mode == 7:
         return chrf_words(v, w.a.p, n, out)
     return -1
+
+
+# ---- one text at a time (the _sentence kernels, through _text.pxd) --------------------------
+cdef int tokenize_one(int mode, VocabC* v, WordCache* wc, Work* w, int kind, const void* data,
+                      Py_ssize_t n, bint rstrip, IBuf* out) noexcept nogil:
+    """Tokenize one string's PEP 393 storage (``kind``, ``data``, ``n`` code points) with
+    ``mode`` and append its ids (code points for MODE_CHARS / MODE_CHARS_WS) to ``out``, as
+    :func:`encode` does for each of its strings. 0, or -1 when out of memory."""
+    n = load_segment(kind, data, n, &w.a, rstrip)
+    if n < 0:
+        return -1
+    return process_segment(mode, v, wc, w, n, out)
+
+
+cdef void _clear_slots(VocabC* v) noexcept nogil:
+    """Empty ``v`` in O(ids): each id's slot is found by its hash, then all are freed."""
+    cdef Py_ssize_t i, j, mask = v.nslots - 1
+    if v.n * 8 >= v.nslots:
+        memset(v.slots, 0, v.nslots * sizeof(Slot))
+    else:
+        for i in range(v.n):
+            j = <Py_ssize_t> (v.hashes[i] & <uint64_t> mask)
+            while v.slots[j].id1 != i + 1:
+                j = (j + 1) & mask
+            v.hashes[i] = <uint64_t> j   # no longer needed as a hash: keep the slot index
+        for i in range(v.n):
+            v.slots[<Py_ssize_t> v.hashes[i]].id1 = 0
+    v.n = 0
+    v.arena_n = 0
+
+
+cdef void vocab_clear(VocabC* v, WordCache* wc) noexcept nogil:
+    """Empty a vocabulary and its word cache for reuse (ids restart at 0), in time linear in
+    what they hold (a caller that saw them grow large frees them instead: see _sentence)."""
+    _clear_slots(v)
+    _clear_slots(&wc.keys)
+    wc.ids.n = 0
+
+
+cdef bint intl_ready() noexcept nogil:
+    return INTL_TABLE != NULL
 
 
 def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):

@@ -87,6 +87,22 @@ cdef inline bint is_digit(Py_UCS4 c) noexcept nogil:
     return 48 <= c <= 57
 
 
+cdef inline bint is_ascii_punct(Py_UCS4 c) noexcept nogil:
+    # string.punctuation: !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~ (chrF++'s word splitting)
+    return (0x21 <= c <= 0x2F) or (0x3A <= c <= 0x40) or (0x5B <= c <= 0x60) or (0x7B <= c <= 0x7E)
+
+
+cdef inline bint is_space(Py_UCS4 c) noexcept nogil:
+    """``str.isspace`` of one code point, i.e. Py_UNICODE_ISSPACE, without its out-of-line call
+    for the non-ASCII letters of Latin, Greek, Cyrillic, ... text: below U+1680 the only
+    non-ASCII whitespace is U+0085 and U+00A0."""
+    if c < 128:
+        return (9 <= c <= 13) or (0x1C <= c <= 0x20)
+    if c < 0x1680:
+        return c == 0x85 or c == 0xA0
+    return Py_UNICODE_ISSPACE(c)
+
+
 cdef inline bint is_13a_punct(Py_UCS4 c) noexcept nogil:
     # re class [\{-\~\[-\` -\&\(-\+\:-\@\/] of 13a, also Tercom's "western" punctuation
     return ((0x20 <= c <= 0x26) or (0x28 <= c <= 0x2B) or c == 0x2F or (0x3A <= c <= 0x40)

@@ -44,6 +44,10 @@ def test_spm_bleu_matches_sacrebleu(model_dir, monkeypatch, tok):
     assert str(a.get_signature()) == str(b.get_signature())
     for h in hyps:
         assert b.tokenizer(h) == " ".join(a.tokenizer(h.rstrip()).split())
+    for h, r in zip(hyps, refs[0]):  # sentence_score: the single-pair kernel after spm
+        x, y = a.sentence_score(h, [r, "the dog"]), b.sentence_score(h, [r, "the dog"])
+        assert (x.score, x.counts, x.totals, x.precisions, x.bp) == \
+            (y.score, y.counts, y.totals, y.precisions, y.bp)
 
 
 def test_missing_model_is_a_clear_error(tmp_path, monkeypatch):

@@ -26,11 +26,12 @@ from hypothesis import strategies as st
 
 from conftest import data_dir
 from mtscore.engine.tokenizers import intl_table
-from mtscore.kernels import _greedy, _lists, _ngram, _resample, _ter, _text
-from mtscore.kernels.reference import greedy, lists, ngram, resample, ter, text
+from mtscore.kernels import _greedy, _lists, _ngram, _resample, _sentence, _ter, _text
+from mtscore.kernels.reference import greedy, lists, ngram, resample, sentence, ter, text
 
 MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
-           "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy)}
+           "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
+           "_sentence": (_sentence, sentence)}
 
 
 def kernel_functions():
@@ -488,6 +489,54 @@ def _(data, source):
         h = np.array(data.draw(ints, label="h"), np.int32)
         r = np.array(data.draw(ints, label="r"), np.int32)
     both("_ter.ter_pair_ids", h, r)
+
+
+def _sentence_rows(data, source):
+    """(hypothesis, references) of each drawn segment: its non-None references, and now and
+    then one with a None among them (the kernels then return None) or none at all."""
+    hyps, refs = corpus(data, source)
+    rows = [(h, [r[i] for r in refs if r[i] is not None]) for i, h in enumerate(hyps)]
+    if data.draw(st.booleans(), label="odd refs"):
+        rows.append((hyps[0], rows[0][1] + [None]))
+        rows.append((hyps[0], []))  # ValueError
+        rows.append((hyps[0], tuple(rows[0][1])))
+    return rows
+
+
+@case("_sentence.bleu_sentence", 60)
+def _(data, source):
+    _intl()
+    mode = data.draw(st.sampled_from([0, 1, 2, 3, 4]), label="mode")
+    order = data.draw(st.integers(1, 6), label="order")
+    smooth = data.draw(st.integers(0, 3), label="smooth")
+    sv = data.draw(st.sampled_from([0.0, 0.1, 1.0, 2.5]), label="smooth_value")
+    eff, neu, rstrip = (data.draw(st.booleans(), label=x) for x in ("eff", "neumaier", "rstrip"))
+    for hyp, refs in _sentence_rows(data, source):
+        both("_sentence.bleu_sentence", hyp, refs, mode, rstrip, order, smooth, sv, eff, neu)
+    both("_sentence.bleu_sentence", "a b", ["a c"], 9)  # ValueError: not a BLEU mode
+    both("_sentence.bleu_sentence", "a b", ["a c"], 1, True, 0)  # ValueError: max_order
+    both("_sentence.bleu_sentence", None, ["a c"], 1)  # TypeError
+
+
+@case("_sentence.chrf_sentence", 60)
+def _(data, source):
+    c = data.draw(st.integers(0, 6), label="char_order")
+    w = data.draw(st.integers(0 if c else 1, 2), label="word_order")
+    factor = data.draw(st.sampled_from([1.0, 4.0, 9.0, 0.25]), label="factor")
+    eps, ws = (data.draw(st.booleans(), label=x) for x in ("eps", "whitespace"))
+    for hyp, refs in _sentence_rows(data, source):
+        both("_sentence.chrf_sentence", hyp, refs, c, w, factor, eps, ws)
+    both("_sentence.chrf_sentence", "a b", ["a c"], 0, 0)  # ValueError
+    both("_sentence.chrf_sentence", None, ["a c"])  # TypeError
+
+
+@case("_ter.ter_sentence", 40)
+def _(data, source):
+    opts = {k: data.draw(st.booleans(), label=k) for k in ("normalized", "no_punct", "asian_support")}
+    for hyp, refs in _sentence_rows(data, source):
+        low = [r.rstrip().lower() if r is not None else None for r in refs]
+        both("_ter.ter_sentence", hyp.rstrip().lower(), type(refs)(low), **opts)
+    both("_ter.ter_sentence", None, ["a c"])  # TypeError
 
 
 def _stats(data, source, dtype=np.int64):

@@ -11,8 +11,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ...kernels import _lists, _ngram, _text
-from ..tokenizers import TOKENIZER_MAP, TOKENIZERS, Tokenizer
+from ...kernels import _lists, _ngram, _sentence, _text
+from ..tokenizers import MODE_NONE, TOKENIZER_MAP, TOKENIZERS, Tokenizer
 from .base import Score, Signature, check_sentence_args
 from . import resampled
 from .lexical import LexicalMetric
@@ -21,6 +21,7 @@ log = logging.getLogger("mtscore")
 
 MAX_NGRAM_ORDER = 4
 _SMOOTH_CODES = {"none": 0, "floor": 1, "add-k": 2, "exp": 3}
+_LIST_OR_TUPLE = (list, tuple)
 
 
 def my_log(num: float) -> float:
@@ -54,18 +55,32 @@ class BLEUScore(Score):
 
     def __init__(self, score: float, counts: List, totals: List, precisions: List[float],
                  bp: float, sys_len: int, ref_len: int):
-        super().__init__("BLEU", score)
+        # Score.__init__ inlined, without _verbose: prec_str and _verbose are formatted on first
+        # use (__getattr__), as sentence scores (a decoder's thousands per second) seldom print
+        self.name = "BLEU"
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
         self.bp = bp
         self.counts = counts
         self.totals = totals
         self.sys_len = sys_len
         self.ref_len = ref_len
         self.precisions = precisions
-        self.prec_str = "/".join([f"{p:.1f}" for p in self.precisions])
-        self.ratio = self.sys_len / self.ref_len if self.ref_len else 0
-        self._verbose = f"{self.prec_str} (BP = {self.bp:.3f} "
-        self._verbose += f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
-        self._verbose += f"ref_len = {self.ref_len:d})"
+        self.ratio = sys_len / ref_len if ref_len else 0
+
+    def __getattr__(self, name: str):
+        # only called for attributes not set yet: sacrebleu's eagerly formatted strings
+        if name == "prec_str":
+            value = "/".join([f"{p:.1f}" for p in self.precisions])
+        elif name == "_verbose":
+            value = f"{self.prec_str} (BP = {self.bp:.3f} "
+            value += f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
+            value += f"ref_len = {self.ref_len:d})"
+        else:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.__dict__[name] = value
+        return value
 
 
 class BLEU(LexicalMetric):
@@ -211,6 +226,46 @@ class BLEU(LexicalMetric):
         """BLEU of one hypothesis against one or more reference strings."""
         if not self.effective_order:
             log.warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
+        if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:
+            score = self._sentence_score_kernel(hypothesis, references)
+            if score is not None:
+                return score
+        # other sequences, None references (the missing_refs policy), argument errors
         check_sentence_args(self, hypothesis, references)
         stats = self.corpus_stats([hypothesis], [[r] for r in references])
         return self.compute_score_from_stats(self.sum_stats(stats))
+
+    def _sentence_score_kernel(self, hyp: str, refs) -> Optional[BLEUScore]:
+        """One call of the compiled single-pair kernel (tokenize, count, score; no numpy, no
+        prepared-reference cache), or None when a reference is not a str."""
+        tok = self.tokenizer
+        try:
+            if self.lowercase:
+                hyp = hyp.lower()
+                refs = [r.lower() for r in refs]
+            ext = tok.external
+            if ext is not None:  # MeCab / SentencePiece in Python, then whitespace-split
+                hyp = ext(hyp.rstrip())
+                refs = [ext(r.rstrip()) for r in refs]
+        except AttributeError:  # a None (or other non-str) reference
+            return None
+        method = self.smooth_method
+        code = _SMOOTH_CODES.get(method)
+        if code is None:  # changed after construction: compute_bleu's error
+            return None
+        smooth_value = self.smooth_value
+        if smooth_value is None:
+            smooth_value = self.SMOOTH_DEFAULTS[method]
+        order = self.max_ngram_order
+        mode = tok.mode if ext is None and tok.mode is not None else MODE_NONE
+        res = _sentence.bleu_sentence(hyp, refs, mode, ext is None, order, code,
+                                      float(smooth_value or 0.0), bool(self.effective_order),
+                                      resampled.NEUMAIER_SUM)
+        if res is None:
+            return None
+        self.num_refs = len(refs)
+        sys_len, ref_len, counts, totals, precisions, bp, score = res
+        if method == "add-k":  # sacrebleu adds k to the counts it returns: its own formula
+            return self.compute_bleu(counts, totals, sys_len, ref_len, method, self.smooth_value,
+                                     self.effective_order, order)
+        return BLEUScore(score, counts, totals, precisions, bp, sys_len, ref_len)

@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ...kernels import _ngram, _text
+from ...kernels import _ngram, _sentence, _text
 from . import resampled
 from .base import Score, Signature, check_sentence_args
 from .lexical import LexicalMetric
@@ -34,9 +34,15 @@ class CHRFScore(Score):
         self.beta = beta
         self.char_order = char_order
         self.word_order = word_order
-        super().__init__(f"chrF{self.beta}" + "+" * self.word_order, score)
+        # Score.__init__ inlined (a sentence score is built per call of sentence_score)
+        self.name = f"chrF{beta}" + "+" * word_order
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
+        self._verbose = ""
 
 
+_LIST_OR_TUPLE = (list, tuple)
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _ONE_I64 = np.zeros(1, dtype=np.int64)
 
@@ -148,6 +154,29 @@ class CHRF(LexicalMetric):
                                     float(self.beta ** 2), bool(self.eps_smoothing))
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore:
+        if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:
+            score = self._sentence_score_kernel(hypothesis, references)
+            if score is not None:
+                return score
+        # other sequences, None references (the missing_refs policy), argument errors
         check_sentence_args(self, hypothesis, references)
         stats = self.corpus_stats([hypothesis], [[r] for r in references])
         return self.compute_score_from_stats(self.sum_stats(stats))
+
+    def _sentence_score_kernel(self, hyp: str, refs) -> Optional[CHRFScore]:
+        """One call of the compiled single-pair kernel (characters, words, n-gram counts, the
+        best reference's score; no numpy, no prepared-reference cache), or None when a
+        reference is not a str."""
+        if self.lowercase:
+            try:
+                hyp = hyp.lower()
+                refs = [r.lower() for r in refs]
+            except AttributeError:  # a None (or other non-str) reference
+                return None
+        res = _sentence.chrf_sentence(hyp, refs, self.char_order, self.word_order,
+                                      float(self.beta ** 2), bool(self.eps_smoothing),
+                                      bool(self.whitespace))
+        if res is None:
+            return None
+        self.num_refs = len(refs)
+        return CHRFScore(res[1], self.char_order, self.word_order, self.beta)

@@ -320,9 +320,33 @@ class TER(Metric):
 
     def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> TERScore:
         """TER of one segment against its references (a one-segment corpus)."""
+        if type(hypothesis) is str and type(references) in (list, tuple) and references:
+            score = self._sentence_score_kernel(hypothesis, references)
+            if score is not None:
+                return score
+        # other sequences, None references (the missing_refs policy), argument errors
         if not isinstance(hypothesis, str):
             raise TypeError("TER: The argument `hyp` should be a string.")
         if isinstance(references, str) or not hasattr(references, "__len__"):
             raise TypeError("TER: The argument `refs` should be a sequence of strings.")
         return cast(TERScore, self.corpus_score([hypothesis], [[r] for r in references]))
+
+    def _sentence_score_kernel(self, hyp: str, refs) -> Optional[TERScore]:
+        """One call of the compiled single-pair kernel (normalise, intern, shift search; no
+        numpy, no prepared references), or None when a reference is not a str."""
+        try:
+            if self.case_sensitive:
+                hyp = hyp.rstrip()
+                refs = [r.rstrip() for r in refs]
+            else:
+                hyp = hyp.rstrip().lower()
+                refs = [r.rstrip().lower() for r in refs]
+        except AttributeError:  # a None (or other non-str) reference
+            return None
+        res = _ter.ter_sentence(hyp, refs, bool(self.normalized), bool(self.no_punct),
+                                bool(self.asian_support))
+        if res is None:
+            return None
+        self.num_refs = len(refs)
+        return self.compute_score_from_stats(res)
 

@@ -14,7 +14,7 @@ one loop of the compiled kernel:
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -432,3 +432,22 @@ def ter_stats_shared(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np
 def ter_pair_ids(hyp: npt.NDArray[np.int32], ref: npt.NDArray[np.int32]) -> Tuple[int, int]:
     """``(edits, len(ref))`` of one token-id pair."""
     return translation_edit_rate([int(x) for x in hyp], [int(x) for x in ref])
+
+
+def ter_sentence(hyp: str, refs: Sequence[str], normalized: bool = False, no_punct: bool = False,
+                 asian_support: bool = False) -> Optional[Tuple[int, float]]:
+    """``(edits, avg_ref_len)`` of one hypothesis against its references (all already rstripped
+    and lowercased as the metric needs); references normalised twice under ``normalized``
+    (sacrebleu's reference caching); None when a reference is not a str."""
+    if not isinstance(hyp, str):
+        raise TypeError(f"ter_sentence: hyp is {type(hyp).__name__}, expected str")
+    if len(refs) == 0:
+        raise ValueError("ter_sentence: no references")
+    if type(hyp) is not str or any(type(r) is not str for r in refs):
+        return None
+    steps = (normalized, no_punct, asian_support)
+    h = _tercom_steps(hyp, *steps).split()
+    rs = [_tercom_steps(_tercom_steps(r, *steps), *steps) if normalized else _tercom_steps(r, *steps)
+          for r in refs]
+    best, avg = segment_stats(h, [r.split() for r in rs])
+    return int(best), float(avg)
