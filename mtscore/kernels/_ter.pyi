@@ -58,3 +58,8 @@ def ter_stats_shared(
 
 def ter_pair_ids(hyp: _I32, ref: _I32) -> tuple[int, int]:
     """(edits, len(ref)) of one int32 token-id pair (sacrebleu translation_edit_rate)."""
+
+def ter_matrix(
+    hyp_ids: _I32, hyp_offsets: _I64, ref_ids: _I32, ref_offsets: _I64, edits: _I64, part: _I64
+) -> None:
+    """Fill columns `part` of edits int64 (n, m) with the TER edits of hypothesis a against reference b; GIL released."""
