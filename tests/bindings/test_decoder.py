@@ -6,6 +6,7 @@ MBR selection, the Moses n-best reader, and the argument errors."""
 from __future__ import annotations
 
 import functools
+import json
 import logging
 
 import numpy as np
@@ -302,3 +303,67 @@ def test_read_moses_nbest_invalid_utf8(tmp_path):
     p.write_bytes(b"0 ||| a ||| F= 1 ||| 1\n0 ||| \xff ||| F= 1 ||| 1\n")
     with pytest.raises(ValueError, match=r"nbest.txt:2: invalid utf-8"):
         decoder.read_moses_nbest(p)
+
+
+# ---- CLI -------------------------------------------------------------------------------------
+def _cli(argv, capsys):
+    from mtscore.bindings.cli import main
+
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_mbr_jsonl_and_text_groups(tmp_path, capsys):
+    g = ["the cat sat on the mat", "a cat sat on a mat", "the dog sat", "the cat sat"]
+    (tmp_path / "s.jsonl").write_text(json.dumps(g) + "\n" + json.dumps(
+        {"samples": g[:2], "log_probs": [-3.0, -0.1]}) + "\n", encoding="utf-8")
+    rc, out, _ = _cli(["mbr", str(tmp_path / "s.jsonl"), "-m", "chrf"], capsys)
+    assert rc == 0
+    assert out.splitlines() == [decoder.mbr(g).sample, decoder.mbr(g[:2], log_probs=[-3.0, -0.1]).sample]
+    (tmp_path / "s.txt").write_text("\n".join(g[:2]) + "\n\n" + "\n".join(g[2:]) + "\n",
+                                    encoding="utf-8")
+    rc, out, _ = _cli(["mbr", str(tmp_path / "s.txt"), "-m", "bleu", "-O", "effective_order=true",
+                       "-f", "jsonl", "-o", str(tmp_path / "o.jsonl")], capsys)
+    rows = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
+    want = decoder.mbr(g[2:], metric="bleu", effective_order=True)
+    assert rc == 0 and rows[1]["index"] == want.index
+    assert rows[1]["expected_utility"] == want.expected_utility.tolist()
+
+
+def test_cli_nbest_oracle_and_rerank(tmp_path, capsys):
+    (tmp_path / "nb").write_text("0 ||| the cat ||| F= 1 ||| -1\n0 ||| the cat sat ||| F= 2 ||| -2\n"
+                                 "1 ||| x y ||| F= 0 ||| 0.5\n", encoding="utf-8")
+    (tmp_path / "ref").write_text("the cat sat\nx y z\n", encoding="utf-8")
+    rc, out, _ = _cli(["nbest", str(tmp_path / "nb"), "-r", str(tmp_path / "ref"), "-O",
+                       "effective_order=true"], capsys)
+    assert rc == 0 and out.splitlines() == ["the cat sat", "x y"]
+    rc, out, _ = _cli(["nbest", str(tmp_path / "nb"), "-r", str(tmp_path / "ref"), "--mode", "rerank",
+                       "-m", "chrf"], capsys)
+    first = out.splitlines()[0].split(" ||| ")
+    assert rc == 0 and first[1] == "the cat sat" and first[2].startswith("F= 2 CHRF= ")
+    assert float(first[2].split()[-1]) == sacrebleu.metrics.CHRF().sentence_score(
+        "the cat sat", ["the cat sat"]).score
+
+
+@pytest.mark.parametrize("files, argv, msg", [
+    ({"nb": "0 ||| a ||| b\n"}, ["nbest", "{nb}", "-r", "{ref}"], "nb:1: expected 'id"),
+    ({"nb": "0 ||| a ||| F ||| 1\n2 ||| b ||| F ||| 1\n"}, ["nbest", "{nb}", "-r", "{ref}"],
+     "sentence id 1 has no hypotheses"),
+    ({"nb": "0 ||| a ||| F ||| 1\n1 ||| a ||| F ||| 1\n2 ||| b ||| F ||| 1\n"},
+     ["nbest", "{nb}", "-r", "{ref}"], "ref: 2 lines"),
+    ({"s.jsonl": "[\"a\"]\n[]\n"}, ["mbr", "{s.jsonl}"], "s.jsonl:2: empty group"),
+    ({"s.jsonl": "[\"a\"]\n{oops\n"}, ["mbr", "{s.jsonl}"], "s.jsonl:2: invalid JSON"),
+    ({"s.jsonl": "{\"samples\": [\"a\", \"b\"], \"log_probs\": [1]}\n"}, ["mbr", "{s.jsonl}"],
+     "s.jsonl:1: log_probs must be 2 numbers"),
+    ({"s.txt": "a\t0\nb\tx\n"}, ["mbr", "{s.txt}", "--log-probs"], "s.txt:2: --log-probs"),
+    ({"s.txt": "a\nb\n"}, ["mbr", "{s.txt}", "-O", "nosuch=1"], "-O: "),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, files, argv, msg):
+    (tmp_path / "ref").write_text("r0\nr1\n", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    names = {"ref": tmp_path / "ref", **{n: tmp_path / n for n in files}}
+    argv = [str(names[a[1:-1]]) if a.startswith("{") and a[1:-1] in names else a for a in argv]
+    rc, out, err = _cli(argv, capsys)
+    assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
