@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
             "Give reference files first, then the system output(s) with -i (or on stdin; "
             "tab-separated columns are several systems).\n"
             "Subcommands: 'mtscore demo' (the bundled example), 'mtscore meta --help' (metric "
-            "meta-evaluation), 'mtscore human --help' (human evaluation)."),
+            "meta-evaluation), 'mtscore human --help' (human evaluation), 'mtscore mbr --help' "
+            "(MBR selection), 'mtscore nbest --help' (n-best oracle / reranking)."),
         epilog=(
             "examples:\n"
             "  mtscore ref.de -i hyp.de -m bleu chrf ter\n"
@@ -415,6 +416,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .demo import main as demo_main
 
         return demo_main(argv[1:], cli_main=main)
+    if argv and argv[0] in ("mbr", "nbest"):
+        from .decoder_cli import mbr_main, nbest_main
+
+        return (mbr_main if argv[0] == "mbr" else nbest_main)(argv[1:], run_command)
     if argv and argv[0] == "bertscore-baseline":
         from .bertscore_cli import baseline_main
 

@@ -24,51 +24,15 @@ from libc.math cimport exp, log, fabs
 import numpy as np
 cimport numpy as cnp
 
+from mtscore.kernels._ngram_common cimport (
+    Table, table_init, table_free, table_reset, table_get, table_get_or_add, chrf_f, bleu_row)
+
 cnp.import_array()
 
 cdef int64_t WORD_FLAG = word_flag()
 
-# ---- small open-addressing table: int64 key -> int32 entry index (Table: _ngram.pxd) ------
-
-cdef int table_init(Table* t, Py_ssize_t cap) noexcept nogil:
-    cdef Py_ssize_t c = 1
-    t.cap = cap
-    t.shift = 64
-    while c < cap:
-        c *= 2
-        t.shift -= 1
-    t.keys = <int64_t*> malloc(cap * sizeof(int64_t))
-    t.vals = <int32_t*> malloc(cap * sizeof(int32_t))
-    t.ucap = cap
-    t.used = <int32_t*> malloc(cap * sizeof(int32_t))
-    t.nused = 0
-    if t.keys == NULL or t.vals == NULL or t.used == NULL:
-        return -1
-    memset(t.keys, 0xff, cap * sizeof(int64_t))   # -1 = empty
-    return 0
-
-cdef void table_free(Table* t) noexcept nogil:
-    free(t.keys)
-    free(t.vals)
-    free(t.used)
-
-cdef int table_reset(Table* t, Py_ssize_t need) noexcept nogil:
-    """Empty the table and make sure it can hold ``need`` keys at load <= 1/2."""
-    cdef Py_ssize_t k, cap
-    if 2 * need + 16 > t.cap:
-        cap = t.cap
-        while cap < 2 * need + 16:
-            cap *= 2
-        table_free(t)
-        return table_init(t, cap)
-    if t.nused * 8 < t.cap:
-        for k in range(t.nused):
-            t.keys[t.used[k]] = -1
-    else:
-        memset(t.keys, 0xff, t.cap * sizeof(int64_t))
-    t.nused = 0
-    return 0
-
+# ---- the n-gram table (Table), py_sum and the score formulas (chrf_f, bleu_row):
+# _ngram_common.pxd, one inline copy shared with _sentence and _pairwise
 
 # ---- growable entry list -----------------------------------------------------------------
 
@@ -367,76 +331,6 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     return out
 
 
-cdef double py_sum(const double* x, int n, bint neumaier) noexcept nogil:
-    """CPython's sum() of a list of floats: plain left-to-right (<= 3.11) or Neumaier-compensated
-    (>= 3.12)."""
-    cdef double f = 0.0, c = 0.0, t
-    cdef int k
-    if not neumaier:
-        for k in range(n):
-            f += x[k]
-        return f
-    for k in range(n):
-        t = f + x[k]
-        if fabs(f) >= fabs(x[k]):
-            c += (f - t) + x[k]
-        else:
-            c += (x[k] - t) + f
-        f = t
-    if c != 0.0 and c - c == 0.0:
-        f += c
-    return f
-
-
-cdef double bleu_score_row(const int64_t* st, int max_order, int smooth, double smooth_value,
-                           bint effective_order, bint neumaier, double* prec, double* logs,
-                           double* bp_out) noexcept nogil:
-    """sacrebleu's BLEU.compute_bleu of one stats row ``st`` (2 + 2 * max_order), same float
-    operation order: the score; the precisions go to ``prec`` and the brevity penalty to
-    ``bp_out`` (``logs``: scratch of max_order doubles). smooth: 0 none, 1 floor, 2 add-k, 3 exp
-    (add-k's precisions are those of the smoothed counts, as in sacrebleu)."""
-    cdef double bp, smooth_mteval, corr, tot
-    cdef int n, eff
-    cdef bint anyc = False
-    cdef int64_t sys_len = st[0], ref_len = st[1]
-    bp = 1.0
-    if sys_len < ref_len:
-        bp = exp(1.0 - (<double> ref_len) / (<double> sys_len)) if sys_len > 0 else 0.0
-    bp_out[0] = bp
-    for n in range(max_order):
-        prec[n] = 0.0
-        if st[2 + n] != 0:
-            anyc = True
-    if not anyc:
-        return 0.0
-    smooth_mteval = 1.0
-    eff = max_order
-    for n in range(1, max_order + 1):
-        corr = <double> st[1 + n]
-        tot = <double> st[1 + max_order + n]
-        if smooth == 2 and n > 1:
-            corr = corr + smooth_value
-            tot = tot + smooth_value
-        if tot == 0:
-            break
-        if effective_order:
-            eff = n
-        if corr == 0:
-            if smooth == 3:
-                smooth_mteval *= 2
-                prec[n - 1] = 100.0 / (smooth_mteval * tot)
-            elif smooth == 1:
-                prec[n - 1] = 100.0 * smooth_value / tot
-        else:
-            prec[n - 1] = 100.0 * corr / tot
-    # my_log(0) = -9999999999 makes the score exp(-huge) = 0.0 whatever the sum order
-    for n in range(eff):
-        if prec[n] == 0.0:
-            return 0.0
-        logs[n] = log(prec[n])
-    return bp * exp(py_sum(logs, eff, neumaier) / eff)
-
-
 def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, int smooth, double smooth_value,
                          bint effective_order, bint neumaier):
     """sacrebleu's BLEU.compute_bleu for every row of ``stats`` (N, 2 + 2 * max_order).
@@ -449,14 +343,13 @@ def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, int smooth,
     cdef double[::1] res = out
     cdef double* prec = <double*> malloc((max_order + 1) * sizeof(double))
     cdef double* logs = <double*> malloc((max_order + 1) * sizeof(double))
-    cdef double bp
     if prec == NULL or logs == NULL:
         free(prec); free(logs)
         raise MemoryError()
     with nogil:
         for i in range(N):
-            res[i] = bleu_score_row(&stats[i, 0], max_order, smooth, smooth_value,
-                                    effective_order, neumaier, prec, logs, &bp)
+            res[i] = bleu_row(&stats[i, 0], max_order, smooth, smooth_value, effective_order,
+                              neumaier, prec, logs, NULL)
     free(prec); free(logs)
     return out
 
@@ -544,38 +437,6 @@ def chrf_prepare_refs(list char_streams, list word_streams, const uint8_t[:, ::1
         raise MemoryError("chrF reference preparation ran out of memory")
     keys, counts = entries_to_numpy(&E)
     return pair_offsets, keys, counts, char_lens, word_lens
-
-
-cdef double chrf_f(const int64_t* st, int order, double factor, bint eps_smoothing) noexcept nogil:
-    """sacrebleu CHRF._compute_f_score, same operation order."""
-    cdef double eps = 1e-16, score = 0.0, avg_prec = 0.0, avg_rec = 0.0, prec, rec, denom
-    cdef int effective_order = 0, i
-    cdef int64_t n_hyp, n_ref, n_match
-    for i in range(order):
-        n_hyp = st[3 * i]
-        n_ref = st[3 * i + 1]
-        n_match = st[3 * i + 2]
-        prec = (<double> n_match) / (<double> n_hyp) if n_hyp > 0 else eps
-        rec = (<double> n_match) / (<double> n_ref) if n_ref > 0 else eps
-        denom = factor * prec + rec
-        score += ((1.0 + factor) * prec * rec / denom) if denom > 0 else eps
-        if n_hyp > 0 and n_ref > 0:
-            avg_prec += prec
-            avg_rec += rec
-            effective_order += 1
-    if eps_smoothing:
-        return 100.0 * score / order
-    if effective_order == 0:
-        avg_prec = 0.0
-        avg_rec = 0.0
-    else:
-        avg_prec /= effective_order
-        avg_rec /= effective_order
-    if avg_prec + avg_rec:
-        score = (1.0 + factor) * avg_prec * avg_rec
-        score /= ((factor * avg_prec) + avg_rec)
-        return 100.0 * score
-    return 0.0
 
 
 def chrf_f_scores(const int64_t[:, ::1] stats, double factor, bint eps_smoothing):

@@ -5,9 +5,10 @@ route (interning, numpy CSR arrays, reference tables kept for reuse, a stats mat
 more than the work itself.
 
 Each call tokenizes the hypothesis and its references with the ``_text`` tokenizers (the same
-code as ``_text.encode``), counts n-grams with the ``_ngram`` tables (the same code as the
-``*_prepare_refs`` / ``*_stats`` kernels, see ``_ngram.pyx`` for the exact hierarchical keys)
-and scores with the ``_ngram`` formulas (sacrebleu's float operation order), all without the
+code as ``_text.encode``), counts n-grams with the ``_ngram_common`` tables (the same code as
+the ``*_prepare_refs`` / ``*_stats`` kernels, see ``_ngram.pyx`` for the exact hierarchical
+keys) and scores with the ``_ngram_common`` formulas (sacrebleu's float operation order, the
+same ``chrf_f`` / ``bleu_row`` as ``_ngram`` and ``_pairwise``), all without the
 GIL and without numpy. The scratch of a call (vocabulary, tables, buffers) is emptied and kept
 for the next call, unless the call grew it large; two threads calling at once each get their
 own, so calls never share state and ids never leak from one call into the next.
@@ -25,9 +26,9 @@ from mtscore.kernels._ucs4 cimport (
     is_ascii_punct)
 from mtscore.kernels._text cimport (
     Vocab, Work, IBuf, ibuf_push, tokenize_one, vocab_intern, vocab_clear, intl_ready)
-from mtscore.kernels._ngram cimport (
-    Table, Scratch, table_init, table_free, table_reset, table_get, table_get_or_add,
-    scratch_reserve, npos, bleu_score_row, chrf_f, word_flag)
+from mtscore.kernels._ngram_common cimport (
+    Table, table_init, table_free, table_reset, table_get, table_get_or_add, bleu_row, chrf_f)
+from mtscore.kernels._ngram cimport Scratch, scratch_reserve, npos, word_flag
 
 cdef enum:
     # a call whose scratch grew past these (a very long text) frees it instead of keeping it
@@ -310,8 +311,8 @@ cdef int _bleu(_State s, Py_ssize_t K, int mode, bint rstrip, int max_order, int
         match_counts(&s.t, sym + s.soff[K], L, max_order, 0, s.mx.a, s.st + 2, s.prev.a)
     for o in range(1, max_order + 1):
         s.st[1 + max_order + o] = npos(L, o)
-    score[0] = bleu_score_row(s.st, max_order, smooth, smooth_value, effective_order, neumaier,
-                              s.prec, s.logs, bp)
+    score[0] = bleu_row(s.st, max_order, smooth, smooth_value, effective_order, neumaier,
+                        s.prec, s.logs, bp)
     return 0
 
 

@@ -77,3 +77,8 @@ def ter_sentence(
 ) -> tuple[int, float] | None:
     """(edits, avg_ref_len) of one rstripped/lowercased hypothesis against its references;
     None when a reference is not a str."""
+
+def ter_matrix(
+    hyp_ids: _I32, hyp_offsets: _I64, ref_ids: _I32, ref_offsets: _I64, edits: _I64, part: _I64
+) -> None:
+    """Fill columns `part` of edits int64 (n, m) with the TER edits of hypothesis a against reference b; GIL released."""

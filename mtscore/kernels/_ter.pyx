@@ -1330,3 +1330,49 @@ def ter_sentence(str hyp not None, object refs, bint normalized=False, bint no_p
         if s.vocab.mask < 2 * KEEP_MAX_TOKENS and s.cap_ids <= 16 * KEEP_MAX_TOKENS \
                 and s.a.cap <= 64 * KEEP_MAX_TOKENS:
             _spare_state = s
+
+
+def ter_matrix(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
+               const int32_t[::1] ref_ids, const int64_t[::1] ref_offsets,
+               int64_t[:, ::1] edits, const int64_t[::1] part):
+    """All-pairs TER edits: ``edits[a, b]`` (int64 (n, m)) = the edits of hypothesis a against
+    reference b alone (sacrebleu ``translation_edit_rate``), for the columns b in ``part``
+    (int64). CSR inputs: n hypotheses, m references (token ids of one vocabulary). GIL
+    released, so threads may fill disjoint column sets of one matrix."""
+    cdef Py_ssize_t n = hyp_offsets.shape[0] - 1, m = ref_offsets.shape[0] - 1, q, a, b
+    cdef Py_ssize_t i
+    if n < 0 or m < 0 or edits.shape[0] != n or edits.shape[1] != m:
+        raise ValueError("ter_matrix: edits must be (number of hypotheses, number of references)")
+    for i in range(n):
+        if hyp_offsets[i + 1] < hyp_offsets[i]:
+            raise ValueError(f"ter_matrix: hyp_offsets decrease at {i}")
+    for i in range(m):
+        if ref_offsets[i + 1] < ref_offsets[i]:
+            raise ValueError(f"ter_matrix: ref_offsets decrease at {i}")
+    if (n and (hyp_offsets[0] < 0 or hyp_offsets[n] > hyp_ids.shape[0])) or \
+            (m and (ref_offsets[0] < 0 or ref_offsets[m] > ref_ids.shape[0])):
+        raise ValueError("ter_matrix: offsets outside the id arrays")
+    for i in range(part.shape[0]):
+        if part[i] < 0 or part[i] >= m:
+            raise ValueError(f"ter_matrix: part[{i}] = {part[i]} is not a reference")
+    cdef Work w
+    cdef int64_t e = 0
+    cdef const int32_t* h = &hyp_ids[0] if hyp_ids.shape[0] else NULL
+    cdef const int32_t* r = &ref_ids[0] if ref_ids.shape[0] else NULL
+    work_init(&w)
+    with nogil:
+        for q in range(part.shape[0]):
+            b = part[q]
+            for a in range(n):
+                e = ter_pair(&w, h + hyp_offsets[a] if h != NULL else NULL,
+                             <int>(hyp_offsets[a + 1] - hyp_offsets[a]),
+                             r + ref_offsets[b] if r != NULL else NULL,
+                             <int>(ref_offsets[b + 1] - ref_offsets[b]))
+                if e < 0:
+                    break
+                edits[a, b] = e
+            if e < 0:
+                break
+        work_free(&w)
+    if e < 0:
+        raise MemoryError("TER kernel: out of memory")

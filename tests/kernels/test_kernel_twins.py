@@ -26,12 +26,13 @@ from hypothesis import strategies as st
 
 from conftest import data_dir
 from mtscore.engine.tokenizers import intl_table
-from mtscore.kernels import _greedy, _lists, _ngram, _resample, _sentence, _ter, _text
-from mtscore.kernels.reference import greedy, lists, ngram, resample, sentence, ter, text
+from mtscore.kernels import _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text
+from mtscore.kernels.reference import (
+    greedy, lists, ngram, pairwise, resample, sentence, ter, text)
 
 MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
            "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
-           "_sentence": (_sentence, sentence)}
+           "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise)}
 
 
 def kernel_functions():
@@ -396,6 +397,85 @@ def _(data, source):
     both("_ngram.order_by_row", rows, max(n_rows, 0))
 
 
+def _group(data, source):
+    """The samples of one MBR-like group (drawn text, some repeated) encoded like chrF/chrF++
+    (code points + word ids) or BLEU (13a / none token ids), with their orders."""
+    hyps, refs = corpus(data, source, none_refs=False)
+    samples = hyps + [x for r in refs for x in r]
+    samples += data.draw(st.lists(st.sampled_from(samples), max_size=3), label="repeats")
+    kind = data.draw(st.sampled_from(["chrf", "chrf++", "bleu"]), label="kind")
+    vocab = _text.Vocab()
+    if kind == "bleu":
+        mode = data.draw(st.sampled_from([_text.MODE_NONE, _text.MODE_13A]), label="mode")
+        return samples, [encoded(samples, mode, vocab)], [data.draw(st.integers(1, 5), label="order")]
+    cmode = data.draw(st.sampled_from([_text.MODE_CHARS, _text.MODE_CHARS_WS]), label="cmode")
+    streams = [_text.encode(samples, cmode, None)]
+    orders = [data.draw(st.integers(0 if kind == "chrf++" else 1, 6), label="char_order")]
+    if kind == "chrf++":
+        streams.append(encoded(samples, _text.MODE_CHRF_WORDS, vocab))
+        orders.append(data.draw(st.integers(1, 2), label="word_order"))
+    return samples, streams, orders
+
+
+@case("_pairwise.group_ngrams")
+def _(data, source):
+    _, streams, orders = _group(data, source)
+    both("_pairwise.group_ngrams", streams, orders)
+    both("_pairwise.group_ngrams", streams, orders + [1])  # ValueError
+    both("_pairwise.group_ngrams", streams, [-1] + orders[1:])  # ValueError
+    v, o = streams[0]
+    both("_pairwise.group_ngrams", [(v, o[::-1].copy())], orders[:1])  # decreasing offsets
+
+
+def _matrix_args(data, source, func):
+    """Arguments of a matrix kernel (through ``part``) with ``out`` last-but-one, for kernel and
+    twin each their own ``out``."""
+    _, streams, orders = _group(data, source)
+    if func == "chrf" and sum(orders) == 0:
+        orders = [1] + orders[1:]
+    if func == "bleu":
+        streams, orders = streams[:1], orders[:1]
+    g = _pairwise.group_ngrams(streams, orders)
+    s = len(g[3])
+    symmetric = data.draw(st.booleans(), label="symmetric")
+    if symmetric:
+        rows = cols = np.arange(s, dtype=np.int64)
+    else:
+        rows = np.array(data.draw(st.lists(st.integers(0, s - 1), max_size=6), label="rows"), np.int64)
+        cols = np.array(data.draw(st.lists(st.integers(0, s - 1), max_size=6), label="cols"), np.int64)
+    part = np.array(data.draw(st.permutations(range(len(cols))), label="part"), np.int64)
+    part = part[:data.draw(st.integers(0, len(part)), label="n_part")]
+    if func == "chrf":
+        opts = (data.draw(st.sampled_from([1.0, 4.0, 9.0, 0.25]), label="factor"),
+                data.draw(st.booleans(), label="eps"))
+    else:
+        opts = (data.draw(st.integers(0, 3), label="smooth"),
+                data.draw(st.sampled_from([0.0, 0.1, 1.0]), label="smooth_value"),
+                data.draw(st.booleans(), label="eff"), data.draw(st.booleans(), label="neumaier"))
+    return (*g, rows, cols, symmetric, *opts), (len(rows), len(cols)), part
+
+
+def _both_matrix(func, args, shape, part):
+    k, t = pair(func)
+    outs = [np.full(shape, -7.0) for _ in range(2)]
+    assert outcome(k, *args, outs[0], part) == outcome(t, *args, outs[1], part)
+    assert_same(outs[0], outs[1])
+    bad = np.array([shape[1]], np.int64)  # not a column: ValueError
+    assert outcome(k, *args, outs[0], bad) == outcome(t, *args, outs[1], bad) == ("raised", ValueError)
+    small = np.zeros((shape[0] + 1, shape[1]))
+    assert outcome(k, *args, small, part) == outcome(t, *args, small, part) == ("raised", ValueError)
+
+
+@case("_pairwise.chrf_matrix")
+def _(data, source):
+    _both_matrix("_pairwise.chrf_matrix", *_matrix_args(data, source, "chrf"))
+
+
+@case("_pairwise.bleu_matrix")
+def _(data, source):
+    _both_matrix("_pairwise.bleu_matrix", *_matrix_args(data, source, "bleu"))
+
+
 def _ter_corpus(data, source):
     hyps, refs = corpus(data, source, n_max=4, max_words=14)
     opts = data.draw(st.fixed_dictionaries(
@@ -537,6 +617,22 @@ def _(data, source):
         low = [r.rstrip().lower() if r is not None else None for r in refs]
         both("_ter.ter_sentence", hyp.rstrip().lower(), type(refs)(low), **opts)
     both("_ter.ter_sentence", None, ["a c"])  # TypeError
+
+
+@case("_ter.ter_matrix", 25)
+def _(data, source):
+    hyp_ids, hyp_off, ref_ids, ref_off, _ = _ter_inputs(data, source)
+    n, m = len(hyp_off) - 1, len(ref_off) - 1
+    part = np.array(data.draw(st.permutations(range(m)), label="part"), np.int64)
+    part = part[:data.draw(st.integers(0, m), label="n_part")]
+    outs = [np.full((n, m), -7, np.int64) for _ in range(2)]
+    k, t = pair("_ter.ter_matrix")
+    assert outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], part) == \
+        outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], part)
+    assert_same(outs[0], outs[1])
+    bad = np.array([m], np.int64)
+    assert outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], bad) == \
+        outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], bad) == ("raised", ValueError)
 
 
 def _stats(data, source, dtype=np.int64):

@@ -326,6 +326,19 @@ class Metric:
         return np.array([self.compute_score_from_stats(list(row)).score for row in stats],
                         dtype=np.float64)
 
+    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
+                        workers: Optional[int] = None) -> "np.ndarray":
+        """All-pairs sentence scores, float64 ``(n, m)``: cell ``(i, j)`` equals
+        ``sentence_score(rows[i], [cols[j]]).score`` (``cols`` None: ``rows`` against themselves,
+        ``(n, n)``, as MBR needs). Each distinct string is scored once. ``workers``: threads
+        (None: this metric's ``workers``). Default: every pair as one segment of a corpus
+        through :meth:`stats` + :meth:`scores_from_stats`; BLEU, chrF and TER override it with
+        all-pairs kernels that build each sample's n-grams / token ids once."""
+        from .pairwise import sentence_pairs_matrix
+
+        return sentence_pairs_matrix(self, self._coerce_hyps(rows),
+                                     None if cols is None else self._coerce_hyps(cols))
+
     def resampled_scores(self, sums: "np.ndarray") -> "Optional[RowScores]":
         """Scores of many summed-statistics rows ((S, k): float32 bootstrap sums, int64/float64
         AR sums) at once, with sacrebleu's scalar semantics (see ``metrics.resampled``); None:

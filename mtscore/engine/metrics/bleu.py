@@ -11,10 +11,10 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ...kernels import _lists, _ngram, _sentence, _text
+from ...kernels import _lists, _ngram, _pairwise, _sentence, _text
 from ..tokenizers import MODE_NONE, TOKENIZER_MAP, TOKENIZERS, Tokenizer
 from .base import Score, Signature, check_sentence_args
-from . import resampled
+from . import pairwise, resampled
 from .lexical import LexicalMetric
 
 log = logging.getLogger("mtscore")
@@ -221,6 +221,27 @@ class BLEU(LexicalMetric):
             np.ascontiguousarray(stats, dtype=np.int64), self.max_ngram_order,
             _SMOOTH_CODES[self.smooth_method], float(sv or 0.0), bool(self.effective_order),
             resampled.NEUMAIER_SUM)  # the sentence kernel sums like the running CPython
+
+    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
+                        workers: Optional[int] = None) -> np.ndarray:
+        """All-pairs sentence BLEU, float64 ``(n, m)`` (``cols`` None: ``(n, n)``, rows against
+        themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``
+        with this object's options (tokenizer, smoothing, effective order), without its
+        per-call warning. Each distinct string is tokenised and its n-grams interned once."""
+        lay = pairwise.layout(self._coerce_hyps(rows),
+                              None if cols is None else self._coerce_hyps(cols))
+        vals, offs = self._encode(lay.texts, _text.Vocab())
+        ids, counts, offsets, totals, n_ids = _pairwise.group_ngrams([(vals, offs)],
+                                                                    [self.max_ngram_order])
+        out = np.zeros((len(lay.rows), len(lay.cols)), dtype=np.float64)
+        sv = self.smooth_value if self.smooth_value is not None else self.SMOOTH_DEFAULTS[self.smooth_method]
+        args = (_SMOOTH_CODES[self.smooth_method], float(sv or 0.0), bool(self.effective_order),
+                resampled.NEUMAIER_SUM)
+        pairwise.fill_columns(
+            lambda part: _pairwise.bleu_matrix(ids, counts, offsets, totals, n_ids, lay.rows,
+                                               lay.cols, lay.symmetric, *args, out, part),
+            len(lay.cols), self.workers if workers is None else workers)
+        return lay.expand(out)
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> BLEUScore:
         """BLEU of one hypothesis against one or more reference strings."""

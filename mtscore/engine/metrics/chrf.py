@@ -10,8 +10,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from ...kernels import _ngram, _sentence, _text
-from . import resampled
+from ...kernels import _ngram, _pairwise, _sentence, _text
+from . import pairwise, resampled
 from .base import Score, Signature, check_sentence_args
 from .lexical import LexicalMetric
 
@@ -152,6 +152,29 @@ class CHRF(LexicalMetric):
         to ``sentence_score``."""
         return _ngram.chrf_f_scores(np.ascontiguousarray(stats, dtype=np.int64),
                                     float(self.beta ** 2), bool(self.eps_smoothing))
+
+    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
+                        workers: Optional[int] = None) -> np.ndarray:
+        """All-pairs chrF, float64 ``(n, m)`` (``cols`` None: ``(n, n)``, rows against
+        themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``.
+        The n-grams of each distinct string are interned once for the whole group
+        (``_pairwise.group_ngrams``); a set against itself computes each unordered pair's
+        matches once."""
+        lay = pairwise.layout(self._coerce_hyps(rows),
+                              None if cols is None else self._coerce_hyps(cols))
+        (cv, co), (wv, wo) = self._encode(lay.texts, _text.Vocab())
+        streams, orders = [(cv, co)], [self.char_order]
+        if self.word_order:
+            streams.append((wv, wo))
+            orders.append(self.word_order)
+        ids, counts, offsets, totals, n_ids = _pairwise.group_ngrams(streams, orders)
+        out = np.zeros((len(lay.rows), len(lay.cols)), dtype=np.float64)
+        factor, eps = float(self.beta ** 2), bool(self.eps_smoothing)
+        pairwise.fill_columns(
+            lambda part: _pairwise.chrf_matrix(ids, counts, offsets, totals, n_ids, lay.rows,
+                                               lay.cols, lay.symmetric, factor, eps, out, part),
+            len(lay.cols), self.workers if workers is None else workers)
+        return lay.expand(out)
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore:
         if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:

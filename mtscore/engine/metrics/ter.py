@@ -23,7 +23,7 @@ import numpy as np
 
 from ...kernels import _ter
 from ...kernels._lists import take
-from . import resampled
+from . import pairwise, resampled
 from .base import Metric, Score, Signature
 from ..parallel import get_pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 
@@ -173,24 +173,26 @@ class TER(Metric):
             self._ref_cache = self.prepare(references)
 
     # ---- text -> token ids ----------------------------------------------------------------
-    def tokenize(self, texts: List[str]):
+    def tokenize(self, texts: List[str], vocab: Optional[_ter.TercomVocab] = None):
         """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this
-        metric's vocabulary (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
-        return _ter.tercom_tokenize(texts, self._vocab, self.normalized, self.no_punct,
-                                    self.asian_support, True, not self.case_sensitive)
+        metric's vocabulary, or ``vocab`` (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
+        return _ter.tercom_tokenize(texts, self._vocab if vocab is None else vocab,
+                                    self.normalized, self.no_punct, self.asian_support, True,
+                                    not self.case_sensitive)
 
-    def tokenize_refs(self, texts: List[str]):
+    def tokenize_refs(self, texts: List[str], vocab: Optional[_ter.TercomVocab] = None):
         """Like :meth:`tokenize`, but with sacrebleu's treatment of references: its
         ``_cache_references`` preprocesses each reference and ``_extract_reference_info``
         preprocesses the result AGAIN. Only ``normalized=True`` is not idempotent (e.g.
         ``"nima's,"`` -> ``"nima's ,"`` -> ``"nima 's ,"``), so only then is the second pass run."""
         if not self.normalized:
-            return self.tokenize(texts)
+            return self.tokenize(texts, vocab)
         lower = not self.case_sensitive
         once = _ter.tercom_normalize_texts(texts, self.normalized, self.no_punct,
                                            self.asian_support, True, lower)
-        return _ter.tercom_tokenize(once, self._vocab, self.normalized, self.no_punct,
-                                    self.asian_support, False, lower)
+        return _ter.tercom_tokenize(once, self._vocab if vocab is None else vocab,
+                                    self.normalized, self.no_punct, self.asian_support, False,
+                                    lower)
 
     def tokens(self, text: str) -> List[str]:
         """The Tercom tokens of one string (for inspection and tests)."""
@@ -317,6 +319,29 @@ class TER(Metric):
         else:
             score = 0.0  # both reference(s) and hypothesis are empty
         return TERScore(100 * score, total_edits, sum_ref_lengths)
+
+    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
+                        workers: Optional[int] = None) -> np.ndarray:
+        """All-pairs TER, float64 ``(n, m)`` (``cols`` None: ``(n, n)``, rows against
+        themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``.
+        Each distinct string is normalised and interned once as a hypothesis and once as a
+        reference (the two differ under ``normalized=True``, see :meth:`tokenize_refs`); the
+        shift search runs per pair (``_ter.ter_matrix``, GIL released)."""
+        lay = pairwise.layout(self._coerce_hyps(rows),
+                              None if cols is None else self._coerce_hyps(cols))
+        vocab = _ter.TercomVocab()  # a fresh one: threads may score several groups at once
+        hyp_ids, hyp_off = self.tokenize(take(lay.texts, lay.rows), vocab)
+        ref_ids, ref_off = self.tokenize_refs(take(lay.texts, lay.cols), vocab)
+        edits = np.zeros((len(lay.rows), len(lay.cols)), dtype=np.int64)
+        pairwise.fill_columns(
+            lambda part: _ter.ter_matrix(hyp_ids, hyp_off, ref_ids, ref_off, edits, part),
+            len(lay.cols), self.workers if workers is None else workers)
+        # sacrebleu: 100 * (edits / ref_len); an empty reference scores 1 (edits) or 0
+        ref_len = np.diff(ref_off).astype(np.float64)
+        e = edits.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = np.where(ref_len > 0, e / ref_len, np.where(e > 0, 1.0, 0.0))
+        return lay.expand(100 * score)
 
     def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> TERScore:
         """TER of one segment against its references (a one-segment corpus)."""

@@ -451,3 +451,29 @@ def ter_sentence(hyp: str, refs: Sequence[str], normalized: bool = False, no_pun
           for r in refs]
     best, avg = segment_stats(h, [r.split() for r in rs])
     return int(best), float(avg)
+
+
+def ter_matrix(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np.int64],
+               ref_ids: npt.NDArray[np.int32], ref_offsets: npt.NDArray[np.int64],
+               edits: npt.NDArray[np.int64], part: npt.NDArray[np.int64]) -> None:
+    """Twin of ``_ter.ter_matrix``: ``edits[a, b]`` for the columns b in ``part``."""
+    n, m = len(hyp_offsets) - 1, len(ref_offsets) - 1
+    if n < 0 or m < 0 or edits.shape != (n, m):
+        raise ValueError("ter_matrix: edits must be (number of hypotheses, number of references)")
+    for i in range(n):
+        if hyp_offsets[i + 1] < hyp_offsets[i]:
+            raise ValueError(f"ter_matrix: hyp_offsets decrease at {i}")
+    for i in range(m):
+        if ref_offsets[i + 1] < ref_offsets[i]:
+            raise ValueError(f"ter_matrix: ref_offsets decrease at {i}")
+    if (n and (hyp_offsets[0] < 0 or hyp_offsets[n] > len(hyp_ids))) or \
+            (m and (ref_offsets[0] < 0 or ref_offsets[m] > len(ref_ids))):
+        raise ValueError("ter_matrix: offsets outside the id arrays")
+    for i, b in enumerate(part):
+        if b < 0 or b >= m:
+            raise ValueError(f"ter_matrix: part[{i}] = {b} is not a reference")
+    hyps = [[int(x) for x in hyp_ids[hyp_offsets[a]:hyp_offsets[a + 1]]] for a in range(n)]
+    for b in np.asarray(part).tolist():
+        ref = [int(x) for x in ref_ids[ref_offsets[b]:ref_offsets[b + 1]]]
+        for a in range(n):
+            edits[a, b] = translation_edit_rate(hyps[a], ref)[0]

@@ -1,0 +1,356 @@
+"""The decoder API (``mtscore.decoder``): metric calls from inside an MT decoder, in batches.
+
+* :func:`sentence_scores`: one score per (hypothesis, its references) pair, float64 (n,);
+* :func:`pairwise`: all-pairs matrices in the spirit of ``rapidfuzz.process.cdist``, one group
+  or many (MBR, consensus);
+* :func:`mbr`: minimum-Bayes-risk selection from a pairwise matrix, uniform or weighted;
+* :func:`nbest_oracle` and :func:`read_moses_nbest`: oracle selection / reranking of n-best
+  lists.
+
+Every number equals the metric's ``sentence_score(hyp, refs).score`` bit for bit (sacrebleu
+2.6.0's), because each goes through the metric contract: :func:`sentence_scores` through
+``prepare`` + ``stats_and_scores`` (the batch path), :func:`pairwise` through
+``Metric.pairwise_scores`` (all-pairs kernels for BLEU, chrF/chrF++ and TER; the batch path for
+other metrics). ``metric`` is a name (``"bleu"``, ``"chrf"``, ``"chrf++"``, ``"ter"``) with
+constructor ``**options``, or a metric object (then ``options`` must be empty).
+
+TER is an error rate (lower is better): :func:`mbr` and :func:`nbest_oracle` pick the lowest
+expected / actual TER for it, the highest score for every other metric.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from ..engine.metrics.base import Metric
+from ..engine.metrics.registry import make_metric
+
+__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "lower_is_better", "mbr",
+           "nbest_oracle", "pairwise", "parse_moses_nbest", "read_moses_nbest", "resolve_metric",
+           "sentence_scores"]
+
+
+# ---- metric ---------------------------------------------------------------------------------
+def resolve_metric(metric: Union[str, Metric], options: dict, workers: Optional[int] = None) -> Metric:
+    """A metric object from a name + constructor options, or the given object (no options)."""
+    if isinstance(metric, str):
+        m = make_metric(metric, **options)
+    else:
+        if options:
+            raise ValueError(f"metric options {sorted(options)} given with a metric object; pass "
+                             "a metric name, or set the options on the object")
+        if not hasattr(metric, "pairwise_scores") or not hasattr(metric, "stats_and_scores"):
+            raise TypeError(f"metric must be a name or an mtscore metric, got {type(metric).__name__}")
+        m = metric
+    if workers is not None:
+        _check_workers(workers)
+        m.workers = workers
+    return m
+
+
+def _check_workers(workers) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be an int >= 0 (0: all cores), got {workers!r}")
+
+
+def lower_is_better(metric: Metric) -> bool:
+    """Whether lower scores are better (TER, an error rate)."""
+    return type(metric).__name__ == "TER"
+
+
+def _texts(items, what: str) -> List[str]:
+    if isinstance(items, str):
+        raise TypeError(f"{what} must be a sequence of strings, not a single string")
+    out = list(items)
+    for i, x in enumerate(out):
+        if not isinstance(x, str):
+            raise TypeError(f"{what}[{i}] must be a str, got {type(x).__name__}")
+    return out
+
+
+# ---- sentence scores ------------------------------------------------------------------------
+def _ref_streams(refs, n: int, layout: str) -> List[List[Optional[str]]]:
+    """K reference streams of n segments (None where a hypothesis has fewer references)."""
+    if isinstance(refs, str):
+        raise TypeError("refs must be a sequence (per hypothesis, or K streams), not a string")
+    refs = list(refs)
+    if layout not in ("auto", "per_hyp", "streams"):
+        raise ValueError(f"layout must be 'auto', 'per_hyp' or 'streams', got {layout!r}")
+    seqs = [not isinstance(r, str) and isinstance(r, Sequence) for r in refs]
+    per_hyp_ok = len(refs) == n and all(isinstance(r, str) or s for r, s in zip(refs, seqs))
+    streams_ok = bool(refs) and all(seqs) and all(len(r) == n for r in refs)
+    if layout == "auto":
+        if per_hyp_ok and streams_ok and n > 1:  # n lists of n strings: either reading fits
+            raise ValueError(
+                f"refs is ambiguous: {n} lists of {n} strings could be per-hypothesis "
+                "references or reference streams; pass layout='per_hyp' or layout='streams'")
+        layout = "per_hyp" if per_hyp_ok else "streams"
+    if layout == "streams":
+        if not refs:
+            raise ValueError("refs: no reference streams")
+        for k, r in enumerate(refs):
+            if isinstance(r, str) or not isinstance(r, Sequence):
+                raise ValueError(f"refs[{k}]: a reference stream must be a list of strings")
+            if len(r) != n:
+                raise ValueError(f"refs[{k}] has {len(r)} references for {n} hypotheses")
+        streams = [list(r) for r in refs]
+        for i in range(n):
+            if all(st[i] is None for st in streams):
+                raise ValueError(f"refs: hypothesis {i} has no reference (None in every stream)")
+        return streams
+    if len(refs) != n:
+        raise ValueError(f"refs has {len(refs)} entries for {n} hypotheses (one list of references "
+                         "per hypothesis)")
+    per = [[r] if isinstance(r, str) else list(r) for r in refs]
+    for i, rs in enumerate(per):
+        if not rs:
+            raise ValueError(f"refs[{i}] is empty: hypothesis {i} needs at least one reference")
+        for j, x in enumerate(rs):
+            if not isinstance(x, str):
+                raise TypeError(f"refs[{i}][{j}] must be a str, got {type(x).__name__}")
+    k = max((len(rs) for rs in per), default=1)
+    return [[rs[j] if j < len(rs) else None for rs in per] for j in range(k)]
+
+
+def sentence_scores(hyps: Sequence[str], refs, metric: Union[str, Metric] = "chrf",
+                    workers: int = 1, layout: str = "auto", **options) -> np.ndarray:
+    """Sentence scores of n hypotheses, float64 (n,): ``out[i] ==
+    metric.sentence_score(hyps[i], refs_i).score`` bit for bit.
+
+    ``refs``: per hypothesis a string or a list of strings (ragged: K may differ per
+    hypothesis), or sacrebleu-style K streams of n strings (``None`` = no such reference for
+    that hypothesis). ``layout``: "per_hyp", "streams" or "auto" (decided from the shapes; K
+    streams of n when ``K == n`` is ambiguous and raises). Computed on the batch path: the
+    references are prepared once (repeated reference rows, as in n-best lists, once per distinct
+    row), then statistics and scores for all hypotheses in compiled kernels (GIL released,
+    ``workers`` threads).
+    """
+    _check_workers(workers)
+    hyps = _texts(hyps, "hyps")
+    m = resolve_metric(metric, options, workers)
+    if not hyps:
+        return np.zeros(0, dtype=np.float64)
+    streams = _ref_streams(refs, len(hyps), layout)
+    _, scores = m.stats_and_scores(hyps, m.prepare(streams), sentence_level=True)
+    return np.asarray(scores, dtype=np.float64)
+
+
+# ---- pairwise -------------------------------------------------------------------------------
+def pairwise(candidates: Optional[Sequence[str]], references: Optional[Sequence[str]] = None,
+             metric: Union[str, Metric] = "chrf", workers: int = 1, groups=None, **options):
+    """All-pairs sentence scores, like ``rapidfuzz.process.cdist``: float64 ``(n, m)`` with
+    ``out[i, j] == metric.sentence_score(candidates[i], [references[j]]).score`` bit for bit.
+
+    ``references`` None: candidates against themselves (``(n, n)``, MBR's pseudo-references).
+    ``groups``: many independent groups in one call (``candidates`` and ``references`` must then
+    be None): a list of sample lists (each scored against itself) or of ``(candidates,
+    references)`` pairs; returns a stacked ``(G, n, m)`` array when all matrices have one shape,
+    else a list of matrices. Each distinct sample's n-grams / token ids are built once per
+    group. ``workers`` threads fill the columns of a matrix (one group) or take whole groups
+    (many groups; 0 = all cores).
+    """
+    _check_workers(workers)
+    m = resolve_metric(metric, options)
+    if groups is None:
+        if candidates is None:
+            raise ValueError("pairwise: give candidates (and optionally references) or groups=")
+        cand = _texts(candidates, "candidates")
+        refs = None if references is None else _texts(references, "references")
+        return m.pairwise_scores(cand, refs, workers=workers)
+    if candidates is not None or references is not None:
+        raise ValueError("pairwise: give either candidates/references or groups=, not both")
+    jobs: List[tuple] = []
+    for g, grp in enumerate(groups):
+        if isinstance(grp, tuple):
+            if len(grp) != 2:
+                raise ValueError(f"groups[{g}]: a tuple group must be (candidates, references)")
+            jobs.append((_texts(grp[0], f"groups[{g}][0]"), _texts(grp[1], f"groups[{g}][1]")))
+        else:
+            jobs.append((_texts(grp, f"groups[{g}]"), None))
+    from ..engine.parallel import resolve_workers, run_parallel
+
+    w = resolve_workers(workers)
+    if w > 1 and len(jobs) >= w:  # whole groups per thread
+        mats = run_parallel(lambda j: m.pairwise_scores(j[0], j[1], workers=1), jobs, w)
+    else:
+        mats = [m.pairwise_scores(c, r, workers=w) for c, r in jobs]
+    if mats and all(x.shape == mats[0].shape for x in mats):
+        return np.stack(mats)
+    return mats
+
+
+# ---- MBR ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MBRResult:
+    """``index``: the selected sample; ``expected_utility`` float64 (n,): ``matrix @ p`` (the
+    expected metric value of each sample as hypothesis against all samples as
+    pseudo-references, weighted by the normalised probabilities p); ``matrix`` float64 (n, n):
+    the pairwise matrix (row = hypothesis, column = pseudo-reference); ``probabilities``
+    float64 (n,); ``sample``: ``samples[index]``."""
+
+    index: int
+    expected_utility: np.ndarray
+    matrix: np.ndarray
+    probabilities: np.ndarray
+    sample: str
+
+
+def _probabilities(n: int, weights, log_probs) -> np.ndarray:
+    if weights is not None and log_probs is not None:
+        raise ValueError("mbr: give weights or log_probs, not both")
+    if weights is None and log_probs is None:
+        return np.full(n, 1.0 / n)
+    name = "weights" if weights is not None else "log_probs"
+    x = np.asarray(weights if weights is not None else log_probs, dtype=np.float64)
+    if x.ndim != 1 or len(x) != n:
+        raise ValueError(f"mbr: {name} has {x.size} values for {n} samples")
+    bad = np.flatnonzero(np.isnan(x) | (np.isinf(x) if weights is not None else np.isposinf(x)))
+    if len(bad):
+        raise ValueError(f"mbr: {name}[{int(bad[0])}] is {float(x[bad[0]])!r} (not a finite number)")
+    if weights is not None:
+        neg = np.flatnonzero(x < 0)
+        if len(neg):
+            raise ValueError(f"mbr: weights[{int(neg[0])}] = {float(x[neg[0]])!r} is negative")
+        total = math.fsum(x.tolist())
+        if total <= 0:
+            raise ValueError("mbr: weights sum to 0")
+        return x / total
+    if np.isneginf(x).all():
+        raise ValueError("mbr: every log_probs value is -inf")
+    p = np.exp(x - x.max())  # softmax
+    return p / math.fsum(p.tolist())
+
+
+def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf",
+        workers: int = 1, log_probs=None, **options) -> MBRResult:
+    """Minimum-Bayes-risk selection: the sample with the highest expected utility against all
+    samples as pseudo-references (lowest expected TER for TER).
+
+    ``weights``: the samples' probabilities (any non-negative scale, normalised here) or
+    ``log_probs`` (natural-log probabilities, softmax-normalised); neither: uniform. The
+    pseudo-reference j of every hypothesis i is weighted by ``p[j]``, the diagonal (a sample
+    against itself) included, as in mbrs / Eikema & Aziz. Ties go to the first sample.
+    """
+    samples = _texts(samples, "samples")
+    if not samples:
+        raise ValueError("mbr: samples is empty")
+    p = _probabilities(len(samples), weights, log_probs)
+    m = resolve_metric(metric, options)
+    mat = pairwise(samples, metric=m, workers=workers)
+    eu = mat @ p
+    idx = int(np.argmin(eu) if lower_is_better(m) else np.argmax(eu))
+    return MBRResult(idx, eu, mat, p, samples[idx])
+
+
+# ---- n-best ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NBestOracle:
+    """Per source: ``index`` int64 (S,) the oracle candidate, ``score`` float64 (S,) its score,
+    ``scores`` the scores of every candidate (list of float64 arrays), ``ranking`` candidate
+    indices best first (list of int64 arrays; ties keep list order)."""
+
+    index: np.ndarray
+    score: np.ndarray
+    scores: List[np.ndarray]
+    ranking: List[np.ndarray]
+
+
+def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, Metric] = "bleu",
+                 workers: int = 1, **options) -> NBestOracle:
+    """Oracle selection and metric ranking of n-best lists: ``nbest[s]`` are the candidates of
+    source s, ``references[s]`` its reference(s) (a string or a list of strings). Each
+    candidate's score equals ``metric.sentence_score(candidate, references[s]).score``; all
+    candidates of all sources are scored in one batch (:func:`sentence_scores`), the references
+    of a source prepared once."""
+    lists = [_texts(c, f"nbest[{s}]") for s, c in enumerate(nbest)]
+    if isinstance(references, str):
+        raise TypeError("references must be one entry per source, not a single string")
+    references = list(references)
+    if len(references) != len(lists):
+        raise ValueError(f"references has {len(references)} entries for {len(lists)} n-best lists")
+    for s, c in enumerate(lists):
+        if not c:
+            raise ValueError(f"nbest[{s}] is empty: source {s} has no candidates")
+    m = resolve_metric(metric, options)
+    hyps = [h for c in lists for h in c]
+    refs = [references[s] for s, c in enumerate(lists) for _ in c]
+    flat = sentence_scores(hyps, refs, metric=m, workers=workers, layout="per_hyp")
+    cuts = np.cumsum([0] + [len(c) for c in lists])
+    scores = [flat[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+    low = lower_is_better(m)
+    ranking = [np.argsort(s if low else -s, kind="stable").astype(np.int64) for s in scores]
+    index = np.array([r[0] for r in ranking], dtype=np.int64)
+    score = np.array([s[i] for s, i in zip(scores, index)], dtype=np.float64)
+    return NBestOracle(index, score, scores, ranking)
+
+
+class NBestEntry(NamedTuple):
+    """One line of a Moses n-best list: ``id ||| hypothesis ||| features ||| score``."""
+
+    id: int
+    hypothesis: str
+    features: str
+    score: float
+    line: int
+
+
+class NBestFormatError(ValueError):
+    """A malformed line of a Moses n-best file (the message names file:line)."""
+
+
+def parse_moses_nbest(lines: Iterable[str], name: str = "<n-best>") -> List[List[NBestEntry]]:
+    """Moses n-best lines -> one list of entries per source id (0 .. max id; a source with no
+    line gets an empty list). Lines of one id must be contiguous, ids ascending."""
+    out: List[List[NBestEntry]] = []
+    last = -1
+    for no, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        fields = line.split(" ||| ")
+        if len(fields) < 4:
+            raise NBestFormatError(
+                f"{name}:{no}: expected 'id ||| hypothesis ||| features ||| score' "
+                f"(fields separated by ' ||| '), found {len(fields)} field(s)")
+        sid, hyp, feats, score = fields[0].strip(), fields[1], fields[2].strip(), fields[3].strip()
+        try:
+            i = int(sid)
+        except ValueError:
+            raise NBestFormatError(f"{name}:{no}: sentence id {sid!r} is not an integer") from None
+        if i < 0:
+            raise NBestFormatError(f"{name}:{no}: sentence id {i} is negative")
+        try:
+            sc = float(score)
+        except ValueError:
+            raise NBestFormatError(f"{name}:{no}: total score {score!r} is not a number") from None
+        if i < last:
+            raise NBestFormatError(f"{name}:{no}: sentence id {i} after id {last}: the entries of "
+                                   "a sentence must be contiguous, ids ascending")
+        while len(out) <= i:
+            out.append([])
+        out[i].append(NBestEntry(i, hyp.strip(), feats, sc, no))
+        last = i
+    return out
+
+
+def read_moses_nbest(path: Union[str, Path], encoding: str = "utf-8") -> List[List[NBestEntry]]:
+    """Read a Moses n-best file (``id ||| hypothesis ||| features ||| score``; .gz ok): one list
+    of :class:`NBestEntry` per source. Malformed lines raise :class:`NBestFormatError` (a
+    ValueError) naming ``file:line``; invalid UTF-8 likewise."""
+    import gzip
+
+    p = Path(path)
+    opener: Any = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rb") as f:
+        data = f.read()
+    lines = []
+    for no, raw in enumerate(data.split(b"\n"), 1):  # decoded per line: errors name their line
+        try:
+            lines.append(raw.decode(encoding))
+        except UnicodeDecodeError as e:
+            raise NBestFormatError(f"{p}:{no}: invalid {encoding}: {e.reason}") from None
+    return parse_moses_nbest(lines, str(p))
