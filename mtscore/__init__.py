@@ -16,6 +16,7 @@ _LAZY = {
     "compare_stats": ("mtscore.engine.significance", "compare_stats"),
     "compare": ("mtscore.engine.significance", "compare"),
     "compare_segment_scores": ("mtscore.engine.significance", "compare_segment_scores"),
+    "decoder": ("mtscore.decoder", None),  # the module: sentence_scores, pairwise, mbr, n-best
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
@@ -28,7 +29,8 @@ def __getattr__(name):
         raise AttributeError(f"module 'mtscore' has no attribute {name!r}") from None
     import importlib
 
-    value = getattr(importlib.import_module(mod), attr)
+    module = importlib.import_module(mod)
+    value = module if attr is None else getattr(module, attr)
     globals()[name] = value
     return value
 

@@ -6,6 +6,8 @@ from .bindings.decoder import (  # noqa: F401
     NBestEntry,
     NBestFormatError,
     NBestOracle,
+    aggregate_chrf,
+    expected_bleu,
     lower_is_better,
     mbr,
     nbest_oracle,
@@ -16,6 +18,7 @@ from .bindings.decoder import (  # noqa: F401
     sentence_scores,
 )
 
-__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "lower_is_better", "mbr",
+__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggregate_chrf",
+           "expected_bleu", "lower_is_better", "mbr",
            "nbest_oracle", "pairwise", "parse_moses_nbest", "read_moses_nbest", "resolve_metric",
            "sentence_scores"]

@@ -22,14 +22,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Union
+from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..engine.metrics.base import Metric
 from ..engine.metrics.registry import make_metric
 
-__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "lower_is_better", "mbr",
+__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggregate_chrf",
+           "expected_bleu", "lower_is_better", "mbr",
            "nbest_oracle", "pairwise", "parse_moses_nbest", "read_moses_nbest", "resolve_metric",
            "sentence_scores"]
 
@@ -190,11 +191,11 @@ class MBRResult:
     expected metric value of each sample as hypothesis against all samples as
     pseudo-references, weighted by the normalised probabilities p); ``matrix`` float64 (n, n):
     the pairwise matrix (row = hypothesis, column = pseudo-reference); ``probabilities``
-    float64 (n,); ``sample``: ``samples[index]``."""
+    float64 (n,); ``sample``: ``samples[index]``. ``matrix`` is None for ``utility="aggregate"``."""
 
     index: int
     expected_utility: np.ndarray
-    matrix: np.ndarray
+    matrix: Optional[np.ndarray]
     probabilities: np.ndarray
     sample: str
 
@@ -226,7 +227,7 @@ def _probabilities(n: int, weights, log_probs) -> np.ndarray:
 
 
 def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf",
-        workers: int = 1, log_probs=None, **options) -> MBRResult:
+        workers: int = 1, log_probs=None, utility: str = "pairwise", **options) -> MBRResult:
     """Minimum-Bayes-risk selection: the sample with the highest expected utility against all
     samples as pseudo-references (lowest expected TER for TER).
 
@@ -234,16 +235,82 @@ def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf
     ``log_probs`` (natural-log probabilities, softmax-normalised); neither: uniform. The
     pseudo-reference j of every hypothesis i is weighted by ``p[j]``, the diagonal (a sample
     against itself) included, as in mbrs / Eikema & Aziz. Ties go to the first sample.
+
+    ``utility``: ``"pairwise"`` (default: the expected metric, ``pairwise(...) @ p``, O(n^2)
+    metric cells) or ``"aggregate"``: reference aggregation, O(n): the metric of each sample
+    against the p-weighted average n-gram statistics of all samples (chrF/chrF++:
+    :func:`aggregate_chrf`; BLEU: :func:`expected_bleu`). A different utility, not an
+    approximation of the same number; ``matrix`` is then None.
     """
     samples = _texts(samples, "samples")
     if not samples:
         raise ValueError("mbr: samples is empty")
+    if utility not in ("pairwise", "aggregate"):
+        raise ValueError(f"mbr: utility must be 'pairwise' or 'aggregate', got {utility!r}")
     p = _probabilities(len(samples), weights, log_probs)
     m = resolve_metric(metric, options)
-    mat = pairwise(samples, metric=m, workers=workers)
-    eu = mat @ p
+    mat: Optional[np.ndarray] = None
+    if utility == "aggregate":
+        eu = _aggregate_utility(m, samples, samples, p)
+    else:
+        mat = pairwise(samples, metric=m, workers=workers)
+        eu = mat @ p
     idx = int(np.argmin(eu) if lower_is_better(m) else np.argmax(eu))
     return MBRResult(idx, eu, mat, p, samples[idx])
+
+
+def _aggregate_utility(m: Metric, hyps: List[str], refs: List[str], p: np.ndarray) -> np.ndarray:
+    from ..engine.metrics import aggregate
+    from ..engine.metrics.bleu import BLEU
+    from ..engine.metrics.chrf import CHRF
+
+    if isinstance(m, CHRF):
+        return aggregate.aggregate_chrf_scores(m, hyps, refs, p)
+    if isinstance(m, BLEU):
+        return aggregate.expected_bleu_scores(m, hyps, refs, p)
+    raise ValueError(f"utility='aggregate' needs chrF/chrF++ or BLEU, not {type(m).__name__}")
+
+
+def _aggregate_args(fn: str, hyps, references, weights) -> Tuple[List[str], List[str], np.ndarray]:
+    hyps = _texts(hyps, "hyps")
+    refs = hyps if references is None else _texts(references, "references")
+    if not hyps or not refs:
+        raise ValueError(f"{fn}: {'hyps' if not hyps else 'references'} is empty")
+    return hyps, refs, _probabilities(len(refs), weights, None)
+
+
+def aggregate_chrf(hyps: Sequence[str], references: Optional[Sequence[str]] = None,
+                   weights=None, metric: Union[str, Metric] = "chrf", **options) -> np.ndarray:
+    """Reference-aggregated chrF (Vamvas & Sennrich 2024; fastChrF's ``aggregate_chrf``):
+    float64 (n,), each hypothesis' chrF against the ``weights``-averaged n-gram counts of
+    ``references`` (None: the hypotheses themselves, for MBR). O(n + m) instead of O(n * m);
+    a different utility from the mean of :func:`pairwise` rows. ``metric``: "chrf", "chrf++" or
+    a CHRF object (every option applies)."""
+    hyps, refs, p = _aggregate_args("aggregate_chrf", hyps, references, weights)
+    m = resolve_metric(metric, options)
+    from ..engine.metrics.chrf import CHRF
+
+    if not isinstance(m, CHRF):
+        raise ValueError(f"aggregate_chrf: metric must be chrF/chrF++, got {type(m).__name__}")
+    return _aggregate_utility(m, hyps, refs, p)
+
+
+def expected_bleu(hyps: Sequence[str], references: Optional[Sequence[str]] = None,
+                  weights=None, metric: Union[str, Metric] = "bleu", **options) -> np.ndarray:
+    """Sentence BLEU against expected n-gram counts (DeNero et al. 2009, consensus decoding):
+    float64 (n,), each hypothesis' BLEU against the ``weights``-averaged n-gram counts and
+    length of ``references`` (None: the hypotheses themselves). O(n + m); a different utility
+    from the mean of :func:`pairwise` rows. ``metric``: "bleu" or a BLEU object (tokenizer,
+    smoothing, effective order apply; default ``effective_order=True`` as for sentence BLEU)."""
+    hyps, refs, p = _aggregate_args("expected_bleu", hyps, references, weights)
+    if isinstance(metric, str):
+        options.setdefault("effective_order", True)
+    m = resolve_metric(metric, options)
+    from ..engine.metrics.bleu import BLEU
+
+    if not isinstance(m, BLEU):
+        raise ValueError(f"expected_bleu: metric must be BLEU, got {type(m).__name__}")
+    return _aggregate_utility(m, hyps, refs, p)
 
 
 # ---- n-best ---------------------------------------------------------------------------------

@@ -158,6 +158,10 @@ def mbr_main(argv: List[str], run_command) -> int:
     p.add_argument("--input-format", choices=["auto", "jsonl", "text"], default="auto")
     p.add_argument("--log-probs", action="store_true",
                    help="text input: each line ends in a TAB and the sample's log-probability")
+    p.add_argument("--utility", choices=["pairwise", "aggregate"], default="pairwise",
+                   help="pairwise: expected metric over all sample pairs (O(n^2), default); "
+                        "aggregate: the metric against the averaged n-gram statistics of the "
+                        "samples (O(n); chrF/chrF++ and BLEU only; a different utility)")
     _common(p, "chrf")
     return run_command(_run_mbr, p.parse_args(argv), "mtscore mbr")
 
@@ -177,7 +181,8 @@ def _run_mbr(args) -> int:
     out = []
     for g, (samples, lp, line) in enumerate(groups):
         try:
-            res = mbr(samples, metric=metric, log_probs=lp, workers=args.workers)
+            res = mbr(samples, metric=metric, log_probs=lp, workers=args.workers,
+                      utility=args.utility)
         except ValueError as e:
             raise CLIError(f"{args.input}:{line}: group {g}: {e}") from None
         if args.format == "jsonl":

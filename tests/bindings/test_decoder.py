@@ -367,3 +367,85 @@ def test_cli_errors_are_one_line(tmp_path, capsys, files, argv, msg):
     argv = [str(names[a[1:-1]]) if a.startswith("{") and a[1:-1] in names else a for a in argv]
     rc, out, err = _cli(argv, capsys)
     assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
+
+
+# ---- reference aggregation ---------------------------------------------------------------------
+def _aggregate_chrf_twin(hyps, refs, p, char_order=6, word_order=0, beta=2.0):
+    """Plain-Python reference aggregation (Vamvas & Sennrich 2024) with sacrebleu's own n-gram
+    extraction and chrF formula: expected reference counts, clipped matches per order."""
+    from collections import Counter
+
+    sb = sacrebleu.metrics.CHRF(char_order=char_order, word_order=word_order, beta=beta)
+
+    def counts(text):  # sacrebleu's own n-gram extraction of a reference
+        return sb._extract_reference_info([text])["ref_ngrams"][0]
+
+    ref_counts = [counts(r) for r in refs]
+    n_orders = char_order + word_order
+    expected = [Counter() for _ in range(n_orders)]
+    exp_tot = [0.0] * n_orders
+    for w, rc in zip(p, ref_counts):
+        for o in range(n_orders):
+            for g, c in rc[o].items():
+                expected[o][g] += w * c
+            exp_tot[o] += w * sum(rc[o].values())
+    out = []
+    for h in hyps:
+        hc = counts(h)
+        stats = []
+        for o in range(n_orders):
+            match = sum(min(c, expected[o][g]) for g, c in hc[o].items())
+            stats += [sum(hc[o].values()), exp_tot[o], match]
+        out.append(sb._compute_f_score(stats))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("options", [{}, {"word_order": 2}, {"beta": 1, "char_order": 4}])
+def test_aggregate_chrf_equals_twin_fastchrf_and_single_reference(options):
+    groups = need_wmt()
+    for g in groups:
+        got = decoder.aggregate_chrf(g, metric="chrf", **options)
+        want = _aggregate_chrf_twin(g, g, np.full(len(g), 1 / len(g)), **options)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        # one pseudo-reference: the sentence score, bit for bit
+        sb = sacrebleu.metrics.CHRF(**options)
+        assert_bits(decoder.aggregate_chrf(g, g[:1], **options),
+                    [sb.sentence_score(h, [g[0]]).score for h in g])
+        w = np.arange(1, len(g) + 1, dtype=np.float64)
+        np.testing.assert_allclose(decoder.aggregate_chrf(g, weights=w, **options),
+                                   _aggregate_chrf_twin(g, g, w / w.sum(), **options),
+                                   rtol=1e-12, atol=1e-12)
+        try:
+            import fastchrf
+        except ImportError:
+            continue
+        if not options:  # the same utility; sums of fractional counts in another order (ulps)
+            np.testing.assert_allclose(got, fastchrf.aggregate_chrf([g], [g])[0], rtol=1e-13)
+
+
+def test_expected_bleu_single_reference_is_sentence_bleu_and_mbr_aggregate():
+    groups = need_wmt()
+    sb = sacrebleu.metrics.BLEU(effective_order=True)
+    for g in groups:
+        assert_bits(decoder.expected_bleu(g, g[:1]), [sb.sentence_score(h, [g[0]]).score for h in g])
+        # identical pseudo-references: the same as one of them
+        assert_bits(decoder.expected_bleu(g, [g[1]] * 3), [sb.sentence_score(h, [g[1]]).score for h in g])
+        eb = decoder.expected_bleu(g)
+        res = decoder.mbr(g, metric="bleu", utility="aggregate", effective_order=True)
+        assert res.matrix is None and res.index == int(np.argmax(eb))
+        assert_bits(res.expected_utility, eb)
+        res = decoder.mbr(g, metric="chrf", utility="aggregate")
+        assert_bits(res.expected_utility, decoder.aggregate_chrf(g))
+
+
+def test_aggregate_errors():
+    with pytest.raises(ValueError, match="utility must be"):
+        decoder.mbr(["a", "b"], utility="mean")
+    with pytest.raises(ValueError, match="needs chrF/chrF\\+\\+ or BLEU"):
+        decoder.mbr(["a", "b"], metric="ter", utility="aggregate")
+    with pytest.raises(ValueError, match="hyps is empty"):
+        decoder.aggregate_chrf([])
+    with pytest.raises(ValueError, match="metric must be chrF"):
+        decoder.aggregate_chrf(["a"], metric="bleu")
+    with pytest.raises(ValueError, match="weights\\[1\\]"):
+        decoder.expected_bleu(["a b", "c"], weights=[1, -1])

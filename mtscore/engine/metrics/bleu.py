@@ -230,9 +230,7 @@ class BLEU(LexicalMetric):
         per-call warning. Each distinct string is tokenised and its n-grams interned once."""
         lay = pairwise.layout(self._coerce_hyps(rows),
                               None if cols is None else self._coerce_hyps(cols))
-        vals, offs = self._encode(lay.texts, _text.Vocab())
-        ids, counts, offsets, totals, n_ids = _pairwise.group_ngrams([(vals, offs)],
-                                                                    [self.max_ngram_order])
+        ids, counts, offsets, totals, n_ids = self.group_ngram_counts(lay.texts)
         out = np.zeros((len(lay.rows), len(lay.cols)), dtype=np.float64)
         sv = self.smooth_value if self.smooth_value is not None else self.SMOOTH_DEFAULTS[self.smooth_method]
         args = (_SMOOTH_CODES[self.smooth_method], float(sv or 0.0), bool(self.effective_order),
@@ -242,6 +240,14 @@ class BLEU(LexicalMetric):
                                                lay.cols, lay.symmetric, *args, out, part),
             len(lay.cols), self.workers if workers is None else workers)
         return lay.expand(out)
+
+    def group_ngram_counts(self, texts: List[str]) -> pairwise.GroupNgrams:
+        """The token n-gram counts (orders 1..max_ngram_order, this metric's tokenizer and
+        lowercasing) of each of S texts, interned over the group: ``ids`` / ``counts`` int32 per
+        (text, order) segment of ``offsets`` (int64 (S * max_ngram_order + 1,)), ``totals`` int64
+        (S, max_ngram_order), ``n_ids`` distinct n-grams. ``totals[:, 0]`` is each text's length."""
+        vals, offs = self._encode(list(texts), _text.Vocab())
+        return pairwise.GroupNgrams(*_pairwise.group_ngrams([(vals, offs)], [self.max_ngram_order]))
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> BLEUScore:
         """BLEU of one hypothesis against one or more reference strings."""

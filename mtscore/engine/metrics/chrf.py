@@ -162,12 +162,7 @@ class CHRF(LexicalMetric):
         matches once."""
         lay = pairwise.layout(self._coerce_hyps(rows),
                               None if cols is None else self._coerce_hyps(cols))
-        (cv, co), (wv, wo) = self._encode(lay.texts, _text.Vocab())
-        streams, orders = [(cv, co)], [self.char_order]
-        if self.word_order:
-            streams.append((wv, wo))
-            orders.append(self.word_order)
-        ids, counts, offsets, totals, n_ids = _pairwise.group_ngrams(streams, orders)
+        ids, counts, offsets, totals, n_ids = self.group_ngram_counts(lay.texts)
         out = np.zeros((len(lay.rows), len(lay.cols)), dtype=np.float64)
         factor, eps = float(self.beta ** 2), bool(self.eps_smoothing)
         pairwise.fill_columns(
@@ -175,6 +170,18 @@ class CHRF(LexicalMetric):
                                                lay.cols, lay.symmetric, factor, eps, out, part),
             len(lay.cols), self.workers if workers is None else workers)
         return lay.expand(out)
+
+    def group_ngram_counts(self, texts: List[str]) -> pairwise.GroupNgrams:
+        """The character (then, for chrF++, word) n-gram counts of each of S texts, interned
+        over the group: ``ids`` / ``counts`` int32 per (text, order) segment of ``offsets``
+        (int64 (S * order + 1,), orders 1..char_order then 1..word_order), ``totals`` int64
+        (S, order) the n-gram count of each, ``n_ids`` distinct n-grams (ids < n_ids)."""
+        (cv, co), (wv, wo) = self._encode(list(texts), _text.Vocab())
+        streams, orders = [(cv, co)], [self.char_order]
+        if self.word_order:
+            streams.append((wv, wo))
+            orders.append(self.word_order)
+        return pairwise.GroupNgrams(*_pairwise.group_ngrams(streams, orders))
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore:
         if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:

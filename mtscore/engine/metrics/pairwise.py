@@ -13,11 +13,24 @@ implementations live here:
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..parallel import resolve_workers, run_parallel
+
+
+class GroupNgrams(NamedTuple):
+    """N-gram counts of S texts interned over their group (``_pairwise.group_ngrams``): entries
+    ``ids`` / ``counts`` int32 (E,), the entries of text s, order o (0-based, over all of the
+    metric's n-gram kinds) at ``offsets[s * O + o]:offsets[s * O + o + 1]``, ``totals`` int64
+    (S, O) the number of n-grams of each, ``n_ids`` the number of distinct n-grams."""
+
+    ids: np.ndarray
+    counts: np.ndarray
+    offsets: np.ndarray
+    totals: np.ndarray
+    n_ids: int
 
 
 class Layout:
