@@ -141,7 +141,7 @@ def sentence_scores(hyps: Sequence[str], refs, metric: Union[str, Metric] = "chr
 
 
 # ---- pairwise -------------------------------------------------------------------------------
-def pairwise(candidates: Optional[Sequence[str]], references: Optional[Sequence[str]] = None,
+def pairwise(candidates: Optional[Sequence[str]] = None, references: Optional[Sequence[str]] = None,
              metric: Union[str, Metric] = "chrf", workers: int = 1, groups=None, **options):
     """All-pairs sentence scores, like ``rapidfuzz.process.cdist``: float64 ``(n, m)`` with
     ``out[i, j] == metric.sentence_score(candidates[i], [references[j]]).score`` bit for bit.
