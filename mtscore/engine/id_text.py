@@ -14,8 +14,8 @@ ordinary text path, so the numbers equal sacrebleu on that decoded text. A vocab
   dropped, the SentencePiece convention) or ``"wordpiece"`` (joined by spaces, ``##`` pieces
   glued to the previous one; no punctuation clean-up); ``skip_ids`` are dropped first.
 
-``tokenizers`` and ``sentencepiece`` are imported only when a path needs loading (extras
-``mtscore[bertscore]`` / ``mtscore[spm]``); objects are recognised by their methods.
+``tokenizers`` and ``sentencepiece`` are imported only when a path needs loading (extra
+``mtscore[decoder]``); objects are recognised by their methods.
 """
 from __future__ import annotations
 
@@ -82,14 +82,14 @@ def _load_path(path: Path) -> IdDecoder:
             from tokenizers import Tokenizer
         except ImportError:
             raise MissingExtraError(f"reading {path} needs the tokenizers package: "
-                                    "pip install \"mtscore[bertscore]\"") from None
+                                    "pip install \"mtscore[decoder]\"") from None
         return _hf_decoder(Tokenizer.from_file(str(path)), "decode_batch")
     if path.suffix == ".model":
         try:
             import sentencepiece as spm
         except ImportError:
             raise MissingExtraError(f"reading {path} needs sentencepiece: "
-                                    "pip install \"mtscore[spm]\"") from None
+                                    "pip install \"mtscore[decoder]\"") from None
         return _spm_decoder(spm.SentencePieceProcessor(model_file=str(path)))
     raise ValueError(f"vocabulary file {path}: expected a tokenizer.json or a SentencePiece "
                      ".model file")
