@@ -1,6 +1,8 @@
-"""``mtscore.decoder``: metric calls for MT decoders (batched sentence scores, all-pairs MBR
-matrices, MBR selection, n-best oracles and Moses n-best files). See
-:mod:`mtscore.bindings.decoder` for the documentation; this module only re-exports it."""
+"""``mtscore.decoder``: metric calls for MT decoders: batched sentence scores, all-pairs MBR
+matrices, MBR selection (pairwise or reference-aggregated utilities), n-best oracles and Moses
+n-best files (:mod:`mtscore.bindings.decoder`); token-id input, id mode and text mode
+(:mod:`mtscore.bindings.token_scores`, :mod:`mtscore.engine.token_ids`); RL reward functions
+(:mod:`mtscore.bindings.rewards`). This module only re-exports them."""
 from .bindings.decoder import (  # noqa: F401
     MBRResult,
     NBestEntry,
@@ -17,8 +19,18 @@ from .bindings.decoder import (  # noqa: F401
     resolve_metric,
     sentence_scores,
 )
+from .bindings.rewards import reward_fn  # noqa: F401
+from .bindings.token_scores import (  # noqa: F401
+    decode_ids,
+    id_corpus_score,
+    id_sentence_scores,
+    text_corpus_score,
+    text_sentence_scores,
+)
+from .engine.token_ids import TokenIds, as_token_ids  # noqa: F401
 
-__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggregate_chrf",
-           "expected_bleu", "lower_is_better", "mbr",
-           "nbest_oracle", "pairwise", "parse_moses_nbest", "read_moses_nbest", "resolve_metric",
-           "sentence_scores"]
+__all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "TokenIds",
+           "aggregate_chrf", "as_token_ids", "decode_ids", "expected_bleu", "id_corpus_score",
+           "id_sentence_scores", "lower_is_better", "mbr", "nbest_oracle", "pairwise",
+           "parse_moses_nbest", "read_moses_nbest", "resolve_metric", "reward_fn",
+           "sentence_scores", "text_corpus_score", "text_sentence_scores"]

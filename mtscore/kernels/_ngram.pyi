@@ -27,6 +27,16 @@ def bleu_stats(
 ) -> _I64:
     """int64 (n, 2 + 2 * max_order): [hyp_len, closest_ref_len, correct_1..N, total_1..N] per hypothesis."""
 
+def bleu_pair_stats(
+    hyp_values: _I32,
+    hyp_offsets: _I64,
+    ref_values: _I32,
+    ref_offsets: _I64,
+    ref_groups: _I64,
+    max_order: int,
+) -> _I64:
+    """int64 (N, 2 + 2 * max_order) of hypothesis i against references ref_groups[i]:ref_groups[i+1] (CSR), one fused pass."""
+
 def bleu_sentence_scores(
     stats: _I64,
     max_order: int,

@@ -331,6 +331,127 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     return out
 
 
+cdef int add_ngrams_local(Table* t, Py_ssize_t* n_entries, const int32_t* sym, Py_ssize_t L,
+                          int order, int32_t* cnt) noexcept nogil:
+    """:func:`add_ngrams` for a table used once (one hypothesis): entries are only counted
+    (``n_entries``, local indices into ``cnt``), no key list is kept."""
+    cdef Py_ssize_t p, q
+    cdef int n
+    cdef int64_t key
+    cdef int32_t e, prev, local_n
+    for p in range(L):
+        prev = -1
+        for n in range(1, order + 1):
+            q = p + n - 1
+            if q >= L:
+                break
+            if n == 1:
+                key = <int64_t> sym[q]
+            else:
+                key = ((<int64_t> prev + 1) << 32) | (<int64_t> <uint32_t> sym[q])
+            local_n = <int32_t> n_entries[0]
+            e = table_get_or_add(t, key, local_n)
+            if e == local_n:
+                n_entries[0] += 1
+            cnt[e] += 1
+            prev = e
+    return 0
+
+
+cdef int _check_csr(const int64_t[::1] offsets, Py_ssize_t n_values, str what) except -1:
+    cdef Py_ssize_t i
+    if offsets.shape[0] < 1:
+        raise ValueError(f"{what}: offsets must hold N + 1 >= 1 entries")
+    if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > n_values:
+        raise ValueError(f"{what}: offsets outside [0, {n_values}]")
+    for i in range(offsets.shape[0] - 1):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError(f"{what}: offsets decrease at {i}")
+    return 0
+
+
+def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
+                    const int32_t[::1] ref_values, const int64_t[::1] ref_offsets,
+                    const int64_t[::1] ref_groups, int max_order):
+    """BLEU statistics of hypothesis i against references ``ref_groups[i]:ref_groups[i+1]`` of a
+    CSR reference batch, in one pass: each segment's reference n-grams go into a table that its
+    hypothesis then walks (no entry list kept; the decoder case, where each reference set is
+    scored once). Equal to ``bleu_stats`` after ``bleu_prepare_refs`` on the same segments.
+
+    hyp_values int32 + hyp_offsets int64 (N+1,); ref_values int32 + ref_offsets int64 (R+1,);
+    ref_groups int64 (N+1,), non-decreasing within [0, R]. Ids must be >= 0.
+    Returns int64 ``(N, 2 + 2 * max_order)``, closest_ref_len -1 for a segment with no reference.
+    """
+    cdef Py_ssize_t N = hyp_offsets.shape[0] - 1, R = ref_offsets.shape[0] - 1
+    cdef Py_ssize_t i, r, L, Lr, need, ne, j
+    _check_csr(hyp_offsets, hyp_values.shape[0], "hyp")
+    _check_csr(ref_offsets, ref_values.shape[0], "ref")
+    if ref_groups.shape[0] != N + 1:
+        raise ValueError(f"ref_groups has {ref_groups.shape[0]} entries, expected N + 1 = {N + 1}")
+    _check_csr(ref_groups, R, "ref_groups")
+    if max_order < 1:
+        raise ValueError("max_order must be >= 1")
+    cdef int ncol = 2 + 2 * max_order, o
+    out = np.zeros((N, ncol), dtype=np.int64)
+    if N == 0:
+        return out
+    cdef int64_t[:, ::1] st = out
+    cdef const int32_t* hv = &hyp_values[0] if hyp_values.shape[0] else NULL
+    cdef const int32_t* rv = &ref_values[0] if ref_values.shape[0] else NULL
+    cdef Table t
+    cdef Scratch cnt, mx
+    cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0
+    cdef int32_t* remaining
+    cdef int32_t closest_len, closest_diff, diff, rlen
+    cdef int err = 0
+    if table_init(&t, 1024) != 0:
+        raise MemoryError()
+    with nogil:
+        for i in range(N):
+            L = hyp_offsets[i + 1] - hyp_offsets[i]
+            need = 0
+            for r in range(ref_groups[i], ref_groups[i + 1]):
+                need += (ref_offsets[r + 1] - ref_offsets[r]) * max_order
+            if table_reset(&t, need) != 0 or scratch_reserve(&cnt, need) != 0 \
+                    or scratch_reserve(&mx, need) != 0:
+                err = 1
+                break
+            ne = 0
+            closest_diff = -1
+            closest_len = -1
+            for r in range(ref_groups[i], ref_groups[i + 1]):
+                Lr = ref_offsets[r + 1] - ref_offsets[r]
+                add_ngrams_local(&t, &ne, rv + ref_offsets[r], Lr, max_order, cnt.a)
+                if ref_groups[i + 1] - ref_groups[i] > 1:  # max count over references
+                    for j in range(ne):
+                        if cnt.a[j] > mx.a[j]:
+                            mx.a[j] = cnt.a[j]
+                        cnt.a[j] = 0
+                # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
+                rlen = <int32_t> Lr
+                diff = <int32_t> L - rlen
+                if diff < 0:
+                    diff = -diff
+                if closest_diff == -1 or diff < closest_diff:
+                    closest_diff = diff
+                    closest_len = rlen
+                elif diff == closest_diff and rlen < closest_len:
+                    closest_len = rlen
+            remaining = mx.a if ref_groups[i + 1] - ref_groups[i] > 1 else cnt.a
+            st[i, 0] = L
+            st[i, 1] = closest_len
+            if ne > 0 and L > 0:
+                match_ngrams(&t, hv + hyp_offsets[i], L, max_order, 0, remaining, &st[i, 2])
+            for j in range(ne):
+                remaining[j] = 0
+            for o in range(1, max_order + 1):
+                st[i, 1 + max_order + o] = npos(L, o)
+    table_free(&t); free(cnt.a); free(mx.a)
+    if err:
+        raise MemoryError("BLEU kernel: out of memory")
+    return out
+
+
 def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, int smooth, double smooth_value,
                          bint effective_order, bint neumaier):
     """sacrebleu's BLEU.compute_bleu for every row of ``stats`` (N, 2 + 2 * max_order).

@@ -321,6 +321,28 @@ def _(data, source):
     both("_ngram.bleu_stats", hv, ho, *prep, order, seg_map=seg_map + n)  # ValueError
 
 
+@case("_ngram.bleu_pair_stats")
+def _(data, source):
+    streams, present, order, hv, ho = _bleu_prepared(data, source)
+    n = len(ho) - 1
+    # the references as one CSR batch grouped per hypothesis (absent ones left out)
+    vals, offs, groups = [], [0], [0]
+    for i in range(n):
+        for k, (v, o) in enumerate(streams):
+            if present[k, i]:
+                vals.extend(v[o[i]:o[i + 1]].tolist())
+                offs.append(len(vals))
+        groups.append(len(offs) - 1)
+    rv, ro = np.array(vals, dtype=np.int32), np.array(offs, dtype=np.int64)
+    g = np.array(groups, dtype=np.int64)
+    got = both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g, order)
+    # the fused pass equals preparing the references and scoring against them
+    np.testing.assert_array_equal(got, _ngram.bleu_stats(
+        hv, ho, *_ngram.bleu_prepare_refs(streams, present, order), order))
+    both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g[:-1], order)  # ValueError: N + 1 groups
+    both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g[::-1].copy(), order)  # ValueError: decreasing
+
+
 @case("_ngram.bleu_sentence_scores", 60)
 def _(data, source):
     streams, present, order, hv, ho = _bleu_prepared(data, source)

@@ -308,6 +308,20 @@ class TER(Metric):
         """Vectorised TER of many summed rows (bootstrap / AR; see ``metrics.resampled``)."""
         return resampled.ter_scores(sums) if sums.shape[1] == 2 else None
 
+    def scores_from_stats(self, stats) -> np.ndarray:
+        """The sentence TER of every row of an ``(N, 2)`` stats matrix -> float64 (N,), each
+        equal to ``compute_score_from_stats(row).score`` (same operations, elementwise: the
+        int edit count is exact in float64, so ``edits / ref_len`` and ``100 * q`` round the
+        same way as sacrebleu's Python floats)."""
+        st = np.asarray(stats)
+        if st.dtype.kind == "f" and st.dtype != np.float64:  # float32 rows: float32 arithmetic
+            return super().scores_from_stats(stats)
+        st = st.astype(np.float64, copy=False).reshape(-1, 2)
+        edits, ref_len = st[:, 0], st[:, 1]
+        has_ref = ref_len > 0
+        q = np.divide(edits, ref_len, out=np.zeros_like(edits), where=has_ref)
+        return 100 * np.where(has_ref, q, np.where(edits > 0, 1.0, 0.0))
+
     def compute_score_from_stats(self, stats) -> TERScore:
         """sacrebleu ``TER._compute_score_from_stats`` with the same operations, so it is also
         exact for numpy float32 rows (bootstrap)."""

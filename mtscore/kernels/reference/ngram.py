@@ -153,6 +153,54 @@ def bleu_stats(hyp_values: _I32, hyp_offsets: _I64, seg_offsets: _I64, keys: _I6
     return out
 
 
+def _check_csr(offsets: List[int], n_values: int, what: str) -> None:
+    if len(offsets) < 1:
+        raise ValueError(f"{what}: offsets must hold N + 1 >= 1 entries")
+    if offsets[0] < 0 or offsets[-1] > n_values:
+        raise ValueError(f"{what}: offsets outside [0, {n_values}]")
+    for i in range(len(offsets) - 1):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError(f"{what}: offsets decrease at {i}")
+
+
+def bleu_pair_stats(hyp_values: _I32, hyp_offsets: _I64, ref_values: _I32, ref_offsets: _I64,
+                    ref_groups: _I64, max_order: int) -> _I64:
+    """int64 ``(N, 2 + 2 * max_order)`` of hypothesis i against references
+    ``ref_groups[i]:ref_groups[i + 1]`` (sacrebleu: clipped counts against the max count of each
+    n-gram over the references, closest reference length with ties to the shorter)."""
+    hv, ho = np.asarray(hyp_values).tolist(), np.asarray(hyp_offsets).tolist()
+    rv, ro = np.asarray(ref_values).tolist(), np.asarray(ref_offsets).tolist()
+    g = np.asarray(ref_groups).tolist()
+    _check_csr(ho, len(hv), "hyp")
+    _check_csr(ro, len(rv), "ref")
+    n = len(ho) - 1
+    if len(g) != n + 1:
+        raise ValueError(f"ref_groups has {len(g)} entries, expected N + 1 = {n + 1}")
+    _check_csr(g, len(ro) - 1, "ref_groups")
+    if max_order < 1:
+        raise ValueError("max_order must be >= 1")
+    out = np.zeros((n, 2 + 2 * max_order), dtype=np.int64)
+    for i in range(n):
+        hyp = hv[ho[i]:ho[i + 1]]
+        refs = [rv[ro[r]:ro[r + 1]] for r in range(g[i], g[i + 1])]
+        maxc: Counter = Counter()
+        closest_diff, closest_len = -1, -1
+        for ref in refs:
+            for cn in ngram_counts(ref, max_order):
+                for gram, c in cn.items():
+                    maxc[gram] = max(maxc[gram], c)
+            diff = abs(len(hyp) - len(ref))
+            if closest_diff == -1 or diff < closest_diff:
+                closest_diff, closest_len = diff, len(ref)
+            elif diff == closest_diff and len(ref) < closest_len:
+                closest_len = len(ref)
+        correct = [sum(min(c, maxc.get(gram, 0)) for gram, c in cn.items())
+                   for cn in ngram_counts(hyp, max_order)]
+        total = [_npos(len(hyp), k) for k in range(1, max_order + 1)]
+        out[i] = [len(hyp), closest_len] + correct + total
+    return out
+
+
 def _py_sum(xs: Sequence[float], neumaier: bool) -> float:
     """CPython's sum() of floats: left to right (<= 3.11) or Neumaier-compensated (>= 3.12)."""
     f = 0.0
