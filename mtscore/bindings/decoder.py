@@ -28,6 +28,7 @@ import numpy as np
 
 from ..engine.metrics.base import Metric
 from ..engine.metrics.registry import make_metric
+from ..kernels._lists import first_non_str
 
 __all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggregate_chrf",
            "expected_bleu", "lower_is_better", "mbr",
@@ -66,11 +67,17 @@ def lower_is_better(metric: Metric) -> bool:
 def _texts(items, what: str) -> List[str]:
     if isinstance(items, str):
         raise TypeError(f"{what} must be a sequence of strings, not a single string")
-    out = list(items)
-    for i, x in enumerate(out):
-        if not isinstance(x, str):
-            raise TypeError(f"{what}[{i}] must be a str, got {type(x).__name__}")
+    out = items if type(items) is list else list(items)
+    i = first_non_str(out)  # a C loop over the items
+    if i >= 0 and not all(isinstance(x, str) for x in out):  # str subclasses are fine
+        i = next(j for j, x in enumerate(out) if not isinstance(x, str))
+        raise TypeError(f"{what}[{i}] must be a str, got {type(out[i]).__name__}")
     return out
+
+
+def _is_seq(r) -> bool:
+    """A non-string sequence (lists and tuples without the slow ABC check)."""
+    return type(r) in (list, tuple) or (not isinstance(r, str) and isinstance(r, Sequence))
 
 
 # ---- sentence scores ------------------------------------------------------------------------
@@ -81,7 +88,7 @@ def _ref_streams(refs, n: int, layout: str) -> List[List[Optional[str]]]:
     refs = list(refs)
     if layout not in ("auto", "per_hyp", "streams"):
         raise ValueError(f"layout must be 'auto', 'per_hyp' or 'streams', got {layout!r}")
-    seqs = [not isinstance(r, str) and isinstance(r, Sequence) for r in refs]
+    seqs = [_is_seq(r) for r in refs]
     per_hyp_ok = len(refs) == n and all(isinstance(r, str) or s for r, s in zip(refs, seqs))
     streams_ok = bool(refs) and all(seqs) and all(len(r) == n for r in refs)
     if layout == "auto":
@@ -94,7 +101,7 @@ def _ref_streams(refs, n: int, layout: str) -> List[List[Optional[str]]]:
         if not refs:
             raise ValueError("refs: no reference streams")
         for k, r in enumerate(refs):
-            if isinstance(r, str) or not isinstance(r, Sequence):
+            if not _is_seq(r):
                 raise ValueError(f"refs[{k}]: a reference stream must be a list of strings")
             if len(r) != n:
                 raise ValueError(f"refs[{k}] has {len(r)} references for {n} hypotheses")
@@ -342,10 +349,17 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
     for s, c in enumerate(lists):
         if not c:
             raise ValueError(f"nbest[{s}] is empty: source {s} has no candidates")
-    m = resolve_metric(metric, options)
+    m = resolve_metric(metric, options, workers)
     hyps = [h for c in lists for h in c]
-    refs = [references[s] for s, c in enumerate(lists) for _ in c]
-    flat = sentence_scores(hyps, refs, metric=m, workers=workers, layout="per_hyp")
+    if m.dedupes_outputs:  # the S reference sets prepared once, candidates scored against rows
+        prepared = m.prepare(_ref_streams(references, len(lists), "per_hyp"))
+        rows = np.repeat(np.arange(len(lists), dtype=np.int64), [len(c) for c in lists])
+        stats, scores = m.rows_stats_and_scores(hyps, rows, prepared, True)
+        flat = np.asarray(m.scores_from_stats(stats) if scores is None else scores,
+                          dtype=np.float64)
+    else:
+        refs = [references[s] for s, c in enumerate(lists) for _ in c]
+        flat = sentence_scores(hyps, refs, metric=m, workers=workers, layout="per_hyp")
     cuts = np.cumsum([0] + [len(c) for c in lists])
     scores = [flat[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
     low = lower_is_better(m)
