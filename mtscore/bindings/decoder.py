@@ -179,6 +179,8 @@ def pairwise(candidates: Optional[Sequence[str]] = None, references: Optional[Se
             jobs.append((_texts(grp[0], f"groups[{g}][0]"), _texts(grp[1], f"groups[{g}][1]")))
         else:
             jobs.append((_texts(grp, f"groups[{g}]"), None))
+        if not jobs[-1][0] or (jobs[-1][1] is not None and not jobs[-1][1]):
+            raise ValueError(f"groups[{g}] is empty: every group needs at least one sample")
     from ..engine.parallel import resolve_workers, run_parallel
 
     w = resolve_workers(workers)

@@ -438,6 +438,13 @@ def test_expected_bleu_single_reference_is_sentence_bleu_and_mbr_aggregate():
         assert_bits(res.expected_utility, decoder.aggregate_chrf(g))
 
 
+def test_pairwise_empty_group_is_an_error():
+    with pytest.raises(ValueError, match=r"groups\[1\] is empty"):
+        decoder.pairwise(groups=[["a"], []])
+    with pytest.raises(ValueError, match=r"groups\[0\] is empty"):
+        decoder.pairwise(groups=[(["a"], [])])
+
+
 def test_aggregate_errors():
     with pytest.raises(ValueError, match="utility must be"):
         decoder.mbr(["a", "b"], utility="mean")
