@@ -12,12 +12,15 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 * :mod:`.human` - DA standardisation, rater QC, segment/document/system scores, Wilcoxon
   matrices and rank clusters, equal-effort subsampling, reliability, sequence effects.
 * :mod:`.rater_model` - the Bayesian rater model of Mathur's thesis (Ch. 3).
+* :mod:`.agreement` - Cohen's kappa as R psych computes it, all judge pairs with groups, the
+  reference-bias analysis (bootstrap CI of a group's mean kappa, non-overlapping CIs, rating
+  cross-tabulations; Ma et al. 2017).
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
 * :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
 """
 import importlib
 
-__all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model",
+__all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
            "loaders", "datasets", "plots", "report", "cli"]
 
 
