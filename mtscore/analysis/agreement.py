@@ -48,6 +48,7 @@ __all__ = [
     "BootstrapSetting",
     "FIGURE1_PANELS",
     "WEIGHTS",
+    "SETTINGS",
     "cohen_kappa",
     "kappa_weights",
     "pairwise_kappas",
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 WEIGHTS = (None, "linear", "quadratic")
+SETTINGS = ("SOURCE", "SAME", "DIFF", "SOURCE-REF", "ALL")
 _EXPONENT = {"linear": 1, "quadratic": 2}
 WeightsArg = Union[None, str, np.ndarray]
 
@@ -222,8 +224,9 @@ class KappaTable:
         return len(self.kappa)
 
     def settings(self) -> List[str]:
-        """The settings present, in first-appearance order."""
-        return list(dict.fromkeys(self.setting.tolist()))
+        """The settings present: SOURCE, SAME, DIFF, SOURCE-REF, ALL (Table 2's order)."""
+        present = set(self.setting.tolist())
+        return [s for s in SETTINGS if s in present]
 
     def where(self, setting: str) -> np.ndarray:
         """Boolean (P,) mask of the pairs in ``setting``."""

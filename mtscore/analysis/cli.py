@@ -6,10 +6,12 @@ Examples::
     mtscore meta sys --scores DA-newstest2019-ende-sys-nohy-scores.csv --format json
     mtscore human ratings --ratings ad-csen-good-stnd.csv --format text
     mtscore human rater-model --ratings ad-csen-good-stnd.csv --keep 10
+    mtscore human agreement ratings_all --groups groups.txt --source-groups batch5
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
@@ -101,7 +103,52 @@ def build_parser() -> argparse.ArgumentParser:
     h2.add_argument("--scale", type=_positive_float, default=0.3, help="Gamma prior scale theta > 0 (default 0.3)")
     h2.add_argument("--keep", type=_positive_int, help="refit using only the KEEP most precise workers (KEEP >= 1)")
     _common_out(h2)
+    h3 = hsub.add_parser("agreement", help="Cohen's kappa of every judge pair (as R psych), group means, CI overlap",
+                         description="Cohen's kappa of every pair of judges with the Fleiss-Cohen-Everitt confidence "
+                                     "interval exactly as R psych::cohen.kappa; with --groups each pair is SAME (one "
+                                     "group), DIFF, SOURCE or SOURCE-REF (--source-groups), and per setting the mean "
+                                     "kappa with its bootstrap CI, the share of judge pairs whose kappa CIs do not "
+                                     "overlap, and the rating cross-tabulation (json) are reported (Ma et al. 2017). "
+                                     "A pair without a common item, or whose judges both gave one and the same "
+                                     "rating throughout, has kappa NaN (with a warning).")
+    h3.add_argument("ratings", help="ratings: one column per judge and one row per item (cells separated by ; , "
+                                    "tabs or blanks; NA for a missing rating), or columns judge, item, rating")
+    h3.add_argument("--weights", choices=("none", "linear", "quadratic"), default="none",
+                    help="unweighted kappa (none, default) or psych's weighted kappa: quadratic (psych's default "
+                         "weights) or linear, on the positions of the categories the pair used (see --levels)")
+    h3.add_argument("--levels", type=_levels,
+                    help="the rating scale, e.g. 1-5 or 1,2,3,4,5: ratings off it are an error, and every pair's "
+                         "kappa uses all of these categories (default: those the two judges used, as psych)")
+    h3.add_argument("--groups", help="judge groups, one line each: 'NAME: judge judge ...'")
+    h3.add_argument("--source-groups", default="",
+                    help="comma-separated groups whose judges saw the source instead of a reference")
+    h3.add_argument("--alpha", type=_probability, default=0.05,
+                    help="1 - confidence level of the kappa CIs, between 0 and 1 (default 0.05)")
+    h3.add_argument("--bootstrap", type=_positive_int, default=1000,
+                    help="resamples for the CI of each setting's mean kappa, at least 1 (default 1000)")
+    h3.add_argument("--seed", type=_nonnegative_int, default=12345,
+                    help="random seed for the bootstrap, 0 or more (default 12345)")
+    _common_out(h3)
     return ap
+
+
+def _levels(text: str) -> List[float]:
+    """An argparse ``type``: a rating scale ``1-5`` (integers from 1 to 5) or ``1,2,3,4,5``."""
+    import re
+
+    m = re.fullmatch(r"\s*(-?\d+)\s*(?:-|\.\.)\s*(-?\d+)\s*", text)
+    try:
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            vals = [float(v) for v in range(a, b + 1)]
+        else:
+            vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        vals = []
+    if len(vals) < 2 or len(set(vals)) != len(vals) or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"must be a scale like 1-5 or 1,2,3,4,5 (2 or more distinct numbers), "
+                                         f"got {text!r}")
+    return sorted(vals)
 
 
 def _write(option: str, path: str, data: Union[str, bytes]) -> None:
@@ -392,7 +439,80 @@ def _rater_model(args: argparse.Namespace, c: Dict) -> str:
             "least precise workers: " + ", ".join(f"{wu[i]} ({fit.worker_precision[i]:.2f})" for i in order[:5]) + "\n")
 
 
+def _agreement(args: argparse.Namespace) -> Dict:
+    """Everything ``human agreement`` reports, computed before anything is written."""
+    import numpy as np
+
+    from . import agreement, loaders
+
+    judges, items, R = loaders.read_judge_ratings(args.ratings, args.levels)
+    groups = loaders.read_judge_groups(args.groups, judges) if args.groups else None
+    source = [g.strip() for g in args.source_groups.split(",") if g.strip()]
+    if source and groups is None:
+        raise AnalysisInputError("--source-groups needs --groups (the file that names the groups)")
+    unknown = [g for g in source if groups is not None and g not in groups]
+    if unknown:
+        raise AnalysisInputError(f"--source-groups: unknown group(s) {', '.join(unknown)}; the groups in "
+                                 f"{args.groups}: {', '.join(groups or {})}")
+    weights = None if args.weights == "none" else args.weights
+    t = agreement.pairwise_kappas(R, judges, groups, weights, args.alpha, args.levels, source)
+    nocommon = t.n == 0
+    undefined = ~nocommon & np.isnan(t.kappa)
+    for mask, why in ((nocommon, "share no rated item"),
+                      (undefined, "gave one and the same rating to every common item (kappa undefined)")):
+        if mask.any():
+            names = [f"{a}-{b}" for a, b in zip(t.judge_a[mask], t.judge_b[mask])]
+            _warn(f"{int(mask.sum())} judge pair(s) {why}: kappa is NaN for {', '.join(names[:8])}"
+                  f"{', ...' if len(names) > 8 else ''}")
+    settings = []
+    for s in t.settings():
+        v = t.kappa[t.where(s)]
+        mean, lo, hi = agreement.bootstrap_mean_ci(v, args.bootstrap, seed=args.seed)
+        settings.append({"setting": s, "pairs": int(v.size), "defined": int((~np.isnan(v)).sum()),
+                         "mean_kappa": mean, "low": lo, "high": hi})
+    return {"ratings": str(args.ratings), "judges": len(judges), "items": len(items), "weights": t.weights,
+            "alpha": args.alpha, "bootstrap": args.bootstrap, "seed": args.seed,
+            "groups": groups, "source_groups": source, "settings": settings,
+            "nonoverlap": agreement.nonoverlap_shares(t), "pairs": t.rows(),
+            "crosstab": agreement.rating_crosstab(R, t, args.levels, source)}
+
+
+def _render_agreement(res: Dict, fmt: str) -> str:
+    import csv
+    import io
+    import json
+
+    from .report import jsonable
+
+    if fmt == "json":
+        return json.dumps(jsonable(res), indent=1) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(res["pairs"][0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(res["pairs"])
+        return buf.getvalue()
+    conf = f"{100 * (1 - res['alpha']):g}%"
+    out = [f"Cohen's kappa (weights: {res['weights']}, {conf} CI as R psych::cohen.kappa) of "
+           f"{len(res['pairs'])} judge pairs: {res['judges']} judges, {res['items']} items", "",
+           f"{'setting':<12} {'pairs':>6} {'mean kappa':>11}   95% bootstrap CI of the mean (M={res['bootstrap']})"]
+    for s in res["settings"]:
+        out.append(f"{s['setting']:<12} {s['pairs']:>6} {s['mean_kappa']:>11.4f}   [{s['low']:.4f}, {s['high']:.4f}]")
+    out += ["", f"judge pairs whose {conf} kappa CIs do not overlap:"]
+    for r in res["nonoverlap"]:
+        share = f"{100 * r['share']:.1f}%" if r["total"] else "-"
+        out.append(f"{r['setting_a'] + ' vs ' + r['setting_b']:<26} {r['nonoverlap']:>7} / {r['total']:<7} {share:>6}")
+    out += ["", f"{'judge_a':<10} {'judge_b':<10} {'setting':<11} {'n':>5} {'kappa':>8} {'low':>8} {'high':>8}"]
+    for p in res["pairs"]:
+        out.append(f"{p['judge_a']:<10} {p['judge_b']:<10} {p['setting']:<11} {p['n']:>5} {p['kappa']:>8.4f} "
+                   f"{p['low']:>8.4f} {p['high']:>8.4f}")
+    return "\n".join(out) + "\n"
+
+
 def _run_human(args: argparse.Namespace) -> int:
+    if args.cmd == "agreement":
+        _emit(_render_agreement(_agreement(args), args.format), args.output)
+        return 0
     c = _read_ratings(args.ratings)
     if args.cmd == "rater-model":
         _emit(_rater_model(args, c), args.output)

@@ -40,6 +40,8 @@ __all__ = [
     "read_sys_ranking",
     "read_ratings",
     "read_ratings_lines",
+    "read_judge_ratings",
+    "read_judge_groups",
     "read_metric_scores",
     "read_combined_sys_scores",
     "read_combined_sys_scores_lines",
@@ -245,6 +247,157 @@ def read_ratings_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
     """:func:`read_ratings` plus each row's line number (see :func:`read_table_lines`)."""
     return read_table_lines(path, string_columns=("HITId", "WorkerId", "sys_id", "type",
                                                   "Input.src", "Input.trg", "Input.item"))
+
+
+JUDGE_COLUMNS = ("judge", "judge_id", "judgeid", "worker", "workerid", "worker_id", "rater", "annotator")
+ITEM_COLUMNS = ("item", "item_id", "segment", "segment_id", "seg", "sid", "id")
+RATING_COLUMNS = ("rating", "score")
+
+
+def _sep_of(header: str) -> Optional[str]:
+    for sep in (";", ",", "\t"):
+        if sep in header:
+            return sep
+    return None  # runs of blanks
+
+
+def _rating(path: PathLike, lineno: int, col: int, name: str, cell: str,
+            levels: Optional[Sequence[float]]) -> float:
+    """One rating cell: empty / NA / NaN / None is missing (NaN); text, inf and (with
+    ``levels``) a value off the scale raise :class:`AnalysisInputError` naming line and column."""
+    cell = cell.strip()
+    if cell in NULL_VALUES:
+        return np.nan
+    where = f"{path}:{lineno}: column {col} ({name})"
+    try:
+        v = float(cell)
+    except ValueError:
+        raise AnalysisInputError(f"{where}: {cell!r} is not a number") from None
+    if not np.isfinite(v):
+        raise AnalysisInputError(f"{where}: {cell!r} is not a finite number; write NA for a missing rating")
+    if levels is not None and v not in levels:
+        scale = ", ".join(f"{x:g}" for x in levels)
+        raise AnalysisInputError(f"{where}: rating {cell} is outside the scale ({scale}) given by --levels")
+    return v
+
+
+def read_judge_ratings(path: PathLike, levels: Optional[Sequence[float]] = None
+                       ) -> Tuple[List[str], List[str], np.ndarray]:
+    """Ratings of several judges on the same items: (judges, items, (J, I) float64 matrix),
+    NaN where a judge did not rate an item.
+
+    Two layouts, cells separated by ``;``, ``,``, tabs or runs of blanks (read off the header):
+
+    * wide (the refbias ``ratings_all``): a header of judge names, one row per item, an
+      optional first column named ``item`` / ``segment_id`` / ``sid`` / ``id`` with item ids;
+    * long (the refbias ``data/ratings.csv``): columns judge (``judge``, ``judge_id``,
+      ``WorkerId``, ...), item (``item``, ``segment_id``, ``sid``, ...) and ``rating``/``score``,
+      one row per rating; a judge rating an item twice is an error.
+
+    Empty / NA / NaN cells are missing ratings. With ``levels`` every rating must be one of
+    them. Errors name the file, line and column."""
+    text = read_text(path)
+    lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
+    if not lines:
+        raise AnalysisInputError(f"{path}: empty file (or only blank lines), expected a header line")
+    sep = _sep_of(lines[0][1])
+
+    def cells(ln: str) -> List[str]:
+        return [c.strip() for c in (ln.split(sep) if sep else ln.split())]
+
+    header = cells(lines[0][1])
+    low = [h.lower() for h in header]
+    rows = lines[1:]
+    if not rows:
+        raise AnalysisInputError(f"{path}: only a header, no ratings")
+    for lineno, ln in rows:
+        n = len(cells(ln))
+        if n != len(header):
+            raise AnalysisInputError(f"{path}:{lineno}: expected {len(header)} fields (as many as the header "
+                                     f"has columns), found {n}")
+    jcol = next((i for i, h in enumerate(low) if h in JUDGE_COLUMNS), None)
+    if jcol is not None:  # long layout
+        icol = next((i for i, h in enumerate(low) if h in ITEM_COLUMNS and i != jcol), None)
+        rcol = next((i for i, h in enumerate(low) if h in RATING_COLUMNS), None)
+        missing = [what for what, c in (("item (item, segment_id, sid)", icol), ("rating (rating, score)", rcol))
+                   if c is None]
+        if missing or icol is None or rcol is None:
+            raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a table with a judge "
+                                     f"column ({header[jcol]}) needs judge, item and rating columns")
+        judges: Dict[str, int] = {}
+        items: Dict[str, int] = {}
+        seen: Dict[Tuple[int, int], int] = {}
+        trip = []
+        for lineno, ln in rows:
+            c = cells(ln)
+            j = judges.setdefault(c[jcol], len(judges))
+            it = items.setdefault(c[icol], len(items))
+            if (j, it) in seen:
+                raise AnalysisInputError(f"{path}:{lineno}: judge {c[jcol]!r} rates item {c[icol]!r} again "
+                                         f"(first on line {seen[(j, it)]}); give one rating per judge and item")
+            seen[(j, it)] = lineno
+            trip.append((j, it, _rating(path, lineno, rcol + 1, header[rcol], c[rcol], levels)))
+        R = np.full((len(judges), len(items)), np.nan)
+        for j, it, v in trip:
+            R[j, it] = v
+        return list(judges), list(items), R
+    first = 1 if low[0] in ITEM_COLUMNS else 0
+    judges_w = header[first:]
+    if len(judges_w) < 2:
+        raise AnalysisInputError(f"{path}:1: {len(judges_w)} judge column(s) in the header ({' '.join(header)}); "
+                                 "expected one column per judge (at least 2) and one row per item, or the "
+                                 "columns judge, item, rating")
+    dup = sorted({h for h in judges_w if judges_w.count(h) > 1})
+    if dup:
+        raise AnalysisInputError(f"{path}:1: judge column(s) {', '.join(dup)} appear twice in the header")
+    R = np.full((len(judges_w), len(rows)), np.nan)
+    item_ids = []
+    for r, (lineno, ln) in enumerate(rows):
+        c = cells(ln)
+        item_ids.append(c[0] if first else str(r + 1))
+        for j, cell in enumerate(c[first:]):
+            R[j, r] = _rating(path, lineno, j + first + 1, judges_w[j], cell, levels)
+    return judges_w, item_ids, R
+
+
+def read_judge_groups(path: PathLike, judges: Sequence[str]) -> Dict[str, List[str]]:
+    """Judge groups, one per line: ``NAME: judge judge ...`` (judges separated by blanks, commas
+    or semicolons; ``NAME = [a, b]`` works too; ``#`` starts a comment). Every judge of
+    ``judges`` must be in exactly one group; errors name the file and line."""
+    import re
+
+    known = set(judges)
+    groups: Dict[str, List[str]] = {}
+    where: Dict[str, int] = {}  # judge -> line
+    group_line: Dict[str, int] = {}
+    for lineno, ln in enumerate(read_text(path).splitlines(), 1):
+        ln = ln.split("#", 1)[0].strip()
+        if not ln:
+            continue
+        m = re.match(r"^([^:=]+?)\s*[:=]\s*(.*)$", ln)
+        if not m:
+            raise AnalysisInputError(f"{path}:{lineno}: expected 'GROUP: judge judge ...', got {ln!r}")
+        name, members = m.group(1).strip(), [t for t in re.split(r"[\s,;\[\]]+", m.group(2)) if t]
+        if name in groups:
+            raise AnalysisInputError(f"{path}:{lineno}: group {name!r} again (first on line {group_line[name]})")
+        if not members:
+            raise AnalysisInputError(f"{path}:{lineno}: group {name!r} has no judges")
+        for j in members:
+            if j not in known:
+                raise AnalysisInputError(f"{path}:{lineno}: judge {j!r} of group {name!r} is not a judge of the "
+                                         f"ratings ({', '.join(judges[:6])}{', ...' if len(judges) > 6 else ''})")
+            if j in where:
+                raise AnalysisInputError(f"{path}:{lineno}: judge {j!r} is already in a group (line {where[j]}); "
+                                         "each judge belongs to one group")
+            where[j] = lineno
+        groups[name] = members
+        group_line[name] = lineno
+    if not groups:
+        raise AnalysisInputError(f"{path}: no groups; expected lines 'GROUP: judge judge ...'")
+    missing = [j for j in judges if j not in where]
+    if missing:
+        raise AnalysisInputError(f"{path}: judge(s) {', '.join(missing)} are in no group; every judge needs one")
+    return groups
 
 
 def read_metric_scores(path: PathLike, level: Optional[str] = None) -> pa.Table:
