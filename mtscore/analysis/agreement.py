@@ -65,7 +65,7 @@ _EXPONENT = {"linear": 1, "quadratic": 2}
 WeightsArg = Union[None, str, np.ndarray]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds an array: compare fields, not objects
 class Kappa:
     """Cohen's kappa of two raters with its ``1 - alpha`` confidence interval.
 
