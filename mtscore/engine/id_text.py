@@ -23,7 +23,8 @@ Replace + ByteFallback + Fuse + Strip sequence, ...) decode in a compiled kernel
 table built once per vocabulary object (cached, rebuilt when the vocabulary changes); the result
 is the vocabulary's own decoder's, character for character. Other decoders and ``transformers``
 tokenizers (whose ``clean_up_tokenization_spaces`` and added-token handling live in Python)
-keep the vocabulary's own batch decoder.
+keep the vocabulary's own batch decoder. (A ``SentencePieceProcessor`` given decode options
+with ``SetDecodeExtraOptions``, which cannot be read back, is not supported.)
 """
 from __future__ import annotations
 
@@ -71,8 +72,8 @@ def _check_range(ids: TokenIds, size: int, what: str) -> None:
 
 
 # id(vocabulary object) -> (the object, its fingerprint, its piece table or None): the table is
-# built once per object (tens of ms for a 30k vocabulary) and rebuilt when the fingerprint moves.
-# Holding the object keeps its id from being reused while the entry lives.
+# built once per object (tens of ms for a 30k vocabulary) and rebuilt when the fingerprint moves;
+# the oldest entries go first. Holding the object keeps its id from being reused meanwhile.
 _TABLES: "OrderedDict[int, Tuple[Any, Any, Optional[PieceTable]]]" = OrderedDict()
 _TABLES_MAX = 8
 
@@ -81,20 +82,27 @@ def _cached_table(obj: Any, fingerprint: Any, build: Callable[[Any], Optional[Pi
                   ) -> Optional[PieceTable]:
     hit = _TABLES.get(id(obj))
     if hit is not None and hit[0] is obj and hit[1] == fingerprint:
-        _TABLES.move_to_end(id(obj))
         return hit[2]
     table = build(obj)
     _TABLES[id(obj)] = (obj, fingerprint, table)
-    _TABLES.move_to_end(id(obj))
     while len(_TABLES) > _TABLES_MAX:
-        _TABLES.popitem(last=False)
+        try:
+            _TABLES.popitem(last=False)
+        except KeyError:  # emptied by another thread meanwhile
+            break
     return table
+
+
+_TOKENIZER_API = ("decoder", "model", "get_added_tokens_decoder", "id_to_token", "get_vocab_size")
 
 
 def _tokenizers_decoder(tok: Any) -> IdDecoder:
     """A ``tokenizers.Tokenizer``: the compiled table decoder when its decoder pipeline is one
     ``piece_tables`` follows, else its own ``decode_batch``. Ids at or above the vocabulary's
-    size are an error (``decode`` would drop them); ids in range without a token are dropped."""
+    size are an error (``decode`` would drop them); ids in range without a token are dropped.
+    An object that only looks like one (no ``decoder``, ...) keeps its ``decode_batch``."""
+    if not all(hasattr(tok, a) for a in _TOKENIZER_API):
+        return _hf_decoder(tok, "decode_batch")
     table = _cached_table(tok, hf_fingerprint(tok), hf_table)
     name = f"{type(tok).__module__}.{type(tok).__name__}"
     if table is None:
