@@ -148,6 +148,24 @@ def _load_path(path: Path) -> IdDecoder:
                          "SentencePiece .model file)")
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file {path} does not exist")
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    hit = _LOADED.get(key)
+    if hit is None:
+        hit = _LOADED[key] = _load_file(path)
+        while len(_LOADED) > _TABLES_MAX:
+            try:
+                _LOADED.popitem(last=False)
+            except KeyError:
+                break
+    return hit
+
+
+# (resolved path, mtime, size) -> its decoder: a vocabulary named by path in a loop is read once
+_LOADED: "OrderedDict[Tuple[str, int, int], IdDecoder]" = OrderedDict()
+
+
+def _load_file(path: Path) -> IdDecoder:
     if path.suffix == ".json":
         try:
             from tokenizers import Tokenizer
