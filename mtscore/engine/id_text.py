@@ -16,15 +16,26 @@ ordinary text path, so the numbers equal sacrebleu on that decoded text. A vocab
 
 ``tokenizers`` and ``sentencepiece`` are imported only when a path needs loading (extra
 ``mtscore[decoder]``); objects are recognised by their methods.
+
+SentencePiece models and ``tokenizers.Tokenizer`` objects whose decoder pipeline
+``mtscore.engine.piece_tables`` follows (Metaspace, ByteLevel, WordPiece, the Llama-style
+Replace + ByteFallback + Fuse + Strip sequence, ...) decode in a compiled kernel from a piece
+table built once per vocabulary object (cached, rebuilt when the vocabulary changes); the result
+is the vocabulary's own decoder's, character for character. Other decoders and ``transformers``
+tokenizers (whose ``clean_up_tokenization_spaces`` and added-token handling live in Python)
+keep the vocabulary's own batch decoder. (A ``SentencePieceProcessor`` given decode options
+with ``SetDecodeExtraOptions``, which cannot be read back, is not supported.)
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 import numpy as np
 
 from .missing_extra import MissingExtraError
+from .piece_tables import PieceTable, hf_fingerprint, hf_table, spm_table
 from .token_ids import TokenIds
 
 __all__ = ["PIECE_RULES", "IdDecoder", "load_vocabulary"]
@@ -52,15 +63,75 @@ def _hf_decoder(tok: Any, method: str) -> IdDecoder:
                      f"{type(tok).__module__}.{type(tok).__name__}")
 
 
+def _check_range(ids: TokenIds, size: int, what: str) -> None:
+    if len(ids.values) and int(ids.values.max()) >= size:
+        k = int(np.argmax(ids.values >= size))
+        i = int(np.searchsorted(ids.offsets, k, side="right")) - 1
+        raise ValueError(f"ids[{i}][{k - int(ids.offsets[i])}] = {int(ids.values[k])} is not in "
+                         f"the {what} vocabulary (size {size})")
+
+
+# id(vocabulary object) -> (the object, its fingerprint, its piece table or None): the table is
+# built once per object (tens of ms for a 30k vocabulary) and rebuilt when the fingerprint moves;
+# the oldest entries go first. Holding the object keeps its id from being reused meanwhile.
+_TABLES: "OrderedDict[int, Tuple[Any, Any, Optional[PieceTable]]]" = OrderedDict()
+_TABLES_MAX = 8
+
+
+def _cached_table(obj: Any, fingerprint: Any, build: Callable[[Any], Optional[PieceTable]]
+                  ) -> Optional[PieceTable]:
+    hit = _TABLES.get(id(obj))
+    if hit is not None and hit[0] is obj and hit[1] == fingerprint:
+        return hit[2]
+    table = build(obj)
+    _TABLES[id(obj)] = (obj, fingerprint, table)
+    while len(_TABLES) > _TABLES_MAX:
+        try:
+            _TABLES.popitem(last=False)
+        except KeyError:  # emptied by another thread meanwhile
+            break
+    return table
+
+
+_TOKENIZER_API = ("decoder", "model", "get_added_tokens_decoder", "id_to_token", "get_vocab_size")
+
+
+def _tokenizers_decoder(tok: Any) -> IdDecoder:
+    """A ``tokenizers.Tokenizer``: the compiled table decoder when its decoder pipeline is one
+    ``piece_tables`` follows, else its own ``decode_batch``. Ids at or above the vocabulary's
+    size are an error (``decode`` would drop them); ids in range without a token are dropped.
+    An object that only looks like one (no ``decoder``, ...) keeps its ``decode_batch``."""
+    if not all(hasattr(tok, a) for a in _TOKENIZER_API):
+        return _hf_decoder(tok, "decode_batch")
+    table = _cached_table(tok, hf_fingerprint(tok), hf_table)
+    name = f"{type(tok).__module__}.{type(tok).__name__}"
+    if table is None:
+        added = tok.get_added_tokens_decoder()
+        size = max([int(tok.get_vocab_size(with_added_tokens=False))] + [int(i) + 1 for i in added])
+        library = _hf_decoder(tok, "decode_batch")
+
+        def decode_library(ids: TokenIds) -> List[str]:
+            _check_range(ids, size, "tokenizer's")
+            return library.decode(ids)
+        return IdDecoder(decode_library, name)
+    return _table_decoder(table, "tokenizer's", name + " (compiled)")
+
+
+def _table_decoder(table: PieceTable, what: str, name: str) -> IdDecoder:
+    def decode(ids: TokenIds) -> List[str]:
+        _check_range(ids, table.size, what)
+        return table.decode(ids.values, ids.offsets)
+    return IdDecoder(decode, name)
+
+
 def _spm_decoder(sp: Any) -> IdDecoder:
+    table = _cached_table(sp, hash(sp.serialized_model_proto()), spm_table)
+    if table is not None:
+        return _table_decoder(table, "SentencePiece", "sentencepiece (compiled)")
     size = int(sp.get_piece_size())
 
     def decode(ids: TokenIds) -> List[str]:
-        if len(ids.values) and int(ids.values.max()) >= size:
-            k = int(np.argmax(ids.values >= size))
-            i = int(np.searchsorted(ids.offsets, k, side="right")) - 1
-            raise ValueError(f"ids[{i}][{k - int(ids.offsets[i])}] = {int(ids.values[k])} is not in "
-                             f"the SentencePiece vocabulary (size {size})")
+        _check_range(ids, size, "SentencePiece")
         return [str(s) for s in sp.decode(ids.to_lists())]
 
     return IdDecoder(decode, "sentencepiece")
@@ -77,13 +148,31 @@ def _load_path(path: Path) -> IdDecoder:
                          "SentencePiece .model file)")
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file {path} does not exist")
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    hit = _LOADED.get(key)
+    if hit is None:
+        hit = _LOADED[key] = _load_file(path)
+        while len(_LOADED) > _TABLES_MAX:
+            try:
+                _LOADED.popitem(last=False)
+            except KeyError:
+                break
+    return hit
+
+
+# (resolved path, mtime, size) -> its decoder: a vocabulary named by path in a loop is read once
+_LOADED: "OrderedDict[Tuple[str, int, int], IdDecoder]" = OrderedDict()
+
+
+def _load_file(path: Path) -> IdDecoder:
     if path.suffix == ".json":
         try:
             from tokenizers import Tokenizer
         except ImportError:
             raise MissingExtraError(f"reading {path} needs the tokenizers package: "
                                     "pip install \"mtscore[decoder]\"") from None
-        return _hf_decoder(Tokenizer.from_file(str(path)), "decode_batch")
+        return _tokenizers_decoder(Tokenizer.from_file(str(path)))
     if path.suffix == ".model":
         try:
             import sentencepiece as spm
@@ -149,7 +238,7 @@ def load_vocabulary(vocab: Any, *, rule: Optional[str] = None,
     if isinstance(vocab, (str, Path)):
         return _load_path(Path(vocab).expanduser())
     if hasattr(vocab, "decode_batch"):  # tokenizers.Tokenizer
-        return _hf_decoder(vocab, "decode_batch")
+        return _tokenizers_decoder(vocab)
     if hasattr(vocab, "batch_decode"):  # transformers PreTrainedTokenizer(Fast)
         return _hf_decoder(vocab, "batch_decode")
     if hasattr(vocab, "get_piece_size") and hasattr(vocab, "decode"):  # SentencePieceProcessor

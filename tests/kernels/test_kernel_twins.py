@@ -26,13 +26,15 @@ from hypothesis import strategies as st
 
 from conftest import data_dir
 from mtscore.engine.tokenizers import intl_table
-from mtscore.kernels import _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text
+from mtscore.kernels import (
+    _detok, _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text)
 from mtscore.kernels.reference import (
-    greedy, lists, ngram, pairwise, resample, sentence, ter, text)
+    detok, greedy, lists, ngram, pairwise, resample, sentence, ter, text)
 
 MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
            "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
-           "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise)}
+           "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise),
+           "_detok": (_detok, detok)}
 
 
 def kernel_functions():
@@ -496,6 +498,50 @@ def _(data, source):
 @case("_pairwise.bleu_matrix")
 def _(data, source):
     _both_matrix("_pairwise.bleu_matrix", *_matrix_args(data, source, "bleu"))
+
+
+# bytes a piece table is made of: whole and cut UTF-8 characters, lone lead / continuation
+# bytes, surrogate and overlong encodings, U+FFFD itself, spaces (a Strip's character)
+_PIECE_BYTES = [b"", b" ", b"  ", b"a", b"\xe2\x96\x81", b"\xe4", b"\xe4\xb8", b"\xad", b"\xf0\x9f",
+                b"\x98\x80", b"\xed\xa0\x80", b"\xc0\xaf", b"\xef\xbf\xbd", b"\xff", b"\xf4\x90\x80\x80"]
+_BYTE_VALUES = [0x20, 0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80, 0xED, 0xA0, 0xC0, 0xFF]
+
+
+@case("_detok.decode_rows", 80)
+def _(data, source):
+    if source == "wmt":  # pieces: a segment's UTF-8 bytes cut at random points
+        raw = " ".join(texts(data, source)).encode("utf-8")[:400]
+        cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=60), label="cuts")))
+        pieces = [raw[a:b] for a, b in zip([0] + cuts, cuts + [len(raw)])]
+    else:
+        pieces = data.draw(st.lists(st.sampled_from(_PIECE_BYTES) | st.text(max_size=4).map(
+            lambda t: t.encode("utf-8", "surrogatepass")), min_size=1, max_size=12), label="pieces")
+    V = len(pieces)
+    first = [p if data.draw(st.booleans(), label="same") else p[1:] for p in pieces]
+    forms = [b for pair in zip(first, pieces) for b in pair]
+    form_offsets = np.concatenate([[0], np.cumsum([len(b) for b in forms])]).astype(np.int64)
+    buf = np.frombuffer(b"".join(forms) or b"", dtype=np.uint8).copy()
+    flags = np.array(data.draw(st.lists(st.sampled_from([0, 0, 1, 2, 2, 4, 8, 12]), min_size=V, max_size=V),
+                               label="flags"), dtype=np.uint8)
+    byte_values = np.array(data.draw(st.lists(st.sampled_from(_BYTE_VALUES), min_size=V, max_size=V),
+                                     label="bytes"), dtype=np.uint8)
+    rows = data.draw(st.lists(st.lists(st.integers(0, V - 1), max_size=30), max_size=5), label="rows")
+    values = np.array([v for r in rows for v in r], dtype=np.int32)
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    mode = data.draw(st.sampled_from([0, 1]), label="mode")
+    strip = np.frombuffer(data.draw(st.sampled_from([b" ", b"\xe2\x96\x81"]), label="strip"), dtype=np.uint8)
+    table = (buf, form_offsets, flags, byte_values)
+    both("_detok.decode_rows", values, offsets, *table, mode, data.draw(st.booleans(), label="bos"),
+         data.draw(st.booleans(), label="once"), strip, data.draw(st.integers(0, 3), label="n_strip"))
+    both("_detok.decode_rows", values, offsets, *table, mode)
+    if len(values):  # an id outside the table; a decreasing offset
+        bad = values.copy()
+        bad[-1] = V
+        both("_detok.decode_rows", bad, offsets, *table, mode)
+        both("_detok.decode_rows", values, offsets[::-1].copy(), *table, mode)
+    both("_detok.decode_rows", values, offsets, *table, 2)  # no such mode
+    both("_detok.decode_rows", values, offsets, buf, form_offsets[:-1].copy(), flags, byte_values, mode)
+    both("_detok.decode_rows", values, offsets, *table, mode, strip_count=1)  # no strip_char
 
 
 def _ter_corpus(data, source):
