@@ -9,11 +9,15 @@ METRICS = {
     "chrf": ("mtscore.engine.metrics.chrf", "CHRF", {}),
     "chrf++": ("mtscore.engine.metrics.chrf", "CHRF", {"word_order": 2}),
     "ter": ("mtscore.engine.metrics.ter", "TER", {}),
+    "wer": ("mtscore.engine.metrics.wer", "WER", {}),
+    "per": ("mtscore.engine.metrics.wer", "PER", {}),
+    "cer": ("mtscore.engine.metrics.wer", "CER", {}),
+    "eed": ("mtscore.engine.metrics.eed", "EED", {}),
 }
 
 
 def make_metric(name: str, **kwargs):
-    """A metric object from its name (bleu, chrf, chrf++, ter) and constructor arguments."""
+    """A metric object from its name (bleu, chrf, chrf++, ter, wer, per, cer, eed) and constructor arguments."""
     key = name.lower()
     if key not in METRICS:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(METRICS)}")
