@@ -27,14 +27,14 @@ from hypothesis import strategies as st
 from conftest import data_dir
 from mtscore.engine.tokenizers import intl_table
 from mtscore.kernels import (
-    _detok, _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text)
+    _detok, _edit, _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text)
 from mtscore.kernels.reference import (
-    detok, greedy, lists, ngram, pairwise, resample, sentence, ter, text)
+    detok, edit, greedy, lists, ngram, pairwise, resample, sentence, ter, text)
 
 MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
            "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
            "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise),
-           "_detok": (_detok, detok)}
+           "_detok": (_detok, detok), "_edit": (_edit, edit)}
 
 
 def kernel_functions():
@@ -820,6 +820,113 @@ def _(data, source):
     both("_greedy.greedy_prf", emb, off, w[:-1], emb, off, w, hyp, ref, cp, cr)  # ValueError
 
 
+# ---- _edit: WER / CER / PER / EED ----------------------------------------------------------
+def _edit_csr(data, source, chars=False):
+    """``(hyp values, hyp offsets, ref values, ref offsets, seg_refs)`` of a drawn corpus
+    (None references left out of ``seg_refs``; a segment may end up with none)."""
+    hyps, refs = corpus(data, source)
+    flat, seg_refs = [], [0]
+    for i in range(len(hyps)):
+        lines = [r[i] for r in refs if r[i] is not None]
+        if data.draw(st.integers(0, 9), label="drop all") == 0:
+            lines = []
+        flat += lines
+        seg_refs.append(seg_refs[-1] + len(lines))
+    if chars:
+        hv, ho = _edit.code_points(hyps, True)
+        rv, ro = _edit.code_points(flat, True)
+    else:
+        vocab = _text.Vocab()
+        hv, ho = _edit.jiwer_words(hyps, vocab)
+        rv, ro = _edit.jiwer_words(flat, vocab)
+    return hv, ho, rv, ro, np.array(seg_refs, dtype=np.int64)
+
+
+def _long_symbols(data, label):
+    """An int32 sequence across the 64-symbol word boundaries, over a small alphabet (many
+    matches, so the carries between blocks matter)."""
+    n = data.draw(st.sampled_from([0, 1, 63, 64, 65, 127, 128, 129, 200]), label=label + " len")
+    k = data.draw(st.sampled_from([1, 2, 4, 30]), label=label + " alphabet")
+    seed = data.draw(st.integers(0, 2 ** 32 - 1), label=label + " seed")
+    return np.random.default_rng(seed).integers(0, k, size=n).astype(np.int32)
+
+
+@case("_edit.jiwer_words", 60)
+def _(data, source):
+    lines = texts(data, source)
+    vk, vt = _text.Vocab(), text.Vocab()
+    for chunk in (lines, lines[::-1]):  # a second call shares the vocabulary
+        assert_same(_edit.jiwer_words(chunk, vk), edit.jiwer_words(chunk, vt))
+    assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
+    assert outcome(_edit.jiwer_words, [1], _text.Vocab()) == outcome(edit.jiwer_words, [1], text.Vocab())
+
+
+@case("_edit.code_points")
+def _(data, source):
+    lines = texts(data, source)
+    for strip in (False, True):
+        both("_edit.code_points", lines, strip)
+    both("_edit.code_points", lines + [None])  # TypeError
+
+
+@case("_edit.edit_stats_range", 60)
+def _(data, source):
+    k, t = pair("_edit.edit_stats_range")
+    args = _edit_csr(data, source, chars=data.draw(st.booleans(), label="chars"))
+    n = len(args[1]) - 1
+    for measure in (0, 1):
+        for multi in (0, 1, 2):
+            outs = [np.full((n, 2), 7.0) for _ in range(2)]
+            assert outcome(k, *args, outs[0], measure, multi) == outcome(t, *args, outs[1], measure, multi)
+            assert_same(outs[0], outs[1])
+    a = data.draw(st.integers(0, n), label="start")
+    b = data.draw(st.integers(a, n), label="stop")
+    outs = [np.full((n, 2), 7.0) for _ in range(2)]
+    assert outcome(k, *args, outs[0], 0, 2, a, b) == outcome(t, *args, outs[1], 0, 2, a, b)
+    assert_same(outs[0], outs[1])
+    # long sequences: every block path of the bit-parallel kernel
+    h, r = _long_symbols(data, "hyp"), _long_symbols(data, "ref")
+    csr = (h, np.array([0, len(h)], np.int64), r, np.array([0, len(r)], np.int64),
+           np.array([0, 1], np.int64))
+    outs = [np.zeros((1, 2)) for _ in range(2)]
+    k(*csr, outs[0], 0, 0)
+    t(*csr, outs[1], 0, 0)
+    assert_same(outs[0], outs[1])
+    for bad in ((args[0], args[1], args[2], args[3], args[4][:-1]),  # seg_refs too short
+                (args[0] - 1, *args[1:]) if len(args[0]) else (np.array([-1], np.int32),
+                                                                 np.array([0, 1], np.int64), *args[2:])):
+        o = [np.zeros((len(bad[1]) - 1, 2)) for _ in range(2)]
+        assert outcome(k, *bad, o[0]) == outcome(t, *bad, o[1])
+
+
+@case("_edit.levenshtein")
+def _(data, source):
+    both("_edit.levenshtein", _long_symbols(data, "a"), _long_symbols(data, "b"))
+    vocab = _text.Vocab()
+    x, y = data.draw(st.sampled_from(texts(data, source)), label="x"), \
+        data.draw(st.sampled_from(texts(data, source)), label="y")
+    both("_edit.levenshtein", _edit.jiwer_words([x], vocab)[0], _edit.jiwer_words([y], vocab)[0])
+    both("_edit.levenshtein", _edit.code_points([x])[0], _edit.code_points([y])[0])
+    both("_edit.levenshtein", np.array([-1], np.int32), np.array([1], np.int32))  # ValueError
+
+
+@case("_edit.eed_scores", 15)
+def _(data, source):
+    from mtscore.engine.metrics.eed import preprocess_en
+
+    hyps, refs = corpus(data, source, n_max=3, k_max=2)
+    flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
+    seg_refs = np.cumsum([0] + [sum(r[i] is not None for r in refs) for i in range(len(hyps))])
+    pre = data.draw(st.booleans(), label="preprocess")
+    hv, ho = _edit.code_points([preprocess_en(h) if pre else h for h in hyps])
+    rv, ro = _edit.code_points([preprocess_en(x) if pre else x for x in flat])
+    params = data.draw(st.sampled_from([(), (2.0, 0.3, 0.2, 1.0), (1.0, 0.0, 0.5, 0.7),
+                                        (0.0, 1.5, 0.0, 2.0), (2.0, -1.0, 0.2, 1.0)]), label="params")
+    both("_edit.eed_scores", hv, ho, rv, ro, seg_refs.astype(np.int64), *params)
+    empty = np.zeros(len(ho), np.int64)  # no reference at all: NaN
+    both("_edit.eed_scores", hv, ho, rv, ro, empty)
+
+
 def _params(f):
     return [(p.name, p.default) for p in inspect.signature(f).parameters.values()]
 
@@ -919,3 +1026,43 @@ def test_twin_resampling_equals_numpy(dtype):
     out2 = np.empty((9, 6), np.int64)
     resample.masked_sums(xi, mask.view(np.uint8), out2)
     assert np.array_equal(out2, mask.astype(np.int64) @ xi)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_CHARS + ["a", "b", " ", "  ", "\t", "\u3000"]), max_size=40).map("".join))
+def test_twin_jiwer_words_equal_jiwer(s):
+    jiwer = pytest.importorskip("jiwer")
+
+    vocab = text.Vocab()
+    ids, _ = edit.jiwer_words([s], vocab)
+    assert [vocab.token(int(i)) for i in ids] == jiwer.transformations.wer_default([s])[0]
+    assert [chr(c) for c in edit.code_points([s], True)[0]] == jiwer.transformations.cer_default([s])[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30), st.lists(st.integers(0, 5), max_size=30))
+def test_twin_levenshtein_and_per_equal_their_definitions(h, r):
+    rapidfuzz = pytest.importorskip("rapidfuzz")
+
+    assert edit.levenshtein(h, r) == rapidfuzz.distance.Levenshtein.distance(h, r)
+    # PER errors: |r| - (matches - max(0, |h| - |r|)), Tillmann et al.'s formula
+    matches = sum(min(h.count(x), r.count(x)) for x in set(r))
+    out = np.zeros((1, 2))
+    edit.edit_stats_range(np.array(h, np.int32), np.array([0, len(h)], np.int64), np.array(r, np.int32),
+                          np.array([0, len(r)], np.int64), np.array([0, 1], np.int64), out, 1)
+    assert out[0, 0] == len(r) - (matches - max(0, len(h) - len(r)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(list("ab .,") + ["Mr ", "1.5", "e.g."]), max_size=12).map("".join),
+       st.lists(st.sampled_from(list("ab .,") + ["Mr ", "1.5", "e.g."]), max_size=12).map("".join))
+def test_twin_eed_equals_torchmetrics(h, r):
+    eed = pytest.importorskip("torchmetrics.functional.text.eed")
+    from mtscore.engine.metrics.eed import preprocess_en
+
+    ph, pr = preprocess_en(h), preprocess_en(r)
+    assert (ph, pr) == (eed._preprocess_en(h), eed._preprocess_en(r))
+    hv, ho = edit.code_points([ph])
+    rv, ro = edit.code_points([pr])
+    got = edit.eed_scores(hv, ho, rv, ro, np.array([0, 1], np.int64))[0]
+    assert got == eed._eed_function(ph, pr)
