@@ -110,7 +110,7 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
-    metrics     : names ("bleu", "chrf", "chrf++", "ter") or configured metric objects
+    metrics     : names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed") or configured metric objects
     workers     : threads (0 = all cores); results are identical for any value
     sentence_level : also compute per-segment sentence scores (the ``segments`` table)
     chunk_size  : segments per chunk; bounds memory for very large corpora (when the reference

@@ -84,7 +84,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 
     m = p.add_argument_group("metrics")
     m.add_argument("--metrics", "-m", nargs="+", default=["bleu"],
-                   choices=["bleu", "chrf", "ter", "bertscore"], type=str.lower,
+                   choices=["bleu", "chrf", "ter", "wer", "per", "cer", "eed", "bertscore"], type=str.lower,
                    help="metrics to compute (default bleu); printed in sorted order")
     m.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per segment (one metric, one system); BLEU uses effective order")
@@ -118,6 +118,18 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--ter-asian-support", action="store_true", help="Asian character handling")
     t.add_argument("--ter-no-punct", action="store_true", help="remove punctuation")
     t.add_argument("--ter-normalized", action="store_true", help="Tercom normalization")
+
+    w = p.add_argument_group("WER / PER / CER (jiwer's default tokenisation)")
+    w.add_argument("--wer-lowercase", action="store_true", help="lowercase first (jiwer ToLowerCase)")
+    w.add_argument("--wer-remove-punct", action="store_true",
+                   help="delete Unicode punctuation (P*) first (jiwer RemovePunctuation)")
+    w.add_argument("--wer-multi-ref", choices=["closest", "average", "best"], default="closest",
+                   help="several references: fewest edits over that reference's length (closest, "
+                        "default), over the mean length (average), or the lowest rate (best)")
+
+    e = p.add_argument_group("EED")
+    e.add_argument("--eed-language", choices=["en", "ja"], default=None,
+                   help="preprocessing (default: ja when -l targets ja, else en)")
 
 
 
@@ -190,6 +202,12 @@ def _metric_kwargs(args, name: str) -> dict:
     if name == "ter":
         return dict(normalized=args.ter_normalized, no_punct=args.ter_no_punct,
                     asian_support=args.ter_asian_support, case_sensitive=args.ter_case_sensitive)
+    if name in ("wer", "per", "cer"):
+        return dict(lowercase=args.wer_lowercase, remove_punctuation=args.wer_remove_punct,
+                    multi_ref=args.wer_multi_ref)
+    if name == "eed":
+        trg = args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else ""
+        return dict(language=args.eed_language or ("ja" if trg == "ja" else "en"))
     return {}
 
 

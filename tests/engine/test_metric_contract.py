@@ -67,6 +67,11 @@ METRICS = {
     "chrf++": lambda: mtscore.CHRF(word_order=2),
     "ter": lambda: mtscore.TER(),
     "ter-norm": lambda: mtscore.TER(normalized=True, asian_support=True),
+    "wer": lambda: mtscore.WER(),
+    "wer-average-lc": lambda: mtscore.WER(multi_ref="average", lowercase=True, remove_punctuation=True),
+    "per-best": lambda: mtscore.PER(multi_ref="best"),
+    "cer": lambda: mtscore.CER(),
+    "eed": lambda: mtscore.EED(),
     "toy": lambda: WordRecall(),
     "bertscore": lambda: _bertscore(),
 }

@@ -114,7 +114,7 @@ class _EditRate(Metric):
     _MEASURE = _edit.MEASURE_LEVENSHTEIN
     cheap_references = True  # symbol ids only
     dedupes_outputs = True
-    tokenizer_signature = "jiwer"
+    _TOKENIZER = "jiwer"
 
     def __init__(self, lowercase: bool = False, remove_punctuation: bool = False,
                  multi_ref: str = "closest", references: Optional[Sequence[Sequence[str]]] = None,
@@ -126,6 +126,7 @@ class _EditRate(Metric):
         self.lowercase = bool(lowercase)
         self.remove_punctuation = bool(remove_punctuation)
         self.multi_ref = multi_ref
+        self.tokenizer_signature = self._TOKENIZER
         self.workers = workers
         self._vocab = Vocab()
         self._lock = threading.Lock()  # the vocabulary grows while tokenising
@@ -266,7 +267,7 @@ class CER(_EditRate):
     """Character error rate on code points of ``str.strip()``-ed text (``jiwer.cer``)."""
 
     _NAME = "CER"
-    tokenizer_signature = "chars"
+    _TOKENIZER = "chars"
 
     def _symbols(self, texts: List[str]):
         return _edit.code_points(texts, True)
