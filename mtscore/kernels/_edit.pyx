@@ -14,6 +14,9 @@ Numbers (no text involved; every symbol a non-negative int32, token id or code p
   reference, errors being the Levenshtein distance (bit-parallel: Myers 1999 in Hyyro's
   formulation, 64 symbols per machine word, blocks of words for longer hypotheses) or the
   position-independent errors of PER (``max(|h|, |r|) - bag-of-words matches``);
+* :func:`word_table` + :func:`word_stats_range`: the same statistics on jiwer's words, the
+  references' words stored once (code points, hashes) and each hypothesis' words interned in
+  a per-segment table (ids that only agree within a segment: no corpus vocabulary, faster);
 * :func:`levenshtein`: the distance of one pair of sequences;
 * :func:`eed_scores`: extended edit distance (Stanchev et al. 2019) of code-point sequences,
   the best (lowest) over each segment's references, with torchmetrics' float64 operation
@@ -24,14 +27,14 @@ is ``mtscore/kernels/reference/edit.py`` (textbook dynamic programmes).
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
-from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
 from libc.math cimport pow, NAN
 
 import numpy as np
 cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, UBuf, ubuf_load,
-    is_space)
+    ubuf_reserve, is_space, hash_cps, cps_equal, HASH_INIT, hash_step, hash_finish)
 from mtscore.kernels._text cimport Vocab, VocabC, IBuf, ibuf_push, vocab_intern
 
 cnp.import_array()
@@ -46,13 +49,15 @@ MEASURE_PER = 1
 
 
 # ---- text -> CSR ---------------------------------------------------------------------------
-cdef int _collect(list texts, int* kinds, void** datas, Py_ssize_t* lens) except -1:
+cdef int _collect(list texts, int* kinds, void** datas, Py_ssize_t* lens,
+                  Py_ssize_t first=0) except -1:
+    """The PEP 393 storage of each string (``first``: the index of ``texts[0]`` in messages)."""
     cdef Py_ssize_t i
     cdef object t
     for i in range(len(texts)):
         t = texts[i]
         if type(t) is not str:
-            raise TypeError(f"segment {i} is {type(t).__name__}, expected str")
+            raise TypeError(f"segment {i + first} is {type(t).__name__}, expected str")
         PyUnicode_READY(t)
         kinds[i] = PyUnicode_KIND(t)
         datas[i] = PyUnicode_DATA(t)
@@ -60,35 +65,126 @@ cdef int _collect(list texts, int* kinds, void** datas, Py_ssize_t* lens) except
     return 0
 
 
-cdef int _jiwer_split(const Py_UCS4* p, Py_ssize_t n, VocabC* v, IBuf* out) noexcept nogil:
-    """Tokens of ``p[0:n]`` as jiwer's wer_default makes them: ``re.sub(r"\\s\\s+", " ")``,
-    ``strip()``, ``split(" ")`` without empty strings. So a separator is a run of two or more
-    whitespace characters, or a lone U+0020; a lone other whitespace character (a tab between
-    two letters) stays inside its token. 0, or -1 when out of memory."""
+# ASCII whitespace (str.isspace) as a table: the word scanner tests every code point
+cdef uint8_t ASCII_SPACE[128]
+
+cdef void _init_ascii_space():
+    cdef int c
+    for c in range(128):
+        ASCII_SPACE[c] = 1 if is_space(c) else 0
+
+_init_ascii_space()
+
+
+cdef inline bint _space(Py_UCS4 c) noexcept nogil:
+    if c < 128:
+        return ASCII_SPACE[c]
+    return is_space(c)
+
+
+cdef int _jiwer_spans(const Py_UCS4* p, Py_ssize_t n, IBuf* spans) noexcept nogil:
+    """Words of ``p[0:n]`` as jiwer's wer_default makes them (``re.sub(r"\\s\\s+", " ")``,
+    ``strip()``, ``split(" ")`` without empty strings), appended to ``spans`` as (start, length)
+    pairs. A separator is a run of two or more whitespace characters, or a lone U+0020; a lone
+    other whitespace character (a tab between two letters) stays inside its word. 0, or -1
+    when out of memory or the string is longer than 2**31 - 1 code points."""
     cdef Py_ssize_t lo = 0, hi = n, k, r, start
-    cdef int32_t tid
-    while lo < hi and is_space(p[lo]):
+    if n > 0x7FFFFFFF:
+        return -1
+    while lo < hi and _space(p[lo]):
         lo += 1
-    while hi > lo and is_space(p[hi - 1]):
+    while hi > lo and _space(p[hi - 1]):
+        hi -= 1
+    start = lo
+    k = lo
+    while True:
+        while k < hi and not _space(p[k]):
+            k += 1
+        if k >= hi:
+            break
+        # p[k] starts a whitespace run; it ends before hi (p[hi - 1] is not whitespace)
+        r = k + 1
+        while _space(p[r]):
+            r += 1
+        if r - k >= 2 or p[k] == 32:
+            if ibuf_push(spans, <int32_t> start) != 0 or ibuf_push(spans, <int32_t> (k - start)) != 0:
+                return -1
+            start = r
+        k = r
+    if hi > start:
+        if ibuf_push(spans, <int32_t> start) != 0 or ibuf_push(spans, <int32_t> (hi - start)) != 0:
+            return -1
+    return 0
+
+
+cdef struct HBuf:
+    uint64_t* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef inline int hbuf_push(HBuf* b, uint64_t v) noexcept nogil:
+    cdef uint64_t* q
+    cdef Py_ssize_t cap
+    if b.n == b.cap:
+        cap = b.cap * 2 if b.cap else 256
+        q = <uint64_t*> realloc(b.p, cap * sizeof(uint64_t))
+        if q == NULL:
+            return -1
+        b.p = q
+        b.cap = cap
+    b.p[b.n] = v
+    b.n += 1
+    return 0
+
+
+cdef int _jiwer_words_hashed(const Py_UCS4* p, Py_ssize_t n, Py_ssize_t base, IBuf* spans,
+                             HBuf* hashes) noexcept nogil:
+    """:func:`_jiwer_spans` (starts offset by ``base``) and each word's ``hash_cps`` in the
+    same pass over the code points (one loop exit per word instead of two)."""
+    cdef Py_ssize_t lo = 0, hi = n, k, start
+    cdef uint64_t h = HASH_INIT
+    cdef Py_UCS4 c
+    if n + base > 0x7FFFFFFF:
+        return -1
+    while lo < hi and _space(p[lo]):
+        lo += 1
+    while hi > lo and _space(p[hi - 1]):
         hi -= 1
     start = lo
     k = lo
     while k < hi:
-        if is_space(p[k]):
-            r = k + 1
-            while r < hi and is_space(p[r]):
-                r += 1
-            if r - k >= 2 or p[k] == 32:
-                if k > start:
-                    tid = vocab_intern(v, p + start, k - start)
-                    if tid < 0 or ibuf_push(out, tid) != 0:
-                        return -1
-                start = r
-            k = r
-        else:
+        c = p[k]
+        if not _space(c) or (c != 32 and not _space(p[k + 1])):
+            # a word character, or a lone whitespace character other than U+0020 inside a
+            # word (p[hi - 1] is not whitespace, so p[k + 1] exists)
+            h = hash_step(h, c)
             k += 1
+            continue
+        if ibuf_push(spans, <int32_t> (start + base)) != 0 or ibuf_push(spans, <int32_t> (k - start)) != 0 \
+                or hbuf_push(hashes, hash_finish(h)) != 0:
+            return -1
+        k += 1
+        while _space(p[k]):
+            k += 1
+        start = k
+        h = HASH_INIT
     if hi > start:
-        tid = vocab_intern(v, p + start, hi - start)
+        if ibuf_push(spans, <int32_t> (start + base)) != 0 or ibuf_push(spans, <int32_t> (hi - start)) != 0 \
+                or hbuf_push(hashes, hash_finish(h)) != 0:
+            return -1
+    return 0
+
+
+cdef int _jiwer_split(const Py_UCS4* p, Py_ssize_t n, VocabC* v, IBuf* spans, IBuf* out) noexcept nogil:
+    """The words of ``p[0:n]`` (:func:`_jiwer_spans`) interned in ``v``, ids appended to ``out``."""
+    cdef Py_ssize_t k
+    cdef int32_t tid
+    spans.n = 0
+    if _jiwer_spans(p, n, spans) != 0:
+        return -1
+    for k in range(0, spans.n, 2):
+        tid = vocab_intern(v, p + spans.p[k], spans.p[k + 1])
         if tid < 0 or ibuf_push(out, tid) != 0:
             return -1
     return 0
@@ -113,20 +209,21 @@ def jiwer_words(list texts, Vocab vocab):
     offsets = np.empty(N + 1, dtype=np.int64)
     cdef int64_t[::1] off = offsets
     cdef UBuf buf
-    cdef IBuf out
+    cdef IBuf out, spans
     buf.p = NULL; buf.n = 0; buf.cap = 0
     out.p = NULL; out.n = 0; out.cap = 0
+    spans.p = NULL; spans.n = 0; spans.cap = 0
     cdef VocabC* vc = &vocab.v
     cdef int err = 0
     with nogil:
         off[0] = 0
         for i in range(N):
             if ubuf_load(&buf, kinds[i], datas[i], lens[i], 1) != 0 or \
-                    _jiwer_split(buf.p, lens[i], vc, &out) != 0:
+                    _jiwer_split(buf.p, lens[i], vc, &spans, &out) != 0:
                 err = 1
                 break
             off[i + 1] = out.n
-    free(kinds); free(datas); free(lens); free(buf.p)
+    free(kinds); free(datas); free(lens); free(buf.p); free(spans.p)
     if err:
         free(out.p)
         raise MemoryError("jiwer_words: out of memory")
@@ -191,6 +288,7 @@ cdef struct Pattern:
     # match vectors of one pattern (the hypothesis): symbol s has bit k of block w set in
     # peq[(slot[s] - 1) * blocks + w] when pattern[64 * w + k] == s
     int32_t* slot          # (nsym,) 0 = not in the pattern, else row + 1; reset after each use
+    Py_ssize_t slot_cap    # entries of slot
     uint64_t* peq          # rows * blocks words
     Py_ssize_t peq_cap     # words allocated
     const int32_t* syms    # the pattern (to reset slot)
@@ -204,6 +302,7 @@ cdef struct Pattern:
 
 cdef int pattern_init(Pattern* P, Py_ssize_t nsym) noexcept nogil:
     P.slot = <int32_t*> calloc(nsym + 1, sizeof(int32_t))
+    P.slot_cap = nsym + 1
     P.peq = NULL
     P.peq_cap = 0
     P.vp = NULL
@@ -212,6 +311,17 @@ cdef int pattern_init(Pattern* P, Py_ssize_t nsym) noexcept nogil:
     P.m = 0
     P.rows = 0
     P.blocks = 0
+    return 0 if P.slot != NULL else -1
+
+
+cdef int pattern_reserve(Pattern* P, Py_ssize_t nsym) noexcept nogil:
+    """Room for symbols 0..nsym in ``slot`` (all zero between patterns, so a bigger table is
+    allocated zeroed)."""
+    if nsym + 1 <= P.slot_cap:
+        return 0
+    free(P.slot)
+    P.slot_cap = 2 * (nsym + 1)
+    P.slot = <int32_t*> calloc(P.slot_cap, sizeof(int32_t))
     return 0 if P.slot != NULL else -1
 
 
@@ -349,6 +459,45 @@ cdef Py_ssize_t per_errors(int32_t* count, int32_t* used, const int32_t* h, Py_s
     return (nh if nh > nr else nr) - matches
 
 
+# ---- one segment's references -> [errors, length] ------------------------------------------
+cdef struct Pick:
+    Py_ssize_t e          # errors of the chosen reference (-1: none yet)
+    Py_ssize_t l          # its length
+    double rate
+    Py_ssize_t sum_l      # summed lengths (MULTI_AVERAGE)
+    Py_ssize_t k          # references seen
+
+
+cdef inline void pick_init(Pick* p) noexcept nogil:
+    p.e = -1
+    p.l = 0
+    p.rate = 0.0
+    p.sum_l = 0
+    p.k = 0
+
+
+cdef inline void pick(Pick* p, int multi_ref, Py_ssize_t e, Py_ssize_t ln) noexcept nogil:
+    """Fold reference (``e`` errors, ``ln`` symbols) into the segment's choice."""
+    cdef double rate
+    p.sum_l += ln
+    p.k += 1
+    if multi_ref == 2:  # best: lowest rate (jiwer's: errors themselves for an empty reference)
+        rate = (<double> e) / (<double> ln) if ln else <double> e
+        if p.e < 0 or rate < p.rate:
+            p.e = e
+            p.l = ln
+            p.rate = rate
+    elif p.e < 0 or e < p.e or (e == p.e and ln > p.l):  # fewest errors, then the longest
+        p.e = e
+        p.l = ln
+
+
+cdef inline double picked_length(Pick* p, int multi_ref) noexcept nogil:
+    if multi_ref == 1:  # average: the mean length of all the segment's references
+        return (<double> p.sum_l) / (<double> p.k)
+    return <double> p.l
+
+
 cdef int _check_csr(const int32_t[::1] values, const int64_t[::1] offsets, str what,
                     str name) except -1:
     cdef Py_ssize_t i, n = offsets.shape[0]
@@ -423,8 +572,8 @@ def edit_stats_range(const int32_t[::1] hyp, const int64_t[::1] hyp_offsets,
     cdef int32_t* count = NULL
     cdef int32_t* used = NULL
     cdef int err = 0
-    cdef Py_ssize_t i, k, a, e, ln, best_e, best_l, sum_l, nh
-    cdef double rate, best_rate
+    cdef Py_ssize_t i, k, a, e, ln, nh
+    cdef Pick sel
     cdef const int32_t* hp
     cdef const int32_t* rp = &ref[0] if ref.shape[0] else NULL
     with nogil:
@@ -451,28 +600,16 @@ def edit_stats_range(const int32_t[::1] hyp, const int64_t[::1] hyp_offsets,
             else:
                 for k in range(nh):
                     count[hp[k]] += 1
-            best_e = -1
-            best_l = 0
-            best_rate = 0.0
-            sum_l = 0
+            pick_init(&sel)
             for a in range(seg_refs[i], seg_refs[i + 1]):
                 ln = ref_offsets[a + 1] - ref_offsets[a]
                 if measure == 0:
                     e = levenshtein_text(&P, rp + ref_offsets[a] if ln else NULL, ln)
                 else:
                     e = per_errors(count, used, hp, nh, rp + ref_offsets[a] if ln else NULL, ln)
-                sum_l += ln
-                if multi_ref == 2:
-                    rate = (<double> e) / (<double> ln) if ln else <double> e
-                    if best_e < 0 or rate < best_rate:
-                        best_e, best_l, best_rate = e, ln, rate
-                elif best_e < 0 or e < best_e or (e == best_e and ln > best_l):
-                    best_e, best_l = e, ln
-            out[i, 0] = <double> best_e
-            if multi_ref == 1:
-                out[i, 1] = (<double> sum_l) / (<double> (seg_refs[i + 1] - seg_refs[i]))
-            else:
-                out[i, 1] = <double> best_l
+                pick(&sel, multi_ref, e, ln)
+            out[i, 0] = <double> sel.e
+            out[i, 1] = picked_length(&sel, multi_ref)
             if measure == 0:
                 pattern_clear(&P)
             else:
@@ -503,6 +640,342 @@ def levenshtein(const int32_t[::1] a, const int32_t[::1] b):
     if err:
         raise MemoryError("levenshtein: out of memory")
     return d
+
+
+# ---- words straight from the strings: WER / PER without a global vocabulary -----------------
+# Levenshtein and PER only ever compare a hypothesis word with a reference word of the same
+# segment, so words need ids that agree within one segment only: the hypothesis' words are
+# interned in a small per-segment table (it stays in L1), and a reference word that is not in it
+# gets one shared "absent" id that matches nothing. This spares the global vocabulary's hashing
+# into a table of every word of the corpus (its cache misses cost more than the distance).
+cdef struct Local:
+    int32_t* table        # cap slots: id + 1, 0 = empty
+    Py_ssize_t cap        # power of two
+    uint64_t* hashes      # per id
+    int32_t* starts       # per id: offset of the word in the segment's code-point buffer
+    int32_t* lens
+    int32_t* spos         # per id: its slot (to empty the table after the segment)
+    Py_ssize_t n
+    Py_ssize_t idcap
+
+
+cdef void local_free(Local* L) noexcept nogil:
+    free(L.table); free(L.hashes); free(L.starts); free(L.lens); free(L.spos)
+
+
+cdef int local_prepare(Local* L, Py_ssize_t ntok) noexcept nogil:
+    """An empty table with room for ``ntok`` words at load <= 1/2."""
+    cdef Py_ssize_t cap = L.cap, k
+    for k in range(L.n):
+        L.table[L.spos[k]] = 0
+    L.n = 0
+    if cap < 16:
+        cap = 16
+    while cap < 2 * ntok:
+        cap *= 2
+    if cap != L.cap:
+        free(L.table)
+        L.table = <int32_t*> calloc(cap, sizeof(int32_t))
+        if L.table == NULL:
+            return -1
+        L.cap = cap
+    if ntok > L.idcap:
+        free(L.hashes); free(L.starts); free(L.lens); free(L.spos)
+        L.idcap = 2 * ntok
+        L.hashes = <uint64_t*> malloc(L.idcap * sizeof(uint64_t))
+        L.starts = <int32_t*> malloc(L.idcap * sizeof(int32_t))
+        L.lens = <int32_t*> malloc(L.idcap * sizeof(int32_t))
+        L.spos = <int32_t*> malloc(L.idcap * sizeof(int32_t))
+        if L.hashes == NULL or L.starts == NULL or L.lens == NULL or L.spos == NULL:
+            return -1
+    return 0
+
+
+cdef inline int32_t local_id(Local* L, const Py_UCS4* buf, int32_t start, int32_t n,
+                             uint64_t h, bint insert) noexcept nogil:
+    """Id of the word ``buf[start:start + n]`` whose ``hash_cps`` is ``h`` (inserted when new
+    and ``insert``; else -1)."""
+    cdef Py_ssize_t mask = L.cap - 1
+    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> mask)
+    cdef int32_t e
+    while True:
+        e = L.table[j]
+        if e == 0:
+            break
+        e -= 1
+        if L.hashes[e] == h and L.lens[e] == n and cps_equal(buf + L.starts[e], buf + start, n):
+            return e
+        j = (j + 1) & mask
+    if not insert:
+        return -1
+    e = <int32_t> L.n
+    L.hashes[e] = h
+    L.starts[e] = start
+    L.lens[e] = n
+    L.spos[e] = <int32_t> j
+    L.table[j] = e + 1
+    L.n += 1
+    return e
+
+
+cdef inline int load_at(UBuf* b, Py_ssize_t off, int kind, const void* data, Py_ssize_t n) noexcept nogil:
+    """Widen ``n`` code points of PEP 393 storage into ``b.p[off:off + n]``."""
+    cdef Py_ssize_t k
+    cdef const uint8_t* d1
+    cdef const uint16_t* d2
+    cdef Py_UCS4* q
+    if ubuf_reserve(b, off + n + 1) != 0:
+        return -1
+    q = b.p + off
+    if kind == 1:
+        d1 = <const uint8_t*> data
+        for k in range(n):
+            q[k] = d1[k]
+    elif kind == 2:
+        d2 = <const uint16_t*> data
+        for k in range(n):
+            q[k] = d2[k]
+    else:
+        memcpy(q, data, n * sizeof(Py_UCS4))
+    return 0
+
+
+def word_table(list texts):
+    """jiwer's words of N strings (:func:`jiwer_words`) as a table a per-segment kernel can
+    probe without scanning the text again: ``(cps int32, word_start int64, word_len int32,
+    word_hash uint64, offsets int64 (N + 1,))``; string i's words are ``offsets[i]:offsets[i+1]``,
+    word k is ``cps[word_start[k]:word_start[k] + word_len[k]]`` (the strings' code points,
+    concatenated) and ``word_hash[k]`` its ``hash_cps`` (FNV-1a 64 + finaliser)."""
+    cdef Py_ssize_t N = len(texts), i, total = 0, nw, k
+    cdef int* kinds = <int*> malloc((N + 1) * sizeof(int))
+    cdef void** datas = <void**> malloc((N + 1) * sizeof(void*))
+    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
+    if kinds == NULL or datas == NULL or lens == NULL:
+        free(kinds); free(datas); free(lens)
+        raise MemoryError()
+    try:
+        _collect(texts, kinds, datas, lens)
+    except BaseException:
+        free(kinds); free(datas); free(lens)
+        raise
+    for i in range(N):
+        total += lens[i]
+    cps = np.empty(total, dtype=np.int32)
+    offsets = np.empty(N + 1, dtype=np.int64)
+    bases = np.empty(N + 1, dtype=np.int64)
+    cdef int32_t[::1] cv = cps
+    cdef int64_t[::1] off = offsets
+    cdef int64_t[::1] sb = bases
+    cdef UBuf buf
+    cdef IBuf spans
+    cdef HBuf hashes
+    memset(&buf, 0, sizeof(UBuf))
+    memset(&spans, 0, sizeof(IBuf))
+    memset(&hashes, 0, sizeof(HBuf))
+    cdef int err = 0
+    with nogil:
+        off[0] = 0
+        sb[0] = 0
+        for i in range(N):
+            if ubuf_load(&buf, kinds[i], datas[i], lens[i], 1) != 0 or \
+                    _jiwer_words_hashed(buf.p, lens[i], 0, &spans, &hashes) != 0:
+                err = 1
+                break
+            for k in range(lens[i]):
+                cv[sb[i] + k] = <int32_t> buf.p[k]
+            sb[i + 1] = sb[i] + lens[i]
+            off[i + 1] = spans.n >> 1
+    free(kinds); free(datas); free(lens); free(buf.p)
+    if err:
+        free(spans.p); free(hashes.p)
+        raise MemoryError("word_table: out of memory (or a string over 2**31 code points)")
+    nw = spans.n >> 1
+    word_start = np.empty(nw, dtype=np.int64)
+    word_len = np.empty(nw, dtype=np.int32)
+    word_hash = np.empty(nw, dtype=np.uint64)
+    cdef int64_t[::1] ws = word_start
+    cdef int32_t[::1] wl = word_len
+    cdef uint64_t[::1] wh = word_hash
+    with nogil:
+        k = 0
+        for i in range(N):  # starts within each string -> within cps
+            while k < off[i + 1]:
+                ws[k] = sb[i] + spans.p[2 * k]
+                wl[k] = spans.p[2 * k + 1]
+                wh[k] = hashes.p[k]
+                k += 1
+    free(spans.p); free(hashes.p)
+    return cps, word_start, word_len, word_hash, offsets
+
+
+cdef struct WordWork:
+    UBuf buf              # the hypothesis' code points
+    IBuf spans
+    HBuf hashes
+    IBuf hsym
+    IBuf rsym
+    Local L
+    Pattern P
+    int32_t* count        # PER: hypothesis word counts, by local id
+    int32_t* used
+    Py_ssize_t count_cap
+
+
+cdef int word_segment(WordWork* w, int measure, int multi_ref, int hkind, const void* hdata,
+                      Py_ssize_t hn, const Py_UCS4* cps, const int64_t* word_start,
+                      const int32_t* word_len, const uint64_t* word_hash,
+                      const int64_t* ref_words, Py_ssize_t r0, Py_ssize_t r1,
+                      double* out) noexcept nogil:
+    """``out[0:2]`` = ``[errors, length]`` of one hypothesis against references ``r0:r1`` of
+    a :func:`word_table`. 0, or -1 when out of memory."""
+    cdef Py_ssize_t k, a, nh, nr, u, e, q
+    cdef int32_t id_
+    cdef Pick sel
+    cdef uint64_t h
+    cdef Py_ssize_t mask
+    cdef int32_t t, ln
+    cdef const Py_UCS4* word
+    if load_at(&w.buf, 0, hkind, hdata, hn) != 0:
+        return -1
+    w.spans.n = 0
+    w.hashes.n = 0
+    if _jiwer_words_hashed(w.buf.p, hn, 0, &w.spans, &w.hashes) != 0:
+        return -1
+    nh = w.spans.n >> 1
+    if local_prepare(&w.L, nh) != 0:
+        return -1
+    w.hsym.n = 0
+    for k in range(nh):
+        if ibuf_push(&w.hsym, local_id(&w.L, w.buf.p, w.spans.p[2 * k], w.spans.p[2 * k + 1],
+                                       w.hashes.p[k], True)) != 0:
+            return -1
+    u = w.L.n  # ids 0..u-1; u itself: a reference word absent from the hypothesis
+    if measure == 0:
+        if pattern_reserve(&w.P, u) != 0 or pattern_set(&w.P, w.hsym.p, nh) != 0:
+            return -1
+    else:
+        if u + 1 > w.count_cap:
+            free(w.count); free(w.used)
+            w.count_cap = 2 * (u + 1)
+            w.count = <int32_t*> calloc(w.count_cap, sizeof(int32_t))
+            w.used = <int32_t*> calloc(w.count_cap, sizeof(int32_t))
+            if w.count == NULL or w.used == NULL:
+                return -1
+        for k in range(nh):
+            w.count[w.hsym.p[k]] += 1
+    pick_init(&sel)
+    mask = w.L.cap - 1
+    for a in range(r0, r1):
+        nr = ref_words[a + 1] - ref_words[a]
+        w.rsym.n = 0
+        for k in range(ref_words[a], ref_words[a + 1]):
+            # probe the hypothesis' table with the reference word's stored hash
+            h = word_hash[k]
+            ln = word_len[k]
+            word = cps + word_start[k]
+            id_ = <int32_t> u
+            q = <Py_ssize_t> (h & <uint64_t> mask)
+            while True:
+                t = w.L.table[q]
+                if t == 0:
+                    break
+                t -= 1
+                if w.L.hashes[t] == h and w.L.lens[t] == ln and cps_equal(w.buf.p + w.L.starts[t], word, ln):
+                    id_ = t
+                    break
+                q = (q + 1) & mask
+            if ibuf_push(&w.rsym, id_) != 0:
+                return -1
+        if measure == 0:
+            e = levenshtein_text(&w.P, w.rsym.p, nr)
+        else:
+            e = per_errors(w.count, w.used, w.hsym.p, nh, w.rsym.p, nr)
+        pick(&sel, multi_ref, e, nr)
+    if measure == 0:
+        pattern_clear(&w.P)
+    else:
+        for k in range(nh):
+            w.count[w.hsym.p[k]] = 0
+    out[0] = <double> sel.e
+    out[1] = picked_length(&sel, multi_ref)
+    return 0
+
+
+def word_stats_range(list hyps, const int32_t[::1] cps, const int64_t[::1] word_start,
+                     const int32_t[::1] word_len, const uint64_t[::1] word_hash,
+                     const int64_t[::1] ref_words, const int64_t[::1] ref_lo,
+                     const int64_t[::1] ref_hi, double[:, ::1] out, int measure=0,
+                     int multi_ref=0, Py_ssize_t start=0, Py_ssize_t stop=-1):
+    """Fill ``out[start:stop]`` (float64 (N, 2)) with ``[errors, reference length]`` of
+    hypothesis i (``hyps``: N str, split into jiwer's words) against references
+    ``ref_lo[i]:ref_hi[i]`` of a :func:`word_table` of the references (``cps``, ``word_start``,
+    ``word_len``, ``word_hash``; ``ref_words`` = its offsets). The same numbers as
+    :func:`edit_stats_range` on :func:`jiwer_words` ids, without a corpus vocabulary: words get
+    ids that agree within the segment only (a reference word is found in a small table of the
+    hypothesis' words by its stored hash and compared in full; one that is absent gets an id
+    that matches nothing). ``measure`` and ``multi_ref`` as there; a hypothesis without
+    references gets ``[0, 0]``. Runs without the GIL after reading the hypotheses' storage:
+    threads may fill disjoint ranges of one ``out``."""
+    cdef Py_ssize_t N = len(hyps), i, R = ref_words.shape[0] - 1, W = word_start.shape[0]
+    if stop < 0:
+        stop = N
+    if ref_lo.shape[0] != N or ref_hi.shape[0] != N or out.shape[0] != N or out.shape[1] != 2:
+        raise ValueError("word_stats_range: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
+    if word_len.shape[0] != W or word_hash.shape[0] != W or R < 0 or ref_words[0] != 0 \
+            or ref_words[R] != W:
+        raise ValueError("word_stats_range: inconsistent word table")
+    for i in range(R):
+        if ref_words[i + 1] < ref_words[i]:
+            raise ValueError("word_stats_range: inconsistent word table")
+    for i in range(W):
+        if word_start[i] < 0 or word_len[i] < 0 or word_start[i] + word_len[i] > cps.shape[0]:
+            raise ValueError("word_stats_range: inconsistent word table")
+    if measure not in (0, 1) or multi_ref not in (0, 1, 2):
+        raise ValueError("word_stats_range: measure must be 0 or 1 and multi_ref 0, 1 or 2")
+    if start < 0 or stop > N or start > stop:
+        raise ValueError(f"word_stats_range: bad range [{start}, {stop}) for {N} segments")
+    for i in range(start, stop):
+        if ref_lo[i] < 0 or ref_hi[i] > R or ref_lo[i] > ref_hi[i]:
+            raise ValueError(f"word_stats_range: reference range of segment {i} out of bounds")
+    if stop == start:
+        return
+    cdef Py_ssize_t nh = stop - start
+    cdef int* kinds = <int*> malloc((nh + 1) * sizeof(int))
+    cdef void** datas = <void**> malloc((nh + 1) * sizeof(void*))
+    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((nh + 1) * sizeof(Py_ssize_t))
+    if kinds == NULL or datas == NULL or lens == NULL:
+        free(kinds); free(datas); free(lens)
+        raise MemoryError()
+    try:
+        _collect(hyps[start:stop], kinds, datas, lens, start)
+    except BaseException:
+        free(kinds); free(datas); free(lens)
+        raise
+    cdef WordWork w
+    memset(&w, 0, sizeof(WordWork))
+    cdef int err = pattern_init(&w.P, 64)
+    cdef const Py_UCS4* cp = <const Py_UCS4*> &cps[0] if cps.shape[0] else NULL
+    cdef const int64_t* wsp = &word_start[0] if W else NULL
+    cdef const int32_t* wlp = &word_len[0] if W else NULL
+    cdef const uint64_t* whp = &word_hash[0] if W else NULL
+    with nogil:
+        i = start
+        while i < stop and err == 0:
+            if ref_hi[i] == ref_lo[i]:
+                out[i, 0] = 0.0
+                out[i, 1] = 0.0
+            else:
+                err = word_segment(&w, measure, multi_ref, kinds[i - start], datas[i - start],
+                                   lens[i - start], cp, wsp, wlp, whp, &ref_words[0],
+                                   ref_lo[i], ref_hi[i], &out[i, 0])
+            i += 1
+        pattern_free(&w.P)
+        local_free(&w.L)
+        free(w.buf.p); free(w.spans.p); free(w.hashes.p); free(w.hsym.p); free(w.rsym.p)
+        free(w.count); free(w.used)
+    free(kinds); free(datas); free(lens)
+    if err:
+        raise MemoryError("word_stats_range: out of memory (or a string over 2**31 code points)")
 
 
 # ---- EED -----------------------------------------------------------------------------------

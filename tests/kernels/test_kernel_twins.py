@@ -899,6 +899,68 @@ def _(data, source):
         assert outcome(k, *bad, o[0]) == outcome(t, *bad, o[1])
 
 
+@case("_edit.word_table")
+def _(data, source):
+    lines = texts(data, source)
+    both("_edit.word_table", lines)
+    both("_edit.word_table", lines + [None])  # TypeError
+    # the words are jiwer_words' words, the hashes hash_cps of them
+    cps, ws, wl, _, off = _edit.word_table(lines)
+    vocab = _text.Vocab()
+    ids, ioff = _edit.jiwer_words(lines, vocab)
+    assert np.array_equal(off, ioff)
+    assert ["".join(map(chr, cps[s:s + n])) for s, n in zip(ws, wl)] == [vocab.token(int(i)) for i in ids]
+
+
+@case("_edit.word_stats_range", 60)
+def _(data, source):
+    k, t = pair("_edit.word_stats_range")
+    hyps, refs = corpus(data, source)
+    flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
+    counts = [sum(r[i] is not None for r in refs) for i in range(len(hyps))]
+    hi = np.cumsum(counts).astype(np.int64)
+    lo = hi - np.array(counts, dtype=np.int64)
+    if data.draw(st.booleans(), label="rows"):  # any reference ranges, none included
+        pick = np.array(data.draw(st.lists(st.integers(0, len(hyps) - 1), min_size=len(hyps),
+                                           max_size=len(hyps)), label="seg"), dtype=np.int64)
+        lo, hi = lo[pick], hi[pick]
+        hi[0] = lo[0]
+    table = _edit.word_table(flat)
+    n = len(hyps)
+    for measure in (0, 1):
+        for multi in (0, 1, 2):
+            outs = [np.full((n, 2), 7.0) for _ in range(2)]
+            assert outcome(k, hyps, *table, lo, hi, outs[0], measure, multi) == \
+                outcome(t, hyps, *table, lo, hi, outs[1], measure, multi)
+            assert_same(outs[0], outs[1])
+    a = data.draw(st.integers(0, n), label="start")
+    b = data.draw(st.integers(a, n), label="stop")
+    outs = [np.full((n, 2), 7.0) for _ in range(2)]
+    assert outcome(k, hyps, *table, lo, hi, outs[0], 1, 2, a, b) == \
+        outcome(t, hyps, *table, lo, hi, outs[1], 1, 2, a, b)
+    assert_same(outs[0], outs[1])
+    # a table whose hashes disagree with its words: both find nothing (a hash must match)
+    bad_hash = (table[0], table[1], table[2], table[3] ^ np.uint64(1), table[4])
+    outs = [np.zeros((n, 2)) for _ in range(2)]
+    k(hyps, *bad_hash, lo, hi, outs[0])
+    t(hyps, *bad_hash, lo, hi, outs[1])
+    assert_same(outs[0], outs[1])
+    # the same numbers as edit_stats_range on jiwer_words ids (a corpus vocabulary)
+    vocab = _text.Vocab()
+    hv, ho = _edit.jiwer_words(hyps, vocab)
+    rv, ro = _edit.jiwer_words(flat, vocab)
+    seg = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    o1, o2 = np.zeros((n, 2)), np.zeros((n, 2))
+    _edit.edit_stats_range(hv, ho, rv, ro, seg, o1, 0, 1)
+    _edit.word_stats_range(hyps, *table, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
+    assert_same(o1, o2)
+    for bad in ((hyps, *table, lo, hi + 1, np.zeros((n, 2))),
+                (hyps + [None], *table, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
+                (hyps, table[0], table[1] + 1, *table[2:], lo, hi, np.zeros((n, 2))),
+                (hyps, *table[:4], table[4][:-1], lo, hi, np.zeros((n, 2)))):
+        assert outcome(k, *bad) == outcome(t, *bad)
+
+
 @case("_edit.levenshtein")
 def _(data, source):
     both("_edit.levenshtein", _long_symbols(data, "a"), _long_symbols(data, "b"))

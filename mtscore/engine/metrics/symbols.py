@@ -1,12 +1,13 @@
 """References of the edit-distance metrics (WER, CER, PER, EED) prepared once: their symbols
-(token ids or code points) as CSR arrays, and which references each segment has."""
+(code points) as CSR arrays or their words as a word table, and which references each segment
+has."""
 from __future__ import annotations
 
 from typing import List, Optional
 
 import numpy as np
 
-__all__ = ["PreparedSymbols", "flatten_refs"]
+__all__ = ["PreparedSymbols", "PreparedWords", "flatten_refs"]
 
 
 class PreparedSymbols:
@@ -47,6 +48,28 @@ class PreparedSymbols:
         tokens = np.repeat(starts - ref_offsets[:-1], lens) + np.arange(ref_offsets[-1], dtype=np.int64)
         return PreparedSymbols(len(rows), np.ascontiguousarray(self.ref_ids[tokens]), ref_offsets,
                                seg_refs, self.num_refs)
+
+
+class PreparedWords:
+    """References as a word table (``mtscore.kernels._edit.word_table``): ``table`` is
+    ``(cps, word_start, word_len, word_hash, ref_words)``, and ``seg_refs`` int64 (n + 1) holds
+    absolute indices of each segment's references (into ``ref_words``)."""
+
+    __slots__ = ("n", "table", "seg_refs", "num_refs")
+
+    def __init__(self, n, table, seg_refs, num_refs):
+        self.n = n
+        self.table = table
+        self.seg_refs = seg_refs
+        self.num_refs = num_refs
+
+    def slice(self, a: int, z: int) -> "PreparedWords":
+        """Segments ``a:z`` (the same table; ``seg_refs`` stays absolute)."""
+        return PreparedWords(z - a, self.table, self.seg_refs[a:z + 1], self.num_refs)
+
+    def missing(self) -> Optional[np.ndarray]:
+        missing = np.diff(self.seg_refs) == 0
+        return missing if missing.any() else None
 
 
 def flatten_refs(streams) -> tuple:

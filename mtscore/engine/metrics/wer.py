@@ -40,16 +40,15 @@ for CER).
 from __future__ import annotations
 
 import threading
-from typing import Dict, List, Optional, Sequence, cast
+from typing import Callable, Dict, List, Optional, Sequence, cast
 
 import numpy as np
 
 from ...kernels import _edit
-from ...kernels._lists import take
 from ...kernels._text import Vocab
 from ..parallel import chunk_bounds, get_pool
 from .base import Metric, Score, Signature
-from .symbols import PreparedSymbols, flatten_refs
+from .symbols import PreparedSymbols, PreparedWords, flatten_refs
 
 __all__ = ["WER", "CER", "PER", "EditRateScore", "EditRateSignature", "MULTI_REF"]
 
@@ -105,14 +104,31 @@ class EditRateScore(Score):
 _MIN_PER_THREAD = 512
 
 
+def _in_threads(kernel: Callable[..., None], args: tuple, n: int, workers: int) -> None:
+    """``kernel(*args, start, stop)`` over ``range(n)``, split over up to ``workers`` threads
+    (the kernels release the GIL and fill disjoint rows of one output)."""
+    parts = min(max(1, int(workers)), n // _MIN_PER_THREAD)
+    if parts <= 1:
+        kernel(*args, 0, n)
+        return
+    bounds = chunk_bounds(n, parts)
+    futs = [get_pool(parts - 1).submit(kernel, *args, a, z) for a, z in bounds[1:]]
+    try:
+        kernel(*args, *bounds[0])
+    finally:
+        for f in futs:
+            f.result()
+
+
 class _EditRate(Metric):
-    """Shared machinery of WER, CER and PER: subclasses set ``_NAME``, ``_MEASURE`` and
-    ``_symbols(texts) -> (values int32, offsets int64)``."""
+    """Shared machinery of WER, PER and CER: subclasses set ``_NAME``, ``_MEASURE`` and
+    implement ``_prepare_flat`` (normalised references -> prepared) and ``_hyp_stats``
+    (normalised hypotheses -> statistics)."""
 
     _SIGNATURE_TYPE = EditRateSignature
     _NAME = ""
     _MEASURE = _edit.MEASURE_LEVENSHTEIN
-    cheap_references = True  # symbol ids only
+    cheap_references = True  # the reference strings, or their code points
     dedupes_outputs = True
     _TOKENIZER = "jiwer"
 
@@ -128,13 +144,11 @@ class _EditRate(Metric):
         self.multi_ref = multi_ref
         self.tokenizer_signature = self._TOKENIZER
         self.workers = workers
-        self._vocab = Vocab()
-        self._lock = threading.Lock()  # the vocabulary grows while tokenising
         if references is not None:
             self._ref_cache = self.prepare(references)
 
-    # ---- text -> symbols ---------------------------------------------------------------------
     def _normalise(self, texts: List[str]) -> List[str]:
+        """The options applied before tokenisation (jiwer's ToLowerCase, RemovePunctuation)."""
         if self.lowercase:
             texts = [t.lower() for t in texts]
         if self.remove_punctuation:
@@ -142,29 +156,26 @@ class _EditRate(Metric):
             texts = [t.translate(table) for t in texts]
         return texts
 
-    def _symbols(self, texts: List[str]):  # pragma: no cover - abstract
+    def tokens(self, text: str) -> List[str]:  # pragma: no cover - abstract
+        """The words (characters for CER) of one string, for inspection and tests."""
         raise NotImplementedError
 
-    def tokenize(self, texts: List[str]):
-        """``(values int32, offsets int64 (N + 1))``: the symbols this metric compares."""
-        return self._symbols(self._normalise(texts))
+    def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int):  # pragma: no cover
+        raise NotImplementedError
 
-    def tokens(self, text: str) -> List[str]:
-        """The words (characters for CER) of one string, for inspection and tests."""
-        ids, _ = self.tokenize([text])
-        if self.tokenizer_signature == "chars":
-            return [chr(int(i)) for i in ids]
-        return [self._vocab.token(int(i)) for i in ids]
+    def _hyp_stats(self, hyps: List[str], prepared, rows: Optional[np.ndarray]) -> np.ndarray:  # pragma: no cover
+        """``(len(hyps), 2)`` statistics of normalised ``hyps`` against prepared segments
+        ``rows`` (None: segment i for hypothesis i); ``[0, 0]`` where a segment has none."""
+        raise NotImplementedError
 
     # ---- Metric hooks ------------------------------------------------------------------------
-    def prepare(self, refs, rows=None) -> PreparedSymbols:
+    def prepare(self, refs, rows=None):
         streams = self._coerce_refs(refs)
         flat, seg_refs, num_refs = flatten_refs(streams)
         self.num_refs = num_refs
-        ids, offsets = self.tokenize(flat)
-        return PreparedSymbols(len(streams[0]), ids, offsets, seg_refs, num_refs)
+        return self._prepare_flat(len(streams[0]), self._normalise(flat), seg_refs, num_refs)
 
-    def stats(self, hyps, prepared: PreparedSymbols, warn: bool = True) -> np.ndarray:
+    def stats(self, hyps, prepared) -> np.ndarray:
         """``(N, 2)`` float64 ``[errors, ref_length]``; zero rows for segments without a
         reference (``missing_refs="skip"``)."""
         hyps = self._coerce_hyps(hyps)
@@ -174,43 +185,15 @@ class _EditRate(Metric):
                 "the hypothesis and reference files must have the same number of lines.")
         missing = prepared.missing()
         if missing is not None:
-            self._unreferenced(missing, warn)
-        ids, offsets = self.tokenize(hyps)
-        return self.symbol_stats(ids, offsets, prepared)
+            self._unreferenced(missing)
+        return self._hyp_stats(self._normalise(hyps), prepared, None)
 
-    def symbol_stats(self, ids: np.ndarray, offsets: np.ndarray, prepared: PreparedSymbols) -> np.ndarray:
-        """The statistics of already tokenised hypotheses (CSR ``ids`` int32, ``offsets``
-        int64 (N + 1)), split over ``workers`` threads (the kernel runs without the GIL)."""
-        n = len(offsets) - 1
-        out = np.zeros((n, 2), dtype=np.float64)
-        args = (ids, offsets, prepared.ref_ids, prepared.ref_offsets, prepared.seg_refs, out,
-                self._MEASURE, MULTI_REF[self.multi_ref])
-        workers = max(1, int(self.workers))
-        parts = min(workers, n // _MIN_PER_THREAD)
-        if parts <= 1:
-            _edit.edit_stats_range(*args, 0, n)
-            return out
-        bounds = chunk_bounds(n, parts)
-        futs = [get_pool(parts - 1).submit(_edit.edit_stats_range, *args, a, z) for a, z in bounds[1:]]
-        try:
-            _edit.edit_stats_range(*args, *bounds[0])
-        finally:
-            for f in futs:
-                f.result()
-        return out
-
-    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: PreparedSymbols,
+    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared,
                               sentence_level: bool = True):
-        """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``."""
-        rows = np.asarray(rows, dtype=np.int64)
-        gathered = prepared.gather(rows)
-        keep = np.flatnonzero(np.diff(gathered.seg_refs) > 0)
-        if len(keep) == len(rows):
-            st = self.stats(hyps, gathered, warn=False)
-        else:  # skipped segments (the policy was applied by the caller): zero rows
-            st = np.zeros((len(rows), 2), dtype=np.float64)
-            if len(keep):
-                st[keep] = self.stats(take(hyps, keep), gathered.gather(keep), warn=False)
+        """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
+        (segments without references, left to the caller's policy, get zero rows)."""
+        st = self._hyp_stats(self._normalise(self._coerce_hyps(hyps)), prepared,
+                             np.asarray(rows, dtype=np.int64))
         return st, (self.scores_from_stats(st) if sentence_level else None)
 
     def sum_stats(self, stats) -> List:
@@ -246,13 +229,30 @@ class _EditRate(Metric):
 
 class WER(_EditRate):
     """Word error rate on jiwer's default words (see the module docstring), several
-    references per ``multi_ref``; ``workers`` threads (results do not depend on them)."""
+    references per ``multi_ref``; ``workers`` threads (results do not depend on them).
+
+    The prepared references are a word table (``_edit.word_table``: code points, word spans
+    and hashes); each hypothesis is split and its words interned in a per-segment table
+    (``_edit.word_stats_range``: ids that agree within a segment, no corpus vocabulary)."""
 
     _NAME = "WER"
 
-    def _symbols(self, texts: List[str]):
-        with self._lock:
-            return _edit.jiwer_words(texts, self._vocab)
+    def tokens(self, text: str) -> List[str]:
+        vocab = Vocab()
+        ids, _ = _edit.jiwer_words(self._normalise([text]), vocab)
+        return [vocab.token(int(i)) for i in ids]
+
+    def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int) -> PreparedWords:
+        return PreparedWords(n, _edit.word_table(flat), seg_refs, num_refs)
+
+    def _hyp_stats(self, hyps: List[str], prepared: PreparedWords, rows: Optional[np.ndarray]) -> np.ndarray:
+        seg = prepared.seg_refs
+        lo, hi = (seg[:-1], seg[1:]) if rows is None else (seg[rows], seg[rows + 1])
+        out = np.zeros((len(hyps), 2), dtype=np.float64)
+        args = (hyps, *prepared.table, np.ascontiguousarray(lo), np.ascontiguousarray(hi), out,
+                self._MEASURE, MULTI_REF[self.multi_ref])
+        _in_threads(_edit.word_stats_range, args, len(hyps), self.workers)
+        return out
 
 
 class PER(WER):
@@ -264,10 +264,25 @@ class PER(WER):
 
 
 class CER(_EditRate):
-    """Character error rate on code points of ``str.strip()``-ed text (``jiwer.cer``)."""
+    """Character error rate on code points of ``str.strip()``-ed text (``jiwer.cer``); the
+    prepared references are their code points (CSR)."""
 
     _NAME = "CER"
     _TOKENIZER = "chars"
 
-    def _symbols(self, texts: List[str]):
-        return _edit.code_points(texts, True)
+    def tokens(self, text: str) -> List[str]:
+        return [chr(int(c)) for c in _edit.code_points(self._normalise([text]), True)[0]]
+
+    def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int) -> PreparedSymbols:
+        ids, offsets = _edit.code_points(flat, True)
+        return PreparedSymbols(n, ids, offsets, seg_refs, num_refs)
+
+    def _hyp_stats(self, hyps: List[str], prepared: PreparedSymbols, rows: Optional[np.ndarray]) -> np.ndarray:
+        if rows is not None:
+            prepared = prepared.gather(rows)
+        ids, offsets = _edit.code_points(hyps, True)
+        out = np.zeros((len(hyps), 2), dtype=np.float64)
+        args = (ids, offsets, prepared.ref_ids, prepared.ref_offsets, prepared.seg_refs, out,
+                self._MEASURE, MULTI_REF[self.multi_ref])
+        _in_threads(_edit.edit_stats_range, args, len(hyps), self.workers)
+        return out

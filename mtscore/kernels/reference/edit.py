@@ -39,14 +39,14 @@ def _check_texts(texts) -> None:
             raise TypeError(f"segment {i} is {type(t).__name__}, expected str")
 
 
-def jiwer_words(texts: list, vocab: Vocab):
+def _jiwer_split(t: str) -> List[str]:
     """jiwer's wer_default: RemoveMultipleSpaces, Strip, split on " " without empty words."""
+    return [w for w in _MULTIPLE_SPACES.sub(" ", t).strip().split(" ") if len(w) >= 1]
+
+
+def jiwer_words(texts: list, vocab: Vocab):
     _check_texts(texts)
-    rows = []
-    for t in texts:
-        words = [w for w in _MULTIPLE_SPACES.sub(" ", t).strip().split(" ") if len(w) >= 1]
-        rows.append([vocab.intern(w) for w in words])
-    return _csr(rows)
+    return _csr([[vocab.intern(w) for w in _jiwer_split(t)] for t in texts])
 
 
 def code_points(texts: list, strip: bool = False):
@@ -117,15 +117,119 @@ def edit_stats_range(hyp, hyp_offsets, ref, ref_offsets, seg_refs, out, measure=
         for a in refs:
             r = [int(x) for x in ref[ref_offsets[a]:ref_offsets[a + 1]]]
             cand.append((errors(h, r), len(r)))
-        if multi_ref == MULTI_BEST:
-            rates = [e / ln if ln else float(e) for e, ln in cand]
-            e, ln = cand[rates.index(min(rates))]
-            out[i] = (float(e), float(ln))
-        elif multi_ref == MULTI_AVERAGE:
-            out[i] = (float(min(e for e, _ in cand)), sum(ln for _, ln in cand) / len(cand))
-        else:  # closest: fewest errors, then the longest, then the first
-            e, ln = min(cand, key=lambda x: (x[0], -x[1]))
-            out[i] = (float(e), float(ln))
+        out[i] = _pick(cand, multi_ref)
+
+
+def _pick(cand, multi_ref):
+    """``(errors, length)`` of a segment from its references' ``[(errors, length), ...]``."""
+    if multi_ref == MULTI_BEST:
+        rates = [e / ln if ln else float(e) for e, ln in cand]
+        e, ln = cand[rates.index(min(rates))]
+        return float(e), float(ln)
+    if multi_ref == MULTI_AVERAGE:
+        return float(min(e for e, _ in cand)), sum(ln for _, ln in cand) / len(cand)
+    e, ln = min(cand, key=lambda x: (x[0], -x[1]))  # closest: fewest errors, longest, first
+    return float(e), float(ln)
+
+
+_MASK = (1 << 64) - 1
+
+
+def hash_cps(word: str) -> int:
+    """FNV-1a 64 over the code points, then the kernels' finaliser (``_ucs4.hash_cps``)."""
+    h = 1469598103934665603
+    for c in word:
+        h = ((h ^ ord(c)) * 1099511628211) & _MASK
+    h ^= h >> 29
+    h = (h * 0xBF58476D1CE4E5B9) & _MASK
+    return h ^ (h >> 32)
+
+
+def word_table(texts: list):
+    _check_texts(texts)
+    cps, starts, lens, hashes, offsets, base = [], [], [], [], [0], 0
+    for t in texts:
+        # each word's start within the string: the same scan, positions kept
+        for start, word in _jiwer_spans(t):
+            starts.append(base + start)
+            lens.append(len(word))
+            hashes.append(hash_cps(word))
+        cps.extend(ord(c) for c in t)
+        base += len(t)
+        offsets.append(len(starts))
+    return (np.array(cps, dtype=np.int32), np.array(starts, dtype=np.int64),
+            np.array(lens, dtype=np.int32), np.array(hashes, dtype=np.uint64),
+            np.array(offsets, dtype=np.int64))
+
+
+def _jiwer_spans(t: str):
+    """``[(start, word)]``: jiwer's words with their positions in ``t`` (a separator is a run
+    of two or more whitespace characters or a lone U+0020, after stripping)."""
+    out = []
+    lo, hi = 0, len(t)
+    while lo < hi and t[lo].isspace():
+        lo += 1
+    while hi > lo and t[hi - 1].isspace():
+        hi -= 1
+    start = k = lo
+    while k < hi:
+        if t[k].isspace():
+            r = k + 1
+            while r < hi and t[r].isspace():
+                r += 1
+            if r - k >= 2 or t[k] == " ":
+                out.append((start, t[start:k]))
+                start = r
+            k = r
+        else:
+            k += 1
+    if hi > start:
+        out.append((start, t[start:hi]))
+    return out
+
+
+def word_stats_range(hyps, cps, word_start, word_len, word_hash, ref_words, ref_lo, ref_hi, out,
+                     measure=0, multi_ref=0, start=0, stop=-1):
+    n = len(hyps)
+    if stop < 0:
+        stop = n
+    n_refs, n_words = len(ref_words) - 1, len(word_start)
+    if len(ref_lo) != n or len(ref_hi) != n or out.shape != (n, 2):
+        raise ValueError("word_stats_range: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
+    if (len(word_len) != n_words or len(word_hash) != n_words or n_refs < 0 or ref_words[0] != 0
+            or ref_words[n_refs] != n_words or (np.diff(ref_words) < 0).any()
+            or (n_words and ((word_start < 0).any() or (word_len < 0).any()
+                             or (word_start + word_len > len(cps)).any()))):
+        raise ValueError("word_stats_range: inconsistent word table")
+    if measure not in (0, 1) or multi_ref not in (0, 1, 2):
+        raise ValueError("word_stats_range: measure must be 0 or 1 and multi_ref 0, 1 or 2")
+    if start < 0 or stop > n or start > stop:
+        raise ValueError(f"word_stats_range: bad range [{start}, {stop}) for {n} segments")
+    for i in range(start, stop):
+        if ref_lo[i] < 0 or ref_hi[i] > n_refs or ref_lo[i] > ref_hi[i]:
+            raise ValueError(f"word_stats_range: reference range of segment {i} out of bounds")
+    if stop == start:
+        return
+    for k, t in enumerate(hyps[start:stop]):
+        if type(t) is not str:
+            raise TypeError(f"segment {k + start} is {type(t).__name__}, expected str")
+    errors = _levenshtein if measure == 0 else _per_errors
+    for i in range(start, stop):
+        if ref_hi[i] == ref_lo[i]:
+            out[i] = (0.0, 0.0)
+            continue
+        h = _jiwer_split(hyps[i])
+        # a reference word matches a hypothesis word when hash and code points agree
+        ids = {(hash_cps(w), tuple(ord(c) for c in w)): w for w in h}
+        cand = []
+        for a in range(int(ref_lo[i]), int(ref_hi[i])):
+            r = []
+            for k in range(int(ref_words[a]), int(ref_words[a + 1])):
+                s = int(word_start[k])
+                key = (int(word_hash[k]), tuple(int(c) for c in cps[s:s + int(word_len[k])]))
+                r.append(ids.get(key, None))  # None: absent from the hypothesis, matches nothing
+            cand.append((errors(h, r), len(r)))
+        out[i] = _pick(cand, multi_ref)
 
 
 def levenshtein(a, b):
