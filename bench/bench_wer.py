@@ -100,9 +100,27 @@ def main():
             return out
 
         t_p, ours_p = cpu(prepared)
-        equal[name] = ours == theirs == ours_p
-        rows.append((name, t_j, t_m, t_p))
-        print(name, t_j, t_m, t_p, equal[name], flush=True)
+
+        def batch(name=name):
+            # the batch API: every system of a pair in one call (references prepared once per
+            # chunk, each distinct (segment, output) pair scored once)
+            import mtscore
+
+            out, i = [], 0
+            while i < len(systems):
+                j = i
+                while j < len(systems) and systems[j][0] is systems[i][0]:
+                    j += 1
+                group = {str(k): systems[k][1] for k in range(i, j)}
+                r = mtscore.score(group, [systems[i][0]], metrics=[name.lower()], sentence_level=False)
+                out += [r.corpus[str(k)][name.lower()].rate for k in range(i, j)]
+                i = j
+            return out
+
+        t_b, ours_b = cpu(batch)
+        equal[name] = ours == theirs == ours_p == ours_b
+        rows.append((name, t_j, t_m, t_p, t_b))
+        print(name, t_j, t_m, t_p, t_b, equal[name], flush=True)
 
     t_per, _ = cpu(lambda: [PER().corpus_score(h, [r]).rate for r, h in systems])
 
@@ -126,16 +144,26 @@ def main():
         f"## Corpus WER / CER, newstest2021 systems (reference A), {len(systems)} systems, "
         f"{n} segment pairs, 1 thread, CPU s",
         "",
-        "| metric | jiwer | mtscore (refs each call) | ratio | mtscore (refs prepared once) | ratio |",
-        "|---|---:|---:|---:|---:|---:|",
-    ] + [f"| {m} | {tj:.2f} | {tm:.3f} | **{tj / tm:.0f}x** | {tp:.3f} | {tj / tp:.0f}x |"
-         for m, tj, tm, tp in rows] + [
+        "| metric | jiwer | mtscore, refs each call | ratio | refs prepared once | ratio "
+        "| batch API, a pair's systems in one call | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ] + [f"| {m} | {tj:.2f} | {tm:.3f} | **{tj / tm:.0f}x** | {tp:.3f} | {tj / tp:.0f}x "
+         f"| {tb:.3f} | {tj / tb:.0f}x |" for m, tj, tm, tp, tb in rows] + [
         "",
         f"Rates equal to jiwer's (float equality, every system): WER {equal['WER']}, CER {equal['CER']}. "
         "jiwer's calls are `jiwer.wer(refs, hyps)` / `jiwer.cer(refs, hyps)` per system (its "
         "default transforms); mtscore's `WER().corpus_score(hyps, [refs])` tokenises both sides "
         "on every call, like jiwer; the last columns prepare each reference set once "
-        "(`WER(references=[refs])`, systems of a pair in a row).",
+        "(`WER(references=[refs])`, systems of a pair in a row); the batch API column scores all "
+        "the systems of a pair in one `mtscore.score({...}, [refs], metrics=[...])` call (repeated "
+        "outputs of several systems scored once).",
+        "",
+        "Where mtscore's time goes (perf, WER): about 1 us a sentence to split it into jiwer's "
+        "words and hash them (a branchy scan over ~140 code points: one mispredicted loop exit a "
+        "word), ~0.2 us to intern the hypothesis' words in a per-segment table and look the "
+        "reference words up, ~0.1 us for the bit-parallel distance. jiwer spends ~30 us a pair, "
+        "mostly building its alignment objects in Python. So the ratio is bounded by the text "
+        "scan: refs each call pays it twice a pair, prepared references once.",
         "",
         f"PER (no peer), same corpus: {t_per:.3f} CPU s.",
         "",
