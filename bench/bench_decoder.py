@@ -338,6 +338,15 @@ def main(argv=None):
     if not a.skip_nbest:
         body += ["## n-best oracle (whole run, seconds)", "",
                  table([(t, i, c, w, r, n) for t, i, c, w, r, n in nbest()], unit="s"), ""]
+    body += ["## Notes", "",
+             "- Peers: sacrebleu 2.6.0 (`sentence_score` loops; its 13a `lru_cache` is warm on "
+             "repeated strings, which favours it) and fastchrf (`pairwise_chrf`, bench extra). "
+             "mbrs 0.1.8 is not run: installing it would replace this project's numpy 2.4 with "
+             "1.26.4 (through unbabel-comet) and its tokenizers/transformers versions "
+             "(`pip install --dry-run mbrs`); its lexical metrics call sacrebleu per pair in "
+             "process pools, so the sacrebleu rows bound what it can do per core.",
+             "- Every mtscore cell, batch score and n-best score is compared with sacrebleu's "
+             "`sentence_score` (bit-exact column) before the timings are reported.", ""]
     cmd = "python bench/bench_decoder.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
     text = ["# Decoder calls and the decoder API (mtscore.decoder): single sentence_score calls, "
             "pairwise matrices and n-best oracles vs sacrebleu 2.6.0 and fastchrf", "",

@@ -72,13 +72,12 @@ LIBASAN=$("$CC" -print-file-name=libasan.so)
 mkdir -p "$WORK/logs"
 TESTS=(
   tests/kernels/test_kernel_twins.py          # every kernel function vs its plain-Python twin
+                                      # (incl. _pairwise, _detok, _edit, bleu_pair_stats)
   tests/kernels/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
   tests/engine/test_ter.py                   # _ter kernels vs sacrebleu
   tests/engine/test_lexical_metrics.py       # _ngram kernels vs sacrebleu
   tests/engine/test_significance.py          # _resample kernels vs numpy / sacrebleu
   tests/engine/test_sentence_score_kernel.py # _sentence / _ter single-pair kernels vs sacrebleu
-  tests/bindings/test_decoder.py             # _pairwise / _ter matrix kernels vs sacrebleu
-  tests/bindings/test_token_scores.py        # bleu_pair_stats (id mode) vs sacrebleu
   tests/engine/test_fuzz_differential.py     # the saved fuzz corpus + 1/4 of the ci fuzz budget (~1,000
                                       # draws; MTSCORE_FUZZ_SCALE=1 for all of it, +3 min)
   "tests/engine/test_bertscore.py::test_greedy_kernel_negative_max_and_quirk"
