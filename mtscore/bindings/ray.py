@@ -352,6 +352,11 @@ class RayScoreResult:
         g = self._groups[(test_set, system)]
         return {m: g.stats(m) for m in self.metrics}
 
+    def corpus_row(self, test_set: str, system: str, metric: str) -> list:
+        """The summed statistics row of one (test set, system) and metric (what the corpus
+        score was computed from)."""
+        return self._groups[(test_set, system)].sum_row(metric, self.metrics[metric])
+
     def compare(self, test: str = "bs", n: Optional[int] = None, seed=None, test_set: str = "",
                 baseline: Optional[str] = None, all_pairs: bool = False, n_ar_confidence: int = -1):
         """Paired bootstrap (``bs``) / approximate randomisation (``ar``) of the systems of

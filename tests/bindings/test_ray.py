@@ -317,3 +317,16 @@ def test_cli_unreachable_address(tables):
                         "--ray", "127.0.0.1:1"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1
     assert p.stderr.strip().splitlines()[-1].startswith("mtscore score-table: error: cannot connect to the Ray cluster")
+
+
+@pytest.mark.slow
+def test_cli_same_output_as_local(tables):
+    """`mtscore score-table ... --ray local` prints what the local command prints (a paired
+    test, so the gathered statistics matrices are used, and the multi-system table)."""
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for args in (["-m", "bleu", "chrf", "ter", "--paired-bs", "-pbsn", "100"], ["-m", "bleu", "ter", "-f", "text"]):
+        cmd = [sys.executable, "-m", "mtscore", "score-table", tables["multi"], "-q", *args]
+        local = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        on_ray = subprocess.run(cmd + ["--ray", "local"], capture_output=True, text=True, timeout=300, env=env)
+        assert local.returncode == 0 and on_ray.returncode == 0, on_ray.stderr[-2000:]
+        assert on_ray.stdout == local.stdout
