@@ -50,11 +50,6 @@ PIP_HINT = 'pip install "mtscore[ray]"'
 #: reference preparation set-up, pickling the payload) vanish, small enough to bound memory
 DEFAULT_BATCH = 8192
 
-#: the rolling digest of a system's reference rows (to check that every system of a test set
-#: has the same segments, as the local ``score_table`` does): Horner's rule modulo a prime
-_DIGEST_MOD = (1 << 61) - 1
-_DIGEST_BASE = 1_000_003
-
 #: group key of the rows of a dataset without test-set / system columns
 _NO_GROUP = ("", "")
 
@@ -194,8 +189,7 @@ class BatchScorer:
             have = c[c > 0]
             g["ref_counts"] = (int(have.min()), int(have.max())) if have.size else None
             if spec["digest"]:
-                g["digest"] = _digest([[st[i] for st in streams] for i in
-                                       (range(n) if idx is None else idx.tolist())])
+                g["digest"] = _ref_crcs(table, len(streams), idx)
             for name, (st, sc) in per_metric.items():
                 st = st if idx is None else st[idx]
                 if spec["keep_stats"] or st.dtype.kind == "f":
@@ -208,32 +202,109 @@ class BatchScorer:
         return payload
 
     def _groups(self, batch, table, n: int) -> Dict[Tuple[str, str], Optional[np.ndarray]]:
-        """``{(test set, system): row indices}`` in order of first appearance (None = all rows)."""
+        """``{(test set, system): row indices}`` in order of first appearance (None = all rows);
+        vectorised (dictionary codes), since a batch of a long table is usually one system."""
         ts_col = self.spec["test_set"]
-        ts = (batch.column(ts_col).cast("string").to_pylist() if ts_col else None)
-        sy = table.column("system").to_pylist() if "system" in table.schema.names else None
-        if ts is None and sy is None:
+        cols: List[Any] = []
+        if ts_col:
+            col = batch.column(ts_col).cast("string")
+            if col.null_count:
+                raise CorpusError(f"{self.spec['source']}: column {ts_col!r} has a missing value "
+                                  "(null); every row needs a test set name")
+            cols.append(col)
+        else:
+            cols.append(None)
+        cols.append(table.column("system") if "system" in table.schema.names else None)
+        if cols[0] is None and cols[1] is None:
             return {_NO_GROUP: None}
-        if ts is not None and None in ts:
-            raise CorpusError(f"{self.spec['source']}: column {ts_col!r} has a missing value (null); "
-                              "every row needs a test set name")
-        keys = list(zip(ts if ts is not None else [""] * n, sy if sy is not None else [""] * n))
-        rows: Dict[Tuple[str, str], List[int]] = {}
-        for i, k in enumerate(keys):
-            rows.setdefault(k, []).append(i)
-        if len(rows) == 1:
-            return {next(iter(rows)): None}
-        return {k: np.asarray(v, dtype=np.int64) for k, v in rows.items()}
+        values: List[List[str]] = []
+        codes = []
+        for col in cols:
+            if col is None:
+                values.append([""])
+                codes.append(np.zeros(n, dtype=np.int64))
+                continue
+            enc = col.dictionary_encode()
+            if hasattr(enc, "combine_chunks"):
+                enc = enc.combine_chunks()
+            values.append(enc.dictionary.to_pylist())
+            codes.append(np.asarray(enc.indices, dtype=np.int64))
+        width = len(values[1])
+        combined = codes[0] * width + codes[1]
+        uniq, first = np.unique(combined, return_index=True)
+
+        def key(c: int) -> Tuple[str, str]:
+            return values[0][c // width], values[1][c % width]
+
+        if len(uniq) == 1:
+            return {key(int(uniq[0])): None}
+        order = np.argsort(combined, kind="stable")
+        cuts: List[int] = [int(x) for x in np.searchsorted(combined[order], uniq)] + [n]
+        return {key(int(uniq[k])): order[cuts[k]:cuts[k + 1]]
+                for k in np.argsort(first, kind="stable").tolist()}
 
 
-def _digest(rows: List[List[Optional[str]]]) -> Tuple[int, int]:
-    """``(count, h)``: a rolling digest of reference rows that does not depend on how the rows
-    were cut into batches (the driver combines ``h = h * B**count + h_batch``)."""
-    h = 0
-    for row in rows:
-        x = zlib.crc32("\x1f".join("\x00" if r is None else r for r in row).encode("utf-8", "surrogatepass"))
-        h = (h * _DIGEST_BASE + x + 1) % _DIGEST_MOD
-    return len(rows), h
+def _ref_crcs(table, k: int, idx: Optional[np.ndarray]) -> List[Tuple[int, int, int, int]]:
+    """Per reference column of one group's rows: ``(crc, bytes)`` of the row lengths (int32
+    little-endian, -1 for null) and of the text bytes, straight from the Arrow buffers (no
+    Python strings). CRC-32s of consecutive pieces combine (:func:`_crc32_combine`), so the
+    driver gets the CRCs of the whole columns whatever the batches were."""
+    import pyarrow as pa
+
+    out = []
+    for j in range(k):
+        col = table.column(f"ref_{j}")
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        if idx is not None:
+            col = col.take(pa.array(idx))
+        large = pa.types.is_large_string(col.type)
+        bufs = col.buffers()
+        offsets = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[col.offset:col.offset + len(col) + 1]
+        lengths = np.diff(offsets).astype("<i4")
+        if col.null_count:
+            lengths[np.asarray(col.is_null())] = -1
+        data = memoryview(bufs[2])[int(offsets[0]):int(offsets[-1])] if bufs[2] is not None else b""
+        lb = lengths.tobytes()
+        out.append((zlib.crc32(lb), len(lb), zlib.crc32(data), int(offsets[-1] - offsets[0])))
+    return out
+
+
+def _multmodp(a: int, b: int) -> int:
+    """a(x) b(x) modulo the CRC-32 polynomial (reflected), as zlib's ``multmodp``."""
+    m = 1 << 31
+    p = 0
+    while True:
+        if a & m:
+            p ^= b
+            if (a & (m - 1)) == 0:
+                break
+        m >>= 1
+        b = (b >> 1) ^ 0xEDB88320 if b & 1 else b >> 1
+    return p
+
+
+def _x2n_table() -> List[int]:
+    table, p = [], 1 << 30  # x^1
+    for _ in range(32):
+        table.append(p)
+        p = _multmodp(p, p)
+    return table
+
+
+_X2N = _x2n_table()
+
+
+def _crc32_combine(crc1: int, crc2: int, len2: int) -> int:
+    """CRC-32 of ``A + B`` from ``crc32(A)``, ``crc32(B)`` and ``len(B)`` (zlib's
+    ``crc32_combine``, which Python's zlib module does not expose)."""
+    p, n, k = 1 << 31, len2, 3
+    while n:
+        if n & 1:
+            p = _multmodp(_X2N[k & 31], p)
+        n >>= 1
+        k += 1
+    return _multmodp(p, crc1) ^ crc2
 
 
 # ---- the driver side ----------------------------------------------------------------------
@@ -248,15 +319,19 @@ class _Group:
         self.sums: Dict[str, List[int]] = {}
         self.carry: Dict[str, list] = {}
         self.parts: Dict[str, List[np.ndarray]] = {m: [] for m in metric_names}
-        self.digest = 0
+        self.digest: Optional[List[List[int]]] = None  # per reference column: CRC-32s and sizes
 
     def add(self, g: dict, metrics: Dict[str, Metric], keep: bool) -> None:
         self.n += g["n"]
         if g["ref_counts"] is not None:
             self.ref_counts.update(g["ref_counts"])
         if "digest" in g:
-            cnt, h = g["digest"]
-            self.digest = (self.digest * pow(_DIGEST_BASE, cnt, _DIGEST_MOD) + h) % _DIGEST_MOD
+            if self.digest is None:
+                self.digest = [list(x) for x in g["digest"]]
+            else:
+                for acc, (cl, nl, cd, nd) in zip(self.digest, g["digest"]):
+                    acc[0], acc[1] = _crc32_combine(acc[0], cl, nl), acc[1] + nl
+                    acc[2], acc[3] = _crc32_combine(acc[2], cd, nd), acc[3] + nd
         for name, metric in metrics.items():
             kind, val = g[name]
             if kind == "sum":
@@ -614,7 +689,7 @@ def _user_error(e: BaseException, where: str) -> BaseException:
 
 def _check_same_segments(groups: Dict[Tuple[str, str], _Group], source: str) -> None:
     """Every system of a test set has the same number of segments and the same references in
-    the same order (``Corpus.by_system``'s rule), checked on the rolling digests."""
+    the same order (``Corpus.by_system``'s rule), checked on CRC-32s of their reference columns (lengths and bytes)."""
     first: Dict[str, Tuple[str, _Group]] = {}
     for (ts, sy), g in groups.items():
         if ts not in first:
