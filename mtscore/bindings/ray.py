@@ -239,7 +239,8 @@ class BatchScorer:
         if len(uniq) == 1:
             return {key(int(uniq[0])): None}
         order = np.argsort(combined, kind="stable")
-        cuts: List[int] = [int(x) for x in np.searchsorted(combined[order], uniq)] + [n]
+        starts = np.asarray(np.searchsorted(combined[order], uniq), dtype=np.int64)
+        cuts: List[int] = starts.tolist() + [n]
         return {key(int(uniq[k])): order[cuts[k]:cuts[k + 1]]
                 for k in np.argsort(first, kind="stable").tolist()}
 
