@@ -46,9 +46,10 @@ __all__ = ["score_ray", "connect", "RayScoreResult", "BatchScorer", "require_ray
 
 PIP_HINT = 'pip install "mtscore[ray]"'
 
-#: rows per Arrow batch handed to an actor (tasks take Ray's blocks whole): large enough that per-batch costs (metric lookup,
-#: reference preparation set-up, pickling the payload) vanish, small enough to bound memory
-DEFAULT_BATCH = 8192
+#: rows scored at once (an actor's batch; the slices of a block that a task takes whole, as
+#: read): large enough that per-batch costs (metric lookup, reference preparation set-up,
+#: pickling the payload) vanish, small enough to bound a worker's memory (the batch API's chunk)
+DEFAULT_BATCH = 16384
 
 #: group key of the rows of a dataset without test-set / system columns
 _NO_GROUP = ("", "")
@@ -122,7 +123,13 @@ def _build_metrics(metric_specs: Sequence[Tuple[str, dict]], missing_refs: Optio
 
     out: Dict[str, Metric] = {}
     for name, kwargs in metric_specs:
-        m = make_metric(name, **kwargs)
+        if name == "bertscore":
+            from ..engine.bertscore import BERTScore
+
+            # one encoder per actor; intra-op threads = the actor's CPUs unless given
+            m: Metric = BERTScore(**{"threads": 1, **kwargs})
+        else:
+            m = make_metric(name, **kwargs)
         m.workers = 1  # one Ray worker = one core; Ray provides the parallelism
         if missing_refs is not None:
             m.missing_refs = check_missing_refs_policy(missing_refs, "score_ray")
@@ -149,13 +156,21 @@ class BatchScorer:
     def __call__(self, batch):
         import pyarrow as pa
 
-        try:
-            payload = self._payload(batch)
-        except (ValueError, TypeError) as e:
-            # bad input (CorpusError, MissingReferenceError, ...): carried to the driver as the
-            # exception itself, raised there as the user's error (Ray would wrap it and retry)
-            payload = {"error": e}
-        return pa.table({"payload": pa.array([pickle.dumps(payload, protocol=5)], pa.binary())})
+        blobs = []
+        # a block read whole (tasks fused with the read) may hold a file's worth of rows:
+        # score it in slices, so the Python strings and kernel buffers stay bounded
+        step = self.spec.get("slice_rows") or DEFAULT_BATCH
+        for start in range(0, max(1, batch.num_rows), step):
+            try:
+                payload = self._payload(batch.slice(start, step))
+            except (ValueError, TypeError) as e:
+                # bad input (CorpusError, MissingReferenceError, ...): carried to the driver as
+                # the exception itself, raised there as the user's error (Ray would retry it)
+                payload = {"error": e}
+            blobs.append(pickle.dumps(payload, protocol=5))
+            if "error" in payload:
+                break
+        return pa.table({"payload": pa.array(blobs, pa.binary())})
 
     def _payload(self, batch) -> dict:
         spec = self.spec
@@ -523,7 +538,8 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
               batch_size: Optional[int] = None, compute: str = "tasks",
               concurrency: Optional[int] = None, address: Optional[str] = None,
               fmt: Optional[str] = None, progress: Optional[bool] = None,
-              varying_refs: str = "error") -> RayScoreResult:
+              varying_refs: str = "error", bertscore_kwargs: Optional[dict] = None,
+              num_gpus: Optional[float] = None) -> RayScoreResult:
     """Score a table on Ray: corpus scores per (test set, system), equal to ``mtscore.score``.
 
     source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s)
@@ -531,7 +547,11 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
     system      : None (a ``system`` column if there is one), a column name, or False
     test_set    : None (a ``test_set`` column if there is one), a column name, or False; each
                   test set is scored on its own (its own ``num_refs``)
-    metrics     : "bleu", "chrf", "chrf++", "ter" (constructor arguments in ``*_kwargs``)
+    metrics     : "bleu", "chrf", "chrf++", "ter", "bertscore" (constructor arguments in
+                  ``*_kwargs``); BERTScore runs on an actor pool (the ONNX encoder loaded once
+                  per actor), its sentence score is 100 x F1 and its statistics are P, R, F, 1
+    num_gpus    : GPUs per scoring actor for BERTScore (default: 1 when the cluster has GPUs,
+                  with ``device="cuda"`` unless bertscore_kwargs sets a device; else 0)
     keep_stats  : gather the (N, k) statistics matrices (8-80 bytes per segment) for
                   :meth:`RayScoreResult.compare` / :meth:`~RayScoreResult.confidence`; otherwise
                   only their column sums reach the driver (TER: its float rows, added in order)
@@ -559,12 +579,23 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
 
     if missing_refs is not None:
         check_missing_refs_policy(missing_refs, "score_ray")
-    metric_specs = _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs)
+    metric_specs = _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs)
+    gpus = 0.0
+    if any(n == "bertscore" for n, _ in metric_specs):
+        compute = "actors"  # the encoder is loaded once per actor
+        have = float(ray.cluster_resources().get("GPU", 0))
+        gpus = float(num_gpus) if num_gpus is not None else (1.0 if have else 0.0)
+        if gpus:
+            metric_specs = [(n, {"device": "cuda", **kw} if n == "bertscore" else kw)
+                            for n, kw in metric_specs]
     ds, source_name = read_dataset(source, fmt)
     names = _schema_names(ds, source_name)
     cols = resolve_columns(names, source_name, hyp, refs, system, False, False)
     ts_col = _optional_column(names, test_set, "test_set", source_name)
-    driver_metrics = _build_metrics(metric_specs, missing_refs)
+    # the driver's copies score the summed statistics and give the signatures (a BERTScore
+    # copy runs on the CPU: it encodes nothing but the probe below)
+    driver_metrics = _build_metrics([(n, {**kw, "device": "cpu"} if n == "bertscore" else kw)
+                                     for n, kw in metric_specs], missing_refs)
     # float statistics (TER's mean reference length) are added in segment order
     float_stats = any(m.corpus_stats(["a"], [["a"]]).dtype.kind == "f" for m in driver_metrics.values())
     spec = {"metrics": metric_specs, "missing_refs": missing_refs, "columns": cols,
@@ -576,8 +607,12 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
                           "fn_constructor_args": (spec,)}
     if compute == "actors":
         kw["batch_size"] = batch_size or DEFAULT_BATCH
-        size = concurrency or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        res = ray.cluster_resources()
+        size = concurrency or (max(1, int(res.get("GPU", 0) / gpus)) if gpus else
+                               max(1, int(res.get("CPU", 1))))
         kw["compute"] = ray.data.ActorPoolStrategy(min_size=1, max_size=size)
+        if gpus:
+            kw["num_gpus"] = gpus
         mapped = projected.map_batches(BatchScorer, **kw)
     else:
         kw.pop("fn_constructor_args")
@@ -601,8 +636,9 @@ def _score_batch(batch, spec: dict):
     return BatchScorer(spec)(batch)
 
 
-def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs) -> List[Tuple[str, dict]]:
-    by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
+def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs=None) -> List[Tuple[str, dict]]:
+    by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
+               "bertscore": bertscore_kwargs or {}}
     out = []
     for m in metrics:
         if not isinstance(m, str):
@@ -610,7 +646,12 @@ def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs) -> List[Tuple[s
                             "their options in bleu_kwargs / chrf_kwargs / ter_kwargs")
         name = m.lower()
         out.append((name, dict(by_name.get("chrf" if name == "chrf++" else name, {}))))
-    _build_metrics(out, None)  # unknown names and bad options fail here, not in a worker
+    if any(n == "bertscore" for n, _ in out):
+        kw = by_name["bertscore"]
+        if kw.get("idf") is True or kw.get("idf_sents") is not None:
+            raise ValueError("score_ray: BERTScore idf over the references needs the whole corpus "
+                             "first; compute it once (BERTScore().idf_weights(refs)) and pass "
+                             "bertscore_kwargs={'idf': weights}")
     return out
 
 
