@@ -48,8 +48,9 @@ PIP_HINT = 'pip install "mtscore[ray]"'
 
 #: rows scored at once (an actor's batch; the slices of a block that a task takes whole, as
 #: read): large enough that per-batch costs (metric lookup, reference preparation set-up,
-#: pickling the payload) vanish, small enough to bound a worker's memory (the batch API's chunk)
-DEFAULT_BATCH = 16384
+#: pickling the payload, and for repeated references the reference work) vanish, small
+#: enough to bound a worker's memory (~50 MB of Python strings for WMT-length segments)
+DEFAULT_BATCH = 65536
 
 #: group key of the rows of a dataset without test-set / system columns
 _NO_GROUP = ("", "")
