@@ -62,7 +62,8 @@ def tables(tmp_path_factory):
 def local_ray():
     """A local Ray instance with 2 CPUs (kept for the module's tests; a cluster test stops it)."""
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, runtime_env=_worker_env())
+        # address="local": a new instance even when another test process (pytest-xdist) runs one
+        ray.init(address="local", num_cpus=2, include_dashboard=False, runtime_env=_worker_env())
     yield ray
 
 
@@ -292,7 +293,7 @@ def test_small_object_store_spills(tables, tmp_path):
     if ray.is_initialized():
         ray.shutdown()
     spill = tmp_path / "spill"
-    ray.init(num_cpus=2, object_store_memory=75 * 2**20, include_dashboard=False, runtime_env=_worker_env(),
+    ray.init(address="local", num_cpus=2, object_store_memory=75 * 2**20, include_dashboard=False, runtime_env=_worker_env(),
              _system_config={"object_spilling_config": f'{{"type": "filesystem", "params": {{"directory_path": "{spill}"}}}}'})
     try:
         t = pq.read_table(tables["multi"])
