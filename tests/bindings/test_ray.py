@@ -181,9 +181,27 @@ def test_unreachable_address():
 
 
 # ---- failures ------------------------------------------------------------------------------
-def _scoring_pids():
+def _our_raylets():
+    """PIDs of this process's Ray node(s), so that a test never kills a worker of another
+    test process's Ray (pytest-xdist); None if Ray's internals do not say (no filter)."""
+    try:
+        node = ray._private.worker._global_node
+        return {p.process.pid for p in node.all_processes["raylet"]}
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def _parent(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(ln.split()[1]) for ln in f if ln.startswith("PPid:"))
+    except (OSError, StopIteration, ValueError):
+        return -1
+
+
+def _scoring_pids(raylets=None):
     """Processes that Ray titles ``ray::...MapBatches...``: workers scoring a batch (or the
-    scoring actors)."""
+    scoring actors), children of ``raylets`` when given."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -194,15 +212,17 @@ def _scoring_pids():
         except OSError:
             continue
         if cmd.startswith(b"ray::") and b"MapBatches" in cmd.split(b"\0")[0]:
-            out.append(int(pid))
+            if raylets is None or _parent(pid) in raylets:
+                out.append(int(pid))
     return out
 
 
 def _kill_one_scoring_worker(done: threading.Event, killed: list, after: float = 0.3):
     """SIGKILL one scoring worker, once, after ``after`` seconds."""
+    raylets = _our_raylets()
     time.sleep(after)
     while not done.is_set() and not killed:
-        for pid in _scoring_pids():
+        for pid in _scoring_pids(raylets):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
