@@ -42,7 +42,7 @@ from ..engine.corpus_error import CorpusError
 from ..engine.metrics.base import Metric, Score, present_mask
 from ..engine.missing_extra import MissingExtraError
 
-__all__ = ["score_ray", "connect", "RayScoreResult", "BatchScorer", "require_ray"]
+__all__ = ["score_ray", "connect", "text_dataset", "RayScoreResult", "BatchScorer", "require_ray"]
 
 PIP_HINT = 'pip install "mtscore[ray]"'
 
@@ -516,8 +516,38 @@ def read_dataset(source, fmt: Optional[str] = None):
         return ray.data.read_json(paths, lines=True), name
     if f == "csv":
         return ray.data.read_csv(paths), name
-    raise CorpusError(f"{name}: score_ray reads Parquet, JSONL or CSV (got {f!r}); convert text files "
-                      "with `mtscore.load_corpus(...).table` and pyarrow.parquet.write_table")
+    raise CorpusError(f"{name}: score_ray reads Parquet, JSONL or CSV (got {f!r}); for plain text "
+                      "files pass text_dataset(hyp_path, ref_paths)")
+
+
+def text_dataset(hyp_path, ref_paths: Sequence = ()):
+    """A ``ray.data.Dataset`` with columns ``hyp``, ``ref_0 ..`` from plain text files (one
+    segment per line, read by Ray, each line ``rstrip()``'d as sacrebleu reads files), for
+    :func:`score_ray`. Files of different line counts raise :class:`CorpusError` naming them
+    (each file is counted first: one extra pass over the text)."""
+    ray = require_ray()
+    import pyarrow as pa
+
+    paths = [os.fspath(hyp_path)] + [os.fspath(p) for p in ref_paths]
+    names = ["hyp"] + [f"ref_{k}" for k in range(len(paths) - 1)]
+
+    def rstripped(name):
+        def fn(batch):
+            return pa.table({name: pa.array([x.rstrip() for x in batch.column("text").to_pylist()],
+                                            pa.string())})
+        return fn
+
+    parts = []
+    for p, name in zip(paths, names):
+        if "://" not in p and not os.path.exists(p):
+            raise CorpusError(f"{p}: no such file")
+        parts.append(ray.data.read_text(p, drop_empty_lines=False)
+                     .map_batches(rstripped(name), batch_format="pyarrow"))
+    counts = [d.count() for d in parts]
+    for p, c in zip(paths[1:], counts[1:]):
+        if c != counts[0]:
+            raise CorpusError(f"line-count mismatch: {paths[0]} has {counts[0]} lines but {p} has {c}")
+    return parts[0].zip(*parts[1:]) if len(parts) > 1 else parts[0]
 
 
 def _guess(path: str) -> str:

@@ -371,3 +371,27 @@ def test_bertscore_on_an_actor_pool(local_ray, tables):
     np.testing.assert_allclose(st[:, 2], local.f1, atol=1e-6, rtol=0)
     assert abs(r.corpus["bertscore"].score - 100 * local.mean_f1) < 1e-6
     assert r.signatures["bertscore"].startswith("nrefs:2|")
+
+
+def test_jsonl_and_text_inputs(local_ray, tables, tmp_path):
+    import json
+
+    from mtscore.bindings.ray import text_dataset
+    from mtscore.engine.corpus_error import CorpusError
+
+    t = pq.read_table(tables["single"])
+    hyps, refs = t.column("hyp").to_pylist(), t.column("ref").to_pylist()
+    jl = tmp_path / "t.jsonl"
+    jl.write_text("".join(json.dumps({"hyp": h, "ref": r}) + "\n" for h, r in zip(hyps, refs)), encoding="utf-8")
+    loc = mtscore.score(hyps, [refs], METRICS)
+    r = score_ray(str(jl), metrics=METRICS)
+    assert {m: r.corpus[m].score for m in METRICS} == {m: loc.corpus[m].score for m in METRICS}
+    h, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    h.write_text("\n".join(x + " " for x in hyps) + "\n", encoding="utf-8")  # trailing spaces: rstrip()'d
+    ref.write_text("\r\n".join(refs) + "\r\n", encoding="utf-8")
+    r = score_ray(text_dataset(h, [ref]), metrics=METRICS)
+    assert {m: r.corpus[m].score for m in METRICS} == {m: loc.corpus[m].score for m in METRICS}
+    short = tmp_path / "short.txt"
+    short.write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="line-count mismatch: .*hyp.txt has 240 lines but .*short.txt has 2"):
+        text_dataset(h, [short])
