@@ -631,7 +631,8 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
     float_stats = any(m.corpus_stats(["a"], [["a"]]).dtype.kind == "f" for m in driver_metrics.values())
     spec = {"metrics": metric_specs, "missing_refs": missing_refs, "columns": cols,
             "test_set": ts_col, "source": source_name, "keep_stats": keep_stats,
-            "sentence": segments is not None, "digest": cols.system is not None}
+            "sentence": segments is not None, "digest": cols.system is not None,
+            "slice_rows": batch_size or DEFAULT_BATCH}
     ordered = keep_stats or segments is not None or spec["digest"] or float_stats
     projected = ds.select_columns(cols.source_columns() + ([ts_col] if ts_col else []))
     kw: Dict[str, Any] = {"batch_format": "pyarrow", "batch_size": batch_size,
