@@ -17,6 +17,7 @@ _LAZY = {
     "score_files": ("mtscore.bindings.api", "score_files"),
     "score_table": ("mtscore.bindings.api", "score_table"),
     "score_stream": ("mtscore.bindings.api", "score_stream"),
+    "score_ray": ("mtscore.bindings.ray", "score_ray"),
     "compare_stats": ("mtscore.engine.significance", "compare_stats"),
     "compare": ("mtscore.engine.significance", "compare"),
     "compare_segment_scores": ("mtscore.engine.significance", "compare_segment_scores"),
