@@ -54,7 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "Direct Assessment human evaluations (human).",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("Examples::", 1)[1])
     sub = ap.add_subparsers(dest="area", required=True, parser_class=OneLineErrorParser)
+    _add_meta(sub)
+    _add_human(sub)
+    return ap
 
+
+def _add_meta(sub) -> None:
+    """``mtscore meta sys`` and ``mtscore meta wmt20``."""
     meta = sub.add_parser("meta", help="correlations, outliers, Williams tests, CIs, DARR, reports",
                           description="System- and segment-level meta-evaluation: Pearson / Spearman / Kendall "
                                       "with and without MAD outliers, 95% bootstrap CIs, Williams test winners, "
@@ -78,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="segment-level metrics for DARR (default chrF,TER; 'none' to skip)")
     _meta_opts(m2)
 
+
+def _add_human(sub) -> None:
+    """``mtscore human ratings``, ``rater-model`` and ``agreement``."""
     hum = sub.add_parser("human", help="DA standardisation, QC, scores, Wilcoxon, clusters, rater model",
                          description="Analyse individual DA ratings (WMT21 'ad-xxen-good-stnd.csv' layout: "
                                      "HITId WorkerId ... sys_id rid type sid score time).")
@@ -103,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     h2.add_argument("--scale", type=_positive_float, default=0.3, help="Gamma prior scale theta > 0 (default 0.3)")
     h2.add_argument("--keep", type=_positive_int, help="refit using only the KEEP most precise workers (KEEP >= 1)")
     _common_out(h2)
+    _add_agreement(hsub)
+
+
+def _add_agreement(hsub) -> None:
+    """``mtscore human agreement``."""
     h3 = hsub.add_parser("agreement", help="Cohen's kappa of every judge pair (as R psych), group means, CI overlap",
                          description="Cohen's kappa of every pair of judges with the Fleiss-Cohen-Everitt confidence "
                                      "interval exactly as R psych::cohen.kappa; with --groups each pair is SAME (one "
@@ -129,7 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
     h3.add_argument("--seed", type=_nonnegative_int, default=12345,
                     help="random seed for the bootstrap, 0 or more (default 12345)")
     _common_out(h3)
-    return ap
 
 
 def _levels(text: str) -> List[float]:

@@ -296,6 +296,17 @@ def read_judge_ratings(path: PathLike, levels: Optional[Sequence[float]] = None
 
     Empty / NA / NaN cells are missing ratings. With ``levels`` every rating must be one of
     them. Errors name the file, line and column."""
+    header, rows = _judge_table(path)
+    low = [h.lower() for h in header]
+    jcol = next((i for i, h in enumerate(low) if h in JUDGE_COLUMNS), None)
+    if jcol is not None:
+        return _long_judge_ratings(path, header, rows, jcol, levels)
+    return _wide_judge_ratings(path, header, rows, levels)
+
+
+def _judge_table(path: PathLike) -> Tuple[List[str], List[Tuple[int, List[str]]]]:
+    """``(header cells, [(line number, cells)])`` of a ratings table, the separator read off
+    the header; every row has as many cells as the header."""
     text = read_text(path)
     lines = [(i + 1, ln) for i, ln in enumerate(text.splitlines()) if ln.strip()]
     if not lines:
@@ -306,42 +317,49 @@ def read_judge_ratings(path: PathLike, levels: Optional[Sequence[float]] = None
         return [c.strip() for c in (ln.split(sep) if sep else ln.split())]
 
     header = cells(lines[0][1])
-    low = [h.lower() for h in header]
-    rows = lines[1:]
+    rows = [(lineno, cells(ln)) for lineno, ln in lines[1:]]
     if not rows:
         raise AnalysisInputError(f"{path}: only a header, no ratings")
-    for lineno, ln in rows:
-        n = len(cells(ln))
-        if n != len(header):
+    for lineno, c in rows:
+        if len(c) != len(header):
             raise AnalysisInputError(f"{path}:{lineno}: expected {len(header)} fields (as many as the header "
-                                     f"has columns), found {n}")
-    jcol = next((i for i, h in enumerate(low) if h in JUDGE_COLUMNS), None)
-    if jcol is not None:  # long layout
-        icol = next((i for i, h in enumerate(low) if h in ITEM_COLUMNS and i != jcol), None)
-        rcol = next((i for i, h in enumerate(low) if h in RATING_COLUMNS), None)
-        missing = [what for what, c in (("item (item, segment_id, sid)", icol), ("rating (rating, score)", rcol))
-                   if c is None]
-        if missing or icol is None or rcol is None:
-            raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a table with a judge "
-                                     f"column ({header[jcol]}) needs judge, item and rating columns")
-        judges: Dict[str, int] = {}
-        items: Dict[str, int] = {}
-        seen: Dict[Tuple[int, int], int] = {}
-        trip = []
-        for lineno, ln in rows:
-            c = cells(ln)
-            j = judges.setdefault(c[jcol], len(judges))
-            it = items.setdefault(c[icol], len(items))
-            if (j, it) in seen:
-                raise AnalysisInputError(f"{path}:{lineno}: judge {c[jcol]!r} rates item {c[icol]!r} again "
-                                         f"(first on line {seen[(j, it)]}); give one rating per judge and item")
-            seen[(j, it)] = lineno
-            trip.append((j, it, _rating(path, lineno, rcol + 1, header[rcol], c[rcol], levels)))
-        R = np.full((len(judges), len(items)), np.nan)
-        for j, it, v in trip:
-            R[j, it] = v
-        return list(judges), list(items), R
-    first = 1 if low[0] in ITEM_COLUMNS else 0
+                                     f"has columns), found {len(c)}")
+    return header, rows
+
+
+def _long_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int, List[str]]], jcol: int,
+                        levels: Optional[Sequence[float]]) -> Tuple[List[str], List[str], np.ndarray]:
+    """The long layout: one row per rating, columns judge, item and rating."""
+    low = [h.lower() for h in header]
+    icol = next((i for i, h in enumerate(low) if h in ITEM_COLUMNS and i != jcol), None)
+    rcol = next((i for i, h in enumerate(low) if h in RATING_COLUMNS), None)
+    missing = [what for what, c in (("item (item, segment_id, sid)", icol), ("rating (rating, score)", rcol))
+               if c is None]
+    if missing or icol is None or rcol is None:
+        raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a table with a judge "
+                                 f"column ({header[jcol]}) needs judge, item and rating columns")
+    judges: Dict[str, int] = {}
+    items: Dict[str, int] = {}
+    seen: Dict[Tuple[int, int], int] = {}
+    trip = []
+    for lineno, c in rows:
+        j = judges.setdefault(c[jcol], len(judges))
+        it = items.setdefault(c[icol], len(items))
+        if (j, it) in seen:
+            raise AnalysisInputError(f"{path}:{lineno}: judge {c[jcol]!r} rates item {c[icol]!r} again "
+                                     f"(first on line {seen[(j, it)]}); give one rating per judge and item")
+        seen[(j, it)] = lineno
+        trip.append((j, it, _rating(path, lineno, rcol + 1, header[rcol], c[rcol], levels)))
+    R = np.full((len(judges), len(items)), np.nan)
+    for j, it, v in trip:
+        R[j, it] = v
+    return list(judges), list(items), R
+
+
+def _wide_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int, List[str]]],
+                        levels: Optional[Sequence[float]]) -> Tuple[List[str], List[str], np.ndarray]:
+    """The wide layout: one column per judge, one row per item (an optional item-id column first)."""
+    first = 1 if header[0].lower() in ITEM_COLUMNS else 0
     judges_w = header[first:]
     if len(judges_w) < 2:
         raise AnalysisInputError(f"{path}:1: {len(judges_w)} judge column(s) in the header ({' '.join(header)}); "
@@ -352,8 +370,7 @@ def read_judge_ratings(path: PathLike, levels: Optional[Sequence[float]] = None
         raise AnalysisInputError(f"{path}:1: judge column(s) {', '.join(dup)} appear twice in the header")
     R = np.full((len(judges_w), len(rows)), np.nan)
     item_ids = []
-    for r, (lineno, ln) in enumerate(rows):
-        c = cells(ln)
+    for r, (lineno, c) in enumerate(rows):
         item_ids.append(c[0] if first else str(r + 1))
         for j, cell in enumerate(c[first:]):
             R[j, r] = _rating(path, lineno, j + first + 1, judges_w[j], cell, levels)

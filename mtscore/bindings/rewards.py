@@ -102,6 +102,18 @@ def _flatten_refs(refs: Sequence[Any], n: int, ids: bool, column: str) -> Tuple[
     return flat, groups
 
 
+def _completion_texts(comps: List[Any]) -> Optional[List[str]]:
+    """The texts of the completions, or None when they are all token ids (a mix is an error)."""
+    texts = [_completion_text(c, i) for i, c in enumerate(comps)]
+    if comps and all(t is None for t in texts):
+        return None
+    bad = next((i for i, t in enumerate(texts) if t is None), None)
+    if bad is not None:
+        raise TypeError(f"reward: completions[{bad}] is a {type(comps[bad]).__name__} "
+                        "among text completions")
+    return [t for t in texts if t is not None]
+
+
 def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "reference",
               scale: float = 0.01, *, vocab: Any = None, use_completion_ids: bool = False,
               **metric_options) -> Callable[..., List[float]]:
@@ -148,16 +160,12 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
             if completions is None:
                 raise TypeError("reward: no completions given")
             comps = list(completions)
-            texts = [_completion_text(c, i) for i, c in enumerate(comps)]
-            if comps and all(t is None for t in texts):
+            texts = _completion_texts(comps)
+            if texts is None:
                 scores = score_ids(comps, refs)
             else:
-                bad = next((i for i, t in enumerate(texts) if t is None), None)
-                if bad is not None:
-                    raise TypeError(f"reward: completions[{bad}] is a {type(comps[bad]).__name__} "
-                                    "among text completions")
                 flat, groups = _flatten_refs(refs, len(texts), False, reference_column)
-                scores = score_text([t for t in texts if t is not None], flat, groups)
+                scores = score_text(texts, flat, groups)
         return (sign * scale * scores).tolist()
 
     fn.__name__ = f"{name}_reward"

@@ -1,0 +1,72 @@
+"""Ray itself: the optional import, starting or joining a cluster, and Ray's failures as
+one-line errors."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from ...engine.missing_extra import MissingExtraError
+
+PIP_HINT = 'pip install "mtscore[ray]"'
+
+
+def require_ray():
+    """The ``ray`` module (with Ray Data), or :class:`MissingExtraError` naming the extra."""
+    try:
+        import ray
+        import ray.data  # noqa: F401  (Ray Data is the part of ray[data] mtscore uses)
+    except ImportError as e:
+        raise MissingExtraError(
+            f"mtscore.bindings.ray needs Ray Data ({e}); install it with: {PIP_HINT}") from None
+    return ray
+
+
+def connect(address: Optional[str] = None, num_cpus: Optional[int] = None, **init_kwargs):
+    """Start or join a Ray cluster. ``address``: ``None`` (an already initialised Ray, else
+    ``RAY_ADDRESS``, else a local instance), ``"local"`` (a new single-machine instance with
+    ``num_cpus``), ``"auto"`` (the cluster this machine belongs to) or ``"HOST:PORT"`` /
+    ``"ray://HOST:PORT"``. An unreachable address raises :class:`ConnectionError` naming it."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    kwargs: Dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
+    kwargs.update(init_kwargs)
+    if address in (None, "local"):
+        if address == "local":
+            kwargs["address"] = "local"
+        if num_cpus is not None:
+            kwargs["num_cpus"] = num_cpus
+    else:
+        if address != "auto":
+            check_reachable(address)
+        kwargs["address"] = address
+    try:
+        ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = "no running Ray cluster found on this machine" if address == "auto" else \
+            f"cannot connect to the Ray cluster at {address!r}"
+        raise ConnectionError(f"{where}: {str(e).splitlines()[0] if str(e) else type(e).__name__}; "
+                              "start one with `ray start --head` (see README, 'Many machines')") from None
+    return ray
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast (ray.init retries for a minute) when nothing listens at ``HOST:PORT``."""
+    import socket
+
+    hostport = address.split("://", 1)[-1]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConnectionError(f"Ray address {address!r} is not HOST:PORT, 'auto' or 'local'")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+            pass
+    except OSError as e:
+        raise ConnectionError(f"cannot connect to the Ray cluster at {address!r}: {e}; start one "
+                              "with `ray start --head` (see README, 'Many machines')") from None
+
+
+def user_error(e: BaseException, where: str) -> BaseException:
+    """A one-line RuntimeError for a Ray failure (a job that cannot finish: tasks out of
+    retries, a lost cluster): Ray's message ends with the worker's exception line."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    return RuntimeError(f"{where}: the Ray job failed ({type(e).__name__}): {lines[-1] if lines else ''}")

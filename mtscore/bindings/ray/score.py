@@ -1,0 +1,192 @@
+"""The entry point :func:`score_ray`: read the input, map :class:`~.worker.BatchScorer` over
+it on Ray, gather the statistics on the driver and score them."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ...engine.columns import ColumnSpec, resolve_columns
+from ...engine.corpus_error import CorpusError
+from ...engine.metrics.base import Metric
+from .cluster import connect, user_error
+from .gather import check_ref_counts, check_same_segments, gather
+from .result import RayScoreResult
+from .sources import read_dataset
+from .worker import DEFAULT_BATCH, BatchScorer, build_metrics, score_batch
+
+
+def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *, system=None,
+              test_set=None, metrics: Sequence[str] = ("bleu", "chrf"),
+              bleu_kwargs: Optional[dict] = None, chrf_kwargs: Optional[dict] = None,
+              ter_kwargs: Optional[dict] = None, missing_refs: Optional[str] = None,
+              keep_stats: bool = False, segments: Optional[str] = None,
+              batch_size: Optional[int] = None, compute: str = "tasks",
+              concurrency: Optional[int] = None, address: Optional[str] = None,
+              fmt: Optional[str] = None, progress: Optional[bool] = None,
+              varying_refs: str = "error", bertscore_kwargs: Optional[dict] = None,
+              num_gpus: Optional[float] = None) -> RayScoreResult:
+    """Score a table on Ray: corpus scores per (test set, system), equal to ``mtscore.score``.
+
+    source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s)
+    hyp, refs   : the hypothesis column and the reference columns (default ``ref``/``ref_0``...)
+    system      : None (a ``system`` column if there is one), a column name, or False
+    test_set    : None (a ``test_set`` column if there is one), a column name, or False; each
+                  test set is scored on its own (its own ``num_refs``)
+    metrics     : "bleu", "chrf", "chrf++", "ter", "bertscore" (constructor arguments in
+                  ``*_kwargs``); BERTScore runs on an actor pool (the ONNX encoder loaded once
+                  per actor), its sentence score is 100 x F1 and its statistics are P, R, F, 1
+    num_gpus    : GPUs per scoring actor for BERTScore (default: 1 when the cluster has GPUs,
+                  with ``device="cuda"`` unless bertscore_kwargs sets a device; else 0)
+    keep_stats  : gather the (N, k) statistics matrices (8-80 bytes per segment) for
+                  :meth:`RayScoreResult.compare` / :meth:`~RayScoreResult.confidence`; otherwise
+                  only their column sums reach the driver (TER: its float rows, added in order)
+    segments    : write the sentence scores (columns ``test_set``, ``system``, ``seg``, one per
+                  metric) to this Parquet file (atomically: a failed run leaves no file)
+    compute     : "tasks" (fused with the read; metric objects cached per worker process) or
+                  "actors" (an actor pool of ``concurrency`` actors, default one per CPU)
+    address     : see :func:`connect` (None: the running Ray, else a local one)
+    varying_refs : "error" (default): a test set whose segments do not all have the same number
+                  of references (null in a reference column; typically files written with
+                  different reference columns, which Ray fills with nulls) is refused with the
+                  counts; "allow": score it with sacrebleu's variable count (``nrefs:var``), as
+                  ``mtscore.score`` does
+    batch_size  : rows per batch; None (the default for tasks): Ray's blocks as read, so the
+                  scoring runs fused with the read (no copy of the text between tasks)
+    """
+    _check_arguments(varying_refs, compute, batch_size)
+    ray = connect(address)
+    specs = _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs, missing_refs)
+    specs, gpus, compute = _place_bertscore(ray, specs, num_gpus, compute)
+    ds, source_name, cols, ts_col = _open_source(source, fmt, hyp, refs, system, test_set)
+    driver_metrics = _driver_metrics(specs, missing_refs)
+    spec = {"metrics": specs, "missing_refs": missing_refs, "columns": cols,
+            "test_set": ts_col, "source": source_name, "keep_stats": keep_stats,
+            "sentence": segments is not None, "digest": cols.system is not None,
+            "slice_rows": batch_size or DEFAULT_BATCH}
+    projected = ds.select_columns(cols.source_columns() + ([ts_col] if ts_col else []))
+    mapped = _map_scorer(ray, projected, spec, compute, batch_size, concurrency, gpus)
+    groups = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
+                    cols.system is not None, _in_order(spec, driver_metrics), progress)
+    _check_groups(groups, source_name, cols.system is not None, varying_refs)
+    return RayScoreResult(groups, driver_metrics, ts_col is not None, cols.system is not None,
+                          keep_stats, segments)
+
+
+def _check_arguments(varying_refs: str, compute: str, batch_size: Optional[int]) -> None:
+    if varying_refs not in ("error", "allow"):
+        raise ValueError(f"score_ray: varying_refs must be 'error' or 'allow', got {varying_refs!r}")
+    if compute not in ("tasks", "actors"):
+        raise ValueError(f"score_ray: compute must be 'tasks' or 'actors', got {compute!r}")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"score_ray: batch_size must be >= 1, got {batch_size}")
+
+
+def _place_bertscore(ray, metric_specs: List[Tuple[str, dict]], num_gpus: Optional[float],
+                     compute: str) -> Tuple[List[Tuple[str, dict]], float, str]:
+    """``(metric specs, GPUs per actor, compute)``: BERTScore runs on actors (the encoder is
+    loaded once per actor), on a GPU each when the cluster has GPUs (or ``num_gpus`` says)."""
+    if not any(n == "bertscore" for n, _ in metric_specs):
+        return metric_specs, 0.0, compute
+    have = float(ray.cluster_resources().get("GPU", 0))
+    gpus = float(num_gpus) if num_gpus is not None else (1.0 if have else 0.0)
+    if gpus:
+        metric_specs = [(n, {"device": "cuda", **kw} if n == "bertscore" else kw)
+                        for n, kw in metric_specs]
+    return metric_specs, gpus, "actors"
+
+
+def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[str]], system,
+                 test_set) -> Tuple[Any, str, ColumnSpec, Optional[str]]:
+    """``(dataset, source name, columns, test-set column or None)``."""
+    ds, source_name = read_dataset(source, fmt)
+    names = _schema_names(ds, source_name)
+    cols = resolve_columns(names, source_name, hyp, refs, system, False, False)
+    ts_col = _optional_column(names, test_set, "test_set", source_name)
+    return ds, source_name, cols, ts_col
+
+
+def _driver_metrics(metric_specs: List[Tuple[str, dict]], missing_refs: Optional[str]) -> Dict[str, Metric]:
+    """The driver's copies of the metrics: they score the summed statistics and give the
+    signatures (a BERTScore copy runs on the CPU: it encodes nothing but a probe)."""
+    return build_metrics([(n, {**kw, "device": "cpu"} if n == "bertscore" else kw)
+                          for n, kw in metric_specs], missing_refs)
+
+
+def _in_order(spec: dict, driver_metrics: Dict[str, Metric]) -> bool:
+    """Whether the payloads must reach the driver in input order: for kept matrices, sentence
+    scores, reference digests, and float statistics (TER's mean reference length, added in
+    segment order)."""
+    float_stats = any(m.corpus_stats(["a"], [["a"]]).dtype.kind == "f" for m in driver_metrics.values())
+    return bool(spec["keep_stats"] or spec["sentence"] or spec["digest"] or float_stats)
+
+
+def _map_scorer(ray, projected, spec: dict, compute: str, batch_size: Optional[int],
+                concurrency: Optional[int], gpus: float):
+    """The lazy Dataset of payloads: :class:`BatchScorer` as tasks fused with the read, or on
+    an actor pool."""
+    kw: Dict[str, Any] = {"batch_format": "pyarrow", "batch_size": batch_size}
+    if compute == "actors":
+        kw["batch_size"] = batch_size or DEFAULT_BATCH
+        res = ray.cluster_resources()
+        size = concurrency or (max(1, int(res.get("GPU", 0) / gpus)) if gpus else
+                               max(1, int(res.get("CPU", 1))))
+        kw["compute"] = ray.data.ActorPoolStrategy(min_size=1, max_size=size)
+        if gpus:
+            kw["num_gpus"] = gpus
+        return projected.map_batches(BatchScorer, fn_constructor_args=(spec,), **kw)
+    if concurrency:
+        kw["compute"] = ray.data.TaskPoolStrategy(size=concurrency)
+    return projected.map_batches(score_batch, fn_kwargs={"spec": spec}, **kw)
+
+
+def _check_groups(groups: dict, source_name: str, has_system: bool, varying_refs: str) -> None:
+    if not groups:
+        raise CorpusError(f"{source_name}: empty input (no segments)")
+    if has_system:
+        check_same_segments(groups, source_name)
+    if varying_refs == "error":
+        check_ref_counts(groups, source_name)
+
+
+def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs=None,
+                  missing_refs: Optional[str] = None) -> List[Tuple[str, dict]]:
+    from ...engine.metrics.base import check_missing_refs_policy
+
+    if missing_refs is not None:
+        check_missing_refs_policy(missing_refs, "score_ray")
+    by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
+               "bertscore": bertscore_kwargs or {}}
+    out = []
+    for m in metrics:
+        if not isinstance(m, str):
+            raise TypeError("score_ray: give metrics by name ('bleu', 'chrf', 'chrf++', 'ter') and "
+                            "their options in bleu_kwargs / chrf_kwargs / ter_kwargs")
+        name = m.lower()
+        out.append((name, dict(by_name.get("chrf" if name == "chrf++" else name, {}))))
+    if any(n == "bertscore" for n, _ in out):
+        kw = by_name["bertscore"]
+        if kw.get("idf") is True or kw.get("idf_sents") is not None:
+            raise ValueError("score_ray: BERTScore idf over the references needs the whole corpus "
+                             "first; compute it once (BERTScore().idf_weights(refs)) and pass "
+                             "bertscore_kwargs={'idf': weights}")
+    return out
+
+
+def _schema_names(ds, source: str) -> List[str]:
+    try:
+        schema = ds.schema()
+    except Exception as e:  # noqa: BLE001 - Ray wraps read errors in its own types
+        raise user_error(e, source) from None
+    if schema is None:
+        raise CorpusError(f"{source}: empty input (no rows, no schema)")
+    return list(schema.names)
+
+
+def _optional_column(names: Sequence[str], col, default: str, source: str) -> Optional[str]:
+    if col is False:
+        return None
+    if col is None:
+        return default if default in names else None
+    if col not in names:
+        raise CorpusError(f"{source}: no column {col!r} (available: {', '.join(map(repr, names))}); "
+                          f"pass {default}= to name it")
+    return col
