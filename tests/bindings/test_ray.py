@@ -172,12 +172,12 @@ def test_missing_extra(monkeypatch):
 
 
 def test_unreachable_address():
-    from mtscore.bindings.ray import _check_reachable
+    from mtscore.bindings.ray import check_reachable
 
     with pytest.raises(ConnectionError, match="cannot connect to the Ray cluster at '127.0.0.1:1'"):
-        _check_reachable("127.0.0.1:1", timeout=2)
+        check_reachable("127.0.0.1:1", timeout=2)
     with pytest.raises(ConnectionError, match="not HOST:PORT"):
-        _check_reachable("nowhere", timeout=2)
+        check_reachable("nowhere", timeout=2)
 
 
 # ---- failures ------------------------------------------------------------------------------

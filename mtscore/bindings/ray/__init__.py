@@ -40,8 +40,5 @@ from .score import score_ray
 from .sources import read_dataset, text_dataset
 from .worker import DEFAULT_BATCH, BatchScorer
 
-#: the name this function had before the package was split (kept for callers and tests)
-_check_reachable = check_reachable
-
 __all__ = ["score_ray", "connect", "text_dataset", "RayScoreResult", "BatchScorer", "require_ray",
            "read_dataset", "check_reachable", "DEFAULT_BATCH", "PIP_HINT"]
