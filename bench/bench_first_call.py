@@ -90,12 +90,34 @@ def child_first(tool: str, metric: str) -> dict:
         from sacrebleu.metrics import BLEU, CHRF, TER
     t_import = time.process_time() - t0
     make = {"bleu": BLEU, "chrf": CHRF, "chrf++": lambda: CHRF(word_order=2), "ter": TER}[metric]
-    out = []
+    import resource
+
+    out, faults = [], []
     for h, r in ((hyps, refs), (refs, hyps)):
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.process_time()
         score = make().corpus_score(h, [r]).score
         out.append(time.process_time() - t0)
-    return {"import": t_import, "call1": out[0], "call2": out[1], "score": score}
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    return {"import": t_import, "call1": out[0], "call2": out[1], "score": score,
+            "faults1": faults[0], "faults2": faults[1], "us_per_fault": _fault_cost()}
+
+
+def _fault_cost(pages: int = 2048) -> float:
+    """CPU microseconds per first touch of a fresh page in this process, right now (the
+    VM's host may back guest pages lazily: then this is ~7 us instead of ~0.2)."""
+    import mmap
+    import resource
+
+    m = mmap.mmap(-1, pages * 4096)
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    t0 = time.process_time()
+    for i in range(0, pages * 4096, 4096):
+        m[i] = 1
+    dt = time.process_time() - t0
+    n = max(1, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    m.close()
+    return dt / n * 1e6
 
 
 def _cli_files() -> tuple:
@@ -179,18 +201,21 @@ def main() -> None:
              f"Short corpus: {len(hyps)} segments, median {words[len(words) // 2]} words per "
              f"hypothesis, newstest2021 {', '.join(SHORT_PAIRS)}.", "",
              "| metric | segments | mtscore call 1 | mtscore call 2 | call1/call2 | sacrebleu call 1 | "
-             "sacrebleu call1/call2 | sacrebleu / mtscore (call 1) | same score |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "sacrebleu call1/call2 | sacrebleu / mtscore (call 1) | same score | mtscore page "
+             "faults call 1 / call 2, us per fresh page |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for metric in args.metrics:
         runs = {t: [_fresh(t, metric) for _ in range(args.repeats)] for t in ("mtscore", "sacrebleu")}
-        med = {t: {k: statistics.median(r[k] for r in rs) for k in ("call1", "call2")}
+        med = {t: {k: statistics.median(r[k] for r in rs)
+                   for k in ("call1", "call2", "faults1", "faults2", "us_per_fault")}
                for t, rs in runs.items()}
         m, s = med["mtscore"], med["sacrebleu"]
         same = runs["mtscore"][0]["score"] == runs["sacrebleu"][0]["score"]
         n = TER_SEGMENTS if metric == "ter" else len(hyps)
         row = (f"| {metric} | {n} | {m['call1'] * 1e3:.1f} ms | {m['call2'] * 1e3:.1f} ms | "
                f"{m['call1'] / m['call2']:.2f}x | {s['call1'] * 1e3:.0f} ms | "
-               f"{s['call1'] / s['call2']:.2f}x | **{s['call1'] / m['call1']:.1f}x** | {same} |")
+               f"{s['call1'] / s['call2']:.2f}x | **{s['call1'] / m['call1']:.1f}x** | {same} | "
+               f"{m['faults1']:.0f} / {m['faults2']:.0f}, {m['us_per_fault']:.2f} |")
         print(row, flush=True)
         lines.append(row)
     lines += ["", "CLI, whole processes (user + sys CPU of the child, interpreter start included), "
