@@ -60,8 +60,8 @@ def _check_workers(workers) -> None:
 
 
 def lower_is_better(metric: Metric) -> bool:
-    """Whether lower scores are better (TER, an error rate)."""
-    return type(metric).__name__ == "TER"
+    """Whether lower scores are better (the metric says so: TER, WER, PER, CER, EED are error rates)."""
+    return bool(metric.lower_is_better)
 
 
 def _texts(items, what: str) -> List[str]:

@@ -19,7 +19,7 @@
 The whole batch is scored in one call of the metric's batch path (references prepared once,
 one kernel pass), never a Python loop per sample. Returns ``scale * score`` per completion:
 ``scale=0.01`` (the default) maps BLEU / chrF / chrF++ to [0, 1]; ``scale=1.0`` keeps sacrebleu's
-0-100 numbers. TER is an error rate (lower is better), so its reward is ``-scale * TER``.
+0-100 numbers. Error rates (TER, WER, ...: ``metric.lower_is_better``) give ``-scale * rate``.
 
 Runnable example (no trainer needed)::
 
@@ -42,7 +42,6 @@ from ..engine.id_scoring import id_metric, id_stats_and_scores
 from ..engine.id_text import load_vocabulary
 from ..engine.metrics.base import Metric
 from ..engine.metrics.registry import make_metric
-from ..engine.metrics.ter import TER
 from ..engine.token_ids import as_token_ids
 from .token_scores import text_stats_and_scores
 
@@ -126,7 +125,7 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
     text_metric = make_metric(metric, **metric_options) if isinstance(metric, str) else metric
     decoder = load_vocabulary(vocab) if vocab is not None else None
     id_mode_metric: List[Any] = []  # built on first use (only BLEU / TER have an id mode)
-    sign = -1.0 if isinstance(text_metric, TER) else 1.0
+    sign = -1.0 if text_metric.lower_is_better else 1.0
 
     def score_ids(hyps: Any, refs: Sequence[Any]) -> np.ndarray:
         h = as_token_ids(hyps, what="completions")

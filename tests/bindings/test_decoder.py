@@ -456,3 +456,21 @@ def test_aggregate_errors():
         decoder.aggregate_chrf(["a"], metric="bleu")
     with pytest.raises(ValueError, match="weights\\[1\\]"):
         decoder.expected_bleu(["a b", "c"], weights=[1, -1])
+
+
+def test_error_rates_are_lower_is_better_everywhere():
+    """Every error-rate metric declares it (not only TER): MBR and n-best oracles pick its
+    lowest value and rewards negate it."""
+    import mtscore
+
+    for m in (mtscore.TER(), mtscore.decoder.resolve_metric("wer", {}),
+              mtscore.decoder.resolve_metric("eed", {})):
+        assert decoder.lower_is_better(m)
+    assert not decoder.lower_is_better(mtscore.CHRF())
+    samples = ["a b c d", "a b c e", "x y z w"]
+    res = decoder.mbr(samples, metric="wer")
+    assert res.index == int(np.argmin(res.expected_utility))
+    oracle = decoder.nbest_oracle([samples], ["a b c d"], metric="wer")
+    assert oracle.index[0] == 0 and oracle.score[0] == 0.0
+    reward = decoder.reward_fn("wer", scale=1.0)
+    assert reward(completions=["a b c d", "x y"], reference=["a b c d"] * 2)[0] == -0.0

@@ -201,6 +201,9 @@ class Metric:
     #: implements :meth:`rows_stats_and_scores`, so several systems' repeated outputs are
     #: scored once
     dedupes_outputs: bool = False
+    #: the score is an error rate (TER, WER, ...): lower is better (MBR, n-best oracles and RL
+    #: rewards pick the lowest / negate it)
+    lower_is_better: bool = False
 
     def prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
         """Whether the batch API should prepare the ``n_rows`` distinct reference rows of a

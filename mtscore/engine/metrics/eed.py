@@ -96,6 +96,7 @@ class EED(Metric):
     _SIGNATURE_TYPE = EEDSignature
     cheap_references = True
     dedupes_outputs = True
+    lower_is_better = True
 
     def __init__(self, language: str = "en", alpha: float = 2.0, rho: float = 0.3,
                  deletion: float = 0.2, insertion: float = 1.0,

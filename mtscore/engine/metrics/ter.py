@@ -156,6 +156,7 @@ class TER(Metric):
     _SIGNATURE_TYPE = TERSignature
     cheap_references = True  # token ids only
     dedupes_outputs = True
+    lower_is_better = True
 
     def __init__(self, normalized: bool = False, no_punct: bool = False,
                  asian_support: bool = False, case_sensitive: bool = False,

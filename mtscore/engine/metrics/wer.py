@@ -130,6 +130,7 @@ class _EditRate(Metric):
     _MEASURE = _edit.MEASURE_LEVENSHTEIN
     cheap_references = True  # the reference strings, or their code points
     dedupes_outputs = True
+    lower_is_better = True
     _TOKENIZER = "jiwer"
 
     def __init__(self, lowercase: bool = False, remove_punctuation: bool = False,
