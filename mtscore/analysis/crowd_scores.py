@@ -108,7 +108,7 @@ class SegmentScores:
 
 def _natural(values: np.ndarray) -> np.ndarray:
     """Sort key: numeric ids by value, others after them by text."""
-    def key(v: str):
+    def key(v):
         try:
             return (0, float(v), "")
         except ValueError:

@@ -126,3 +126,17 @@ def test_uncorrected_quirks_mode(docqe, runs):
     # unrounded mean/SD move segment z-scores by less than 1e-5, never more
     d = np.abs(res.segments.z - runs["runB"].segments.z)
     assert 0 < d.max() < 1e-5
+
+
+def test_cli_da_batches(docqe, capsys):
+    import json
+
+    from mtscore.analysis.cli import main
+
+    hits = docqe / "batched-hits"
+    assert main(["human", "da-batches", str(hits / "runA"), "--run-b", str(hits / "runB"),
+                 "--segment-key", str(docqe / "seg-key-enes"), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert round(out["reliability"]["r_z"], 4) == 0.9013 and out["reliability"]["documents"] == 62
+    assert len(out["reliability"]["downsampling"]["r"]) == 83
+    assert out["run_a"]["workers_passed"] == 29 and out["run_b"]["ratings_used"] == 8300
