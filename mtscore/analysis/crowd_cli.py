@@ -1,4 +1,4 @@
-"""``mtscore human da-batches``: the DA pipeline from raw crowd batches.
+"""``mtscore human da-batches``: the DA pipeline from raw crowd batches (Mechanical Turk or Appraise).
 
 Example (the docqe-eacl2017 release)::
 
@@ -57,17 +57,22 @@ def add_parsers(hsub) -> None:
     p.add_argument("--scale", type=_scale, default=(0.0, 100.0), help="rating scale LOW,HIGH (default 0,100)")
     p.add_argument("--items-per-hit", type=int, default=100,
                    help="answers an assignment must hold; others are left out with a warning (0: any, default 100)")
+    p.add_argument("--input-format", choices=("mturk", "appraise"), default="mturk",
+                   help="Mechanical Turk batch results (default) or Appraise ExportSystemScoresToCSV files")
     p.add_argument("--answer-column", default="Answer.Q1", help="batch column holding the answers")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
 
 
 def _pipeline(paths: List[str], args: argparse.Namespace, key):
-    from .crowd import read_mturk_batches
+    from .crowd import read_appraise_export, read_mturk_batches
     from .crowd_scores import da_pipeline
 
-    r = read_mturk_batches(paths, answer_column=args.answer_column, scale=args.scale,
-                           items_per_hit=args.items_per_hit or None)
+    if args.input_format == "appraise":
+        r = read_appraise_export(paths, scale=args.scale)
+    else:
+        r = read_mturk_batches(paths, answer_column=args.answer_column, scale=args.scale,
+                               items_per_hit=args.items_per_hit or None)
     for s in r.skipped:
         print(f"mtscore: warning: {s}", file=sys.stderr)
     return da_pipeline(r, key, alpha=args.alpha, use_repeats=args.use_repeats,
