@@ -257,7 +257,7 @@ def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_h
     out = []
     lo, hi = scale
     for k, item in enumerate(items):
-        m = _ANSWER.match(item.strip().strip('"'))
+        m = _ANSWER.match(item.strip())
         if m is None:
             raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1}: cannot read {item[:60]!r}; "
                                      "expected 'system_segment_TYPE_position__score' with TYPE one of "

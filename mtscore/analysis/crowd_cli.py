@@ -105,6 +105,7 @@ def _summary(res) -> Dict:
     out = {"ratings": len(r), "assignments": int(len(res.hits.hit)), "workers": int(len(res.workers.worker)),
            "workers_passed": int(res.qc.passed.sum()), "ratings_used": int(res.used.sum()),
            "skipped": list(r.skipped), "qc": _jsonable(res.qc), "red_flags": _jsonable(res.workers),
+           "hits": _jsonable(res.hits),
            "systems": {k: np.asarray(v).tolist() for k, v in res.systems.items()},
            "segments": _jsonable(res.segments)}
     if res.documents is not None:
@@ -142,13 +143,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _text_run(name: str, s: Dict) -> List[str]:
     q, f = s["qc"], s["red_flags"]
+    h = s["hits"]
     out = [f"== {name}: {s['ratings']} ratings, {s['assignments']} assignments, {s['workers']} workers; "
-           f"{s['workers_passed']} passed QC, {s['ratings_used']} ratings used",
-           f"{'worker':<12} {'hits':>4} {'pairs':>5} {'t':>9} {'p':>11} {'status':<10} flags"]
+           f"{s['workers_passed']} passed QC, {s['ratings_used']} ratings used; HITs flagged: "
+           f"{sum(h['flag_time'])} too fast, {sum(h['flag_seq'])} with a long constant run",
+           f"{'worker':<12} {'hits':>4} {'pairs':>5} {'t':>9} {'p':>11} {'status':<10} {'fast':>4} {'const':>5} flags"]
     for i, w in enumerate(q["worker"]):
         flags = ",".join(n for n in ("scores", "time", "seq", "rej") if f[f"flag_{n}"][i]) or "-"
+        mine = [j for j, x in enumerate(h["worker"]) if x == w]
+        fast, const = sum(h["flag_time"][j] for j in mine), sum(h["flag_seq"][j] for j in mine)
         out.append(f"{w:<12} {f['hit_count'][i]:>4} {q['n_pairs'][i]:>5} {q['t'][i]:>9.4f} {q['p'][i]:>11.4g} "
-                   f"{q['status'][i]:<10} {flags}")
+                   f"{q['status'][i]:<10} {fast:>4} {const:>5} {flags}")
     sy = s["systems"]
     out.append(f"{'system':<24} {'z':>8} {'raw':>8} {'n':>6}")
     for i, name_ in enumerate(sy["system"]):

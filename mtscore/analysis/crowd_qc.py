@@ -249,7 +249,8 @@ class WorkerQC:
     two-sided paired t-test of first vs repeat scores (Assumption B; NaN when untestable).
     status: 'good' (p <= alpha), 'bad' (p > alpha, or p NaN after a test that ran),
     'untestable' (R's t.test stops: the worker is missing from ``ad-trk-stats`` and dropped),
-    'rejected' (an assignment was rejected: removed before the test), 'repeats' (good but the
+    'rejected' (an assignment was rejected: removed before the test, whose numbers are still
+    given), 'repeats' (good but the
     repeat test failed, only with ``use_repeats``). passed: status == 'good'.
     """
 
@@ -320,10 +321,9 @@ def qc_workers(r: Ratings, wstats: WorkerStats, alpha: float = 0.05, use_repeats
     the scripts do after printing. ``use_repeats`` also drops good workers whose repeat scores
     differ significantly (two-sided, ``alpha``)."""
     rejected = set(wstats.worker[wstats.reject_rate > 0].tolist()) if drop_rejected else set()
-    keep = ~np.isin(r.worker, list(rejected)) if rejected else np.ones(len(r), bool)
-    sub = r.select(keep)
-    bad_pairs = _pairs(sub, "BAD_REF")
-    rep_pairs = _pairs(sub, "REPEAT")
+    # pairs never cross workers, so a rejected worker's test is computed too (for information)
+    bad_pairs = _pairs(r, "BAD_REF")
+    rep_pairs = _pairs(r, "REPEAT")
     cols: Dict[str, List] = {k: [] for k in ("worker", "n_pairs", "t", "p", "n_repeats", "p_repeat", "status")}
     for w in wstats.worker.tolist():
         b, o = bad_pairs.get(w, (np.empty(0), np.empty(0)))

@@ -93,3 +93,53 @@ def test_appraise_document_layout_and_errors(tmp_path):
     f.write_text("u1,sysA,1,TGT,eng,deu,70\n")
     with pytest.raises(AnalysisInputError, match="7 cells; an Appraise segment export row has 9 or 11"):
         read_appraise_export(f)
+
+
+def _names(min_size=1):
+    from hypothesis import strategies as st
+
+    # any Unicode (quotes, commas, newlines, underscores, RTL, astral) except the answer
+    # separator "|", a "__" (the score marker) or blanks at the ends, which the HIT layout
+    # cannot carry
+    return st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="|\x00"),
+                   min_size=min_size, max_size=12).filter(
+        lambda s: "__" not in s and s == s.strip() and not s.startswith("_") and not s.endswith("_")
+        and "\r" not in s and "\n" not in s)
+
+
+def test_mturk_reader_round_trips_adversarial_names():
+    import csv
+    import tempfile
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    seg = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="|_\x00\r\n"),
+                  min_size=1, max_size=6).filter(lambda s: s == s.strip())
+    item = st.tuples(_names(), seg, st.sampled_from(["SYSTEM", "REPEAT", "REF", "BAD_REF"]),
+                     st.integers(0, 100))
+    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
+              "WorkTimeInSeconds", "Answer.Q1", "Answer.comments"]
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(_names(), st.lists(item, min_size=1, max_size=8)), min_size=1, max_size=4),
+           _names(0))
+    def check(assignments, comment):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "Batch_1.csv"
+            with path.open("w", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh, quoting=csv.QUOTE_ALL)
+                w.writerow(header)
+                for k, (worker, items) in enumerate(assignments):
+                    ans = "|".join(f"{s}_{g}_{t}_{i}__{sc}" for i, (s, g, t, sc) in enumerate(items))
+                    w.writerow([f"H{k}", f"A{k}", worker, "Submitted", "Wed Nov 23 10:00:00 PST 2016",
+                                "Wed Nov 23 10:30:00 PST 2016", "600", ans, comment])
+            r = read_mturk_batches(path, items_per_hit=None)
+        flat = [(wk, it) for wk, items in assignments for it in items]
+        assert r.worker.tolist() == [wk for wk, _ in flat]
+        assert r.system.tolist() == [it[0] for _, it in flat]
+        assert r.segment.tolist() == [it[1] for _, it in flat]
+        assert r.item_type.tolist() == [it[2] for _, it in flat]
+        assert r.score.tolist() == [float(it[3]) for _, it in flat]
+
+    check()
