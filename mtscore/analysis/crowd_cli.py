@@ -60,6 +60,13 @@ def add_parsers(hsub) -> None:
     p.add_argument("--input-format", choices=("mturk", "appraise"), default="mturk",
                    help="Mechanical Turk batch results (default) or Appraise ExportSystemScoresToCSV files")
     p.add_argument("--answer-column", default="Answer.Q1", help="batch column holding the answers")
+    p.add_argument("--qe-texts", nargs=2, metavar=("MT", "REF"),
+                   help="MT output and reference files, line i = segment id i (the key's NEW.LN): adds document "
+                        "TER(MT, ref) and its Pearson r with the DA document scores (A13)")
+    p.add_argument("--qe-gold", help="official document QE labels, 'document<TAB>label' per line: with --qe-texts, "
+                                     "the A13 W2 sweep of G = TER(PE1, MT) + W2 * TER(PE2, PE1)")
+    p.add_argument("--pe1-stats", nargs=2, type=float, metavar=("MEAN", "SD"),
+                   help="published mean and SD of TER(PE1, MT) for the simulation (default: those of document TER)")
     p.add_argument("--write-dir", help="also write each run's files in the DA scripts' layout (ad-trk-stats.csv, "
                                        "ad-wrkr-stats.csv, ad-corrected-hit-times.csv, seg-key-enes, doc-key-enes.csv) "
                                        "into WRITE_DIR/runA and WRITE_DIR/runB")
@@ -80,6 +87,59 @@ def _pipeline(paths: List[str], args: argparse.Namespace, key):
         print(f"mtscore: warning: {s}", file=sys.stderr)
     return da_pipeline(r, key, alpha=args.alpha, use_repeats=args.use_repeats,
                        drop_rejected=not args.keep_rejected, min_n=args.min_n, replicate_r=not args.no_r_quirks)
+
+
+def _read_gold(path: str) -> Dict[str, float]:
+    from .loaders import read_text
+
+    gold: Dict[str, float] = {}
+    for i, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        cells = line.split("\t") if "\t" in line else line.split()
+        try:
+            gold[cells[0].strip()] = float(cells[-1])
+        except (ValueError, IndexError):
+            raise AnalysisInputError(f"{path}:{i}: expected 'document<TAB>label', got {line[:60]!r}") from None
+    return gold
+
+
+def _qe(args: argparse.Namespace, res_a, res_b) -> Dict:
+    """A13 on the runs' document scores: document TER(MT, ref), its r with DA, the W2 sweep."""
+    from .crowd_qe import document_ter, qe_gold_sweep, simulate_ter_pe1
+    from .loaders import read_text
+
+    if res_a.documents is None:
+        raise AnalysisInputError("--qe-texts needs document scores: give --segment-key too")
+    mt, ref = (read_text(p).splitlines() for p in args.qe_texts)
+    if len(mt) != len(ref):
+        raise AnalysisInputError(f"--qe-texts: {args.qe_texts[0]} has {len(mt)} lines, {args.qe_texts[1]} {len(ref)}")
+    seg2doc = dict(zip(res_a.ratings.segment.tolist(), res_a.ratings.document.tolist()))
+    lines = [i for i in range(len(mt)) if str(i + 1) in seg2doc]
+    if not lines:
+        raise AnalysisInputError("--qe-texts: no line number matches a rated segment id (line i = segment i)")
+    docs, ter = document_ter([mt[i] for i in lines], [ref[i] for i in lines], [seg2doc[str(i + 1)] for i in lines])
+    out: Dict = {"document": docs.tolist(), "ter": ter.tolist()}
+    for name, res in (("run_a", res_a), ("run_b", res_b)):
+        if res is None:
+            continue
+        d = res.documents
+        z = dict(zip(d.document.tolist(), d.z.tolist()))
+        have = [k for k, doc in enumerate(docs.tolist()) if doc in z]
+        x, y = -ter[have], np.array([z[docs[k]] for k in have])
+        out[f"r_negTER_{name}"] = float(np.corrcoef(x, y)[0, 1]) if len(have) > 2 and x.std() and y.std() else np.nan
+    if args.qe_gold:
+        gold = _read_gold(args.qe_gold)
+        have = [k for k, doc in enumerate(docs.tolist()) if doc in gold]
+        if len(have) < 3:
+            raise AnalysisInputError(f"--qe-gold {args.qe_gold}: fewer than 3 of its documents are rated documents")
+        da = dict(zip(res_a.documents.document.tolist(), res_a.documents.z.tolist()))
+        da_v = np.array([da[docs[k]] for k in have])
+        mean, sd = args.pe1_stats if args.pe1_stats else (None, None)
+        t1 = simulate_ter_pe1(ter[have], da_v, mean=mean, sd=sd)
+        sweep = qe_gold_sweep(t1, np.array([gold[docs[k]] for k in have]), da=da_v, predictions={"ter": ter[have]})
+        out["sweep"] = {k: v.tolist() for k, v in sweep.items() if k != "gold"}
+    return out
 
 
 def _write_dir(args: argparse.Namespace, name: str, res, key) -> None:
@@ -131,6 +191,8 @@ def run(args: argparse.Namespace) -> int:
         curve = downsampling_curve(res_b, res_a.documents)
         result["reliability"] = {"r_z": rz, "r_raw": rr, "documents": n,
                                  "downsampling": {k: v.tolist() for k, v in curve.items()}}
+    if args.qe_texts:
+        result["qe"] = _qe(args, res_a, res_b if args.run_b else None)
     text = json.dumps(result, indent=1, default=float) + "\n" if args.format == "json" else _text(result)
     if args.output:
         from .report import write_atomic
@@ -178,5 +240,18 @@ def _text(result: Dict) -> str:
         for i in range(len(c["hits"])):
             out.append(f"{c['hits'][i]:>5} {c['min_n'][i]:>6} {c['mean_n'][i]:>8.2f} {c['n_docs'][i]:>5} "
                        f"{c['r'][i]:>8.4f}")
+    if "qe" in result:
+        out += _text_qe(result["qe"])
     return "\n".join(out) + "\n"
+
+
+def _text_qe(q: Dict) -> List[str]:
+    rs = ", ".join(f"{k[len('r_negTER_'):].replace('_', ' ')} {v:.4f}" for k, v in q.items() if k.startswith("r_negTER"))
+    out = [f"== document TER(MT, ref) over {len(q['document'])} documents: mean {np.mean(q['ter']):.2f}; "
+           f"Pearson r of -TER with DA document z: {rs}"]
+    if "sweep" in q:
+        out.append(f"{'W2':>4} {'r(G, DA)':>9} {'r(G, TER)':>10}")
+        for w2, a, b in zip(q["sweep"]["w2"], q["sweep"]["r_da"], q["sweep"]["r_ter"]):
+            out.append(f"{w2:>4g} {a:>9.4f} {b:>10.4f}")
+    return out
 

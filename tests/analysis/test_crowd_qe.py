@@ -49,3 +49,33 @@ def test_gold_simulation_recovers_gold(docs):
     assert np.allclose(sweep["ter_pe2"], true_t2) and np.allclose(sweep["gold"][12], gold)
     # as W2 grows the label is dominated by the (TER-unrelated) second term
     assert sweep["r_ter"][0] > sweep["r_ter"][12] > sweep["r_ter"][-1]
+
+
+def test_cli_document_ter_against_release_da(shared_data, docs, tmp_path, capsys):
+    """r(-TER, DA) from the raw batches (CLI) equals the same r from the document TER (checked
+    against sacrebleu above; sacrebleu on all 62 documents costs ~10 s CPU) and the release's
+    own run A document scores."""
+    import json
+
+    from mtscore.analysis.cli import main
+
+    mt, ref, doc = docs
+    d = shared_data / "docqe-eacl2017"
+    rel = {ln.split()[1]: float(ln.split()[2]) for ln in (d / "runA" / "doc-key-enes.csv").read_text().splitlines()[1:]}
+    names_arr, ter_arr = document_ter(mt, ref, doc)
+    names, ter = names_arr.tolist(), ter_arr.tolist()
+    expect = np.corrcoef(-np.array(ter), [rel[n] for n in names])[0, 1]
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("".join(f"{n}\t{t / 100 + 0.01 * k:.4f}\n" for k, (n, t) in enumerate(zip(names, ter))))
+    assert main(["human", "da-batches", str(d / "batched-hits" / "runA"), "--segment-key", str(d / "seg-key-enes"),
+                 "--qe-texts", str(d / "data" / "wmt16-qe-task3.en-es.mt"), str(d / "data" / "wmt16-qe-task3-enes-ref.es"),
+                 "--qe-gold", str(gold), "--format", "json"]) == 0
+    qe = json.loads(capsys.readouterr().out)["qe"]
+    assert abs(qe["r_negTER_run_a"] - expect) < 1e-12 and round(expect, 4) == 0.5199
+    assert qe["document"] == names and qe["ter"] == ter and len(qe["sweep"]["w2"]) == 25
+    # a bad gold line is one clear error
+    gold.write_text("docA\n")
+    assert main(["human", "da-batches", str(d / "batched-hits" / "runA"), "--segment-key", str(d / "seg-key-enes"),
+                 "--qe-texts", str(d / "data" / "wmt16-qe-task3.en-es.mt"), str(d / "data" / "wmt16-qe-task3-enes-ref.es"),
+                 "--qe-gold", str(gold)]) == 1
+    assert "gold.tsv:1: expected 'document<TAB>label'" in capsys.readouterr().err
