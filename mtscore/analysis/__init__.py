@@ -15,13 +15,17 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 * :mod:`.agreement` - Cohen's kappa as R psych computes it, all judge pairs with groups, the
   reference-bias analysis (bootstrap CI of a group's mean kappa, non-overlapping CIs, rating
   cross-tabulations; Ma et al. 2017).
+* :mod:`.crowd`, :mod:`.crowd_qc`, :mod:`.crowd_scores`, :mod:`.crowd_qe`, :mod:`.crowd_write` - DA
+  from raw crowd batches (Mechanical Turk, Appraise): red flags, worker QC, z-scores, segment /
+  document / system scores, run-A vs run-B reliability, the document-level QE gold simulation.
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
 * :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
 """
 import importlib
 
 __all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
-           "loaders", "datasets", "plots", "report", "cli"]
+           "loaders", "datasets", "plots", "report", "cli",
+           "crowd", "crowd_qc", "crowd_scores", "crowd_qe", "crowd_write"]
 
 
 def __getattr__(name):
