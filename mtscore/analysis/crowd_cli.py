@@ -70,6 +70,8 @@ def add_parsers(hsub) -> None:
     p.add_argument("--write-dir", help="also write each run's files in the DA scripts' layout (ad-trk-stats.csv, "
                                        "ad-wrkr-stats.csv, ad-corrected-hit-times.csv, seg-key-enes, doc-key-enes.csv) "
                                        "into WRITE_DIR/runA and WRITE_DIR/runB")
+    p.add_argument("--figdir", help="write figures (PNG, needs the plot extra) into this folder: each run's "
+                                    "worker means by QC status, and with --run-b the down-sampling curve")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
 
@@ -142,6 +144,20 @@ def _qe(args: argparse.Namespace, res_a, res_b) -> Dict:
     return out
 
 
+def _figures(figdir: str, res_a, res_b, curve) -> None:
+    from pathlib import Path
+
+    from .crowd_plots import downsampling_plot, worker_means_plot
+
+    folder = Path(figdir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, res in (("runA", res_a), ("runB", res_b)):
+        if res is not None:
+            worker_means_plot(res.workers, res.qc, title=f"{name}: workers", path=str(folder / f"workers-{name}.png"))
+    if curve is not None:
+        downsampling_plot(curve, path=str(folder / "downsampling.png"))
+
+
 def _write_dir(args: argparse.Namespace, name: str, res, key) -> None:
     if not args.write_dir:
         return
@@ -182,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
     res_a = _pipeline(args.run_a, args, key)
     _write_dir(args, "runA", res_a, key)
     result: Dict = {"run_a": _summary(res_a)}
+    res_b = curve = None
     if args.run_b:
         res_b = _pipeline(args.run_b, args, key)
         _write_dir(args, "runB", res_b, key)
@@ -192,7 +209,9 @@ def run(args: argparse.Namespace) -> int:
         result["reliability"] = {"r_z": rz, "r_raw": rr, "documents": n,
                                  "downsampling": {k: v.tolist() for k, v in curve.items()}}
     if args.qe_texts:
-        result["qe"] = _qe(args, res_a, res_b if args.run_b else None)
+        result["qe"] = _qe(args, res_a, res_b)
+    if args.figdir:
+        _figures(args.figdir, res_a, res_b, curve)
     text = json.dumps(result, indent=1, default=float) + "\n" if args.format == "json" else _text(result)
     if args.output:
         from .report import write_atomic

@@ -162,3 +162,14 @@ def test_release_files_written_byte_for_byte(runs, docqe, run, tmp_path):
     # F0039, F0004, F0007, F0040) and one document line differ in the 15th significant digit
     expect = {"runA": {}, "runB": {"seg-key-enes": 6, "doc-key-enes.csv": 1}}[run]
     assert differ == {n: expect.get(n, 0) for n in differ}
+
+
+def test_figures(runs, tmp_path):
+    pytest.importorskip("matplotlib")
+    from mtscore.analysis.crowd_plots import downsampling_plot, worker_means_plot
+
+    curve = {"mean_n": np.array([2.1, 3.0, 4.1]), "min_n": np.array([1, 1, 3]), "r": np.array([0.48, 0.38, 0.57])}
+    png = downsampling_plot(curve, path=str(tmp_path / "d.png"))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (tmp_path / "d.png").read_bytes() == png
+    res = runs["runA"]
+    assert worker_means_plot(res.workers, res.qc)[:4] == b"\x89PNG"
