@@ -63,9 +63,39 @@ def r_read(text: str) -> float:
 
 
 def r_print_read(x, digits: int = 15) -> np.ndarray:
-    """Values written with ``digits`` significant digits and read back by R (:func:`r_read`)."""
+    """Values written with ``digits`` significant digits and read back by R: the same numbers
+    as :func:`r_read` of each printed string, computed in bulk (the printed digits as an
+    integer, an x87 long-double power of ten, one long-double division or product)."""
     x = np.asarray(x, dtype=np.float64)
-    return np.array([r_read("%.*g" % (digits, v)) if np.isfinite(v) else v for v in x.ravel()]).reshape(x.shape)
+    flat = x.ravel()
+    out = flat.copy()
+    ok = np.flatnonzero(np.isfinite(flat) & (flat != 0))
+    mant = np.empty(ok.size, dtype=np.int64)
+    expn = np.empty(ok.size, dtype=np.int64)
+    for j, v in enumerate(flat[ok].tolist()):
+        m, e = ("%.*e" % (digits - 1, abs(v))).split("e")
+        digs = m.replace(".", "").rstrip("0") or "0"
+        mant[j] = int(digs)
+        expn[j] = int(e) - (len(digs) - 1)
+    res = np.empty(ok.size, dtype=np.longdouble)
+    for k in np.unique(expn).tolist():
+        sel = expn == k
+        fac = _ld_pow10(abs(k))
+        ld = mant[sel].astype(np.longdouble)
+        res[sel] = ld / fac if k < 0 else ld * fac
+    out[ok] = np.copysign(res.astype(np.float64), flat[ok])
+    return out.reshape(x.shape)
+
+
+def _ld_pow10(n: int) -> np.longdouble:
+    """10**n by R_strtod's repeated squaring in long double."""
+    fac, p10 = np.longdouble(1), np.longdouble(10)
+    while n:
+        if n & 1:
+            fac *= p10
+        n >>= 1
+        p10 *= p10
+    return fac
 
 
 def r_round(x, digits: int) -> np.ndarray:
@@ -291,7 +321,7 @@ def _pairs(r: Ratings, typ: str) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
 def paired_t(x: np.ndarray, y: np.ndarray, alternative: str = "less") -> Tuple[float, float, bool]:
     """R ``t.test(x, y, paired=TRUE)``: (t, p, ran). ``ran`` is False where R stops with an
     error (fewer than 2 pairs, or "data are essentially constant")."""
-    from scipy.stats import t as tdist
+    from scipy.special import stdtr  # the t CDF (what scipy.stats.t.cdf calls), a light import
 
     d = np.asarray(x, np.float64) - np.asarray(y, np.float64)
     n = d.size
@@ -304,11 +334,11 @@ def paired_t(x: np.ndarray, y: np.ndarray, alternative: str = "less") -> Tuple[f
     with np.errstate(invalid="ignore", divide="ignore"):
         t = mx / se
     if alternative == "less":
-        p = float(tdist.cdf(t, n - 1))
+        p = float(stdtr(n - 1, t))
     elif alternative == "greater":
-        p = float(tdist.sf(t, n - 1))
+        p = float(stdtr(n - 1, -t))
     else:
-        p = float(2 * tdist.sf(abs(t), n - 1))
+        p = float(2 * stdtr(n - 1, -abs(t)))
     return float(t), p, True
 
 

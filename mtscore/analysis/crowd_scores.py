@@ -75,8 +75,12 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
     src = r if stats_from is None else stats_from
     mean: Dict[str, float] = {}
     sd: Dict[str, float] = {}
-    for w in np.unique(src.worker):
-        s = src.score[src.worker == w]
+    names, inv = np.unique(src.worker, return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    bounds = np.searchsorted(inv[order], np.arange(names.size + 1))
+    scores = src.score[order]
+    for j, w in enumerate(names.tolist()):
+        s = scores[bounds[j]:bounds[j + 1]]
         mean[w] = float(s.mean())
         sd[w] = float(s.std(ddof=1)) if s.size > 1 else np.nan
     if replicate_r:
@@ -85,8 +89,9 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
     missing = sorted(set(np.unique(r.worker).tolist()) - set(mean))
     if missing:
         raise AnalysisInputError(f"worker {missing[0]} has no ratings in the table the statistics come from")
-    mu = np.array([mean[w] for w in r.worker.tolist()])
-    sig = np.array([sd[w] for w in r.worker.tolist()])
+    rn, rinv = np.unique(r.worker, return_inverse=True)
+    mu = np.array([mean[w] for w in rn.tolist()])[rinv]
+    sig = np.array([sd[w] for w in rn.tolist()])[rinv]
     keep = np.isfinite(sig) & (sig > 0)
     z = np.full(len(r), np.nan)
     z[keep] = (np.trunc(r.score[keep]) - mu[keep]) / sig[keep]

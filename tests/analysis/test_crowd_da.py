@@ -173,3 +173,18 @@ def test_figures(runs, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and (tmp_path / "d.png").read_bytes() == png
     res = runs["runA"]
     assert worker_means_plot(res.workers, res.qc)[:4] == b"\x89PNG"
+
+
+def test_r_number_reading():
+    from mtscore.analysis.crowd_qc import r_print_read, r_read
+
+    # R_strtod's long-double reading is not always the correctly rounded double
+    assert r_read("0.1") == 0.1 and r_read("-2.5e-07") == -2.5e-07 and r_read("1e+05") == 1e5
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 2, 3000)
+    bulk = r_print_read(x)
+    assert np.array_equal(bulk, [r_read("%.15g" % v) for v in x])
+    assert np.abs(bulk - x).max() < 1e-14 * np.abs(x).max()
+    # about 2 in 10,000 15-digit values read differently from the correctly rounded double
+    y = rng.normal(0, 2, 100000)
+    assert 0 < int((r_print_read(y) != np.array([float("%.15g" % v) for v in y])).sum()) < 100
