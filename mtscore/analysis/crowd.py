@@ -266,6 +266,9 @@ def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_h
             score = float(m["score"])
         except ValueError:
             score = np.nan
+        if not np.isfinite(score):
+            raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1} ({item[:60]!r}): score "
+                                     f"{m['score']!r} is not a number")
         if not (lo <= score <= hi):
             raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1} ({item[:60]!r}): score "
                                      f"{m['score']!r} is outside the scale [{lo:g}, {hi:g}]; fix the file or "

@@ -60,6 +60,8 @@ def add_parsers(hsub) -> None:
     p.add_argument("--input-format", choices=("mturk", "appraise"), default="mturk",
                    help="Mechanical Turk batch results (default) or Appraise ExportSystemScoresToCSV files")
     p.add_argument("--answer-column", default="Answer.Q1", help="batch column holding the answers")
+    p.add_argument("--downsample-order", choices=("submit", "file"), default="submit",
+                   help="order in which run B's HITs are added for the down-sampling curve (default: submit time)")
     p.add_argument("--qe-texts", nargs=2, metavar=("MT", "REF"),
                    help="MT output and reference files, line i = segment id i (the key's NEW.LN): adds document "
                         "TER(MT, ref) and its Pearson r with the DA document scores (A13)")
@@ -205,8 +207,8 @@ def run(args: argparse.Namespace) -> int:
         result["run_b"] = _summary(res_b)
         rz, n = run_correlation(res_a.documents, res_b.documents, "z")
         rr, _ = run_correlation(res_a.documents, res_b.documents, "raw")
-        curve = downsampling_curve(res_b, res_a.documents)
-        result["reliability"] = {"r_z": rz, "r_raw": rr, "documents": n,
+        curve = downsampling_curve(res_b, res_a.documents, order=args.downsample_order)
+        result["reliability"] = {"r_z": rz, "r_raw": rr, "documents": n, "order": args.downsample_order,
                                  "downsampling": {k: v.tolist() for k, v in curve.items()}}
     if args.qe_texts:
         result["qe"] = _qe(args, res_a, res_b)
@@ -254,7 +256,7 @@ def _text(result: Dict) -> str:
         c = rel["downsampling"]
         out.append(f"== run A vs run B over {rel['documents']} documents: r(z) = {rel['r_z']:.4f}, "
                    f"r(raw) = {rel['r_raw']:.4f}")
-        out.append("down-sampling run B (HITs added in submission order) against all of run A:")
+        out.append(f"down-sampling run B (HITs added in {rel['order']} order) against all of run A:")
         out.append(f"{'hits':>5} {'min n':>6} {'mean n':>8} {'docs':>5} {'r':>8}")
         for i in range(len(c["hits"])):
             out.append(f"{c['hits'][i]:>5} {c['min_n'][i]:>6} {c['mean_n'][i]:>8.2f} {c['n_docs'][i]:>5} "

@@ -100,3 +100,32 @@ def test_run_b_needs_key(tmp_path, capsys):
 def test_missing_file(tmp_path, capsys):
     assert main(["human", "da-batches", str(tmp_path / "nope.csv")]) == 1
     assert "nope.csv" in capsys.readouterr().err
+
+
+def test_score_not_a_number(tmp_path):
+    items = _good_items(np.random.default_rng(4))
+    items[2] = ("sys", "0", "REPEAT", "nan")
+    f = _batch(tmp_path / "Batch_6.csv", [("H1", "W1", items)])
+    with pytest.raises(AnalysisInputError, match=r"Batch_6.csv:2: column Answer.Q1, item 3 .*score 'nan' is not a number"):
+        read_mturk_batches(f, items_per_hit=None)
+
+
+def test_system_scores_two_ways(tmp_path):
+    from mtscore.analysis.crowd_scores import segment_scores, standardize_ratings, system_scores
+
+    # worker W1 (scores 10, 20, 30, 40; mean 25, sd 12.90994) rates A on segments 1, 1(repeat), 2
+    # and B on segment 1; z-scores are exact fractions of that sd
+    rows = [("H1", "W1", [("A", "1", "SYSTEM", 10), ("A", "1", "REPEAT", 20), ("A", "2", "SYSTEM", 30),
+                          ("B", "1", "SYSTEM", 40)])]
+    r = read_mturk_batches(_batch(tmp_path / "Batch_7.csv", rows), items_per_hit=None)
+    z, keep = standardize_ratings(r, replicate_r=False)
+    sd = np.std([10, 20, 30, 40], ddof=1)
+    assert np.allclose(z, (np.array([10, 20, 30, 40]) - 25) / sd)
+    seg = segment_scores(r, z)
+    assert seg.system.tolist() == ["A", "A", "B"] and seg.n.tolist() == [2, 1, 1]
+    sy = system_scores(r, z, seg)
+    assert sy["system"].tolist() == ["B", "A"]
+    i = sy["system"].tolist().index("A")
+    assert np.isclose(sy["z"][i], (-15 - 5 + 5) / 3 / sd)              # mean over judgements
+    assert np.isclose(sy["z_seg"][i], ((-15 - 5) / 2 + 5) / 2 / sd)    # mean of segment means
+    assert sy["raw"][i] == 20.0 and sy["raw_seg"][i] == 22.5 and sy["n_segments"][i] == 2
