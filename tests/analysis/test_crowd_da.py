@@ -98,6 +98,8 @@ def test_counts_after_qc(runs):
     a, b = runs["runA"], runs["runB"]
     assert int(a.used.sum()) == 7700
     assert int((b.used & np.isin(b.ratings.item_type, ["SYSTEM", "REPEAT"])).sum()) == 6640
+    # judgements per document: 99.4 (repo runA) and 107.1 (repo runB)
+    assert round(a.documents.n.mean(), 1) == 99.4 and round(b.documents.n.mean(), 1) == 107.1
 
 
 def test_run_correlation_and_downsampling(runs):
