@@ -143,3 +143,16 @@ def test_mturk_reader_round_trips_adversarial_names():
         assert r.score.tolist() == [float(it[3]) for _, it in flat]
 
     check()
+
+
+def test_appraise_through_cli(docqe, tmp_path, capsys):
+    import json
+
+    from mtscore.analysis.cli import main
+
+    a = read_mturk_batches(docqe / "runA")
+    f = _to_appraise(a, tmp_path / "export.csv")
+    assert main(["human", "da-batches", str(f), "--input-format", "appraise", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)["run_a"]
+    # Appraise has no rejections: every worker is tested, the release's 29 good ones among them
+    assert out["ratings"] == 10500 and out["workers_passed"] >= 29
