@@ -37,7 +37,7 @@ def test_mturk_runs_counts(docqe):
     assert glued.time[0] == 1451.0
 
 
-def _to_appraise(r, path: Path, document_layout: bool = False) -> Path:
+def _to_appraise(r, path: Path) -> Path:
     """Write a Ratings table as an Appraise ExportSystemScoresToCSV --batch-info file."""
     import csv
 
@@ -47,9 +47,8 @@ def _to_appraise(r, path: Path, document_layout: bool = False) -> Path:
         w = csv.writer(fh)
         for i in range(len(r)):
             start = float(r.accept[i].astype("int64")) + 10 * int(r.position[i])
-            doc = [f"doc{int(r.segment[i]) // 17}", "False"] if document_layout else []
             w.writerow([r.worker[i], r.system[i], r.segment[i], back[str(r.item_type[i])], "eng", "spa",
-                        int(r.score[i]), *doc, start, start + 9.5, hit_no[r.assignment[i]], i])
+                        int(r.score[i]), start, start + 9.5, hit_no[r.assignment[i]], i])
     return path
 
 
