@@ -280,8 +280,8 @@ class WorkerQC:
     status: 'good' (p <= alpha), 'bad' (p > alpha, or p NaN after a test that ran),
     'untestable' (R's t.test stops: the worker is missing from ``ad-trk-stats`` and dropped),
     'rejected' (an assignment was rejected: removed before the test, whose numbers are still
-    given), 'repeats' (good but the
-    repeat test failed, only with ``use_repeats``). passed: status == 'good'.
+    given), 'repeats' (good but the repeat test failed, only with ``use_repeats``).
+    passed: status == 'good'.
     """
 
     worker: np.ndarray
