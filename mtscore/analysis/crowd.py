@@ -1,0 +1,275 @@
+"""Raw crowd-platform batches of Direct Assessment into one ratings table.
+
+:func:`read_mturk_batches` reads Mechanical Turk "batch results" CSV files in the layout of
+the DA HIT templates (Graham et al.; the ``docqe-eacl2017`` release): one row per assignment,
+the judgements of a 100-item HIT packed in ``Answer.Q1`` as ``sys_sid_TYPE_pos__score``
+items joined by ``|``. :func:`read_appraise_export` reads Appraise-style score exports (one
+judgement per row). Both return a :class:`Ratings` table: parallel numpy arrays, one entry
+per judgement, in file order (the order the platform wrote assignments, then presentation
+order inside a HIT), which is the order the downstream sequence statistics rely on.
+
+Item types are ``SYSTEM`` (an MT output), ``REPEAT`` (a verbatim repeat of a SYSTEM item in
+the same HIT), ``REF`` (the reference shown as the candidate) and ``BAD_REF`` (a degraded copy
+of a SYSTEM item of the same HIT); a QC item is linked to its original by (worker, HIT,
+system, segment).
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .errors import AnalysisInputError
+from .loaders import read_text
+
+PathLike = Union[str, Path]
+
+__all__ = ["Ratings", "ITEM_TYPES", "read_mturk_batches", "concat_ratings"]
+
+ITEM_TYPES = ("SYSTEM", "REPEAT", "REF", "BAD_REF")
+
+# one answer item: sys _ sid _ TYPE _ position _ _ score (the HIT's JavaScript joins with "_";
+# the system name may itself contain "_", so the type anchors the split)
+_ANSWER = re.compile(r"^(?P<sys>.*?)_(?P<sid>[^_]+)_(?P<type>BAD_REF|SYSTEM|REPEAT|REF)_(?P<pos>\d+)__(?P<score>[^_|]*)$")
+_MTURK_TIME = "%a %b %d %H:%M:%S %Y"
+MTURK_REQUIRED = ("HITId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "AcceptTime", "SubmitTime")
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """One row per judgement; every field is a numpy array of length N.
+
+    worker, hit, assignment: str ids (``WorkerId``, ``HITId``, ``AssignmentId``).
+    item_type: str in :data:`ITEM_TYPES`. system, segment: str (the HIT's ``sys`` and ``sid``).
+    document: str document id ("" until :meth:`with_documents` attaches a key).
+    position: int64, 0-based presentation order inside the HIT.
+    score: float64, the raw slider value (0-100 by default).
+    time: float64, the assignment's work seconds (``WorkTimeInSeconds``), repeated per judgement.
+    accept, submit: datetime64[s] of the assignment (time zone dropped, as the DA scripts do).
+    status: str assignment status (Submitted / Approved / Rejected).
+    src_lang, trg_lang, task: str (``Input.src``, ``Input.trg``, ``Input.item``, quotes removed).
+    hit_index: int64, the campaign's HIT number (``Input.hit``; -1 when absent).
+    origin: str "file:line" of the record, for messages.
+    skipped: "file:line: reason" of every assignment left out (incomplete HIT, bad image).
+    """
+
+    worker: np.ndarray
+    hit: np.ndarray
+    assignment: np.ndarray
+    item_type: np.ndarray
+    system: np.ndarray
+    segment: np.ndarray
+    document: np.ndarray
+    position: np.ndarray
+    score: np.ndarray
+    time: np.ndarray
+    accept: np.ndarray
+    submit: np.ndarray
+    status: np.ndarray
+    src_lang: np.ndarray
+    trg_lang: np.ndarray
+    task: np.ndarray
+    hit_index: np.ndarray
+    origin: np.ndarray
+    skipped: Tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return int(self.score.shape[0])
+
+    @classmethod
+    def array_fields(cls) -> List[str]:
+        return [f.name for f in fields(cls) if f.name != "skipped"]
+
+    def select(self, mask) -> "Ratings":
+        """The rows where ``mask`` (bool (N,) or integer indices) selects."""
+        kw = {n: getattr(self, n)[mask] for n in self.array_fields()}
+        return Ratings(skipped=self.skipped, **kw)
+
+    def with_documents(self, segment_to_document: Dict[str, str]) -> "Ratings":
+        """A copy with ``document`` filled from a segment -> document map (every segment of
+        the table must be in it; the first missing one is named)."""
+        seg = self.segment
+        missing = [s for s in np.unique(seg) if s not in segment_to_document]
+        if missing:
+            raise AnalysisInputError(f"segment {missing[0]!r} ({len(missing)} segments in all) has no "
+                                     "document in the key; pass a key covering every rated segment")
+        doc = np.array([segment_to_document[s] for s in seg.tolist()], dtype=str) if len(seg) else seg
+        kw = {n: getattr(self, n) for n in self.array_fields()}
+        kw["document"] = doc
+        return Ratings(skipped=self.skipped, **kw)
+
+    def to_arrow(self):
+        """The table as a :class:`pyarrow.Table` (same column names)."""
+        import pyarrow as pa
+
+        return pa.table({n: getattr(self, n) for n in self.array_fields()})
+
+
+def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
+    """Rows of several tables one after another."""
+    if not parts:
+        return _build([], ())
+    kw = {n: np.concatenate([getattr(p, n) for p in parts]) for n in Ratings.array_fields()}
+    return Ratings(skipped=tuple(s for p in parts for s in p.skipped), **kw)
+
+
+def _build(rows: List[tuple], skipped: Iterable[str]) -> Ratings:
+    names = Ratings.array_fields()
+    cols = list(zip(*rows)) if rows else [()] * len(names)
+    kinds = {"position": np.int64, "hit_index": np.int64, "score": np.float64, "time": np.float64,
+             "accept": "datetime64[s]", "submit": "datetime64[s]"}
+    kw = {}
+    for n, c in zip(names, cols):
+        kw[n] = np.array(c, dtype=kinds.get(n, str))
+    return Ratings(skipped=tuple(skipped), **kw)
+
+
+def _strip_quotes(v: str) -> str:
+    return v.strip().strip("'").strip('"')
+
+
+def _mturk_time(v: str, where: str, col: str) -> np.datetime64:
+    v = v.strip()
+    if not v:
+        return np.datetime64("NaT")
+    # "Wed Nov 23 10:34:52 PST 2016": the zone name is dropped (as the DA scripts do)
+    parts = v.split()
+    if len(parts) == 6:
+        parts = parts[:4] + parts[5:]
+    try:
+        return np.datetime64(datetime.strptime(" ".join(parts), _MTURK_TIME), "s")
+    except ValueError:
+        raise AnalysisInputError(f"{where}: column {col}: cannot read the time {v!r}; expected the "
+                                 "Mechanical Turk form 'Wed Nov 23 10:34:52 PST 2016'") from None
+
+
+def _records(path: Path, text: str) -> Tuple[List[str], List[Tuple[int, List[str]]]]:
+    """Header and (line, cells) records. A comment typed with Enter and saved without its
+    closing quote glues the next record onto the comment cell (the DA scripts read physical
+    lines and so never noticed): such a record is split at the line break again."""
+    reader = csv.reader(text.splitlines(keepends=True))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise AnalysisInputError(f"{path}: empty file, expected a Mechanical Turk batch results header") from None
+    out: List[Tuple[int, List[str]]] = []
+    line = reader.line_num + 1
+    for cells in reader:
+        out.extend(_unglue(line, cells, len(header)))
+        line = reader.line_num + 1
+    return header, [r for r in out if any(c.strip() for c in r[1])]
+
+
+def _unglue(line: int, cells: List[str], ncol: int) -> List[Tuple[int, List[str]]]:
+    if len(cells) <= ncol:
+        return [(line, cells)]
+    for i, c in enumerate(cells):
+        cut = max(c.rfind("\n"), c.rfind("\r"))
+        if cut >= 0 and cut < len(c) - 1 and i + 1 < len(cells):
+            first = cells[:i] + [c[:cut + 1].rstrip("\r\n")]
+            rest = [c[cut + 1:].rstrip('"')] + cells[i + 1:]
+            nl = line + c[:cut + 1].count("\n")
+            return [(line, first)] + _unglue(nl, rest, ncol)
+    return [(line, cells)]
+
+
+def read_mturk_batches(paths: Union[PathLike, Sequence[PathLike]], answer_column: str = "Answer.Q1",
+                       items_per_hit: Optional[int] = 100, scale: Tuple[float, float] = (0.0, 100.0)
+                       ) -> Ratings:
+    """Read Mechanical Turk batch result files (``Batch_*_batch_results.csv``) into one table.
+
+    ``paths``: files, or folders whose ``Batch_*.csv`` files are read in name order (as the DA
+    scripts do). Assignments whose answer holds other than ``items_per_hit`` items (``None``:
+    any number) or an ``undefined`` item (an image that failed to load) are left out and listed
+    in ``Ratings.skipped``. A missing column, an unreadable answer item or a score outside
+    ``scale`` raises :class:`AnalysisInputError` naming the file, line and column.
+    """
+    files = _batch_files(paths)
+    rows: List[tuple] = []
+    skipped: List[str] = []
+    for path in files:
+        text = read_text(path)
+        header, records = _records(path, text)
+        need = list(MTURK_REQUIRED) + [answer_column]
+        missing = [c for c in need if c not in header]
+        if missing:
+            raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a Mechanical Turk batch "
+                                     f"results file has {', '.join(need)} (set answer_column / --answer-column "
+                                     "if the answers live elsewhere)")
+        col = {c: i for i, c in reversed(list(enumerate(header)))}
+        for line, cells in records:
+            where = f"{path}:{line}"
+            cells = cells + [""] * (len(header) - len(cells))
+            rec = {c: cells[i] for c, i in col.items()}
+            out, why = _assignment(rec, where, answer_column, items_per_hit, scale)
+            if why:
+                skipped.append(f"{where}: {why}")
+            rows.extend(out)
+    return _build(rows, skipped)
+
+
+def _batch_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files: List[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(q for q in p.iterdir() if q.name.startswith("Batch_") and q.suffix.lower() == ".csv")
+            if not found:
+                raise AnalysisInputError(f"{p}: no Batch_*.csv files in this folder; pass the batch result files")
+            files.extend(found)
+        elif not p.exists():
+            raise FileNotFoundError(f"{p}: file not found")
+        else:
+            files.append(p)
+    if not files:
+        raise AnalysisInputError("no batch files given")
+    return files
+
+
+def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_hit: Optional[int],
+                scale: Tuple[float, float]) -> Tuple[List[tuple], str]:
+    ans = rec[answer_column].strip()
+    if "undefined" in ans:
+        return [], "an answer item is 'undefined' (an image failed to load); assignment left out"
+    items = [a for a in ans.split("|")] if ans else []
+    if items_per_hit is not None and len(items) != items_per_hit:
+        return [], f"incomplete HIT: {len(items)} answers instead of {items_per_hit}; assignment left out"
+    try:
+        secs = float(rec["WorkTimeInSeconds"]) if rec["WorkTimeInSeconds"].strip() else np.nan
+    except ValueError:
+        raise AnalysisInputError(f"{where}: column WorkTimeInSeconds: {rec['WorkTimeInSeconds']!r} is not a "
+                                 "number of seconds") from None
+    accept = _mturk_time(rec["AcceptTime"], where, "AcceptTime")
+    submit = _mturk_time(rec["SubmitTime"], where, "SubmitTime")
+    hidx = _strip_quotes(rec.get("Input.hit", ""))
+    try:
+        hit_index = int(hidx) if hidx else -1
+    except ValueError:
+        raise AnalysisInputError(f"{where}: column Input.hit: {hidx!r} is not a HIT number") from None
+    common = (rec["WorkerId"].strip(), rec["HITId"].strip(), rec.get("AssignmentId", "").strip())
+    langs = tuple(_strip_quotes(rec.get(c, "")) for c in ("Input.src", "Input.trg", "Input.item"))
+    out = []
+    lo, hi = scale
+    for k, item in enumerate(items):
+        m = _ANSWER.match(item.strip().strip('"'))
+        if m is None:
+            raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1}: cannot read {item[:60]!r}; "
+                                     "expected 'system_segment_TYPE_position__score' with TYPE one of "
+                                     + ", ".join(ITEM_TYPES))
+        try:
+            score = float(m["score"])
+        except ValueError:
+            score = np.nan
+        if not (lo <= score <= hi):
+            raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1} ({item[:60]!r}): score "
+                                     f"{m['score']!r} is outside the scale [{lo:g}, {hi:g}]; fix the file or "
+                                     "pass the scale the HIT used (scale= / --scale)")
+        out.append(common + (m["type"], m["sys"], m["sid"], "", int(m["pos"]), score, secs, accept, submit,
+                             rec["AssignmentStatus"].strip()) + langs + (hit_index, where))
+    return out, ""
