@@ -156,7 +156,7 @@ def plan_hits(pool: Sequence[Tuple[str, int]], seed: Optional[int] = 0, balance:
         qc = _qc_picks(blocks[partner], rng, ok)
         entries.append([(i, "SYSTEM") for i in block] + list(zip(qc, ("BAD_REF", "REPEAT", "REF"))))
     rids = FIRST_RID + rng.permutation(n_hits * HIT_SIZE)
-    items = []
+    items: List[HitItem] = []
     for b, entry in enumerate(entries):
         for j, k in enumerate(rng.permutation(len(entry))):
             i, typ = entry[k]
@@ -185,7 +185,7 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
     camp = plan_hits(pool, seed, balance, can_degrade=lambda i: degradable(text[pool[i]], degrade))
     rng = random.Random(seed)  # the degraded texts: drawn in item order, after the placement
     grams = ngram_pool(references) if degrade == "replace" else {}
-    items = []
+    items: List[HitItem] = []
     for it in camp.items:
         t = text[(it.system, it.segment)]
         if it.type == "REF":
@@ -272,7 +272,7 @@ def read_batch_input(path: PathLike) -> Campaign:
             items.append(_input_item(path, lineno, row, col, i))
     if not items:
         raise AnalysisInputError(f"{path}: a header and no HIT rows")
-    meta = {k: _unquote(rows[1][col[k]]) for k in ("src", "trg", "item") if k in col}
+    meta: Dict[str, str] = {k: _unquote(rows[1][col[k]]) for k in ("src", "trg", "item") if k in col}
     return Campaign(items, None, meta=meta)
 
 

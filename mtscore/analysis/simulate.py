@@ -92,7 +92,7 @@ def rater_pool(good: int, random: int = 0, constant: int = 0, seed: Optional[int
         raise AnalysisInputError(f"rater counts must be 0 or more and not all 0, got good={good} "
                                  f"random={random} constant={constant}")
     rng = np.random.default_rng(seed)
-    out = []
+    out: List[Rater] = []
     for _ in range(good):
         out.append(Rater(f"W{len(out) + 1:04d}", "good", float(rng.normal(0, bias_sd)),
                          float(rng.uniform(0.8, 1.2)), float(rng.uniform(*noise))))
@@ -119,7 +119,7 @@ def _answer(r: Rater, true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if r.kind == "good":
         x = 50 + r.bias + r.scale * (true - 50) + rng.normal(0, r.noise, n)
     elif r.kind == "random":
-        return rng.integers(0, 101, n)
+        return np.asarray(rng.integers(0, 101, size=n), dtype=np.int64)
     else:
         x = r.constant + rng.choice([-1, 0, 0, 0, 0, 0, 0, 0, 0, 1], n)
     return np.clip(np.rint(x), 0, 100).astype(np.int64)

@@ -1,0 +1,207 @@
+"""Campaign round trip: build HITs, simulate raters with known quality, write Mechanical Turk
+batch results, read them back with :func:`mtscore.analysis.crowd.read_mturk_batches`, run
+rater QC and standardisation, and recover the simulated quality."""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Tuple
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr
+
+from mtscore.analysis import human
+from mtscore.analysis.campaign import build_campaign
+from mtscore.analysis.cli import main
+from mtscore.analysis.crowd import read_mturk_batches
+from mtscore.analysis.errors import AnalysisInputError
+from mtscore.analysis.simulate import Rater, batch_results_csv, rater_pool, simulate, write_batch_results
+from tests.conftest import require
+
+QUALITY = {"A": 76.0, "B": 71.0, "C": 64.0, "D": 57.0, "E": 45.0}
+
+
+def _campaign(n_seg: int = 140, seed: int = 3):
+    outs = {s: [f"{s} output {i} " + " ".join(f"w{j}" for j in range(3 + i % 25)) for i in range(n_seg)]
+            for s in QUALITY}
+    refs = [f"the reference line {i} " + " ".join(f"r{j}" for j in range(2 + i % 12)) for i in range(n_seg)]
+    return build_campaign(outs, refs, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def roundtrip(tmp_path_factory):
+    camp = _campaign()
+    raters = rater_pool(good=12, random=4, constant=1, seed=3)
+    sim = simulate(camp, QUALITY, raters, assignments=5, seed=3)
+    folder = tmp_path_factory.mktemp("batches")
+    # two batch files, as a campaign published in two rounds
+    half = len(sim.assignments) // 2
+    for k, part in enumerate((sim.assignments[:half], sim.assignments[half:])):
+        sub = type(sim)(part, sim.raters, sim.truth, sim.system_truth)
+        write_batch_results(camp, sub, folder / f"Batch_{k + 1}_batch_results.csv", "en", "es", batch_id=k + 1, seed=k)
+    return camp, sim, read_mturk_batches(folder)
+
+
+def test_everything_comes_back_exactly(roundtrip):
+    camp, sim, r = roundtrip
+    assert len(r) == camp.n_hits * 5 * 100 == 5000 and r.skipped == ()
+    assert np.array_equal(r.score, np.concatenate([a.scores for a in sim.assignments]).astype(float))
+    assert r.worker.tolist() == [a.worker for a in sim.assignments for _ in range(100)]
+    assert r.hit_index.tolist() == [a.hit for a in sim.assignments for _ in range(100)]
+    items = [it for a in sim.assignments for it in camp.hit(a.hit)]
+    assert r.item_type.tolist() == [it.type for it in items]
+    assert r.segment.tolist() == [str(it.segment) for it in items]
+    assert r.position.tolist() == [it.position for it in items]
+    assert r.time.tolist() == [float(a.seconds) for a in sim.assignments for _ in range(100)]
+    assert set(r.src_lang.tolist()) == {"en"} and set(r.task.tolist()) == {"ad"}
+
+
+def _qc(r):
+    key = np.char.add(np.char.add(r.hit, "|"), np.char.add(np.char.add(r.system, "|"), r.segment))
+    return human.qc_paired_ttest(r.worker, r.item_type, key, r.score)
+
+
+def test_bad_workers_are_flagged(roundtrip):
+    _, sim, r = roundtrip
+    qc = _qc(r)
+    kind = {x.worker: x.kind for x in sim.raters}
+    passed = dict(zip(qc["worker"].tolist(), qc["passed"].tolist()))
+    assert {w for w, ok in passed.items() if ok} == {w for w in passed if kind[w] == "good"}
+    p = dict(zip(qc["worker"].tolist(), qc["p"].tolist()))
+    assert max(p[w] for w in p if kind[w] == "good") < 1e-3
+    assert min(p[w] for w in p if kind[w] != "good") > 0.05
+    flags = human.red_flags(r.worker, r.item_type, r.score)
+    seq = dict(zip(flags["worker"].tolist(), flags["flag_seq"].tolist()))
+    assert {w for w, f in seq.items() if f} == {w for w in seq if kind[w] == "constant"}
+
+
+def test_system_quality_is_recovered(roundtrip):
+    _, sim, r = roundtrip
+    qc = _qc(r)
+    good = r.select(np.isin(r.worker, qc["worker"][qc["passed"]]))
+    z, keep = human.standardize(good.worker, good.score)
+    assert keep.all()
+    scored = np.isin(good.item_type, ["SYSTEM", "REPEAT"])
+    systems = sorted(QUALITY)
+    zmean = np.array([z[scored & (good.system == s)].mean() for s in systems])
+    raw = np.array([good.score[scored & (good.system == s)].mean() for s in systems])
+    truth = np.array([sim.system_truth[s] for s in systems])
+    assert np.argsort(-zmean).tolist() == np.argsort(-truth).tolist()       # the ranking, exactly
+    assert pearsonr(zmean, truth)[0] > 0.99
+    assert np.max(np.abs(raw - truth)) < 4.0                                # raw means within 4 points
+    # mean z tracks the quality gaps: one z unit ~ the good workers' spread (about 20 points here)
+    slope = np.polyfit(truth, zmean, 1)[0]
+    assert 1 / 30 < slope < 1 / 12
+    # degraded items sit below, references above, the MT outputs (good workers)
+    m = {t: good.score[good.item_type == t].mean() for t in ("BAD_REF", "SYSTEM", "REF")}
+    assert m["BAD_REF"] + 20 < m["SYSTEM"] < m["REF"] - 20
+
+
+def test_layout_equals_the_docqe_release(shared_data: Path):
+    real = require(shared_data / "docqe-eacl2017" / "batched-hits" / "runA" / "Batch_2604723_batch_results.csv")
+    real_rows = list(csv.reader(io.StringIO(real.read_text(encoding="utf-8"), newline="")))
+    camp = _campaign(n_seg=14)
+    sim = simulate(camp, QUALITY, rater_pool(3, seed=1), assignments=2, seed=1)
+    text = batch_results_csv(camp, sim, "en", "es")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == real_rows[0]                                  # the same 435 header columns
+    assert {len(x) for x in rows[1:]} == {len(x) for x in real_rows[1:]} == {433}  # rows stop before Approve
+    raw = real.read_bytes().split(b"\r\n")[1]
+    assert text.split("\r\n")[1][:1] == raw[:1].decode() == '"'     # every field double-quoted
+    for j, name in enumerate(rows[0][:433]):                        # same shape of value column by column
+        mine, theirs = rows[1][j], real_rows[1][j]
+        if name.startswith("Input.") and name != "Input.hit":
+            assert mine[0] == mine[-1] == theirs[0] == theirs[-1] == "'", name
+        if name in ("AcceptTime", "SubmitTime", "CreationTime"):
+            assert mine.split()[4] == theirs.split()[4] == "PST" and len(mine.split()) == 6
+    answer = rows[1][rows[0].index("Answer.Q1")].split("|")
+    assert len(answer) == 100 and answer[0].rsplit("__", 1)[0].endswith("_0")
+
+
+def test_simulation_is_deterministic_and_rejects_bad_settings():
+    camp = _campaign(n_seg=14)
+    raters = rater_pool(3, 1, seed=1)
+    a = batch_results_csv(camp, simulate(camp, QUALITY, raters, assignments=2, seed=9), "en", "es", seed=9)
+    b = batch_results_csv(camp, simulate(camp, QUALITY, raters, assignments=2, seed=9), "en", "es", seed=9)
+    assert a == b
+    with pytest.raises(AnalysisInputError, match="no quality given for system.*E"):
+        simulate(camp, {k: v for k, v in QUALITY.items() if k != "E"}, raters)
+    with pytest.raises(AnalysisInputError, match="between 1 and the 4 raters, got 5"):
+        simulate(camp, QUALITY, raters, assignments=5)
+    with pytest.raises(AnalysisInputError, match="unknown rater kind"):
+        simulate(camp, QUALITY, [Rater("x", "lazy")], assignments=1)
+    with pytest.raises(AnalysisInputError, match="rater counts"):
+        rater_pool(0)
+
+
+# ---- CLI --------------------------------------------------------------------------------------------
+
+def _run(capsys, *argv: str) -> Tuple[int, str, str]:
+    capsys.readouterr()
+    rc = main(["human", *argv])
+    got = capsys.readouterr()
+    return rc, got.err, got.out
+
+
+def test_cli_build_then_simulate_reads_back(tmp_path, capsys):
+    outs = {"A": [f"a says {i} " + "x " * (i % 9) for i in range(60)],
+            "B": [f"b says {i} " + "y " * (i % 7) for i in range(60)]}
+    args = []
+    for s, lines in outs.items():
+        (tmp_path / s).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        args += ["--system", f"{s}={tmp_path / s}"]
+    (tmp_path / "ref").write_text("\n".join(f"the ref of line {i} r r" for i in range(60)) + "\n", encoding="utf-8")
+    hits, items = tmp_path / "hits.csv", tmp_path / "items.tsv"
+    rc, err, _ = _run(capsys, "build-hits", *args, "--reference", str(tmp_path / "ref"), "--src", "en",
+                      "--trg", "de", "--seed", "4", "-o", str(hits), "--items", str(items))
+    assert rc == 0 and "2 HITs of 100 items from 2 systems x 60 segments" in err
+    first = hits.read_bytes()
+    rc, _, _ = _run(capsys, "build-hits", *args, "--reference", str(tmp_path / "ref"), "--src", "en",
+                    "--trg", "de", "--seed", "4", "-o", str(hits))
+    assert rc == 0 and hits.read_bytes() == first                  # deterministic for the seed
+    assert items.read_text(encoding="utf-8").count("\tBAD_REF\t") == 20
+    res = tmp_path / "Batch_7_batch_results.csv"
+    rc, err, out = _run(capsys, "simulate-batches", "--hits", str(hits), "--quality", "A=80,B=50", "--good", "4",
+                        "--random", "1", "--assignments", "3", "-o", str(res), "--truth", str(tmp_path / "t.tsv"))
+    assert rc == 0 and out == ""
+    r = read_mturk_batches(res)
+    assert len(r) == 600 and set(r.trg_lang.tolist()) == {"de"}
+    sc = np.isin(r.item_type, ["SYSTEM", "REPEAT"])
+    good = ~np.isin(r.worker, ["W0005"])                          # the random worker
+    assert r.score[sc & good & (r.system == "A")].mean() > r.score[sc & good & (r.system == "B")].mean() + 15
+    assert (tmp_path / "t.tsv").read_text().count("\n") == 121
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["build-hits", "--reference", "REF", "--src", "en", "--trg", "de"], "--system: give at least one NAME=PATH"),
+    (["build-hits", "--system", "A", "--reference", "REF", "--src", "en", "--trg", "de"], "expected NAME=PATH"),
+    (["build-hits", "--system", "A=MISSING", "--reference", "REF", "--src", "en", "--trg", "de"], "file not found"),
+    (["build-hits", "--system", "A=SHORT", "--reference", "REF", "--src", "en", "--trg", "de"],
+     "system A has 3 lines, the references 80"),
+    (["build-hits", "--system", "A=REF", "--system", "A=REF", "--reference", "REF", "--src", "en", "--trg", "de"],
+     "--system A: given twice"),
+    (["build-hits", "--system", "A=REF", "--reference", "REF", "--src", "en", "--trg", "de", "-o", "DIR"],
+     "is a folder"),
+    (["simulate-batches", "--hits", "REF", "--quality", "A=50"], "missing column"),
+    (["simulate-batches", "--hits", "HITS", "--quality", "A=150"], "--quality 'A=150'"),
+    (["simulate-batches", "--hits", "HITS", "--quality", "B=50"], "no quality given for system"),
+    (["simulate-batches", "--hits", "HITS", "--quality", "A=50", "--good", "0"], "rater counts"),
+])
+def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(f"ref line {i} with words" for i in range(80)) + "\n", encoding="utf-8")
+    (tmp_path / "short.txt").write_text("a b\nc d\ne f\n", encoding="utf-8")
+    hits = tmp_path / "hits.csv"
+    assert main(["human", "build-hits", "--system", f"A={ref}", "--reference", str(ref), "--src", "en",
+                 "--trg", "de", "-o", str(hits)]) == 0
+    subst = {"REF": str(ref), "SHORT": str(tmp_path / "short.txt"), "HITS": str(hits),
+             "MISSING": str(tmp_path / "nope"), "DIR": str(tmp_path)}
+    def fill(a: str) -> str:  # placeholders -> real paths, also inside NAME=PATH
+        name, eq, rest = a.rpartition("=")
+        return name + eq + subst.get(rest, rest)
+
+    argv = [fill(a) for a in argv]
+    rc, err, _ = _run(capsys, *argv)
+    assert rc == 1 and message in err and err.count("\n") == 1 and "Traceback" not in err
