@@ -38,7 +38,8 @@ from .degrade import METHODS, degradable, delete_phrase, ngram_pool, replace_phr
 from .errors import AnalysisInputError
 
 __all__ = ["HIT_SIZE", "BLOCK_MT", "ITEM_TYPES", "HitItem", "Campaign", "plan_hits", "build_campaign",
-           "batch_input_csv", "write_batch_input", "read_batch_input", "items_tsv", "check_name"]
+           "batch_input_csv", "write_batch_input", "read_batch_input", "items_tsv", "check_name",
+           "hit_problems"]
 
 HIT_SIZE = 100
 BLOCK_MT = 7            # MT outputs per block; + BAD_REF, REPEAT, REF = 10 items
@@ -196,6 +197,45 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
     return Campaign(items, seed, list(references))
 
 
+def hit_problems(campaign: Campaign) -> List[str]:
+    """Every way the HITs of ``campaign`` break the A2 rules, one message each (empty: none):
+    per HIT 70 SYSTEM items (70 different outputs) and 10 each of BAD_REF, REPEAT, REF; every
+    block of 10 positions holds 7 SYSTEM and one of each QC type; every QC item's original is a
+    SYSTEM item of the same HIT in the block 5 away (so 41+ positions apart); the 30 QC items
+    have 30 different originals. Use it to check HITs built elsewhere (:func:`read_batch_input`)."""
+    out = []
+    for h in range(campaign.n_hits):
+        items = campaign.hit(h)
+        name = f"HIT {items[0].hit}"
+        types = {t: sum(it.type == t for it in items) for t in ITEM_TYPES}
+        if types != {"SYSTEM": 70, "BAD_REF": 10, "REPEAT": 10, "REF": 10}:
+            out.append(f"{name}: item types {types}, expected 70 SYSTEM and 10 of each QC type")
+        mt: Dict[Tuple[str, int], int] = {}
+        for p, it in enumerate(items):
+            if it.type == "SYSTEM" and mt.setdefault((it.system, it.segment), p) != p:
+                out.append(f"{name}: {it.system} segment {it.segment} is a SYSTEM item twice")
+        for b in range(BLOCKS_PER_HIT):
+            got = sorted(it.type for it in items[10 * b:10 * b + 10])
+            if got != sorted(["SYSTEM"] * BLOCK_MT + ["BAD_REF", "REPEAT", "REF"]):
+                out.append(f"{name}: positions {10 * b}-{10 * b + 9} hold {got}, expected 7 SYSTEM + 1 of each QC type")
+        originals = []
+        for p, it in enumerate(items):
+            if it.type == "SYSTEM":
+                continue
+            o = mt.get((it.system, it.segment))
+            b = p // 10
+            want = b + SPACE if b < SPACE else b - SPACE
+            if o is None:
+                out.append(f"{name}: position {p} ({it.type}) has no SYSTEM original in the HIT")
+            elif o // 10 != want:
+                out.append(f"{name}: position {p} ({it.type}) is {abs(o - p)} positions from its original at "
+                           f"{o}; expected the original in positions {10 * want}-{10 * want + 9}")
+            originals.append((it.system, it.segment))
+        if len(set(originals)) != len(originals):
+            out.append(f"{name}: {len(originals) - len(set(originals))} QC items share an original")
+    return out
+
+
 def _header(texts: bool) -> List[str]:
     cols = ["src", "trg", "item", "hit"]
     for i in range(HIT_SIZE):
@@ -250,30 +290,42 @@ def _unquote(v: str) -> str:
 
 def read_batch_input(path: PathLike) -> Campaign:
     """The :class:`Campaign` (without texts) of a batch input CSV written by :func:`write_batch_input`
-    (or by the reference ``gen-mturk-csv.py``); bad content names the file, line and column."""
+    (or by the reference ``gen-mturk-csv.py``), or the HITs of a Mechanical Turk batch *result*
+    file (its ``Input.*`` columns; the first assignment of each HIT, HITs in ``Input.hit`` order).
+    :meth:`Campaign.hit` ``(h)`` is then the h-th HIT read. Bad content names the file, line and column."""
     from .loaders import read_text
 
     path = Path(path)
-    rows = list(csv.reader(io.StringIO(read_text(path), newline="")))
-    if not rows:
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    head = next(reader, None)
+    if not head:
         raise AnalysisInputError(f"{path}: empty file, expected a batch input CSV header")
-    head = rows[0]
-    missing = [c for c in ["hit"] + [f"{k}_{i}" for i in range(HIT_SIZE) for k in ("sys", "sid", "tst", "rid")]
-               if c not in head]
+    results = "Input.hit" in head
+    names = [h[len("Input."):] if results and h.startswith("Input.") else h for h in head]
+    needed = ["hit"] + [f"{k}_{i}" for i in range(HIT_SIZE) for k in ("sys", "sid", "tst", "rid")]
+    missing = [c for c in needed if c not in names]
     if missing:
         raise AnalysisInputError(f"{path}: line 1: missing column(s) {', '.join(missing[:4])}"
                                  f"{' ...' if len(missing) > 4 else ''}: not a 100-item DA batch input CSV")
-    col = {c: j for j, c in enumerate(head)}
-    items = []
-    for lineno, row in enumerate(rows[1:], start=2):
-        if len(row) != len(head):
+    col = {c: j for j, c in enumerate(names)}
+    last = max(col[c] for c in needed)
+    hits: Dict[int, List[HitItem]] = {}
+    meta: Dict[str, str] = {}
+    lineno = reader.line_num + 1
+    for row in reader:
+        # result files: rows may stop before the trailing Approve/Reject columns (as MTurk writes them)
+        short = len(row) < len(head) and not (results and len(row) > last)
+        if (len(row) != len(head) and not results) or short:
             raise AnalysisInputError(f"{path}: line {lineno}: {len(row)} fields, the header has {len(head)}")
-        for i in range(HIT_SIZE):
-            items.append(_input_item(path, lineno, row, col, i))
-    if not items:
+        hit = [_input_item(path, lineno, row, col, i) for i in range(HIT_SIZE)]
+        if hit[0].hit in hits and not results:
+            raise AnalysisInputError(f"{path}: line {lineno}: HIT {hit[0].hit} appears twice")
+        hits.setdefault(hit[0].hit, hit)
+        meta = meta or {k: _unquote(row[col[k]]) for k in ("src", "trg", "item") if k in col}
+        lineno = reader.line_num + 1
+    if not hits:
         raise AnalysisInputError(f"{path}: a header and no HIT rows")
-    meta: Dict[str, str] = {k: _unquote(rows[1][col[k]]) for k in ("src", "trg", "item") if k in col}
-    return Campaign(items, None, meta=meta)
+    return Campaign([it for h in sorted(hits) for it in hits[h]], None, meta=meta)
 
 
 def _input_item(path: Path, lineno: int, row: List[str], col: Dict[str, int], i: int) -> HitItem:

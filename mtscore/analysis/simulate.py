@@ -201,7 +201,7 @@ def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, i
                 _mturk_time(created + timedelta(days=30)), "", "", _token(rng), a.worker, "Submitted",
                 _mturk_time(a.accept), _mturk_time(submit), _mturk_time(submit + timedelta(days=30)), "", "", "",
                 str(a.seconds), "0% (0/0)", "0% (0/0)", "0% (0/0)"]
-        vals = [f"'{src}'", f"'{trg}'", f"'{item}'", str(a.hit)]
+        vals = [f"'{src}'", f"'{trg}'", f"'{item}'", str(items[0].hit)]
         for it in items:
             vals += [f"'{it.system}'", f"'{it.segment}'", f"'{it.type}'", f"'{it.rid}'"]
         answer = "|".join(f"{it.system}_{it.segment}_{it.type}_{it.position}__{int(s)}"

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mtscore.analysis import degrade as dg
-from mtscore.analysis.campaign import (HIT_SIZE, batch_input_csv, build_campaign, items_tsv, plan_hits,
-                                       read_batch_input, write_batch_input)
+from mtscore.analysis.campaign import (HIT_SIZE, Campaign, HitItem, batch_input_csv, build_campaign,
+                                       hit_problems, items_tsv, plan_hits, read_batch_input, write_batch_input)
 from mtscore.analysis.errors import AnalysisInputError
+from tests.conftest import require
 
 SYSTEMS = ("online-A", "uedin_nmt", "sys.3", "Ünïcode")
 
@@ -132,6 +133,7 @@ def test_hits_follow_the_composition_and_spacing(balance):
     assert c.n_hits == 10
     for h in range(c.n_hits):
         _check_hit(c.hit(h), balance)
+    assert hit_problems(c) == []
     seen = Counter((it.system, it.segment) for it in c.items if it.type == "SYSTEM")
     assert set(seen) == set(pool) and set(seen.values()) == {1}   # every output exactly once
     rids = [it.rid for it in c.items]
@@ -195,6 +197,29 @@ def test_batch_input_csv_is_what_mturk_reads(tmp_path):
     with_texts = list(csv.reader(io.StringIO(batch_input_csv(c, "en", "de", texts=True), newline="")))
     assert with_texts[0][4:10] == ["sys_0", "sid_0", "tst_0", "rid_0", "text_0", "ref_0"]
     assert with_texts[1][8] == first.text and with_texts[1][9] == refs[first.segment - 1]
+
+
+def test_release_hits_obey_the_same_rules(shared_data):
+    # the 16 + 16 HITs of the docqe-eacl2017 runs were built by the reference script: read from the
+    # Input.* columns of the raw batch results, they satisfy every rule the builder guarantees
+    folder = require(shared_data / "docqe-eacl2017" / "batched-hits")
+    for run in ("runA", "runB"):
+        hits = [read_batch_input(f) for f in sorted((folder / run).glob("Batch_*.csv"))]
+        assert sum(c.n_hits for c in hits) >= 16
+        for c in hits:
+            assert hit_problems(c) == [] and c.meta == {"src": "en", "trg": "es", "item": "ad"}
+    c = read_batch_input(folder / "runA" / "Batch_2603232_batch_results.csv")
+    assert c.n_hits == 16 and c.items[0] == HitItem(0, 0, "all", 746, "SYSTEM", 1009117)
+    # and the check finds broken HITs: swap a QC item into the next block, drop an original
+    items = list(c.items)
+    q = next(i for i, it in enumerate(items[:10]) if it.type != "SYSTEM")
+    items[q], items[q + 10] = items[q + 10], items[q]
+    bad = hit_problems(Campaign(items[:100], None))
+    assert any("positions 0-9 hold" in m for m in bad) and any(f"position {q + 10} " in m for m in bad)
+    orig = next(i for i, it in enumerate(items) if it.type == "SYSTEM" and
+                any(o.type == "REF" and (o.system, o.segment) == (it.system, it.segment) for o in items[:100]))
+    items[orig] = HitItem(0, orig, "other", 1, "SYSTEM", 1)
+    assert any("has no SYSTEM original" in m for m in hit_problems(Campaign(items[:100], None)))
 
 
 # ---- bad input ------------------------------------------------------------------------------------
