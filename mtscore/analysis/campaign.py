@@ -34,7 +34,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from .degrade import METHODS, degradable, delete_phrase, ngram_pool, replace_phrase
+from .degrade import METHODS, degradable, degrade_text, ngram_pool
 from .errors import AnalysisInputError
 
 __all__ = ["HIT_SIZE", "BLOCK_MT", "ITEM_TYPES", "HitItem", "Campaign", "plan_hits", "build_campaign",
@@ -126,7 +126,8 @@ def _qc_picks(block: List[int], rng: np.random.Generator, can_degrade: Callable[
     bad = next((i for i in perm if can_degrade(i)), None)
     if bad is None:
         raise AnalysisInputError("a block of 7 outputs has none that can be degraded (all empty or too "
-                                 "short): remove empty outputs from the pool or use --degrade replace")
+                                 "short for the method): remove such outputs from the pool or use "
+                                 "--degrade replace")
     rest = [i for i in perm if i != bad]
     return [bad, rest[0], rest[1]]
 
@@ -172,7 +173,8 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
 
     ``outputs``: system -> its N output lines; ``references``: the N reference lines.
     BAD_REF texts come from ``degrade`` ("replace": a span replaced by an n-gram of the
-    references, WMT practice; "delete": a span deleted, NLE). Deterministic for ``seed``."""
+    references, WMT practice; "delete": a span deleted, NLE adequacy; "duplicate": a word pair
+    copied elsewhere, NLE fluency). Deterministic for ``seed``."""
     if degrade not in METHODS:
         raise AnalysisInputError(f"degrade {degrade!r}: choose one of {', '.join(METHODS)}")
     if not outputs:
@@ -192,7 +194,7 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
         if it.type == "REF":
             t = references[it.segment - 1]
         elif it.type == "BAD_REF":
-            t = replace_phrase(t, grams, rng) if degrade == "replace" else delete_phrase(t, rng)
+            t = degrade_text(degrade, t, grams, rng)
         items.append(HitItem(it.hit, it.position, it.system, it.segment, it.type, it.rid, t))
     return Campaign(items, seed, list(references))
 

@@ -7,6 +7,7 @@ Examples::
         --reference newstest.ref --src en --trg de --seed 1 -o ad.mturk-hits.en-de.csv --items items.tsv
     mtscore human simulate-batches --hits ad.mturk-hits.en-de.csv --quality online-A=70,uedin=62 \\
         --good 20 --random 5 --assignments 3 --seed 1 -o Batch_1_batch_results.csv
+    mtscore human check-hits ad.mturk-hits.en-de.csv Batch_*_batch_results.csv
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from .errors import AnalysisInputError
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
 
-COMMANDS = ("build-hits", "simulate-batches")
+COMMANDS = ("build-hits", "simulate-batches", "check-hits")
 
 
 def add_parsers(hsub) -> None:
@@ -38,8 +39,9 @@ def add_parsers(hsub) -> None:
     b.add_argument("--trg", required=True, help="target language code written into the CSV, e.g. de")
     b.add_argument("--item", default="ad", help="task code written into the CSV (default ad: adequacy)")
     b.add_argument("--seed", type=nonnegative_int, default=0, help="random seed, 0 or more (default 0)")
-    b.add_argument("--degrade", choices=("replace", "delete"), default="replace",
-                   help="BAD_REF: replace a span by an n-gram of the references (WMT, default) or delete it (NLE)")
+    b.add_argument("--degrade", choices=("replace", "delete", "duplicate"), default="replace",
+                   help="BAD_REF: replace a span by an n-gram of the references (WMT, default), delete it "
+                        "(NLE adequacy) or copy a word pair elsewhere (NLE fluency HITs)")
     b.add_argument("--no-balance", action="store_true",
                    help="one plain shuffle (the reference script) instead of equal shares of systems per HIT")
     b.add_argument("--texts", action="store_true",
@@ -63,6 +65,12 @@ def add_parsers(hsub) -> None:
     s.add_argument("--batch-id", type=nonnegative_int, default=1, help="BatchId written into the file")
     s.add_argument("--truth", help="also write the true quality of every output (system, segment, quality)")
     s.add_argument("--output", "-o", help="the batch result CSV (default: stdout)")
+    c = hsub.add_parser("check-hits", help="check 100-item HITs against the composition and spacing rules",
+                        description="Read the HITs of batch input CSVs or of Mechanical Turk batch result files "
+                                    "(Input.* columns) and list every break of the rules: 70 SYSTEM + 10 "
+                                    "BAD_REF + 10 REPEAT + 10 REF, 7 + 3 per block of 10, QC originals in the "
+                                    "block 5 away. Exit status 1 when a HIT breaks a rule.")
+    c.add_argument("files", nargs="+", help="batch input or batch result CSV files")
 
 
 def _write(option: str, path: str, text: str) -> None:
@@ -153,10 +161,26 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from .campaign import hit_problems, read_batch_input
+
+    bad = 0
+    for f in args.files:
+        camp = read_batch_input(f)
+        problems = hit_problems(camp)
+        bad += len(problems)
+        print(f"{f}: {camp.n_hits} HITs, " + (f"{len(problems)} problem(s)" if problems else "all follow the rules"))
+        for p in problems:
+            print(f"  {p}")
+    return 1 if bad else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``args.cmd`` (one of :data:`COMMANDS`); bad input raises :class:`AnalysisInputError`."""
     for option in ("output", "items", "truth"):
         path = getattr(args, option, None)
         if path and Path(path).is_dir():
             raise AnalysisInputError(f"--{option} {path}: is a folder, expected a file name")
+    if args.cmd == "check-hits":
+        return _check(args)
     return _build(args) if args.cmd == "build-hits" else _simulate(args)

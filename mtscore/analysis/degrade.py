@@ -8,6 +8,8 @@ scores it lower than the original (the QC test of A4). Two generators:
   follows :func:`replaced_words`; the span never starts at the first word.
 * :func:`delete_phrase` - the NLE (Graham et al. 2017 §4) adequacy version: one contiguous
   span is *deleted*; its length follows :func:`deleted_words`.
+* :func:`duplicate_words` - the NLE fluency version: a pair of adjacent words is copied
+  elsewhere (not next to the original pair, not at the start or the end).
 
 :func:`degrade` applies either to a list of texts, deterministically for a seed.
 Words are whitespace-separated tokens (``str.split()``); the output joins them with one space.
@@ -20,9 +22,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from .errors import AnalysisInputError
 
 __all__ = ["METHODS", "replaced_words", "deleted_words", "ngram_pool", "replace_phrase",
-           "delete_phrase", "degradable", "degrade", "span_bounds"]
+           "delete_phrase", "duplicate_words", "degradable", "degrade", "degrade_text", "span_bounds"]
 
-METHODS = ("replace", "delete")
+METHODS = ("replace", "delete", "duplicate")
+_MIN_WORDS = {"replace": 1, "delete": 2, "duplicate": 4}
 MAX_NGRAM = 6  # longest replacement n-gram: spans of more than 5 words get a 6-gram
 
 
@@ -110,19 +113,36 @@ def delete_phrase(text: str, rng: random.Random) -> str:
     return " ".join(w[:start] + w[start + r:])
 
 
+def duplicate_words(text: str, rng: random.Random) -> str:
+    """``text`` with a random pair of adjacent words copied into a random gap between two words
+    that is not next to the pair itself (NLE fluency items; "a pair of words" is read as a
+    bigram). Needs 4 or more words."""
+    w = text.split()
+    n = len(w)
+    if n < 4:
+        raise ValueError(f"an output of {n} words has no gap to copy a word pair into")
+    i = rng.randrange(0, n - 1)                        # the pair w[i], w[i + 1]
+    gaps = [g for g in range(1, n) if g not in (i, i + 1, i + 2)]  # gap g: before w[g]
+    if not gaps:                                       # n = 4 with the middle pair: take another pair
+        i = rng.choice([0, n - 2])
+        gaps = [g for g in range(1, n) if g not in (i, i + 1, i + 2)]
+    g = gaps[rng.randrange(len(gaps))]
+    return " ".join(w[:g] + w[i:i + 2] + w[g:])
+
+
 def degradable(text: str, method: str = "replace") -> bool:
-    """Whether ``method`` can degrade ``text`` (replace: 1+ words; delete: 2+ words)."""
-    return len(text.split()) >= (1 if method == "replace" else 2)
+    """Whether ``method`` can degrade ``text`` (replace: 1+ words; delete: 2+; duplicate: 4+)."""
+    return len(text.split()) >= _MIN_WORDS[method]
 
 
 def degrade(texts: Sequence[str], method: str = "replace", seed: Optional[int] = 0,
             pool_texts: Optional[Sequence[str]] = None) -> List[str]:
-    """One degraded version of each of ``texts`` (``method`` "replace" or "delete"), the same
+    """One degraded version of each of ``texts`` (``method`` in :data:`METHODS`), the same
     for the same ``seed`` (Python ``random.Random(seed)``, drawn in input order).
 
     ``pool_texts``: the text the replacement n-grams come from (WMT: the reference
-    translations; default ``texts``). A text ``method`` cannot degrade (empty, or one word for
-    "delete") raises :class:`AnalysisInputError` naming its index."""
+    translations; default ``texts``). A text ``method`` cannot degrade (:func:`degradable`)
+    raises :class:`AnalysisInputError` naming its index."""
     if method not in METHODS:
         raise AnalysisInputError(f"degradation method {method!r}: choose one of {', '.join(METHODS)}")
     rng = random.Random(seed)
@@ -131,8 +151,15 @@ def degrade(texts: Sequence[str], method: str = "replace", seed: Optional[int] =
     for i, t in enumerate(texts):
         if not degradable(t, method):
             raise AnalysisInputError(f"text {i} ({t!r}) is too short to degrade by {method}")
-        out.append(replace_phrase(t, pool, rng) if method == "replace" else delete_phrase(t, rng))
+        out.append(degrade_text(method, t, pool, rng))
     return out
+
+
+def degrade_text(method: str, text: str, pool: Dict[int, List[str]], rng: random.Random) -> str:
+    """One degraded version of ``text`` by ``method`` (``pool`` is used by "replace" only)."""
+    if method == "replace":
+        return replace_phrase(text, pool, rng)
+    return delete_phrase(text, rng) if method == "delete" else duplicate_words(text, rng)
 
 
 def span_bounds(original: str, degraded: str) -> Tuple[int, int]:

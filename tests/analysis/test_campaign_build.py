@@ -87,6 +87,25 @@ def test_delete_phrase_removes_one_span(ws, seed):
     assert any(ws[:i] + ws[i + dg.deleted_words(n):] == out for i in range(n))
 
 
+@settings(max_examples=150)
+@given(st.lists(words, min_size=4, max_size=40), st.integers(0, 2**32))
+def test_duplicate_words_copies_a_pair_away_from_itself(ws, seed):
+    n = len(ws)
+    out = dg.duplicate_words(" ".join(ws), random.Random(seed)).split()
+    assert len(out) == n + 2
+    # some adjacent pair (i, i+1) of ws was inserted before ws[g], 1 <= g <= n-1, g not in {i, i+1, i+2}
+    assert any(out == ws[:g] + ws[i:i + 2] + ws[g:]
+               for i in range(n - 1) for g in range(1, n) if g not in (i, i + 1, i + 2))
+
+
+def test_duplicate_words_small_cases():
+    for seed in range(30):
+        out = dg.duplicate_words("a b c d", random.Random(seed))
+        assert out in ("a b c a b d", "a c d b c d")
+    with pytest.raises(ValueError):
+        dg.duplicate_words("a b c", random.Random(0))
+
+
 def test_degrade_is_deterministic_and_names_the_bad_text():
     texts = [f"a sentence number {i} with some words in it" for i in range(20)]
     a = dg.degrade(texts, "replace", seed=7)
@@ -94,6 +113,9 @@ def test_degrade_is_deterministic_and_names_the_bad_text():
     assert all(x != t for x, t in zip(a, texts))
     with pytest.raises(AnalysisInputError, match=r"text 1 \('x'\) is too short to degrade by delete"):
         dg.degrade(["a b", "x"], "delete")
+    with pytest.raises(AnalysisInputError, match=r"text 0 \('a b c'\) is too short to degrade by duplicate"):
+        dg.degrade(["a b c"], "duplicate")
+    assert len(dg.degrade(texts, "duplicate", seed=1)[0].split()) == len(texts[0].split()) + 2
     with pytest.raises(AnalysisInputError, match="no 1-gram"):
         dg.degrade(["word"], "replace")
     with pytest.raises(AnalysisInputError, match="choose one of"):
@@ -169,6 +191,9 @@ def test_seed_determinism_and_texts():
             assert it.text != orig and it.text.split()[0] == orig.split()[0]
             n, r = len(orig.split()), dg.replaced_words(len(orig.split()))
             assert len(it.text.split()) == (n if n < 5 else n - r + min(r, 6))
+    f = build_campaign(outs, refs, seed=5, degrade="duplicate")  # every output has 4+ words
+    assert all(len(it.text.split()) == len(outs[it.system][it.segment - 1].split()) + 2
+               for it in f.items if it.type == "BAD_REF")
     d = build_campaign(outs, refs, seed=5, degrade="delete")
     assert [(it.system, it.segment, it.type) for it in d.items] == [(it.system, it.segment, it.type) for it in a.items]
     assert all(len(it.text.split()) < len(outs[it.system][it.segment - 1].split())

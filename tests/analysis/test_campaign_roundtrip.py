@@ -174,6 +174,27 @@ def test_cli_build_then_simulate_reads_back(tmp_path, capsys):
     assert (tmp_path / "t.tsv").read_text().count("\n") == 121
 
 
+def test_cli_check_hits(tmp_path, capsys, shared_data):
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(f"ref line {i} with words" for i in range(80)) + "\n", encoding="utf-8")
+    hits = tmp_path / "hits.csv"
+    assert main(["human", "build-hits", "--system", f"A={ref}", "--reference", str(ref), "--src", "en",
+                 "--trg", "de", "--degrade", "duplicate", "-o", str(hits)]) == 0
+    rc, _, out = _run(capsys, "check-hits", str(hits))
+    assert rc == 0 and out == f"{hits}: 2 HITs, all follow the rules\n"
+    text = hits.read_bytes().decode("utf-8").split("\r\n")
+    cells = text[1].split(",")
+    j = next(k for k in range(6, 404, 4) if cells[k] != "'SYSTEM'")   # a QC item's type -> SYSTEM
+    cells[j] = "'SYSTEM'"
+    text[1] = ",".join(cells)
+    hits.write_bytes("\r\n".join(text).encode("utf-8"))
+    rc, _, out = _run(capsys, "check-hits", str(hits))
+    assert rc == 1 and "2 HITs, " in out and "item types" in out and "expected 7 SYSTEM + 1 of each QC type" in out
+    real = require(shared_data / "docqe-eacl2017" / "batched-hits" / "runA" / "Batch_2607652_batch_results.csv")
+    rc, _, out = _run(capsys, "check-hits", str(real))
+    assert rc == 0 and "all follow the rules" in out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["build-hits", "--reference", "REF", "--src", "en", "--trg", "de"], "--system: give at least one NAME=PATH"),
     (["build-hits", "--system", "A", "--reference", "REF", "--src", "en", "--trg", "de"], "expected NAME=PATH"),
