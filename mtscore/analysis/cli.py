@@ -21,6 +21,7 @@ from ..engine.errors import positive_float as _positive_float
 from ..engine.errors import positive_int as _positive_int
 from ..engine.errors import probability as _probability
 from . import campaign_cli
+from . import crowd_cli
 from .errors import AnalysisInputError
 
 __all__ = ["main", "build_parser"]
@@ -115,6 +116,7 @@ def _add_human(sub) -> None:
     _common_out(h2)
     _add_agreement(hsub)
     campaign_cli.add_parsers(hsub)
+    crowd_cli.add_parsers(hsub)
 
 
 def _add_agreement(hsub) -> None:
@@ -527,6 +529,8 @@ def _render_agreement(res: Dict, fmt: str) -> str:
 def _run_human(args: argparse.Namespace) -> int:
     if args.cmd in campaign_cli.COMMANDS:
         return campaign_cli.run(args)
+    if args.cmd in crowd_cli.COMMANDS:
+        return crowd_cli.run(args)
     if args.cmd == "agreement":
         _emit(_render_agreement(_agreement(args), args.format), args.output)
         return 0

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -121,7 +121,7 @@ def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
 def _build(rows: List[tuple], skipped: Iterable[str]) -> Ratings:
     names = Ratings.array_fields()
     cols = list(zip(*rows)) if rows else [()] * len(names)
-    kinds = {"position": np.int64, "hit_index": np.int64, "score": np.float64, "time": np.float64,
+    kinds: Dict[str, Any] = {"position": np.int64, "hit_index": np.int64, "score": np.float64, "time": np.float64,
              "accept": "datetime64[s]", "submit": "datetime64[s]"}
     kw = {}
     for n, c in zip(names, cols):

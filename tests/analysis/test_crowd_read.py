@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from mtscore.analysis.crowd import read_mturk_batches
-from mtscore.analysis.errors import AnalysisInputError
 from tests.conftest import require
 
 

@@ -1,0 +1,288 @@
+"""DA scores from raw crowd ratings: standardisation (A5), segment (A6), document (A12) and
+system (A7) scores, the whole pipeline from batches to scores, and run-A vs run-B
+reliability with its down-sampling curve (A11).
+
+:func:`da_pipeline` chains QC (:mod:`.crowd_qc`), standardisation and scoring as the DA
+scripts of Graham et al. do (``proc-hits``), so that the ``docqe-eacl2017`` release's
+``seg-key-enes`` / ``doc-key-enes.csv`` of each run are reproduced from its raw batches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .crowd import Ratings
+from .crowd_qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, signif, worker_stats
+from .errors import AnalysisInputError
+
+__all__ = ["SegmentKey", "read_segment_key", "standardize_ratings", "SegmentScores", "segment_scores",
+           "DocumentScores", "document_scores", "system_scores", "DAResult", "da_pipeline",
+           "run_correlation", "downsampling_curve", "SCORED_TYPES"]
+
+SCORED_TYPES = ("SYSTEM", "REPEAT")
+
+
+@dataclass(frozen=True)
+class SegmentKey:
+    """Where each rated segment id comes from (the release's ``seg-key-enes``). Arrays (S,):
+    segment (str, the HIT's sid = NEW.LN), document (str, ORIG.TRG.FN), source_document (str,
+    ORIG.SRC.FN), line (int64, ORIG.LN: the line inside the document)."""
+
+    segment: np.ndarray
+    document: np.ndarray
+    source_document: np.ndarray
+    line: np.ndarray
+
+    def mapping(self) -> Dict[str, str]:
+        return dict(zip(self.segment.tolist(), self.document.tolist()))
+
+
+def read_segment_key(path: Union[str, Path]) -> SegmentKey:
+    """Read a ``seg-key-enes`` file (whitespace separated, header ``ORIG.SRC.FN ORIG.TRG.FN
+    ORIG.LN NEW.LN ...``; further columns are ignored)."""
+    from .loaders import read_table_lines
+
+    table, lines = read_table_lines(path, ragged="pad", string_columns=("ORIG.SRC.FN", "ORIG.TRG.FN", "NEW.LN"))
+    need = ("ORIG.SRC.FN", "ORIG.TRG.FN", "ORIG.LN", "NEW.LN")
+    missing = [c for c in need if c not in table.column_names]
+    if missing:
+        raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a segment key has "
+                                 "ORIG.SRC.FN ORIG.TRG.FN ORIG.LN NEW.LN")
+    seg = np.array(table.column("NEW.LN").to_pylist(), dtype=str)
+    u, c = np.unique(seg, return_counts=True)
+    if (c > 1).any():
+        dup = u[c > 1][0]
+        raise AnalysisInputError(f"{path}:{lines[int(np.flatnonzero(seg == dup)[1])]}: segment {dup} (NEW.LN) "
+                                 "appears twice; a key gives each rated segment one document")
+    return SegmentKey(segment=seg, document=np.array(table.column("ORIG.TRG.FN").to_pylist(), dtype=str),
+                      source_document=np.array(table.column("ORIG.SRC.FN").to_pylist(), dtype=str),
+                      line=np.array(table.column("ORIG.LN").to_pylist(), dtype=np.int64))
+
+
+def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replicate_r: bool = True
+                        ) -> Tuple[np.ndarray, np.ndarray]:
+    """Per-worker z-scores (A5): (trunc(score) - mean_w) / sd_w, mean and sample SD (n - 1)
+    over all of the worker's ratings in ``stats_from`` (default ``r``; the DA scripts use every
+    rating of the run, QC items and rejected assignments included). ``replicate_r`` rounds
+    mean and SD to 7 significant digits, as the scripts pass them through R's ``print``.
+
+    Returns (z (N,) float64, keep (N,) bool): a worker with SD 0 or a single rating (SD
+    undefined) gets NaN and keep False (the scripts drop SD-0 workers)."""
+    src = r if stats_from is None else stats_from
+    mean: Dict[str, float] = {}
+    sd: Dict[str, float] = {}
+    for w in np.unique(src.worker):
+        s = src.score[src.worker == w]
+        mean[w] = float(s.mean())
+        sd[w] = float(s.std(ddof=1)) if s.size > 1 else np.nan
+    if replicate_r:
+        mean = {w: float(signif(v)) for w, v in mean.items()}
+        sd = {w: float(signif(v)) for w, v in sd.items()}
+    missing = sorted(set(np.unique(r.worker).tolist()) - set(mean))
+    if missing:
+        raise AnalysisInputError(f"worker {missing[0]} has no ratings in the table the statistics come from")
+    mu = np.array([mean[w] for w in r.worker.tolist()])
+    sig = np.array([sd[w] for w in r.worker.tolist()])
+    keep = np.isfinite(sig) & (sig > 0)
+    z = np.full(len(r), np.nan)
+    z[keep] = (np.trunc(r.score[keep]) - mu[keep]) / sig[keep]
+    return z, keep
+
+
+@dataclass(frozen=True)
+class SegmentScores:
+    """Per (system, segment), sorted by system then segment (natural order). Arrays (S,):
+    system, segment, document (str; "" without a key), z (mean z-score), raw (mean raw
+    score), n (int64 judgements)."""
+
+    system: np.ndarray
+    segment: np.ndarray
+    document: np.ndarray
+    z: np.ndarray
+    raw: np.ndarray
+    n: np.ndarray
+
+
+def _natural(values: np.ndarray) -> np.ndarray:
+    """Sort key: numeric ids by value, others after them by text."""
+    def key(v):
+        try:
+            return (0, float(v), "")
+        except ValueError:
+            return (1, 0.0, v)
+    return np.array(sorted(range(len(values)), key=lambda i: key(values[i])), dtype=np.int64)
+
+
+def _group(keys: Sequence[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    """Group index of every row and the first row of each group, for tuples of str keys."""
+    joined = keys[0].astype(str)
+    for k in keys[1:]:
+        joined = np.char.add(np.char.add(joined, "\x00"), k.astype(str))
+    _, first, inv = np.unique(joined, return_index=True, return_inverse=True)
+    return inv, first
+
+
+def segment_scores(r: Ratings, z: np.ndarray, types: Sequence[str] = SCORED_TYPES, min_n: int = 1) -> SegmentScores:
+    """Segment scores (A6): plain means of z and raw scores over the judgements of each
+    (system, segment) whose type is in ``types`` (SYSTEM and REPEAT) and whose z is finite;
+    ``min_n`` keeps segments with at least that many judgements (15 for strict segment DA)."""
+    m = np.isin(r.item_type, list(types)) & np.isfinite(z)
+    sy, sg, dc = r.system[m], r.segment[m], r.document[m]
+    if not m.any():
+        e = np.array([], dtype=str)
+        return SegmentScores(e, e, e, np.array([]), np.array([]), np.array([], np.int64))
+    inv, first = _group([sy, sg])
+    n = np.bincount(inv)
+    zm = np.bincount(inv, z[m]) / n
+    rm = np.bincount(inv, r.score[m]) / n
+    order = np.lexsort((_rank(sg[first]), sy[first]))
+    order = order[n[order] >= min_n]
+    return SegmentScores(system=sy[first][order], segment=sg[first][order], document=dc[first][order],
+                         z=zm[order], raw=rm[order], n=n[order].astype(np.int64))
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    rank = np.empty(len(values), np.int64)
+    rank[_natural(values)] = np.arange(len(values))
+    return rank
+
+
+@dataclass(frozen=True)
+class DocumentScores:
+    """Per (system, document) (A12: unweighted mean of the segment means). Arrays (D,):
+    system, document (str), z, raw (float64), n (int64 judgements), n_segments (int64)."""
+
+    system: np.ndarray
+    document: np.ndarray
+    z: np.ndarray
+    raw: np.ndarray
+    n: np.ndarray
+    n_segments: np.ndarray
+
+
+def document_scores(seg: SegmentScores) -> DocumentScores:
+    """Document scores from segment scores (the segments need a document: read the
+    ratings with a key, :meth:`Ratings.with_documents`)."""
+    if len(seg.document) and (seg.document == "").any():
+        raise AnalysisInputError("document scores need each segment's document: attach a segment key "
+                                 "(Ratings.with_documents / --segment-key)")
+    if not len(seg.document):
+        e = np.array([], dtype=str)
+        return DocumentScores(e, e, np.array([]), np.array([]), np.array([], np.int64), np.array([], np.int64))
+    inv, first = _group([seg.system, seg.document])
+    k = np.bincount(inv)
+    return DocumentScores(system=seg.system[first], document=seg.document[first],
+                          z=np.bincount(inv, seg.z) / k, raw=np.bincount(inv, seg.raw) / k,
+                          n=np.bincount(inv, seg.n).astype(np.int64), n_segments=k.astype(np.int64))
+
+
+def system_scores(r: Ratings, z: np.ndarray, seg: SegmentScores, types: Sequence[str] = SCORED_TYPES
+                  ) -> Dict[str, np.ndarray]:
+    """System scores (A7) both ways: ``z``/``raw`` = mean over the system's judgements
+    (NLE, Thesis), ``z_seg``/``raw_seg`` = mean of its segment means (WMT). Returns a dict of
+    arrays (K,) sorted by ``z`` descending: system, z, raw, z_seg, raw_seg, n, n_segments."""
+    m = np.isin(r.item_type, list(types)) & np.isfinite(z)
+    names = np.unique(r.system[m])
+    out: Dict[str, List] = {k: [] for k in ("system", "z", "raw", "z_seg", "raw_seg", "n", "n_segments")}
+    for s in names:
+        j = m & (r.system == s)
+        g = seg.system == s
+        for k, v in zip(out, (s, z[j].mean(), r.score[j].mean(), seg.z[g].mean(), seg.raw[g].mean(),
+                              int(j.sum()), int(g.sum()))):
+            out[k].append(v)
+    res = {k: np.array(v) for k, v in out.items()}
+    order = np.argsort(-res["z"], kind="stable") if names.size else np.array([], np.int64)
+    return {k: v[order] for k, v in res.items()}
+
+
+@dataclass(frozen=True)
+class DAResult:
+    """Everything :func:`da_pipeline` computes. ``z`` (N,) z-scores of every rating (NaN where
+    the worker's SD is 0/undefined); ``used`` (N,) bool: ratings of QC-passing workers that
+    enter the scores (every item type; scores then take SYSTEM and REPEAT)."""
+
+    ratings: Ratings
+    hits: HitStats
+    workers: WorkerStats
+    qc: WorkerQC
+    z: np.ndarray
+    used: np.ndarray
+    segments: SegmentScores
+    documents: Optional[DocumentScores]
+    systems: Dict[str, np.ndarray]
+
+
+def da_pipeline(r: Ratings, key: Optional[SegmentKey] = None, alpha: float = 0.05, use_repeats: bool = False,
+                drop_rejected: bool = True, min_n: int = 1, replicate_r: bool = True,
+                adequacy: bool = True) -> DAResult:
+    """Raw ratings -> red flags, worker QC, z-scores, segment / document / system scores, in
+    the order of the DA scripts: flags and hit times over every assignment; workers with a
+    rejected assignment removed; the paired t-test per worker; z from every rating of the
+    worker; scores from the QC-passing workers' SYSTEM and REPEAT ratings."""
+    if len(r) == 0:
+        raise AnalysisInputError("no ratings to score (every assignment was left out or the batches are empty)")
+    if key is not None:
+        r = r.with_documents(key.mapping())
+    hits = hit_stats(r, replicate_r=replicate_r)
+    workers = worker_stats(r, hits, adequacy=adequacy, replicate_r=replicate_r)
+    qc = qc_workers(r, workers, alpha=alpha, use_repeats=use_repeats, drop_rejected=drop_rejected,
+                    replicate_r=replicate_r)
+    z, keep = standardize_ratings(r, replicate_r=replicate_r)
+    used = np.isin(r.worker, qc.worker[qc.passed]) & keep
+    zu = np.where(used, z, np.nan)
+    seg = segment_scores(r, zu, min_n=min_n)
+    docs = document_scores(seg) if key is not None else None
+    return DAResult(ratings=r, hits=hits, workers=workers, qc=qc, z=z, used=used, segments=seg,
+                    documents=docs, systems=system_scores(r, zu, seg))
+
+
+def run_correlation(a: DocumentScores, b: DocumentScores, field: str = "z") -> Tuple[float, int]:
+    """Reliability by self-replication (A11): Pearson r of two runs' document scores
+    (``field`` 'z' or 'raw') over the (system, document) pairs both scored. Returns (r, n);
+    r is NaN with fewer than 3 common documents or a constant side."""
+    ka = {k: v for k, v in zip(zip(a.system.tolist(), a.document.tolist()), getattr(a, field).tolist())}
+    pairs = [(ka[k], v) for k, v in zip(zip(b.system.tolist(), b.document.tolist()), getattr(b, field).tolist())
+             if k in ka]
+    if len(pairs) < 3:
+        return np.nan, len(pairs)
+    x, y = np.asarray(pairs).T
+    if x.std() == 0 or y.std() == 0:
+        return np.nan, len(pairs)
+    return float(np.corrcoef(x, y)[0, 1]), len(pairs)
+
+
+def downsampling_curve(res: DAResult, other: DocumentScores, order: str = "submit", field: str = "z"
+                       ) -> Dict[str, np.ndarray]:
+    """Reliability as a function of effort (A11): the QC-passing assignments of ``res`` are
+    added one HIT at a time (``order`` 'submit': by submit time, as collected; 'file': batch
+    order); after each, document scores are recomputed from those HITs only (same z-scores)
+    and correlated with ``other`` (the full other run).
+
+    Returns dict of arrays (K,): hits (int64), min_n (int64, fewest judgements of a scored
+    document), mean_n (float64, judgements per scored document), n_docs (int64), r (float64)."""
+    r = res.ratings
+    if (r.document == "").any():
+        raise AnalysisInputError("the down-sampling curve needs documents: run the pipeline with a segment key")
+    if order not in ("submit", "file"):
+        raise AnalysisInputError(f"order must be 'submit' or 'file', not {order!r}")
+    used = res.used
+    asg = r.assignment[used]
+    _, first = np.unique(asg, return_index=True)
+    ids = asg[np.sort(first)]
+    if order == "submit":
+        sub = {a: s for a, s in zip(r.assignment[used].tolist(), r.submit[used])}
+        ids = np.array(sorted(ids.tolist(), key=lambda a: (sub[a], a)), dtype=str)
+    rank = {a: i for i, a in enumerate(ids.tolist())}
+    pos = np.array([rank.get(a, -1) for a in r.assignment.tolist()])
+    out: Dict[str, List] = {k: [] for k in ("hits", "min_n", "mean_n", "n_docs", "r")}
+    for k in range(1, len(ids) + 1):
+        zz = np.where(used & (pos >= 0) & (pos < k), res.z, np.nan)
+        docs = document_scores(segment_scores(r, zz))
+        rr, _ = run_correlation(docs, other, field)
+        for name, v in zip(out, (k, docs.n.min(), docs.n.mean(), len(docs.n), rr)):
+            out[name].append(v)
+    kinds = {"hits": np.int64, "min_n": np.int64, "n_docs": np.int64}
+    return {k: np.array(v, dtype=kinds.get(k, np.float64)) for k, v in out.items()}

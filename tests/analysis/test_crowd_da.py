@@ -1,0 +1,142 @@
+"""The DA pipeline from raw Mechanical Turk batches against the docqe-eacl2017 release: worker
+red flags, QC p-values and decisions, segment and document scores of each run, run A vs run B
+reliability and the down-sampling curve (evaluation-methods A4-A6, A11, A12)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtscore.analysis.crowd import read_mturk_batches
+from mtscore.analysis.crowd_qc import r_round, signif
+from mtscore.analysis.crowd_scores import da_pipeline, downsampling_curve, read_segment_key, run_correlation
+from tests.conftest import require
+
+
+@pytest.fixture(scope="module")
+def docqe(shared_data: Path) -> Path:
+    return require(shared_data / "docqe-eacl2017")
+
+
+@pytest.fixture(scope="module")
+def runs(docqe):
+    key = read_segment_key(docqe / "seg-key-enes")
+    return {run: da_pipeline(read_mturk_batches(docqe / "batched-hits" / run), key) for run in ("runA", "runB")}
+
+
+def _rows(path: Path, sep=None, header=True):
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    return [ln.split(sep) for ln in (lines[1:] if header else lines)]
+
+
+@pytest.mark.parametrize("run", ["runA", "runB"])
+def test_qc_pvalues_and_decisions(runs, docqe, run):
+    qc = runs[run].qc
+    rel = {c[0]: (float(c[1]), float(c[2]), int(c[3])) for c in _rows(docqe / run / "ad-trk-stats.csv", "\t", False)}
+    tested = {w: i for i, w in enumerate(qc.worker.tolist()) if qc.status[i] in ("good", "bad")}
+    assert set(tested) == set(rel)            # rejected / untestable workers are not in the file
+    for w, (p, t, n) in rel.items():
+        i = tested[w]
+        assert signif(qc.p[i]) == p and signif(qc.t[i]) == t and qc.n_pairs[i] == n, w
+        assert (qc.status[i] == "good") == (p <= 0.05), w
+    # the release keeps 29 (run A) and 22 (run B) workers
+    assert int(qc.passed.sum()) == {"runA": 29, "runB": 22}[run]
+
+
+@pytest.mark.parametrize("run", ["runA", "runB"])
+def test_worker_red_flags(runs, docqe, run):
+    ws = runs[run].workers
+    idx = {w: i for i, w in enumerate(ws.worker.tolist())}
+    rel = _rows(docqe / run / "ad-wrkr-stats.csv")
+    assert len(rel) == len(ws.worker)
+    flag = {"-": False}
+    for c in rel:
+        i = idx[c[0]]
+        mine = [ws.hit_count[i], *r_round([ws.mean_bad_ref[i], ws.mean_system[i], ws.mean_ref[i],
+                                            ws.min_hit_time[i], ws.mean_hit_time[i], ws.mean_concurrent[i]], 1),
+                ws.max_concurrent[i], ws.max_const_run[i], ws.reject_rate[i]]
+        assert np.array_equal(np.array(mine, float), np.array(c[1:11], float)), c[0]
+        got = [ws.flag_scores[i], ws.flag_time[i], ws.flag_seq[i], ws.flag_rej[i]]
+        assert got == [flag.get(x, True) for x in c[11:15]], c[0]
+
+
+@pytest.mark.parametrize("run", ["runA", "runB"])
+def test_corrected_hit_times(runs, docqe, run):
+    h = runs[run].hits
+    rel = {(c[0], c[1]): c for c in _rows(docqe / run / "ad-corrected-hit-times.csv", "\t")}
+    assert len(h.hit) == len(rel)
+    for j in range(len(h.hit)):
+        c = rel[(h.hit[j], h.worker[j])]
+        assert (h.work_seconds[j], h.concurrent[j], signif(h.corrected_seconds[j], 15), h.status[j]) == \
+            (float(c[5]), int(c[8]), float(c[9]), c[10])
+
+
+@pytest.mark.parametrize("run", ["runA", "runB"])
+def test_segment_and_document_scores(runs, docqe, run):
+    res = runs[run]
+    seg = {s: i for i, s in enumerate(res.segments.segment.tolist())}
+    rows = _rows(docqe / run / "seg-key-enes")
+    assert len(rows) == len(seg) == 1051
+    for c in rows:
+        i = seg[c[3]]
+        assert res.segments.document[i] == c[1]
+        assert res.segments.n[i] == int(c[6])
+        assert abs(res.segments.z[i] - float(c[4])) < 1e-13 and abs(res.segments.raw[i] - float(c[5])) < 1e-12
+    docs = res.documents
+    idx = {d: i for i, d in enumerate(docs.document.tolist())}
+    rows = _rows(docqe / run / "doc-key-enes.csv")
+    assert len(rows) == len(idx) == 62
+    for c in rows:
+        i = idx[c[1]]
+        assert docs.n[i] == int(c[4])
+        assert abs(docs.z[i] - float(c[2])) < 1e-13 and abs(docs.raw[i] - float(c[3])) < 1e-12
+
+
+def test_counts_after_qc(runs):
+    # evaluation-methods Part G 12: repo runA keeps 7,700 ratings, runB 6,640 SYSTEM+REPEAT
+    a, b = runs["runA"], runs["runB"]
+    assert int(a.used.sum()) == 7700
+    assert int((b.used & np.isin(b.ratings.item_type, ["SYSTEM", "REPEAT"])).sum()) == 6640
+
+
+def test_run_correlation_and_downsampling(runs):
+    a, b = runs["runA"].documents, runs["runB"].documents
+    r, n = run_correlation(a, b)
+    assert n == 62 and round(r, 4) == 0.9013      # DocQE §3.1: r = 0.901
+    assert round(run_correlation(a, b, "raw")[0], 3) == 0.863
+    curve = downsampling_curve(runs["runB"], a)
+    # rows of the release's n/cor.csv (ygraham/eacl2017): min repeats, mean per document, r
+    golden = {0: (1, 2.10526315789474, 0.478848799917178), 12: (1, 16.7741935483871, 0.834254254812921),
+              13: (3, 18.0645161290323, 0.826223380634285), 30: (9, 40.0, 0.817244687834766),
+              82: (27, 107.09677419354839, 0.90129167)}
+    assert len(curve["r"]) == 83
+    for k, (mn, mean, rr) in golden.items():
+        assert curve["min_n"][k] == mn
+        assert abs(curve["mean_n"][k] - mean) < 1e-9 and abs(curve["r"][k] - rr) < 1e-8
+
+
+def test_uncorrected_quirks_mode(docqe, runs):
+    # without the R quirks F0006 (run B) has 6 HITs, not 8 (two shared an accept time)
+    res = da_pipeline(read_mturk_batches(docqe / "batched-hits" / "runB"), replicate_r=False)
+    i = int(np.flatnonzero(res.workers.worker == "F0006")[0])
+    assert res.workers.hit_count[i] == 6
+    j = int(np.flatnonzero(runs["runB"].workers.worker == "F0006")[0])
+    assert runs["runB"].workers.hit_count[j] == 8
+    # unrounded mean/SD move segment z-scores by less than 1e-5, never more
+    d = np.abs(res.segments.z - runs["runB"].segments.z)
+    assert 0 < d.max() < 1e-5
+
+
+def test_cli_da_batches(docqe, capsys):
+    import json
+
+    from mtscore.analysis.cli import main
+
+    hits = docqe / "batched-hits"
+    assert main(["human", "da-batches", str(hits / "runA"), "--run-b", str(hits / "runB"),
+                 "--segment-key", str(docqe / "seg-key-enes"), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert round(out["reliability"]["r_z"], 4) == 0.9013 and out["reliability"]["documents"] == 62
+    assert len(out["reliability"]["downsampling"]["r"]) == 83
+    assert out["run_a"]["workers_passed"] == 29 and out["run_b"]["ratings_used"] == 8300
