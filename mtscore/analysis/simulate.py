@@ -14,8 +14,11 @@ The model (0-100 scale):
   a REPEAT is its original.
 * a *good* worker answers ``clip(round(50 + bias + scale * (true - 50) + N(0, noise)), 0, 100)``
   (a fresh draw for a repeat) and works 15-60 minutes per HIT;
-* a *random* worker answers uniform integers 0-100 and works 3-6 minutes;
-* a *constant* worker answers one value with an occasional +-1, for 3-6 minutes.
+* a *random* worker answers uniform integers 0-100 and works 1-5 minutes (under the 300 s
+  of the WMT time flag);
+* a *constant* worker answers one value with an occasional +-1, for 1-5 minutes.
+
+Each worker does their HITs one after another (the platform's concurrency correction is 1).
 
 :attr:`Simulation.truth` holds the true quality of every output, :attr:`Simulation.system_truth`
 the mean over a system's outputs, so a test can compare what the pipeline recovers.
@@ -141,14 +144,19 @@ def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[
                                  f"got {assignments}")
     rng = np.random.default_rng(seed)
     truth, d = _truth(campaign, quality, rng, segment_sd, item_sd)
+    # each worker works through their HITs one after another (no concurrent HITs), starting
+    # at a random time in the first day
+    clock = {r.worker: start + timedelta(seconds=int(rng.integers(0, 86400))) for r in raters}
     out = []
     for h in range(campaign.n_hits):
         true = np.array([_item_truth(it, truth, d, ref_quality, bad_ref_drop) for it in campaign.hit(h)])
         for w in rng.choice(len(raters), assignments, replace=False):
             r = raters[int(w)]
-            lo, hi = (900, 3600) if r.kind == "good" else (180, 360)
-            accept = start + timedelta(seconds=int(rng.integers(0, 3 * 86400)))
-            out.append(Assignment(h, r.worker, _answer(r, true, rng), accept, int(rng.integers(lo, hi))))
+            lo, hi = (900, 3600) if r.kind == "good" else (60, 290)
+            accept = clock[r.worker] + timedelta(seconds=int(rng.integers(60, 7200)))
+            secs = int(rng.integers(lo, hi))
+            clock[r.worker] = accept + timedelta(seconds=secs)
+            out.append(Assignment(h, r.worker, _answer(r, true, rng), accept, secs))
     sys_truth: Dict[str, List[float]] = {}
     for (s, _), v in truth.items():
         sys_truth.setdefault(s, []).append(v)

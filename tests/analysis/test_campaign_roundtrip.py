@@ -1,6 +1,7 @@
 """Campaign round trip: build HITs, simulate raters with known quality, write Mechanical Turk
-batch results, read them back with :func:`mtscore.analysis.crowd.read_mturk_batches`, run
-rater QC and standardisation, and recover the simulated quality."""
+batch results, read them back with :func:`mtscore.analysis.crowd.read_mturk_batches`, run the
+DA pipeline (:func:`mtscore.analysis.crowd_scores.da_pipeline`: red flags, worker QC,
+z-scores, segment and system scores) and recover the simulated quality."""
 from __future__ import annotations
 
 import csv
@@ -10,12 +11,13 @@ from typing import Tuple
 
 import numpy as np
 import pytest
-from scipy.stats import pearsonr
+from scipy.stats import norm, pearsonr
 
 from mtscore.analysis import human
 from mtscore.analysis.campaign import build_campaign
 from mtscore.analysis.cli import main
 from mtscore.analysis.crowd import read_mturk_batches
+from mtscore.analysis.crowd_scores import da_pipeline
 from mtscore.analysis.errors import AnalysisInputError
 from mtscore.analysis.simulate import Rater, batch_results_csv, rater_pool, simulate, write_batch_results
 from tests.conftest import require
@@ -58,44 +60,72 @@ def test_everything_comes_back_exactly(roundtrip):
     assert set(r.src_lang.tolist()) == {"en"} and set(r.task.tolist()) == {"ad"}
 
 
-def _qc(r):
+@pytest.fixture(scope="module")
+def da(roundtrip):
+    return da_pipeline(roundtrip[2])  # red flags, worker QC, z-scores, segment and system scores
+
+
+def test_bad_workers_are_flagged(roundtrip, da):
+    _, sim, r = roundtrip
+    kind = {x.worker: x.kind for x in sim.raters if x.worker in set(r.worker.tolist())}
+    good = {w for w in kind if kind[w] == "good"}
+    qc = da.qc
+    assert set(qc.worker.tolist()) == set(kind) and len(good) >= 10 and len(kind) - len(good) >= 4
+    passed = {w for w, ok in zip(qc.worker.tolist(), qc.passed.tolist()) if ok}
+    p = dict(zip(qc.worker.tolist(), qc.p.tolist()))
+    assert good <= passed and max(p[w] for w in good) < 1e-2     # every good worker passes, clearly
+    # a random worker passes the 5% test by chance 1 time in 20: here one of five does (p 0.026)
+    assert passed - good == {"W0013"} and kind["W0013"] == "random" and 0.02 < p["W0013"] < 0.03
+    # the same p-values from the other implementation of the WMT test (human.qc_paired_ttest)
     key = np.char.add(np.char.add(r.hit, "|"), np.char.add(np.char.add(r.system, "|"), r.segment))
-    return human.qc_paired_ttest(r.worker, r.item_type, key, r.score)
+    other = human.qc_paired_ttest(r.worker, r.item_type, key, r.score)
+    assert np.allclose([p[w] for w in other["worker"].tolist()], other["p"], rtol=1e-12)
+    # A4.3 red flags: the fast and the constant workers, nobody else
+    ws = da.workers
+    flag = {k: {w for w, f in zip(ws.worker.tolist(), getattr(ws, k).tolist()) if f}
+            for k in ("flag_time", "flag_seq", "flag_scores", "flag_rej")}
+    assert flag["flag_time"] == set(kind) - good                    # so the lucky random worker is caught too
+    assert flag["flag_seq"] == {w for w in kind if kind[w] == "constant"}
+    assert flag["flag_scores"] >= set(kind) - good and flag["flag_rej"] == set()
+    # a good worker can only trip the adequacy rule mean(REF) < 90 (a harsh or compressed
+    # scale); the order BAD_REF < SYSTEM < REF always holds for them
+    for j, w in enumerate(ws.worker.tolist()):
+        if w in good:
+            assert ws.mean_bad_ref[j] + 15 < ws.mean_system[j] < ws.mean_ref[j] - 10
+            assert not ws.flag_scores[j] or ws.mean_ref[j] < 90
+    assert (da.hits.concurrent == 1).all()                          # one HIT at a time per worker
 
 
-def test_bad_workers_are_flagged(roundtrip):
+def test_system_quality_is_recovered(roundtrip, da):
     _, sim, r = roundtrip
-    qc = _qc(r)
-    kind = {x.worker: x.kind for x in sim.raters}
-    passed = dict(zip(qc["worker"].tolist(), qc["passed"].tolist()))
-    assert {w for w, ok in passed.items() if ok} == {w for w in passed if kind[w] == "good"}
-    p = dict(zip(qc["worker"].tolist(), qc["p"].tolist()))
-    assert max(p[w] for w in p if kind[w] == "good") < 1e-3
-    assert min(p[w] for w in p if kind[w] != "good") > 0.05
-    flags = human.red_flags(r.worker, r.item_type, r.score)
-    seq = dict(zip(flags["worker"].tolist(), flags["flag_seq"].tolist()))
-    assert {w for w, f in seq.items() if f} == {w for w in seq if kind[w] == "constant"}
-
-
-def test_system_quality_is_recovered(roundtrip):
-    _, sim, r = roundtrip
-    qc = _qc(r)
-    good = r.select(np.isin(r.worker, qc["worker"][qc["passed"]]))
-    z, keep = human.standardize(good.worker, good.score)
-    assert keep.all()
-    scored = np.isin(good.item_type, ["SYSTEM", "REPEAT"])
-    systems = sorted(QUALITY)
-    zmean = np.array([z[scored & (good.system == s)].mean() for s in systems])
-    raw = np.array([good.score[scored & (good.system == s)].mean() for s in systems])
-    truth = np.array([sim.system_truth[s] for s in systems])
-    assert np.argsort(-zmean).tolist() == np.argsort(-truth).tolist()       # the ranking, exactly
-    assert pearsonr(zmean, truth)[0] > 0.99
-    assert np.max(np.abs(raw - truth)) < 4.0                                # raw means within 4 points
-    # mean z tracks the quality gaps: one z unit ~ the good workers' spread (about 20 points here)
-    slope = np.polyfit(truth, zmean, 1)[0]
+    sy = da.systems
+    truth = np.array([sim.system_truth[s] for s in sy["system"].tolist()])
+    assert (np.diff(truth) < 0).all()                               # sorted by z: the true ranking, exactly
+    for field in ("z", "z_seg"):
+        assert pearsonr(sy[field], truth)[0] > 0.99, field
+    # raw means: the mean over the used ratings of what each worker is expected to answer,
+    # E clip(N(50 + bias + scale * (true - 50), noise), 0, 100) for a good worker, to within 1 point
+    rater = {x.worker: x for x in sim.raters}
+    m = da.used & np.isin(r.item_type, ["SYSTEM", "REPEAT"])
+    mu = np.array([50 + rater[w].bias + rater[w].scale * (sim.truth[(s, int(g))] - 50)
+                   for w, s, g in zip(r.worker[m].tolist(), r.system[m].tolist(), r.segment[m].tolist())])
+    sd = np.array([rater[w].noise for w in r.worker[m].tolist()])
+    a, b = (0 - mu) / sd, (100 - mu) / sd
+    expect = mu * (norm.cdf(b) - norm.cdf(a)) + sd * (norm.pdf(a) - norm.pdf(b)) + 100 * norm.sf(b)
+    expect[r.worker[m] == "W0013"] = 50.0                           # the random worker who passed QC
+    for s, raw in zip(sy["system"].tolist(), sy["raw"].tolist()):
+        assert abs(raw - expect[r.system[m] == s].mean()) < 1.0, s
+    # one z unit is about the good workers' spread of raw scores (about 20 points here)
+    slope = np.polyfit(truth, sy["z"], 1)[0]
     assert 1 / 30 < slope < 1 / 12
-    # degraded items sit below, references above, the MT outputs (good workers)
-    m = {t: good.score[good.item_type == t].mean() for t in ("BAD_REF", "SYSTEM", "REF")}
+    assert sy["n"].sum() == int((da.used & np.isin(r.item_type, ["SYSTEM", "REPEAT"])).sum())
+    # segment level: each output's mean z tracks its true quality
+    seg = da.segments
+    t = np.array([sim.truth[(s, int(g))] for s, g in zip(seg.system.tolist(), seg.segment.tolist())])
+    assert seg.system.size == len(sim.truth) and pearsonr(seg.z, t)[0] > 0.8
+    # degraded items sit below, references above, the MT outputs (QC-passing workers)
+    good = r.score[da.used]
+    m = {k: good[r.item_type[da.used] == k].mean() for k in ("BAD_REF", "SYSTEM", "REF")}
     assert m["BAD_REF"] + 20 < m["SYSTEM"] < m["REF"] - 20
 
 
