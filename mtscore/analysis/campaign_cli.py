@@ -63,6 +63,9 @@ def add_parsers(hsub) -> None:
     s.add_argument("--assignments", type=positive_int, default=3, help="workers per HIT (default 3)")
     s.add_argument("--seed", type=nonnegative_int, default=0, help="random seed, 0 or more (default 0)")
     s.add_argument("--batch-id", type=nonnegative_int, default=1, help="BatchId written into the file")
+    s.add_argument("--display", choices=("input", "shuffled"), default="input",
+                   help="items shown in HIT order (default) or in a fresh random order per assignment, as the "
+                        "docqe-eacl2017 HIT template did")
     s.add_argument("--truth", help="also write the true quality of every output (system, segment, quality)")
     s.add_argument("--output", "-o", help="the batch result CSV (default: stdout)")
     c = hsub.add_parser("check-hits", help="check 100-item HITs against the composition and spacing rules",
@@ -150,7 +153,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
     camp = read_batch_input(args.hits)
     raters = rater_pool(args.good, args.random, args.constant, seed=args.seed)
-    sim = simulate(camp, _quality(args.quality), raters, assignments=args.assignments, seed=args.seed)
+    sim = simulate(camp, _quality(args.quality), raters, assignments=args.assignments, seed=args.seed,
+                   display=args.display)
     m = camp.meta
     text = batch_results_csv(camp, sim, m.get("src", ""), m.get("trg", ""), m.get("item", "ad"),
                              batch_id=args.batch_id, seed=args.seed)

@@ -34,7 +34,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .campaign import Campaign, HitItem
+from .campaign import HIT_SIZE, Campaign, HitItem
 from .errors import AnalysisInputError
 
 __all__ = ["KINDS", "Rater", "Assignment", "Simulation", "rater_pool", "simulate", "batch_results_csv",
@@ -68,13 +68,15 @@ class Rater:
 
 @dataclass
 class Assignment:
-    """One worker's answers to one HIT: ``scores`` (100,) int64 in display order."""
+    """One worker's answers to one HIT: ``order`` (100,) int64, the HIT positions in the order
+    the worker saw them; ``scores`` (100,) int64, the answers in that display order."""
 
     hit: int
     worker: str
     scores: np.ndarray
     accept: datetime
     seconds: int
+    order: np.ndarray
 
 
 @dataclass
@@ -131,11 +133,18 @@ def _answer(r: Rater, true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[Rater],
              assignments: int = 3, seed: Optional[int] = 0, segment_sd: float = 10.0, item_sd: float = 5.0,
              ref_quality: float = 95.0, bad_ref_drop: float = 30.0,
-             start: datetime = datetime(2016, 11, 21, 9, 0, tzinfo=timezone.utc)) -> Simulation:
+             start: datetime = datetime(2016, 11, 21, 9, 0, tzinfo=timezone.utc),
+             display: str = "input") -> Simulation:
     """Every HIT of ``campaign`` rated by ``assignments`` different raters of ``raters``
     (drawn at random, as the platform hands HITs out), deterministic for ``seed``.
 
-    ``quality``: system -> mean true quality (0-100). See the module docstring for the model."""
+    ``quality``: system -> mean true quality (0-100). See the module docstring for the model.
+    ``display``: "input" shows the items in HIT order (the QC spacing holds); "shuffled" shows
+    each assignment a fresh random order, as the HIT template of the ``docqe-eacl2017`` runs did
+    (none of its 249 complete assignments follows the input order, and QC pairs end up as
+    close as adjacent)."""
+    if display not in ("input", "shuffled"):
+        raise AnalysisInputError(f"display {display!r}: choose 'input' or 'shuffled'")
     kinds = {r.kind for r in raters} - set(KINDS)
     if kinds:
         raise AnalysisInputError(f"unknown rater kind(s) {', '.join(sorted(kinds))}: use {', '.join(KINDS)}")
@@ -156,7 +165,8 @@ def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[
             accept = clock[r.worker] + timedelta(seconds=int(rng.integers(60, 7200)))
             secs = int(rng.integers(lo, hi))
             clock[r.worker] = accept + timedelta(seconds=secs)
-            out.append(Assignment(h, r.worker, _answer(r, true, rng), accept, secs))
+            order = rng.permutation(HIT_SIZE) if display == "shuffled" else np.arange(HIT_SIZE)
+            out.append(Assignment(h, r.worker, _answer(r, true[order], rng), accept, secs, order.astype(np.int64)))
     sys_truth: Dict[str, List[float]] = {}
     for (s, _), v in truth.items():
         sys_truth.setdefault(s, []).append(v)
@@ -187,7 +197,8 @@ def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, i
     """The Mechanical Turk batch result file of ``sim`` as text, in the layout of the
     ``docqe-eacl2017`` raw batches: every field in double quotes, CRLF line ends, the 27
     platform columns, the ``Input.*`` columns of the batch input (single-quoted values),
-    ``Answer.Q1`` = ``sys_sid_type_position__score`` joined by ``|`` in display order,
+    ``Answer.Q1`` = ``sys_sid_type_position__score`` joined by ``|`` in display order
+    (position = the display position),
     ``Answer.comments`` ``{}``; the header ends with ``Approve,Reject`` and the rows stop
     before them, as in the release. HIT and assignment ids are random 30-character tokens."""
     rng = np.random.default_rng(seed)
@@ -212,8 +223,8 @@ def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, i
         vals = [f"'{src}'", f"'{trg}'", f"'{item}'", str(items[0].hit)]
         for it in items:
             vals += [f"'{it.system}'", f"'{it.segment}'", f"'{it.type}'", f"'{it.rid}'"]
-        answer = "|".join(f"{it.system}_{it.segment}_{it.type}_{it.position}__{int(s)}"
-                          for it, s in zip(items, a.scores))
+        answer = "|".join(f"{items[k].system}_{items[k].segment}_{items[k].type}_{j}__{int(s)}"
+                          for j, (k, s) in enumerate(zip(a.order.tolist(), a.scores)))
         w.writerow(meta + vals + [answer, "{}"])
     return buf.getvalue()
 

@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import norm, pearsonr
 
 from mtscore.analysis import human
-from mtscore.analysis.campaign import build_campaign
+from mtscore.analysis.campaign import build_campaign, hit_problems, read_batch_input
 from mtscore.analysis.cli import main
 from mtscore.analysis.crowd import read_mturk_batches
 from mtscore.analysis.crowd_scores import da_pipeline
@@ -150,6 +150,36 @@ def test_layout_equals_the_docqe_release(shared_data: Path):
     assert len(answer) == 100 and answer[0].rsplit("__", 1)[0].endswith("_0")
 
 
+def test_shuffled_display_like_the_release(shared_data: Path, tmp_path):
+    camp = _campaign()
+    raters = rater_pool(good=10, random=2, seed=5)
+    sim = simulate(camp, QUALITY, raters, assignments=4, seed=5, display="shuffled")
+    path = tmp_path / "Batch_9_batch_results.csv"
+    write_batch_results(camp, sim, path, "en", "es")
+    r = read_mturk_batches(path)
+    items = [camp.hit(a.hit)[k] for a in sim.assignments for k in a.order.tolist()]
+    assert r.item_type.tolist() == [it.type for it in items]           # answers in display order
+    assert r.segment.tolist() == [str(it.segment) for it in items]
+    assert r.position.tolist() == list(range(100)) * len(sim.assignments)
+    assert all(sorted(a.order.tolist()) == list(range(100)) and a.order.tolist() != list(range(100))
+               for a in sim.assignments)
+    # the Input.* columns keep the built HIT, which still follows the rules
+    assert hit_problems(read_batch_input(path)) == []
+    # in display order QC pairs come close, as in the release: min distance < 41 in every assignment
+    def min_gap(rr, a):
+        m = rr.assignment == a
+        pos: dict = {}
+        for sy, sg, p in zip(rr.system[m].tolist(), rr.segment[m].tolist(), rr.position[m].tolist()):
+            pos.setdefault((sy, sg), []).append(p)
+        return min(abs(v[0] - v[1]) for v in pos.values() if len(v) == 2)
+    assert max(min_gap(r, a) for a in np.unique(r.assignment)) < 41
+    real = read_mturk_batches(require(shared_data / "docqe-eacl2017" / "batched-hits" / "runA"))
+    assert max(min_gap(real, a) for a in np.unique(real.assignment)) < 41
+    # and the pipeline still recovers the ranking
+    sy = da_pipeline(r).systems
+    assert sy["system"].tolist() == sorted(QUALITY, key=lambda s: -sim.system_truth[s])
+
+
 def test_simulation_is_deterministic_and_rejects_bad_settings():
     camp = _campaign(n_seg=14)
     raters = rater_pool(3, 1, seed=1)
@@ -164,6 +194,8 @@ def test_simulation_is_deterministic_and_rejects_bad_settings():
         simulate(camp, QUALITY, [Rater("x", "lazy")], assignments=1)
     with pytest.raises(AnalysisInputError, match="rater counts"):
         rater_pool(0)
+    with pytest.raises(AnalysisInputError, match="display 'random'"):
+        simulate(camp, QUALITY, raters, display="random")
 
 
 # ---- CLI --------------------------------------------------------------------------------------------
