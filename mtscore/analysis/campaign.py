@@ -255,6 +255,9 @@ def batch_input_csv(campaign: Campaign, src: str, trg: str, item: str = "ad", te
     show text rather than images."""
     if texts and not campaign.references:
         raise AnalysisInputError("texts=True needs a campaign built with texts (build_campaign)")
+    for what, v in (("src", src), ("trg", trg), ("item", item)):
+        if not v or any(c in v for c in "|'\",") or any(c.isspace() for c in v):
+            raise AnalysisInputError(f"{what} {v!r}: must be a non-empty code without whitespace or any of | ' \" ,")
     q = (lambda v: f"'{v}'") if quote else str
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")

@@ -261,6 +261,8 @@ def test_bad_pools_and_texts():
         build_campaign(outs, refs[:-1])
     with pytest.raises(AnalysisInputError, match="none that can be degraded"):
         build_campaign({"a": ["x"] * 80}, ["the ref line"] * 80, degrade="delete")
+    with pytest.raises(AnalysisInputError, match="src \"it's\": must be a non-empty code"):
+        batch_input_csv(plan_hits([("a", g) for g in range(80)]), "it's", "de")
     with pytest.raises(AnalysisInputError, match="texts=True needs"):
         batch_input_csv(plan_hits([("a", g) for g in range(80)]), "en", "de", texts=True)
 

@@ -60,6 +60,18 @@ def test_everything_comes_back_exactly(roundtrip):
     assert set(r.src_lang.tolist()) == {"en"} and set(r.task.tolist()) == {"ad"}
 
 
+def test_awkward_system_names_survive_the_files(tmp_path):
+    names = {"uedin_nmt": 70.0, "sys.3": 60.0, "Ünïcode-ß": 50.0, "a__b": 40.0, "x_1_SYSTEM": 30.0}
+    outs = {s: [f"{s} output {i} w w w" for i in range(30)] for s in names}
+    camp = build_campaign(outs, [f"the ref {i} r r" for i in range(30)], seed=2)
+    sim = simulate(camp, names, rater_pool(2, seed=2), assignments=1, seed=2)
+    write_batch_results(camp, sim, tmp_path / "Batch_1.csv", "en", "de")
+    r = read_mturk_batches(tmp_path / "Batch_1.csv")
+    items = [it for a in sim.assignments for it in camp.hit(a.hit)]
+    assert r.system.tolist() == [it.system for it in items] and set(r.system.tolist()) == set(names)
+    assert r.item_type.tolist() == [it.type for it in items]
+
+
 @pytest.fixture(scope="module")
 def da(roundtrip):
     return da_pipeline(roundtrip[2])  # red flags, worker QC, z-scores, segment and system scores
