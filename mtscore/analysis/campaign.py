@@ -140,9 +140,11 @@ def plan_hits(pool: Sequence[Tuple[str, int]], seed: Optional[int] = 0, balance:
     The pool needs 70 or more distinct outputs, so that no HIT shows one output twice as SYSTEM.
     Returns a :class:`Campaign` without texts."""
     pool = [(check_name(str(s)), int(g)) for s, g in pool]
-    if len(set(pool)) != len(pool):
-        dup = next(p for i, p in enumerate(pool) if p in pool[:i])
-        raise AnalysisInputError(f"output {dup[0]} segment {dup[1]} is in the pool twice")
+    seen: set = set()
+    for p in pool:
+        if p in seen:
+            raise AnalysisInputError(f"output {p[0]} segment {p[1]} is in the pool twice")
+        seen.add(p)
     chunk = BLOCK_MT * BLOCKS_PER_HIT
     if len(pool) < chunk:
         raise AnalysisInputError(f"a HIT needs {chunk} different MT outputs; the pool has {len(pool)}")
