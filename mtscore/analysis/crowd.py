@@ -29,7 +29,7 @@ from .loaders import read_text
 
 PathLike = Union[str, Path]
 
-__all__ = ["Ratings", "ITEM_TYPES", "read_mturk_batches", "concat_ratings"]
+__all__ = ["Ratings", "ITEM_TYPES", "read_mturk_batches", "read_appraise_export", "concat_ratings"]
 
 ITEM_TYPES = ("SYSTEM", "REPEAT", "REF", "BAD_REF")
 
@@ -273,3 +273,103 @@ def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_h
         out.append(common + (m["type"], m["sys"], m["sid"], "", int(m["pos"]), score, secs, accept, submit,
                              rec["AssignmentStatus"].strip()) + langs + (hit_index, where))
     return out, ""
+
+
+APPRAISE_TYPES = {"TGT": "SYSTEM", "CHK": "REPEAT", "BAD": "BAD_REF", "REF": "REF"}
+
+
+def read_appraise_export(paths: Union[PathLike, Sequence[PathLike]], layout: str = "auto",
+                         scale: Tuple[float, float] = (0.0, 100.0)) -> Ratings:
+    """Read Appraise score exports (``manage.py ExportSystemScoresToCSV``; no header, one
+    judgement per row) into a :class:`Ratings` table.
+
+    Layouts: ``segment`` = user, system, item, type, src, tgt, score, start, end [, batchNo,
+    item_id] (9 or 11 cells); ``document`` = user, system, item, type, src, tgt, score,
+    documentID, isCompleteDocument, start, end [, batchNo, item_id] (11 or 13 cells);
+    ``auto`` tells them apart by the cell count and the True/False cell. Types TGT, CHK, BAD,
+    REF become SYSTEM, REPEAT, BAD_REF, REF. The HIT is the task's batch number when exported
+    (``--batch-info``), otherwise one HIT per user; a HIT's time is its last end minus its
+    first start; rows are put in presentation order (user, HIT, start time). Whole-document
+    ratings (isCompleteDocument True) are left out and counted in ``skipped``.
+    """
+    if layout not in ("auto", "segment", "document"):
+        raise AnalysisInputError(f"layout must be 'auto', 'segment' or 'document', not {layout!r}")
+    rows: List[tuple] = []
+    skipped: List[str] = []
+    for path in _batch_files_any(paths):
+        text = read_text(path)
+        whole_docs = 0
+        for line, cells in enumerate(csv.reader(text.splitlines()), start=1):
+            if not any(c.strip() for c in cells):
+                continue
+            if line == 1 and cells[0].strip().lower() in ("username", "user", "userid"):
+                continue                       # a header some exports add
+            where = f"{path}:{line}"
+            rec = _appraise_row(cells, where, layout, scale)
+            if rec is None:
+                whole_docs += 1
+                continue
+            rows.append(rec)
+        if whole_docs:
+            skipped.append(f"{path}: {whole_docs} whole-document ratings left out")
+    return _build(_appraise_hits(rows), skipped)
+
+
+def _batch_files_any(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files = [Path(p) for p in paths]
+    for p in files:
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: file not found")
+    if not files:
+        raise AnalysisInputError("no export files given")
+    return files
+
+
+def _appraise_row(cells: List[str], where: str, layout: str, scale: Tuple[float, float]) -> Optional[tuple]:
+    n = len(cells)
+    doc = layout == "document" or (layout == "auto" and (n == 13 or (n == 11 and cells[8].strip() in ("True", "False"))))
+    if n not in ((11, 13) if doc else (9, 11)):
+        raise AnalysisInputError(f"{where}: {n} cells; an Appraise {'document' if doc else 'segment'} export row "
+                                 f"has {'11 or 13' if doc else '9 or 11'} (user, system, item, type, src, tgt, score, "
+                                 f"{'documentID, isCompleteDocument, ' if doc else ''}start, end[, batchNo, item_id])")
+    user, system, item, typ, src, tgt, score = (c.strip() for c in cells[:7])
+    if doc and cells[8].strip() == "True":
+        return None
+    k = 9 if doc else 7
+    if typ not in APPRAISE_TYPES:
+        raise AnalysisInputError(f"{where}: item type {typ!r}; Appraise types are " + ", ".join(APPRAISE_TYPES))
+    try:
+        s, start, end = float(score), float(cells[k]), float(cells[k + 1])
+    except ValueError:
+        raise AnalysisInputError(f"{where}: score, start and end time must be numbers, got "
+                                 f"{score!r}, {cells[k]!r}, {cells[k + 1]!r}") from None
+    lo, hi = scale
+    if not lo <= s <= hi:
+        raise AnalysisInputError(f"{where}: score {score!r} is outside the scale [{lo:g}, {hi:g}]; fix the file "
+                                 "or pass the scale used (scale= / --scale)")
+    batch = cells[k + 2].strip() if n > k + 2 else ""
+    return (user, batch, APPRAISE_TYPES[typ], system, item, cells[7].strip() if doc else "", s, start, end,
+            src, tgt, where)
+
+
+def _appraise_hits(rows: List[tuple]) -> List[tuple]:
+    """Order by (user, HIT, start) and fill per-HIT times and positions."""
+    rows = sorted(rows, key=lambda x: (x[0], x[1], x[7]))
+    span: Dict[Tuple[str, str], List[float]] = {}
+    for x in rows:
+        lo_hi = span.setdefault((x[0], x[1]), [x[7], x[8]])
+        lo_hi[0], lo_hi[1] = min(lo_hi[0], x[7]), max(lo_hi[1], x[8])
+    out = []
+    pos: Dict[Tuple[str, str], int] = {}
+    for x in rows:
+        user, batch = x[0], x[1]
+        k = pos.get((user, batch), 0)
+        pos[(user, batch)] = k + 1
+        a, b = span[(user, batch)]
+        hit = batch or "-"
+        out.append((user, hit, f"{user}/{hit}", x[2], x[3], x[4], x[5], k, x[6], b - a,
+                    np.datetime64(int(a), "s"), np.datetime64(int(b), "s"), "Submitted", x[9], x[10], "ad",
+                    int(batch) if batch.isdigit() else -1, x[11]))
+    return out

@@ -1,4 +1,4 @@
-"""``mtscore human da-batches``: the DA pipeline from raw crowd batches.
+"""``mtscore human da-batches``: the DA pipeline from raw crowd batches (Mechanical Turk or Appraise).
 
 Example (the docqe-eacl2017 release)::
 
@@ -57,21 +57,42 @@ def add_parsers(hsub) -> None:
     p.add_argument("--scale", type=_scale, default=(0.0, 100.0), help="rating scale LOW,HIGH (default 0,100)")
     p.add_argument("--items-per-hit", type=int, default=100,
                    help="answers an assignment must hold; others are left out with a warning (0: any, default 100)")
+    p.add_argument("--input-format", choices=("mturk", "appraise"), default="mturk",
+                   help="Mechanical Turk batch results (default) or Appraise ExportSystemScoresToCSV files")
     p.add_argument("--answer-column", default="Answer.Q1", help="batch column holding the answers")
+    p.add_argument("--write-dir", help="also write each run's files in the DA scripts' layout (ad-trk-stats.csv, "
+                                       "ad-wrkr-stats.csv, ad-corrected-hit-times.csv, seg-key-enes, doc-key-enes.csv) "
+                                       "into WRITE_DIR/runA and WRITE_DIR/runB")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
 
 
 def _pipeline(paths: List[str], args: argparse.Namespace, key):
-    from .crowd import read_mturk_batches
+    from .crowd import read_appraise_export, read_mturk_batches
     from .crowd_scores import da_pipeline
 
-    r = read_mturk_batches(paths, answer_column=args.answer_column, scale=args.scale,
-                           items_per_hit=args.items_per_hit or None)
+    if args.input_format == "appraise":
+        r = read_appraise_export(paths, scale=args.scale)
+    else:
+        r = read_mturk_batches(paths, answer_column=args.answer_column, scale=args.scale,
+                               items_per_hit=args.items_per_hit or None)
     for s in r.skipped:
         print(f"mtscore: warning: {s}", file=sys.stderr)
     return da_pipeline(r, key, alpha=args.alpha, use_repeats=args.use_repeats,
                        drop_rejected=not args.keep_rejected, min_n=args.min_n, replicate_r=not args.no_r_quirks)
+
+
+def _write_dir(args: argparse.Namespace, name: str, res, key) -> None:
+    if not args.write_dir:
+        return
+    from pathlib import Path
+
+    from .crowd_write import write_release_files
+
+    folder = Path(args.write_dir) / name
+    if folder.exists() and not folder.is_dir():
+        raise AnalysisInputError(f"--write-dir {args.write_dir}: {folder} exists and is not a folder")
+    write_release_files(res, folder, key, replicate_r=not args.no_r_quirks)
 
 
 def _jsonable(obj) -> Dict[str, list]:
@@ -98,9 +119,11 @@ def run(args: argparse.Namespace) -> int:
     if args.run_b and key is None:
         raise AnalysisInputError("--run-b compares document scores: give --segment-key too")
     res_a = _pipeline(args.run_a, args, key)
+    _write_dir(args, "runA", res_a, key)
     result: Dict = {"run_a": _summary(res_a)}
     if args.run_b:
         res_b = _pipeline(args.run_b, args, key)
+        _write_dir(args, "runB", res_b, key)
         result["run_b"] = _summary(res_b)
         rz, n = run_correlation(res_a.documents, res_b.documents, "z")
         rr, _ = run_correlation(res_a.documents, res_b.documents, "raw")

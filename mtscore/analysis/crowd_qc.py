@@ -24,14 +24,48 @@ import numpy as np
 
 from .crowd import Ratings
 
-__all__ = ["HitStats", "WorkerStats", "WorkerQC", "hit_stats", "worker_stats", "qc_workers", "paired_t",
-           "longest_run", "r_round", "signif"]
+__all__ = ["HitStats", "WorkerStats", "WorkerQC", "hit_stats", "hit_rows", "worker_stats", "qc_workers", "paired_t",
+           "longest_run", "r_round", "signif", "r_read", "r_print_read"]
 
 
 def signif(x, digits: int = 7) -> np.ndarray:
     """Round to ``digits`` significant digits, as R's ``print`` shows a number."""
     x = np.asarray(x, dtype=np.float64)
     return np.array([float("%.*g" % (digits, v)) if np.isfinite(v) else v for v in x.ravel()]).reshape(x.shape)
+
+
+def r_read(text: str) -> float:
+    """A decimal string read as R's ``R_strtod`` reads it (``read.table``): the digits gathered
+    into an x87 long double, divided (or multiplied) by a long-double power of ten, then rounded
+    to double. Not always the correctly rounded double (about 3 in 10,000 15-digit numbers
+    differ in the last bit), which shows in the 15th digit of the DA scripts' means."""
+    t = text.strip()
+    neg = t.startswith("-")
+    mant, _, ex = t.lstrip("+-").lower().partition("e")
+    ip, _, fp = mant.partition(".")
+    ans = np.longdouble(0)
+    ten = np.longdouble(10)
+    for ch in ip + fp:
+        ans = ten * ans + np.longdouble(ord(ch) - 48)
+    expn = (int(ex) if ex else 0) - len(fp)
+    n, fac, p10 = abs(expn), np.longdouble(1), ten
+    while n:
+        if n & 1:
+            fac *= p10
+        n >>= 1
+        p10 *= p10
+    if expn < 0:
+        ans /= fac
+    elif ans != 0:
+        ans *= fac
+    v = float(np.float64(ans))
+    return -v if neg else v
+
+
+def r_print_read(x, digits: int = 15) -> np.ndarray:
+    """Values written with ``digits`` significant digits and read back by R (:func:`r_read`)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.array([r_read("%.*g" % (digits, v)) if np.isfinite(v) else v for v in x.ravel()]).reshape(x.shape)
 
 
 def r_round(x, digits: int) -> np.ndarray:
@@ -156,9 +190,10 @@ class WorkerStats:
     flag_rej: np.ndarray
 
 
-def _hit_rows_for_worker(hs: HitStats, m: np.ndarray, replicate_r: bool) -> np.ndarray:
-    """The worker's rows of ``hs``; with ``replicate_r`` an assignment is repeated once per
-    assignment sharing its accept time (``concurrent-hits.R`` prints each shared time k times)."""
+def hit_rows(hs: HitStats, m: np.ndarray, replicate_r: bool = True) -> np.ndarray:
+    """Rows ``m`` (indices of one worker's assignments in ``hs``) as the scripts list them: with
+    ``replicate_r`` an assignment is repeated once per assignment of the worker sharing its
+    accept time (``concurrent-hits.R`` prints each shared time k times)."""
     if not replicate_r:
         return m
     acc = hs.accept[m]
@@ -178,7 +213,7 @@ def worker_stats(r: Ratings, hits: HitStats, adequacy: bool = True, min_ref: flo
         s, t = r.score[sel], r.item_type[sel]
         with np.errstate(invalid="ignore"):
             means = [float(s[t == typ].mean()) if (t == typ).any() else np.nan for typ in ("BAD_REF", "SYSTEM", "REF")]
-        hm = _hit_rows_for_worker(hits, np.flatnonzero(hits.worker == w), replicate_r)
+        hm = hit_rows(hits, np.flatnonzero(hits.worker == w), replicate_r)
         corr = hits.corrected_seconds[hm]
         run = longest_run(s) if replicate_r else int(hits.longest_run[hits.worker == w].max())
         rej = float(r_round(np.mean(hits.status[hm] == "Rejected"), 2))

@@ -15,12 +15,12 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .crowd import Ratings
-from .crowd_qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, signif, worker_stats
+from .crowd_qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, r_print_read, signif, worker_stats
 from .errors import AnalysisInputError
 
 __all__ = ["SegmentKey", "read_segment_key", "standardize_ratings", "SegmentScores", "segment_scores",
            "DocumentScores", "document_scores", "system_scores", "DAResult", "da_pipeline",
-           "run_correlation", "downsampling_curve", "SCORED_TYPES"]
+           "run_correlation", "downsampling_curve", "r_mean", "SCORED_TYPES"]
 
 SCORED_TYPES = ("SYSTEM", "REPEAT")
 
@@ -67,7 +67,8 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
     """Per-worker z-scores (A5): (trunc(score) - mean_w) / sd_w, mean and sample SD (n - 1)
     over all of the worker's ratings in ``stats_from`` (default ``r``; the DA scripts use every
     rating of the run, QC items and rejected assignments included). ``replicate_r`` rounds
-    mean and SD to 7 significant digits, as the scripts pass them through R's ``print``.
+    mean and SD to 7 significant digits, as the scripts pass them through R's ``print``, and z
+    to 15 (perl's print).
 
     Returns (z (N,) float64, keep (N,) bool): a worker with SD 0 or a single rating (SD
     undefined) gets NaN and keep False (the scripts drop SD-0 workers)."""
@@ -89,6 +90,8 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
     keep = np.isfinite(sig) & (sig > 0)
     z = np.full(len(r), np.nan)
     z[keep] = (np.trunc(r.score[keep]) - mu[keep]) / sig[keep]
+    if replicate_r:  # the perl script prints z with its default %.15g; R reads that back
+        z[keep] = r_print_read(z[keep], 15)
     return z, keep
 
 
@@ -116,6 +119,19 @@ def _natural(values: np.ndarray) -> np.ndarray:
     return np.array(sorted(range(len(values)), key=lambda i: key(values[i])), dtype=np.int64)
 
 
+def r_mean(inv: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """Group means as R's ``mean`` computes them: a long-double sum divided by n, plus the
+    long-double mean of the residuals (R's second pass). (k,) float64 for group codes ``inv``."""
+    v = np.asarray(values, dtype=np.longdouble)
+    n = np.bincount(inv, minlength=k).astype(np.longdouble)
+    s = np.zeros(k, dtype=np.longdouble)
+    np.add.at(s, inv, v)
+    s /= n
+    t = np.zeros(k, dtype=np.longdouble)
+    np.add.at(t, inv, v - s[inv])
+    return (s + t / n).astype(np.float64)
+
+
 def _group(keys: Sequence[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
     """Group index of every row and the first row of each group, for tuples of str keys."""
     joined = keys[0].astype(str)
@@ -136,8 +152,8 @@ def segment_scores(r: Ratings, z: np.ndarray, types: Sequence[str] = SCORED_TYPE
         return SegmentScores(e, e, e, np.array([]), np.array([]), np.array([], np.int64))
     inv, first = _group([sy, sg])
     n = np.bincount(inv)
-    zm = np.bincount(inv, z[m]) / n
-    rm = np.bincount(inv, r.score[m]) / n
+    zm = r_mean(inv, z[m], n.size)
+    rm = r_mean(inv, r.score[m], n.size)
     order = np.lexsort((_rank(sg[first]), sy[first]))
     order = order[n[order] >= min_n]
     return SegmentScores(system=sy[first][order], segment=sg[first][order], document=dc[first][order],
@@ -163,9 +179,10 @@ class DocumentScores:
     n_segments: np.ndarray
 
 
-def document_scores(seg: SegmentScores) -> DocumentScores:
+def document_scores(seg: SegmentScores, digits: Optional[int] = None) -> DocumentScores:
     """Document scores from segment scores (the segments need a document: read the
-    ratings with a key, :meth:`Ratings.with_documents`)."""
+    ratings with a key, :meth:`Ratings.with_documents`). ``digits`` rounds the segment means
+    to that many significant digits first (15: as the scripts read them back from the file)."""
     if len(seg.document) and (seg.document == "").any():
         raise AnalysisInputError("document scores need each segment's document: attach a segment key "
                                  "(Ratings.with_documents / --segment-key)")
@@ -174,8 +191,9 @@ def document_scores(seg: SegmentScores) -> DocumentScores:
         return DocumentScores(e, e, np.array([]), np.array([]), np.array([], np.int64), np.array([], np.int64))
     inv, first = _group([seg.system, seg.document])
     k = np.bincount(inv)
+    sz, sr = (seg.z, seg.raw) if digits is None else (r_print_read(seg.z, digits), r_print_read(seg.raw, digits))
     return DocumentScores(system=seg.system[first], document=seg.document[first],
-                          z=np.bincount(inv, seg.z) / k, raw=np.bincount(inv, seg.raw) / k,
+                          z=r_mean(inv, sz, k.size), raw=r_mean(inv, sr, k.size),
                           n=np.bincount(inv, seg.n).astype(np.int64), n_segments=k.astype(np.int64))
 
 
@@ -234,7 +252,7 @@ def da_pipeline(r: Ratings, key: Optional[SegmentKey] = None, alpha: float = 0.0
     used = np.isin(r.worker, qc.worker[qc.passed]) & keep
     zu = np.where(used, z, np.nan)
     seg = segment_scores(r, zu, min_n=min_n)
-    docs = document_scores(seg) if key is not None else None
+    docs = document_scores(seg, 15 if replicate_r else None) if key is not None else None
     return DAResult(ratings=r, hits=hits, workers=workers, qc=qc, z=z, used=used, segments=seg,
                     documents=docs, systems=system_scores(r, zu, seg))
 

@@ -140,3 +140,25 @@ def test_cli_da_batches(docqe, capsys):
     assert round(out["reliability"]["r_z"], 4) == 0.9013 and out["reliability"]["documents"] == 62
     assert len(out["reliability"]["downsampling"]["r"]) == 83
     assert out["run_a"]["workers_passed"] == 29 and out["run_b"]["ratings_used"] == 8300
+
+
+@pytest.mark.parametrize("run", ["runA", "runB"])
+def test_release_files_written_byte_for_byte(runs, docqe, run, tmp_path):
+    from collections import Counter
+
+    from mtscore.analysis.crowd_write import write_release_files
+
+    key = read_segment_key(docqe / "seg-key-enes")
+    paths = write_release_files(runs[run], tmp_path, key)
+    assert sorted(p.name for p in paths) == sorted(["ad-trk-stats.csv", "ad-wrkr-stats.csv", "seg-key-enes",
+                                                     "ad-corrected-hit-times.csv", "doc-key-enes.csv"])
+    differ = {}
+    for p in paths:
+        mine = Counter(p.read_text().splitlines())
+        rel = Counter((docqe / run / p.name).read_text().splitlines())
+        assert sum(mine.values()) == sum(rel.values()), p.name
+        differ[p.name] = sum((mine - rel).values())      # line order aside
+    # run A: every file identical. run B: 6 segment lines (the one HIT with Input.hit 1 rated by
+    # F0039, F0004, F0007, F0040) and one document line differ in the 15th significant digit
+    expect = {"runA": {}, "runB": {"seg-key-enes": 6, "doc-key-enes.csv": 1}}[run]
+    assert differ == {n: expect.get(n, 0) for n in differ}
