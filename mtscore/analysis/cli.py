@@ -20,6 +20,7 @@ from ..engine.errors import nonnegative_int as _nonnegative_int
 from ..engine.errors import positive_float as _positive_float
 from ..engine.errors import positive_int as _positive_int
 from ..engine.errors import probability as _probability
+from . import campaign_cli
 from . import crowd_cli
 from .errors import AnalysisInputError
 
@@ -114,6 +115,7 @@ def _add_human(sub) -> None:
     h2.add_argument("--keep", type=_positive_int, help="refit using only the KEEP most precise workers (KEEP >= 1)")
     _common_out(h2)
     _add_agreement(hsub)
+    campaign_cli.add_parsers(hsub)
     crowd_cli.add_parsers(hsub)
 
 
@@ -525,6 +527,8 @@ def _render_agreement(res: Dict, fmt: str) -> str:
 
 
 def _run_human(args: argparse.Namespace) -> int:
+    if args.cmd in campaign_cli.COMMANDS:
+        return campaign_cli.run(args)
     if args.cmd in crowd_cli.COMMANDS:
         return crowd_cli.run(args)
     if args.cmd == "agreement":
