@@ -159,8 +159,8 @@ def nle_worker_test(worker, item_type, key, score, alpha: float = 0.05, absolute
     d_rep: Dict[str, List[float]] = {}
     for (wk, _), (orig, b) in bad.items():
         d_bad.setdefault(wk, []).append(orig - b)
-    for (wk, _), (orig, r) in rep.items():
-        d_rep.setdefault(wk, []).append(abs(orig - r) if absolute_repeat else orig - r)
+    for (wk, _), (orig, rp) in rep.items():
+        d_rep.setdefault(wk, []).append(abs(orig - rp) if absolute_repeat else orig - rp)
     for j, name in enumerate(names):
         db, dr = d_bad.get(name, []), d_rep.get(name, [])
         res["n_bad"][j], res["n_repeat"][j] = len(db), len(dr)
