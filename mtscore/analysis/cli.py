@@ -422,32 +422,34 @@ def _rater_model(args: argparse.Namespace, c: Dict) -> str:
     import numpy as np
 
     from .correlation import pearson
-    from .rater_model import fit_rater_model, remove_spammers
+    from .rater_model import fit_rater_model, qc_links, remove_spammers
     from .report import jsonable
 
-    scored = np.isin(c["type"], ("SYSTEM", "REPEAT"))
-    score = c["score"][scored]
-    iu, item = np.unique(np.char.add(np.char.add(c["sys_id"].astype(str), "|"), c["sid"].astype(str))[scored],
-                         return_inverse=True)
-    wu, worker = np.unique(c["WorkerId"][scored].astype(str), return_inverse=True)
+    # every rating enters; repeats share their original's item, degraded copies sit below it
+    item, iu, degraded, is_sys = qc_links(c["sys_id"], c["sid"], c["type"], c.get("HITId"))
+    score = c["score"]
+    wu, worker = np.unique(c["WorkerId"].astype(str), return_inverse=True)
     if args.keep and args.keep > len(wu):
-        raise AnalysisInputError(f"--keep {args.keep}: the file has only {len(wu)} workers with SYSTEM/REPEAT ratings")
-    kw = dict(prior_shape=args.shape, prior_scale=args.scale, method=args.method)
+        raise AnalysisInputError(f"--keep {args.keep}: the file has only {len(wu)} workers")
+    kw = dict(prior_shape=args.shape, prior_scale=args.scale, method=args.method, degraded=degraded)
     fit = fit_rater_model(item, worker, score, n_items=len(iu), n_workers=len(wu), **kw)
     kept = np.ones(len(wu), bool)
     if args.keep:
         fit, kept = remove_spammers(item, worker, score, keep=args.keep, n_items=len(iu), **kw)
     zmean = np.bincount(item, score, len(iu)) / np.bincount(item, minlength=len(iu))
-    res = {"items": len(iu), "workers": len(wu), "kept_workers": int(kept.sum()),
-           "r_model_vs_zmean": float(pearson(zmean, fit.item_mean)), "iterations": fit.n_iter,
-           "worker": wu.tolist(), "precision": fit.worker_precision, "item": iu.tolist(), "quality": fit.item_mean}
+    res = {"items": int(is_sys.sum()), "workers": len(wu), "kept_workers": int(kept.sum()),
+           "degraded_links": len(degraded), "iterations": fit.n_iter,
+           "r_model_vs_zmean": float(pearson(zmean[is_sys], fit.item_mean[is_sys])),
+           "worker": wu.tolist(), "precision": fit.worker_precision, "item": iu[is_sys].tolist(),
+           "quality": fit.item_mean[is_sys]}
     if args.format == "json":
         return json.dumps(jsonable(res), indent=1) + "\n"
     if args.format == "csv":
         return "worker,precision,kept\n" + "".join(
             f"{w},{p:.6f},{int(k)}\n" for w, p, k in zip(wu, fit.worker_precision, kept))
     order = np.argsort(fit.worker_precision)
-    return (f"items {len(iu)}, workers {len(wu)}, kept {int(kept.sum())}, iterations {fit.n_iter}\n"
+    return (f"MT items {res['items']}, workers {len(wu)}, kept {int(kept.sum())}, degraded links "
+            f"{len(degraded)}, iterations {fit.n_iter}\n"
             f"Pearson(model quality, z-mean) = {res['r_model_vs_zmean']:.4f}\n"
             "least precise workers: " + ", ".join(f"{wu[i]} ({fit.worker_precision[i]:.2f})" for i in order[:5]) + "\n")
 
