@@ -20,6 +20,7 @@ from ..engine.errors import nonnegative_int as _nonnegative_int
 from ..engine.errors import positive_float as _positive_float
 from ..engine.errors import positive_int as _positive_int
 from ..engine.errors import probability as _probability
+from . import cli_procedures as procedures
 from .errors import AnalysisInputError
 
 __all__ = ["main", "build_parser"]
@@ -83,6 +84,7 @@ def _add_meta(sub) -> None:
     m2.add_argument("--seg-metrics", default="chrF,TER",
                     help="segment-level metrics for DARR (default chrF,TER; 'none' to skip)")
     _meta_opts(m2)
+    procedures.add_meta_commands(msub)
 
 
 def _add_human(sub) -> None:
@@ -113,6 +115,7 @@ def _add_human(sub) -> None:
     h2.add_argument("--keep", type=_positive_int, help="refit using only the KEEP most precise workers (KEEP >= 1)")
     _common_out(h2)
     _add_agreement(hsub)
+    procedures.add_human_commands(hsub)
 
 
 def _add_agreement(hsub) -> None:
@@ -425,8 +428,8 @@ def _rater_model(args: argparse.Namespace, c: Dict) -> str:
     from .rater_model import fit_rater_model, qc_links, remove_spammers
     from .report import jsonable
 
-    # every rating enters; repeats share their original's item, degraded copies sit below it
-    item, iu, degraded, is_sys = qc_links(c["sys_id"], c["sid"], c["type"], c.get("HITId"))
+    # every rating enters; repeats share their original's item, each HIT's degraded copy sits below it
+    item, iu, degraded, is_sys = qc_links(c["sys_id"], c["sid"], c["type"], c.get("hit", c.get("HITId")))
     score = c["score"]
     wu, worker = np.unique(c["WorkerId"].astype(str), return_inverse=True)
     if args.keep and args.keep > len(wu):
@@ -559,6 +562,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _check_outputs(args)
+        if args.cmd in procedures.COMMANDS:
+            return procedures.run(args)
         if args.area == "meta":
             return _run_meta(args)
         return _run_human(args)

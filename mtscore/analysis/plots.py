@@ -253,7 +253,8 @@ def subset_boxplot(res: Dict, metrics: Sequence[str], title: str = "", path: Opt
         stats = [{"whislo": q[g, j, 0], "q1": q[g, j, 1], "med": q[g, j, 2], "q3": q[g, j, 3],
                   "whishi": q[g, j, 4], "label": ""} for j in range(m)]
         pos = np.arange(m) + (g - (G - 1) / 2) * width
-        bp = ax.bxp(stats, positions=pos, widths=width * 0.9, showfliers=False, patch_artist=True)
+        bp = ax.bxp(stats, positions=pos, widths=width * 0.9, showfliers=False, patch_artist=True,
+                    medianprops={"color": "k"})
         for box in bp["boxes"]:
             box.set_facecolor(colors[g % len(colors)])
             box.set_alpha(0.6)

@@ -187,6 +187,7 @@ def sequence_bins(worker, hit, position, score, gold, n_workers: Sequence[int] =
         raise AnalysisInputError(f"bins must be at least 2 (got {bins})")
     if any(int(k) < 1 for k in n_workers):
         raise AnalysisInputError("every N in n_workers must be at least 1")
+    lagged_pairs(worker, hit, position)  # validates: one rating per worker and position of a HIT
     h, pos = _codes(hit), _finite("position", position)
     slot_keys, slot = np.unique(np.column_stack([h, pos]), axis=0, return_inverse=True)
     slot = slot.ravel()

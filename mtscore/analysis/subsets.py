@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws: Optional[int] = None,
                         seed: int = 0, names: Optional[Sequence[str]] = None,
-                        return_all: bool = False) -> Dict[str, object]:
+                        return_all: bool = False) -> Dict[str, Any]:
     """Pearson r of every metric on every k-subset of the systems.
 
     ``human`` (n,) float64 system scores; ``scores`` (m, n) float64 metric scores (one row per
@@ -97,19 +97,19 @@ def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws
     labels: List[str] = ["+".join(label_names[marked[b]] for b in range(len(marked)) if c >> b & 1) or "none"
                          for c in groups]
     G = len(groups)
-    out: Dict[str, object] = {"subsets": S, "exhaustive": draws is None, "k": k, "groups": labels,
+    out: Dict[str, Any] = {"subsets": S, "exhaustive": draws is None, "k": k, "groups": labels,
                               "count": np.zeros(G, np.int64), "mean": np.full((G, m), np.nan),
                               "std": np.full((G, m), np.nan), "quantiles": np.full((G, m, len(QUANTILES)), np.nan),
                               "min": np.full((G, m), np.nan), "max": np.full((G, m), np.nan)}
     for g, c in enumerate(groups):
         rg = r[code == c]
-        out["count"][g] = rg.shape[0]  # type: ignore[index]
+        out["count"][g] = rg.shape[0]
         for j in range(m):
             v = rg[:, j][np.isfinite(rg[:, j])]
             if v.size:
-                out["mean"][g, j], out["std"][g, j] = v.mean(), v.std()  # type: ignore[index]
-                out["quantiles"][g, j] = np.quantile(v, QUANTILES)  # type: ignore[index]
-                out["min"][g, j], out["max"][g, j] = v.min(), v.max()  # type: ignore[index]
+                out["mean"][g, j], out["std"][g, j] = v.mean(), v.std()
+                out["quantiles"][g, j] = np.quantile(v, QUANTILES)
+                out["min"][g, j], out["max"][g, j] = v.min(), v.max()
     if return_all:
         out.update({"r": r, "group": np.searchsorted(np.asarray(groups), code), "indices": sub})
     return out
