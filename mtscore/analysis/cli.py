@@ -42,6 +42,7 @@ def _meta_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_nonnegative_int, default=12345,
                    help="random seed for the bootstrap, 0 or more (default 12345)")
     p.add_argument("--html", help="write a self-contained HTML report (figures embedded) to this path")
+    p.add_argument("--subsets", type=_positive_int, help="add r over every K-system subset by outliers (Tangled Fig. 2)")
     p.add_argument("--figdir", help="also write each figure as a PNG into this folder")
     _common_out(p)
 
@@ -308,7 +309,7 @@ def _run_meta(args: argparse.Namespace) -> int:
     sl, default_out = _load_meta(args)
     sl = _select_metrics(sl, args.metrics)
     outliers = _outliers(args.outliers, default_out, sl.systems)
-    res = report.meta_evaluate(sl, outliers, n_resamples=args.bootstrap, seed=args.seed)
+    res = report.meta_evaluate(sl, outliers, n_resamples=args.bootstrap, seed=args.seed, subsets_k=args.subsets)
     for note in res["notes"]:
         _warn(note)
     decisions = None

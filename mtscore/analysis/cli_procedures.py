@@ -26,6 +26,7 @@ COMMANDS = ("worker-test", "significance", "rater-heatmap", "sequence", "subsets
 def _out(p: argparse.ArgumentParser, fmts=("text", "json")) -> None:
     p.add_argument("--format", choices=fmts, default="text", help="what to print (default: text)")
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
+    p.add_argument("--html", help="also write a self-contained HTML page (text result and figure)")
 
 
 def _floats(text: str) -> List[float]:
@@ -121,12 +122,24 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand chosen in ``args`` (one of :data:`COMMANDS`)."""
     fn: Callable[[argparse.Namespace], Dict] = args.procedure
     res = fn(args)
+    figs = res.pop("_figs", {})
+    about = res.pop("_about", "")
     rendered = {"text": res.pop("_text", ""), "csv": res.pop("_csv", "")}
     text = rendered[args.format] if args.format in rendered else json.dumps(_jsonable(res), indent=1) + "\n"
+    for option in ("plot", "png"):  # the subcommands that draw one figure name its file so
+        path = getattr(args, option, None)
+        if path and figs:
+            _write(f"--{option}", path, next(iter(figs.values())))
     if args.output:
         _write("--output", args.output, text)
     else:
         sys.stdout.write(text)
+    if args.html:
+        from .report import render_procedure_html
+
+        page = render_procedure_html(f"mtscore {args.area} {args.cmd}",
+                                     [{"heading": args.cmd, "about": about, "text": rendered["text"], "figures": figs}])
+        _write("--html", args.html, page)
     return 0
 
 
@@ -181,7 +194,9 @@ def _run_worker_test(args: argparse.Namespace) -> Dict:
             f"{'worker':<16} {'bad':>4} {'rep':>4} {'p':>10} exact pass\n"
             + "".join(f"{w:<16} {b:>4} {n:>4} {p:>10.4g} {'yes' if e else 'no':>5} {'yes' if ok else 'no':>4}\n"
                       for w, b, n, p, e, ok in rows))
-    return {**r, "_text": text, "_csv": csv}
+    return {**r, "_text": text, "_csv": csv,
+            "_about": "A4.1 (Graham et al., NLE 4): per worker, one-sided Wilcoxon rank-sum of the degraded-item "
+                      "differences against the repeat differences; exact p as R wilcox.test where it applies."}
 
 
 def _run_significance(args: argparse.Namespace) -> Dict:
@@ -203,13 +218,16 @@ def _run_significance(args: argparse.Namespace) -> Dict:
         lines.append("judgements per system (file order), share of significant pairs (judgement-level, NLE):")
         lines += [f"  {n:>6}: " + "  ".join(f"p<{t:g} {100 * v:5.1f}%" for t, v in zip(args.thresholds, row))
                   for n, row in zip(cur["n"], cur["share"])]
-        if args.plot:
+        if args.plot or args.html:
             from . import plots
 
-            _write("--plot", args.plot, plots.significance_curve_plot(cur, title=str(args.ratings)))
+            res["_figs"] = {"share of significant pairs by judgements per system":
+                            plots.significance_curve_plot(cur, title=str(args.ratings))}
     elif args.plot:
         raise AnalysisInputError("--plot draws the --sizes curve; give --sizes too")
-    return {**res, "_text": "\n".join(lines) + "\n"}
+    return {**res, "_text": "\n".join(lines) + "\n",
+            "_about": "A10 (Graham et al., NLE Table 6 / Figure 5): one-sided Wilcoxon rank-sum per system pair "
+                      "in ranking direction; the share of pairs below each threshold."}
 
 
 def _run_heatmap(args: argparse.Namespace) -> Dict:
@@ -231,12 +249,14 @@ def _run_heatmap(args: argparse.Namespace) -> Dict:
     order, R = worker_correlations(item, worker, c["score"][sel], fit, items=is_sys)
     names = [wu[i] if isinstance(i, int) else i for i in order]
     centre = critical_r(int(is_sys.sum())) if is_sys.sum() >= 3 else 0.0
-    _write("--png", args.png, plots.worker_heatmap(names, R, centre, title=f"HIT {hit}"))
+    figs = {f"B6 heat map, HIT {hit}": plots.worker_heatmap(names, R, centre, title=f"HIT {hit}")}
     mean_r = np.nanmean(np.where(np.eye(len(names), dtype=bool), np.nan, R), axis=1)
     text = (f"HIT {hit}: {len(wu)} workers, {int(is_sys.sum())} MT items, centre r = {centre:.3f}; wrote {args.png}\n"
             + "".join(f"{n:<16} precision {fit.worker_precision[i]:6.2f}  mean r with others {m:6.3f}\n"
                       for n, i, m in zip(names, order, mean_r) if isinstance(i, int)))
-    return {"hit": hit, "rows": names, "r": R, "centre": centre, "_text": text}
+    return {"hit": hit, "rows": names, "r": R, "centre": centre, "_text": text, "_figs": figs,
+            "_about": "B6 (Mathur 2021, Thesis 3.5.5): pairwise Pearson r of the HIT's workers, the model "
+                      "estimate and the z-mean; rows by inferred precision; colours centred at the critical r."}
 
 
 def _run_sequence(args: argparse.Namespace) -> Dict:
@@ -259,17 +279,19 @@ def _run_sequence(args: argparse.Namespace) -> Dict:
         lines += [f"  N={n:<3} " + " ".join(f"{v:8.4f}" for v in row) + f"   H-L {d:+.4f}  p {p:.3g}"
                   for n, row, d, p in zip(b["n"], b["bin_mean"], b["high_minus_low"], b["welch_p"])]
         fit = se.sequence_pooled(w, h, col["position"], col["score"], col["gold"], aspect)
-        if args.plot:
+        if args.plot or args.html:
             from . import plots
 
-            _write("--plot", args.plot, plots.sequence_bins_plot(b, title=str(args.table)))
+            res["_figs"] = {"C4: previous item's gold": plots.sequence_bins_plot(b, title=str(args.table))}
     else:
         fit = se.sequence_logistic(w, h, col["position"], col["score"], col["gold"])
     res["regression"] = {"names": fit.names, "coef": fit.coef, "se": fit.se, "p": fit.p_value, "n": fit.n}
     lines.append(("C5 logistic" if args.binary else "C6 pooled OLS") + f" regression, {fit.n} lagged ratings:")
     lines += [f"  {n:<12} {c_:+.5f}  se {s_:.5f}  p {p_:.3g}"
               for n, c_, s_, p_ in zip(fit.names, fit.coef, fit.se, fit.p_value)]
-    return {**res, "_text": "\n".join(lines) + "\n"}
+    return {**res, "_text": "\n".join(lines) + "\n",
+            "_about": "Sequence effects (Mathur 2021, Thesis ch. 4): C4 bins by the previous item's gold with "
+                      "Welch's t-test; C6 lag regression pooled over aspects, or C5 logistic for binary labels."}
 
 
 def _run_subsets(args: argparse.Namespace) -> Dict:
@@ -291,11 +313,14 @@ def _run_subsets(args: argparse.Namespace) -> Dict:
     for g, (name, cnt) in enumerate(zip(res["groups"], res["count"])):
         lines.append(f"  containing {name} ({cnt:,} subsets):")
         lines += [f"    {m:<22} {q[2]:.3f} [{q[0]:.3f}, {q[-1]:.3f}]" for m, q in zip(metrics, res["quantiles"][g])]
-    if args.plot:
+    figs = {}
+    if args.plot or args.html:
         from . import plots
 
-        _write("--plot", args.plot, plots.subset_boxplot(res, metrics, title=f"{sl.lp}: k = {args.k}"))
-    return {**res, "metrics": metrics, "quantile_levels": QUANTILES, "_text": "\n".join(lines) + "\n"}
+        figs = {"E8: r over system subsets": plots.subset_boxplot(res, metrics, title=f"{sl.lp}: k = {args.k}")}
+    return {**res, "metrics": metrics, "quantile_levels": QUANTILES, "_text": "\n".join(lines) + "\n",
+            "_figs": figs, "_about": "E8 (Mathur et al. 2020, Tangled Figure 2): Pearson r of each metric over "
+                                     "k-system subsets, grouped by the marked systems each subset contains."}
 
 
 def _marked(spec: str, systems: List[str], mad: np.ndarray) -> List[int]:

@@ -56,3 +56,16 @@ def test_sequence_and_subset_figures():
     assert _image(plots.subset_boxplot(sub, ["noisy", "square"])).ndim == 3
     curve = {"n": np.array([10, 20]), "share": np.array([[0.2, 0.1], [0.5, 0.3]]), "thresholds": np.array([0.05, 0.01])}
     assert _image(plots.significance_curve_plot(curve)).ndim == 3
+
+
+def test_meta_report_draws_the_subset_figure():
+    from mtscore.analysis import report
+    from mtscore.analysis.datasets import SysLevel
+
+    rng = np.random.default_rng(4)
+    h = np.r_[rng.normal(0, 0.2, 7), -2.0]  # one low outlier (MAD)
+    sl = SysLevel("xx-yy", [f"s{i}" for i in range(8)], h, ["m"], (h + rng.normal(0, 0.1, 8))[None])
+    res = report.meta_evaluate(sl, n_resamples=20, subsets_k=4)
+    assert res["subsets"]["groups"] == ["none", "s7"] and res["subsets"]["subsets"] == 70
+    figs = report.figures_for(res, sl)
+    _image(figs["subsets of 4 systems"])

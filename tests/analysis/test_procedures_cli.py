@@ -20,11 +20,14 @@ def test_worker_test_and_significance(csen, capsys, tmp_path):
     assert len(res["worker"]) == 92 and sum(res["exact"]) == 29 and sum(res["passed"]) == 53
     assert main(["human", "worker-test", "--ratings", str(csen), "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("worker,n_bad,n_repeat,p,exact,passed\nM0013,")
-    png = tmp_path / "a10.png"
-    assert main(["human", "significance", "--ratings", str(csen), "--sizes", "50,2000", "--plot", str(png)]) == 0
+    png, page = tmp_path / "a10.png", tmp_path / "a10.html"
+    assert main(["human", "significance", "--ratings", str(csen), "--sizes", "50,2000", "--plot", str(png),
+                 "--html", str(page)]) == 0
     out = capsys.readouterr().out
     assert "p < 0.05: 61.1% of pairs" in out  # = the released adwilcox-csen.csv (22 of 36 pairs)
     assert png.read_bytes()[:4] == b"\x89PNG"
+    html = page.read_text()
+    assert "61.1% of pairs" in html and html.count("data:image/png;base64,") == 1 and "A10" in html
 
 
 def test_rater_heatmap_and_rater_model_links(csen, capsys, tmp_path):
@@ -83,8 +86,10 @@ def test_sequence_command(tmp_path, capsys):
     assert abs(lag - 0.3) < 4 * se and res["bins"]["high_minus_low"][0] > 0 and png.exists()
     fb = tmp_path / "bin.tsv"
     _write_table(fb, binary=True)
-    assert main(["human", "sequence", "--table", str(fb), "--binary"]) == 0
+    page = tmp_path / "c5.html"
+    assert main(["human", "sequence", "--table", str(fb), "--binary", "--html", str(page)]) == 0
     assert "C5 logistic regression" in capsys.readouterr().out
+    assert "C5 logistic regression" in page.read_text() and "<img" not in page.read_text()
 
 
 @pytest.mark.parametrize("content,message", [

@@ -74,3 +74,21 @@ def test_subset_bad_input():
     res = subset_correlations(np.arange(5.0), np.array([[0, 0, 0, 1, 2.0]]), k=3, return_all=True)
     assert np.isnan(res["r"][0, 0]) and np.isfinite(res["mean"][0, 0])
     assert system_subsets(6, 3).tolist()[:2] == [[0, 1, 2], [0, 1, 3]]
+
+
+def test_meta_report_subsets_section(ende):
+    """``meta_evaluate(subsets_k=10)`` adds E8 to the report: the outliers (MAD) label the groups,
+    the HTML page has the table and the figure."""
+    from mtscore.analysis import report
+    from mtscore.analysis.datasets import SysLevel
+
+    keep = [ende.metrics.index(m) for m in ("sacreBLEU-BLEU", "chrF")]
+    sl = SysLevel(ende.lp, ende.systems, ende.human, [ende.metrics[i] for i in keep], ende.scores[keep])
+    res = report.meta_evaluate(sl, n_resamples=20, subsets_k=10)
+    sub = res["subsets"]
+    assert sub["groups"] == ["none", "en_de_task", "online-X", "en_de_task+online-X"]
+    assert sub["mean"][0, 0] == pytest.approx(0.810, abs=6e-4)  # = test_all_646646_subsets_of_wmt19_ende
+    page = report.render_html(res, {})  # figures_for draws the boxes with plots.subset_boxplot
+    assert "Correlation over subsets of 10 systems" in page and "184,756" in page
+    with pytest.raises(AnalysisInputError, match="between 3"):
+        report.meta_evaluate(sl, n_resamples=20, subsets_k=30)
