@@ -167,3 +167,46 @@ def test_c5_subsets_and_bad_input():
         sequence_logistic(wk2, hit, pos, e2, e2, proportion=False)
     with pytest.raises(AnalysisInputError, match="position"):
         sequence_logistic(wk2, hit, np.zeros_like(pos), y2, e2)
+
+
+def _docqe_run_b(shared_data):
+    """The raw Mechanical Turk batches of DocQE run B in presentation order: 'Answer.Q1' lists
+    each HIT's 100 items as <prefix>_<segment>_<TYPE>_<position>__<score>."""
+    import csv
+
+    from conftest import require
+
+    folder = require(shared_data / "docqe-eacl2017" / "batched-hits" / "runB")
+    rows = []
+    for f in sorted(folder.glob("*.csv")):
+        with open(f, encoding="utf-8", newline="") as fh:
+            for r in csv.DictReader(fh):
+                for cell in r["Answer.Q1"].split("|"):
+                    head, score = cell.rsplit("__", 1)
+                    rows.append((r["WorkerId"], r["HITId"], r["Input.hit"], int(head.rsplit("_", 1)[1]), float(score)))
+    return [np.array(c) for c in zip(*rows)]
+
+
+def test_c4_c6_on_docqe_raw_batches(shared_data):
+    """Real crowd sequences (DocQE run B: 144 assignments of 16 HITs, 8-11 workers per item).
+    Gold = mean z of all the item's raters (the thesis uses the good workers' mean)."""
+    worker, assignment, hit, pos, raw = _docqe_run_b(shared_data)
+    # one worker took HIT 14 twice (two assignments): positions repeat -> a clear error
+    with pytest.raises(AnalysisInputError, match="worker F0027 has two ratings at position 0 of HIT 14"):
+        sequence_bins(worker, hit, pos, raw, raw)
+    seq = np.char.add(np.char.add(worker.astype(str), "@"), assignment.astype(str))
+    z, keep = human.standardize(seq, raw)
+    assert keep.all() and z.size == 14400
+    _, slot = np.unique(np.char.add(np.char.add(hit.astype(str), "|"), pos.astype(str)), return_inverse=True)
+    gold = (np.bincount(slot, z) / np.bincount(slot))[slot]
+    res = sequence_bins(seq, hit, pos, z, gold, n_workers=(1, 5, 10))
+    assert res["n_items"][:2].tolist() == [[528, 528, 528]] * 2  # 16 HITs x 99 lagged positions, tertiles
+    assert res["n_items"][2].sum() == 396                        # slots with at least 10 raters
+    # golden values of this release (regression anchors; Welch itself is checked against scipy above)
+    np.testing.assert_allclose(res["high_minus_low"], [-0.00633, 0.09101, 0.05688], atol=5e-5)
+    np.testing.assert_allclose(res["welch_p"][1], 0.001033, rtol=1e-3)
+    fit = sequence_pooled(seq, hit, pos, z, gold)
+    assert fit.n == 14400 - 144 and fit["lag"][0] == pytest.approx(0.10083, abs=5e-5)
+    ref = human.sequence_effect(seq, hit, pos, z, gold)[0]
+    plain = sequence_pooled(seq, hit, pos, z, gold, worker_covariate=False)
+    np.testing.assert_allclose(plain.coef, ref["coef"], rtol=1e-9)
