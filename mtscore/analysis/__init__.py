@@ -15,13 +15,19 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 * :mod:`.agreement` - Cohen's kappa as R psych computes it, all judge pairs with groups, the
   reference-bias analysis (bootstrap CI of a group's mean kappa, non-overlapping CIs, rating
   cross-tabulations; Ma et al. 2017).
+* :mod:`.human_tests` - R's exact small-sample rank-sum p and the NLE rater test, sign test,
+  adequacy-then-fluency, share of significant system pairs (Graham et al. 2017).
+* :mod:`.sequence_effects` - previous-item bins with Welch's test, logistic and pooled lag
+  regressions (Mathur 2021, Ch. 4).
+* :mod:`.subsets` - correlation over all k-system subsets (Mathur et al. 2020, Fig. 2).
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
 * :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
 """
 import importlib
 
 __all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
-           "loaders", "datasets", "plots", "report", "cli"]
+           "loaders", "datasets", "plots", "report", "cli",
+           "human_tests", "sequence_effects", "subsets"]
 
 
 def __getattr__(name):
