@@ -88,8 +88,15 @@ def fit_rater_model(item, worker, score, n_items: Optional[int] = None, n_worker
     s = np.asarray(score, dtype=np.float64)
     if not np.isfinite(s).all():
         raise AnalysisInputError("fit_rater_model: scores contain NaN/inf")
+    if not (item.shape == worker.shape == s.shape) or s.ndim != 1 or s.size == 0:
+        raise AnalysisInputError(f"fit_rater_model: item, worker and score must be non-empty 1-D arrays of one "
+                                 f"length (got {item.shape}, {worker.shape}, {s.shape})")
     n_items = int(item.max()) + 1 if n_items is None else n_items
     n_workers = int(worker.max()) + 1 if n_workers is None else n_workers
+    for name, a, n in (("item", item, n_items), ("worker", worker, n_workers)):
+        if a.min() < 0 or a.max() >= n:
+            raise AnalysisInputError(f"fit_rater_model: {name} codes must lie in 0..{n - 1} (n_{name}s = {n}); "
+                                     f"found {a.min() if a.min() < 0 else a.max()}")
     canon = _canonical_items(n_items, repeat_of)
     deg = np.asarray(degraded, dtype=np.int64).reshape(-1, 2) if degraded is not None and len(degraded) \
         else np.zeros((0, 2), np.int64)

@@ -63,8 +63,11 @@ def _check(n: int, **arrays) -> None:
                                      f"({n}), got shape {np.shape(a)}")
 
 
-def _finite(name: str, a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
+def _finite(name: str, a) -> np.ndarray:
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise AnalysisInputError(f"{name} must be numeric (got values like {np.asarray(a).ravel()[:1]})") from None
     if not np.isfinite(a).all():
         raise AnalysisInputError(f"{name}[{int(np.flatnonzero(~np.isfinite(a))[0])}] is not finite; "
                                  "drop or impute missing ratings first")

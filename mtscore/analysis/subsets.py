@@ -83,6 +83,8 @@ def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws
     if len(marked) > 6 or len(set(marked)) != len(marked) or any(not 0 <= i < n for i in marked):
         raise AnalysisInputError(f"marked must be at most 6 distinct system indices in 0..{n - 1} (got {marked})")
     label_names = [str(s) for s in names] if names is not None else [str(i) for i in range(n)]
+    if len(label_names) != n:
+        raise AnalysisInputError(f"names: {len(label_names)} names for {n} systems")
     sub = system_subsets(n, k, draws, seed)
     S, m = sub.shape[0], Y.shape[0]
     r = np.empty((S, m))

@@ -180,3 +180,25 @@ def test_b6_worker_correlation_matrix_and_critical_r():
     assert R[np.ix_(good, [6])].min() > critical_r(70) > np.abs(R[np.ix_(spam, good)]).mean()
     with pytest.raises(ValueError, match="at least 3"):
         critical_r(2)
+
+
+def test_rater_model_bad_input():
+    from mtscore.analysis.errors import AnalysisInputError
+
+    with pytest.raises(AnalysisInputError, match="one length"):
+        fit_rater_model([0, 1], [0], [0.1, 0.2])
+    with pytest.raises(AnalysisInputError, match="non-empty"):
+        fit_rater_model([], [], [])
+    with pytest.raises(AnalysisInputError, match=r"item codes must lie in 0..1"):
+        fit_rater_model([0, 2], [0, 0], [0.1, 0.2], n_items=2)
+    with pytest.raises(AnalysisInputError, match="degraded pairs name items outside"):
+        fit_rater_model([0, 1], [0, 0], [0.1, 0.2], degraded=[(5, 0)])
+    with pytest.raises(AnalysisInputError, match="tied to its own original"):
+        fit_rater_model([0, 1], [0, 0], [0.1, 0.2], degraded=[(1, 0)], repeat_of=[(1, 0)])
+    with pytest.raises(AnalysisInputError, match="unknown item type"):
+        from mtscore.analysis.rater_model import qc_links
+
+        qc_links(["s"], ["1"], ["BAD"])
+    # a worker with a single rating is fine (precision from the prior plus one residual)
+    res = fit_rater_model([0, 1, 0], [0, 0, 1], [0.5, -0.5, 0.4])
+    assert np.isfinite(res.item_mean).all() and res.worker_precision.shape == (2,)

@@ -210,3 +210,8 @@ def test_c4_c6_on_docqe_raw_batches(shared_data):
     ref = human.sequence_effect(seq, hit, pos, z, gold)[0]
     plain = sequence_pooled(seq, hit, pos, z, gold, worker_covariate=False)
     np.testing.assert_allclose(plain.coef, ref["coef"], rtol=1e-9)
+
+
+def test_non_numeric_positions_are_a_clear_error():
+    with pytest.raises(AnalysisInputError, match="position must be numeric"):
+        lagged_pairs(["w", "w"], ["h", "h"], ["first", "second"])
