@@ -208,26 +208,32 @@ def sequence_bins(worker, hit, position, score, gold, n_workers: Sequence[int] =
     bin_of = np.clip(np.searchsorted(edges, prev_gold, side="right") - 1, 0, bins - 1)
     y = s - g if residual else s
     rng = np.random.default_rng(seed)
-    order = np.argsort(slot, kind="mergesort")
-    starts = np.r_[0, np.cumsum(cnt)[:-1]]
     m = len(n_workers)
     out = {"n": np.asarray(n_workers, np.int64), "mean_all": np.full(m, np.nan), "bin_mean": np.full((m, bins), np.nan),
            "high_minus_low": np.full(m, np.nan), "welch_t": np.full(m, np.nan), "welch_p": np.full(m, np.nan),
            "n_items": np.zeros((m, bins), np.int64), "edges": edges}
     for r, k in enumerate(n_workers):
-        use = ok & (cnt >= k)
-        vals = np.full(n_slots, np.nan)
-        for i in np.flatnonzero(use):
-            members = order[starts[i]:starts[i] + cnt[i]]
-            vals[i] = y[rng.choice(members, int(k), replace=False)].mean()
-        out["mean_all"][r] = np.nanmean(vals) if use.any() else np.nan
+        vals = _slot_means(y, slot, cnt, ok & (cnt >= k), int(k), rng)
+        use = np.isfinite(vals)
+        out["mean_all"][r] = vals[use].mean() if use.any() else np.nan
         per_bin = [vals[use & (bin_of == b)] for b in range(bins)]
         out["n_items"][r] = [v.size for v in per_bin]
         out["bin_mean"][r] = [v.mean() if v.size else np.nan for v in per_bin]
         out["high_minus_low"][r] = out["bin_mean"][r, -1] - out["bin_mean"][r, 0]
-        t, _, p = welch_test(per_bin[-1], per_bin[0])
-        out["welch_t"][r], out["welch_p"][r] = t, p
+        out["welch_t"][r], _, out["welch_p"][r] = welch_test(per_bin[-1], per_bin[0])
     return out
+
+
+def _slot_means(y: np.ndarray, slot: np.ndarray, cnt: np.ndarray, use: np.ndarray, k: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """Per slot the mean of ``k`` of its ratings drawn without replacement (NaN where not ``use``)."""
+    order = np.argsort(slot, kind="mergesort")
+    starts = np.r_[0, np.cumsum(cnt)[:-1]]
+    vals = np.full(cnt.size, np.nan)
+    for i in np.flatnonzero(use):
+        members = order[starts[i]:starts[i] + cnt[i]]
+        vals[i] = y[rng.choice(members, k, replace=False)].mean()
+    return vals
 
 
 def binary_worker_subsets(worker, label, expert, extreme: Tuple[float, float] = (0.2, 0.8),

@@ -54,6 +54,24 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return r
 
 
+def _group_stats(r: np.ndarray, code: np.ndarray, groups: List[int]) -> Dict[str, np.ndarray]:
+    """count (G,), mean/std/min/max (G, m) and quantiles (G, m, 5) of r per subset group."""
+    G, m = len(groups), r.shape[1]
+    out = {"count": np.zeros(G, np.int64), "mean": np.full((G, m), np.nan), "std": np.full((G, m), np.nan),
+           "quantiles": np.full((G, m, len(QUANTILES)), np.nan), "min": np.full((G, m), np.nan),
+           "max": np.full((G, m), np.nan)}
+    for g, c in enumerate(groups):
+        rg = r[code == c]
+        out["count"][g] = rg.shape[0]
+        for j in range(m):
+            v = rg[:, j][np.isfinite(rg[:, j])]
+            if v.size:
+                out["mean"][g, j], out["std"][g, j] = v.mean(), v.std()
+                out["quantiles"][g, j] = np.quantile(v, QUANTILES)
+                out["min"][g, j], out["max"][g, j] = v.min(), v.max()
+    return out
+
+
 def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws: Optional[int] = None,
                         seed: int = 0, names: Optional[Sequence[str]] = None,
                         return_all: bool = False) -> Dict[str, Any]:
@@ -98,20 +116,8 @@ def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws
     groups = [c for c in range(1 << len(marked)) if (code == c).any()]
     labels: List[str] = ["+".join(label_names[marked[b]] for b in range(len(marked)) if c >> b & 1) or "none"
                          for c in groups]
-    G = len(groups)
-    out: Dict[str, Any] = {"subsets": S, "exhaustive": draws is None, "k": k, "groups": labels,
-                              "count": np.zeros(G, np.int64), "mean": np.full((G, m), np.nan),
-                              "std": np.full((G, m), np.nan), "quantiles": np.full((G, m, len(QUANTILES)), np.nan),
-                              "min": np.full((G, m), np.nan), "max": np.full((G, m), np.nan)}
-    for g, c in enumerate(groups):
-        rg = r[code == c]
-        out["count"][g] = rg.shape[0]
-        for j in range(m):
-            v = rg[:, j][np.isfinite(rg[:, j])]
-            if v.size:
-                out["mean"][g, j], out["std"][g, j] = v.mean(), v.std()
-                out["quantiles"][g, j] = np.quantile(v, QUANTILES)
-                out["min"][g, j], out["max"][g, j] = v.min(), v.max()
+    out: Dict[str, Any] = {"subsets": S, "exhaustive": draws is None, "k": k, "groups": labels}
+    out.update(_group_stats(r, code, groups))
     if return_all:
         out.update({"r": r, "group": np.searchsorted(np.asarray(groups), code), "indices": sub})
     return out
