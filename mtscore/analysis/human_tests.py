@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -41,32 +42,35 @@ class RankSumResult:
     exact: bool
 
 
-def _u_counts(m: int, n: int) -> List[int]:
-    """Number of orderings of m + n distinct values giving U = 0..m*n (exact integers): the
+@lru_cache(maxsize=256)
+def _u_cdf(m: int, n: int) -> Tuple[np.ndarray, int]:
+    """Cumulative counts (exact Python integers, object array of length m*n + 1) of the orderings
+    of m + n distinct values with U <= u, and their total C(m+n, m). The counts are the
     coefficients of the Gaussian binomial [m+n choose m]_q = prod_i (1 - q^(n+i)) / (1 - q^i)."""
     size = m * n + 1
-    c = [0] * size
+    c = np.zeros(size, dtype=object)
+    c[:] = 0
     c[0] = 1
     for i in range(1, m + 1):
         step = n + i
-        for k in range(size - 1, step - 1, -1):  # multiply by (1 - q^(n+i))
-            c[k] -= c[k - step]
-        for k in range(i, size):  # divide by (1 - q^i)
-            c[k] += c[k - i]
-    return c
+        if step < size:  # multiply by (1 - q^(n+i)): uses the old coefficients
+            c[step:] = c[step:] - c[:-step]
+        pad = (-size) % i  # divide by (1 - q^i): a running sum along each residue class mod i
+        block = np.concatenate([c, np.zeros(pad, dtype=object)]).reshape(-1, i)
+        c = np.cumsum(block, axis=0).ravel()[:size]
+    return np.cumsum(c), math.comb(m + n, m)
 
 
 def _exact_p(u: float, m: int, n: int, alternative: str) -> float:
-    c = _u_counts(m, n)
-    total = math.comb(m + n, m)
+    cdf, total = _u_cdf(m, n)
     k = int(round(u))
-    upper = sum(c[k:]) / total    # P(U >= u)
-    lower = sum(c[: k + 1]) / total  # P(U <= u)
+    lower = int(cdf[k])                                # #(U <= u)
+    upper = total - (int(cdf[k - 1]) if k > 0 else 0)  # #(U >= u)
     if alternative == "greater":
-        return upper
+        return upper / total
     if alternative == "less":
-        return lower
-    return min(1.0, 2.0 * min(upper, lower))
+        return lower / total
+    return min(1.0, 2.0 * min(upper, lower) / total)
 
 
 def rank_sum_test(a, b, alternative: str = "greater", exact: Optional[bool] = None,
