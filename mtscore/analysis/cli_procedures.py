@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Dict, List
+from typing import TYPE_CHECKING, Callable, Dict, List, Union
 
 import numpy as np
 
 from ..engine.errors import nonnegative_int, positive_float, positive_int, probability
 from .errors import AnalysisInputError
+
+if TYPE_CHECKING:
+    from .sequence_effects import Regression
 
 __all__ = ["add_human_commands", "add_meta_commands", "run", "COMMANDS"]
 
@@ -278,20 +281,48 @@ def _run_sequence(args: argparse.Namespace) -> Dict:
         lines.append("C4: mean score by the previous item's gold (Low .. High), High - Low, Welch p")
         lines += [f"  N={n:<3} " + " ".join(f"{v:8.4f}" for v in row) + f"   H-L {d:+.4f}  p {p:.3g}"
                   for n, row, d, p in zip(b["n"], b["bin_mean"], b["high_minus_low"], b["welch_p"])]
-        fit = se.sequence_pooled(w, h, col["position"], col["score"], col["gold"], aspect)
         if args.plot or args.html:
             from . import plots
 
             res["_figs"] = {"C4: previous item's gold": plots.sequence_bins_plot(b, title=str(args.table))}
-    else:
-        fit = se.sequence_logistic(w, h, col["position"], col["score"], col["gold"])
-    res["regression"] = {"names": fit.names, "coef": fit.coef, "se": fit.se, "p": fit.p_value, "n": fit.n}
-    lines.append(("C5 logistic" if args.binary else "C6 pooled OLS") + f" regression, {fit.n} lagged ratings:")
-    lines += [f"  {n:<12} {c_:+.5f}  se {s_:.5f}  p {p_:.3g}"
-              for n, c_, s_, p_ in zip(fit.names, fit.coef, fit.se, fit.p_value)]
+    res["regression"] = {}
+    for name, fit in _subset_fits(args.binary, w, h, col, aspect).items():
+        if isinstance(fit, str):
+            lines.append(f"{name}: not estimable ({fit})")
+            continue
+        res["regression"][name] = {"names": fit.names, "coef": fit.coef, "se": fit.se, "p": fit.p_value, "n": fit.n}
+        lines.append(("C5 logistic" if args.binary else "C6 pooled OLS") + f" regression, {name} workers, "
+                     f"{fit.n} lagged ratings:")
+        lines += [f"  {n:<12} {c_:+.5f}  se {s_:.5f}  p {p_:.3g}"
+                  for n, c_, s_, p_ in zip(fit.names, fit.coef, fit.se, fit.p_value)]
     return {**res, "_text": "\n".join(lines) + "\n",
             "_about": "Sequence effects (Mathur 2021, Thesis ch. 4): C4 bins by the previous item's gold with "
                       "Welch's t-test; C6 lag regression pooled over aspects, or C5 logistic for binary labels."}
+
+
+def _subset_fits(binary: bool, w, h, col: Dict[str, np.ndarray], aspect) -> "Dict[str, Union[Regression, str]]":
+    """The thesis' worker subsets: C5 (Table 4.4) all / non-extreme (positive share in [0.2, 0.8]) /
+    good (accuracy >= 60%); C6 (Table 4.5) all / good / bad (correlation with gold > 0.5 or not).
+    A subset whose model cannot be estimated maps to the reason (a string)."""
+    from . import sequence_effects as se
+
+    if binary:
+        masks = se.binary_worker_subsets(w, col["score"], col["gold"])
+    else:
+        r = se.worker_gold_correlation(w, col["score"], col["gold"])[np.unique(w.astype(str), return_inverse=True)[1]]
+        masks = {"all": np.ones(r.size, bool), "good": r > 0.5, "bad": ~(r > 0.5)}
+    out: "Dict[str, Union[Regression, str]]" = {}
+    for name, mask in masks.items():
+        try:
+            if binary:
+                out[name] = se.sequence_logistic(w, h, col["position"], col["score"], col["gold"], mask=mask)
+            else:
+                out[name] = se.sequence_pooled(w, h, col["position"], col["score"], col["gold"], aspect, mask=mask)
+        except AnalysisInputError as exc:
+            if name == "all":
+                raise
+            out[name] = str(exc)
+    return out
 
 
 def _run_subsets(args: argparse.Namespace) -> Dict:

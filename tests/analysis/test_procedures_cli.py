@@ -81,14 +81,16 @@ def test_sequence_command(tmp_path, capsys):
     png = tmp_path / "c4.png"
     assert main(["human", "sequence", "--table", str(f), "--n", "1,3", "--plot", str(png), "--format", "json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    lag = res["regression"]["coef"][res["regression"]["names"].index("lag")]
-    se = res["regression"]["se"][res["regression"]["names"].index("lag")]
+    reg = res["regression"]["all"]
+    lag, se = reg["coef"][reg["names"].index("lag")], reg["se"][reg["names"].index("lag")]
     assert abs(lag - 0.3) < 4 * se and res["bins"]["high_minus_low"][0] > 0 and png.exists()
+    assert set(res["regression"]) == {"all", "good"}  # every simulated worker correlates > 0.5 with gold
     fb = tmp_path / "bin.tsv"
     _write_table(fb, binary=True)
     page = tmp_path / "c5.html"
     assert main(["human", "sequence", "--table", str(fb), "--binary", "--html", str(page)]) == 0
-    assert "C5 logistic regression" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "C5 logistic regression, all workers" in out and "non_extreme workers" in out and "good workers" in out
     assert "C5 logistic regression" in page.read_text() and "<img" not in page.read_text()
 
 
