@@ -216,3 +216,21 @@ def test_significance_curve_grows_with_judgements(csen):
     assert s05[-1] == significant_pair_share(p)[0.05]
     with pytest.raises(AnalysisInputError, match="at least 1"):
         significance_curve(sy, z, order, [0])
+
+
+def test_combine_adequacy_fluency_recovers_simulated_systems():
+    """Four systems with known adequacy [0.5, 0.5, 0, 0] and fluency [0.4, 0, 0.4, 0] (z units,
+    400 judgements each, sd 1): adequacy decides where it differs (even against fluency, 1 vs 2),
+    fluency decides the adequacy ties (0 > 1, 2 > 3)."""
+    rng = np.random.default_rng(11)
+    adequacy, fluency = [0.5, 0.5, 0.0, 0.0], [0.4, 0.0, 0.4, 0.0]
+    names = ["s0", "s1", "s2", "s3"]
+    adq = {s: rng.normal(a, 1, 400) for s, a in zip(names, adequacy)}
+    flu = {s: rng.normal(f, 1, 400) for s, f in zip(names, fluency)}
+    _, pa = human.wilcoxon_matrix(adq, order=names, significant_digits=None)
+    _, pf = human.wilcoxon_matrix(flu, order=names, significant_digits=None)
+    d, src = combine_adequacy_fluency(pa, pf)
+    expected = np.array([[0, 1, 1, 1], [-1, 0, 1, 1], [-1, -1, 0, 1], [-1, -1, -1, 0]])
+    assert (d == expected).all(), (d, pa, pf)
+    assert src[0, 1] == src[2, 3] == "fluency" and src[1, 2] == src[0, 3] == "adequacy"
+    assert pf[2, 1] < 0.05  # fluency alone would have ranked 2 above 1
