@@ -18,6 +18,11 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 * :mod:`.crowd`, :mod:`.crowd_qc`, :mod:`.crowd_scores`, :mod:`.crowd_qe`, :mod:`.crowd_write` - DA
   from raw crowd batches (Mechanical Turk, Appraise): red flags, worker QC, z-scores, segment /
   document / system scores, run-A vs run-B reliability, the document-level QE gold simulation.
+* :mod:`.human_tests` - R's exact small-sample rank-sum p and the NLE rater test, sign test,
+  adequacy-then-fluency, share of significant system pairs (Graham et al. 2017).
+* :mod:`.sequence_effects` - previous-item bins with Welch's test, logistic and pooled lag
+  regressions (Mathur 2021, Ch. 4).
+* :mod:`.subsets` - correlation over all k-system subsets (Mathur et al. 2020, Fig. 2).
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
 * :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
 """
@@ -25,7 +30,8 @@ import importlib
 
 __all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
            "loaders", "datasets", "plots", "report", "cli",
-           "crowd", "crowd_qc", "crowd_scores", "crowd_qe", "crowd_write"]
+           "crowd", "crowd_qc", "crowd_scores", "crowd_qe", "crowd_write",
+           "human_tests", "sequence_effects", "subsets"]
 
 
 def __getattr__(name):

@@ -22,6 +22,7 @@ from ..engine.errors import positive_int as _positive_int
 from ..engine.errors import probability as _probability
 from . import campaign_cli
 from . import crowd_cli
+from . import cli_procedures as procedures
 from .errors import AnalysisInputError
 
 __all__ = ["main", "build_parser"]
@@ -43,6 +44,7 @@ def _meta_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=_nonnegative_int, default=12345,
                    help="random seed for the bootstrap, 0 or more (default 12345)")
     p.add_argument("--html", help="write a self-contained HTML report (figures embedded) to this path")
+    p.add_argument("--subsets", type=_positive_int, help="add r over every K-system subset by outliers (Tangled Fig. 2)")
     p.add_argument("--figdir", help="also write each figure as a PNG into this folder")
     _common_out(p)
 
@@ -85,6 +87,7 @@ def _add_meta(sub) -> None:
     m2.add_argument("--seg-metrics", default="chrF,TER",
                     help="segment-level metrics for DARR (default chrF,TER; 'none' to skip)")
     _meta_opts(m2)
+    procedures.add_meta_commands(msub)
 
 
 def _add_human(sub) -> None:
@@ -117,6 +120,7 @@ def _add_human(sub) -> None:
     _add_agreement(hsub)
     campaign_cli.add_parsers(hsub)
     crowd_cli.add_parsers(hsub)
+    procedures.add_human_commands(hsub)
 
 
 def _add_agreement(hsub) -> None:
@@ -309,7 +313,7 @@ def _run_meta(args: argparse.Namespace) -> int:
     sl, default_out = _load_meta(args)
     sl = _select_metrics(sl, args.metrics)
     outliers = _outliers(args.outliers, default_out, sl.systems)
-    res = report.meta_evaluate(sl, outliers, n_resamples=args.bootstrap, seed=args.seed)
+    res = report.meta_evaluate(sl, outliers, n_resamples=args.bootstrap, seed=args.seed, subsets_k=args.subsets)
     for note in res["notes"]:
         _warn(note)
     decisions = None
@@ -426,32 +430,34 @@ def _rater_model(args: argparse.Namespace, c: Dict) -> str:
     import numpy as np
 
     from .correlation import pearson
-    from .rater_model import fit_rater_model, remove_spammers
+    from .rater_model import fit_rater_model, qc_links, remove_spammers
     from .report import jsonable
 
-    scored = np.isin(c["type"], ("SYSTEM", "REPEAT"))
-    score = c["score"][scored]
-    iu, item = np.unique(np.char.add(np.char.add(c["sys_id"].astype(str), "|"), c["sid"].astype(str))[scored],
-                         return_inverse=True)
-    wu, worker = np.unique(c["WorkerId"][scored].astype(str), return_inverse=True)
+    # every rating enters; repeats share their original's item, each HIT's degraded copy sits below it
+    item, iu, degraded, is_sys = qc_links(c["sys_id"], c["sid"], c["type"], c.get("hit", c.get("HITId")))
+    score = c["score"]
+    wu, worker = np.unique(c["WorkerId"].astype(str), return_inverse=True)
     if args.keep and args.keep > len(wu):
-        raise AnalysisInputError(f"--keep {args.keep}: the file has only {len(wu)} workers with SYSTEM/REPEAT ratings")
-    kw = dict(prior_shape=args.shape, prior_scale=args.scale, method=args.method)
+        raise AnalysisInputError(f"--keep {args.keep}: the file has only {len(wu)} workers")
+    kw = dict(prior_shape=args.shape, prior_scale=args.scale, method=args.method, degraded=degraded)
     fit = fit_rater_model(item, worker, score, n_items=len(iu), n_workers=len(wu), **kw)
     kept = np.ones(len(wu), bool)
     if args.keep:
         fit, kept = remove_spammers(item, worker, score, keep=args.keep, n_items=len(iu), **kw)
     zmean = np.bincount(item, score, len(iu)) / np.bincount(item, minlength=len(iu))
-    res = {"items": len(iu), "workers": len(wu), "kept_workers": int(kept.sum()),
-           "r_model_vs_zmean": float(pearson(zmean, fit.item_mean)), "iterations": fit.n_iter,
-           "worker": wu.tolist(), "precision": fit.worker_precision, "item": iu.tolist(), "quality": fit.item_mean}
+    res = {"items": int(is_sys.sum()), "workers": len(wu), "kept_workers": int(kept.sum()),
+           "degraded_links": len(degraded), "iterations": fit.n_iter,
+           "r_model_vs_zmean": float(pearson(zmean[is_sys], fit.item_mean[is_sys])),
+           "worker": wu.tolist(), "precision": fit.worker_precision, "item": iu[is_sys].tolist(),
+           "quality": fit.item_mean[is_sys]}
     if args.format == "json":
         return json.dumps(jsonable(res), indent=1) + "\n"
     if args.format == "csv":
         return "worker,precision,kept\n" + "".join(
             f"{w},{p:.6f},{int(k)}\n" for w, p, k in zip(wu, fit.worker_precision, kept))
     order = np.argsort(fit.worker_precision)
-    return (f"items {len(iu)}, workers {len(wu)}, kept {int(kept.sum())}, iterations {fit.n_iter}\n"
+    return (f"MT items {res['items']}, workers {len(wu)}, kept {int(kept.sum())}, degraded links "
+            f"{len(degraded)}, iterations {fit.n_iter}\n"
             f"Pearson(model quality, z-mean) = {res['r_model_vs_zmean']:.4f}\n"
             "least precise workers: " + ", ".join(f"{wu[i]} ({fit.worker_precision[i]:.2f})" for i in order[:5]) + "\n")
 
@@ -565,6 +571,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _check_outputs(args)
+        if args.cmd in procedures.COMMANDS:
+            return procedures.run(args)
         if args.area == "meta":
             return _run_meta(args)
         return _run_human(args)

@@ -10,7 +10,8 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 
 __all__ = ["require_matplotlib", "scatter_fit", "topn_plot", "rolling_plot", "pairwise_plot",
-           "heatmap"]
+           "heatmap", "diverging_norm", "worker_heatmap", "sequence_bins_plot", "coefficient_plot",
+           "subset_boxplot", "significance_curve_plot"]
 
 
 def require_matplotlib():
@@ -167,4 +168,117 @@ def heatmap(mat, rows: Sequence[str], cols: Sequence[str], title: str = "", fmt:
                     ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center", fontsize=5, color="w")
     fig.colorbar(im, ax=ax, fraction=0.04)
     ax.set_title(title)
+    return _finish(fig, path)
+
+
+def diverging_norm(centre: float, vmin: float = -1.0, vmax: float = 1.0):
+    """A matplotlib norm mapping ``centre`` to the middle of a diverging colour map."""
+    require_matplotlib()
+    from matplotlib.colors import TwoSlopeNorm
+
+    return TwoSlopeNorm(vcenter=centre, vmin=vmin, vmax=vmax)
+
+
+def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
+                   path: Optional[str] = None) -> bytes:
+    """B6 diagnostic heat map (Thesis §3.5.5): pairwise Pearson r of workers (rows by inferred
+    precision), the model and the z-mean; the diverging map is centred at ``centre`` (the
+    one-sided 95% critical r, 0.198 for 70 items; see ``rater_model.critical_r``)."""
+    plt = require_matplotlib()
+    M = np.asarray(R, dtype=np.float64)
+    k = M.shape[0]
+    fig, ax = plt.subplots(figsize=(0.22 * k + 2.5, 0.22 * k + 1.8))
+    im = ax.imshow(np.ma.masked_invalid(M), cmap="RdBu_r", norm=diverging_norm(centre), aspect="auto")
+    names = [str(x) for x in labels]
+    ax.set_xticks(range(k))
+    ax.set_xticklabels(names, rotation=90, fontsize=5)
+    ax.set_yticks(range(k))
+    ax.set_yticklabels(names, fontsize=5)
+    fig.colorbar(im, ax=ax, fraction=0.04, label=f"Pearson r (centre {centre:.3f})")
+    ax.set_title(title or "worker correlations (rows: most precise first)")
+    return _finish(fig, path)
+
+
+def sequence_bins_plot(res: Dict[str, np.ndarray], title: str = "", path: Optional[str] = None) -> bytes:
+    """C4: mean score per previous-gold bin (Low .. High) for each N of averaged workers, with
+    High - Low and Welch p in the legend."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    nb = res["bin_mean"].shape[1]
+    xs = np.arange(nb)
+    for r, n in enumerate(res["n"]):
+        ax.plot(xs, res["bin_mean"][r], marker="o", label=f"N={int(n)}: H-L {res['high_minus_low'][r]:+.3f} "
+                                                          f"(p={res['welch_p'][r]:.2g})")
+    ax.set_xticks(xs)
+    ax.set_xticklabels(["Low", "Middle", "High"] if nb == 3 else [f"bin {b + 1}" for b in range(nb)])
+    ax.set_xlabel("gold score of the previous item")
+    ax.set_ylabel("mean score of the item")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_title(title or "sequence effect: previous item's quality")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    return _finish(fig, path)
+
+
+def coefficient_plot(fits: Dict[str, object], term: str = "lag", title: str = "",
+                     path: Optional[str] = None) -> bytes:
+    """One coefficient (``term``) of several regressions (e.g. worker subsets or position
+    buckets) with 95% Wald intervals; ``fits`` maps a label to a ``sequence_effects.Regression``."""
+    plt = require_matplotlib()
+    labels = list(fits)
+    est = np.array([fits[k][term][0] for k in labels])  # type: ignore[index]
+    se = np.array([fits[k][term][1] for k in labels])  # type: ignore[index]
+    fig, ax = plt.subplots(figsize=(0.9 * len(labels) + 2.5, 3.4))
+    ax.errorbar(np.arange(len(labels)), est, yerr=1.96 * se, fmt="o", capsize=3)
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xticks(np.arange(len(labels)))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel(f"coefficient of {term} (95% CI)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return _finish(fig, path)
+
+
+def subset_boxplot(res: Dict, metrics: Sequence[str], title: str = "", path: Optional[str] = None) -> bytes:
+    """E8 / Tangled Figure 2: per metric, boxes of Pearson r over the system subsets of each
+    group (box: quartiles, whiskers: 5% and 95% quantiles) from ``subsets.subset_correlations``."""
+    plt = require_matplotlib()
+    groups = list(res["groups"])
+    q = np.asarray(res["quantiles"])
+    G, m = len(groups), len(metrics)
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.5 * G * m + 2), 3.8))
+    width = 0.8 / G
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for g in range(G):
+        stats = [{"whislo": q[g, j, 0], "q1": q[g, j, 1], "med": q[g, j, 2], "q3": q[g, j, 3],
+                  "whishi": q[g, j, 4], "label": ""} for j in range(m)]
+        pos = np.arange(m) + (g - (G - 1) / 2) * width
+        bp = ax.bxp(stats, positions=pos, widths=width * 0.9, showfliers=False, patch_artist=True,
+                    medianprops={"color": "k"})
+        for box in bp["boxes"]:
+            box.set_facecolor(colors[g % len(colors)])
+            box.set_alpha(0.6)
+        ax.plot([], [], color=colors[g % len(colors)], lw=6, alpha=0.6,
+                label=f"{groups[g]} ({int(res['count'][g])})")
+    ax.set_xticks(np.arange(m))
+    ax.set_xticklabels(list(metrics), fontsize=7, rotation=30)
+    ax.set_ylabel(f"Pearson r over {res['k']}-system subsets")
+    ax.set_title(title)
+    ax.legend(fontsize=7, title="subsets containing", title_fontsize=7)
+    ax.grid(alpha=0.3)
+    return _finish(fig, path)
+
+
+def significance_curve_plot(curve: Dict[str, np.ndarray], title: str = "", path: Optional[str] = None) -> bytes:
+    """A10 / NLE Figure 5: share of system pairs significantly different vs judgements per system."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    for j, t in enumerate(curve["thresholds"]):
+        ax.plot(curve["n"], curve["share"][:, j], marker="o", label=f"p < {t:g}")
+    ax.set_xlabel("judgements per system (collection order)")
+    ax.set_ylabel("share of significant system pairs")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
     return _finish(fig, path)

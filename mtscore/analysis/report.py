@@ -24,16 +24,19 @@ from .outliers import mad_outliers
 from .williams import williams_matrix, winners
 
 __all__ = ["meta_evaluate", "MIN_SYSTEMS", "jsonable", "render_text", "render_json", "render_csv", "render_html",
-           "write_atomic", "figures_for"]
+           "write_atomic", "figures_for", "render_procedure_html"]
 
 
 MIN_SYSTEMS = 4  # the Williams test has n - 3 degrees of freedom; Pearson over 3 points says little
 
 
 def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resamples: int = 1000,
-                  seed: int = 12345, min_n: int = 4, windows: Sequence[int] = (4, 8)) -> Dict:
+                  seed: int = 12345, min_n: int = 4, windows: Sequence[int] = (4, 8),
+                  subsets_k: Optional[int] = None, subset_draws: int = 10000) -> Dict:
     """System-level battery for one language pair. ``outliers``: names to remove; None means
     MAD on the human scores (1.4826, |z| > 2.5). Metrics with missing systems are dropped.
+    ``subsets_k`` adds ``res["subsets"]``: every metric's r over all k-system subsets (random
+    ``subset_draws`` when there are too many), grouped by the outliers each contains (E8).
     Fewer than ``MIN_SYSTEMS`` systems, no complete metric or constant human scores raise
     :class:`AnalysisInputError`; lesser problems (a constant metric, too few systems left
     without the outliers) are explained in ``res["notes"]`` (one line each)."""
@@ -63,7 +66,29 @@ def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resa
             res["topn"] = top_n(sl.human, sl.scores, min_n=min_n, ci=True, n_resamples=n_ci, seed=seed)
         res["rolling"] = {w: rolling_window(sl.human, sl.scores, w, ci=True, n_resamples=n_ci, seed=seed)
                           for w in windows if len(sl.systems) > w}
+        if subsets_k is not None:
+            res["subsets"] = _subsets(sl, out_mask, subsets_k, subset_draws, seed, res["notes"])
     res["out_mask"] = out_mask
+    return res
+
+
+def _subsets(sl: SysLevel, out_mask: np.ndarray, k: int, draws: int, seed: int, notes: List[str]) -> Dict:
+    """E8 for the report: r over k-subsets, marked by (at most 6 of) the outliers."""
+    import math
+
+    from .subsets import MAX_ENUMERATE, subset_correlations
+
+    n = len(sl.systems)
+    if not 3 <= k <= n:
+        raise AnalysisInputError(f"--subsets {k}: the subset size must be between 3 and the number of systems ({n})")
+    marked = [int(i) for i in np.flatnonzero(out_mask)]
+    if len(marked) > 6:
+        notes.append(f"subsets: {len(marked)} outliers; only the first 6 label the subset groups")
+        marked = marked[:6]
+    every = math.comb(n, k) <= MAX_ENUMERATE
+    res = subset_correlations(sl.human, sl.scores, k, marked, None if every else draws, seed,
+                              names=[s.rsplit(".", 1)[0] for s in sl.systems])
+    res["metrics"] = list(sl.metrics)
     return res
 
 
@@ -225,6 +250,12 @@ def figures_for(res: Dict, sl: SysLevel, max_curves: int = 6, decisions=None) ->
     figs["Williams p-values"] = plots.heatmap(
         np.where(p <= 0.05, p, np.nan), [res["metrics"][i] for i in o], [res["metrics"][i] for i in o],
         title=f"Williams test p <= 0.05 (row beats column; {'without outliers' if tag == 'excl' else 'all systems'})")
+    if "subsets" in res:
+        sub = dict(res["subsets"])
+        for key in ("mean", "std", "min", "max", "quantiles"):
+            sub[key] = np.asarray(sub[key])[:, show]
+        figs[f"subsets of {sub['k']} systems"] = plots.subset_boxplot(
+            sub, names, title=f"{res['lp']}: r over {sub['subsets']:,} subsets of {sub['k']} systems")
     if decisions is not None:
         for m in dict.fromkeys(decisions["metric"].tolist()):
             figs[f"pairwise: {m}"] = plots.pairwise_plot(decisions, m, title=f"{res['lp']}: system pairs, {m}")
@@ -276,9 +307,52 @@ def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = Non
             bins = "; ".join(f"{esc(lab)}: {c.tolist()}" for lab, c in zip(d["labels"], d["counts"]))
             parts.append(f"<tr><td>{esc(m)}</td><td>{d['type_I']}</td><td>{d['type_II']}</td><td>{bins}</td></tr>")
         parts.append("</table>")
+    if "subsets" in res:
+        parts += _subsets_html(res["subsets"])
     if figures:
         parts.append("<h2>Figures</h2>")
         for name, png in figures.items():
+            b64 = base64.b64encode(png).decode("ascii")
+            parts.append(f"<figure><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>"
+                         f"<figcaption>{esc(name)}</figcaption></figure>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _subsets_html(sub: Dict) -> List[str]:
+    esc = html.escape
+    how = "all" if sub["exhaustive"] else "random"
+    parts = [f"<h2>Correlation over subsets of {sub['k']} systems</h2><p>Pearson r of each metric over {how} "
+             f"{sub['subsets']:,} subsets of {sub['k']} systems (Mathur et al. 2020, Figure 2), grouped by the "
+             "outliers each subset contains: median [5%, 95%].</p><table><tr><th>metric</th>"
+             + "".join(f"<th>{esc(g)} ({c:,})</th>" for g, c in zip(sub["groups"], sub["count"])) + "</tr>"]
+    q = np.asarray(sub["quantiles"])
+    for j, m in enumerate(sub["metrics"]):
+        parts.append(f"<tr><td>{esc(m)}</td>" + "".join(
+            f"<td>{q[g, j, 2]:.3f} [{q[g, j, 0]:.3f}, {q[g, j, -1]:.3f}]</td>" for g in range(q.shape[0])) + "</tr>")
+    parts.append("</table>")
+    return parts
+
+
+_PROC_STYLE = ("<style>body{font-family:sans-serif;margin:2em;max-width:1100px}pre{font-size:12px;background:#f6f6f6;"
+               "padding:8px}figure{display:inline-block;margin:8px}img{max-width:720px}</style>")
+
+
+def render_procedure_html(title: str, sections: Sequence[Dict]) -> str:
+    """Self-contained HTML page for the thesis procedures (``mtscore human worker-test``,
+    ``significance``, ``rater-heatmap``, ``sequence``, ``mtscore meta subsets``): each section a
+    dict with ``heading``, optional ``about`` (one paragraph of plain text), ``text`` (the
+    command's text result, shown preformatted) and ``figures`` ({caption: PNG bytes})."""
+    esc = html.escape
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title)}</title>{_PROC_STYLE}"
+             f"</head><body><h1>{esc(title)}</h1>"]
+    for sec in sections:
+        parts.append(f"<h2>{esc(sec['heading'])}</h2>")
+        if sec.get("about"):
+            parts.append(f"<p>{esc(sec['about'])}</p>")
+        if sec.get("text"):
+            parts.append(f"<pre>{esc(sec['text'])}</pre>")
+        for name, png in sec.get("figures", {}).items():
             b64 = base64.b64encode(png).decode("ascii")
             parts.append(f"<figure><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>"
                          f"<figcaption>{esc(name)}</figcaption></figure>")
