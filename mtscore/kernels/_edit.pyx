@@ -65,6 +65,40 @@ cdef int _collect(list texts, int* kinds, void** datas, Py_ssize_t* lens,
     return 0
 
 
+cdef struct Texts:
+    # the PEP 393 storage of N strings, read without the GIL (the list keeps them alive)
+    int* kinds
+    void** datas
+    Py_ssize_t* lens
+    Py_ssize_t total        # code points in all
+
+
+cdef int texts_open(Texts* t, list texts, Py_ssize_t first=0) except -1:
+    """Fill ``t`` from ``texts`` (TypeError naming the first non-str segment, counted from
+    ``first``); free with :func:`texts_close` (on error it is freed already)."""
+    cdef Py_ssize_t N = len(texts), i
+    t.kinds = <int*> malloc((N + 1) * sizeof(int))
+    t.datas = <void**> malloc((N + 1) * sizeof(void*))
+    t.lens = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
+    t.total = 0
+    if t.kinds == NULL or t.datas == NULL or t.lens == NULL:
+        texts_close(t)
+        raise MemoryError()
+    try:
+        _collect(texts, t.kinds, t.datas, t.lens, first)
+    except BaseException:
+        texts_close(t)
+        raise
+    for i in range(N):
+        t.total += t.lens[i]
+    return 0
+
+
+cdef void texts_close(Texts* t) noexcept:
+    free(t.kinds); free(t.datas); free(t.lens)
+    t.kinds = NULL; t.datas = NULL; t.lens = NULL
+
+
 # ASCII whitespace (str.isspace) as a table: the word scanner tests every code point
 cdef uint8_t ASCII_SPACE[128]
 
@@ -195,17 +229,11 @@ def jiwer_words(list texts, Vocab vocab):
     (``RemoveMultipleSpaces``, ``Strip``, ``ReduceToListOfListOfWords``) and intern them in
     ``vocab``: returns ``(ids int32, offsets int64 (N + 1,))``."""
     cdef Py_ssize_t N = len(texts), i
-    cdef int* kinds = <int*> malloc((N + 1) * sizeof(int))
-    cdef void** datas = <void**> malloc((N + 1) * sizeof(void*))
-    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
-    if kinds == NULL or datas == NULL or lens == NULL:
-        free(kinds); free(datas); free(lens)
-        raise MemoryError()
-    try:
-        _collect(texts, kinds, datas, lens)
-    except BaseException:
-        free(kinds); free(datas); free(lens)
-        raise
+    cdef Texts T
+    texts_open(&T, texts)
+    cdef int* kinds = T.kinds
+    cdef void** datas = T.datas
+    cdef Py_ssize_t* lens = T.lens
     offsets = np.empty(N + 1, dtype=np.int64)
     cdef int64_t[::1] off = offsets
     cdef UBuf buf
@@ -223,7 +251,7 @@ def jiwer_words(list texts, Vocab vocab):
                 err = 1
                 break
             off[i + 1] = out.n
-    free(kinds); free(datas); free(lens); free(buf.p); free(spans.p)
+    texts_close(&T); free(buf.p); free(spans.p)
     if err:
         free(out.p)
         raise MemoryError("jiwer_words: out of memory")
@@ -239,19 +267,12 @@ def code_points(list texts, bint strip=False):
     """The code points of each of N strings (``str.strip()``-ed first when ``strip``: jiwer's
     CER transform): ``(values int32, offsets int64 (N + 1,))``."""
     cdef Py_ssize_t N = len(texts), i, total = 0
-    cdef int* kinds = <int*> malloc((N + 1) * sizeof(int))
-    cdef void** datas = <void**> malloc((N + 1) * sizeof(void*))
-    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
-    if kinds == NULL or datas == NULL or lens == NULL:
-        free(kinds); free(datas); free(lens)
-        raise MemoryError()
-    try:
-        _collect(texts, kinds, datas, lens)
-    except BaseException:
-        free(kinds); free(datas); free(lens)
-        raise
-    for i in range(N):
-        total += lens[i]
+    cdef Texts T
+    texts_open(&T, texts)
+    cdef int* kinds = T.kinds
+    cdef void** datas = T.datas
+    cdef Py_ssize_t* lens = T.lens
+    total = T.total
     values = np.empty(total, dtype=np.int32)
     offsets = np.empty(N + 1, dtype=np.int64)
     cdef int32_t[::1] vals = values
@@ -277,7 +298,7 @@ def code_points(list texts, bint strip=False):
                 vals[j] = <int32_t> buf.p[k]
                 j += 1
             off[i + 1] = j
-    free(kinds); free(datas); free(lens); free(buf.p)
+    texts_close(&T); free(buf.p)
     if err:
         raise MemoryError("code_points: out of memory")
     return values[:j].copy() if j < total else values, offsets
@@ -747,19 +768,12 @@ def word_table(list texts):
     word k is ``cps[word_start[k]:word_start[k] + word_len[k]]`` (the strings' code points,
     concatenated) and ``word_hash[k]`` its ``hash_cps`` (FNV-1a 64 + finaliser)."""
     cdef Py_ssize_t N = len(texts), i, total = 0, nw, k
-    cdef int* kinds = <int*> malloc((N + 1) * sizeof(int))
-    cdef void** datas = <void**> malloc((N + 1) * sizeof(void*))
-    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
-    if kinds == NULL or datas == NULL or lens == NULL:
-        free(kinds); free(datas); free(lens)
-        raise MemoryError()
-    try:
-        _collect(texts, kinds, datas, lens)
-    except BaseException:
-        free(kinds); free(datas); free(lens)
-        raise
-    for i in range(N):
-        total += lens[i]
+    cdef Texts T
+    texts_open(&T, texts)
+    cdef int* kinds = T.kinds
+    cdef void** datas = T.datas
+    cdef Py_ssize_t* lens = T.lens
+    total = T.total
     cps = np.empty(total, dtype=np.int32)
     offsets = np.empty(N + 1, dtype=np.int64)
     bases = np.empty(N + 1, dtype=np.int64)
@@ -785,7 +799,7 @@ def word_table(list texts):
                 cv[sb[i] + k] = <int32_t> buf.p[k]
             sb[i + 1] = sb[i] + lens[i]
             off[i + 1] = spans.n >> 1
-    free(kinds); free(datas); free(lens); free(buf.p)
+    texts_close(&T); free(buf.p)
     if err:
         free(spans.p); free(hashes.p)
         raise MemoryError("word_table: out of memory (or a string over 2**31 code points)")
@@ -939,18 +953,11 @@ def word_stats_range(list hyps, const int32_t[::1] cps, const int64_t[::1] word_
             raise ValueError(f"word_stats_range: reference range of segment {i} out of bounds")
     if stop == start:
         return
-    cdef Py_ssize_t nh = stop - start
-    cdef int* kinds = <int*> malloc((nh + 1) * sizeof(int))
-    cdef void** datas = <void**> malloc((nh + 1) * sizeof(void*))
-    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc((nh + 1) * sizeof(Py_ssize_t))
-    if kinds == NULL or datas == NULL or lens == NULL:
-        free(kinds); free(datas); free(lens)
-        raise MemoryError()
-    try:
-        _collect(hyps[start:stop], kinds, datas, lens, start)
-    except BaseException:
-        free(kinds); free(datas); free(lens)
-        raise
+    cdef Texts T
+    texts_open(&T, hyps[start:stop], start)
+    cdef int* kinds = T.kinds
+    cdef void** datas = T.datas
+    cdef Py_ssize_t* lens = T.lens
     cdef WordWork w
     memset(&w, 0, sizeof(WordWork))
     cdef int err = pattern_init(&w.P, 64)
@@ -973,7 +980,7 @@ def word_stats_range(list hyps, const int32_t[::1] cps, const int64_t[::1] word_
         local_free(&w.L)
         free(w.buf.p); free(w.spans.p); free(w.hashes.p); free(w.hsym.p); free(w.rsym.p)
         free(w.count); free(w.used)
-    free(kinds); free(datas); free(lens)
+    texts_close(&T)
     if err:
         raise MemoryError("word_stats_range: out of memory (or a string over 2**31 code points)")
 

@@ -101,14 +101,16 @@ cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil:
     return 0 if s.a != NULL else -1
 
 
-# Add the n-grams (orders 1..order) of sym[0:L] to the segment table `t` whose entries start at
-# global index `base` in `E` (entry index local = global - base); counts go to cnt[local].
-cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,
-                    int order, int64_t flag, int32_t* cnt) noexcept nogil:
-    cdef Py_ssize_t p, q
+# Walk the n-grams (orders 1..order) of sym[0:L] into table `t`: an n-gram seen the first time
+# becomes local entry n0, n0 + 1, ... (its key goes to keys[local] unless keys is NULL; the
+# caller makes room for L * order more); cnt[local] counts occurrences. Returns the new count.
+cdef inline Py_ssize_t walk_ngrams(Table* t, Py_ssize_t n0, const int32_t* sym, Py_ssize_t L,
+                                   int order, int64_t flag, int32_t* cnt,
+                                   int64_t* keys) noexcept nogil:
+    cdef Py_ssize_t p, q, ne = n0
     cdef int n
     cdef int64_t key
-    cdef int32_t e, prev, local_n
+    cdef int32_t e, prev
     for p in range(L):
         prev = -1
         for n in range(1, order + 1):
@@ -119,16 +121,26 @@ cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, P
                 key = (<int64_t> sym[q]) | flag
             else:
                 key = ((<int64_t> prev + 1) << 32) | (<int64_t> <uint32_t> sym[q])
-            local_n = <int32_t> (E.n - base)
-            e = table_get_or_add(t, key, local_n)
-            if e == local_n:
-                if entries_reserve(E, E.n + 1) != 0:
-                    return -1
-                E.keys[E.n] = key
-                E.counts[E.n] = 0
-                E.n += 1
+            e = table_get_or_add(t, key, <int32_t> ne)
+            if e == ne:
+                if keys != NULL:
+                    keys[ne] = key
+                ne += 1
             cnt[e] += 1
             prev = e
+    return ne
+
+
+# Add the n-grams of sym[0:L] to the segment table `t` whose entries start at global index `base`
+# in `E` (entry index local = global - base); counts go to cnt[local].
+cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,
+                    int order, int64_t flag, int32_t* cnt) noexcept nogil:
+    cdef Py_ssize_t n0 = E.n, j
+    if entries_reserve(E, n0 + L * order) != 0:
+        return -1
+    E.n = base + walk_ngrams(t, n0 - base, sym, L, order, flag, cnt, E.keys + base)
+    for j in range(n0, E.n):
+        E.counts[j] = 0
     return 0
 
 # Walk the hypothesis n-grams through table `t` (keys -> local entry), consuming `remaining`;
@@ -331,33 +343,6 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     return out
 
 
-cdef int add_ngrams_local(Table* t, Py_ssize_t* n_entries, const int32_t* sym, Py_ssize_t L,
-                          int order, int32_t* cnt) noexcept nogil:
-    """:func:`add_ngrams` for a table used once (one hypothesis): entries are only counted
-    (``n_entries``, local indices into ``cnt``), no key list is kept."""
-    cdef Py_ssize_t p, q
-    cdef int n
-    cdef int64_t key
-    cdef int32_t e, prev, local_n
-    for p in range(L):
-        prev = -1
-        for n in range(1, order + 1):
-            q = p + n - 1
-            if q >= L:
-                break
-            if n == 1:
-                key = <int64_t> sym[q]
-            else:
-                key = ((<int64_t> prev + 1) << 32) | (<int64_t> <uint32_t> sym[q])
-            local_n = <int32_t> n_entries[0]
-            e = table_get_or_add(t, key, local_n)
-            if e == local_n:
-                n_entries[0] += 1
-            cnt[e] += 1
-            prev = e
-    return 0
-
-
 cdef int _check_csr(const int64_t[::1] offsets, Py_ssize_t n_values, str what) except -1:
     cdef Py_ssize_t i
     if offsets.shape[0] < 1:
@@ -421,7 +406,7 @@ def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offset
             closest_len = -1
             for r in range(ref_groups[i], ref_groups[i + 1]):
                 Lr = ref_offsets[r + 1] - ref_offsets[r]
-                add_ngrams_local(&t, &ne, rv + ref_offsets[r], Lr, max_order, cnt.a)
+                ne = walk_ngrams(&t, ne, rv + ref_offsets[r], Lr, max_order, 0, cnt.a, NULL)
                 if ref_groups[i + 1] - ref_groups[i] > 1:  # max count over references
                     for j in range(ne):
                         if cnt.a[j] > mx.a[j]:

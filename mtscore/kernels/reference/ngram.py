@@ -218,43 +218,48 @@ def _py_sum(xs: Sequence[float], neumaier: bool) -> float:
     return f
 
 
+def bleu_row(correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
+             max_order: int, smooth: int, smooth_value: float, effective_order: bool,
+             neumaier: bool) -> Tuple[float, float, List[float]]:
+    """sacrebleu's ``BLEU.compute_bleu`` of one row, the twin of ``_ngram_common.bleu_row``:
+    ``(score, bp, precisions)`` (smooth: 0 none, 1 floor, 2 add-k, 3 exp)."""
+    bp = 1.0
+    if sys_len < ref_len:
+        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    prec = [0.0] * max_order
+    if not any(correct):
+        return 0.0, bp, prec
+    smooth_mteval = 1.0
+    eff = max_order
+    for n in range(1, max_order + 1):
+        corr, tot = float(correct[n - 1]), float(total[n - 1])
+        if smooth == 2 and n > 1:
+            corr += smooth_value
+            tot += smooth_value
+        if tot == 0:
+            break
+        if effective_order:
+            eff = n
+        if corr == 0:
+            if smooth == 3:
+                smooth_mteval *= 2
+                prec[n - 1] = 100.0 / (smooth_mteval * tot)
+            elif smooth == 1:
+                prec[n - 1] = 100.0 * smooth_value / tot
+        else:
+            prec[n - 1] = 100.0 * corr / tot
+    if any(p == 0.0 for p in prec[:eff]):  # my_log(0) = -9999999999: exp(...) == 0.0
+        return 0.0, bp, prec
+    return bp * math.exp(_py_sum([math.log(p) for p in prec[:eff]], neumaier) / eff), bp, prec
+
+
 def bleu_sentence_scores(stats: _I64, max_order: int, smooth: int, smooth_value: float,
                          effective_order: bool, neumaier: bool) -> _F64:
-    """sacrebleu's ``BLEU.compute_bleu`` of every row (smooth: 0 none, 1 floor, 2 add-k, 3 exp)."""
+    """sacrebleu's ``BLEU.compute_bleu`` of every row (:func:`bleu_row`)."""
     out = np.empty(len(stats), dtype=np.float64)
     for i, row in enumerate(np.asarray(stats).tolist()):
-        sys_len, ref_len = row[0], row[1]
-        correct, total = row[2:2 + max_order], row[2 + max_order:2 + 2 * max_order]
-        bp = 1.0
-        if sys_len < ref_len:
-            bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-        if not any(correct):
-            out[i] = 0.0
-            continue
-        prec = [0.0] * max_order
-        smooth_mteval = 1.0
-        eff = max_order
-        for n in range(1, max_order + 1):
-            corr, tot = float(correct[n - 1]), float(total[n - 1])
-            if smooth == 2 and n > 1:
-                corr += smooth_value
-                tot += smooth_value
-            if tot == 0:
-                break
-            if effective_order:
-                eff = n
-            if corr == 0:
-                if smooth == 3:
-                    smooth_mteval *= 2
-                    prec[n - 1] = 100.0 / (smooth_mteval * tot)
-                elif smooth == 1:
-                    prec[n - 1] = 100.0 * smooth_value / tot
-            else:
-                prec[n - 1] = 100.0 * corr / tot
-        if any(p == 0.0 for p in prec[:eff]):  # my_log(0) = -9999999999: exp(...) == 0.0
-            out[i] = 0.0
-            continue
-        out[i] = bp * math.exp(_py_sum([math.log(p) for p in prec[:eff]], neumaier) / eff)
+        out[i] = bleu_row(row[2:2 + max_order], row[2 + max_order:2 + 2 * max_order], row[0],
+                          row[1], max_order, smooth, smooth_value, effective_order, neumaier)[0]
     return out
 
 

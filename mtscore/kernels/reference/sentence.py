@@ -3,9 +3,8 @@ its references, tokenized with the ``text`` twins and counted with Counters of n
 (``sum(min(hyp_count, ref_count))``), scored with sacrebleu's formulas written out."""
 from __future__ import annotations
 
-import math
 from collections import Counter
-from typing import List, Sequence, Tuple
+from typing import List, Sequence
 
 from . import ngram, text
 
@@ -23,40 +22,6 @@ def _check(hyp: object, refs: Sequence[object]) -> bool:
 def _clipped(hyp: Sequence, ref_counts: List[Counter], order: int) -> List[int]:
     return [sum(min(c, ref_counts[n][g]) for g, c in cn.items())
             for n, cn in enumerate(ngram.ngram_counts(hyp, order))]
-
-
-def _bleu_row(correct: List[int], total: List[int], sys_len: int, ref_len: int, max_order: int,
-              smooth: int, smooth_value: float, effective_order: bool,
-              neumaier: bool) -> Tuple[float, float, List[float]]:
-    """sacrebleu's ``BLEU.compute_bleu``: (score, bp, precisions)."""
-    bp = 1.0
-    if sys_len < ref_len:
-        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
-    prec = [0.0] * max_order
-    if not any(correct):
-        return 0.0, bp, prec
-    smooth_mteval = 1.0
-    eff = max_order
-    for n in range(1, max_order + 1):
-        corr, tot = float(correct[n - 1]), float(total[n - 1])
-        if smooth == 2 and n > 1:
-            corr += smooth_value
-            tot += smooth_value
-        if tot == 0:
-            break
-        if effective_order:
-            eff = n
-        if corr == 0:
-            if smooth == 3:
-                smooth_mteval *= 2
-                prec[n - 1] = 100.0 / (smooth_mteval * tot)
-            elif smooth == 1:
-                prec[n - 1] = 100.0 * smooth_value / tot
-        else:
-            prec[n - 1] = 100.0 * corr / tot
-    if any(p == 0.0 for p in prec[:eff]):  # my_log(0) = -9999999999: exp(...) == 0.0
-        return 0.0, bp, prec
-    return bp * math.exp(ngram._py_sum([math.log(p) for p in prec[:eff]], neumaier) / eff), bp, prec
 
 
 def bleu_sentence(hyp: str, refs: Sequence[str], mode: int, rstrip: bool = True,
@@ -82,7 +47,7 @@ def bleu_sentence(hyp: str, refs: Sequence[str], mode: int, rstrip: bool = True,
     ref_len = min((abs(len(h) - len(r)), len(r)) for r in rs)[1]
     counts = _clipped(h, ref_max, max_order)
     totals = [ngram._npos(len(h), n) for n in range(1, max_order + 1)]
-    score, bp, prec = _bleu_row(counts, totals, len(h), ref_len, max_order, smooth, smooth_value,
+    score, bp, prec = ngram.bleu_row(counts, totals, len(h), ref_len, max_order, smooth, smooth_value,
                                 effective_order, neumaier)
     return len(h), ref_len, counts, totals, prec, bp, score
 
