@@ -49,6 +49,8 @@ not follow them either:
 * corpus score: Java sums the statistics (matches, lengths, chunks) over the corpus and scores
   once; here the mean of sentence scores, as NLTK users compute it.
 
+Prepared references belong to the METEOR object that prepared them (its word keys).
+
 Statistics are ``[sentence score, 1]`` per segment (``(N, 2)`` float64; ``[0, 0]`` for a
 segment without a reference under ``missing_refs="skip"``).
 """
@@ -151,6 +153,9 @@ class METEOR(Metric):
         all_weights = [_number("weights", w, 0.0, 1.0) for w in weights]
         if synonym_source not in ("stem", "word"):
             raise ValueError(f"METEOR: synonym_source must be 'stem' or 'word', got {synonym_source!r}")
+        if wordnet is not None and not callable(getattr(wordnet, "synsets", None)):
+            raise TypeError("METEOR: wordnet must be a WordNet-like object with a synsets(word) method "
+                            f"(such as nltk.corpus.wordnet), got {type(wordnet).__name__}")
         stages = [m for m in MODULES if m in modules and (m != "synonym" or wordnet is not None)]
         if "synonym" in stages and synonym_source == "stem" and "stem" not in stages:
             raise ValueError("METEOR: synonym_source='stem' looks up the synonyms of stems (NLTK) and "
@@ -176,10 +181,12 @@ class METEOR(Metric):
             self._ref_cache = self.prepare(references)
 
     # ---- keys per stage ----------------------------------------------------------------------
-    def _stage_keys(self, texts: List[str], hypotheses: bool) -> Tuple[np.ndarray, np.ndarray, tuple]:
-        """``(keys int32 (T, S), offsets int64 (N + 1), synonym table or ())`` of N texts."""
+    def _stage_keys(self, texts: List[str], hypotheses: bool) -> Tuple[np.ndarray, np.ndarray, Optional[tuple]]:
+        """``(keys int32 (T, S), offsets int64 (N + 1), synonym table (values, offsets) or
+        None)`` of N texts (the table only for hypotheses, with the synonym module)."""
         word, stem, offsets = self._lexicon.encode(texts)
-        columns, table = [], ()
+        columns: List[np.ndarray] = []
+        table: Optional[tuple] = None
         for name in self._stage_names:
             if name == "exact":
                 columns.append(word)
@@ -213,8 +220,8 @@ class METEOR(Metric):
         """``(N, 3)`` float64 ``[sentence METEOR, matches, chunks]`` against each segment's best
         reference (``[NaN, 0, 0]`` without a reference)."""
         keys, offsets, table = self._stage_keys(hyps, hypotheses=True)
-        values, syn_offsets = table if table else (np.zeros(0, np.int32), np.zeros(1, np.int64))
-        syn_stage = self._stage_names.index("synonym") if table else -1
+        values, syn_offsets = table if table is not None else (np.zeros(0, np.int32), np.zeros(1, np.int64))
+        syn_stage = self._stage_names.index("synonym") if table is not None else -1
         seg = prepared.seg_refs
         out = np.zeros((len(hyps), 3), dtype=np.float64)
         args = (keys, offsets, prepared.ref_ids, prepared.ref_offsets,

@@ -92,7 +92,7 @@ def meteor_scores(hyp_keys, hyp_offsets, ref_keys, ref_offsets, ref_lo, ref_hi, 
             for s, k in enumerate(row):
                 limit = len(syn_offsets) - 1 if (s == syn_stage and what == "hypothesis") else n_keys
                 if not 0 <= k < limit:
-                    raise ValueError(f"meteor_scores: {what} key {k} out of range")
+                    raise ValueError(f"meteor_scores: {what} key {k} outside [0, {limit})")
     syn = [tuple(int(x) for x in syn_values[syn_offsets[r]:syn_offsets[r + 1]])
            for r in range(len(syn_offsets) - 1)]
     for i in range(start, stop):
