@@ -222,3 +222,17 @@ def test_missing_stemmer_names_the_install_command(monkeypatch, tmp_path):
 def test_lone_surrogates_are_kept_unstemmed():
     stem_many, _ = meteor_lexicon.snowball_stemmer("en")
     assert stem_many(["running", "ab\udc80cing"]) == ["run", "ab\udc80cing"]
+
+
+def test_pickled_metric_scores_the_same():
+    import pickle
+
+    PorterStemmer = pytest.importorskip("nltk.stem.porter", reason="needs nltk (test extra)").PorterStemmer
+
+    hyps, refs = ["the cats sat", "dogs \udc80 ran"], [["a cat sat", "the dog runs"]]
+    for m in (METEOR(), METEOR(stemmer=PorterStemmer().stem, tokenize="none")):
+        m.prepare_references(refs)
+        want = m.corpus_stats(hyps)
+        back = pickle.loads(pickle.dumps(m))
+        np.testing.assert_array_equal(back.corpus_stats(hyps), want)  # the cached references too
+        np.testing.assert_array_equal(back.corpus_stats(hyps, refs), want)

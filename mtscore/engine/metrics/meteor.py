@@ -65,7 +65,7 @@ from ...kernels import _meteor
 from ..parallel import chunk_bounds, get_pool
 from ..tokenizers import Tokenizer
 from .base import Metric, Score, Signature
-from .meteor_lexicon import MeteorLexicon, snowball_stemmer, user_stemmer
+from .meteor_lexicon import MeteorLexicon, UserStems, snowball_stemmer
 from .symbols import PreparedSymbols, flatten_refs
 
 __all__ = ["METEOR", "METEORScore", "METEORSignature", "MODULES"]
@@ -174,7 +174,7 @@ class METEOR(Metric):
             if stemmer is None:
                 stem_many, self._stemmer_name = snowball_stemmer(language)
             else:
-                stem_many, self._stemmer_name = user_stemmer(stemmer), "user"
+                stem_many, self._stemmer_name = UserStems(stemmer), "user"
         self._lexicon = MeteorLexicon(self._tokenizer.encode, self.lowercase, stem_many, wordnet)
         self.workers = workers
         if references is not None:

@@ -21,7 +21,7 @@ import numpy as np
 from ...kernels._text import Vocab
 from ..missing_extra import MissingExtraError
 
-__all__ = ["SNOWBALL_LANGUAGES", "MeteorLexicon", "snowball_stemmer"]
+__all__ = ["SNOWBALL_LANGUAGES", "MeteorLexicon", "SnowballStems", "UserStems", "snowball_stemmer"]
 
 #: language codes -> Snowball algorithm names of PyStemmer (an algorithm name works as well)
 SNOWBALL_LANGUAGES = {
@@ -38,11 +38,37 @@ INSTALL = 'pip install "mtscore[meteor]"'
 StemMany = Callable[[List[str]], List[str]]
 
 
+class SnowballStems:
+    """PyStemmer's Snowball stemmer of one algorithm as a list stemmer (picklable: only the
+    algorithm name travels). Words PyStemmer cannot encode (lone surrogates) stay unstemmed."""
+
+    def __init__(self, algorithm: str):
+        import Stemmer
+
+        self.algorithm = algorithm
+        self._st = Stemmer.Stemmer(algorithm)
+
+    def __call__(self, words: List[str]) -> List[str]:
+        try:
+            return self._st.stemWords(words)
+        except UnicodeEncodeError:
+            return [self._one(w) for w in words]
+
+    def _one(self, word: str) -> str:
+        try:
+            return self._st.stemWord(word)
+        except UnicodeEncodeError:
+            return word
+
+    def __reduce__(self):
+        return (SnowballStems, (self.algorithm,))
+
+
 def snowball_stemmer(language: str) -> Tuple[StemMany, str]:
     """``(stem a list of words, signature name)`` for a language code or Snowball algorithm.
 
     Raises :class:`MissingExtraError` (with the pip command) without PyStemmer, ValueError for
-    a language Snowball lacks. Words PyStemmer cannot encode (lone surrogates) stay unstemmed."""
+    a language Snowball lacks."""
     try:
         import Stemmer
     except ImportError:
@@ -54,38 +80,24 @@ def snowball_stemmer(language: str) -> Tuple[StemMany, str]:
         raise ValueError(f"METEOR: no Snowball stemmer for language {language!r}; choose a code of "
                          f"{', '.join(sorted(SNOWBALL_LANGUAGES))} or an algorithm of "
                          f"{', '.join(Stemmer.algorithms())}")
-    st = Stemmer.Stemmer(algorithm)
-
-    def stem_many(words: List[str]) -> List[str]:
-        try:
-            return st.stemWords(words)
-        except UnicodeEncodeError:
-            return [_stem_or_keep(st, w) for w in words]
-
     # the library version names the Snowball release, whose stems can change between releases
-    return stem_many, f"snowball-{algorithm}-{Stemmer.version()}"
+    return SnowballStems(algorithm), f"snowball-{algorithm}-{Stemmer.version()}"
 
 
-def _stem_or_keep(st: Any, word: str) -> str:
-    try:
-        return st.stemWord(word)
-    except UnicodeEncodeError:
-        return word
-
-
-def user_stemmer(fn: Callable[[str], str]) -> StemMany:
+class UserStems:
     """A callable ``str -> str`` as a list stemmer, its results checked to be strings."""
-    if not callable(fn):
-        raise TypeError(f"METEOR: stemmer must be a callable str -> str, got {type(fn).__name__}")
 
-    def stem_many(words: List[str]) -> List[str]:
-        out = [fn(w) for w in words]
+    def __init__(self, fn: Callable[[str], str]):
+        if not callable(fn):
+            raise TypeError(f"METEOR: stemmer must be a callable str -> str, got {type(fn).__name__}")
+        self.fn = fn
+
+    def __call__(self, words: List[str]) -> List[str]:
+        out = [self.fn(w) for w in words]
         for w, s in zip(words, out):
             if type(s) is not str:
                 raise TypeError(f"METEOR: stemmer({w!r}) returned {type(s).__name__}, expected str")
         return out
-
-    return stem_many
 
 
 class MeteorLexicon:
@@ -110,6 +122,22 @@ class MeteorLexicon:
         self._word = np.zeros(0, dtype=np.int32)
         self._stem = np.zeros(0, dtype=np.int32)
         self._synonyms: Dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        """Picklable: the vocabularies as their strings in id order (re-interned on load)."""
+        state = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+        state["tokens"] = [self.tokens.token(i) for i in range(len(self.tokens))]
+        state["keys"] = [self.keys.token(i) for i in range(len(self.keys))]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for name in ("tokens", "keys"):
+            vocab = Vocab()
+            for x in state[name]:
+                vocab.intern(x)
+            state[name] = vocab
+        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     @property
