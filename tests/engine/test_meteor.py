@@ -186,7 +186,8 @@ def test_errors():
     for kw, what in ((dict(alpha=1.5), "alpha"), (dict(beta=-1), "beta"), (dict(gamma="x"), "gamma"),
                      (dict(weights=(1, 1)), "weights"), (dict(weights=(1, 2, 1)), "weights"),
                      (dict(modules=("stem",)), "modules"), (dict(modules="exact"), "modules"),
-                     (dict(modules=("exact", "paraphrase")), "modules"),
+                     (dict(modules=("exact", "paraphrase")), "modules"), (dict(modules=None), "modules"),
+                     (dict(weights=1.0), "weights"),
                      (dict(synonym_source="lemma"), "synonym_source"),
                      (dict(modules=("exact", "synonym"), wordnet=NoSynonyms()), "synonym_source='stem'"),
                      (dict(language="klingon"), "no Snowball stemmer"), (dict(tokenize="nope"), "tokenizer")):

@@ -144,11 +144,11 @@ class METEOR(Metric):
         self.alpha = _number("alpha", alpha, 0.0, 1.0)
         self.beta = _number("beta", beta, 0.0, math.inf)
         self.gamma = _number("gamma", gamma, 0.0, 1.0)
-        unknown = [m for m in modules if m not in MODULES]
-        if isinstance(modules, str) or unknown or "exact" not in modules:
+        if not isinstance(modules, (list, tuple)) or any(m not in MODULES for m in modules) \
+                or "exact" not in modules:
             raise ValueError(f"METEOR: modules must be a sequence of {', '.join(MODULES)} including "
                              f"'exact', got {modules!r}")
-        if isinstance(weights, str) or len(weights) != len(MODULES):
+        if not isinstance(weights, (list, tuple)) or len(weights) != len(MODULES):
             raise ValueError(f"METEOR: weights must be 3 numbers (exact, stem, synonym), got {weights!r}")
         all_weights = [_number("weights", w, 0.0, 1.0) for w in weights]
         if synonym_source not in ("stem", "word"):
