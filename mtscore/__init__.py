@@ -12,6 +12,7 @@ _LAZY = {
     "PER": ("mtscore.engine.metrics.wer", "PER"),
     "CER": ("mtscore.engine.metrics.wer", "CER"),
     "EED": ("mtscore.engine.metrics.eed", "EED"),
+    "METEOR": ("mtscore.engine.metrics.meteor", "METEOR"),
     "BERTScore": ("mtscore.engine.bertscore", "BERTScore"),
     "score": ("mtscore.bindings.api", "score"),
     "score_files": ("mtscore.bindings.api", "score_files"),

@@ -36,7 +36,7 @@ def metric_options(p: argparse.ArgumentParser) -> None:
 
     m = p.add_argument_group("metrics")
     m.add_argument("--metrics", "-m", nargs="+", default=["bleu"],
-                   choices=["bleu", "chrf", "ter", "wer", "per", "cer", "eed", "bertscore"], type=str.lower,
+                   choices=["bleu", "chrf", "ter", "wer", "per", "cer", "eed", "meteor", "bertscore"], type=str.lower,
                    help="metrics to compute (default bleu); printed in sorted order")
     m.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per segment (one metric, one system); BLEU uses effective order")

@@ -72,6 +72,7 @@ METRICS = {
     "per-best": lambda: mtscore.PER(multi_ref="best"),
     "cer": lambda: mtscore.CER(),
     "eed": lambda: mtscore.EED(),
+    "meteor": lambda: mtscore.METEOR(),
     "toy": lambda: WordRecall(),
     "bertscore": lambda: _bertscore(),
 }

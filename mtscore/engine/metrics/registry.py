@@ -13,11 +13,12 @@ METRICS = {
     "per": ("mtscore.engine.metrics.wer", "PER", {}),
     "cer": ("mtscore.engine.metrics.wer", "CER", {}),
     "eed": ("mtscore.engine.metrics.eed", "EED", {}),
+    "meteor": ("mtscore.engine.metrics.meteor", "METEOR", {}),
 }
 
 
 def make_metric(name: str, **kwargs):
-    """A metric object from its name (bleu, chrf, chrf++, ter, wer, per, cer, eed) and constructor arguments."""
+    """A metric object from its name (bleu, chrf, chrf++, ter, wer, per, cer, eed, meteor) and constructor arguments."""
     key = name.lower()
     if key not in METRICS:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(METRICS)}")
