@@ -84,6 +84,11 @@ TESTS=(
   tests/engine/test_fuzz_differential.py     # the saved fuzz corpus + 1/4 of the ci fuzz budget (~1,000
                                       # draws; MTSCORE_FUZZ_SCALE=1 for all of it, +3 min)
   "tests/engine/test_bertscore.py::test_greedy_kernel_negative_max_and_quirk"
+  # _meteor (alignment, chunks) vs its twin, bad input, threads
+  tests/engine/test_meteor.py::test_kernel_equals_twin
+  tests/engine/test_meteor.py::test_kernel_rejects_bad_input
+  tests/engine/test_meteor.py::test_hand_computed_alignment
+  tests/engine/test_meteor.py::test_registry_batch_api_and_workers
 )
 [ $# -gt 0 ] && TESTS=("$@")
 cd "$WORK/src"
