@@ -29,12 +29,37 @@ EXIT_USAGE = 2
 EXIT_ERROR = 1
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil (and zlib, bz2, lzma
+    with it: argparse's help formatter does, once per ``add_argument``): $COLUMNS if positive,
+    else the width of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):  # no stdout (None), closed, not a terminal
+        columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter with the width it would choose (terminal columns - 2)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
 def _parser() -> argparse.ArgumentParser:
     from ..engine.errors import OneLineErrorParser
 
     p = OneLineErrorParser(
         prog="mtscore",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
         description=(
             "Score MT output with sacrebleu-identical BLEU, chrF/chrF++ and TER (compiled), "
             "optionally BERTScore.\n\n"

@@ -227,7 +227,7 @@ def paired_ar_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequenc
     by_metric = [_ar_metric_p_values(m, scorers[m], groups, stats, exact, scales[m], n) for m in range(n_met)]
     pvals: PValues = {pair: [by_metric[m][i] for m in range(n_met)] for i, pair in enumerate(groups)}
     cis: CIs = {}
-    for (a, b), (_, bs) in groups.items():
+    for (_a, b), (_, bs) in groups.items():
         if bs is not None:
             cis[b] = [estimate_ci(bs[b, m]) for m in range(n_met)]
     return pvals, cis
