@@ -301,7 +301,8 @@ def table(rows, unit: str = "ms") -> str:
            "|---|---|---:|---:|---:|---|"]
     for task, impl, c, w, ratio, note in rows:
         r = "" if ratio != ratio else f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.1f}x"
-        out.append(f"| {task} | {impl} | {c:.1f} | {w:.1f} | {r} | {note} |")
+        d = 3 if unit == "s" else 1   # seconds: the n-best rows are fractions of a second
+        out.append(f"| {task} | {impl} | {c:.{d}f} | {w:.{d}f} | {r} | {note} |")
     return "\n".join(out)
 
 
@@ -336,7 +337,8 @@ def main(argv=None):
         body += ["## Matrices (per matrix; sacrebleu timed on 2 groups, mtscore on all)", "",
                  table(matrices(a.groups, big=not a.skip_1024)), ""]
     if not a.skip_nbest:
-        body += ["## n-best oracle (whole run, seconds)", "",
+        body += ["## n-best oracle (whole run, seconds; one cold run each: sacrebleu's 13a "
+                 "lru_cache would be warm in a second run)", "",
                  table([(t, i, c, w, r, n) for t, i, c, w, r, n in nbest()], unit="s"), ""]
     body += ["## Notes", "",
              "- Peers: sacrebleu 2.6.0 (`sentence_score` loops; its 13a `lru_cache` is warm on "
