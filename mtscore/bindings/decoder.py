@@ -20,6 +20,7 @@ expected / actual TER for it, the highest score for every other metric.
 from __future__ import annotations
 
 import math
+from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -352,19 +353,31 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
         if not c:
             raise ValueError(f"nbest[{s}] is empty: source {s} has no candidates")
     m = resolve_metric(metric, options, workers)
-    hyps = [h for c in lists for h in c]
+    sizes = [len(c) for c in lists]
+    hyps = list(chain.from_iterable(lists))
     if m.dedupes_outputs:  # the S reference sets prepared once, candidates scored against rows
         prepared = m.prepare(_ref_streams(references, len(lists), "per_hyp"))
-        rows = np.repeat(np.arange(len(lists), dtype=np.int64), [len(c) for c in lists])
+        rows = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
         stats, scores = m.rows_stats_and_scores(hyps, rows, prepared, True)
         flat = np.asarray(m.scores_from_stats(stats) if scores is None else scores,
                           dtype=np.float64)
     else:
         refs = [references[s] for s, c in enumerate(lists) for _ in c]
         flat = sentence_scores(hyps, refs, metric=m, workers=workers, layout="per_hyp")
-    cuts = np.cumsum([0] + [len(c) for c in lists])
+    return _oracle(flat, sizes, lower_is_better(m))
+
+
+def _oracle(flat: np.ndarray, sizes: List[int], low: bool) -> NBestOracle:
+    """Rankings (stable: ties keep list order) and oracles of the candidates' scores ``flat``
+    (float64, the lists' candidates one after another; ``sizes`` candidates per list). Lists
+    of one length are ranked in one 2-D argsort, row by row as the ragged path does."""
+    if len(set(sizes)) == 1:
+        mat = flat.reshape(len(sizes), sizes[0])
+        order = np.argsort(mat if low else -mat, axis=1, kind="stable").astype(np.int64, copy=False)
+        index = np.ascontiguousarray(order[:, 0])
+        return NBestOracle(index, mat[np.arange(len(sizes)), index], list(mat), list(order))
+    cuts = np.cumsum([0] + sizes)
     scores = [flat[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
-    low = lower_is_better(m)
     ranking = [np.argsort(s if low else -s, kind="stable").astype(np.int64) for s in scores]
     index = np.array([r[0] for r in ranking], dtype=np.int64)
     score = np.array([s[i] for s, i in zip(scores, index)], dtype=np.float64)

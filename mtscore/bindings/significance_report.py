@@ -3,7 +3,9 @@ sacrebleu 2.6.0 CLI (``sacrebleu/utils.py::print_results_table`` and ``print_sin
 
 The CLI calls :func:`run_paired_cli` (``-pbs/-par`` with several systems) or
 :func:`run_ci_cli` (``-ci`` with one system); both return the text sacrebleu would print.
-Tables use the ``tabulate`` package (as sacrebleu does), imported lazily.
+Text tables come from :mod:`.grid_table` (tabulate's ``fancy_grid``, byte for byte, without its
+import cost); LaTeX tables and any table outside what that module reproduces use the ``tabulate``
+package (as sacrebleu does), imported lazily.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..engine.significance import ComparisonResult, compare
+from .grid_table import fancy_grid
 
 _ANSI = {"yellow": "\x1b[33m", "cyan": "\x1b[36m", "red": "\x1b[31m", "green": "\x1b[32m"}
 _RESET = "\x1b[0m"
@@ -131,8 +134,10 @@ def _results_grid(scores: Dict[str, list], fmt: str, width: int, color: bool) ->
             has_baseline = True
             val[0] = _color(val[0], "yellow", color)
         new[_color(name, "cyan", color)] = val
-    table = _tabulate()(new, headers="keys", tablefmt=tablefmt, colalign=("right",),
-                        stralign="center", numalign="center", floatfmt=f".{width}f")
+    table = fancy_grid(new) if tablefmt == "fancy_grid" else None
+    if table is None:  # LaTeX, or a table the own grid is not certain to print as tabulate does
+        table = _tabulate()(new, headers="keys", tablefmt=tablefmt, colalign=("right",),
+                            stralign="center", numalign="center", floatfmt=f".{width}f")
     return table, baseline_name
 
 

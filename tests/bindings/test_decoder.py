@@ -269,6 +269,24 @@ def test_nbest_oracle_equals_sacrebleu():
     assert all(ter.score[s] == ter.scores[s].min() for s in range(len(nbest)))
 
 
+@pytest.mark.parametrize("metric", ["bleu", "ter"])
+def test_nbest_oracle_equal_lengths_rank_like_ragged_lists(metric):
+    # lists of one length are ranked in one 2-D argsort: same rankings (ties in list order),
+    # oracles and scores as the per-list path that ragged lists take
+    rng = np.random.default_rng(4)
+    words = ["a", "b", "c", "d", "e."]
+    lists = [[" ".join(rng.choice(words, size=rng.integers(1, 6))) for _ in range(7)] for _ in range(30)]
+    lists[3] = ["a b", "a b", "c", "a b", "c", "a b", "d"]   # ties
+    refs = [" ".join(rng.choice(words, size=4)) for _ in range(30)]
+    same = decoder.nbest_oracle(lists, refs, metric=metric)
+    ragged = decoder.nbest_oracle(lists + [["a"]], refs + ["a"], metric=metric)
+    for s in range(30):
+        assert_bits(same.scores[s], ragged.scores[s])
+        assert same.ranking[s].dtype == np.int64 and list(same.ranking[s]) == list(ragged.ranking[s])
+    assert same.index.dtype == np.int64 and list(same.index) == list(ragged.index[:30])
+    assert same.score.dtype == np.float64 and list(same.score) == list(ragged.score[:30])
+
+
 def test_nbest_oracle_errors():
     with pytest.raises(ValueError, match=r"nbest\[1\] is empty"):
         decoder.nbest_oracle([["a"], []], ["a", "b"])

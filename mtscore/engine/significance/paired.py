@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..metrics.bootstrap import RowScorer, bootstrap_sums, resolve_seed
+from ..metrics.resampled import RowScores
 from .adapter import corpus_score, row_scorer
 from .resampling import ar_sums, dyadic_scale, estimate_ci, p_value, system_seed
 from .results import TestResult
@@ -38,13 +39,55 @@ def _scorers(metrics: Sequence[Any], stats: Stats) -> List[RowScorer]:
     return [row_scorer(metric, stats[0][m].shape[1]) for m, metric in enumerate(metrics)]
 
 
+#: at most this many cells (rows x statistics) of summed rows are scored in one call
+SCORE_BATCH_CELLS = 1 << 22
+
+
+def _split_scores(res: RowScores, bounds: Sequence[Tuple[int, int]]) -> List[np.ndarray]:
+    """``res`` (scores of stacked blocks) cut back into each block's ``.array``: exactly what
+    scoring each block alone gives, as every row's score and float32 flag depend on that row
+    only (the dtype of a block's array follows its own rows' flags)."""
+    if res.values is None:
+        sc = res.scalars()
+        return [RowScores(None, None, sc[a:b]).array for a, b in bounds]
+    v, f = res.values, res.is32
+    return [RowScores(v[a:b], None if f is None else f[a:b]).array for a, b in bounds]
+
+
+def _score_blocks(scorer: RowScorer, blocks: Sequence[np.ndarray]) -> List[np.ndarray]:
+    """Scores (``.array``) of several blocks of summed rows of one metric, stacked into few
+    scorer calls (the vectorised formulas cost mostly per call on 1,000-row blocks). Blocks of
+    different dtypes are never stacked (the formulas branch on the dtype)."""
+    out: List[np.ndarray] = []
+    i = 0
+    while i < len(blocks):
+        j, cells = i + 1, blocks[i].size
+        while (j < len(blocks) and blocks[j].dtype == blocks[i].dtype
+               and cells + blocks[j].size <= SCORE_BATCH_CELLS):
+            cells += blocks[j].size
+            j += 1
+        if j == i + 1:
+            out.append(scorer(np.ascontiguousarray(blocks[i])).array)
+        else:
+            ends = np.cumsum([len(b) for b in blocks[i:j]]).tolist()
+            res = scorer(np.concatenate(blocks[i:j]))
+            out += _split_scores(res, list(zip([0] + ends[:-1], ends)))
+        i = j
+    return out
+
+
 def _bootstrap_table(stats: Stats, scorers: Sequence[RowScorer], systems: Sequence[int], n: int,
                      rng: np.random.Generator) -> Table:
     """Scores of ``n`` bootstrap resamples of every (system, metric) of ``systems``, all drawn
     with one stream of indices (sacrebleu's float32 statistics)."""
     keys = [(s, m) for s in systems for m in range(len(scorers))]
     sums = bootstrap_sums([stats[s][m].astype(np.float32) for s, m in keys], n, rng)
-    return {key: scorers[key[1]](sums[i]).array for i, key in enumerate(keys)}
+    table: Table = {}
+    for m, scorer in enumerate(scorers):
+        idx = [i for i, key in enumerate(keys) if key[1] == m]
+        for i, arr in zip(idx, _score_blocks(scorer, [sums[i] for i in idx])):
+            table[keys[i]] = arr
+    return table
 
 
 # ------------------------------------------------------------------------------------------
@@ -141,12 +184,28 @@ def _shuffled_sums(pa, pb, st_a: np.ndarray, st_b: np.ndarray, scale: Optional[i
     return shuf_a, shuf_b
 
 
-def _ar_p_value(scorer: RowScorer, shuf_a, shuf_b, diff: float) -> float:
-    """p-value of the absolute score differences of the pseudo-systems (sacrebleu's
-    ``_paired_ar_test``)."""
-    sc_a = scorer(np.ascontiguousarray(shuf_a)).array
-    sc_b = scorer(np.ascontiguousarray(shuf_b)).array
-    return p_value(np.abs(np.array(sc_a) - np.array(sc_b)), diff)
+def _ar_p_values(scorer: RowScorer, shuffled: Sequence[Tuple[np.ndarray, np.ndarray]],
+                 diffs: Sequence[float]) -> List[float]:
+    """p-values of the absolute score differences of each pair's pseudo-systems (sacrebleu's
+    ``_paired_ar_test``), every pair's shuffled sums scored in few scorer calls."""
+    scores = _score_blocks(scorer, [x for pair in shuffled for x in pair])
+    return [p_value(np.abs(np.array(scores[2 * i]) - np.array(scores[2 * i + 1])), diff)
+            for i, diff in enumerate(diffs)]
+
+
+def _ar_metric_p_values(m: int, scorer: RowScorer, groups: Dict[Tuple[int, int], Any], stats: Stats,
+                        exact: Sequence[Sequence[float]], scale: Optional[int], n: int) -> List[float]:
+    """Metric ``m``'s p-value of every pair of ``groups`` (pair -> (AR sums table, ...)), the
+    shuffled sums of as many pairs at a time as fit :data:`SCORE_BATCH_CELLS`."""
+    pairs = list(groups)
+    step = max(1, SCORE_BATCH_CELLS // max(1, 2 * n * stats[0][m].shape[1]))
+    out: List[float] = []
+    for i in range(0, len(pairs), step):
+        chunk = pairs[i:i + step]
+        shuffled = [_shuffled_sums(groups[a, b][0][a, m], groups[a, b][0][b, m], stats[a][m], stats[b][m], scale)
+                    for a, b in chunk]
+        out += _ar_p_values(scorer, shuffled, [abs(exact[a][m] - exact[b][m]) for a, b in chunk])
+    return out
 
 
 def paired_ar_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequence[float]], n: int,
@@ -165,14 +224,10 @@ def paired_ar_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequenc
     else:
         groups = {p: _ar_draws(stats, scales, scorers, sorted(set(p)), n, n_ar_confidence,
                                np.random.default_rng(None)) for p in pairs}
-    pvals: PValues = {}
+    by_metric = [_ar_metric_p_values(m, scorers[m], groups, stats, exact, scales[m], n) for m in range(n_met)]
+    pvals: PValues = {pair: [by_metric[m][i] for m in range(n_met)] for i, pair in enumerate(groups)}
     cis: CIs = {}
-    for (a, b), (P, bs) in groups.items():
-        row = []
-        for m in range(n_met):
-            shuf_a, shuf_b = _shuffled_sums(P[a, m], P[b, m], stats[a][m], stats[b][m], scales[m])
-            row.append(_ar_p_value(scorers[m], shuf_a, shuf_b, abs(exact[a][m] - exact[b][m])))
-        pvals[a, b] = row
+    for (_a, b), (_, bs) in groups.items():
         if bs is not None:
             cis[b] = [estimate_ci(bs[b, m]) for m in range(n_met)]
     return pvals, cis

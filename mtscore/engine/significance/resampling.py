@@ -93,9 +93,11 @@ def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tri
         pi = np.empty((n_trials, xi.shape[1]), dtype=np.int64)
     xf: Optional[np.ndarray] = None
     pf64: Optional[np.ndarray] = None
-    if xi is not None and int(np.abs(xi).sum(axis=0).max(initial=0)) < 2 ** 53 and not bootstrap.FORCE_KERNEL:
-        xf = xi.astype(np.float64)
-        pf64 = np.empty((rows_per_chunk(n, 8, multiple=32), xi.shape[1]))
+    cols: Optional[np.ndarray] = None
+    if xi is not None and not bootstrap.FORCE_KERNEL:
+        xf, cols = _blas_operand(xi)
+        if xf is not None:
+            pf64 = np.empty((rows_per_chunk(n, 8, multiple=32), xf.shape[1]), dtype=xf.dtype)
     pf = {i: (np.empty((n_trials, blocks[i].shape[1])), np.empty((n_trials, blocks[i].shape[1])))
           for i in flt_ids}
     fl = {i: np.asarray(blocks[i], dtype=np.float64) for i in flt_ids}
@@ -105,9 +107,9 @@ def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tri
             assert pi is not None  # allocated with xi
             if xf is not None:
                 assert pf64 is not None  # allocated with xf
-                # integers < 2**53 in every partial sum: float64 BLAS is exact in any order
-                np.matmul(mask.astype(np.float64), xf, out=pf64[:stop - start])
-                pi[start:stop] = pf64[:stop - start]
+                # every partial sum an integer the float type holds: BLAS is exact in any order
+                np.matmul(mask.astype(xf.dtype), xf, out=pf64[:stop - start])
+                pi[start:stop] = pf64[:stop - start] if cols is None else pf64[:stop - start, cols]
             else:
                 masked_sums(xi, mask.view(np.uint8), pi[start:stop])
         if flt_ids:
@@ -126,6 +128,28 @@ def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tri
         else:
             res.append(pf[i])
     return res
+
+
+def _blas_operand(xi: np.ndarray) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+    """The AR statistics ``xi`` (N, k) int64 as a BLAS operand ``(x, cols)`` with ``mask @ x``
+    exact: float32 when every column's absolute sum is below 2**24 (integers up to 2**24 are
+    float32 values, so every partial sum of 0/1 x integer products is exact in any order; half
+    the work of float64), else float64 below 2**53, else ``(None, None)`` (the int64 kernel).
+    Identical columns (the reference-side statistics every system shares) are multiplied once:
+    ``cols`` maps each column of ``xi`` to its column of ``x`` (None: no duplicates)."""
+    bound = int(np.abs(xi).sum(axis=0).max(initial=0))
+    if bound >= 2 ** 53:
+        return None, None
+    dtype = np.float32 if bound < 2 ** 24 else np.float64
+    first: dict = {}
+    cols = np.array([first.setdefault(c.tobytes(), j) for j, c in enumerate(np.ascontiguousarray(xi.T))],
+                    dtype=np.intp)
+    if len(first) == xi.shape[1]:
+        return xi.astype(dtype), None
+    keep = np.array(sorted(first.values()), dtype=np.intp)   # first occurrences, in column order
+    where = np.empty(xi.shape[1], dtype=np.intp)
+    where[keep] = np.arange(len(keep))
+    return np.ascontiguousarray(xi[:, keep], dtype=dtype), where[cols]
 
 
 def bootstrap_scores(metric, stats: np.ndarray, n_samples: int, rng: np.random.Generator) -> RowScores:
