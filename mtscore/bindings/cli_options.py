@@ -157,7 +157,21 @@ def metric_kwargs(args, name: str) -> dict:
     if name == "eed":
         trg = args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else ""
         return dict(language=args.eed_language or ("ja" if trg == "ja" else "en"))
+    if name == "meteor":
+        return meteor_kwargs(args)
     return {}
+
+
+def meteor_kwargs(args) -> dict:
+    """METEOR stems with the target language's Snowball stemmer (-l xx-YY); a target Snowball
+    has no stemmer for (zh, ja, ko, ...) gets the exact module only (its signature says mod:exact);
+    no -l: English, METEOR's home language."""
+    from ..engine.metrics.meteor_lexicon import SNOWBALL_LANGUAGES
+
+    trg = args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else "en"
+    if trg in SNOWBALL_LANGUAGES:
+        return dict(language=trg)
+    return dict(modules=("exact",))
 
 
 def per_segment(args) -> bool:

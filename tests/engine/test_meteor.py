@@ -182,6 +182,27 @@ def test_cli(tmp_path):
     assert got["METEOR"]["score"] == round(want.score, 1) and got["METEOR"]["mod"] == "exact+stem"
 
 
+def test_cli_stems_in_the_target_language(tmp_path):
+    """-l en-de stems German with the German stemmer; a target Snowball lacks gets exact only."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("Die Katzen saßen auf Matten\n", encoding="utf-8")
+    ref.write_text("Die Katze saß auf der Matte\n", encoding="utf-8")
+
+    def run(langpair):
+        out = subprocess.run([sys.executable, "-m", "mtscore", str(ref), "-i", str(hyp), "-m", "meteor",
+                              "-l", langpair], capture_output=True, text=True, cwd=ROOT, check=True)
+        return json.loads(out.stdout)  # one metric: one JSON object
+
+    de = run("en-de")
+    want = METEOR(language="de").corpus_score(["Die Katzen saßen auf Matten"],
+                                              [["Die Katze saß auf der Matte"]])
+    assert want.score != METEOR().corpus_score(["Die Katzen saßen auf Matten"],
+                                               [["Die Katze saß auf der Matte"]]).score
+    assert de["score"] == round(want.score, 1) and "german" in de["stem"]
+    zh = run("en-zh")
+    assert zh["mod"] == "exact"
+
+
 def test_errors():
     for kw, what in ((dict(alpha=1.5), "alpha"), (dict(beta=-1), "beta"), (dict(gamma="x"), "gamma"),
                      (dict(weights=(1, 1)), "weights"), (dict(weights=(1, 2, 1)), "weights"),
