@@ -84,6 +84,9 @@ class BERTScoreResult:
     def __iter__(self):  # P, R, F = result
         return iter((self.precision, self.recall, self.f1))
 
+    def __getitem__(self, i):  # result[2] is F, as in bert_score's (P, R, F) tuple
+        return (self.precision, self.recall, self.f1)[i]
+
 
 class BERTScoreSignature(Signature):
     """BERTScore's signature (its own keys: nrefs, model, layer, idf, rescale, version); a

@@ -16,7 +16,7 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["DEFAULT_OVERLAP", "window_starts", "embed_windowed"]
+__all__ = ["DEFAULT_OVERLAP", "window_starts", "window_owners", "embed_windowed"]
 
 #: tokens shared by neighbouring windows: each token keeps at least half of it as context on
 #: either side (apart from the segment's own ends)
@@ -38,7 +38,7 @@ def window_starts(n: int, width: int, overlap: int) -> List[int]:
     return starts
 
 
-def _owners(n: int, width: int, starts: Sequence[int]) -> np.ndarray:
+def window_owners(n: int, width: int, starts: Sequence[int]) -> np.ndarray:
     """int64 ``[n]``: for each content token, the window where it is farthest from an edge."""
     pos = np.arange(n)[None, :]
     s = np.asarray(starts, dtype=np.int64)[:, None]
@@ -77,7 +77,7 @@ def embed_windowed(encoder, ids: Sequence[np.ndarray], head: int, tail: int, max
             continue
         wins = [emb_p[off_p[first + k]:off_p[first + k + 1]] for k in range(len(starts))]
         n_in = len(dst) - head - tail
-        owner = _owners(n_in, width, starts)
+        owner = window_owners(n_in, width, starts)
         for k, s in enumerate(starts):
             pos = np.flatnonzero(owner == k)
             dst[head + pos] = wins[k][head + pos - s]
