@@ -14,6 +14,8 @@ Differences, all deliberate:
   identical ids to bert_score's default slow tokenizer for WordPiece models (BERT, MiniLM), not
   always for byte-level BPE (RoBERTa) where the two HF tokenizers themselves differ;
 * scores do not depend on ``batch_size`` (bert_score's padding quirk is off; see ``INVARIANCE_TOL``);
+* ``device=None`` uses CUDA when onnxruntime-gpu offers it (in fp32, as bert_score), else the CPU;
+  the CUDA path has not been checked against bert_score on a GPU yet;
 * segments over the model's length are cut as bert_score cuts them, but with a warning giving the
   counts; ``long_inputs="window"`` scores them whole instead.
 """
@@ -119,6 +121,7 @@ def _encoder(model, layer, device, revision, cache_dir, threads):
     enc = _ENCODERS.get(key)
     if enc is None:
         _ENCODERS.clear()  # one model in memory at a time
+        # fp32 on every device: bert_score computes in fp32, and its numbers are the contract here
         enc = _ENCODERS[key] = load_encoder(model, layer, device=device or "auto", threads=threads,
-                                            cache_dir=cache_dir, revision=revision)
+                                            cache_dir=cache_dir, revision=revision, precision="fp32")
     return enc

@@ -201,11 +201,11 @@ class BERTScore(Metric):
     def idf_weights(self, refs: Sequence[Optional[str]]) -> np.ndarray:
         """float64 ``[vocab]`` idf over ``refs`` exactly like bert_score's ``get_idf_dict``:
         M = number of references, df over sets of token ids (specials included)."""
-        refs = [r for r in refs if r is not None]
-        M = len(refs)
+        present = [r for r in refs if r is not None]
+        M = len(present)
         df = np.zeros(self.tokenizer.vocab_size, dtype=np.int64)
         for start in range(0, M, 8192):
-            for ids in self._encode(refs[start:start + 8192])[0]:
+            for ids in self._encode(present[start:start + 8192])[0]:
                 df[np.unique(ids)] += 1
         # bert_score stores Python floats and pads them into a float32 tensor
         return np.log((M + 1) / (df + 1.0)).astype(np.float32).astype(np.float64)
