@@ -221,3 +221,33 @@ def test_no_huggingface_hub_names_the_install(monkeypatch):
 def test_not_a_name_nor_a_path():
     with pytest.raises(EncoderError, match="not a Hugging Face model name"):
         resolve_source("./missing/dir/../x")
+
+
+def test_download_path_when_the_network_is_allowed(hf_home, monkeypatch, tmp_path):
+    """Not cached, not offline: huggingface_hub downloads (simulated here: no network in CI) only the
+    encoder's files, safetensors first, pytorch_model.bin only when a repo has no safetensors."""
+    import huggingface_hub
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    calls = []
+
+    def fake(repo, revision=None, cache_dir=None, local_files_only=False, allow_patterns=None):
+        calls.append((local_files_only, tuple(allow_patterns)))
+        if local_files_only:
+            raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
+        snap = tmp_path / "hub" / "snap" / ("c" * 40)
+        snap.mkdir(parents=True, exist_ok=True)
+        (snap / "config.json").write_text("{}")
+        if "pytorch_model.bin" in allow_patterns:  # this repo only has the .bin weights
+            (snap / "pytorch_model.bin").write_bytes(b"")
+        assert cache_dir == str(tmp_path / "hub")
+        return str(snap)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
+    src = resolve_source("someone/bin-only", revision="main")
+    assert src.revision == "c" * 40 and (src.path / "pytorch_model.bin").is_file()
+    assert [c[0] for c in calls] == [True, False, False]
+    assert "model.safetensors" in calls[1][1] and "pytorch_model.bin" not in calls[1][1]
+    assert "pytorch_model.bin" in calls[2][1] and "tokenizer.json" in calls[2][1]

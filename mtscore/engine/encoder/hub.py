@@ -23,7 +23,9 @@ from typing import NamedTuple, Optional
 from .model_dir import DEFAULT_MODEL_NAME, EncoderError, default_model_dir
 
 #: files the encoder reads (config, tokenizer, weights); everything else in a repo is skipped
-TOKENIZER_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]
+TOKENIZER_FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   # vocabularies: small, and what a repo without tokenizer.json needs to make one
+                   "vocab.txt", "vocab.json", "merges.txt", "*.model"]
 WEIGHT_FILES = ["model.safetensors", "pytorch_model.bin"]
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 _TRUE = {"1", "on", "yes", "true"}
