@@ -78,6 +78,8 @@ def _baseline_run(a: argparse.Namespace) -> int:
             sents = [line.rstrip("\n") for line in f]
     except UnicodeDecodeError as e:
         raise ValueError(f"--corpus {a.corpus}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ValueError(f"--corpus {a.corpus}: cannot read it ({e.strerror or e})") from None
     table = compute_baseline(sents, model, layers, n_pairs=a.pairs, seed=a.seed, revision=a.revision,
                              batch_size=a.batch_size or None)
     write_baseline(a.out, np.nan_to_num(table, nan=0.0))

@@ -171,3 +171,7 @@ def test_baseline_cli_errors(tmp_path, capsys):
     assert main(["bertscore", "baseline", "--corpus", str(f), "--out", str(tmp_path / "o.tsv"),
                  "--layers", "x"]) == 1
     assert "--layers 'x'" in capsys.readouterr().err
+    assert main(["bertscore", "baseline", "--corpus", str(tmp_path / "none.txt"), "--out", str(tmp_path / "o.tsv")]) == 1
+    assert "--corpus " + str(tmp_path / "none.txt") + ": cannot read it (No such file or directory)" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "o.tsv").exists()
