@@ -100,8 +100,9 @@ class BERTScore(Metric):
             :class:`BERTScoreTruncationWarning` per call giving the counts) or "window" (encode
             overlapping windows and stitch the token embeddings: long segments scored whole; see
             :mod:`mtscore.engine.encoder.windows`). window_overlap: tokens shared by windows.
-        batch_tokens: padded tokens per ONNX call. batch_size: most sentences per ONNX call.
-            Neither changes a score beyond float noise (see ``INVARIANCE_TOL``).
+        batch_tokens: padded tokens per ONNX call. batch_size: most sentences per ONNX call (set on
+            the encoder, so scorers sharing an ``encoder`` share it). Neither changes a score beyond
+            float noise (see ``INVARIANCE_TOL``).
         device: cpu / cuda / auto. threads: intra-op threads (default: all cores).
         quantize: int8 (approximate, explicit opt-in).
         chunk_size: segments per streamed chunk. progress: tqdm bar (default: when stderr is a tty).

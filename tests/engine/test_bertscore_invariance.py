@@ -199,3 +199,25 @@ def test_stitching_keeps_every_token_in_order():
     k = long[1:-1, 2].astype(int)
     np.testing.assert_array_equal(long[1:-1, 1], np.arange(990) - np.asarray(starts)[k] + 1)
     np.testing.assert_array_equal(emb[off[1]:off[2], 0], ids[1])
+
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40) | st.sampled_from(
+    ["", " ", "Ünïcödé naïve", "東京で会いましょう", "zero\u200bwidth", "emoji 😀👍🏽", "a\u0301", "\ufeffbom", "x " * 30])
+
+
+@settings(max_examples=12, deadline=None)
+@given(pairs=st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=8), seed=st.integers(0, 2**16),
+       batch_size=st.integers(1, 9))
+def test_invariance_property_on_adversarial_text(scorer, pairs, seed, batch_size):
+    h, a = [p[0] for p in pairs], [p[1] for p in pairs]
+    whole = np.stack(list(scorer.score(h, [a])))
+    perm = np.random.default_rng(seed).permutation(len(h))
+    s = BERTScore(encoder=scorer.encoder, progress=False, batch_size=batch_size)
+    try:
+        shuffled = np.stack(list(s.score([h[i] for i in perm], [[a[i] for i in perm]])))
+        alone = np.stack(list(s.score(h[:1], [a[:1]])))[:, 0]
+    finally:
+        scorer.encoder.max_rows = 128
+    np.testing.assert_array_equal(np.isnan(shuffled[:, np.argsort(perm)]), np.isnan(whole))
+    assert np.nanmax(np.abs(shuffled[:, np.argsort(perm)] - whole)) <= INVARIANCE_TOL
+    assert np.nanmax(np.abs(alone - whole[:, 0]), initial=0.0) <= INVARIANCE_TOL
