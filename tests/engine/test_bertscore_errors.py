@@ -278,8 +278,9 @@ def test_truncation_warning_is_one_cli_line(filled_cache, tmp_path):
     lines = [ln for ln in out.stderr.splitlines() if "BERTScore" in ln or "warnings.warn" in ln]
     assert lines == [
         "mtscore: warning: BERTScore: 1 candidate(s) and 0 reference(s) longer than the model's 512 tokens "
-        "were truncated (bert_score does the same); their scores ignore the text beyond that point, split "
-        "long segments (e.g. into sentences) to score all of it"], out.stderr
+        "were truncated (bert_score does the same); their scores ignore the text beyond that point; pass "
+        "long_inputs=\"window\" to score them whole with a sliding window, or split long segments (e.g. into "
+        "sentences)"], out.stderr
 
 
 # ---- bad inputs: one clear message naming the option ----------------------------------------

@@ -186,7 +186,7 @@ def test_error_missing_default_package(monkeypatch):
 
 
 def test_error_missing_model_path():
-    with pytest.raises(EncoderError, match="never downloads"):
+    with pytest.raises(EncoderError, match="no such file or directory, and not a Hugging Face model name"):
         load_encoder("/nonexistent/model-dir")
 
 

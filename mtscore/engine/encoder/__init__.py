@@ -5,8 +5,9 @@ exported to ONNX directly from their weights (``onnx_builder``) and cached (``ca
 unwritable cache falls back to a temporary directory with an :class:`EncoderCacheWarning`).
 """
 from .cache import EncoderCacheError, EncoderCacheWarning
-from .model_dir import EncoderError, EncoderWarning, default_model_dir, resolve_model
+from .hub import ModelSource, resolve_model, resolve_source
+from .model_dir import EncoderError, EncoderWarning, default_model_dir
 from .runtime import DEFAULT_BATCH_TOKENS, Encoder, cuda_available, load_encoder
 
 __all__ = ["Encoder", "EncoderError", "EncoderWarning", "EncoderCacheError", "EncoderCacheWarning",
-           "load_encoder", "default_model_dir", "resolve_model", "cuda_available", "DEFAULT_BATCH_TOKENS"]
+           "load_encoder", "default_model_dir", "resolve_model", "resolve_source", "ModelSource", "cuda_available", "DEFAULT_BATCH_TOKENS"]

@@ -161,8 +161,10 @@ def _read_manifest(folder: Path) -> Optional[dict]:
 
 
 def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: bool = False,
-                   cache_dir: Optional[str] = None, force: bool = False) -> dict:
+                   cache_dir: Optional[str] = None, force: bool = False, revision: Optional[str] = None) -> dict:
     """Export (or find the cached export of) ``hidden_states[layer]`` of a HF model directory.
+    ``revision``: the Hugging Face commit the directory is a snapshot of (part of the cache key and
+    the manifest, so each Hub revision has its own export).
 
     Returns the manifest dict; ``manifest["onnx"]`` is the path of the ONNX file. A read-only
     cache holding the export is fine; an unwritable one makes the export go to a temporary
@@ -172,6 +174,8 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     config = read_config(model_dir)
     wfile = weights_file(model_dir)
     opts = f"L{layer}|{dtype}|fused={int(fused)}|v{onnx_builder.BUILDER_VERSION}|opset{onnx_builder.OPSET}"
+    if revision:
+        opts += f"|rev={revision}"
     key = quick_key(model_dir / "config.json", wfile) + "-" + quick_key_str(opts)
     name = f"{config.get('model_type', 'model')}-L{layer}-{dtype}{'-fused' if fused else ''}-{key}"
     loc = cache_location(cache_dir)
@@ -190,7 +194,7 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     hidden, _, n_layers = _dims(config)
     man = {
         "onnx": str(onnx_path), "source": str(model_dir), "source_file": wfile.name,
-        "source_sha256": src_hash, "model_type": config.get("model_type", ""), "layer": layer,
+        "source_sha256": src_hash, "revision": revision, "model_type": config.get("model_type", ""), "layer": layer,
         "num_layers": n_layers, "hidden_size": hidden, "opset": onnx_builder.OPSET, "dtype": dtype,
         "fused": fused, "exporter": exporter, "builder_version": onnx_builder.BUILDER_VERSION,
     }

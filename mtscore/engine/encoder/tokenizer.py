@@ -60,6 +60,9 @@ class Tokenizer:
                 mpe -= int(config.get("pad_token_id", 1)) + 1
             max_len = min(mpe, 512)
         self.max_length = int(max_len)
+        # an untruncated twin for the sliding window (long segments scored whole)
+        self._full = tokenizers.Tokenizer.from_str(self._tok.to_str())
+        self._full.no_truncation()
         self._tok.enable_truncation(self.max_length)
 
         def special(name: str, fallback: Sequence[str]) -> Optional[int]:
@@ -97,6 +100,18 @@ class Tokenizer:
         truncated = np.fromiter((len(x) >= cut and len(e.overflowing) > 0 for x, e in zip(ids, encs)),
                                 dtype=bool, count=len(ids))
         return ids, truncated
+
+    def encode_full(self, sentences: Sequence[str]) -> List[np.ndarray]:
+        """int64 id arrays like :meth:`encode` but never truncated (for the sliding window)."""
+        return [np.asarray(e.ids, dtype=np.int64) for e in self._full.encode_batch([s.strip() for s in sentences])]
+
+    def special_frame(self) -> Tuple[int, int]:
+        """``(head, tail)``: how many special tokens the tokenizer puts before and after the text
+        (1, 1 for ``[CLS] ... [SEP]``); a window of a long segment keeps them around its slice."""
+        mask = self._full.encode("a").special_tokens_mask
+        head = next((i for i, m in enumerate(mask) if not m), len(mask))
+        tail = next((i for i, m in enumerate(reversed(mask)) if not m), 0)
+        return head, tail
 
     def special_weights(self) -> np.ndarray:
         """float64 ``[vocab_size]``: bert_score's no-idf weights (1, and 0 for [CLS]/[SEP] ids)."""

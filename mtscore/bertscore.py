@@ -1,0 +1,20 @@
+"""``mtscore.bertscore``: BERTScore as bert_score users know it: ``score(cands, refs, lang="en")``
+with bert_score's arguments, models, layers and baselines (:mod:`mtscore.bindings.bertscore_api`),
+the :class:`BERTScore` metric (:mod:`mtscore.engine.bertscore`) and rescale-baseline files. This
+module only re-exports them."""
+from .bindings.bertscore_api import BERT_SCORE_VERSION, bert_score_hash, score  # noqa: F401
+from .engine.bertscore import (  # noqa: F401
+    INVARIANCE_TOL,
+    BERTScore,
+    BERTScoreResult,
+    BERTScoreTruncationWarning,
+    read_baseline,
+    write_baseline,
+)
+from .engine.bertscore_baseline import baseline_pairs, compute_baseline  # noqa: F401
+from .engine.bertscore_files import packaged_baseline  # noqa: F401
+from .engine.encoder.bert_score_tables import LANG_MODELS, MODEL_LAYERS, model_for_lang  # noqa: F401
+
+__all__ = ["BERT_SCORE_VERSION", "BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "INVARIANCE_TOL",
+           "LANG_MODELS", "MODEL_LAYERS", "baseline_pairs", "bert_score_hash", "compute_baseline", "model_for_lang",
+           "packaged_baseline", "read_baseline", "score", "write_baseline"]
