@@ -93,34 +93,62 @@ def _bit(xs, buf):
 
 # --------------------------------------------------------------------------- means
 @njit(cache=True)
-def _pairwise_sum(a, lo, n):
+def _leaf_sum(a, lo, n):
     if n < 8:
         r = 0.0
         for i in range(n):
             r += a[lo + i]
         return r
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(a, lo, n):
+    """NumPy's pairwise summation (blocks of 128, 8 accumulators), without recursion (a
+    recursive function does not survive Numba's on-disk cache)."""
     if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        while i < n - (n % 8):
-            r0 += a[lo + i]
-            r1 += a[lo + i + 1]
-            r2 += a[lo + i + 2]
-            r3 += a[lo + i + 3]
-            r4 += a[lo + i + 4]
-            r5 += a[lo + i + 5]
-            r6 += a[lo + i + 6]
-            r7 += a[lo + i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_sum(a, lo, n2) + _pairwise_sum(a, lo + n2, n - n2)
+        return _leaf_sum(a, lo, n)
+    los = np.empty(192, np.int64)
+    ns = np.empty(192, np.int64)
+    marks = np.empty(192, np.int8)
+    vals = np.empty(96)
+    sp = 1
+    vp = 0
+    los[0], ns[0], marks[0] = lo, n, 0
+    while sp > 0:
+        sp -= 1
+        lo_, m, mark = los[sp], ns[sp], marks[sp]
+        if m <= 128:
+            vals[vp] = _leaf_sum(a, lo_, m)
+            vp += 1
+        elif mark == 0:
+            n2 = m // 2
+            n2 -= n2 % 8
+            los[sp], ns[sp], marks[sp] = lo_, m, 1
+            los[sp + 1], ns[sp + 1], marks[sp + 1] = lo_ + n2, m - n2, 0
+            los[sp + 2], ns[sp + 2], marks[sp + 2] = lo_, n2, 0
+            sp += 3
+        else:
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+    return vals[0]
 
 
 @njit(cache=True)

@@ -1,0 +1,236 @@
+"""mtscore.analysis.metaeval against google-research/mt-metrics-eval (the oracle, imported from
+MTSCORE_ORACLES): deterministic statistics bit for bit, permutation p-values exactly for a
+shared seed (legacy stream), the fast stream within Monte Carlo error."""
+import numpy as np
+import pytest
+
+from metaeval_oracle import oracle
+from mtscore.analysis import correlation
+from mtscore.analysis.errors import AnalysisInputError
+from mtscore.analysis.metaeval import (compare_metrics, kendall_variant, pairwise_accuracy,
+                                       pairwise_permutation_test, pairwise_pvalues, permutation_test,
+                                       significance_clusters, soft_pairwise_accuracy, tie_calibrated_accuracy)
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture(scope="module")
+def mme():
+    return oracle()
+
+
+def _task(seed, S=6, N=30, missing=0.2, rounding=1, noise=(1.0, 1.3)):
+    rng = np.random.default_rng(seed)
+    h = np.round(rng.normal(size=(S, N)), rounding)
+    ms = [np.round(h + a * rng.normal(size=(S, N)), rounding) for a in noise]
+    h[rng.random((S, N)) < missing] = np.nan
+    return h, ms
+
+
+def _corr(mme, h, m):
+    gold = [None if np.isnan(x) else float(x) for x in h.ravel()]
+    return mme.stats.Correlation(h.shape[0], gold, [float(x) for x in m.ravel()])
+
+
+def test_stats_test_vectors():
+    # the small vectors of mt-metrics-eval's stats_test.py
+    g, x = [1, 2, 2, 3, 4], [2, 1, 1.5, 5, 3]
+    assert kendall_variant(g, x, "b") == pytest.approx(0.3162, abs=1e-4)
+    assert kendall_variant(g, x, "23") == pytest.approx(0.2)
+    assert kendall_variant(g, x, "acc23") == pytest.approx(0.6)
+    assert kendall_variant(g, x, "acc23", epsilon=2) == pytest.approx(0.4)
+    assert tie_calibrated_accuracy(g, x).value == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("average_by", ["none", "sys", "item"])
+def test_kendall_variants_equal_oracle(mme, average_by):
+    h, (m, _) = _task(1)
+    c = _corr(mme, h, m)
+    for variant in ("b", "23", "acc23"):
+        for eps in (0.0, 0.25):
+            for zero in (False, True):
+                want = c.AverageCorrelation(mme.stats.KendallVariants, average_by, zero, variant=variant,
+                                            epsilon=eps)(c.gold_scores, c.metric_scores)[0]
+                assert kendall_variant(h, m, variant, average_by, eps, zero) == want
+
+
+def test_kendall_variant_agrees_with_correlation_module():
+    h, (m, _) = _task(2, missing=0.0)
+    for variant in ("b", "23", "acc23"):
+        assert kendall_variant(h.ravel(), m.ravel(), variant) == pytest.approx(
+            correlation.kendall(h.ravel(), m.ravel(), variant), rel=1e-12)
+
+
+@pytest.mark.parametrize("average_by", ["none", "sys", "item"])
+def test_tie_calibration_equals_oracle(mme, average_by):
+    h, (m, _) = _task(3, rounding=2)
+    c = _corr(mme, h, m)
+    for variant in ("acc23", "23"):
+        want = c.KendallWithTiesOpt(average_by, variant, 1.0)
+        got = tie_calibrated_accuracy(h, m, variant, average_by)
+        assert (got.value, got.epsilon) == (want[0], want[1])
+        opt = mme.stats.KendallWithTiesOpt(c.gold_scores, c.metric_scores, variant, h.shape[0], average_by, 1.0)[2]
+        assert got.thresholds.tolist() == opt.thresholds and got.values.tolist() == opt.taus
+
+
+def test_sampled_tie_calibration_replays_numpy_stream(mme):
+    h, (m, _) = _task(4)
+    c = _corr(mme, h, m)
+    np.random.seed(11)
+    want = c.KendallWithTiesOpt("item", "acc23", 0.3)
+    after_oracle = np.random.random()
+    np.random.seed(11)
+    got = tie_calibrated_accuracy(h, m, "acc23", "item", sample_rate=0.3)
+    assert (got.value, got.epsilon) == (want[0], want[1])
+    assert np.random.random() == after_oracle      # the global stream advanced exactly as the oracle's
+
+
+def test_pairwise_accuracy_equals_agreement(mme):
+    h, (m, _) = _task(5, S=9, N=3)
+    g, x = h[:, 0], np.round(m[:, 0])
+    agree, n = mme.stats.Agreement([None if np.isnan(v) else v for v in g], list(x))
+    assert pairwise_accuracy(g, x) == (agree / n, n)
+    # pooled over two language-pair blocks, as CompareMetricsWithGlobalAccuracy
+    a1, n1 = mme.stats.Agreement(list(h[:5, 1]), list(m[:5, 1]))
+    a2, n2 = mme.stats.Agreement(list(h[5:, 1]), list(m[5:, 1]))
+    hv = h[:, 1].copy()
+    hv[np.isnan(hv)] = 0.0
+    assert pairwise_accuracy(hv, m[:, 1], blocks=[5, 4])[1] == 10 + 6
+
+
+def test_soft_pairwise_accuracy_equals_pce(mme):
+    rng = np.random.default_rng(6)
+    h = rng.normal(size=(7, 120))
+    m = h + 2 * rng.normal(size=(7, 120))
+    c = mme.stats.Correlation(7, list(h.ravel()), list(m.ravel()))
+    assert soft_pairwise_accuracy(h, m) == c.PairwiseConfidenceError()[0]
+    np.testing.assert_array_equal(pairwise_pvalues(m, 200, seed=9), mme.pce.compute_pairwise_p_values(m, 200, 9))
+
+
+SCORE_CASES = [("pearson", "b", 0.0), ("kendall", "b", 0.0), ("kendall", "acc23", 0.0), ("kendall", "23", 0.3)]
+
+
+@pytest.mark.parametrize("average_by", ["none", "sys", "item"])
+@pytest.mark.parametrize("statistic,variant,eps", SCORE_CASES)
+def test_perm_both_equals_oracle_for_shared_seed(mme, average_by, statistic, variant, eps):
+    import scipy.stats
+
+    h, (m1, m2) = _task(7, noise=(1.3, 1.0))
+    c1, c2 = _corr(mme, h, m1), _corr(mme, h, m2)
+    fn = scipy.stats.pearsonr if statistic == "pearson" else mme.stats.KendallVariants
+    kw = {} if statistic == "pearson" else {"variant": variant, "epsilon": eps}
+    psd = mme.stats.PermutationSigDiffParams(40, 0.02, 0.5)
+    np.random.seed(21)
+    p, delta, used, draws = mme.stats.PermutationSigDiff(c1, c2, fn, average_by, 200, psd, **kw)
+    np.random.seed(21)
+    r = permutation_test(h, m1, m2, statistic, variant, eps, average_by, 200, 40, stream="legacy")
+    assert (r.p_value, r.n_draws) == (p, used)
+    assert r.delta == pytest.approx(delta, abs=1e-12)
+    np.testing.assert_allclose(r.draws, np.asarray(draws), rtol=0, atol=1e-12)
+    if statistic == "kendall":  # exact rational statistics: bit for bit
+        assert r.delta == delta and r.draws.tolist() == [list(d) for d in draws]
+
+
+@pytest.mark.parametrize("average_by", ["none", "item"])
+@pytest.mark.parametrize("variant", ["acc23", "23", "b"])
+def test_pairs_permutation_equals_oracle_for_shared_seed(mme, average_by, variant):
+    h, (m1, m2) = _task(8, noise=(1.3, 1.0))
+    c1, c2 = _corr(mme, h, m1), _corr(mme, h, m2)
+    psd = mme.stats.PermutationSigDiffParams(25, 0.02, 0.5)
+    e1, e2 = (None, None) if variant != "b" else (0.1, 0.0)
+    np.random.seed(5)
+    p, delta, used, draws = mme.stats.PairwisePermutationSigDiff(c1, c2, variant, average_by, 150, psd, e1, e2)
+    np.random.seed(5)
+    r = pairwise_permutation_test(h, m1, m2, variant, average_by, e1, e2, k=150, block_size=25, stream="legacy")
+    assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
+    assert r.draws.tolist() == [list(d) for d in draws]
+
+
+def test_seeded_legacy_stream_does_not_touch_global_state():
+    h, (m1, m2) = _task(9)
+    np.random.seed(1)
+    a = permutation_test(h, m1, m2, "kendall", k=50, stream="legacy", seed=3)
+    assert np.random.random() == np.random.RandomState(1).random_sample()
+    b = permutation_test(h, m1, m2, "kendall", k=50, stream="legacy", seed=3)
+    assert a.p_value == b.p_value and np.array_equal(a.draws, b.draws)
+
+
+def test_fast_stream_within_monte_carlo_error(mme):
+    """The fast stream draws different random numbers: over repeated runs its p-values must
+    agree with the oracle's (run with several seeds) within Monte Carlo error."""
+    h, (m1, m2) = _task(10, S=5, N=24, noise=(1.0, 0.9))
+    c1, c2 = _corr(mme, h, m1), _corr(mme, h, m2)
+    k, runs = 300, 12
+    psd = mme.stats.PermutationSigDiffParams(k, 0.0, 1.0)
+    ref, fast = [], []
+    for s in range(runs):
+        np.random.seed(100 + s)
+        ref.append(mme.stats.PairwisePermutationSigDiff(c1, c2, "acc23", "item", k, psd)[0])
+        fast.append(pairwise_permutation_test(h, m1, m2, "acc23", "item", k=k, block_size=k, seed=s).p_value)
+    p = np.mean(ref)
+    assert 0.05 < p < 0.95                           # a case where the test is not trivial
+    se = np.sqrt(p * (1 - p) / (k * runs) * 2)       # two independent means
+    assert abs(np.mean(fast) - p) < 4 * se
+    scores_fast = [permutation_test(h, m1, m2, "kendall", "acc23", average_by="item", k=k, block_size=k,
+                                    seed=s).p_value for s in range(runs)]
+    np.random.seed(7)
+    scores_ref = [mme.stats.PermutationSigDiff(c1, c2, mme.stats.KendallVariants, "item", k, psd,
+                                               variant="acc23")[0] for _ in range(runs)]
+    q = np.mean(scores_ref)
+    assert abs(np.mean(scores_fast) - q) < 4 * np.sqrt(q * (1 - q) / (k * runs) * 2) + 1e-9
+
+
+def test_early_stopping_k_block(mme):
+    h, (m1, m2) = _task(11, noise=(2.0, 0.5))     # metric 2 is clearly better: stops after one block
+    r = permutation_test(h, m1, m2, "pearson", k=1000, block_size=100, seed=1)
+    assert r.n_draws == 100 and r.p_value < 0.02
+    r = permutation_test(h, m2, m1, "pearson", k=1000, block_size=100, seed=1)
+    assert r.n_draws == 100 and r.p_value > 0.5
+    assert permutation_test(h, m1, m2, "pearson", k=300, block_size=300, early_min=0, early_max=1,
+                            seed=1).n_draws == 300
+
+
+@pytest.mark.parametrize("statistic,perm", [("kendall", "scores"), ("acc_eq", "pairs")])
+def test_compare_metrics_equals_oracle(mme, statistic, perm):
+    rng = np.random.default_rng(12)
+    S, N = 5, 16
+    h = np.round(rng.normal(size=(S, N)), 1)
+    metrics = np.stack([np.round(h + a * rng.normal(size=(S, N)), 1) for a in (0.4, 0.5, 1.5, 3.0)])
+    names = ["m-a", "m-b", "m-c", "m-d"]
+    corrs = {n: _corr(mme, h, m) for n, m in zip(names, metrics)}
+    psd = mme.stats.PermutationSigDiffParams(20, 0.02, 0.5)
+    fn = mme.stats.KendallVariants if statistic == "kendall" else mme.stats.KendallWithTiesOpt
+    kw = {"variant": "acc23"} if statistic == "kendall" else {"sample_rate": 1.0}
+    np.random.seed(2)
+    ranks, sig, _, _ = mme.data.CompareMetrics(corrs, fn, "item", 100, psd, 0.05, perm_test=perm, **kw)
+    np.random.seed(2)
+    res = compare_metrics(h, metrics, names, statistic, "acc23", average_by="item", k=100, block_size=20,
+                          stream="legacy")
+    assert res.names == list(ranks)
+    assert res.values.tolist() == [v[0] for v in ranks.values()]
+    assert res.ranks.tolist() == [v[1] for v in ranks.values()]
+    np.testing.assert_array_equal(res.sig_matrix, sig)
+
+
+def test_significance_clusters_equal_assign_ranks(mme):
+    rng = np.random.default_rng(13)
+    for _ in range(50):
+        n = int(rng.integers(1, 8))
+        sig = np.triu(rng.choice([0.001, 0.03, 0.2, 0.6], size=(n, n)), 1)
+        assert significance_clusters(sig).tolist() == mme.data.AssignRanks(sig, 0.05)
+
+
+def test_bad_inputs_name_the_problem():
+    h, (m1, m2) = _task(14)
+    with pytest.raises(AnalysisInputError, match="average_by"):
+        kendall_variant(h, m1, average_by="rows")
+    with pytest.raises(AnalysisInputError, match="shape"):
+        permutation_test(h, m1[:, :3], m2)
+    bad = m1.copy()
+    bad[np.argwhere(~np.isnan(h))[0][0], np.argwhere(~np.isnan(h))[0][1]] = np.inf
+    with pytest.raises(AnalysisInputError, match="not finite"):
+        tie_calibrated_accuracy(h, bad)
+    with pytest.raises(AnalysisInputError, match="variant"):
+        tie_calibrated_accuracy(h, m1, "b")
+    with pytest.raises(AnalysisInputError, match="stream"):
+        permutation_test(h, m1, m2, stream="mt")
