@@ -65,6 +65,7 @@ def main() -> None:
     gold = [None if np.isnan(x) else float(x) for x in h.ravel()]
     corrs = [mme.Correlation(S, gold, [float(x) for x in m.ravel()]) for m in metrics]
     rows = []
+    print(f'task {S}x{N}, {len(names)} metrics', flush=True)
 
     # 1. tie-calibrated pairwise accuracy (acc_eq, group by item) of every metric
     tie_calibrated_accuracy(h[:, :5], metrics[0][:, :5], average_by="item")      # JIT warm-up / cache load
@@ -72,6 +73,7 @@ def main() -> None:
     t_ref, ref = cpu(lambda: [c.KendallWithTiesOpt("item", "acc23", 1.0) for c in corrs])
     assert [(o.value, o.epsilon) for o in ours] == [(r[0], r[1]) for r in ref]
     rows.append(("acc_eq (tie calibration), all metrics", t_ref, t_ours, "equal, bit for bit"))
+    print(rows[-1], flush=True)
 
     # 2. one metric pair, pairwise permutation test, k draws without early stopping
     a, b = metrics[1], metrics[0]
@@ -85,6 +87,7 @@ def main() -> None:
                                        early_max=1.0, stream="legacy")
     assert (r_ours.p_value, r_ours.n_draws) == (r_ref[0], r_ref[2])
     per_draw = t_ref_k / kd
+    print("oracle s/draw", per_draw, flush=True)
     k = args.k
     t_leg, _ = cpu(lambda: pairwise_permutation_test(h, a, b, "acc23", "item", e1, e2, k=k, block_size=k,
                                                      stream="legacy", seed=1))
@@ -101,26 +104,12 @@ def main() -> None:
     pairs = len(names) * (len(names) - 1) // 2
     t_all_fast, res_fast = cpu(lambda: compare_metrics(h, metrics, names, "acc_eq", average_by="item", k=k,
                                                        block_size=100, seed=2))
-    n_draws = _draws_used(h, metrics, names, k)
+    n_draws = int(res.n_draws.sum())   # the oracle, on the same stream, uses the same draws
     rows.append((f"all {len(names)} metrics, {pairs} pairs, k={k}, k-block 100 (legacy stream)", per_draw * n_draws
                  + t_ref, t_all, f"{n_draws} draws in all; oracle = acc_eq time + draws x time per draw"))
     rows.append((f"all {len(names)} metrics, {pairs} pairs, k={k}, k-block 100 (fast stream)", per_draw * n_draws
                  + t_ref, t_all_fast, "clusters: " + " ".join(map(str, res_fast.ranks))))
     write(rows, args, S, N, len(names), res)
-
-
-def _draws_used(h, metrics, names, k):
-    """Draws the legacy-stream comparison used (the oracle uses the same number)."""
-    np.random.seed(2)
-    cal = [tie_calibrated_accuracy(h, m, "acc23", "item") for m in metrics]
-    order = sorted(range(len(names)), key=lambda i: (-cal[i].value, names[i]))
-    total = 0
-    for i in range(len(order)):
-        for j in range(i + 1, len(order)):
-            a, b = order[j], order[i]
-            total += pairwise_permutation_test(h, metrics[a], metrics[b], "acc23", "item", cal[a].epsilon,
-                                               cal[b].epsilon, k=k, block_size=100, stream="legacy").n_draws
-    return total
 
 
 def write(rows, args, S, N, M, res) -> None:

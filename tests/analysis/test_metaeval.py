@@ -115,15 +115,15 @@ SCORE_CASES = [("pearson", "b", 0.0), ("kendall", "b", 0.0), ("kendall", "acc23"
 def test_perm_both_equals_oracle_for_shared_seed(mme, average_by, statistic, variant, eps):
     import scipy.stats
 
-    h, (m1, m2) = _task(7, noise=(1.3, 1.0))
+    h, (m1, m2) = _task(7, N=16, noise=(1.3, 1.0))
     c1, c2 = _corr(mme, h, m1), _corr(mme, h, m2)
     fn = scipy.stats.pearsonr if statistic == "pearson" else mme.stats.KendallVariants
     kw = {} if statistic == "pearson" else {"variant": variant, "epsilon": eps}
-    psd = mme.stats.PermutationSigDiffParams(40, 0.02, 0.5)
+    psd = mme.stats.PermutationSigDiffParams(25, 0.02, 0.5)
     np.random.seed(21)
-    p, delta, used, draws = mme.stats.PermutationSigDiff(c1, c2, fn, average_by, 200, psd, **kw)
+    p, delta, used, draws = mme.stats.PermutationSigDiff(c1, c2, fn, average_by, 100, psd, **kw)
     np.random.seed(21)
-    r = permutation_test(h, m1, m2, statistic, variant, eps, average_by, 200, 40, stream="legacy")
+    r = permutation_test(h, m1, m2, statistic, variant, eps, average_by, 100, 25, stream="legacy")
     assert (r.p_value, r.n_draws) == (p, used)
     assert r.delta == pytest.approx(delta, abs=1e-12)
     np.testing.assert_allclose(r.draws, np.asarray(draws), rtol=0, atol=1e-12)
@@ -158,9 +158,9 @@ def test_seeded_legacy_stream_does_not_touch_global_state():
 def test_fast_stream_within_monte_carlo_error(mme):
     """The fast stream draws different random numbers: over repeated runs its p-values must
     agree with the oracle's (run with several seeds) within Monte Carlo error."""
-    h, (m1, m2) = _task(10, S=5, N=24, noise=(1.0, 0.9))
+    h, (m1, m2) = _task(13, S=5, N=10, noise=(1.0, 1.0))
     c1, c2 = _corr(mme, h, m1), _corr(mme, h, m2)
-    k, runs = 300, 12
+    k, runs = 200, 8
     psd = mme.stats.PermutationSigDiffParams(k, 0.0, 1.0)
     ref, fast = [], []
     for s in range(runs):
@@ -171,12 +171,21 @@ def test_fast_stream_within_monte_carlo_error(mme):
     assert 0.05 < p < 0.95                           # a case where the test is not trivial
     se = np.sqrt(p * (1 - p) / (k * runs) * 2)       # two independent means
     assert abs(np.mean(fast) - p) < 4 * se
+    # variant 'b' runs the generic kernel (one random bit per differing pair)
+    np.random.seed(3)
+    ref_b = [mme.stats.PairwisePermutationSigDiff(c1, c2, "b", "item", k, psd, 0.0, 0.0)[0] for _ in range(runs)]
+    fast_b = [pairwise_permutation_test(h, m1, m2, "b", "item", 0.0, 0.0, k=k, block_size=k, seed=50 + s).p_value
+              for s in range(runs)]
+    pb = np.mean(ref_b)
+    assert 0.05 < pb < 0.95
+    assert abs(np.mean(fast_b) - pb) < 4 * np.sqrt(pb * (1 - pb) / (k * runs) * 2)
     scores_fast = [permutation_test(h, m1, m2, "kendall", "acc23", average_by="item", k=k, block_size=k,
                                     seed=s).p_value for s in range(runs)]
     np.random.seed(7)
     scores_ref = [mme.stats.PermutationSigDiff(c1, c2, mme.stats.KendallVariants, "item", k, psd,
                                                variant="acc23")[0] for _ in range(runs)]
     q = np.mean(scores_ref)
+    assert 0.05 < q < 0.95
     assert abs(np.mean(scores_fast) - q) < 4 * np.sqrt(q * (1 - q) / (k * runs) * 2) + 1e-9
 
 
@@ -234,3 +243,14 @@ def test_bad_inputs_name_the_problem():
         tie_calibrated_accuracy(h, m1, "b")
     with pytest.raises(AnalysisInputError, match="stream"):
         permutation_test(h, m1, m2, stream="mt")
+
+
+def test_radix_argsort_is_numpy_stable_argsort():
+    from mtscore.analysis.metaeval._jit import kernels
+
+    k = kernels()
+    rng = np.random.default_rng(15)
+    for n in (0, 1, 7, 3000):
+        for d in (np.abs(rng.normal(size=n)), np.round(rng.random(n), 2), np.zeros(n),
+                  rng.integers(0, 3, n) * 1e300, np.abs(rng.normal(size=n)) * 1e-310):
+            assert np.array_equal(k.stable_argsort_nonneg(np.asarray(d, np.float64)), np.argsort(d, kind="stable"))

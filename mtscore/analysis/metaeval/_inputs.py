@@ -1,7 +1,7 @@
 """Input checking, grouping by ``average_by`` and the random streams of the kernels."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -79,8 +79,7 @@ class Stream:
         self.mode = 0 if kind == "legacy" else 1
         self._global = kind == "legacy" and seed is None
         if kind == "legacy":
-            state = (np.random.get_state() if seed is None else np.random.RandomState(seed).get_state())
-            self._state = state
+            state: Any = (np.random.get_state() if seed is None else np.random.RandomState(seed).get_state())
             self.key = np.asarray(state[1], dtype=np.int64).copy()
             self.st = np.array([state[2]], dtype=np.int64)
         else:
@@ -95,5 +94,5 @@ class Stream:
     def commit(self) -> None:
         """Write the advanced legacy state back to ``np.random`` (global stream only)."""
         if self._global:
-            _, _, _, has_gauss, gauss = np.random.get_state()
-            np.random.set_state(("MT19937", self.key.astype(np.uint32), int(self.st[0]), has_gauss, gauss))
+            old: Any = np.random.get_state()
+            np.random.set_state(("MT19937", self.key.astype(np.uint32), int(self.st[0]), int(old[3]), float(old[4])))

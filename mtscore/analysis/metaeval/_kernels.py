@@ -22,22 +22,29 @@ _MASK32 = 0xFFFFFFFF
 # --------------------------------------------------------------------------- random streams
 @njit(cache=True)
 def _mt_twist(key):
-    for i in range(624):
-        y = (key[i] & 0x80000000) | (key[(i + 1) % 624] & 0x7FFFFFFF)
-        v = key[(i + 397) % 624] ^ (y >> 1)
-        if y & 1:
-            v ^= 0x9908B0DF
-        key[i] = v
+    for i in range(227):
+        y = (key[i] & 0x80000000) | (key[i + 1] & 0x7FFFFFFF)
+        key[i] = key[i + 397] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+    for i in range(227, 623):
+        y = (key[i] & 0x80000000) | (key[i + 1] & 0x7FFFFFFF)
+        key[i] = key[i - 227] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+    y = (key[623] & 0x80000000) | (key[0] & 0x7FFFFFFF)
+    key[623] = key[396] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
 
 
 @njit(cache=True)
-def _mt_u32(key, st):
-    """Next tempered 32-bit output; ``st[0]`` is the position in ``key``."""
+def _mt_raw(key, st):
+    """Next untempered 32-bit state word; ``st[0]`` is the position in ``key``."""
     if st[0] >= 624:
         _mt_twist(key)
         st[0] = 0
     y = key[st[0]]
     st[0] += 1
+    return y
+
+
+@njit(cache=True)
+def _temper(y):
     y ^= y >> 11
     y ^= (y << 7) & 0x9D2C5680
     y ^= (y << 15) & 0xEFC60000
@@ -47,9 +54,33 @@ def _mt_u32(key, st):
 
 @njit(cache=True)
 def _mt_double(key, st):
-    a = _mt_u32(key, st) >> 5
-    b = _mt_u32(key, st) >> 6
+    a = _temper(_mt_raw(key, st)) >> 5
+    b = _temper(_mt_raw(key, st)) >> 6
     return (a * 67108864.0 + b) / 9007199254740992.0
+
+
+@njit(cache=True)
+def _mt_coin(key, st):
+    """``_mt_double(key, st) > 0.5`` without building the double: true iff a > 2**26, or
+    a == 2**26 and b > 0 (a, b: the two 27- and 26-bit halves)."""
+    a = _temper(_mt_raw(key, st)) >> 5
+    y2 = _mt_raw(key, st)
+    if a != 67108864:
+        return a > 67108864
+    return (_temper(y2) >> 6) > 0
+
+
+@njit(cache=True)
+def _mt_skip(key, st, doubles):
+    """Advance the stream by ``doubles`` doubles (two words each) without tempering."""
+    r = 2 * doubles
+    while r > 0:
+        if st[0] >= 624:
+            _mt_twist(key)
+            st[0] = 0
+        step = min(r, 624 - st[0])
+        st[0] += step
+        r -= step
 
 
 @njit(cache=True)
@@ -248,6 +279,33 @@ def group_variants(gold, met, offs, eps, variant):
 
 # --------------------------------------------------------------------------- tie calibration
 @njit(cache=True)
+def stable_argsort_nonneg(x):
+    """Stable argsort of non-negative float64 values (LSD radix sort on their IEEE bits, which
+    order like the values; passes whose byte is constant are skipped)."""
+    n = x.shape[0]
+    keys = x.view(np.uint64)
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    cnt = np.zeros(257, np.int64)
+    for shift in range(0, 64, 8):
+        sh = np.uint64(shift)
+        cnt[:] = 0
+        for i in range(n):
+            cnt[((keys[i] >> sh) & np.uint64(255)) + 1] += 1
+        if cnt.max() == n:
+            continue
+        for b in range(256):
+            cnt[b + 1] += cnt[b]
+        for i in range(n):
+            j = idx[i]
+            d = (keys[j] >> sh) & np.uint64(255)
+            tmp[cnt[d]] = j
+            cnt[d] += 1
+        idx, tmp = tmp, idx
+    return idx
+
+
+@njit(cache=True)
 def _tau_fn(c, acc):
     tot = c[0] + c[1] + c[2] + c[3] + c[4]
     if acc:
@@ -292,7 +350,7 @@ def tie_calibration(gold, met, offs, acc, sample_rate, key, st):
     thr[0] = 0.0
     taus[0] = total / nrows if nrows else np.nan
     nt = 1
-    order = np.argsort(diff[:np_], kind="mergesort")
+    order = stable_argsort_nonneg(diff[:np_])
     for q in range(np_):
         p = order[q]
         g = grp[p]
@@ -317,22 +375,42 @@ def tie_calibration(gold, met, offs, acc, sample_rate, key, st):
 # --------------------------------------------------------------------------- pairs permutation
 @njit(cache=True)
 def _pairs_draw_legacy(c1, c2, offs, poffs, key, st, counts1, counts2):
+    pos = st[0]
     for g in range(offs.shape[0] - 1):
         n = offs[g + 1] - offs[g]
         counts1[g, :] = 0
         counts2[g, :] = 0
         p = poffs[g]
         for i in range(n):
-            for j in range(n):
-                u = _mt_double(key, st)
-                if j > i:
-                    if u > 0.5:
-                        counts1[g, c1[p]] += 1
-                        counts2[g, c2[p]] += 1
-                    else:
-                        counts1[g, c2[p]] += 1
-                        counts2[g, c1[p]] += 1
-                    p += 1
+            r = 2 * (i + 1)                   # row i of the n x n draw: only j > i is used
+            while r > 0:
+                if pos >= 624:
+                    _mt_twist(key)
+                    pos = 0
+                step = min(r, 624 - pos)
+                pos += step
+                r -= step
+            for j in range(i + 1, n):
+                if pos >= 624:
+                    _mt_twist(key)
+                    pos = 0
+                y1 = key[pos]
+                pos += 1
+                if pos >= 624:
+                    _mt_twist(key)
+                    pos = 0
+                y2 = key[pos]
+                pos += 1
+                a = _temper(y1) >> 5          # the double's test u > 0.5, as _mt_coin
+                coin = a > 67108864 if a != 67108864 else (_temper(y2) >> 6) > 0
+                if coin:
+                    counts1[g, c1[p]] += 1
+                    counts2[g, c2[p]] += 1
+                else:
+                    counts1[g, c2[p]] += 1
+                    counts2[g, c1[p]] += 1
+                p += 1
+    st[0] = pos
 
 
 @njit(cache=True)
@@ -509,7 +587,7 @@ def scores_permutation(gold, s1, s2, offs, kind, variant, eps, k, block, early_m
     for i in range(1, k + 1):
         for t in range(n):
             if mode == 0:
-                w = _mt_double(key, st) > 0.5
+                w = _mt_coin(key, st)
             else:
                 w = _bit(xs, buf)
             if w:
@@ -547,3 +625,104 @@ def pairwise_pvalues(partial, sys_scores):
                     c += 1
             p[i, j] = c / P
     return p
+
+
+# --------------------------------------------------------------------------- fast linear pairs test
+@njit(cache=True)
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True)
+def _weight(code, variant):
+    """A pair's contribution to the numerator of '23' (variant 1) or 'acc23' (variant 2)."""
+    good = code == 0 or code == 4
+    if variant == 2:
+        return 1 if good else 0
+    return 1 if good else -1
+
+
+@njit(cache=True)
+def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_max, zero_nan, xs, quirk):
+    """:func:`pairs_permutation` for the linear variants ('23', 'acc23') on the fast stream:
+    only pairs whose contributions differ matter, 64 of them per random word (popcounts).
+    Same counts as the generic kernel would give for the same bits."""
+    G = offs.shape[0] - 1
+    tot = np.zeros(G, np.int64)
+    s1 = np.zeros(G, np.int64)
+    s2 = np.zeros(G, np.int64)
+    nwords = 0
+    p = 0
+    eff = np.zeros(G, np.int64)
+    for g in range(G):
+        n = offs[g + 1] - offs[g]
+        tot[g] = n * (n - 1) // 2
+        for _ in range(tot[g]):
+            w1 = _weight(c1[p], variant)
+            w2 = _weight(c2[p], variant)
+            s1[g] += w1
+            s2[g] += w2
+            if w1 != w2:
+                eff[g] += 1
+            p += 1
+        nwords += (eff[g] + 63) // 64
+    pos = np.zeros(nwords, np.uint64)
+    neg = np.zeros(nwords, np.uint64)
+    wgrp = np.empty(nwords, np.int64)
+    p = 0
+    w = 0
+    for g in range(G):
+        bit = 0
+        start = w
+        for _ in range(tot[g]):
+            d = _weight(c1[p], variant) - _weight(c2[p], variant)
+            if d != 0:
+                if bit == 64:
+                    bit = 0
+                    w += 1
+                if d > 0:
+                    pos[w] |= np.uint64(1) << np.uint64(bit)
+                else:
+                    neg[w] |= np.uint64(1) << np.uint64(bit)
+                wgrp[w] = g
+                bit += 1
+            p += 1
+        if bit > 0 or w > start:
+            w += 1
+    unit = 1 if variant == 2 else 2
+    vals = np.empty(G)
+    work = np.empty(G)
+    for g in range(G):
+        vals[g] = s1[g] / tot[g]
+    r1 = nanmean_np(vals, work, zero_nan)
+    for g in range(G):
+        vals[g] = s2[g] / tot[g]
+    delta = nanmean_np(vals, work, zero_nan) - r1
+    shift = np.zeros(G, np.int64)
+    draws = np.empty((k, 2))
+    large = 0
+    i = 0
+    for i in range(1, k + 1):
+        shift[:] = 0
+        for q in range(nwords):
+            r = _xs_next(xs)
+            shift[wgrp[q]] += _popcount(r & pos[q]) - _popcount(r & neg[q])
+        for g in range(G):
+            vals[g] = (s2[g] + unit * shift[g]) / tot[g]
+        a = nanmean_np(vals, work, zero_nan)
+        for g in range(G):
+            vals[g] = (s1[g] - unit * shift[g]) / tot[g]
+        b = nanmean_np(vals, work, zero_nan)
+        draws[i - 1, 0] = b
+        draws[i - 1, 1] = a
+        hit = b - a >= delta
+        if hit:
+            large += 1
+        if (hit or not quirk) and i % block == 0:
+            pv = large / i
+            if pv < early_min or pv > early_max:
+                break
+    return large, i, delta, draws[:i]

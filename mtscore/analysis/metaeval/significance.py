@@ -98,9 +98,14 @@ def pairwise_permutation_test(human, metric1, metric2, variant: str = "acc23", a
     c2 = kern.pair_codes(g, m2.ravel()[pos], offs, eps[1])
     ytie = _human_ties(kern.pair_codes(g, g, offs, -1.0), offs)
     rs = Stream(stream, seed)
-    large, used, delta, draws = kern.pairs_permutation(
-        c1, c2, offs, ytie, variant_code(variant), int(k), int(block_size), float(early_min), float(early_max),
-        replace_nans_with_zeros, rs.mode, rs.key, rs.st, rs.xs, legacy_early_stop)
+    if rs.kind == "fast" and variant != "b":   # linear variants: 64 swaps per random word
+        large, used, delta, draws = kern.pairs_permutation_linear(
+            c1, c2, offs, variant_code(variant), int(k), int(block_size), float(early_min), float(early_max),
+            replace_nans_with_zeros, rs.xs, legacy_early_stop)
+    else:
+        large, used, delta, draws = kern.pairs_permutation(
+            c1, c2, offs, ytie, variant_code(variant), int(k), int(block_size), float(early_min),
+            float(early_max), replace_nans_with_zeros, rs.mode, rs.key, rs.st, rs.xs, legacy_early_stop)
     rs.commit()
     return PermutationResult(large / used, float(delta), int(used), draws)
 
@@ -135,11 +140,14 @@ def significance_clusters(sig_matrix, pval: float = 0.05) -> np.ndarray:
 class MetricComparison:
     """Result of :func:`compare_metrics`: ``names`` (M,) sorted by decreasing ``values`` (M,)
     float64 (ties by name), cluster ``ranks`` (M,) int64 and ``sig_matrix`` (M, M) float64
-    (``[i, j]``, j > i: p-value that metric j is not worse than metric i; zeros elsewhere)."""
+    (``[i, j]``, j > i: p-value that metric j is not worse than metric i; zeros elsewhere),
+    ``n_draws`` (M, M) int64 (draws used by each test, early stopping included) and, for the
+    tie-calibrated statistics, each metric's ``epsilons`` (M,) float64."""
     names: List[str]
     values: np.ndarray
     ranks: np.ndarray
     sig_matrix: np.ndarray
+    n_draws: np.ndarray
     epsilons: Optional[np.ndarray] = None
 
 
@@ -190,13 +198,14 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
     order = sorted(range(len(names)), key=lambda i: (-values[i], names[i]))
     n = len(order)
     sig = np.zeros((n, n))
+    used = np.zeros((n, n), np.int64)
     if k:
         rs_seed = seed
         todo = [(i, j) for i in range(n) for j in range(i + 1, n)]
         bar = _progress(len(todo), progress)
         for i, j in todo:
             a, b = order[j], order[i]
-            if tied:
+            if eps is not None:
                 r = pairwise_permutation_test(h, M[a], M[b], tv, average_by, eps[a], eps[b], k=k,
                                               block_size=block_size, early_min=early_min,
                                               early_max=early_max, replace_nans_with_zeros=replace_nans_with_zeros,
@@ -205,12 +214,13 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
                 r = permutation_test(h, M[a], M[b], statistic, variant, epsilon, average_by, k, block_size,
                                      early_min, early_max, replace_nans_with_zeros, stream, rs_seed)
             sig[i, j] = r.p_value
+            used[i, j] = r.n_draws
             if rs_seed is not None:
                 rs_seed += 1
             bar.update(1)
         bar.close()
     ranks = significance_clusters(sig, pval)
-    return MetricComparison([names[i] for i in order], values[order], ranks, sig,
+    return MetricComparison([names[i] for i in order], values[order], ranks, sig, used,
                             None if eps is None else eps[order])
 
 

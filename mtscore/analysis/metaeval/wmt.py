@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -103,8 +103,8 @@ def _sentence_scores(name: str, hyps: List[str], refs: List[str]) -> np.ndarray:
     from ...engine.metrics.bleu import BLEU
     from ...engine.metrics.ter import TER
 
-    makers = {"BLEU": lambda: BLEU(effective_order=True), "chrF": CHRF, "chrF++": lambda: CHRF(word_order=2),
-              "TER": TER}
+    makers: Dict[str, Callable[[], Any]] = {"BLEU": lambda: BLEU(effective_order=True), "chrF": CHRF,
+                                            "chrF++": lambda: CHRF(word_order=2), "TER": TER}
     if name not in makers:
         raise AnalysisInputError(f"metric {name!r}: WMT21 tasks compute one of {', '.join(makers)}")
     metric = makers[name]()

@@ -1,0 +1,118 @@
+"""mtscore.analysis.metaeval on released data (WMT20 / WMT21 from MTSCORE_DATA) against
+mt-metrics-eval, and the MQM-style standalone ratings format."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import require
+from metaeval_oracle import oracle
+from mtscore.analysis.errors import AnalysisInputError
+from mtscore.analysis.metaeval import (kendall_variant, pairwise_permutation_test, read_mqm_ratings,
+                                       soft_pairwise_accuracy, tie_calibrated_accuracy)
+from mtscore.analysis.metaeval.wmt import wmt20_seg_task, wmt21_seg_task
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture(scope="module")
+def mme():
+    return oracle()
+
+
+@pytest.fixture(scope="module")
+def w20(shared_data):
+    return wmt20_seg_task(require(shared_data / "wmt20-metrics"), "en-de", metrics=("chrF", "TER", "YiSi-2"))
+
+
+def _corr(mme, h, m):
+    gold = [None if np.isnan(x) else float(x) for x in h.ravel()]
+    return mme.stats.Correlation(h.shape[0], gold, [float(x) for x in m.ravel()])
+
+
+def test_wmt20_seg_task_shape(w20):
+    S, N = w20.human.shape
+    assert w20.metrics.shape == (3, S, N) and S >= 7 and N > 500
+    assert not any(s.startswith("Human") for s in w20.systems)
+    assert np.isfinite(w20.metrics[:, ~np.isnan(w20.human)]).all()
+
+
+def test_wmt20_acc_eq_and_kendall_equal_oracle(mme, w20):
+    for i, m in enumerate(w20.metrics[:2]):
+        c = _corr(mme, w20.human, m)
+        want = c.KendallWithTiesOpt("item", "acc23", 1.0)
+        got = tie_calibrated_accuracy(w20.human, m, "acc23", "item")
+        assert (got.value, got.epsilon) == (want[0], want[1])
+        if i == 0:
+            assert kendall_variant(w20.human, m, "b", "none") == c.KendallVariants("none", "b")[0]
+    assert 0.4 < got.value < 0.7
+
+
+def test_wmt20_pairs_permutation_equals_oracle(mme, w20):
+    h, (m1, m2) = w20.human, w20.metrics[:2]
+    sub = np.s_[:, :120]                                # a slice keeps the oracle run short
+    c1, c2 = _corr(mme, h[sub], m1[sub]), _corr(mme, h[sub], m2[sub])
+    psd = mme.stats.PermutationSigDiffParams(20, 0.02, 0.5)
+    np.random.seed(8)
+    p, delta, used, _ = mme.stats.PairwisePermutationSigDiff(c1, c2, "acc23", "item", 60, psd)
+    np.random.seed(8)
+    r = pairwise_permutation_test(h[sub], m1[sub], m2[sub], "acc23", "item", k=60, block_size=20, stream="legacy")
+    assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
+
+
+def test_wmt21_seg_task_and_soft_accuracy(mme, shared_data):
+    t = wmt21_seg_task(require(shared_data / "wmt21-news-systems"), "is-en", metrics=("chrF",))
+    S, N = t.human.shape
+    assert t.metrics.shape == (1, S, N) and N == 1000 and S >= 8
+    # soft pairwise accuracy needs complete segments: those every system has a DA score for
+    full = ~np.isnan(t.human).any(axis=0)
+    h, m = t.human[:, full], t.metrics[0][:, full]
+    c = mme.stats.Correlation(S, list(h.ravel()), list(m.ravel()))
+    assert soft_pairwise_accuracy(h, m) == c.PairwiseConfidenceError()[0]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _rating(sys_id, seg, errors, rater="r1"):
+    return {"source": "s", "hypothesis": "h", "errors": errors, "segment_id": seg, "system_id": sys_id,
+            "rater_id": rater, "document_id": "d", "src_lang": "en", "tgt_lang": "de"}
+
+
+def _err(severity, category):
+    return {"start": 0, "end": 1, "category": category, "severity": severity}
+
+
+def test_mqm_ratings_scores(tmp_path):
+    p = tmp_path / "ratings.jsonl"
+    _write(p, [
+        _rating("B", 0, [_err("Major", "Accuracy/Mistranslation"), _err("Minor", "Fluency/Punctuation")]),
+        _rating("B", 0, [_err("minor", "Fluency/Grammar")], rater="r2"),
+        _rating("A", 1, [_err("Major", "Non-translation!")]),
+        _rating("A", 0, []),
+        _rating("B", 2, [_err("Neutral", "Other"), _err("Critical", "Accuracy")]),
+    ])
+    r = read_mqm_ratings(p)
+    assert r.systems == ["A", "B"]
+    np.testing.assert_array_equal(r.raters, [[1, 1, 0], [2, 0, 1]])
+    assert r.scores[0, 0] == 0.0 and r.scores[0, 1] == -25.0 and np.isnan(r.scores[0, 2])
+    assert r.scores[1, 0] == pytest.approx(-(5.1 + 1.0) / 2)
+    assert r.scores[1, 2] == 0.0                       # unknown severity: weight 0, like score_mqm
+    r = read_mqm_ratings(p, weights={"major": 5, "minor": 1, "critical": 10}, systems=["B", "A"], n_segments=4)
+    assert r.scores.shape == (2, 4) and r.scores[0, 2] == -10.0 and r.scores[0, 0] == -3.5
+
+
+def test_mqm_ratings_errors_name_file_and_line(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    _write(p, [_rating("A", 0, []), _rating("A", 0, [])])
+    with pytest.raises(AnalysisInputError, match=r"bad.jsonl:2: rater r1 already rated"):
+        read_mqm_ratings(p)
+    p.write_text('{"system_id": "A", "segment_id": "x", "errors": []}\n', encoding="utf-8")
+    with pytest.raises(AnalysisInputError, match=r"bad.jsonl:1: field 'segment_id' must be a int"):
+        read_mqm_ratings(p)
+    p.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(AnalysisInputError, match=r"bad.jsonl:1: not a JSON object"):
+        read_mqm_ratings(p)
+    with pytest.raises(AnalysisInputError, match="cannot read"):
+        read_mqm_ratings(tmp_path / "missing.jsonl")
