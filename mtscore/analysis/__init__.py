@@ -15,13 +15,16 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 * :mod:`.agreement` - Cohen's kappa as R psych computes it, all judge pairs with groups, the
   reference-bias analysis (bootstrap CI of a group's mean kappa, non-overlapping CIs, rating
   cross-tabulations; Ma et al. 2017).
+* :mod:`.metaeval` - WMT22+ meta-evaluation on Numba (extra ``metaeval``): Kendall variants,
+  pairwise accuracy, acc_eq with tie calibration, soft pairwise accuracy, permutation tests
+  (k-block), significance clusters; mt-metrics-eval parity. ``mtscore meta seg``.
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
 * :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
 """
 import importlib
 
 __all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
-           "loaders", "datasets", "plots", "report", "cli"]
+           "metaeval", "loaders", "datasets", "plots", "report", "cli"]
 
 
 def __getattr__(name):

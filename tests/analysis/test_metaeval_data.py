@@ -116,3 +116,23 @@ def test_mqm_ratings_errors_name_file_and_line(tmp_path):
         read_mqm_ratings(p)
     with pytest.raises(AnalysisInputError, match="cannot read"):
         read_mqm_ratings(tmp_path / "missing.jsonl")
+
+
+def test_cli_meta_seg(shared_data, w20, tmp_path, capsys):
+    from mtscore.analysis.cli import main
+    from mtscore.analysis.metaeval import compare_metrics
+
+    data = require(shared_data / "wmt20-metrics")
+    out = tmp_path / "res.json"
+    rc = main(["meta", "seg", "--data", str(data), "--release", "wmt20", "--lp", "en-de", "--metrics",
+               "chrF,TER,YiSi-2", "--k", "40", "--block", "20", "--seed", "3", "--format", "json", "-o", str(out)])
+    assert rc == 0
+    got = json.loads(out.read_text())
+    want = compare_metrics(w20.human, w20.metrics, w20.metric_names, "acc_eq", k=40, block_size=20,
+                           average_by="item", seed=3)
+    assert [m["metric"] for m in got["metrics"]] == want.names
+    assert [m["value"] for m in got["metrics"]] == want.values.tolist()
+    assert [m["rank"] for m in got["metrics"]] == want.ranks.tolist()
+    assert got["sig_matrix"] == want.sig_matrix.tolist()
+    rc = main(["meta", "seg", "--data", str(tmp_path), "--release", "wmt20", "--lp", "en-de", "--k", "0"])
+    assert rc == 1 and "error" in capsys.readouterr().err

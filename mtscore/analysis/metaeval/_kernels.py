@@ -390,7 +390,7 @@ def _pairs_draw_legacy(c1, c2, offs, poffs, key, st, counts1, counts2):
                 step = min(r, 624 - pos)
                 pos += step
                 r -= step
-            for j in range(i + 1, n):
+            for _j in range(i + 1, n):
                 if pos >= 624:
                     _mt_twist(key)
                     pos = 0

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
 import numpy as np
-import scipy.stats
 
 from ..errors import AnalysisInputError
 from ._inputs import Stream, as_scores, groups
@@ -54,6 +53,8 @@ def permutation_test(human, metric1, metric2, statistic: str = "pearson", varian
     if statistic not in STATISTICS:
         raise AnalysisInputError(f"statistic={statistic!r}: use one of {', '.join(STATISTICS)}")
     _check_k(k, block_size)
+    import scipy.stats
+
     h, m1, m2 = as_scores(human, metric1, metric2, names=("metric1", "metric2"))
     pos, offs = groups(h, average_by)
     g = h.ravel()[pos]
