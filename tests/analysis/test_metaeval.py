@@ -254,3 +254,24 @@ def test_radix_argsort_is_numpy_stable_argsort():
         for d in (np.abs(rng.normal(size=n)), np.round(rng.random(n), 2), np.zeros(n),
                   rng.integers(0, 3, n) * 1e300, np.abs(rng.normal(size=n)) * 1e-310):
             assert np.array_equal(k.stable_argsort_nonneg(np.asarray(d, np.float64)), np.argsort(d, kind="stable"))
+
+
+def test_missing_numba_names_the_install_command(monkeypatch):
+    import sys
+
+    from mtscore.engine.missing_extra import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "numba", None)     # import numba -> ImportError
+    h, (m, _) = _task(16)
+    with pytest.raises(MissingExtraError, match=r"mtscore\[metaeval\]"):
+        kendall_variant(h, m)
+
+
+def test_import_does_not_load_numba():
+    import subprocess
+    import sys
+
+    code = ("import sys, mtscore, mtscore.analysis.metaeval, mtscore.analysis.cli; mtscore.BLEU; "
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

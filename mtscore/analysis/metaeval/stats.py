@@ -90,22 +90,21 @@ class TieCalibration:
 
 
 def tie_calibrated_accuracy(human, metric, variant: str = "acc23", average_by: str = "none",
-                            sample_rate: float = 1.0, stream: str = "legacy",
-                            seed: Optional[int] = None) -> TieCalibration:
+                            sample_rate: float = 1.0, seed: Optional[int] = None) -> TieCalibration:
     """Pairwise accuracy with tie calibration (acc_eq, Deutsch et al. 2023): sweep every
     candidate epsilon (the sorted |metric differences|), treat metric differences <= epsilon
     as ties, and keep the epsilon with the best mean ``variant`` ('acc23' = acc_eq, '23' =
     tau_eq). Equals mt-metrics-eval's ``KendallWithTiesOpt`` bit for bit. With
-    ``sample_rate`` < 1 each pair is kept with that probability, drawn from the legacy
-    NumPy stream (``stream``/``seed`` as :class:`~._inputs.Stream`; only 'legacy' is
-    meaningful here)."""
+    ``sample_rate`` < 1 each pair is kept with that probability, drawn as mt-metrics-eval does
+    from NumPy's legacy generator: ``np.random.RandomState(seed)``, or with no ``seed`` the
+    global ``np.random`` stream (advanced as the reference would advance it)."""
     if variant not in ("acc23", "23"):
         raise AnalysisInputError(f"variant={variant!r}: tie calibration supports 'acc23' and '23'")
     if not 0 < sample_rate <= 1:
         raise AnalysisInputError(f"sample_rate={sample_rate}: it must be in (0, 1]")
     k = kernels()
     g, m, offs = grouped(human, metric, average_by)
-    rs = Stream("legacy", seed) if stream == "legacy" else Stream(stream, seed)
+    rs = Stream("legacy", seed)
     thr, taus, best = k.tie_calibration(g, m, offs, variant == "acc23", float(sample_rate), rs.key, rs.st)
     if sample_rate < 1:
         rs.commit()
