@@ -118,7 +118,8 @@ def write(rows, args, S, N, M, res) -> None:
              f"sentence BLEU, chrF, chrF++, TER by mtscore + {args.extra_metrics} synthetic), DA z gold, "
              "group by item, acc_eq with each metric's optimal epsilon, PairwisePermutationSigDiff.", "",
              f"Machine: {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}; shared with other jobs while measured (noisy). CPU time "
+             f"{platform.python_version()}; shared with other jobs while measured (load average "
+             f"{os.getloadavg()[0]:.1f} at the end; noisy). CPU time "
              "(process_time), one process, mt-metrics-eval @68a481a as the peer.", "",
              f"Command: `MTSCORE_DATA=../shared/data python bench/bench_metaeval.py --extra-metrics "
              f"{args.extra_metrics} --oracle-draws {args.oracle_draws} --k {args.k}`", "",
@@ -128,7 +129,12 @@ def write(rows, args, S, N, M, res) -> None:
     lines += ["", "Permutation rows: mt-metrics-eval's CPU time per draw was measured on "
               f"{args.oracle_draws} draws of the same stream and multiplied by the draws of the full run "
               "(its loop does the same work every draw). The first call of a session also loads the "
-              "Numba cache (compiles once, about 10-20 s, on a fresh install); that is not counted.", "",
+              "Numba cache (compiles once, about 10-20 s, on a fresh install); that is not counted. "
+              "The oracle estimate leaves out that its CompareMetrics re-runs the tie calibration of both "
+              "metrics for every pair (about 2 x the acc_eq row / metrics per pair), so the all-pairs "
+              "ratios are lower bounds. With mt-metrics-eval's early-stopping rule for the pairs test "
+              "(checked only after a draw whose delta is large) a pair with p near 0 never stops early, "
+              "which is why the k-block rows use all k draws here.", "",
               "Significance clusters (legacy stream, equal to mt-metrics-eval's for np.random.seed(2)): "
               + ", ".join(f"{n}={r}" for n, r in zip(res.names, res.ranks)), ""]
     (HERE / "results" / "metaeval.md").write_text("\n".join(lines), encoding="utf-8")
