@@ -275,3 +275,44 @@ def test_import_does_not_load_numba():
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_global_accuracy_perm_both_equals_oracle(mme):
+    """System-level pairwise accuracy pooled over language pairs, tested as
+    CompareMetricsWithGlobalAccuracy does (PERM-BOTH over the concatenated vectors)."""
+    rng = np.random.default_rng(17)
+    sizes = [6, 4, 5]
+    h = np.full((3, 6), np.nan)
+    m1, m2 = np.zeros((3, 6)), np.zeros((3, 6))
+    for i, n in enumerate(sizes):
+        h[i, :n] = np.round(rng.normal(size=n), 1)
+        m1[i, :n] = np.round(h[i, :n] + 1.2 * rng.normal(size=n), 1)
+        m2[i, :n] = np.round(h[i, :n] + 0.8 * rng.normal(size=n), 1)
+    flat = [np.concatenate([r[:n] for r, n in zip(x, sizes)]) for x in (h, m1, m2)]
+
+    def accuracy(g, m):
+        agree = pairs = b = 0
+        for n in sizes:
+            a, p = mme.stats.Agreement(g[b:b + n], m[b:b + n])
+            agree, pairs, b = agree + a, pairs + p, b + n
+        return agree / pairs, pairs
+
+    c1 = mme.stats.Correlation(sum(sizes), list(flat[0]), list(flat[1]))
+    c2 = mme.stats.Correlation(sum(sizes), list(flat[0]), list(flat[2]))
+    psd = mme.stats.PermutationSigDiffParams(50, 0.02, 0.5)
+    np.random.seed(4)
+    p, delta, used, draws = mme.stats.PermutationSigDiff(c1, c2, accuracy, "none", 200, psd)
+    np.random.seed(4)
+    r = permutation_test(h, m1, m2, "accuracy", average_by="sys", k=200, block_size=50, stream="legacy")
+    assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
+    assert r.draws.tolist() == [list(d) for d in draws]
+    assert pairwise_accuracy(flat[0], flat[2], blocks=sizes)[0] == accuracy(flat[0], flat[2])[0]
+
+
+def test_pairs_test_plain_early_stopping():
+    h, (m1, m2) = _task(18, noise=(3.0, 0.3))
+    quirk = pairwise_permutation_test(h, m1, m2, "acc23", "item", k=400, block_size=50, seed=2)
+    plain = pairwise_permutation_test(h, m1, m2, "acc23", "item", k=400, block_size=50, seed=2,
+                                      legacy_early_stop=False)
+    assert quirk.n_draws == 400 and quirk.p_value == 0.0     # no large draw: the reference rule never stops
+    assert plain.n_draws == 50 and plain.p_value == 0.0
