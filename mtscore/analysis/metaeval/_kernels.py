@@ -7,210 +7,15 @@ Conventions shared by every kernel:
   column for ``'item'``, everything for ``'none'``). Missing entries are already removed.
 * Pair outcome codes (human h, metric m, pair i < j inside a group): 0 concordant, 1 discordant,
   2 tied only in h, 3 tied only in m, 4 tied in both.
-* Random streams: ``mode`` 0 replays NumPy's legacy global generator (MT19937 ``key`` (624,)
-  int64 and ``pos``, advanced in place exactly as ``np.random.binomial(1, 0.5, size)`` /
-  ``np.random.random()`` would advance it: one 53-bit double per draw, success iff u > 0.5);
-  mode 1 is a xoshiro256** stream (``xs`` (4,) uint64, advanced in place), one bit per swap.
-* Averages over groups use NumPy's pairwise summation so that means equal ``np.mean`` bit for bit.
+* Random streams (``mode`` 0 = legacy NumPy MT19937 replay, 1 = xoshiro256**) and NumPy-exact
+  means come from :mod:`._kern_base`.
 """
 import numpy as np
 from numba import njit
 
-_MASK32 = 0xFFFFFFFF
-
-
-# --------------------------------------------------------------------------- random streams
-@njit(cache=True)
-def _mt_twist(key):
-    for i in range(227):
-        y = (key[i] & 0x80000000) | (key[i + 1] & 0x7FFFFFFF)
-        key[i] = key[i + 397] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
-    for i in range(227, 623):
-        y = (key[i] & 0x80000000) | (key[i + 1] & 0x7FFFFFFF)
-        key[i] = key[i - 227] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
-    y = (key[623] & 0x80000000) | (key[0] & 0x7FFFFFFF)
-    key[623] = key[396] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
-
-
-@njit(cache=True)
-def _mt_raw(key, st):
-    """Next untempered 32-bit state word; ``st[0]`` is the position in ``key``."""
-    if st[0] >= 624:
-        _mt_twist(key)
-        st[0] = 0
-    y = key[st[0]]
-    st[0] += 1
-    return y
-
-
-@njit(cache=True)
-def _temper(y):
-    y ^= y >> 11
-    y ^= (y << 7) & 0x9D2C5680
-    y ^= (y << 15) & 0xEFC60000
-    y ^= y >> 18
-    return y & _MASK32
-
-
-@njit(cache=True)
-def _mt_double(key, st):
-    a = _temper(_mt_raw(key, st)) >> 5
-    b = _temper(_mt_raw(key, st)) >> 6
-    return (a * 67108864.0 + b) / 9007199254740992.0
-
-
-@njit(cache=True)
-def _mt_coin(key, st):
-    """``_mt_double(key, st) > 0.5`` without building the double: true iff a > 2**26, or
-    a == 2**26 and b > 0 (a, b: the two 27- and 26-bit halves)."""
-    a = _temper(_mt_raw(key, st)) >> 5
-    y2 = _mt_raw(key, st)
-    if a != 67108864:
-        return a > 67108864
-    return (_temper(y2) >> 6) > 0
-
-
-@njit(cache=True)
-def _mt_skip(key, st, doubles):
-    """Advance the stream by ``doubles`` doubles (two words each) without tempering."""
-    r = 2 * doubles
-    while r > 0:
-        if st[0] >= 624:
-            _mt_twist(key)
-            st[0] = 0
-        step = min(r, 624 - st[0])
-        st[0] += step
-        r -= step
-
-
-@njit(cache=True)
-def mt_doubles(key, st, n):
-    """``n`` doubles of the legacy stream (a test hook for the replay)."""
-    out = np.empty(n)
-    for i in range(n):
-        out[i] = _mt_double(key, st)
-    return out
-
-
-@njit(cache=True)
-def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@njit(cache=True)
-def _xs_next(xs):
-    result = _rotl(xs[1] * np.uint64(5), 7) * np.uint64(9)
-    t = xs[1] << np.uint64(17)
-    xs[2] ^= xs[0]
-    xs[3] ^= xs[1]
-    xs[1] ^= xs[2]
-    xs[0] ^= xs[3]
-    xs[2] ^= t
-    xs[3] = _rotl(xs[3], 45)
-    return result
-
-
-@njit(cache=True)
-def _bit(xs, buf):
-    """One fair random bit from the xoshiro stream; ``buf`` = [bits, count] (uint64)."""
-    if buf[1] == 0:
-        buf[0] = _xs_next(xs)
-        buf[1] = 64
-    b = buf[0] & np.uint64(1)
-    buf[0] >>= np.uint64(1)
-    buf[1] -= np.uint64(1)
-    return b == 1
-
-
-# --------------------------------------------------------------------------- means
-@njit(cache=True)
-def _leaf_sum(a, lo, n):
-    if n < 8:
-        r = 0.0
-        for i in range(n):
-            r += a[lo + i]
-        return r
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def _pairwise_sum(a, lo, n):
-    """NumPy's pairwise summation (blocks of 128, 8 accumulators), without recursion (a
-    recursive function does not survive Numba's on-disk cache)."""
-    if n <= 128:
-        return _leaf_sum(a, lo, n)
-    los = np.empty(192, np.int64)
-    ns = np.empty(192, np.int64)
-    marks = np.empty(192, np.int8)
-    vals = np.empty(96)
-    sp = 1
-    vp = 0
-    los[0], ns[0], marks[0] = lo, n, 0
-    while sp > 0:
-        sp -= 1
-        lo_, m, mark = los[sp], ns[sp], marks[sp]
-        if m <= 128:
-            vals[vp] = _leaf_sum(a, lo_, m)
-            vp += 1
-        elif mark == 0:
-            n2 = m // 2
-            n2 -= n2 % 8
-            los[sp], ns[sp], marks[sp] = lo_, m, 1
-            los[sp + 1], ns[sp + 1], marks[sp + 1] = lo_ + n2, m - n2, 0
-            los[sp + 2], ns[sp + 2], marks[sp + 2] = lo_, n2, 0
-            sp += 3
-        else:
-            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
-            vp -= 1
-    return vals[0]
-
-
-@njit(cache=True)
-def nanmean_np(vals, work, zero_nan):
-    """``np.mean`` of the non-NaN values (NaN -> 0 when ``zero_nan``); 0 when none is left."""
-    n = 0
-    for v in vals:
-        if v == v:
-            work[n] = v
-            n += 1
-        elif zero_nan:
-            work[n] = 0.0
-            n += 1
-    if n == 0:
-        return 0.0
-    return _pairwise_sum(work, 0, n) / n
-
-
-@njit(cache=True)
-def seqmean(vals, zero_nan):
-    """Running-sum mean of the non-NaN values (NaN -> 0 when ``zero_nan``), 0 when none: the
-    averaging of mt-metrics-eval's ``AverageCorrelation``."""
-    tot = 0.0
-    n = 0
-    for v in vals:
-        if v == v:
-            tot += v
-            n += 1
-        elif zero_nan:
-            n += 1
-    return tot / n if n else 0.0
+from ._kern_base import (mt_coin, mt_double, mt_twist, nanmean_np, popcount, random_bit, stable_argsort_nonneg,
+                         temper, xs_next)
+from ._kern_base import mt_doubles, seqmean  # noqa: F401  (re-exported: used through _jit.kernels())
 
 
 # --------------------------------------------------------------------------- pair outcomes
@@ -279,33 +84,6 @@ def group_variants(gold, met, offs, eps, variant):
 
 # --------------------------------------------------------------------------- tie calibration
 @njit(cache=True)
-def stable_argsort_nonneg(x):
-    """Stable argsort of non-negative float64 values (LSD radix sort on their IEEE bits, which
-    order like the values; passes whose byte is constant are skipped)."""
-    n = x.shape[0]
-    keys = x.view(np.uint64)
-    idx = np.arange(n)
-    tmp = np.empty(n, np.int64)
-    cnt = np.zeros(257, np.int64)
-    for shift in range(0, 64, 8):
-        sh = np.uint64(shift)
-        cnt[:] = 0
-        for i in range(n):
-            cnt[((keys[i] >> sh) & np.uint64(255)) + 1] += 1
-        if cnt.max() == n:
-            continue
-        for b in range(256):
-            cnt[b + 1] += cnt[b]
-        for i in range(n):
-            j = idx[i]
-            d = (keys[j] >> sh) & np.uint64(255)
-            tmp[cnt[d]] = j
-            cnt[d] += 1
-        idx, tmp = tmp, idx
-    return idx
-
-
-@njit(cache=True)
 def _tau_fn(c, acc):
     tot = c[0] + c[1] + c[2] + c[3] + c[4]
     if acc:
@@ -331,7 +109,7 @@ def tie_calibration(gold, met, offs, acc, sample_rate, key, st):
         b, e = offs[g], offs[g + 1]
         for i in range(b, e):
             for j in range(i + 1, e):
-                if sample_rate == 1.0 or _mt_double(key, st) <= sample_rate:
+                if sample_rate == 1.0 or mt_double(key, st) <= sample_rate:
                     diff[np_] = abs(met[i] - met[j])
                     grp[np_] = g
                     code[np_] = _code(gold[i], gold[j], met[i], met[j], -1.0)
@@ -385,24 +163,24 @@ def _pairs_draw_legacy(c1, c2, offs, poffs, key, st, counts1, counts2):
             r = 2 * (i + 1)                   # row i of the n x n draw: only j > i is used
             while r > 0:
                 if pos >= 624:
-                    _mt_twist(key)
+                    mt_twist(key)
                     pos = 0
                 step = min(r, 624 - pos)
                 pos += step
                 r -= step
             for _j in range(i + 1, n):
                 if pos >= 624:
-                    _mt_twist(key)
+                    mt_twist(key)
                     pos = 0
                 y1 = key[pos]
                 pos += 1
                 if pos >= 624:
-                    _mt_twist(key)
+                    mt_twist(key)
                     pos = 0
                 y2 = key[pos]
                 pos += 1
-                a = _temper(y1) >> 5          # the double's test u > 0.5, as _mt_coin
-                coin = a > 67108864 if a != 67108864 else (_temper(y2) >> 6) > 0
+                a = temper(y1) >> 5          # the double's test u > 0.5, as mt_coin
+                coin = a > 67108864 if a != 67108864 else (temper(y2) >> 6) > 0
                 if coin:
                     counts1[g, c1[p]] += 1
                     counts2[g, c2[p]] += 1
@@ -420,12 +198,32 @@ def _pairs_draw_fast(c1, c2, poffs, dpairs, dpoffs, base, xs, buf, counts1, coun
         counts2[g, :] = base[g]
         for q in range(dpoffs[g], dpoffs[g + 1]):
             p = dpairs[q]
-            if _bit(xs, buf):
+            if random_bit(xs, buf):
                 counts1[g, c1[p]] += 1
                 counts2[g, c2[p]] += 1
             else:
                 counts1[g, c2[p]] += 1
                 counts2[g, c1[p]] += 1
+
+
+@njit(cache=True)
+def _differing_pairs(c1, c2, poffs):
+    """Fast mode: counts of the pairs whose outcomes agree (G, 5), and the pairs that differ
+    (they alone can change under a swap) with their group offsets."""
+    G = poffs.shape[0] - 1
+    base = np.zeros((G, 5), np.int64)
+    dpairs = np.empty(poffs[G], np.int64)
+    dpoffs = np.zeros(G + 1, np.int64)
+    q = 0
+    for g in range(G):
+        for p in range(poffs[g], poffs[g + 1]):
+            if c1[p] != c2[p]:
+                dpairs[q] = p
+                q += 1
+            else:
+                base[g, c1[p]] += 1
+        dpoffs[g + 1] = q
+    return base, dpairs[:q], dpoffs
 
 
 @njit(cache=True)
@@ -456,23 +254,7 @@ def pairs_permutation(c1, c2, offs, ytie, variant, k, block, early_min, early_ma
     for g in range(G):
         vals[g] = _variant_value(counts2[g], variant, ytie[g])
     delta = nanmean_np(vals, work, zero_nan) - r1
-    # fast mode: only pairs whose outcomes differ can change anything
-    base = np.zeros((G, 5), np.int64)
-    nd = 0
-    for p in range(poffs[G]):
-        if c1[p] != c2[p]:
-            nd += 1
-    dpairs = np.empty(nd, np.int64)
-    dpoffs = np.zeros(G + 1, np.int64)
-    q = 0
-    for g in range(G):
-        for p in range(poffs[g], poffs[g + 1]):
-            if c1[p] != c2[p]:
-                dpairs[q] = p
-                q += 1
-            else:
-                base[g, c1[p]] += 1
-        dpoffs[g + 1] = q
+    base, dpairs, dpoffs = _differing_pairs(c1, c2, poffs)
     buf = np.zeros(2, np.uint64)
     draws = np.empty((k, 2))
     large = 0
@@ -587,9 +369,9 @@ def scores_permutation(gold, s1, s2, offs, kind, variant, eps, k, block, early_m
     for i in range(1, k + 1):
         for t in range(n):
             if mode == 0:
-                w = _mt_coin(key, st)
+                w = mt_coin(key, st)
             else:
-                w = _bit(xs, buf)
+                w = random_bit(xs, buf)
             if w:
                 m1[t] = s1[t]
                 m2[t] = s2[t]
@@ -629,14 +411,6 @@ def pairwise_pvalues(partial, sys_scores):
 
 # --------------------------------------------------------------------------- fast linear pairs test
 @njit(cache=True)
-def _popcount(x):
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@njit(cache=True)
 def _weight(code, variant):
     """A pair's contribution to the numerator of '23' (variant 1) or 'acc23' (variant 2)."""
     good = code == 0 or code == 4
@@ -646,17 +420,16 @@ def _weight(code, variant):
 
 
 @njit(cache=True)
-def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_max, zero_nan, xs, quirk):
-    """:func:`pairs_permutation` for the linear variants ('23', 'acc23') on the fast stream:
-    only pairs whose contributions differ matter, 64 of them per random word (popcounts).
-    Same counts as the generic kernel would give for the same bits."""
+def _linear_masks(c1, c2, offs, variant):
+    """Per group: pair count, numerators of metrics 1 and 2; per 64-pair word of the pairs whose
+    contributions differ: the pairs where metric 1 adds more (pos) or less (neg), and the group."""
     G = offs.shape[0] - 1
     tot = np.zeros(G, np.int64)
     s1 = np.zeros(G, np.int64)
     s2 = np.zeros(G, np.int64)
+    eff = np.zeros(G, np.int64)
     nwords = 0
     p = 0
-    eff = np.zeros(G, np.int64)
     for g in range(G):
         n = offs[g + 1] - offs[g]
         tot[g] = n * (n - 1) // 2
@@ -665,8 +438,7 @@ def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_m
             w2 = _weight(c2[p], variant)
             s1[g] += w1
             s2[g] += w2
-            if w1 != w2:
-                eff[g] += 1
+            eff[g] += w1 != w2
             p += 1
         nwords += (eff[g] + 63) // 64
     pos = np.zeros(nwords, np.uint64)
@@ -676,7 +448,6 @@ def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_m
     w = 0
     for g in range(G):
         bit = 0
-        start = w
         for _ in range(tot[g]):
             d = _weight(c1[p], variant) - _weight(c2[p], variant)
             if d != 0:
@@ -690,8 +461,18 @@ def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_m
                 wgrp[w] = g
                 bit += 1
             p += 1
-        if bit > 0 or w > start:
+        if bit > 0:
             w += 1
+    return tot, s1, s2, pos, neg, wgrp
+
+
+@njit(cache=True)
+def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_max, zero_nan, xs, quirk):
+    """:func:`pairs_permutation` for the linear variants ('23', 'acc23') on the fast stream:
+    only pairs whose contributions differ matter, 64 of them per random word (popcounts).
+    Same counts as the generic kernel would give for the same bits."""
+    G = offs.shape[0] - 1
+    tot, s1, s2, pos, neg, wgrp = _linear_masks(c1, c2, offs, variant)
     unit = 1 if variant == 2 else 2
     vals = np.empty(G)
     work = np.empty(G)
@@ -707,9 +488,9 @@ def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_m
     i = 0
     for i in range(1, k + 1):
         shift[:] = 0
-        for q in range(nwords):
-            r = _xs_next(xs)
-            shift[wgrp[q]] += _popcount(r & pos[q]) - _popcount(r & neg[q])
+        for q in range(pos.shape[0]):
+            r = xs_next(xs)
+            shift[wgrp[q]] += popcount(r & pos[q]) - popcount(r & neg[q])
         for g in range(G):
             vals[g] = (s2[g] + unit * shift[g]) / tot[g]
         a = nanmean_np(vals, work, zero_nan)
