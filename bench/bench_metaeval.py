@@ -70,7 +70,8 @@ def main() -> None:
     # 1. tie-calibrated pairwise accuracy (acc_eq, group by item) of every metric
     tie_calibrated_accuracy(h[:, :5], metrics[0][:, :5], average_by="item")      # JIT warm-up / cache load
     t_ours, ours = cpu(lambda: [tie_calibrated_accuracy(h, m, "acc23", "item") for m in metrics])
-    t_ref, ref = cpu(lambda: [c.KendallWithTiesOpt("item", "acc23", 1.0) for c in corrs])
+    t_ref, ref = cpu(lambda: [mme.KendallWithTiesOpt(c.gold_scores, c.metric_scores, "acc23", S, "item", 1.0)
+                               for c in corrs])
     assert [(o.value, o.epsilon) for o in ours] == [(r[0], r[1]) for r in ref]
     rows.append(("acc_eq (tie calibration), all metrics", t_ref, t_ours, "equal, bit for bit"))
     print(rows[-1], flush=True)

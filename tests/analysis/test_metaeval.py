@@ -3,6 +3,8 @@ MTSCORE_ORACLES): deterministic statistics bit for bit, permutation p-values exa
 shared seed (legacy stream), the fast stream within Monte Carlo error."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaeval_oracle import oracle
 from mtscore.analysis import correlation
@@ -25,6 +27,12 @@ def _task(seed, S=6, N=30, missing=0.2, rounding=1, noise=(1.0, 1.3)):
     ms = [np.round(h + a * rng.normal(size=(S, N)), rounding) for a in noise]
     h[rng.random((S, N)) < missing] = np.nan
     return h, ms
+
+
+def _tie_opt(mme, c, average_by, variant, sample_rate):
+    """(best value, best epsilon, result) of the reference (Correlation.KendallWithTiesOpt
+    returns no epsilon)."""
+    return mme.stats.KendallWithTiesOpt(c.gold_scores, c.metric_scores, variant, c.num_sys, average_by, sample_rate)
 
 
 def _corr(mme, h, m):
@@ -64,20 +72,22 @@ def test_kendall_variant_agrees_with_correlation_module():
 @pytest.mark.parametrize("average_by", ["none", "sys", "item"])
 def test_tie_calibration_equals_oracle(mme, average_by):
     h, (m, _) = _task(3, rounding=2)
+    h = np.round(h, 0)                                 # human ties: epsilon > 0 pays off
     c = _corr(mme, h, m)
     for variant in ("acc23", "23"):
-        want = c.KendallWithTiesOpt(average_by, variant, 1.0)
+        want = _tie_opt(mme, c, average_by, variant, 1.0)
         got = tie_calibrated_accuracy(h, m, variant, average_by)
         assert (got.value, got.epsilon) == (want[0], want[1])
         opt = mme.stats.KendallWithTiesOpt(c.gold_scores, c.metric_scores, variant, h.shape[0], average_by, 1.0)[2]
         assert got.thresholds.tolist() == opt.thresholds and got.values.tolist() == opt.taus
+        assert got.epsilon > 0
 
 
 def test_sampled_tie_calibration_replays_numpy_stream(mme):
     h, (m, _) = _task(4)
     c = _corr(mme, h, m)
     np.random.seed(11)
-    want = c.KendallWithTiesOpt("item", "acc23", 0.3)
+    want = _tie_opt(mme, c, "item", "acc23", 0.3)
     after_oracle = np.random.random()
     np.random.seed(11)
     got = tie_calibrated_accuracy(h, m, "acc23", "item", sample_rate=0.3)
@@ -131,7 +141,7 @@ def test_perm_both_equals_oracle_for_shared_seed(mme, average_by, statistic, var
         assert r.delta == delta and r.draws.tolist() == [list(d) for d in draws]
 
 
-@pytest.mark.parametrize("average_by", ["none", "item"])
+@pytest.mark.parametrize("average_by", ["none", "sys", "item"])
 @pytest.mark.parametrize("variant", ["acc23", "23", "b"])
 def test_pairs_permutation_equals_oracle_for_shared_seed(mme, average_by, variant):
     h, (m1, m2) = _task(8, noise=(1.3, 1.0))
@@ -316,3 +326,37 @@ def test_pairs_test_plain_early_stopping():
                                       legacy_early_stop=False)
     assert quirk.n_draws == 400 and quirk.p_value == 0.0     # no large draw: the reference rule never stops
     assert plain.n_draws == 50 and plain.p_value == 0.0
+
+
+@st.composite
+def _tied_task(draw):
+    """Small matrices of few distinct values (ties everywhere), some cells unrated."""
+    S = draw(st.integers(2, 4))
+    N = draw(st.integers(2, 5))
+    vals = st.sampled_from([0.0, 0.5, 1.0, 1.5, 3.0])
+    h = np.array(draw(st.lists(vals, min_size=S * N, max_size=S * N))).reshape(S, N)
+    m = np.array(draw(st.lists(vals, min_size=S * N, max_size=S * N))).reshape(S, N)
+    miss = np.array(draw(st.lists(st.booleans(), min_size=S * N, max_size=S * N))).reshape(S, N)
+    h[miss & (np.arange(N) > 0)] = np.nan           # keep column 0 whole: every layout has a pair
+    return h, m
+
+
+@settings(max_examples=60, deadline=None)
+@given(task=_tied_task(), average_by=st.sampled_from(["none", "sys", "item"]))
+def test_property_ties_equal_oracle(task, average_by):
+    mme = oracle()
+    h, m = task
+    try:
+        from mtscore.analysis.metaeval._inputs import groups
+
+        groups(h, average_by)
+    except AnalysisInputError:
+        return                                       # no group with a pair: nothing to compare
+    c = _corr(mme, h, m)
+    for variant in ("b", "23", "acc23"):
+        want = c.KendallVariants(average_by, variant, 0.0)[0]
+        got = kendall_variant(h, m, variant, average_by)
+        assert got == want or (np.isnan(got) and np.isnan(want))
+    want = _tie_opt(mme, c, average_by, "acc23", 1.0)
+    got = tie_calibrated_accuracy(h, m, "acc23", average_by)
+    assert (got.value, got.epsilon) == (want[0], want[1])
