@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import List
+import sys
+from typing import List, Optional
 
 import numpy as np
 
@@ -44,8 +45,20 @@ def add_parser(msub) -> None:
     p.set_defaults(run_metaeval=run)
 
 
+def _emit(text: str, output: Optional[str]) -> None:
+    """Print, or write ``--output`` atomically (a failure names the option and the path)."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    from ..report import write_atomic
+
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise AnalysisInputError(f"--output {output}: {exc.strerror}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..cli import _emit
     from .significance import compare_metrics
     from .wmt import WMT20_SEG_METRICS, WMT21_SEG_METRICS, wmt20_seg_task, wmt21_seg_task
 
