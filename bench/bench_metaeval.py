@@ -136,7 +136,7 @@ def write(rows, args, S, N, M, res) -> None:
               "ratios are lower bounds. With mt-metrics-eval's early-stopping rule for the pairs test "
               "(checked only after a draw whose delta is large) a pair with p near 0 never stops early, "
               "which is why the k-block rows use all k draws here.", "",
-              "Significance clusters (legacy stream, equal to mt-metrics-eval's for np.random.seed(2)): "
+              "Significance clusters (legacy stream after np.random.seed(2), the numbers mt-metrics-eval's CompareMetrics would draw; test_compare_metrics_equals_oracle checks the equality on a small task): "
               + ", ".join(f"{n}={r}" for n, r in zip(res.names, res.ranks)), ""]
     (HERE / "results" / "metaeval.md").write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
