@@ -360,3 +360,44 @@ def test_property_ties_equal_oracle(task, average_by):
     want = _tie_opt(mme, c, average_by, "acc23", 1.0)
     got = tie_calibrated_accuracy(h, m, "acc23", average_by)
     assert (got.value, got.epsilon) == (want[0], want[1])
+
+
+def test_soft_accuracy_perm_both_equals_oracle(mme):
+    from mtscore.analysis.metaeval.soft import soft_permutation_test
+
+    rng = np.random.default_rng(19)
+    S, N = 5, 30
+    h = rng.normal(size=(S, N))
+    m1, m2 = h + 1.5 * rng.normal(size=(S, N)), h + 1.2 * rng.normal(size=(S, N))
+    c1 = mme.stats.Correlation(S, list(h.ravel()), list(m1.ravel()))
+    c2 = mme.stats.Correlation(S, list(h.ravel()), list(m2.ravel()))
+
+    def spa(g, m):
+        return mme.stats.PairwiseConfidenceError(g, m, num_sys=S)
+
+    psd = mme.stats.PermutationSigDiffParams(10, 0.02, 0.5)
+    np.random.seed(6)
+    p, delta, used, draws = mme.stats.PermutationSigDiff(c1, c2, spa, "none", 30, psd)
+    np.random.seed(6)
+    r = soft_permutation_test(h, m1, m2, k=30, block_size=10, stream="legacy")
+    assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
+    assert r.draws.tolist() == [list(d) for d in draws]
+    fast = soft_permutation_test(h, m1, m2, k=30, block_size=30, seed=1)
+    assert fast.n_draws == 30 and 0 <= fast.p_value <= 1
+
+
+def test_compare_metrics_soft_equals_oracle(mme):
+    rng = np.random.default_rng(20)
+    S, N = 4, 20
+    h = rng.normal(size=(S, N))
+    metrics = np.stack([h + a * rng.normal(size=(S, N)) for a in (0.5, 1.0, 3.0)])
+    names = ["x", "y", "z"]
+    corrs = {n: mme.stats.Correlation(S, list(h.ravel()), list(m.ravel())) for n, m in zip(names, metrics)}
+    psd = mme.stats.PermutationSigDiffParams(10, 0.02, 0.5)
+    np.random.seed(1)
+    ranks, sig, _, _ = mme.data.CompareMetricsWithPairwiseConfidenceError(corrs, 20, psd, 0.05)
+    np.random.seed(1)
+    res = compare_metrics(h, metrics, names, "soft", k=20, block_size=10, stream="legacy")
+    assert res.names == list(ranks) and res.values.tolist() == [v[0] for v in ranks.values()]
+    assert res.ranks.tolist() == [v[1] for v in ranks.values()]
+    np.testing.assert_array_equal(res.sig_matrix, sig)

@@ -507,3 +507,13 @@ def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_m
             if pv < early_min or pv > early_max:
                 break
     return large, i, delta, draws[:i]
+
+
+@njit(cache=True)
+def swap_mask(n, mode, key, st, xs):
+    """One draw of the PERM-BOTH swap mask (n,) bool: True keeps metric 1 in hybrid 1."""
+    out = np.empty(n, np.bool_)
+    buf = np.zeros(2, np.uint64)
+    for t in range(n):
+        out[t] = mt_coin(key, st) if mode == 0 else random_bit(xs, buf)
+    return out

@@ -19,23 +19,14 @@ import numpy as np
 from ..errors import AnalysisInputError
 from ._inputs import Stream, as_scores, groups
 from ._jit import kernels
+from .results import PermutationResult
+from .soft import soft_pairwise_accuracy, soft_permutation_test
 from .stats import tie_calibrated_accuracy, variant_code
 
 __all__ = ["PermutationResult", "permutation_test", "pairwise_permutation_test", "significance_clusters",
            "MetricComparison", "compare_metrics", "STATISTICS"]
 
 STATISTICS = {"pearson": 0, "kendall": 1, "accuracy": 2}
-
-
-@dataclass
-class PermutationResult:
-    """``p_value`` for "metric 2 correlates better than metric 1", ``delta`` = stat(metric 2) -
-    stat(metric 1), ``n_draws`` used, ``draws`` (n_draws, 2) float64 of resampled
-    (stat 2, stat 1)."""
-    p_value: float
-    delta: float
-    n_draws: int
-    draws: np.ndarray
 
 
 def _check_k(k: int, block_size: int) -> None:
@@ -176,7 +167,9 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
     them into significance clusters, as mt-metrics-eval ``CompareMetrics``.
 
     ``statistic``: 'pearson', 'kendall' (``variant``, ``epsilon``), 'accuracy' (pooled pairwise
-    accuracy, PERM-BOTH over scores), or 'acc_eq' / 'tau_eq' (tie-calibrated acc23 / tau23 with
+    accuracy, PERM-BOTH over scores), 'soft' (soft pairwise accuracy of complete (S, N) segment
+    scores, PERM-BOTH, as ``CompareMetricsWithPairwiseConfidenceError``), or 'acc_eq' / 'tau_eq'
+    (tie-calibrated acc23 / tau23 with
     each metric's own optimal epsilon, tested by :func:`pairwise_permutation_test`, the WMT23+
     segment-level setting). Every pair i < j is tested in order; with ``stream='legacy'`` and no
     ``seed`` the global NumPy stream is consumed pair after pair as mt-metrics-eval does."""
@@ -188,8 +181,11 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
     h = as_scores(human, *M, names=tuple(names))[0]
     M = M.reshape((M.shape[0],) + h.shape)
     tied = statistic in ("acc_eq", "tau_eq")
+    soft = statistic == "soft"
     eps = None
-    if tied:
+    if soft:
+        values = np.array([soft_pairwise_accuracy(h, m) for m in M])
+    elif tied:
         tv = "acc23" if statistic == "acc_eq" else "23"
         cal = [tie_calibrated_accuracy(h, m, tv, average_by) for m in M]
         values = np.array([c.value for c in cal])
@@ -206,7 +202,10 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
         bar = _progress(len(todo), progress)
         for i, j in todo:
             a, b = order[j], order[i]
-            if eps is not None:
+            if soft:
+                r = soft_permutation_test(h, M[a], M[b], k, block_size, early_min, early_max, stream=stream,
+                                          seed=rs_seed)
+            elif eps is not None:
                 r = pairwise_permutation_test(h, M[a], M[b], tv, average_by, eps[a], eps[b], k=k,
                                               block_size=block_size, early_min=early_min,
                                               early_max=early_max, replace_nans_with_zeros=replace_nans_with_zeros,
