@@ -136,3 +136,37 @@ def test_cli_meta_seg(shared_data, w20, tmp_path, capsys):
     assert got["sig_matrix"] == want.sig_matrix.tolist()
     rc = main(["meta", "seg", "--data", str(tmp_path), "--release", "wmt20", "--lp", "en-de", "--k", "0"])
     assert rc == 1 and "error" in capsys.readouterr().err
+
+
+def test_mqm_ratings_meta_evaluation_equals_oracle(mme, tmp_path):
+    """MQM scores tie a lot (0 = no error): tie calibration on ratings read from the standalone
+    format, and the pairs permutation test, equal the reference."""
+    rng = np.random.default_rng(21)
+    systems, n_seg = ["sysA", "sysB", "sysC", "sysD"], 25
+    quality = rng.normal(size=(4, n_seg))
+    rows = []
+    for s, name in enumerate(systems):
+        for g in range(n_seg):
+            if rng.random() < 0.1:
+                continue                               # unrated segment
+            n_err = rng.poisson(max(0.0, 1.0 - quality[s, g]))
+            errs = [_err(rng.choice(["Major", "Minor"]), rng.choice(["Accuracy/Mistranslation", "Fluency/Grammar"]))
+                    for _ in range(n_err)]
+            rows.append(_rating(name, g, errs))
+    path = tmp_path / "mqm.jsonl"
+    _write(path, rows)
+    mqm = read_mqm_ratings(path)
+    assert mqm.systems == systems and mqm.scores.shape == (4, n_seg)
+    metric = np.round(quality + 0.7 * rng.normal(size=quality.shape), 1)
+    metric2 = np.round(quality + 0.9 * rng.normal(size=quality.shape), 1)
+    c = _corr(mme, mqm.scores, metric)
+    want = mme.stats.KendallWithTiesOpt(c.gold_scores, c.metric_scores, "acc23", 4, "item", 1.0)
+    got = tie_calibrated_accuracy(mqm.scores, metric, "acc23", "item")
+    assert (got.value, got.epsilon) == (want[0], want[1]) and got.epsilon > 0
+    c2 = _corr(mme, mqm.scores, metric2)
+    psd = mme.stats.PermutationSigDiffParams(25, 0.02, 0.5)
+    np.random.seed(9)
+    p, delta, used, _ = mme.stats.PairwisePermutationSigDiff(c2, c, "acc23", "item", 100, psd)
+    np.random.seed(9)
+    r = pairwise_permutation_test(mqm.scores, metric2, metric, "acc23", "item", k=100, block_size=25, stream="legacy")
+    assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
