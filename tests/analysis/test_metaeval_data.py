@@ -170,3 +170,38 @@ def test_mqm_ratings_meta_evaluation_equals_oracle(mme, tmp_path):
     np.random.seed(9)
     r = pairwise_permutation_test(mqm.scores, metric2, metric, "acc23", "item", k=100, block_size=25, stream="legacy")
     assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
+
+
+def test_cli_meta_seg_on_mqm_ratings(tmp_path, capsys):
+    from mtscore.analysis.cli import main
+    from mtscore.analysis.metaeval import compare_metrics
+    from mtscore.analysis.metaeval.ratings import read_score_file
+
+    rng = np.random.default_rng(22)
+    systems, n_seg = ["a", "b", "c"], 12
+    q = rng.normal(size=(3, n_seg))
+    rows = [_rating(s, g, [_err("Major", "Accuracy")] * int(q[i, g] < -0.5) + [_err("Minor", "Style")] * int(q[i, g] < 0.5))
+            for i, s in enumerate(systems) for g in range(n_seg)]
+    ratings = tmp_path / "mqm.jsonl"
+    _write(ratings, rows)
+    files = []
+    for name, noise in (("good", 0.3), ("bad", 1.5)):
+        f = tmp_path / f"{name}.seg.score"
+        m = q + noise * rng.normal(size=q.shape)
+        f.write_text("".join(f"{s}\t{float(m[i, g])!r}\n" for i, s in enumerate(systems) for g in range(n_seg)))
+        files.append(f"{name}={f}")
+    out = tmp_path / "res.csv"
+    rc = main(["meta", "seg", "--release", "mqm", "--data", str(ratings), "--metrics", ",".join(files), "--k", "50",
+               "--block", "50", "--seed", "1", "--format", "csv", "-o", str(out)])
+    assert rc == 0
+    mqm = read_mqm_ratings(ratings)
+    M = np.stack([read_score_file(f.split("=", 1)[1], systems, n_seg) for f in files])
+    want = compare_metrics(mqm.scores, M, ["good", "bad"], "acc_eq", average_by="item", k=50, block_size=50, seed=1)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "metric,value,rank,epsilon"
+    assert [ln.split(",")[0] for ln in lines[1:]] == want.names
+    assert [float(ln.split(",")[1]) for ln in lines[1:]] == want.values.tolist()
+    bad = tmp_path / "short.seg.score"
+    bad.write_text("a 0.1\n")
+    rc = main(["meta", "seg", "--release", "mqm", "--data", str(ratings), "--metrics", f"x={bad}", "--k", "0"])
+    assert rc == 1 and "short.seg.score: system a has 1 scores" in capsys.readouterr().err

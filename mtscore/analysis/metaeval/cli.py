@@ -1,8 +1,10 @@
-"""``mtscore meta seg``: rank metrics on a WMT20/WMT21 segment-level task with significance
+"""``mtscore meta seg``: rank metrics on a WMT20/WMT21 segment-level task or on MQM standalone
+ratings (JSONL) with mt-metrics-eval segment score files, with significance
 clusters (acc_eq with tie calibration and the pairwise permutation test by default).
 
     mtscore meta seg --data ../shared/data/wmt21-news-systems --release wmt21 --lp de-en
     mtscore meta seg --data ../shared/data/wmt20-metrics --release wmt20 --lp en-de --statistic pearson --average-by none
+    mtscore meta seg --release mqm --data mqm.jsonl --metrics COMET=COMET.seg.score,BLEU=BLEU.seg.score
 """
 from __future__ import annotations
 
@@ -27,10 +29,12 @@ def add_parser(msub) -> None:
                         description="Rank the segment-level metrics of one WMT20 or WMT21 language pair and group "
                                     "them into significance clusters (mt-metrics-eval CompareMetrics). WMT21 "
                                     "metric scores are computed by mtscore (BLEU, chrF, chrF++, TER).")
-    p.add_argument("--data", required=True, help="the wmt20-metrics or wmt21-news-systems folder")
-    p.add_argument("--release", choices=("wmt20", "wmt21"), required=True)
-    p.add_argument("--lp", required=True, help="language pair, e.g. de-en")
-    p.add_argument("--metrics", help="comma-separated metrics (default: all the release provides)")
+    p.add_argument("--data", required=True,
+                   help="the wmt20-metrics or wmt21-news-systems folder, or an MQM ratings JSONL file (--release mqm)")
+    p.add_argument("--release", choices=("wmt20", "wmt21", "mqm"), required=True)
+    p.add_argument("--lp", default="", help="language pair, e.g. de-en (wmt20/wmt21)")
+    p.add_argument("--metrics", help="comma-separated metrics (default: all the release provides); with mqm: "
+                                     "NAME=PATH of mt-metrics-eval segment score files ('SYSTEM SCORE' lines)")
     p.add_argument("--statistic", choices=STATISTICS, default="acc_eq", help="default acc_eq (WMT23+)")
     p.add_argument("--variant", choices=("b", "23", "acc23"), default="b", help="Kendall variant for 'kendall'")
     p.add_argument("--average-by", choices=("none", "sys", "item"), default="item", help="default item")
@@ -58,19 +62,38 @@ def _emit(text: str, output: Optional[str]) -> None:
         raise AnalysisInputError(f"--output {output}: {exc.strerror}") from None
 
 
+def _mqm_task(args: argparse.Namespace):
+    from .ratings import read_mqm_ratings, read_score_file
+    from .wmt import SegTask
+
+    specs = [m for m in (args.metrics or "").split(",") if m]
+    if not specs or any("=" not in m for m in specs):
+        raise AnalysisInputError("--metrics: with --release mqm give NAME=PATH,... (segment score files)")
+    mqm = read_mqm_ratings(args.data)
+    names = [m.split("=", 1)[0] for m in specs]
+    mats = np.stack([read_score_file(m.split("=", 1)[1], mqm.systems, mqm.scores.shape[1]) for m in specs])
+    human = mqm.scores.copy()
+    human[np.isnan(mats).any(axis=0)] = np.nan
+    mats[:, np.isnan(human)] = 0.0
+    return SegTask(args.lp or "mqm", mqm.systems, human, names, mats)
+
+
 def run(args: argparse.Namespace) -> int:
     from .significance import compare_metrics
     from .wmt import WMT20_SEG_METRICS, WMT21_SEG_METRICS, wmt20_seg_task, wmt21_seg_task
 
-    default = WMT20_SEG_METRICS if args.release == "wmt20" else WMT21_SEG_METRICS
-    metrics: List[str] = [m for m in (args.metrics or ",".join(default)).split(",") if m]
-    if not metrics:
-        raise AnalysisInputError("--metrics: give at least one metric")
-    load = wmt20_seg_task if args.release == "wmt20" else wmt21_seg_task
-    try:
-        task = load(args.data, args.lp, metrics)
-    except FileNotFoundError as exc:
-        raise AnalysisInputError(f"--data {args.data}: {exc}") from None
+    if args.release == "mqm":
+        task = _mqm_task(args)
+    else:
+        default = WMT20_SEG_METRICS if args.release == "wmt20" else WMT21_SEG_METRICS
+        metrics: List[str] = [m for m in (args.metrics or ",".join(default)).split(",") if m]
+        if not metrics or not args.lp:
+            raise AnalysisInputError("--lp and --metrics: give a language pair and at least one metric")
+        load = wmt20_seg_task if args.release == "wmt20" else wmt21_seg_task
+        try:
+            task = load(args.data, args.lp, metrics)
+        except FileNotFoundError as exc:
+            raise AnalysisInputError(f"--data {args.data}: {exc}") from None
     res = compare_metrics(task.human, task.metrics, task.metric_names, args.statistic, args.variant,
                           average_by=args.average_by, k=args.k, block_size=args.block, pval=args.pval,
                           stream=args.stream, seed=args.seed, progress=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import AnalysisInputError
 
-__all__ = ["MQM_WEIGHTS", "MQMScores", "read_mqm_ratings", "mqm_error_weight"]
+__all__ = ["MQM_WEIGHTS", "MQMScores", "read_mqm_ratings", "mqm_error_weight", "read_score_file"]
 
 #: WMT MQM weights (Freitag et al. 2021), as mt-metrics-eval's converter defaults.
 MQM_WEIGHTS: Dict[str, float] = {"major": 5.0, "minor": 1.0, "neutral": 0.0,
@@ -107,3 +107,33 @@ def read_mqm_ratings(path, weights: Optional[Mapping[str, float]] = None,
         scores[row[s], g] = -sum(cell.values()) / len(cell)
         raters[row[s], g] = len(cell)
     return MQMScores(names, scores, raters)
+
+
+def read_score_file(path, systems: Sequence[str], n_segments: int) -> np.ndarray:
+    """An mt-metrics-eval score file (``SYSTEM SCORE`` per line, each system's segments in
+    order, ``None`` = missing) as (S, N) float64 for ``systems`` (NaN = missing)."""
+    p = Path(path)
+    per: Dict[str, List[float]] = {}
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise AnalysisInputError(f"{p}: cannot read the score file ({exc.strerror})") from None
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        cols = line.split()
+        if len(cols) != 2:
+            raise AnalysisInputError(f"{p}:{lineno}: expected 'SYSTEM SCORE', got {len(cols)} columns")
+        try:
+            v = np.nan if cols[1] == "None" else float(cols[1])
+        except ValueError:
+            raise AnalysisInputError(f"{p}:{lineno}: score {cols[1]!r} is not a number") from None
+        per.setdefault(cols[0], []).append(v)
+    out = np.full((len(systems), n_segments), np.nan)
+    for i, s in enumerate(systems):
+        if s not in per:
+            raise AnalysisInputError(f"{p}: no scores for system {s}")
+        if len(per[s]) != n_segments:
+            raise AnalysisInputError(f"{p}: system {s} has {len(per[s])} scores, the ratings {n_segments} segments")
+        out[i] = per[s]
+    return out
