@@ -253,6 +253,8 @@ def test_bad_inputs_name_the_problem():
         tie_calibrated_accuracy(h, m1, "b")
     with pytest.raises(AnalysisInputError, match="stream"):
         permutation_test(h, m1, m2, stream="mt")
+    with pytest.raises(AnalysisInputError, match="statistic"):
+        compare_metrics(h, np.stack([m1, m2]), ["a", "b"], "spearman")
 
 
 def test_radix_argsort_is_numpy_stable_argsort():

@@ -27,6 +27,7 @@ __all__ = ["PermutationResult", "permutation_test", "pairwise_permutation_test",
            "MetricComparison", "compare_metrics", "STATISTICS"]
 
 STATISTICS = {"pearson": 0, "kendall": 1, "accuracy": 2}
+COMPARE_STATISTICS = ("pearson", "kendall", "accuracy", "soft", "acc_eq", "tau_eq")
 
 
 def _check_k(k: int, block_size: int) -> None:
@@ -171,8 +172,11 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
     scores, PERM-BOTH, as ``CompareMetricsWithPairwiseConfidenceError``), or 'acc_eq' / 'tau_eq'
     (tie-calibrated acc23 / tau23 with
     each metric's own optimal epsilon, tested by :func:`pairwise_permutation_test`, the WMT23+
-    segment-level setting). Every pair i < j is tested in order; with ``stream='legacy'`` and no
+    segment-level setting; mt-metrics-eval's alternative of re-calibrating epsilon inside every
+    PERM-BOTH draw is not offered). Every pair i < j is tested in order; with ``stream='legacy'`` and no
     ``seed`` the global NumPy stream is consumed pair after pair as mt-metrics-eval does."""
+    if statistic not in COMPARE_STATISTICS:
+        raise AnalysisInputError(f"statistic={statistic!r}: use one of {', '.join(COMPARE_STATISTICS)}")
     M = np.asarray(metrics, dtype=np.float64)
     if M.ndim == 2:
         M = M[:, None, :]

@@ -71,6 +71,8 @@ def soft_permutation_test(human, metric1, metric2, k: int = 1000, block_size: in
     "metric 2 is better". The human p-values and the sign flips are computed once."""
     import scipy.stats
 
+    if k < 1 or block_size < 1:
+        raise AnalysisInputError(f"k={k}, block_size={block_size}: both must be >= 1")
     h = np.asarray(human, dtype=np.float64)
     m1 = np.asarray(metric1, dtype=np.float64)
     m2 = np.asarray(metric2, dtype=np.float64)
