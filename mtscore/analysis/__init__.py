@@ -23,13 +23,16 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 * :mod:`.sequence_effects` - previous-item bins with Welch's test, logistic and pooled lag
   regressions (Mathur 2021, Ch. 4).
 * :mod:`.subsets` - correlation over all k-system subsets (Mathur et al. 2020, Fig. 2).
+* :mod:`.metaeval` - WMT22+ meta-evaluation on Numba (extra ``metaeval``): Kendall variants,
+  pairwise accuracy, acc_eq with tie calibration, soft pairwise accuracy, permutation tests
+  (k-block), significance clusters; mt-metrics-eval parity. ``mtscore meta seg``.
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
 * :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
 """
 import importlib
 
 __all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
-           "loaders", "datasets", "plots", "report", "cli",
+           "metaeval", "loaders", "datasets", "plots", "report", "cli",
            "crowd", "crowd_qc", "crowd_scores", "crowd_qe", "crowd_write",
            "human_tests", "sequence_effects", "subsets"]
 

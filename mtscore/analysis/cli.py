@@ -11,6 +11,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from pathlib import Path
@@ -88,6 +89,7 @@ def _add_meta(sub) -> None:
                     help="segment-level metrics for DARR (default chrF,TER; 'none' to skip)")
     _meta_opts(m2)
     procedures.add_meta_commands(msub)
+    importlib.import_module(f"{__package__}.metaeval.cli").add_parser(msub)  # mtscore meta seg
 
 
 def _add_human(sub) -> None:
@@ -308,6 +310,8 @@ def _pairwise(args: argparse.Namespace, res: Dict, systems: List[str], da: Dict)
 
 
 def _run_meta(args: argparse.Namespace) -> int:
+    if args.cmd == "seg":  # mtscore meta seg (metaeval/cli.py)
+        return args.run_metaeval(args)
     from . import report
 
     sl, default_out = _load_meta(args)

@@ -1,0 +1,114 @@
+"""Segment-level meta-evaluation tasks from the WMT20/WMT21 releases in ``shared/data``.
+
+A :class:`SegTask` holds one language pair: ``systems`` (S,), ``human`` (S, N) float64 DA
+scores (NaN = not rated), ``metric_names`` (M,) and ``metrics`` (M, S, N) float64 (higher is
+better; cells without a metric score are dropped from ``human``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .. import datasets, loaders
+from ..errors import AnalysisInputError
+
+__all__ = ["SegTask", "wmt20_seg_task", "wmt21_seg_task", "WMT20_SEG_METRICS", "WMT21_SEG_METRICS"]
+
+#: WMT20 segment-level metric files present in the snapshot (larger ones are missing).
+WMT20_SEG_METRICS = ("chrF", "TER", "parbleu", "parchrf++", "YiSi-2", "EQ_static", "BAQ_static")
+#: sentence-level metrics mtscore computes for the WMT21 outputs (no WMT21 metric scores are public here).
+WMT21_SEG_METRICS = ("BLEU", "chrF", "chrF++", "TER")
+
+
+@dataclass
+class SegTask:
+    lp: str
+    systems: List[str]
+    human: np.ndarray
+    metric_names: List[str]
+    metrics: np.ndarray
+
+
+def _finish(lp: str, systems: List[str], human: np.ndarray, names: List[str], metrics: List[np.ndarray]) -> SegTask:
+    M = np.stack(metrics) if metrics else np.zeros((0,) + human.shape)
+    human = human.copy()
+    human[np.isnan(M).any(axis=0)] = np.nan
+    M[:, np.isnan(human)] = 0.0
+    return SegTask(lp, systems, human, names, M)
+
+
+def wmt20_seg_task(root, lp: str, metrics: Sequence[str] = WMT20_SEG_METRICS, gold: str = "z") -> SegTask:
+    """WMT20 newstest2020 segment DA (``metrics-ad-seg-scores``, Human-* systems left out) and
+    the stored segment-level metric scores, as (S, N) matrices over (doc, seg) items."""
+    da = datasets.wmt20_seg_da(root, lp)
+    keep = np.array([not str(s).startswith("Human") for s in da["sys"]])
+    da = {k: v[keep] for k, v in da.items()}
+    systems = sorted(set(da["sys"]))
+    items = sorted(set(zip(da["doc"], da["seg"])))
+    row = {s: i for i, s in enumerate(systems)}
+    col = {it: j for j, it in enumerate(items)}
+    r = np.array([row[s] for s in da["sys"]], dtype=np.int64)
+    c = np.array([col[it] for it in zip(da["doc"], da["seg"])], dtype=np.int64)
+    human = np.full((len(systems), len(items)), np.nan)
+    # first score per (system, segment), as the WMT20 DARR scripts
+    first = np.unique(r * len(items) + c, return_index=True)[1]
+    human[r[first], c[first]] = da["raw" if gold == "raw" else "z"][first]
+    mats = []
+    for name in metrics:
+        v = datasets.wmt20_seg_metric(root, name, lp, da)
+        m = np.full(human.shape, np.nan)
+        m[r[first], c[first]] = v[first]
+        mats.append(m)
+    return _finish(lp, systems, human, list(metrics), mats)
+
+
+def _wmt21_system(name: str) -> str:
+    base = name.rsplit(".", 1)[0]
+    return {"Nemo": "NVIDIA-NeMo"}.get(base, base)
+
+
+def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, gold: str = "z",
+                   ref: str = "A", systems: Optional[Sequence[str]] = None) -> SegTask:
+    """WMT21 newstest2021 to-English segment DA (``humaneval/newstest2021-toen/ad-seg-scores``,
+    SID = 1-based line) and sentence-level ``metrics`` computed by mtscore on the primary
+    outputs against reference ``ref`` (error metrics negated)."""
+    root = Path(root)
+    src, tgt = lp.split("-")
+    t = loaders.read_da_scores(root / "humaneval" / "newstest2021-toen" / f"ad-seg-scores-{lp}.csv")
+    txt = root / "txt"
+    refs = loaders.read_text(txt / "references" / f"newstest2021.{lp}.ref.{ref}.{tgt}").splitlines()
+    outs = {p.name.split(".hyp.", 1)[1][:-len(tgt) - 1]: p
+            for p in sorted((txt / "system-outputs").glob(f"newstest2021.{lp}.hyp.*.{tgt}"))}
+    names = [_wmt21_system(s) for s in t.column("SYS").to_pylist()]
+    sysl = sorted(n for n in set(names) if n in outs) if systems is None else list(systems)
+    if not sysl:
+        raise AnalysisInputError(f"{root}: no system of the {lp} DA file has an output file")
+    row = {s: i for i, s in enumerate(sysl)}
+    human = np.full((len(sysl), len(refs)), np.nan)
+    sid = t.column("SID").to_numpy()
+    score = t.column("RAW.SCR" if gold == "raw" else "Z.SCR").to_numpy().astype(np.float64)
+    for n, i, v in zip(names, sid, score):
+        if n in row and np.isnan(human[row[n], int(i) - 1]):
+            human[row[n], int(i) - 1] = v
+    mats = [np.stack([_sentence_scores(name, loaders.read_text(outs[s]).splitlines(), refs) for s in sysl])
+            for name in metrics]
+    return _finish(lp, sysl, human, list(metrics), mats)
+
+
+def _sentence_scores(name: str, hyps: List[str], refs: List[str]) -> np.ndarray:
+    from ...engine.metrics.chrf import CHRF
+    from ...engine.metrics.bleu import BLEU
+    from ...engine.metrics.ter import TER
+
+    makers: Dict[str, Callable[[], Any]] = {"BLEU": lambda: BLEU(effective_order=True), "chrF": CHRF,
+                                            "chrF++": lambda: CHRF(word_order=2), "TER": TER}
+    if name not in makers:
+        raise AnalysisInputError(f"metric {name!r}: WMT21 tasks compute one of {', '.join(makers)}")
+    metric = makers[name]()
+    if len(hyps) != len(refs):
+        raise AnalysisInputError(f"{name}: {len(hyps)} hypotheses for {len(refs)} references")
+    scores = np.asarray(metric.stats_and_scores(hyps, metric.prepare_references([refs]))[1], dtype=np.float64)
+    return -scores if metric.lower_is_better else scores
