@@ -919,8 +919,9 @@ cdef inline bint bytes_equal(const uint8_t* a, const uint8_t* b, Py_ssize_t L) n
 cdef struct WordSet:
     # the hypothesis' distinct words, open addressing on the hash's high bits; per-id arrays are
     # 1-based: entry 0 is a sentinel whose byte count (-1) matches no word
-    int32_t* slots        # cap entries: id + 1, 0 = empty
-    Py_ssize_t cap        # power of two
+    int32_t* slots        # alloc entries, the first cap in use: id + 1, 0 = empty
+    Py_ssize_t alloc
+    Py_ssize_t cap        # power of two, for this segment's words (small tables stay in L1)
     int shift             # 64 - log2(cap)
     Key* keys             # per id + 1
     Py_ssize_t* start     # per id + 1: byte offset in the hypothesis' buffer (words over 16 bytes)
@@ -944,16 +945,14 @@ cdef int wordset_prepare(WordSet* H, Py_ssize_t nwords) noexcept nogil:
     while cap < 2 * nwords:
         cap *= 2
         shift -= 1
-    if cap > H.cap:
+    if cap > H.alloc:
         free(H.slots)
         H.slots = <int32_t*> calloc(cap, sizeof(int32_t))
         if H.slots == NULL:
-            H.cap = 0
+            H.alloc = 0
             return -1
-        H.cap = cap
-    elif cap < H.cap:  # keep the bigger table (all zero); probe it with its own shift
-        cap = H.cap
-        shift = 64 - mts_ctz64(<uint64_t> cap)
+        H.alloc = cap
+    H.cap = cap   # slots beyond it stay zero
     H.shift = shift
     if nwords + 1 > H.idcap:
         free(H.keys); free(H.start); free(H.spos); free(H.peq)
@@ -971,10 +970,39 @@ cdef int wordset_prepare(WordSet* H, Py_ssize_t nwords) noexcept nogil:
     return 0
 
 
-cdef inline int32_t wordset_find(WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k,
-                                 bint insert) noexcept nogil:
+cdef inline int32_t wordset_find(WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k) noexcept nogil:
     """Id of the word ``p[0:k.L]`` with key ``k`` (``hb``: the hypothesis' buffer the set's
-    words are in); inserted when new and ``insert``, else ``H.n`` (the absent id)."""
+    words are in), inserted when new. The new entry is written either way and the slot set to
+    whichever id won, so that neither outcome costs a mispredicted branch (``H`` has room for
+    one more id than the words seen: :func:`wordset_prepare`)."""
+    cdef Py_ssize_t mask = H.cap - 1
+    cdef Py_ssize_t j = <Py_ssize_t> (k.h >> H.shift)
+    cdef int32_t e, new
+    cdef Key* q
+    cdef bint eq
+    while True:
+        e = H.slots[j]
+        q = &H.keys[e]   # the sentinel when the slot is empty
+        eq = (q.h == k.h) & (q.L == k.L) & (q.a == k.a) & (q.b == k.b)
+        if eq and k.L > 16:
+            eq = bytes_equal(hb + H.start[e] + 16, p + 16, k.L - 16)
+        if eq | (e == 0):
+            break
+        j = (j + 1) & mask
+    new = <int32_t> H.n + 1
+    H.keys[new] = k[0]
+    H.start[new] = p - hb
+    H.spos[new] = j
+    H.peq[new] = 0
+    e = e if eq else new
+    H.slots[j] = e
+    H.n += 1 - eq
+    return e - 1
+
+
+cdef inline int32_t wordset_lookup(WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k) noexcept nogil:
+    """:func:`wordset_find` without inserting, 1-based: ``id + 1``, or 0 when absent (found
+    and absent both end the probe, so the common outcome needs no data-dependent branch)."""
     cdef Py_ssize_t mask = H.cap - 1
     cdef Py_ssize_t j = <Py_ssize_t> (k.h >> H.shift)
     cdef int32_t e
@@ -984,21 +1012,11 @@ cdef inline int32_t wordset_find(WordSet* H, const uint8_t* hb, const uint8_t* p
         e = H.slots[j]
         q = &H.keys[e]   # the sentinel when the slot is empty
         eq = (q.h == k.h) & (q.L == k.L) & (q.a == k.a) & (q.b == k.b)
-        if eq and (k.L <= 16 or bytes_equal(hb + H.start[e] + 16, p + 16, k.L - 16)):
-            return e - 1
-        if e == 0:
-            break
+        if eq and k.L > 16:
+            eq = bytes_equal(hb + H.start[e] + 16, p + 16, k.L - 16)
+        if eq | (e == 0):
+            return e & -(<int32_t> eq)
         j = (j + 1) & mask
-    if not insert:
-        return <int32_t> H.n
-    H.n += 1
-    e = <int32_t> H.n
-    H.keys[e] = k[0]
-    H.start[e] = p - hb
-    H.spos[e] = j
-    H.peq[e] = 0
-    H.slots[j] = e
-    return e - 1
 
 
 cdef Py_ssize_t ref_distance64(WordSet* H, const uint8_t* hb, const TextBits* t, int K,
@@ -1011,12 +1029,10 @@ cdef Py_ssize_t ref_distance64(WordSet* H, const uint8_t* hb, const TextBits* t,
     cdef uint64_t last = (<uint64_t> 1) << (m - 1)
     cdef Key key
     cdef const uint8_t* p
-    cdef int32_t e
     while next_word(t.W, t.nw, &pos, &s, &z):
         p = t.b + s * K
         key_make(&key, p, (z - s) * K)
-        e = wordset_find(H, hb, p, &key, False)
-        PM = H.peq[e + 1] if e < H.n else 0
+        PM = H.peq[wordset_lookup(H, hb, p, &key)]
         X = PM | VN
         D0 = (((X & VP) + VP) ^ VP) | X
         HP = VN | ~(D0 | VP)
@@ -1075,7 +1091,7 @@ cdef int text_segment(PairWork* w, int measure, int multi_ref, const Texts* hy, 
     while next_word(w.th.W, w.th.nw, &pos, &s, &z):
         p = hb + s * K
         key_make(&key, p, (z - s) * K)
-        id_ = wordset_find(&w.H, hb, p, &key, True)
+        id_ = wordset_find(&w.H, hb, p, &key)
         if fused:
             w.H.peq[id_ + 1] |= (<uint64_t> 1) << nh
         elif ibuf_push(&w.hsym, id_) != 0:
@@ -1116,7 +1132,8 @@ cdef int text_segment(PairWork* w, int measure, int multi_ref, const Texts* hy, 
         while next_word(w.tr.W, w.tr.nw, &pos, &s, &z):
             p = w.tr.b + s * K
             key_make(&key, p, (z - s) * K)
-            if ibuf_push(&w.rsym, wordset_find(&w.H, hb, p, &key, False)) != 0:
+            id_ = wordset_lookup(&w.H, hb, p, &key)
+            if ibuf_push(&w.rsym, id_ - 1 if id_ else <int32_t> u) != 0:  # u: absent
                 return -1
         nr = w.rsym.n
         if measure == 0:
