@@ -661,8 +661,9 @@ cdef extern from *:
         *ws = (uint32_t)_mm_movemask_epi8(w);
         *sp = (uint32_t)_mm_movemask_epi8(s);
     }
-    /* the same for 8 two-byte code points; returns nonzero when one is >= U+1680 (then the
-       caller classifies them one by one) */
+    /* the same for 8 two-byte code points, the whitespace above U+00FF being U+1680,
+       U+2000..U+200A, U+2028, U+2029, U+202F, U+205F and U+3000 (mts_high_space_ok checks this
+       Python's str.isspace agrees); returns nonzero when one is >= U+1680 */
     static inline int mts_class_u16(const uint8_t* p, uint32_t* ws, uint32_t* sp) {
         const __m128i bias = _mm_set1_epi16((short)0x8000);
         __m128i x = _mm_loadu_si128((const __m128i*)p);
@@ -675,15 +676,34 @@ cdef extern from *:
         w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x85)));
         w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0xA0)));
         __m128i hi = _mm_cmpgt_epi16(xb, _mm_set1_epi16((short)(0x167F ^ 0x8000)));
+        __m128i v = _mm_xor_si128(_mm_sub_epi16(x, _mm_set1_epi16(0x2000)), bias);
+        __m128i y = _mm_xor_si128(_mm_sub_epi16(x, _mm_set1_epi16(0x2028)), bias);
+        w = _mm_or_si128(w, _mm_cmplt_epi16(v, _mm_set1_epi16((short)0x800B)));
+        w = _mm_or_si128(w, _mm_cmplt_epi16(y, _mm_set1_epi16((short)0x8002)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x1680)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x202F)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x205F)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x3000)));
         *ws = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(w, _mm_setzero_si128())) & 0xFFu;
         *sp = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(s, _mm_setzero_si128())) & 0xFFu;
         return _mm_movemask_epi8(hi);
     }
     #endif
+    /* 1 when str.isspace above U+00FF in the BMP is exactly the set mts_class_u16 tests */
+    static int mts_high_space_ok(void) {
+        uint32_t c;
+        for (c = 0x100; c < 0x10000; c++) {
+            int mine = c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
+                       c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+            if (mine != (Py_UNICODE_ISSPACE(c) ? 1 : 0))
+                return 0;
+        }
+        return 1;
+    }
     /* S (whitespace) and X (U+0020) bits of the n code points of width K at b (16 zero bytes
-       after them), one 64-bit word per 64 code points */
+       after them), one 64-bit word per 64 code points; high_ok: mts_high_space_ok() */
     static void mts_classify(const uint8_t* b, Py_ssize_t n, int K, const uint8_t* t8,
-                             uint64_t* S, uint64_t* X) {
+                             int high_ok, uint64_t* S, uint64_t* X) {
         Py_ssize_t nw = (n + 63) >> 6, w, j, lim;
         uint32_t c, ws, sp;
         for (w = 0; w < nw; w++) {
@@ -708,7 +728,7 @@ cdef extern from *:
                 const uint16_t* q = (const uint16_t*)b + base;
     #if defined(__SSE2__)
                 for (j = 0; j < lim; j += 8) {
-                    if (mts_class_u16((const uint8_t*)(q + j), &ws, &sp)) {
+                    if (mts_class_u16((const uint8_t*)(q + j), &ws, &sp) && !high_ok) {
                         Py_ssize_t k;
                         ws = 0;
                         for (k = 0; k < 8; k++)
@@ -737,8 +757,9 @@ cdef extern from *:
         }
     }
     """
-    void mts_classify(const uint8_t* b, Py_ssize_t n, int K, const uint8_t* t8, uint64_t* S,
-                      uint64_t* X) nogil
+    void mts_classify(const uint8_t* b, Py_ssize_t n, int K, const uint8_t* t8, int high_ok,
+                      uint64_t* S, uint64_t* X) nogil
+    int mts_high_space_ok()
     uint64_t mts_load8(const uint8_t* p) nogil
     uint64_t mts_head8(const uint8_t* p, Py_ssize_t n) nogil
     int mts_ctz64(uint64_t x) nogil
@@ -749,10 +770,15 @@ cdef extern from *:
 # str.isspace of code points 0..255 (the only whitespace above: U+1680 and later)
 cdef uint8_t SPACE8[256]
 
+# whether mts_class_u16's whitespace above U+00FF is this Python's (else code points one by one)
+cdef int HIGH_SPACE_OK = 0
+
 cdef void _init_space8():
+    global HIGH_SPACE_OK
     cdef int c
     for c in range(256):
         SPACE8[c] = 1 if is_space(c) else 0
+    HIGH_SPACE_OK = mts_high_space_ok()
 
 _init_space8()
 
@@ -813,7 +839,7 @@ cdef int textbits_load(TextBits* t, int kind, const void* data, Py_ssize_t n, in
         for k in range(n):
             (<uint32_t*> q)[k] = (<const uint16_t*> data)[k]
     memset(q + n * K, 0, 16)
-    mts_classify(q, n, K, SPACE8, t.S, t.W)
+    mts_classify(q, n, K, SPACE8, HIGH_SPACE_OK, t.S, t.W)
     t.S[nw] = 0
     t.W[nw] = 0
     # strip(): lo = the first non-whitespace character, hi = one past the last
@@ -893,8 +919,9 @@ cdef inline void key_make(Key* k, const uint8_t* p, Py_ssize_t L) noexcept nogil
     k.a = mts_head8(p, L if L < 8 else 8)
     r = L - 8
     k.b = mts_head8(p + 8, r if 0 < r < 8 else 8) & (<uint64_t> 0 - <uint64_t> (r > 0))
-    h = (k.a ^ ((<uint64_t> L) * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL
-    h = (h ^ (h >> 32) ^ k.b) * 0x94D049BB133111EBULL
+    # two independent products (a short dependency chain); the slot takes the high bits, which
+    # depend on every bit of both halves
+    h = (k.a ^ ((<uint64_t> L) << 56)) * 0xBF58476D1CE4E5B9ULL + k.b * 0x94D049BB133111EBULL
     if L > 16:
         p += 16
         r = L - 16
@@ -936,13 +963,14 @@ cdef void wordset_free(WordSet* H) noexcept nogil:
 
 
 cdef int wordset_prepare(WordSet* H, Py_ssize_t nwords) noexcept nogil:
-    """An empty set with room for ``nwords`` words at load <= 1/2."""
-    cdef Py_ssize_t cap = 16, k
-    cdef int shift = 60
+    """An empty set with room for ``nwords`` words at load <= 1/8 (a probe that meets another
+    word is a mispredicted branch; the table still fits in L1 for sentences)."""
+    cdef Py_ssize_t cap = 64, k
+    cdef int shift = 58
     for k in range(1, H.n + 1):
         H.slots[H.spos[k]] = 0
     H.n = 0
-    while cap < 2 * nwords:
+    while cap < 8 * nwords:
         cap *= 2
         shift -= 1
     if cap > H.alloc:
