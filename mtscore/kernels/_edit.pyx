@@ -953,8 +953,10 @@ cdef struct WordSet:
     Key* keys             # per id + 1
     Py_ssize_t* start     # per id + 1: byte offset in the hypothesis' buffer (words over 16 bytes)
     Py_ssize_t* spos      # per id + 1: its slot (to empty the table after the segment)
+    # ids are the positions of the words' first occurrences: entries 1..n are written, those
+    # of repeated words unused
     uint64_t* peq         # per id + 1: the positions of the word in a hypothesis of <= 64 words
-    Py_ssize_t n
+    Py_ssize_t n          # entries written (the hypothesis' words)
     Py_ssize_t idcap
 
 
@@ -998,14 +1000,16 @@ cdef int wordset_prepare(WordSet* H, Py_ssize_t nwords) noexcept nogil:
     return 0
 
 
-cdef inline int32_t wordset_find(WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k) noexcept nogil:
+cdef inline int32_t wordset_find(WordSet H, const uint8_t* hb, const uint8_t* p, Key* k,
+                                 int32_t new) noexcept nogil:
     """Id of the word ``p[0:k.L]`` with key ``k`` (``hb``: the hypothesis' buffer the set's
-    words are in), inserted when new. The new entry is written either way and the slot set to
-    whichever id won, so that neither outcome costs a mispredicted branch (``H`` has room for
-    one more id than the words seen: :func:`wordset_prepare`)."""
+    words are in), inserted as id ``new - 1`` when new: ids are positions (of a word's first
+    occurrence), so no word waits for the previous one's outcome. The entry is written either
+    way and the slot set to whichever id won, so that neither outcome costs a mispredicted
+    branch. ``H`` by value: the caller's copy, whose fields no store can alias."""
     cdef Py_ssize_t mask = H.cap - 1
     cdef Py_ssize_t j = <Py_ssize_t> (k.h >> H.shift)
-    cdef int32_t e, new
+    cdef int32_t e
     cdef Key* q
     cdef bint eq
     while True:
@@ -1017,18 +1021,16 @@ cdef inline int32_t wordset_find(WordSet* H, const uint8_t* hb, const uint8_t* p
         if eq | (e == 0):
             break
         j = (j + 1) & mask
-    new = <int32_t> H.n + 1
     H.keys[new] = k[0]
     H.start[new] = p - hb
     H.spos[new] = j
     H.peq[new] = 0
     e = e if eq else new
     H.slots[j] = e
-    H.n += 1 - eq
     return e - 1
 
 
-cdef inline int32_t wordset_lookup(WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k) noexcept nogil:
+cdef inline int32_t wordset_lookup(const WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k) noexcept nogil:
     """:func:`wordset_find` without inserting, 1-based: ``id + 1``, or 0 when absent (found
     and absent both end the probe, so the common outcome needs no data-dependent branch)."""
     cdef Py_ssize_t mask = H.cap - 1
@@ -1097,6 +1099,7 @@ cdef int text_segment(PairWork* w, int measure, int multi_ref, const Texts* hy, 
     ``r0:r1`` of ``rf``. 0, or -1 when out of memory."""
     cdef Py_ssize_t k, a, nh, nr, u, e, pos, s, z, nwords
     cdef int32_t id_
+    cdef WordSet H
     cdef bint fused
     cdef int K = hy.kinds[i]
     cdef Pick sel
@@ -1116,16 +1119,18 @@ cdef int text_segment(PairWork* w, int measure, int multi_ref, const Texts* hy, 
     w.hsym.n = 0
     pos = 0
     nh = 0
-    while next_word(w.th.W, w.th.nw, &pos, &s, &z):
+    H = w.H
+    while nh < nwords and next_word(w.th.W, w.th.nw, &pos, &s, &z):  # (nwords: all of them)
         p = hb + s * K
         key_make(&key, p, (z - s) * K)
-        id_ = wordset_find(&w.H, hb, p, &key)
+        id_ = wordset_find(H, hb, p, &key, <int32_t> nh + 1)
         if fused:
-            w.H.peq[id_ + 1] |= (<uint64_t> 1) << nh
+            H.peq[id_ + 1] |= (<uint64_t> 1) << nh
         elif ibuf_push(&w.hsym, id_) != 0:
             return -1
         nh += 1
-    u = w.H.n  # ids 0..u-1; u itself: a reference word absent from the hypothesis
+    w.H.n = nh
+    u = nh  # ids are below nh; nh itself: a reference word absent from the hypothesis
     if fused:
         pass
     elif measure == 0:
