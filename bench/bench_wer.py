@@ -169,6 +169,14 @@ def main():
         "lookup), ~0.05 us a segment is fixed cost (string storage, output). jiwer spends ~30 us "
         "a pair, mostly building its alignment objects in Python.",
         "",
+        "Before this kernel (a word table of the references, code points and hashes, then a "
+        "per-hypothesis scan with an FNV chain per character): 13x refs each call, 30x batch "
+        "(2026-11-23 run). Measured side by side in one process on the same 100k pairs, the new "
+        "kernel takes 0.51x the CPU time of the old word_table + word_stats_range. Tried without "
+        "a measurable gain: copying a string while classifying it (no separate memcpy). What is "
+        "left is per word (~12 ns: key, hash, a probe of dependent loads); 50x needs about half "
+        "of the present time per pair.",
+        "",
         "Issue P11's target, WER >= 50x jiwer over 100k pairs (CPU time, one run): "
         + ("met" if rows[0][1] / min(rows[0][2:]) >= 50 else "**not met**")
         + f" ({rows[0][1] / rows[0][2]:.0f}x refs each call, {rows[0][1] / min(rows[0][2:]):.0f}x at best).",
