@@ -37,16 +37,9 @@ def edit_stats_range(
 ) -> None:
     """Fill out[start:stop] (float64 (N, 2)) with [errors, reference length] (Levenshtein or PER errors)."""
 
-def word_table(texts: list[str]) -> tuple[_I32, _I64, _I32, npt.NDArray[np.uint64], _I64]:
-    """jiwer's words of N strings: (cps int32, word_start int64, word_len int32, word_hash uint64, offsets int64 (N + 1,))."""
-
-def word_stats_range(
+def word_stats_texts(
     hyps: list[str],
-    cps: _I32,
-    word_start: _I64,
-    word_len: _I32,
-    word_hash: npt.NDArray[np.uint64],
-    ref_words: _I64,
+    refs: list[str],
     ref_lo: _I64,
     ref_hi: _I64,
     out: _F64,
@@ -55,7 +48,7 @@ def word_stats_range(
     start: int = 0,
     stop: int = -1,
 ) -> None:
-    """Fill out[start:stop] with [errors, reference length] of hyps[i] against word-table references ref_lo[i]:ref_hi[i]."""
+    """Fill out[start:stop] (float64 (N, 2)) with [errors, reference length] of hyps[i] against refs[ref_lo[i]:ref_hi[i]], both split into jiwer's words."""
 
 def levenshtein(a: _I32, b: _I32) -> int:
     """Levenshtein distance (unit costs) of two int32 symbol sequences."""

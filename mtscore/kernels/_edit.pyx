@@ -14,9 +14,9 @@ Numbers (no text involved; every symbol a non-negative int32, token id or code p
   reference, errors being the Levenshtein distance (bit-parallel: Myers 1999 in Hyyro's
   formulation, 64 symbols per machine word, blocks of words for longer hypotheses) or the
   position-independent errors of PER (``max(|h|, |r|) - bag-of-words matches``);
-* :func:`word_table` + :func:`word_stats_range`: the same statistics on jiwer's words, the
-  references' words stored once (code points, hashes) and each hypothesis' words interned in
-  a per-segment table (ids that only agree within a segment: no corpus vocabulary, faster);
+* :func:`word_stats_texts`: the same statistics on jiwer's words straight from the strings,
+  in one pass per (hypothesis, reference) pair: no token arrays, and the hypothesis' words
+  interned in a per-segment table (ids that only agree within a segment: no corpus vocabulary);
 * :func:`levenshtein`: the distance of one pair of sequences;
 * :func:`eed_scores`: extended edit distance (Stanchev et al. 2019) of code-point sequences,
   the best (lowest) over each segment's references, with torchmetrics' float64 operation
@@ -26,15 +26,15 @@ Everything after the string pointers are collected runs without the GIL. The pla
 is ``mtscore/kernels/reference/edit.py`` (textbook dynamic programmes).
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memset
-from libc.stdint cimport uint64_t, int64_t, int32_t, uint16_t, uint8_t
+from libc.string cimport memcpy, memset, memcmp
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 from libc.math cimport pow, NAN
 
 import numpy as np
 cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, UBuf, ubuf_load,
-    ubuf_reserve, is_space, hash_cps, cps_equal, HASH_INIT, hash_step, hash_finish)
+    is_space)
 from mtscore.kernels._text cimport Vocab, VocabC, IBuf, ibuf_push, vocab_intern
 
 cnp.import_array()
@@ -147,65 +147,6 @@ cdef int _jiwer_spans(const Py_UCS4* p, Py_ssize_t n, IBuf* spans) noexcept nogi
         k = r
     if hi > start:
         if ibuf_push(spans, <int32_t> start) != 0 or ibuf_push(spans, <int32_t> (hi - start)) != 0:
-            return -1
-    return 0
-
-
-cdef struct HBuf:
-    uint64_t* p
-    Py_ssize_t n
-    Py_ssize_t cap
-
-
-cdef inline int hbuf_push(HBuf* b, uint64_t v) noexcept nogil:
-    cdef uint64_t* q
-    cdef Py_ssize_t cap
-    if b.n == b.cap:
-        cap = b.cap * 2 if b.cap else 256
-        q = <uint64_t*> realloc(b.p, cap * sizeof(uint64_t))
-        if q == NULL:
-            return -1
-        b.p = q
-        b.cap = cap
-    b.p[b.n] = v
-    b.n += 1
-    return 0
-
-
-cdef int _jiwer_words_hashed(const Py_UCS4* p, Py_ssize_t n, Py_ssize_t base, IBuf* spans,
-                             HBuf* hashes) noexcept nogil:
-    """:func:`_jiwer_spans` (starts offset by ``base``) and each word's ``hash_cps`` in the
-    same pass over the code points (one loop exit per word instead of two)."""
-    cdef Py_ssize_t lo = 0, hi = n, k, start
-    cdef uint64_t h = HASH_INIT
-    cdef Py_UCS4 c
-    if n + base > 0x7FFFFFFF:
-        return -1
-    while lo < hi and _space(p[lo]):
-        lo += 1
-    while hi > lo and _space(p[hi - 1]):
-        hi -= 1
-    start = lo
-    k = lo
-    while k < hi:
-        c = p[k]
-        if not _space(c) or (c != 32 and not _space(p[k + 1])):
-            # a word character, or a lone whitespace character other than U+0020 inside a
-            # word (p[hi - 1] is not whitespace, so p[k + 1] exists)
-            h = hash_step(h, c)
-            k += 1
-            continue
-        if ibuf_push(spans, <int32_t> (start + base)) != 0 or ibuf_push(spans, <int32_t> (k - start)) != 0 \
-                or hbuf_push(hashes, hash_finish(h)) != 0:
-            return -1
-        k += 1
-        while _space(p[k]):
-            k += 1
-        start = k
-        h = HASH_INIT
-    if hi > start:
-        if ibuf_push(spans, <int32_t> (start + base)) != 0 or ibuf_push(spans, <int32_t> (hi - start)) != 0 \
-                or hbuf_push(hashes, hash_finish(h)) != 0:
             return -1
     return 0
 
@@ -663,208 +604,537 @@ def levenshtein(const int32_t[::1] a, const int32_t[::1] b):
     return d
 
 
-# ---- words straight from the strings: WER / PER without a global vocabulary -----------------
+# ---- WER / PER straight from the strings ---------------------------------------------------
 # Levenshtein and PER only ever compare a hypothesis word with a reference word of the same
 # segment, so words need ids that agree within one segment only: the hypothesis' words are
-# interned in a small per-segment table (it stays in L1), and a reference word that is not in it
-# gets one shared "absent" id that matches nothing. This spares the global vocabulary's hashing
-# into a table of every word of the corpus (its cache misses cost more than the distance).
-cdef struct Local:
-    int32_t* table        # cap slots: id + 1, 0 = empty
-    Py_ssize_t cap        # power of two
-    uint64_t* hashes      # per id
-    int32_t* starts       # per id: offset of the word in the segment's code-point buffer
-    int32_t* lens
-    int32_t* spos         # per id: its slot (to empty the table after the segment)
-    Py_ssize_t n
+# interned in a small per-segment table (it stays in L1) and a reference word that is not in it
+# gets one shared "absent" id that matches nothing. No corpus vocabulary, no token arrays: each
+# string is copied once into a zero-padded buffer in the segment's widest PEP 393 width (so the
+# same word has the same bytes in every string of the segment), its whitespace is classified
+# into bit sets (one bit a code point) from which jiwer's word characters follow by shifts, and
+# each word is keyed by its bytes read 8 at a time (a multiplicative hash, equality by whole
+# 8-byte loads): no per-character branch or hash chain.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    static inline uint64_t mts_load8(const uint8_t* p) {
+        uint64_t x; memcpy(&x, p, 8); return x;
+    }
+    /* the first n (1..8) bytes at p, the other bytes zero; reads 8 bytes */
+    static inline uint64_t mts_head8(const uint8_t* p, Py_ssize_t n) {
+        uint64_t x; memcpy(&x, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        return x & (~(uint64_t)0 << (64 - 8 * n));
+    #else
+        return x & (~(uint64_t)0 >> (64 - 8 * n));
+    #endif
+    }
+    static inline int mts_ctz64(uint64_t x) { return __builtin_ctzll(x); }
+    static inline int mts_clz64(uint64_t x) { return __builtin_clzll(x); }
+    static inline int mts_popcount64(uint64_t x) {
+    #if defined(__POPCNT__)
+        return __builtin_popcountll(x);
+    #else   /* without -mpopcnt the builtin is a libgcc call */
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    #endif
+    }
+    /* str.isspace of a code point; t8: the answers for 0..255 (above: U+1680 and later) */
+    static inline int mts_space_cp(uint32_t c, const uint8_t* t8) {
+        return c < 256 ? t8[c] : (c >= 0x1680 && Py_UNICODE_ISSPACE(c));
+    }
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    /* whitespace / U+0020 bits of the 16 one-byte code points at p */
+    static inline void mts_class_u8(const uint8_t* p, uint32_t* ws, uint32_t* sp) {
+        __m128i x = _mm_loadu_si128((const __m128i*)p);
+        __m128i s = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x20));
+        __m128i t = _mm_sub_epi8(x, _mm_set1_epi8(9));      /* 9..13 -> 0..4 */
+        __m128i u = _mm_sub_epi8(x, _mm_set1_epi8(0x1C));   /* 0x1C..0x1F -> 0..3 */
+        __m128i w = _mm_or_si128(s, _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(4)), t));
+        w = _mm_or_si128(w, _mm_cmpeq_epi8(_mm_min_epu8(u, _mm_set1_epi8(3)), u));
+        w = _mm_or_si128(w, _mm_cmpeq_epi8(x, _mm_set1_epi8((char)0x85)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xA0)));
+        *ws = (uint32_t)_mm_movemask_epi8(w);
+        *sp = (uint32_t)_mm_movemask_epi8(s);
+    }
+    /* the same for 8 two-byte code points, the whitespace above U+00FF being U+1680,
+       U+2000..U+200A, U+2028, U+2029, U+202F, U+205F and U+3000 (mts_high_space_ok checks this
+       Python's str.isspace agrees); returns nonzero when one is >= U+1680 */
+    static inline int mts_class_u16(const uint8_t* p, uint32_t* ws, uint32_t* sp) {
+        const __m128i bias = _mm_set1_epi16((short)0x8000);
+        __m128i x = _mm_loadu_si128((const __m128i*)p);
+        __m128i xb = _mm_xor_si128(x, bias);
+        __m128i s = _mm_cmpeq_epi16(x, _mm_set1_epi16(0x20));
+        __m128i t = _mm_xor_si128(_mm_sub_epi16(x, _mm_set1_epi16(9)), bias);
+        __m128i u = _mm_xor_si128(_mm_sub_epi16(x, _mm_set1_epi16(0x1C)), bias);
+        __m128i w = _mm_or_si128(s, _mm_cmplt_epi16(t, _mm_set1_epi16((short)0x8005)));
+        w = _mm_or_si128(w, _mm_cmplt_epi16(u, _mm_set1_epi16((short)0x8004)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x85)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0xA0)));
+        __m128i hi = _mm_cmpgt_epi16(xb, _mm_set1_epi16((short)(0x167F ^ 0x8000)));
+        __m128i v = _mm_xor_si128(_mm_sub_epi16(x, _mm_set1_epi16(0x2000)), bias);
+        __m128i y = _mm_xor_si128(_mm_sub_epi16(x, _mm_set1_epi16(0x2028)), bias);
+        w = _mm_or_si128(w, _mm_cmplt_epi16(v, _mm_set1_epi16((short)0x800B)));
+        w = _mm_or_si128(w, _mm_cmplt_epi16(y, _mm_set1_epi16((short)0x8002)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x1680)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x202F)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x205F)));
+        w = _mm_or_si128(w, _mm_cmpeq_epi16(x, _mm_set1_epi16(0x3000)));
+        *ws = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(w, _mm_setzero_si128())) & 0xFFu;
+        *sp = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(s, _mm_setzero_si128())) & 0xFFu;
+        return _mm_movemask_epi8(hi);
+    }
+    #endif
+    /* 1 when str.isspace above U+00FF in the BMP is exactly the set mts_class_u16 tests */
+    static int mts_high_space_ok(void) {
+        uint32_t c;
+        for (c = 0x100; c < 0x10000; c++) {
+            int mine = c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
+                       c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+            if (mine != (Py_UNICODE_ISSPACE(c) ? 1 : 0))
+                return 0;
+        }
+        return 1;
+    }
+    /* S (whitespace) and X (U+0020) bits of the n code points of width K at b (16 zero bytes
+       after them), one 64-bit word per 64 code points; high_ok: mts_high_space_ok() */
+    static void mts_classify(const uint8_t* b, Py_ssize_t n, int K, const uint8_t* t8,
+                             int high_ok, uint64_t* S, uint64_t* X) {
+        Py_ssize_t nw = (n + 63) >> 6, w, j, lim;
+        uint32_t c, ws, sp;
+        for (w = 0; w < nw; w++) {
+            uint64_t s = 0, x = 0;
+            Py_ssize_t base = w << 6;
+            lim = n - base < 64 ? n - base : 64;
+            if (K == 1) {
+    #if defined(__SSE2__)
+                for (j = 0; j < lim; j += 16) {
+                    mts_class_u8(b + base + j, &ws, &sp);
+                    s |= (uint64_t)ws << j;
+                    x |= (uint64_t)sp << j;
+                }
+    #else
+                for (j = 0; j < lim; j++) {
+                    c = b[base + j];
+                    s |= (uint64_t)t8[c] << j;
+                    x |= (uint64_t)(c == 32) << j;
+                }
+    #endif
+            } else if (K == 2) {
+                const uint16_t* q = (const uint16_t*)b + base;
+    #if defined(__SSE2__)
+                for (j = 0; j < lim; j += 8) {
+                    if (mts_class_u16((const uint8_t*)(q + j), &ws, &sp) && !high_ok) {
+                        Py_ssize_t k;
+                        ws = 0;
+                        for (k = 0; k < 8; k++)
+                            ws |= (uint32_t)mts_space_cp(q[j + k], t8) << k;
+                    }
+                    s |= (uint64_t)ws << j;
+                    x |= (uint64_t)sp << j;
+                }
+    #else
+                for (j = 0; j < lim; j++) {
+                    c = q[j];
+                    s |= (uint64_t)mts_space_cp(c, t8) << j;
+                    x |= (uint64_t)(c == 32) << j;
+                }
+    #endif
+            } else {
+                const uint32_t* q = (const uint32_t*)b + base;
+                for (j = 0; j < lim; j++) {
+                    c = q[j];
+                    s |= (uint64_t)mts_space_cp(c, t8) << j;
+                    x |= (uint64_t)(c == 32) << j;
+                }
+            }
+            S[w] = s;
+            X[w] = x;
+        }
+    }
+    """
+    void mts_classify(const uint8_t* b, Py_ssize_t n, int K, const uint8_t* t8, int high_ok,
+                      uint64_t* S, uint64_t* X) nogil
+    int mts_high_space_ok()
+    uint64_t mts_load8(const uint8_t* p) nogil
+    uint64_t mts_head8(const uint8_t* p, Py_ssize_t n) nogil
+    int mts_ctz64(uint64_t x) nogil
+    int mts_clz64(uint64_t x) nogil
+    int mts_popcount64(uint64_t x) nogil
+
+
+# str.isspace of code points 0..255 (the only whitespace above: U+1680 and later)
+cdef uint8_t SPACE8[256]
+
+# whether mts_class_u16's whitespace above U+00FF is this Python's (else code points one by one)
+cdef int HIGH_SPACE_OK = 0
+
+cdef void _init_space8():
+    global HIGH_SPACE_OK
+    cdef int c
+    for c in range(256):
+        SPACE8[c] = 1 if is_space(c) else 0
+    HIGH_SPACE_OK = mts_high_space_ok()
+
+_init_space8()
+
+cdef struct TextBits:
+    # one string of a segment: its code points in the segment's width ``K`` bytes each
+    # (``b``, 16 zero bytes after them) and its jiwer word characters as bits (``W``)
+    uint8_t* b
+    Py_ssize_t bcap       # bytes allocated
+    uint64_t* S           # whitespace bits (nw + 1 words, the last zero)
+    uint64_t* W           # first the U+0020 bits, then the word-character bits (nw + 1 words)
+    Py_ssize_t mcap       # words allocated in S and W
+    Py_ssize_t nw         # words in use: ceil(n / 64)
+
+
+cdef void textbits_free(TextBits* t) noexcept nogil:
+    free(t.b); free(t.S); free(t.W)
+
+
+cdef inline uint64_t prev_word_top(const uint64_t* W, Py_ssize_t w) noexcept nogil:
+    return W[w - 1] >> 63 if w > 0 else 0
+
+
+cdef int textbits_load(TextBits* t, int kind, const void* data, Py_ssize_t n, int K) noexcept nogil:
+    """Copy ``n`` code points of PEP 393 storage (``kind`` <= ``K``) into ``t.b`` widened to
+    ``K`` bytes each, and set ``t.W`` to jiwer's word characters (after ``strip()``, every
+    character but a U+0020 and the characters of a whitespace run of two or more; so a lone tab
+    inside a word is a word character). Returns the number of words, or -1 when out of memory."""
+    cdef Py_ssize_t nw = (n + 63) >> 6, k, w, lo, hi, words = 0
+    cdef uint64_t s, prev, nxt, sep, m, z
+    cdef uint8_t* q
+    if n * K + 16 > t.bcap:
+        free(t.b)
+        t.bcap = 2 * n * K + 16
+        t.b = <uint8_t*> malloc(t.bcap)
+        if t.b == NULL:
+            t.bcap = 0
+            return -1
+    if nw + 1 > t.mcap:
+        free(t.S); free(t.W)
+        t.mcap = 2 * (nw + 1)
+        t.S = <uint64_t*> malloc(t.mcap * sizeof(uint64_t))
+        t.W = <uint64_t*> malloc(t.mcap * sizeof(uint64_t))
+        if t.S == NULL or t.W == NULL:
+            free(t.S); free(t.W)
+            t.S = NULL; t.W = NULL; t.mcap = 0
+            return -1
+    t.nw = nw
+    q = t.b
+    if kind == K:
+        memcpy(q, data, n * K)
+    elif K == 2:
+        for k in range(n):
+            (<uint16_t*> q)[k] = (<const uint8_t*> data)[k]
+    elif kind == 1:
+        for k in range(n):
+            (<uint32_t*> q)[k] = (<const uint8_t*> data)[k]
+    else:
+        for k in range(n):
+            (<uint32_t*> q)[k] = (<const uint16_t*> data)[k]
+    memset(q + n * K, 0, 16)
+    mts_classify(q, n, K, SPACE8, HIGH_SPACE_OK, t.S, t.W)
+    t.S[nw] = 0
+    t.W[nw] = 0
+    # strip(): lo = the first non-whitespace character, hi = one past the last
+    lo = n
+    for w in range(nw):
+        z = ~t.S[w]
+        if z:
+            lo = (w << 6) + mts_ctz64(z)
+            break
+    if lo >= n:
+        for w in range(nw + 1):
+            t.W[w] = 0
+        return 0
+    hi = lo + 1
+    w = nw - 1
+    while w >= 0:
+        z = ~t.S[w]
+        if w == nw - 1 and (n & 63):
+            z &= ((<uint64_t> 1) << (n & 63)) - 1
+        if z:
+            hi = (w << 6) + 64 - mts_clz64(z)
+            break
+        w -= 1
+    prev = 0
+    for w in range(nw):
+        s = t.S[w]
+        nxt = (s >> 1) | (t.S[w + 1] << 63)
+        sep = t.W[w] | (s & ((s << 1) | prev | nxt))
+        prev = s >> 63
+        m = ~sep
+        if (w << 6) < lo:
+            m &= (~(<uint64_t> 0)) << (lo - (w << 6)) if lo - (w << 6) < 64 else 0
+        if (w << 6) + 64 > hi:
+            m &= ((<uint64_t> 1) << (hi - (w << 6))) - 1 if hi > (w << 6) else 0
+        t.W[w] = m
+        words += mts_popcount64(m & ~((m << 1) | prev_word_top(t.W, w)))
+    return words
+
+
+cdef inline bint next_word(const uint64_t* W, Py_ssize_t nw, Py_ssize_t* pos, Py_ssize_t* s,
+                           Py_ssize_t* e) noexcept nogil:
+    """The next run of set bits at or after ``pos[0]``: ``[s, e)``, ``pos[0] = e``; False at the end."""
+    cdef Py_ssize_t w = pos[0] >> 6
+    cdef uint64_t x
+    if w >= nw:
+        return False
+    x = W[w] & ((~(<uint64_t> 0)) << (pos[0] & 63))
+    while x == 0:
+        w += 1
+        if w >= nw:
+            return False
+        x = W[w]
+    s[0] = (w << 6) + mts_ctz64(x)
+    x = ~W[w] & ((~(<uint64_t> 0)) << (s[0] & 63))
+    while x == 0:   # W[nw] is zero: stops there at the latest
+        w += 1
+        x = ~W[w]
+    e[0] = (w << 6) + mts_ctz64(x)
+    pos[0] = e[0]
+    return True
+
+
+cdef struct Key:
+    # a word of a segment's strings: its first 16 bytes (zero beyond the word), byte count, hash
+    uint64_t a
+    uint64_t b
+    Py_ssize_t L
+    uint64_t h
+
+
+cdef inline void key_make(Key* k, const uint8_t* p, Py_ssize_t L) noexcept nogil:
+    """The key of the ``L`` (>= 1) bytes at ``p`` (reads whole 8-byte words: padded buffers).
+    Words of up to 16 bytes need no loop; the hash's high bits pick the slot."""
+    cdef uint64_t h
+    cdef Py_ssize_t r
+    k.L = L
+    k.a = mts_head8(p, L if L < 8 else 8)
+    r = L - 8
+    k.b = mts_head8(p + 8, r if 0 < r < 8 else 8) & (<uint64_t> 0 - <uint64_t> (r > 0))
+    # two independent products (a short dependency chain); the slot takes the high bits, which
+    # depend on every bit of both halves
+    h = (k.a ^ ((<uint64_t> L) << 56)) * 0xBF58476D1CE4E5B9ULL + k.b * 0x94D049BB133111EBULL
+    if L > 16:
+        p += 16
+        r = L - 16
+        while r > 8:
+            h = (h ^ (h >> 32) ^ mts_load8(p)) * 0xBF58476D1CE4E5B9ULL
+            p += 8
+            r -= 8
+        h = (h ^ (h >> 32) ^ mts_head8(p, r)) * 0x94D049BB133111EBULL
+    k.h = h
+
+
+cdef inline bint bytes_equal(const uint8_t* a, const uint8_t* b, Py_ssize_t L) noexcept nogil:
+    while L > 8:
+        if mts_load8(a) != mts_load8(b):
+            return False
+        a += 8
+        b += 8
+        L -= 8
+    return mts_head8(a, L) == mts_head8(b, L)
+
+
+cdef struct WordSet:
+    # the hypothesis' distinct words, open addressing on the hash's high bits; per-id arrays are
+    # 1-based: entry 0 is a sentinel whose byte count (-1) matches no word
+    int32_t* slots        # alloc entries, the first cap in use: id + 1, 0 = empty
+    Py_ssize_t alloc
+    Py_ssize_t cap        # power of two, for this segment's words (small tables stay in L1)
+    int shift             # 64 - log2(cap)
+    Key* keys             # per id + 1
+    Py_ssize_t* start     # per id + 1: byte offset in the hypothesis' buffer (words over 16 bytes)
+    Py_ssize_t* spos      # per id + 1: its slot (to empty the table after the segment)
+    # ids are the positions of the words' first occurrences: entries 1..n are written, those
+    # of repeated words unused
+    uint64_t* peq         # per id + 1: the positions of the word in a hypothesis of <= 64 words
+    Py_ssize_t n          # entries written (the hypothesis' words)
     Py_ssize_t idcap
 
 
-cdef void local_free(Local* L) noexcept nogil:
-    free(L.table); free(L.hashes); free(L.starts); free(L.lens); free(L.spos)
+cdef void wordset_free(WordSet* H) noexcept nogil:
+    free(H.slots); free(H.keys); free(H.start); free(H.spos); free(H.peq)
 
 
-cdef int local_prepare(Local* L, Py_ssize_t ntok) noexcept nogil:
-    """An empty table with room for ``ntok`` words at load <= 1/2."""
-    cdef Py_ssize_t cap = L.cap, k
-    for k in range(L.n):
-        L.table[L.spos[k]] = 0
-    L.n = 0
-    if cap < 16:
-        cap = 16
-    while cap < 2 * ntok:
+cdef int wordset_prepare(WordSet* H, Py_ssize_t nwords) noexcept nogil:
+    """An empty set with room for ``nwords`` words at load <= 1/8 (a probe that meets another
+    word is a mispredicted branch; the table still fits in L1 for sentences)."""
+    cdef Py_ssize_t cap = 64, k
+    cdef int shift = 58
+    for k in range(1, H.n + 1):
+        H.slots[H.spos[k]] = 0
+    H.n = 0
+    while cap < 8 * nwords:
         cap *= 2
-    if cap != L.cap:
-        free(L.table)
-        L.table = <int32_t*> calloc(cap, sizeof(int32_t))
-        if L.table == NULL:
+        shift -= 1
+    if cap > H.alloc:
+        free(H.slots)
+        H.slots = <int32_t*> calloc(cap, sizeof(int32_t))
+        if H.slots == NULL:
+            H.alloc = 0
             return -1
-        L.cap = cap
-    if ntok > L.idcap:
-        free(L.hashes); free(L.starts); free(L.lens); free(L.spos)
-        L.idcap = 2 * ntok
-        L.hashes = <uint64_t*> malloc(L.idcap * sizeof(uint64_t))
-        L.starts = <int32_t*> malloc(L.idcap * sizeof(int32_t))
-        L.lens = <int32_t*> malloc(L.idcap * sizeof(int32_t))
-        L.spos = <int32_t*> malloc(L.idcap * sizeof(int32_t))
-        if L.hashes == NULL or L.starts == NULL or L.lens == NULL or L.spos == NULL:
+        H.alloc = cap
+    H.cap = cap   # slots beyond it stay zero
+    H.shift = shift
+    if nwords + 1 > H.idcap:
+        free(H.keys); free(H.start); free(H.spos); free(H.peq)
+        H.idcap = 2 * (nwords + 1)
+        H.peq = <uint64_t*> malloc(H.idcap * sizeof(uint64_t))
+        H.keys = <Key*> malloc(H.idcap * sizeof(Key))
+        H.start = <Py_ssize_t*> malloc(H.idcap * sizeof(Py_ssize_t))
+        H.spos = <Py_ssize_t*> malloc(H.idcap * sizeof(Py_ssize_t))
+        if H.keys == NULL or H.start == NULL or H.spos == NULL or H.peq == NULL:
+            H.idcap = 0
             return -1
+        H.peq[0] = 0
+        memset(&H.keys[0], 0, sizeof(Key))
+        H.keys[0].L = -1
     return 0
 
 
-cdef inline int32_t local_id(Local* L, const Py_UCS4* buf, int32_t start, int32_t n,
-                             uint64_t h, bint insert) noexcept nogil:
-    """Id of the word ``buf[start:start + n]`` whose ``hash_cps`` is ``h`` (inserted when new
-    and ``insert``; else -1)."""
-    cdef Py_ssize_t mask = L.cap - 1
-    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> mask)
+cdef inline int32_t wordset_find(WordSet H, const uint8_t* hb, const uint8_t* p, Key* k,
+                                 int32_t new) noexcept nogil:
+    """Id of the word ``p[0:k.L]`` with key ``k`` (``hb``: the hypothesis' buffer the set's
+    words are in), inserted as id ``new - 1`` when new: ids are positions (of a word's first
+    occurrence), so no word waits for the previous one's outcome. The entry is written either
+    way and the slot set to whichever id won, so that neither outcome costs a mispredicted
+    branch. ``H`` by value: the caller's copy, whose fields no store can alias."""
+    cdef Py_ssize_t mask = H.cap - 1
+    cdef Py_ssize_t j = <Py_ssize_t> (k.h >> H.shift)
     cdef int32_t e
+    cdef Key* q
+    cdef bint eq
     while True:
-        e = L.table[j]
-        if e == 0:
+        e = H.slots[j]
+        q = &H.keys[e]   # the sentinel when the slot is empty
+        eq = (q.h == k.h) & (q.L == k.L) & (q.a == k.a) & (q.b == k.b)
+        if eq and k.L > 16:
+            eq = bytes_equal(hb + H.start[e] + 16, p + 16, k.L - 16)
+        if eq | (e == 0):
             break
-        e -= 1
-        if L.hashes[e] == h and L.lens[e] == n and cps_equal(buf + L.starts[e], buf + start, n):
-            return e
         j = (j + 1) & mask
-    if not insert:
-        return -1
-    e = <int32_t> L.n
-    L.hashes[e] = h
-    L.starts[e] = start
-    L.lens[e] = n
-    L.spos[e] = <int32_t> j
-    L.table[j] = e + 1
-    L.n += 1
-    return e
+    H.keys[new] = k[0]
+    H.start[new] = p - hb
+    H.spos[new] = j
+    H.peq[new] = 0
+    e = e if eq else new
+    H.slots[j] = e
+    return e - 1
 
 
-cdef inline int load_at(UBuf* b, Py_ssize_t off, int kind, const void* data, Py_ssize_t n) noexcept nogil:
-    """Widen ``n`` code points of PEP 393 storage into ``b.p[off:off + n]``."""
-    cdef Py_ssize_t k
-    cdef const uint8_t* d1
-    cdef const uint16_t* d2
-    cdef Py_UCS4* q
-    if ubuf_reserve(b, off + n + 1) != 0:
-        return -1
-    q = b.p + off
-    if kind == 1:
-        d1 = <const uint8_t*> data
-        for k in range(n):
-            q[k] = d1[k]
-    elif kind == 2:
-        d2 = <const uint16_t*> data
-        for k in range(n):
-            q[k] = d2[k]
-    else:
-        memcpy(q, data, n * sizeof(Py_UCS4))
-    return 0
+cdef inline int32_t wordset_lookup(const WordSet* H, const uint8_t* hb, const uint8_t* p, Key* k) noexcept nogil:
+    """:func:`wordset_find` without inserting, 1-based: ``id + 1``, or 0 when absent (found
+    and absent both end the probe, so the common outcome needs no data-dependent branch)."""
+    cdef Py_ssize_t mask = H.cap - 1
+    cdef Py_ssize_t j = <Py_ssize_t> (k.h >> H.shift)
+    cdef int32_t e
+    cdef Key* q
+    cdef bint eq
+    while True:
+        e = H.slots[j]
+        q = &H.keys[e]   # the sentinel when the slot is empty
+        eq = (q.h == k.h) & (q.L == k.L) & (q.a == k.a) & (q.b == k.b)
+        if eq and k.L > 16:
+            eq = bytes_equal(hb + H.start[e] + 16, p + 16, k.L - 16)
+        if eq | (e == 0):
+            return e & -(<int32_t> eq)
+        j = (j + 1) & mask
 
 
-def word_table(list texts):
-    """jiwer's words of N strings (:func:`jiwer_words`) as a table a per-segment kernel can
-    probe without scanning the text again: ``(cps int32, word_start int64, word_len int32,
-    word_hash uint64, offsets int64 (N + 1,))``; string i's words are ``offsets[i]:offsets[i+1]``,
-    word k is ``cps[word_start[k]:word_start[k] + word_len[k]]`` (the strings' code points,
-    concatenated) and ``word_hash[k]`` its ``hash_cps`` (FNV-1a 64 + finaliser)."""
-    cdef Py_ssize_t N = len(texts), i, total = 0, nw, k
-    cdef Texts T
-    texts_open(&T, texts)
-    cdef int* kinds = T.kinds
-    cdef void** datas = T.datas
-    cdef Py_ssize_t* lens = T.lens
-    total = T.total
-    cps = np.empty(total, dtype=np.int32)
-    offsets = np.empty(N + 1, dtype=np.int64)
-    bases = np.empty(N + 1, dtype=np.int64)
-    cdef int32_t[::1] cv = cps
-    cdef int64_t[::1] off = offsets
-    cdef int64_t[::1] sb = bases
-    cdef UBuf buf
-    cdef IBuf spans
-    cdef HBuf hashes
-    memset(&buf, 0, sizeof(UBuf))
-    memset(&spans, 0, sizeof(IBuf))
-    memset(&hashes, 0, sizeof(HBuf))
-    cdef int err = 0
-    with nogil:
-        off[0] = 0
-        sb[0] = 0
-        for i in range(N):
-            if ubuf_load(&buf, kinds[i], datas[i], lens[i], 1) != 0 or \
-                    _jiwer_words_hashed(buf.p, lens[i], 0, &spans, &hashes) != 0:
-                err = 1
-                break
-            for k in range(lens[i]):
-                cv[sb[i] + k] = <int32_t> buf.p[k]
-            sb[i + 1] = sb[i] + lens[i]
-            off[i + 1] = spans.n >> 1
-    texts_close(&T); free(buf.p)
-    if err:
-        free(spans.p); free(hashes.p)
-        raise MemoryError("word_table: out of memory (or a string over 2**31 code points)")
-    nw = spans.n >> 1
-    word_start = np.empty(nw, dtype=np.int64)
-    word_len = np.empty(nw, dtype=np.int32)
-    word_hash = np.empty(nw, dtype=np.uint64)
-    cdef int64_t[::1] ws = word_start
-    cdef int32_t[::1] wl = word_len
-    cdef uint64_t[::1] wh = word_hash
-    with nogil:
-        k = 0
-        for i in range(N):  # starts within each string -> within cps
-            while k < off[i + 1]:
-                ws[k] = sb[i] + spans.p[2 * k]
-                wl[k] = spans.p[2 * k + 1]
-                wh[k] = hashes.p[k]
-                k += 1
-    free(spans.p); free(hashes.p)
-    return cps, word_start, word_len, word_hash, offsets
+cdef Py_ssize_t ref_distance64(WordSet* H, const uint8_t* hb, const TextBits* t, int K,
+                               Py_ssize_t m, Py_ssize_t* nr) noexcept nogil:
+    """Levenshtein distance between a hypothesis of ``m`` (1..64) words, their positions in
+    ``H.peq``, and the words of ``t`` (``nr[0]``: how many), each looked up and fed to the
+    bit-parallel step at once (the one-block loop of :func:`levenshtein_text`)."""
+    cdef Py_ssize_t pos = 0, s, z, n = 0, score = m
+    cdef uint64_t PM, X, D0, HP, HN, VP = ~(<uint64_t> 0), VN = 0
+    cdef uint64_t last = (<uint64_t> 1) << (m - 1)
+    cdef Key key
+    cdef const uint8_t* p
+    while next_word(t.W, t.nw, &pos, &s, &z):
+        p = t.b + s * K
+        key_make(&key, p, (z - s) * K)
+        PM = H.peq[wordset_lookup(H, hb, p, &key)]
+        X = PM | VN
+        D0 = (((X & VP) + VP) ^ VP) | X
+        HP = VN | ~(D0 | VP)
+        HN = VP & D0
+        score += <Py_ssize_t> ((HP & last) != 0) - <Py_ssize_t> ((HN & last) != 0)
+        X = (HP << 1) | 1
+        VP = (HN << 1) | ~(D0 | X)
+        VN = X & D0
+        n += 1
+    nr[0] = n
+    return score
 
 
-cdef struct WordWork:
-    UBuf buf              # the hypothesis' code points
-    IBuf spans
-    HBuf hashes
-    IBuf hsym
-    IBuf rsym
-    Local L
+cdef struct PairWork:
+    TextBits th           # the hypothesis
+    TextBits tr           # the reference being compared
+    WordSet H
+    IBuf hsym             # the hypothesis' word ids
+    IBuf rsym             # the reference's
     Pattern P
-    int32_t* count        # PER: hypothesis word counts, by local id
+    int32_t* count        # PER: hypothesis word counts, by id
     int32_t* used
     Py_ssize_t count_cap
 
 
-cdef int word_segment(WordWork* w, int measure, int multi_ref, int hkind, const void* hdata,
-                      Py_ssize_t hn, const Py_UCS4* cps, const int64_t* word_start,
-                      const int32_t* word_len, const uint64_t* word_hash,
-                      const int64_t* ref_words, Py_ssize_t r0, Py_ssize_t r1,
-                      double* out) noexcept nogil:
-    """``out[0:2]`` = ``[errors, length]`` of one hypothesis against references ``r0:r1`` of
-    a :func:`word_table`. 0, or -1 when out of memory."""
-    cdef Py_ssize_t k, a, nh, nr, u, e, q
+cdef void pairwork_free(PairWork* w) noexcept nogil:
+    textbits_free(&w.th); textbits_free(&w.tr); wordset_free(&w.H)
+    free(w.hsym.p); free(w.rsym.p); pattern_free(&w.P); free(w.count); free(w.used)
+
+
+cdef int text_segment(PairWork* w, int measure, int multi_ref, const Texts* hy, Py_ssize_t i,
+                      const Texts* rf, Py_ssize_t r0, Py_ssize_t r1, double* out) noexcept nogil:
+    """``out[0:2]`` = ``[errors, length]`` of hypothesis ``i`` of ``hy`` against references
+    ``r0:r1`` of ``rf``. 0, or -1 when out of memory."""
+    cdef Py_ssize_t k, a, nh, nr, u, e, pos, s, z, nwords
     cdef int32_t id_
+    cdef WordSet H
+    cdef bint fused
+    cdef int K = hy.kinds[i]
     cdef Pick sel
-    cdef uint64_t h
-    cdef Py_ssize_t mask
-    cdef int32_t t, ln
-    cdef const Py_UCS4* word
-    if load_at(&w.buf, 0, hkind, hdata, hn) != 0:
+    cdef Key key
+    cdef const uint8_t* hb
+    cdef const uint8_t* p
+    for a in range(r0, r1):
+        if rf.kinds[a] > K:
+            K = rf.kinds[a]
+    nwords = textbits_load(&w.th, hy.kinds[i], hy.datas[i], hy.lens[i], K)
+    if nwords < 0 or wordset_prepare(&w.H, nwords) != 0:
         return -1
-    w.spans.n = 0
-    w.hashes.n = 0
-    if _jiwer_words_hashed(w.buf.p, hn, 0, &w.spans, &w.hashes) != 0:
-        return -1
-    nh = w.spans.n >> 1
-    if local_prepare(&w.L, nh) != 0:
-        return -1
+    hb = w.th.b
+    # Levenshtein against a hypothesis of one machine word: its words' positions kept in the
+    # set, each reference word looked up and fed to the distance at once
+    fused = measure == 0 and 0 < nwords <= 64
     w.hsym.n = 0
-    for k in range(nh):
-        if ibuf_push(&w.hsym, local_id(&w.L, w.buf.p, w.spans.p[2 * k], w.spans.p[2 * k + 1],
-                                       w.hashes.p[k], True)) != 0:
+    pos = 0
+    nh = 0
+    H = w.H
+    while nh < nwords and next_word(w.th.W, w.th.nw, &pos, &s, &z):  # (nwords: all of them)
+        p = hb + s * K
+        key_make(&key, p, (z - s) * K)
+        id_ = wordset_find(H, hb, p, &key, <int32_t> nh + 1)
+        if fused:
+            H.peq[id_ + 1] |= (<uint64_t> 1) << nh
+        elif ibuf_push(&w.hsym, id_) != 0:
             return -1
-    u = w.L.n  # ids 0..u-1; u itself: a reference word absent from the hypothesis
-    if measure == 0:
+        nh += 1
+    w.H.n = nh
+    u = nh  # ids are below nh; nh itself: a reference word absent from the hypothesis
+    if fused:
+        pass
+    elif measure == 0:
+        # ids are numbered in first-occurrence order, so the pattern's rows are the ids
         if pattern_reserve(&w.P, u) != 0 or pattern_set(&w.P, w.hsym.p, nh) != 0:
             return -1
     else:
@@ -874,38 +1144,39 @@ cdef int word_segment(WordWork* w, int measure, int multi_ref, int hkind, const 
             w.count = <int32_t*> calloc(w.count_cap, sizeof(int32_t))
             w.used = <int32_t*> calloc(w.count_cap, sizeof(int32_t))
             if w.count == NULL or w.used == NULL:
+                w.count_cap = 0
                 return -1
         for k in range(nh):
             w.count[w.hsym.p[k]] += 1
     pick_init(&sel)
-    mask = w.L.cap - 1
     for a in range(r0, r1):
-        nr = ref_words[a + 1] - ref_words[a]
+        if rf.kinds[a] == hy.kinds[i] and rf.lens[a] == hy.lens[i] and \
+                memcmp(rf.datas[a], hy.datas[i], hy.lens[i] * hy.kinds[i]) == 0:
+            pick(&sel, multi_ref, 0, nh)  # the hypothesis itself: no errors
+            continue
+        if textbits_load(&w.tr, rf.kinds[a], rf.datas[a], rf.lens[a], K) < 0:
+            return -1
+        if fused:
+            e = ref_distance64(&w.H, hb, &w.tr, K, nh, &nr)
+            pick(&sel, multi_ref, e, nr)
+            continue
         w.rsym.n = 0
-        for k in range(ref_words[a], ref_words[a + 1]):
-            # probe the hypothesis' table with the reference word's stored hash
-            h = word_hash[k]
-            ln = word_len[k]
-            word = cps + word_start[k]
-            id_ = <int32_t> u
-            q = <Py_ssize_t> (h & <uint64_t> mask)
-            while True:
-                t = w.L.table[q]
-                if t == 0:
-                    break
-                t -= 1
-                if w.L.hashes[t] == h and w.L.lens[t] == ln and cps_equal(w.buf.p + w.L.starts[t], word, ln):
-                    id_ = t
-                    break
-                q = (q + 1) & mask
-            if ibuf_push(&w.rsym, id_) != 0:
+        pos = 0
+        while next_word(w.tr.W, w.tr.nw, &pos, &s, &z):
+            p = w.tr.b + s * K
+            key_make(&key, p, (z - s) * K)
+            id_ = wordset_lookup(&w.H, hb, p, &key)
+            if ibuf_push(&w.rsym, id_ - 1 if id_ else <int32_t> u) != 0:  # u: absent
                 return -1
+        nr = w.rsym.n
         if measure == 0:
             e = levenshtein_text(&w.P, w.rsym.p, nr)
         else:
             e = per_errors(w.count, w.used, w.hsym.p, nh, w.rsym.p, nr)
         pick(&sel, multi_ref, e, nr)
-    if measure == 0:
+    if fused:
+        pass
+    elif measure == 0:
         pattern_clear(&w.P)
     else:
         for k in range(nh):
@@ -915,56 +1186,53 @@ cdef int word_segment(WordWork* w, int measure, int multi_ref, int hkind, const 
     return 0
 
 
-def word_stats_range(list hyps, const int32_t[::1] cps, const int64_t[::1] word_start,
-                     const int32_t[::1] word_len, const uint64_t[::1] word_hash,
-                     const int64_t[::1] ref_words, const int64_t[::1] ref_lo,
-                     const int64_t[::1] ref_hi, double[:, ::1] out, int measure=0,
-                     int multi_ref=0, Py_ssize_t start=0, Py_ssize_t stop=-1):
+def word_stats_texts(list hyps, list refs, const int64_t[::1] ref_lo, const int64_t[::1] ref_hi,
+                     double[:, ::1] out, int measure=0, int multi_ref=0, Py_ssize_t start=0,
+                     Py_ssize_t stop=-1):
     """Fill ``out[start:stop]`` (float64 (N, 2)) with ``[errors, reference length]`` of
-    hypothesis i (``hyps``: N str, split into jiwer's words) against references
-    ``ref_lo[i]:ref_hi[i]`` of a :func:`word_table` of the references (``cps``, ``word_start``,
-    ``word_len``, ``word_hash``; ``ref_words`` = its offsets). The same numbers as
-    :func:`edit_stats_range` on :func:`jiwer_words` ids, without a corpus vocabulary: words get
-    ids that agree within the segment only (a reference word is found in a small table of the
-    hypothesis' words by its stored hash and compared in full; one that is absent gets an id
-    that matches nothing). ``measure`` and ``multi_ref`` as there; a hypothesis without
-    references gets ``[0, 0]``. Runs without the GIL after reading the hypotheses' storage:
-    threads may fill disjoint ranges of one ``out``."""
-    cdef Py_ssize_t N = len(hyps), i, R = ref_words.shape[0] - 1, W = word_start.shape[0]
+    hypothesis i (``hyps``: N str) against references ``refs[ref_lo[i]:ref_hi[i]]`` (``refs``:
+    R str), both split into jiwer's default words. The same numbers as :func:`edit_stats_range`
+    on :func:`jiwer_words` ids, without a corpus vocabulary (words get ids that agree within the
+    segment only). ``measure`` and ``multi_ref`` as there; a hypothesis without references gets
+    ``[0, 0]``; a reference equal to its hypothesis is not split again. Runs without the GIL
+    after reading the strings' storage: threads may fill disjoint ranges of one ``out``."""
+    cdef Py_ssize_t N = len(hyps), R = len(refs), i, rmin, rmax
     if stop < 0:
         stop = N
     if ref_lo.shape[0] != N or ref_hi.shape[0] != N or out.shape[0] != N or out.shape[1] != 2:
-        raise ValueError("word_stats_range: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
-    if word_len.shape[0] != W or word_hash.shape[0] != W or R < 0 or ref_words[0] != 0 \
-            or ref_words[R] != W:
-        raise ValueError("word_stats_range: inconsistent word table")
-    for i in range(R):
-        if ref_words[i + 1] < ref_words[i]:
-            raise ValueError("word_stats_range: inconsistent word table")
-    for i in range(W):
-        if word_start[i] < 0 or word_len[i] < 0 or word_start[i] + word_len[i] > cps.shape[0]:
-            raise ValueError("word_stats_range: inconsistent word table")
+        raise ValueError("word_stats_texts: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
     if measure not in (0, 1) or multi_ref not in (0, 1, 2):
-        raise ValueError("word_stats_range: measure must be 0 or 1 and multi_ref 0, 1 or 2")
+        raise ValueError("word_stats_texts: measure must be 0 or 1 and multi_ref 0, 1 or 2")
     if start < 0 or stop > N or start > stop:
-        raise ValueError(f"word_stats_range: bad range [{start}, {stop}) for {N} segments")
+        raise ValueError(f"word_stats_texts: bad range [{start}, {stop}) for {N} segments")
+    rmin = R
+    rmax = 0
     for i in range(start, stop):
         if ref_lo[i] < 0 or ref_hi[i] > R or ref_lo[i] > ref_hi[i]:
-            raise ValueError(f"word_stats_range: reference range of segment {i} out of bounds")
+            raise ValueError(f"word_stats_texts: reference range of segment {i} out of bounds")
+        if ref_hi[i] > ref_lo[i]:
+            if ref_lo[i] < rmin:
+                rmin = ref_lo[i]
+            if ref_hi[i] > rmax:
+                rmax = ref_hi[i]
     if stop == start:
         return
-    cdef Texts T
-    texts_open(&T, hyps[start:stop], start)
-    cdef int* kinds = T.kinds
-    cdef void** datas = T.datas
-    cdef Py_ssize_t* lens = T.lens
-    cdef WordWork w
-    memset(&w, 0, sizeof(WordWork))
+    if rmax < rmin:
+        rmin = rmax = 0
+    cdef Texts hy, rf
+    texts_open(&hy, hyps[start:stop], start)
+    try:
+        texts_open(&rf, refs[rmin:rmax])
+    except BaseException:
+        texts_close(&hy)
+        raise
+    for i in range(stop - start):
+        if hy.lens[i] > 0x7FFFFFFF:
+            texts_close(&hy); texts_close(&rf)
+            raise ValueError(f"word_stats_texts: segment {i + start} is over 2**31 - 1 code points")
+    cdef PairWork w
+    memset(&w, 0, sizeof(PairWork))
     cdef int err = pattern_init(&w.P, 64)
-    cdef const Py_UCS4* cp = <const Py_UCS4*> &cps[0] if cps.shape[0] else NULL
-    cdef const int64_t* wsp = &word_start[0] if W else NULL
-    cdef const int32_t* wlp = &word_len[0] if W else NULL
-    cdef const uint64_t* whp = &word_hash[0] if W else NULL
     with nogil:
         i = start
         while i < stop and err == 0:
@@ -972,17 +1240,13 @@ def word_stats_range(list hyps, const int32_t[::1] cps, const int64_t[::1] word_
                 out[i, 0] = 0.0
                 out[i, 1] = 0.0
             else:
-                err = word_segment(&w, measure, multi_ref, kinds[i - start], datas[i - start],
-                                   lens[i - start], cp, wsp, wlp, whp, &ref_words[0],
-                                   ref_lo[i], ref_hi[i], &out[i, 0])
+                err = text_segment(&w, measure, multi_ref, &hy, i - start, &rf, ref_lo[i] - rmin,
+                                   ref_hi[i] - rmin, &out[i, 0])
             i += 1
-        pattern_free(&w.P)
-        local_free(&w.L)
-        free(w.buf.p); free(w.spans.p); free(w.hashes.p); free(w.hsym.p); free(w.rsym.p)
-        free(w.count); free(w.used)
-    texts_close(&T)
+        pairwork_free(&w)
+    texts_close(&hy); texts_close(&rf)
     if err:
-        raise MemoryError("word_stats_range: out of memory (or a string over 2**31 code points)")
+        raise MemoryError("word_stats_texts: out of memory")
 
 
 # ---- EED -----------------------------------------------------------------------------------

@@ -899,24 +899,13 @@ def _(data, source):
         assert outcome(k, *bad, o[0]) == outcome(t, *bad, o[1])
 
 
-@case("_edit.word_table")
+@case("_edit.word_stats_texts", 60)
 def _(data, source):
-    lines = texts(data, source)
-    both("_edit.word_table", lines)
-    both("_edit.word_table", lines + [None])  # TypeError
-    # the words are jiwer_words' words, the hashes hash_cps of them
-    cps, ws, wl, _, off = _edit.word_table(lines)
-    vocab = _text.Vocab()
-    ids, ioff = _edit.jiwer_words(lines, vocab)
-    assert np.array_equal(off, ioff)
-    assert ["".join(map(chr, cps[s:s + n])) for s, n in zip(ws, wl)] == [vocab.token(int(i)) for i in ids]
-
-
-@case("_edit.word_stats_range", 60)
-def _(data, source):
-    k, t = pair("_edit.word_stats_range")
+    k, t = pair("_edit.word_stats_texts")
     hyps, refs = corpus(data, source)
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
+    if flat and data.draw(st.booleans(), label="copy"):  # a reference equal to its hypothesis
+        flat[0] = hyps[0]
     counts = [sum(r[i] is not None for r in refs) for i in range(len(hyps))]
     hi = np.cumsum(counts).astype(np.int64)
     lo = hi - np.array(counts, dtype=np.int64)
@@ -925,26 +914,32 @@ def _(data, source):
                                            max_size=len(hyps)), label="seg"), dtype=np.int64)
         lo, hi = lo[pick], hi[pick]
         hi[0] = lo[0]
-    table = _edit.word_table(flat)
     n = len(hyps)
     for measure in (0, 1):
         for multi in (0, 1, 2):
             outs = [np.full((n, 2), 7.0) for _ in range(2)]
-            assert outcome(k, hyps, *table, lo, hi, outs[0], measure, multi) == \
-                outcome(t, hyps, *table, lo, hi, outs[1], measure, multi)
+            assert outcome(k, hyps, flat, lo, hi, outs[0], measure, multi) == \
+                outcome(t, hyps, flat, lo, hi, outs[1], measure, multi)
             assert_same(outs[0], outs[1])
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
     outs = [np.full((n, 2), 7.0) for _ in range(2)]
-    assert outcome(k, hyps, *table, lo, hi, outs[0], 1, 2, a, b) == \
-        outcome(t, hyps, *table, lo, hi, outs[1], 1, 2, a, b)
+    assert outcome(k, hyps, flat, lo, hi, outs[0], 1, 2, a, b) == \
+        outcome(t, hyps, flat, lo, hi, outs[1], 1, 2, a, b)
     assert_same(outs[0], outs[1])
-    # a table whose hashes disagree with its words: both find nothing (a hash must match)
-    bad_hash = (table[0], table[1], table[2], table[3] ^ np.uint64(1), table[4])
-    outs = [np.zeros((n, 2)) for _ in range(2)]
-    k(hyps, *bad_hash, lo, hi, outs[0])
-    t(hyps, *bad_hash, lo, hi, outs[1])
-    assert_same(outs[0], outs[1])
+    # long strings: words across the 64-code-point bit words and past 16 bytes, hypotheses of
+    # more than 64 words (the block distance), in every width
+    alphabet = data.draw(st.sampled_from(["ab ", "ab\t \xa0", "aé  \u3000", "a\U0001F600 b\u2000"]),
+                         label="alphabet")
+    seed = data.draw(st.integers(0, 2 ** 32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    longs = ["".join(rng.choice(list(alphabet), size=int(rng.integers(0, 400)))) for _ in range(4)]
+    o = [np.zeros((2, 2)) for _ in range(2)]
+    two = np.array([0, 2], np.int64), np.array([2, 4], np.int64)
+    for measure in (0, 1):
+        k(longs[:2], longs, *two, o[0], measure)
+        t(longs[:2], longs, *two, o[1], measure)
+        assert_same(o[0], o[1])
     # the same numbers as edit_stats_range on jiwer_words ids (a corpus vocabulary)
     vocab = _text.Vocab()
     hv, ho = _edit.jiwer_words(hyps, vocab)
@@ -952,12 +947,12 @@ def _(data, source):
     seg = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     o1, o2 = np.zeros((n, 2)), np.zeros((n, 2))
     _edit.edit_stats_range(hv, ho, rv, ro, seg, o1, 0, 1)
-    _edit.word_stats_range(hyps, *table, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
+    _edit.word_stats_texts(hyps, flat, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
     assert_same(o1, o2)
-    for bad in ((hyps, *table, lo, hi + 1, np.zeros((n, 2))),
-                (hyps + [None], *table, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
-                (hyps, table[0], table[1] + 1, *table[2:], lo, hi, np.zeros((n, 2))),
-                (hyps, *table[:4], table[4][:-1], lo, hi, np.zeros((n, 2)))):
+    for bad in ((hyps, flat, lo, hi + 1, np.zeros((n, 2))),
+                (hyps + [None], flat, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
+                (hyps, flat + [None], lo, np.where(hi == hi.max(), len(flat) + 1, hi), np.zeros((n, 2))),
+                (hyps, flat, lo, hi, np.zeros((n, 3)))):
         assert outcome(k, *bad) == outcome(t, *bad)
 
 

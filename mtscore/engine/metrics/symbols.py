@@ -1,11 +1,13 @@
 """References of the edit-distance metrics (WER, CER, PER, EED) prepared once: their symbols
-(code points) as CSR arrays or their words as a word table, and which references each segment
-has."""
+(code points) as CSR arrays or, for the word metrics, the strings themselves, and which
+references each segment has."""
 from __future__ import annotations
 
 from typing import List, Optional
 
 import numpy as np
+
+from ...kernels._lists import first_non_str
 
 __all__ = ["PreparedSymbols", "PreparedWords", "flatten_refs"]
 
@@ -51,21 +53,22 @@ class PreparedSymbols:
 
 
 class PreparedWords:
-    """References as a word table (``mtscore.kernels._edit.word_table``): ``table`` is
-    ``(cps, word_start, word_len, word_hash, ref_words)``, and ``seg_refs`` int64 (n + 1) holds
-    absolute indices of each segment's references (into ``ref_words``)."""
+    """References of the word metrics kept as their (normalised) strings: ``refs`` (R str,
+    split into words by ``mtscore.kernels._edit.word_stats_texts`` on every comparison, which
+    costs less than storing the words), and ``seg_refs`` int64 (n + 1) holding absolute indices
+    of each segment's references (into ``refs``)."""
 
-    __slots__ = ("n", "table", "seg_refs", "num_refs")
+    __slots__ = ("n", "refs", "seg_refs", "num_refs")
 
-    def __init__(self, n, table, seg_refs, num_refs):
+    def __init__(self, n, refs, seg_refs, num_refs):
         self.n = n
-        self.table = table
+        self.refs = refs
         self.seg_refs = seg_refs
         self.num_refs = num_refs
 
     def slice(self, a: int, z: int) -> "PreparedWords":
-        """Segments ``a:z`` (the same table; ``seg_refs`` stays absolute)."""
-        return PreparedWords(z - a, self.table, self.seg_refs[a:z + 1], self.num_refs)
+        """Segments ``a:z`` (the same strings; ``seg_refs`` stays absolute)."""
+        return PreparedWords(z - a, self.refs, self.seg_refs[a:z + 1], self.num_refs)
 
     def missing(self) -> Optional[np.ndarray]:
         missing = np.diff(self.seg_refs) == 0
@@ -76,7 +79,7 @@ def flatten_refs(streams) -> tuple:
     """``(flat non-None references in segment order, seg_refs int64 (n + 1), num_refs)`` of K
     reference streams (``num_refs`` -1 when the count varies; segments without any do not count)."""
     n = len(streams[0])
-    if len(streams) == 1 and all(x is not None for x in streams[0]):
+    if len(streams) == 1 and first_non_str(streams[0]) < 0:  # one stream, no None: one C loop
         return list(streams[0]), np.arange(n + 1, dtype=np.int64), 1
     flat: List[str] = []
     seg_refs = np.zeros(n + 1, dtype=np.int64)

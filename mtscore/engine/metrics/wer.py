@@ -34,8 +34,8 @@ Alshawi et al.), chosen per segment by ``multi_ref``:
 
 With one reference the three agree. Per-segment statistics are ``[errors, ref_length]``, an
 ``(N, 2)`` float64 matrix (float because ``"average"`` lengths are means); the edit distances
-come from the bit-parallel kernel in ``mtscore.kernels._edit`` on interned token ids (code points
-for CER).
+come from the bit-parallel kernel in ``mtscore.kernels._edit``: on code points for CER, and for
+WER / PER straight from the strings (words keyed within each segment, no corpus vocabulary).
 """
 from __future__ import annotations
 
@@ -232,9 +232,9 @@ class WER(_EditRate):
     """Word error rate on jiwer's default words (see the module docstring), several
     references per ``multi_ref``; ``workers`` threads (results do not depend on them).
 
-    The prepared references are a word table (``_edit.word_table``: code points, word spans
-    and hashes); each hypothesis is split and its words interned in a per-segment table
-    (``_edit.word_stats_range``: ids that agree within a segment, no corpus vocabulary)."""
+    The prepared references are the normalised strings themselves: ``_edit.word_stats_texts``
+    splits each (hypothesis, reference) pair into words in one pass over both, with ids that
+    agree within a segment only (no corpus vocabulary, no token arrays)."""
 
     _NAME = "WER"
 
@@ -244,15 +244,15 @@ class WER(_EditRate):
         return [vocab.token(int(i)) for i in ids]
 
     def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int) -> PreparedWords:
-        return PreparedWords(n, _edit.word_table(flat), seg_refs, num_refs)
+        return PreparedWords(n, flat, seg_refs, num_refs)
 
     def _hyp_stats(self, hyps: List[str], prepared: PreparedWords, rows: Optional[np.ndarray]) -> np.ndarray:
         seg = prepared.seg_refs
         lo, hi = (seg[:-1], seg[1:]) if rows is None else (seg[rows], seg[rows + 1])
         out = np.zeros((len(hyps), 2), dtype=np.float64)
-        args = (hyps, *prepared.table, np.ascontiguousarray(lo), np.ascontiguousarray(hi), out,
+        args = (hyps, prepared.refs, np.ascontiguousarray(lo), np.ascontiguousarray(hi), out,
                 self._MEASURE, MULTI_REF[self.multi_ref])
-        _in_threads(_edit.word_stats_range, args, len(hyps), self.workers)
+        _in_threads(_edit.word_stats_texts, args, len(hyps), self.workers)
         return out
 
 

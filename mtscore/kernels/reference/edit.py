@@ -132,36 +132,6 @@ def _pick(cand, multi_ref):
     return float(e), float(ln)
 
 
-_MASK = (1 << 64) - 1
-
-
-def hash_cps(word: str) -> int:
-    """FNV-1a 64 over the code points, then the kernels' finaliser (``_ucs4.hash_cps``)."""
-    h = 1469598103934665603
-    for c in word:
-        h = ((h ^ ord(c)) * 1099511628211) & _MASK
-    h ^= h >> 29
-    h = (h * 0xBF58476D1CE4E5B9) & _MASK
-    return h ^ (h >> 32)
-
-
-def word_table(texts: list):
-    _check_texts(texts)
-    cps, starts, lens, hashes, offsets, base = [], [], [], [], [0], 0
-    for t in texts:
-        # each word's start within the string: the same scan, positions kept
-        for start, word in _jiwer_spans(t):
-            starts.append(base + start)
-            lens.append(len(word))
-            hashes.append(hash_cps(word))
-        cps.extend(ord(c) for c in t)
-        base += len(t)
-        offsets.append(len(starts))
-    return (np.array(cps, dtype=np.int32), np.array(starts, dtype=np.int64),
-            np.array(lens, dtype=np.int32), np.array(hashes, dtype=np.uint64),
-            np.array(offsets, dtype=np.int64))
-
-
 def _jiwer_spans(t: str):
     """``[(start, word)]``: jiwer's words with their positions in ``t`` (a separator is a run
     of two or more whitespace characters or a lone U+0020, after stripping)."""
@@ -188,47 +158,37 @@ def _jiwer_spans(t: str):
     return out
 
 
-def word_stats_range(hyps, cps, word_start, word_len, word_hash, ref_words, ref_lo, ref_hi, out,
-                     measure=0, multi_ref=0, start=0, stop=-1):
-    n = len(hyps)
+def word_stats_texts(hyps, refs, ref_lo, ref_hi, out, measure=0, multi_ref=0, start=0, stop=-1):
+    n, n_refs = len(hyps), len(refs)
     if stop < 0:
         stop = n
-    n_refs, n_words = len(ref_words) - 1, len(word_start)
     if len(ref_lo) != n or len(ref_hi) != n or out.shape != (n, 2):
-        raise ValueError("word_stats_range: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
-    if (len(word_len) != n_words or len(word_hash) != n_words or n_refs < 0 or ref_words[0] != 0
-            or ref_words[n_refs] != n_words or (np.diff(ref_words) < 0).any()
-            or (n_words and ((word_start < 0).any() or (word_len < 0).any()
-                             or (word_start + word_len > len(cps)).any()))):
-        raise ValueError("word_stats_range: inconsistent word table")
+        raise ValueError("word_stats_texts: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
     if measure not in (0, 1) or multi_ref not in (0, 1, 2):
-        raise ValueError("word_stats_range: measure must be 0 or 1 and multi_ref 0, 1 or 2")
+        raise ValueError("word_stats_texts: measure must be 0 or 1 and multi_ref 0, 1 or 2")
     if start < 0 or stop > n or start > stop:
-        raise ValueError(f"word_stats_range: bad range [{start}, {stop}) for {n} segments")
+        raise ValueError(f"word_stats_texts: bad range [{start}, {stop}) for {n} segments")
     for i in range(start, stop):
         if ref_lo[i] < 0 or ref_hi[i] > n_refs or ref_lo[i] > ref_hi[i]:
-            raise ValueError(f"word_stats_range: reference range of segment {i} out of bounds")
+            raise ValueError(f"word_stats_texts: reference range of segment {i} out of bounds")
     if stop == start:
         return
-    for k, t in enumerate(hyps[start:stop]):
-        if type(t) is not str:
-            raise TypeError(f"segment {k + start} is {type(t).__name__}, expected str")
+    _check_texts(hyps[start:stop])
+    used = [a for i in range(start, stop) for a in range(int(ref_lo[i]), int(ref_hi[i]))]
+    if used:
+        _check_texts(refs[min(used):max(used) + 1])
     errors = _levenshtein if measure == 0 else _per_errors
     for i in range(start, stop):
         if ref_hi[i] == ref_lo[i]:
             out[i] = (0.0, 0.0)
             continue
         h = _jiwer_split(hyps[i])
-        # a reference word matches a hypothesis word when hash and code points agree
-        ids = {(hash_cps(w), tuple(ord(c) for c in w)): w for w in h}
+        ids = {w: k for k, w in enumerate(dict.fromkeys(h))}
+        hid = [ids[w] for w in h]
         cand = []
         for a in range(int(ref_lo[i]), int(ref_hi[i])):
-            r = []
-            for k in range(int(ref_words[a]), int(ref_words[a + 1])):
-                s = int(word_start[k])
-                key = (int(word_hash[k]), tuple(int(c) for c in cps[s:s + int(word_len[k])]))
-                r.append(ids.get(key, None))  # None: absent from the hypothesis, matches nothing
-            cand.append((errors(h, r), len(r)))
+            r = [ids.get(w, -1) for w in _jiwer_split(refs[a])]  # -1: absent, matches nothing
+            cand.append((errors(hid, r), len(r)))
         out[i] = _pick(cand, multi_ref)
 
 
