@@ -261,11 +261,15 @@ cdef class TercomVocab:
 
     Ids are assigned in first-seen order; equal strings get equal ids in every call that shares
     the vocab (hash + full comparison of the code points). Not thread-safe: intern under the GIL.
+    Each token's code points are kept 1, 2 or 4 bytes wide, the narrowest that holds them (as
+    PEP 393 does): a quarter of the memory, hence of the fresh pages a first call touches, for
+    Latin-script text.
     """
-    cdef Py_UCS4* chars
+    cdef uint8_t* chars     # byte arena
     cdef int64_t nchars, cap_chars
-    cdef int64_t* tstart
-    cdef int32_t* tlen
+    cdef int64_t* tstart    # byte offset of each token in chars
+    cdef int32_t* tlen      # code points
+    cdef uint8_t* twidth    # bytes per code point: 1, 2 or 4
     cdef uint64_t* thash
     cdef int32_t ntok, cap_tok
     cdef int32_t* table
@@ -273,14 +277,15 @@ cdef class TercomVocab:
 
     def __cinit__(self):
         self.cap_chars = 1 << 16
-        self.chars = <Py_UCS4*>malloc(self.cap_chars * sizeof(Py_UCS4))
+        self.chars = <uint8_t*>malloc(self.cap_chars)
         self.cap_tok = 1 << 12
         self.tstart = <int64_t*>malloc(self.cap_tok * sizeof(int64_t))
         self.tlen = <int32_t*>malloc(self.cap_tok * sizeof(int32_t))
+        self.twidth = <uint8_t*>malloc(self.cap_tok)
         self.thash = <uint64_t*>malloc(self.cap_tok * sizeof(uint64_t))
         self.mask = (1 << 13) - 1
         self.table = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
-        if (self.chars == NULL or self.tstart == NULL or self.tlen == NULL
+        if (self.chars == NULL or self.tstart == NULL or self.tlen == NULL or self.twidth == NULL
                 or self.thash == NULL or self.table == NULL):
             raise MemoryError("TercomVocab: out of memory")
         cdef uint64_t k
@@ -293,6 +298,7 @@ cdef class TercomVocab:
         free(self.chars)
         free(self.tstart)
         free(self.tlen)
+        free(self.twidth)
         free(self.thash)
         free(self.table)
 
@@ -303,7 +309,34 @@ cdef class TercomVocab:
         """The string of token id ``i``."""
         if i < 0 or i >= self.ntok:
             raise IndexError(f"TercomVocab.token: id {i} out of range (size {self.ntok})")
-        return "".join([chr(self.chars[self.tstart[i] + k]) for k in range(self.tlen[i])])
+        return "".join([chr(self.cp(i, k)) for k in range(self.tlen[i])])
+
+    cdef inline uint32_t cp(self, int32_t t, Py_ssize_t k) noexcept nogil:
+        """Code point k of token t."""
+        cdef const uint8_t* q = self.chars + self.tstart[t]
+        if self.twidth[t] == 1:
+            return q[k]
+        if self.twidth[t] == 2:
+            return (<const uint16_t*>q)[k]
+        return (<const uint32_t*>q)[k]
+
+    cdef inline bint same(self, int32_t t, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+        """Token t == s[:n] (the lengths are equal)."""
+        cdef const uint8_t* q = self.chars + self.tstart[t]
+        cdef const uint16_t* q2
+        cdef Py_ssize_t k
+        if self.twidth[t] == 1:
+            for k in range(n):
+                if q[k] != <uint32_t>s[k]:
+                    return False
+            return True
+        if self.twidth[t] == 2:
+            q2 = <const uint16_t*>q
+            for k in range(n):
+                if q2[k] != <uint32_t>s[k]:
+                    return False
+            return True
+        return cps_equal(<const Py_UCS4*>q, s, n)
 
     cdef int grow_table(self) noexcept nogil:
         cdef uint64_t newmask = (self.mask << 1) | 1
@@ -348,12 +381,15 @@ cdef class TercomVocab:
         cdef int32_t t
         cdef void* p
         cdef int64_t newcap
+        cdef uint32_t top
+        cdef Py_ssize_t k
+        cdef int width
+        cdef uint8_t* q
         while True:
             t = self.table[slot]
             if t == -1:
                 break
-            if (self.thash[t] == h and self.tlen[t] == n
-                    and cps_equal(self.chars + self.tstart[t], s, n)):
+            if self.thash[t] == h and self.tlen[t] == n and self.same(t, s, n):
                 return t
             slot = (slot + 1) & self.mask
         # new token
@@ -369,25 +405,44 @@ cdef class TercomVocab:
             if p == NULL:
                 return -1
             self.tlen = <int32_t*>p
+            p = realloc(self.twidth, self.cap_tok)
+            if p == NULL:
+                return -1
+            self.twidth = <uint8_t*>p
             p = realloc(self.thash, self.cap_tok * sizeof(uint64_t))
             if p == NULL:
                 return -1
             self.thash = <uint64_t*>p
-        if self.nchars + n > self.cap_chars:
+        top = 0
+        for k in range(n):
+            if <uint32_t>s[k] > top:
+                top = <uint32_t>s[k]
+        width = 1 if top < 256 else (2 if top < 65536 else 4)
+        if self.nchars + n * width + 3 > self.cap_chars:
             newcap = self.cap_chars * 2
-            while newcap < self.nchars + n:
+            while newcap < self.nchars + n * width + 3:
                 newcap *= 2
-            p = realloc(self.chars, newcap * sizeof(Py_UCS4))
+            p = realloc(self.chars, newcap)
             if p == NULL:
                 return -1
-            self.chars = <Py_UCS4*>p
+            self.chars = <uint8_t*>p
             self.cap_chars = newcap
-        memcpy(self.chars + self.nchars, s, n * sizeof(Py_UCS4))
+        self.nchars = (self.nchars + width - 1) & ~(<int64_t>width - 1)  # aligned for its width
+        q = self.chars + self.nchars
+        if width == 1:
+            for k in range(n):
+                q[k] = <uint8_t>s[k]
+        elif width == 2:
+            for k in range(n):
+                (<uint16_t*>q)[k] = <uint16_t>s[k]
+        else:
+            memcpy(q, s, n * sizeof(Py_UCS4))
         t = self.ntok
         self.tstart[t] = self.nchars
         self.tlen[t] = <int32_t>n
+        self.twidth[t] = <uint8_t>width
         self.thash[t] = h
-        self.nchars += n
+        self.nchars += n * width
         self.ntok += 1
         self.table[slot] = t
         if <uint64_t>self.ntok * 2 > self.mask:
