@@ -256,6 +256,13 @@ cdef void remove_punct(UBuf* a, bint asian) noexcept nogil:
     a.n = o
 
 
+ctypedef struct TokMeta:
+    uint64_t hash       # hash_cps_fold of the code points
+    int64_t start       # byte offset in the arena
+    int32_t len         # code points
+    int32_t width       # bytes per code point: 1, 2 or 4
+
+
 cdef class TercomVocab:
     """Exact interning of token strings (code-point sequences) to dense int32 ids.
 
@@ -267,10 +274,7 @@ cdef class TercomVocab:
     """
     cdef uint8_t* chars     # byte arena
     cdef int64_t nchars, cap_chars
-    cdef int64_t* tstart    # byte offset of each token in chars
-    cdef int32_t* tlen      # code points
-    cdef uint8_t* twidth    # bytes per code point: 1, 2 or 4
-    cdef uint64_t* thash
+    cdef TokMeta* meta      # per token, one cache line for a lookup
     cdef int32_t ntok, cap_tok
     cdef int32_t* table
     cdef uint64_t mask
@@ -279,14 +283,10 @@ cdef class TercomVocab:
         self.cap_chars = 1 << 16
         self.chars = <uint8_t*>malloc(self.cap_chars)
         self.cap_tok = 1 << 12
-        self.tstart = <int64_t*>malloc(self.cap_tok * sizeof(int64_t))
-        self.tlen = <int32_t*>malloc(self.cap_tok * sizeof(int32_t))
-        self.twidth = <uint8_t*>malloc(self.cap_tok)
-        self.thash = <uint64_t*>malloc(self.cap_tok * sizeof(uint64_t))
+        self.meta = <TokMeta*>malloc(self.cap_tok * sizeof(TokMeta))
         self.mask = (1 << 13) - 1
         self.table = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
-        if (self.chars == NULL or self.tstart == NULL or self.tlen == NULL or self.twidth == NULL
-                or self.thash == NULL or self.table == NULL):
+        if self.chars == NULL or self.meta == NULL or self.table == NULL:
             raise MemoryError("TercomVocab: out of memory")
         cdef uint64_t k
         for k in range(self.mask + 1):
@@ -296,10 +296,7 @@ cdef class TercomVocab:
 
     def __dealloc__(self):
         free(self.chars)
-        free(self.tstart)
-        free(self.tlen)
-        free(self.twidth)
-        free(self.thash)
+        free(self.meta)
         free(self.table)
 
     def __len__(self):
@@ -309,28 +306,28 @@ cdef class TercomVocab:
         """The string of token id ``i``."""
         if i < 0 or i >= self.ntok:
             raise IndexError(f"TercomVocab.token: id {i} out of range (size {self.ntok})")
-        return "".join([chr(self.cp(i, k)) for k in range(self.tlen[i])])
+        return "".join([chr(self.cp(i, k)) for k in range(self.meta[i].len)])
 
     cdef inline uint32_t cp(self, int32_t t, Py_ssize_t k) noexcept nogil:
         """Code point k of token t."""
-        cdef const uint8_t* q = self.chars + self.tstart[t]
-        if self.twidth[t] == 1:
+        cdef const uint8_t* q = self.chars + self.meta[t].start
+        if self.meta[t].width == 1:
             return q[k]
-        if self.twidth[t] == 2:
+        if self.meta[t].width == 2:
             return (<const uint16_t*>q)[k]
         return (<const uint32_t*>q)[k]
 
     cdef inline bint same(self, int32_t t, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
         """Token t == s[:n] (the lengths are equal)."""
-        cdef const uint8_t* q = self.chars + self.tstart[t]
+        cdef const uint8_t* q = self.chars + self.meta[t].start
         cdef const uint16_t* q2
         cdef Py_ssize_t k
-        if self.twidth[t] == 1:
+        if self.meta[t].width == 1:
             for k in range(n):
                 if q[k] != <uint32_t>s[k]:
                     return False
             return True
-        if self.twidth[t] == 2:
+        if self.meta[t].width == 2:
             q2 = <const uint16_t*>q
             for k in range(n):
                 if q2[k] != <uint32_t>s[k]:
@@ -348,7 +345,7 @@ cdef class TercomVocab:
         for k in range(newmask + 1):
             nt[k] = -1
         for t in range(self.ntok):
-            slot = self.thash[t] & newmask
+            slot = self.meta[t].hash & newmask
             while nt[slot] != -1:
                 slot = (slot + 1) & newmask
             nt[slot] = t
@@ -363,12 +360,12 @@ cdef class TercomVocab:
         cdef int32_t t
         cdef uint64_t slot
         for t in range(self.ntok):
-            slot = self.thash[t] & self.mask
+            slot = self.meta[t].hash & self.mask
             while self.table[slot] != t:
                 slot = (slot + 1) & self.mask
-            self.thash[t] = slot   # no longer needed as a hash: keep the slot
+            self.meta[t].hash = slot   # no longer needed as a hash: keep the slot
         for t in range(self.ntok):
-            self.table[self.thash[t]] = -1
+            self.table[self.meta[t].hash] = -1
         self.ntok = 0
         self.nchars = 0
 
@@ -389,7 +386,7 @@ cdef class TercomVocab:
             t = self.table[slot]
             if t == -1:
                 break
-            if self.thash[t] == h and self.tlen[t] == n and self.same(t, s, n):
+            if self.meta[t].hash == h and self.meta[t].len == n and self.same(t, s, n):
                 return t
             slot = (slot + 1) & self.mask
         # new token
@@ -397,22 +394,10 @@ cdef class TercomVocab:
             if self.cap_tok >= (1 << 30):
                 return -1
             self.cap_tok *= 2
-            p = realloc(self.tstart, self.cap_tok * sizeof(int64_t))
+            p = realloc(self.meta, self.cap_tok * sizeof(TokMeta))
             if p == NULL:
                 return -1
-            self.tstart = <int64_t*>p
-            p = realloc(self.tlen, self.cap_tok * sizeof(int32_t))
-            if p == NULL:
-                return -1
-            self.tlen = <int32_t*>p
-            p = realloc(self.twidth, self.cap_tok)
-            if p == NULL:
-                return -1
-            self.twidth = <uint8_t*>p
-            p = realloc(self.thash, self.cap_tok * sizeof(uint64_t))
-            if p == NULL:
-                return -1
-            self.thash = <uint64_t*>p
+            self.meta = <TokMeta*>p
         top = 0
         for k in range(n):
             if <uint32_t>s[k] > top:
@@ -438,10 +423,10 @@ cdef class TercomVocab:
         else:
             memcpy(q, s, n * sizeof(Py_UCS4))
         t = self.ntok
-        self.tstart[t] = self.nchars
-        self.tlen[t] = <int32_t>n
-        self.twidth[t] = <uint8_t>width
-        self.thash[t] = h
+        self.meta[t].hash = h
+        self.meta[t].start = self.nchars
+        self.meta[t].len = <int32_t>n
+        self.meta[t].width = width
         self.nchars += n * width
         self.ntok += 1
         self.table[slot] = t
