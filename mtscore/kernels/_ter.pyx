@@ -907,10 +907,26 @@ cdef int setup_band(Work* w, int n, int m) noexcept nogil:
     w.band_n = -1
     if m < BEAM_WIDTH:
         # every row is full: floor(i * m / n) <= m < beam, so lo = 0 and hi = m + 1 (and the
-        # beam is not widened: that needs m / n > 2 * BEAM_WIDTH)
+        # beam is not widened: that needs m / n > 2 * BEAM_WIDTH); rows stored over [0, m + 1)
+        total = (<int64_t>n + 1) * (m + 1)
+        if total > w.cellcap:
+            if grow(<void**>&w.curmat, total * 4) or grow(<void**>&w.candmat, total * 4):
+                return -1
+            w.cellcap = total
+        if total > w.bcellcap:
+            if grow(<void**>&w.bwd, total * 4):
+                return -1
+            w.bcellcap = total
         for i in range(n + 1):
             w.lo[i] = 0
             w.hi[i] = m + 1
+            w.rs[i] = 0
+            w.re[i] = m + 1
+            w.roff[i] = <int64_t>i * (m + 1)
+            w.boff[i] = <int64_t>i * (m + 1)
+        w.band_n = n
+        w.band_m = m
+        return 0
     else:
         if BEAM_WIDTH < ratio / 2.0:
             beam = <int>ceil(ratio / 2.0 + BEAM_WIDTH)
