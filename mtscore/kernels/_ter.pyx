@@ -256,9 +256,9 @@ cdef void remove_punct(UBuf* a, bint asian) noexcept nogil:
     a.n = o
 
 
-ctypedef struct TokMeta:
-    uint64_t hash       # hash_cps_fold of the code points
-    int64_t start       # byte offset in the arena
+ctypedef struct TokMeta:    # 16 bytes: a first call's vocabulary touches few fresh pages
+    uint32_t hash       # low half of hash_cps_fold of the code points (slots use low bits)
+    uint32_t start      # byte offset in the arena (arena < 4 GiB)
     int32_t len         # code points
     int32_t width       # bytes per code point: 1, 2 or 4
 
@@ -363,7 +363,7 @@ cdef class TercomVocab:
             slot = self.meta[t].hash & self.mask
             while self.table[slot] != t:
                 slot = (slot + 1) & self.mask
-            self.meta[t].hash = slot   # no longer needed as a hash: keep the slot
+            self.meta[t].hash = <uint32_t>slot   # no longer needed as a hash: keep the slot
         for t in range(self.ntok):
             self.table[self.meta[t].hash] = -1
         self.ntok = 0
@@ -386,7 +386,7 @@ cdef class TercomVocab:
             t = self.table[slot]
             if t == -1:
                 break
-            if self.meta[t].hash == h and self.meta[t].len == n and self.same(t, s, n):
+            if self.meta[t].hash == <uint32_t>h and self.meta[t].len == n and self.same(t, s, n):
                 return t
             slot = (slot + 1) & self.mask
         # new token
@@ -403,6 +403,8 @@ cdef class TercomVocab:
             if <uint32_t>s[k] > top:
                 top = <uint32_t>s[k]
         width = 1 if top < 256 else (2 if top < 65536 else 4)
+        if self.nchars + n * width + 3 >= (<int64_t>1 << 32):
+            return -1   # TokMeta.start is 32 bits
         if self.nchars + n * width + 3 > self.cap_chars:
             newcap = self.cap_chars * 2
             while newcap < self.nchars + n * width + 3:
@@ -423,8 +425,8 @@ cdef class TercomVocab:
         else:
             memcpy(q, s, n * sizeof(Py_UCS4))
         t = self.ntok
-        self.meta[t].hash = h
-        self.meta[t].start = self.nchars
+        self.meta[t].hash = <uint32_t>h
+        self.meta[t].start = <uint32_t>self.nchars
         self.meta[t].len = <int32_t>n
         self.meta[t].width = width
         self.nchars += n * width
