@@ -24,17 +24,17 @@ Exactness notes (sacrebleu 2.6.0's ``lib_ter`` behaviour; the plain-Python twin 
   candidate): the rows of a prefix do not depend on what follows it, so this is exactly
   sacrebleu's trie cache without the trie.
 """
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcmp, memcpy
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport floor, ceil
 
 import numpy as np
 cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
-    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct,
-    hash_cps_fold, cps_equal, replace_inplace)
+    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_space,
+    HASH_INIT, hash_step, hash_cps_fold, cps_equal, replace_inplace)
 
 cnp.import_array()
 
@@ -256,32 +256,37 @@ cdef void remove_punct(UBuf* a, bint asian) noexcept nogil:
     a.n = o
 
 
+ctypedef struct TokMeta:    # 16 bytes: a first call's vocabulary touches few fresh pages
+    uint32_t hash       # low half of hash_cps_fold of the code points (slots use low bits)
+    uint32_t start      # byte offset in the arena (arena < 4 GiB)
+    int32_t len         # code points
+    int32_t width       # bytes per code point: 1, 2 or 4
+
+
 cdef class TercomVocab:
     """Exact interning of token strings (code-point sequences) to dense int32 ids.
 
     Ids are assigned in first-seen order; equal strings get equal ids in every call that shares
     the vocab (hash + full comparison of the code points). Not thread-safe: intern under the GIL.
+    Each token's code points are kept 1, 2 or 4 bytes wide, the narrowest that holds them (as
+    PEP 393 does): a quarter of the memory, hence of the fresh pages a first call touches, for
+    Latin-script text.
     """
-    cdef Py_UCS4* chars
+    cdef uint8_t* chars     # byte arena
     cdef int64_t nchars, cap_chars
-    cdef int64_t* tstart
-    cdef int32_t* tlen
-    cdef uint64_t* thash
+    cdef TokMeta* meta      # per token, one cache line for a lookup
     cdef int32_t ntok, cap_tok
     cdef int32_t* table
     cdef uint64_t mask
 
     def __cinit__(self):
         self.cap_chars = 1 << 16
-        self.chars = <Py_UCS4*>malloc(self.cap_chars * sizeof(Py_UCS4))
+        self.chars = <uint8_t*>malloc(self.cap_chars)
         self.cap_tok = 1 << 12
-        self.tstart = <int64_t*>malloc(self.cap_tok * sizeof(int64_t))
-        self.tlen = <int32_t*>malloc(self.cap_tok * sizeof(int32_t))
-        self.thash = <uint64_t*>malloc(self.cap_tok * sizeof(uint64_t))
+        self.meta = <TokMeta*>malloc(self.cap_tok * sizeof(TokMeta))
         self.mask = (1 << 13) - 1
         self.table = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
-        if (self.chars == NULL or self.tstart == NULL or self.tlen == NULL
-                or self.thash == NULL or self.table == NULL):
+        if self.chars == NULL or self.meta == NULL or self.table == NULL:
             raise MemoryError("TercomVocab: out of memory")
         cdef uint64_t k
         for k in range(self.mask + 1):
@@ -291,9 +296,7 @@ cdef class TercomVocab:
 
     def __dealloc__(self):
         free(self.chars)
-        free(self.tstart)
-        free(self.tlen)
-        free(self.thash)
+        free(self.meta)
         free(self.table)
 
     def __len__(self):
@@ -303,7 +306,34 @@ cdef class TercomVocab:
         """The string of token id ``i``."""
         if i < 0 or i >= self.ntok:
             raise IndexError(f"TercomVocab.token: id {i} out of range (size {self.ntok})")
-        return "".join([chr(self.chars[self.tstart[i] + k]) for k in range(self.tlen[i])])
+        return "".join([chr(self.cp(i, k)) for k in range(self.meta[i].len)])
+
+    cdef inline uint32_t cp(self, int32_t t, Py_ssize_t k) noexcept nogil:
+        """Code point k of token t."""
+        cdef const uint8_t* q = self.chars + self.meta[t].start
+        if self.meta[t].width == 1:
+            return q[k]
+        if self.meta[t].width == 2:
+            return (<const uint16_t*>q)[k]
+        return (<const uint32_t*>q)[k]
+
+    cdef inline bint same(self, int32_t t, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+        """Token t == s[:n] (the lengths are equal)."""
+        cdef const uint8_t* q = self.chars + self.meta[t].start
+        cdef const uint16_t* q2
+        cdef Py_ssize_t k
+        if self.meta[t].width == 1:
+            for k in range(n):
+                if q[k] != <uint32_t>s[k]:
+                    return False
+            return True
+        if self.meta[t].width == 2:
+            q2 = <const uint16_t*>q
+            for k in range(n):
+                if q2[k] != <uint32_t>s[k]:
+                    return False
+            return True
+        return cps_equal(<const Py_UCS4*>q, s, n)
 
     cdef int grow_table(self) noexcept nogil:
         cdef uint64_t newmask = (self.mask << 1) | 1
@@ -315,7 +345,7 @@ cdef class TercomVocab:
         for k in range(newmask + 1):
             nt[k] = -1
         for t in range(self.ntok):
-            slot = self.thash[t] & newmask
+            slot = self.meta[t].hash & newmask
             while nt[slot] != -1:
                 slot = (slot + 1) & newmask
             nt[slot] = t
@@ -330,27 +360,33 @@ cdef class TercomVocab:
         cdef int32_t t
         cdef uint64_t slot
         for t in range(self.ntok):
-            slot = self.thash[t] & self.mask
+            slot = self.meta[t].hash & self.mask
             while self.table[slot] != t:
                 slot = (slot + 1) & self.mask
-            self.thash[t] = slot   # no longer needed as a hash: keep the slot
+            self.meta[t].hash = <uint32_t>slot   # no longer needed as a hash: keep the slot
         for t in range(self.ntok):
-            self.table[self.thash[t]] = -1
+            self.table[self.meta[t].hash] = -1
         self.ntok = 0
         self.nchars = 0
 
     cdef int32_t intern(self, const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-        cdef uint64_t h = hash_cps_fold(s, n)
+        return self.intern_h(s, n, hash_cps_fold(s, n))
+
+    cdef int32_t intern_h(self, const Py_UCS4* s, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """``intern`` of a token whose ``hash_cps_fold`` is ``h``."""
         cdef uint64_t slot = h & self.mask
         cdef int32_t t
         cdef void* p
         cdef int64_t newcap
+        cdef uint32_t top
+        cdef Py_ssize_t k
+        cdef int width
+        cdef uint8_t* q
         while True:
             t = self.table[slot]
             if t == -1:
                 break
-            if (self.thash[t] == h and self.tlen[t] == n
-                    and cps_equal(self.chars + self.tstart[t], s, n)):
+            if self.meta[t].hash == <uint32_t>h and self.meta[t].len == n and self.same(t, s, n):
                 return t
             slot = (slot + 1) & self.mask
         # new token
@@ -358,33 +394,42 @@ cdef class TercomVocab:
             if self.cap_tok >= (1 << 30):
                 return -1
             self.cap_tok *= 2
-            p = realloc(self.tstart, self.cap_tok * sizeof(int64_t))
+            p = realloc(self.meta, self.cap_tok * sizeof(TokMeta))
             if p == NULL:
                 return -1
-            self.tstart = <int64_t*>p
-            p = realloc(self.tlen, self.cap_tok * sizeof(int32_t))
-            if p == NULL:
-                return -1
-            self.tlen = <int32_t*>p
-            p = realloc(self.thash, self.cap_tok * sizeof(uint64_t))
-            if p == NULL:
-                return -1
-            self.thash = <uint64_t*>p
-        if self.nchars + n > self.cap_chars:
+            self.meta = <TokMeta*>p
+        top = 0
+        for k in range(n):
+            if <uint32_t>s[k] > top:
+                top = <uint32_t>s[k]
+        width = 1 if top < 256 else (2 if top < 65536 else 4)
+        if self.nchars + n * width + 3 >= (<int64_t>1 << 32):
+            return -1   # TokMeta.start is 32 bits
+        if self.nchars + n * width + 3 > self.cap_chars:
             newcap = self.cap_chars * 2
-            while newcap < self.nchars + n:
+            while newcap < self.nchars + n * width + 3:
                 newcap *= 2
-            p = realloc(self.chars, newcap * sizeof(Py_UCS4))
+            p = realloc(self.chars, newcap)
             if p == NULL:
                 return -1
-            self.chars = <Py_UCS4*>p
+            self.chars = <uint8_t*>p
             self.cap_chars = newcap
-        memcpy(self.chars + self.nchars, s, n * sizeof(Py_UCS4))
+        self.nchars = (self.nchars + width - 1) & ~(<int64_t>width - 1)  # aligned for its width
+        q = self.chars + self.nchars
+        if width == 1:
+            for k in range(n):
+                q[k] = <uint8_t>s[k]
+        elif width == 2:
+            for k in range(n):
+                (<uint16_t*>q)[k] = <uint16_t>s[k]
+        else:
+            memcpy(q, s, n * sizeof(Py_UCS4))
         t = self.ntok
-        self.tstart[t] = self.nchars
-        self.tlen[t] = <int32_t>n
-        self.thash[t] = h
-        self.nchars += n
+        self.meta[t].hash = <uint32_t>h
+        self.meta[t].start = <uint32_t>self.nchars
+        self.meta[t].len = <int32_t>n
+        self.meta[t].width = width
+        self.nchars += n * width
         self.ntok += 1
         self.table[slot] = t
         if <uint64_t>self.ntok * 2 > self.mask:
@@ -399,33 +444,84 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
 
 
+# ---- str.lower() of BMP code points, learnt from Python the first time each is seen ---------
+# CPython's str.lower() maps each code point on its own (_PyUnicode_ToLowerFull) except U+03A3
+# (capital sigma: final or not depends on its neighbours). So a text whose code points all have
+# one-code-point lowercase forms, sigma excluded, is lowercased exactly by a per-code-point
+# table; any other text goes through str.lower() itself. 256 pages of 256 entries, allocated
+# when first needed (under the GIL); 0: not learnt yet.
+cdef enum:
+    LOWER_SPECIAL = 0xFFFFFFFF      # several code points, or context-dependent (U+03A3)
+
+cdef uint32_t* _lower_pages[256]
+
+
+cdef uint32_t lower_learn(uint32_t c) except 0:
+    """``chr(c).lower()`` as one code point (c a BMP code point >= 128), or LOWER_SPECIAL;
+    remembered in the table."""
+    cdef uint32_t* page = _lower_pages[c >> 8]
+    cdef uint32_t v
+    if page == NULL:
+        page = <uint32_t*>calloc(256, sizeof(uint32_t))
+        if page == NULL:
+            raise MemoryError("Tercom normaliser: out of memory")
+        _lower_pages[c >> 8] = page
+    low = chr(c).lower()
+    v = ord(low) if len(low) == 1 and c != 0x3A3 else LOWER_SPECIAL
+    page[c & 255] = v
+    return v
+
+
+cdef inline uint32_t lower_known(uint32_t c) noexcept nogil:
+    """The table's lowercase of the BMP code point ``c`` >= 128 (0: not learnt yet)."""
+    cdef uint32_t* page = _lower_pages[c >> 8]
+    return page[c & 255] if page != NULL else 0
+
+
+cdef int lower_buf(UBuf* a) except -1:
+    """``str.lower()`` of the code points in ``a``, in place; 1 when they need Python's own
+    (a code point outside the BMP, U+03A3, or a multi-code-point lowercase: ``a`` is then
+    partly lowercased and must be reloaded), else 0."""
+    cdef Py_ssize_t k
+    cdef uint32_t c, v
+    for k in range(a.n):
+        c = <uint32_t> a.p[k]
+        if c < 128:
+            if 0x41 <= c <= 0x5A:
+                a.p[k] = <Py_UCS4> (c + 0x20)
+        elif c <= 0xFFFF:
+            v = lower_known(c)
+            if v == 0:
+                v = lower_learn(c)
+            if v == LOWER_SPECIAL:
+                return 1
+            a.p[k] = <Py_UCS4> v
+        else:
+            return 1
+    return 0
+
+
 cdef int normalize_one(object s, UBuf* a, UBuf* b, bint normalized, bint no_punct,
                        bint asian_support, bint rstrip=False, bint lowercase=False) except -1:
     """Copy the code points of ``s`` into ``a`` and apply the Tercom steps (result in ``a``).
-    ``rstrip`` / ``lowercase``: ``s.rstrip()`` / ``.lower()`` first, as sacrebleu does (in C for
-    ASCII text; Python's own ``str.lower`` otherwise, for its full Unicode case mapping)."""
-    cdef Py_ssize_t L, k
-    cdef uint32_t c
-    cdef bint ascii_lower = False
+    ``rstrip`` / ``lowercase``: ``s.rstrip()`` / ``.lower()`` first, as sacrebleu does (in C,
+    code point by code point, see ``lower_buf``; Python's own ``str.lower`` for the texts that
+    need its context rule or multi-code-point mappings)."""
+    cdef Py_ssize_t L
     if not isinstance(s, str):
         raise TypeError(f"Tercom normaliser: got {type(s).__name__}, expected str")
     PyUnicode_READY(s)
-    if lowercase:
-        if PyUnicode_IS_ASCII(s):
-            ascii_lower = True
-        else:
-            s = (s.rstrip() if rstrip else s).lower()
     L = PyUnicode_GET_LENGTH(s)
     if ubuf_load(a, PyUnicode_KIND(s), PyUnicode_DATA(s), L, 8) < 0:
         raise MemoryError("Tercom normaliser: out of memory")
     if rstrip:  # str.rstrip(): trailing Py_UNICODE_ISSPACE code points
         while a.n > 0 and Py_UNICODE_ISSPACE(a.p[a.n - 1]):
             a.n -= 1
-    if ascii_lower:
-        for k in range(a.n):
-            c = <uint32_t> a.p[k]
-            if 0x41 <= c <= 0x5A:
-                a.p[k] = <Py_UCS4> (c + 0x20)
+    if lowercase and lower_buf(a):
+        s = (s.rstrip() if rstrip else s).lower()
+        PyUnicode_READY(s)
+        if ubuf_load(a, PyUnicode_KIND(s), PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s), 8) < 0:
+            raise MemoryError("Tercom normaliser: out of memory")
     if normalize_buf(a, b, normalized, no_punct, asian_support) < 0:
         raise MemoryError("Tercom normaliser: out of memory")
     return 0
@@ -461,6 +557,171 @@ cdef void collapse_spaces(UBuf* a) noexcept nogil:
             o += 1
             k += 1
     a.n = o
+
+
+cdef enum:
+    CP_SKIP = 0xFFFFFFFD            # removed (no_punct)
+    CP_SPACE = 0xFFFFFFFE           # whitespace: ends a token
+    # LOWER_SPECIAL = 0xFFFFFFFF: the text needs Python's own str.lower()
+
+#: what ``plain_tokens`` makes of a code point c < 256: ``_lat1[lowercase + 2 * no_punct][c]``
+#: (filled at import from str.lower() and str.isspace())
+cdef uint32_t _lat1[4][256]
+
+
+cdef uint32_t map_wide(uint32_t c, bint lowercase, bint no_punct, bint asian_support) except 0:
+    """What ``plain_tokens`` makes of a code point c >= 256 (``_lat1`` below 256): CP_SPACE,
+    LOWER_SPECIAL, CP_SKIP, or the (lowercased) code point."""
+    cdef uint32_t v
+    if is_space(c):
+        return CP_SPACE
+    if lowercase:
+        if c > 0xFFFF:
+            return LOWER_SPECIAL
+        v = lower_known(c)
+        if v == 0:
+            v = lower_learn(c)
+        if v == LOWER_SPECIAL:
+            return v
+        c = v
+    if no_punct and (is_plain_punct(c) or (asian_support and (
+            is_asian_punct(c) or is_fullwidth_punct(c)))):
+        return CP_SKIP
+    return c
+
+
+cdef void fill_lat1() except *:
+    cdef uint32_t c, v
+    cdef int mode
+    for mode in range(4):
+        for c in range(256):
+            v = c
+            if mode & 1 and c >= 128:
+                v = ord(chr(c).lower())   # one code point for all of Latin-1
+            elif mode & 1 and 0x41 <= c <= 0x5A:
+                v = c + 0x20
+            if Py_UNICODE_ISSPACE(c):
+                v = CP_SPACE
+            elif mode & 2 and is_plain_punct(v):
+                v = CP_SKIP
+            _lat1[mode][c] = v
+
+
+fill_lat1()
+
+
+ctypedef fused cp_t:      # the three PEP 393 storage widths
+    uint8_t
+    uint16_t
+    Py_UCS4
+
+
+cdef Py_ssize_t plain_tokens(TercomVocab vocab, const cp_t* data, Py_ssize_t L, bint lowercase,
+                             bint no_punct, bint asian_support, Py_UCS4* tok,
+                             int32_t* ids) except -2:
+    """One pass over the PEP 393 storage of a text (``data``, ``L`` code points):
+    whitespace split, ``str.lower()`` per code point (``lowercase``, see ``lower_buf``),
+    punctuation removal (``no_punct``) and interning, the ids written to ``ids``; ``tok`` has
+    room for ``L`` code points. Returns the number of ids, or -1 when the text needs Python's
+    own ``str.lower()`` (then nothing of it is interned that ``str.lower()`` would not give).
+
+    Exact because every step is local to a whitespace-separated token: str.lower() maps no
+    code point to or from whitespace and its one context rule (final sigma) is left to Python;
+    punctuation removal deletes single non-space code points; rstrip() only drops whitespace
+    that the split drops anyway."""
+    cdef Py_ssize_t k = 0, t, cnt = 0
+    cdef uint32_t c, v
+    cdef uint64_t h
+    cdef int32_t tid
+    cdef const uint32_t* tab = _lat1[(<int>lowercase) + 2 * (<int>no_punct)]
+    while k < L:
+        c = <uint32_t>data[k]
+        v = tab[c] if c < 256 else map_wide(c, lowercase, no_punct, asian_support)
+        if v == CP_SPACE:
+            k += 1
+            continue
+        t = 0
+        h = HASH_INIT
+        while True:
+            if v < CP_SKIP:
+                tok[t] = v
+                t += 1
+                h = hash_step(h, v)
+            elif v == LOWER_SPECIAL:
+                return -1
+            k += 1
+            if k >= L:
+                break
+            c = <uint32_t>data[k]
+            v = tab[c] if c < 256 else map_wide(c, lowercase, no_punct, asian_support)
+            if v == CP_SPACE:
+                break
+        if t > 0:
+            tid = vocab.intern_h(tok, t, h ^ (h >> 29))
+            if tid < 0:
+                raise MemoryError("tercom_tokenize: out of memory while interning")
+            ids[cnt] = tid
+            cnt += 1
+    return cnt
+
+
+cdef inline Py_ssize_t plain_tokens_of(object s, TercomVocab vocab, Py_ssize_t L, bint lowercase,
+                                       bint no_punct, bint asian_support, Py_UCS4* tok,
+                                       int32_t* ids) except -2:
+    cdef int kind = PyUnicode_KIND(s)
+    cdef const void* data = PyUnicode_DATA(s)
+    if kind == 1:
+        return plain_tokens(vocab, <const uint8_t*>data, L, lowercase, no_punct, asian_support,
+                            tok, ids)
+    if kind == 2:
+        return plain_tokens(vocab, <const uint16_t*>data, L, lowercase, no_punct, asian_support,
+                            tok, ids)
+    return plain_tokens(vocab, <const Py_UCS4*>data, L, lowercase, no_punct, asian_support, tok,
+                        ids)
+
+
+cdef Py_ssize_t tokenize_plain(list texts, TercomVocab vocab, bint no_punct, bint asian_support,
+                               bint lowercase, UBuf* tok, int32_t** ids, Py_ssize_t* ids_cap,
+                               int64_t* offsets) except -1:
+    """``tercom_tokenize`` without ``normalized`` (sacrebleu's default TER): each text read
+    once, straight from its storage (``plain_tokens``). Returns the number of ids written."""
+    cdef Py_ssize_t N = len(texts), i, L, cnt, pos = 0
+    cdef object s
+    cdef void* p
+    offsets[0] = 0
+    for i in range(N):
+        s = texts[i]
+        if not isinstance(s, str):
+            raise TypeError(f"Tercom normaliser: got {type(s).__name__}, expected str")
+        PyUnicode_READY(s)
+        L = PyUnicode_GET_LENGTH(s)
+        if pos + L // 2 + 2 > ids_cap[0]:   # at most (L + 1) / 2 tokens
+            while pos + L // 2 + 2 > ids_cap[0]:
+                ids_cap[0] *= 2
+            p = realloc(ids[0], ids_cap[0] * sizeof(int32_t))
+            if p == NULL:
+                raise MemoryError("tercom_tokenize: out of memory")
+            ids[0] = <int32_t*>p
+        if ubuf_reserve(tok, L + 8) < 0:
+            raise MemoryError("tercom_tokenize: out of memory")
+        cnt = plain_tokens_of(s, vocab, L, lowercase, no_punct, asian_support, tok.p, ids[0] + pos)
+        if cnt < 0:
+            s = s.lower()
+            PyUnicode_READY(s)
+            L = PyUnicode_GET_LENGTH(s)
+            if pos + L // 2 + 2 > ids_cap[0]:
+                while pos + L // 2 + 2 > ids_cap[0]:
+                    ids_cap[0] *= 2
+                p = realloc(ids[0], ids_cap[0] * sizeof(int32_t))
+                if p == NULL:
+                    raise MemoryError("tercom_tokenize: out of memory")
+                ids[0] = <int32_t*>p
+            if ubuf_reserve(tok, L + 8) < 0:
+                raise MemoryError("tercom_tokenize: out of memory")
+            cnt = plain_tokens_of(s, vocab, L, False, no_punct, asian_support, tok.p, ids[0] + pos)
+        pos += cnt
+        offsets[i + 1] = pos
+    return pos
 
 
 def tercom_normalize_texts(list texts, bint normalized=False, bint no_punct=False,
@@ -510,6 +771,10 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
     if ids == NULL:
         raise MemoryError("tercom_tokenize: out of memory")
     try:
+        if not normalized:
+            pos = tokenize_plain(texts, vocab, no_punct, asian_support, lowercase, &a, &ids,
+                                 &ids_cap, <int64_t*>cnp.PyArray_DATA(offsets))
+            N = 0   # done
         for i in range(N):
             normalize_one(texts[i], &a, &b, normalized, no_punct, asian_support, rstrip, lowercase)
             # whitespace split + interning; at most (n+1)/2 tokens
@@ -550,7 +815,8 @@ def tercom_tokenize(list texts, TercomVocab vocab, bint normalized=False,
 # translation edit rate
 # =============================================================================================
 ctypedef struct Work:
-    int ncap, mcap
+    int ncap, mcap, tcap
+    int band_n, band_m  # the (n, m) the band arrays below were set up for (-1: none)
     int64_t cellcap
     int32_t* cur        # current hypothesis (n)
     int32_t* cand       # candidate (n)
@@ -562,7 +828,6 @@ ctypedef struct Work:
     int32_t* re         # end of stored columns per row
     int64_t* roff       # offset of the row in the band-compressed matrices, minus rs
     int32_t* curmat     # DP costs of the current hypothesis (band-compressed)
-    uint8_t* opmat      # DP ops of the current hypothesis
     int32_t* candmat    # DP costs of candidates
     int32_t* bwd        # backward DP of the current hypothesis (row i stores [lo_i, hi_i))
     int64_t* boff       # offset of row i in bwd, minus lo_i
@@ -576,17 +841,20 @@ ctypedef struct Work:
 cdef void work_free(Work* w) noexcept nogil:
     free(w.cur); free(w.cand); free(w.prevcand); free(w.best)
     free(w.lo); free(w.hi); free(w.rs); free(w.re); free(w.roff)
-    free(w.curmat); free(w.opmat); free(w.candmat); free(w.bwd); free(w.boff)
+    free(w.curmat); free(w.candmat); free(w.bwd); free(w.boff)
     free(w.trace); free(w.align); free(w.hcum); free(w.rcum)
 
 
 cdef void work_init(Work* w) noexcept nogil:
     w.ncap = -1
     w.mcap = -1
+    w.tcap = -1
+    w.band_n = -1
+    w.band_m = -1
     w.cellcap = -1
     w.cur = NULL; w.cand = NULL; w.prevcand = NULL; w.best = NULL
     w.lo = NULL; w.hi = NULL; w.rs = NULL; w.re = NULL; w.roff = NULL
-    w.curmat = NULL; w.opmat = NULL; w.candmat = NULL; w.bwd = NULL; w.boff = NULL
+    w.curmat = NULL; w.candmat = NULL; w.bwd = NULL; w.boff = NULL
     w.bcellcap = -1
     w.trace = NULL; w.align = NULL; w.hcum = NULL; w.rcum = NULL
 
@@ -620,8 +888,10 @@ cdef int work_reserve(Work* w, int n, int m) noexcept nogil:
         if (grow(<void**>&w.align, mc * 4) or grow(<void**>&w.rcum, (mc + 1) * 4)):
             return -1
         w.mcap = mc
-    if grow(<void**>&w.trace, n + m + 1):
-        return -1
+    if n + m + 1 > w.tcap:
+        if grow(<void**>&w.trace, 2 * (n + m + 1)):
+            return -1
+        w.tcap = 2 * (n + m + 1)
     return 0
 
 
@@ -634,16 +904,42 @@ cdef int setup_band(Work* w, int n, int m) noexcept nogil:
     cdef int beam = BEAM_WIDTH
     cdef int i, pd
     cdef int64_t total = 0
-    if BEAM_WIDTH < ratio / 2.0:
-        beam = <int>ceil(ratio / 2.0 + BEAM_WIDTH)
-    w.lo[0] = 0
-    w.hi[0] = m + 1
-    for i in range(1, n + 1):
-        pd = <int>floor(<double>i * ratio)
-        w.lo[i] = pd - beam if pd - beam > 0 else 0
-        w.hi[i] = pd + beam if pd + beam < m + 1 else m + 1
-        if i == n:
+    if n == w.band_n and m == w.band_m:
+        return 0    # set up for the previous pair already
+    w.band_n = -1
+    if m < BEAM_WIDTH:
+        # every row is full: floor(i * m / n) <= m < beam, so lo = 0 and hi = m + 1 (and the
+        # beam is not widened: that needs m / n > 2 * BEAM_WIDTH); rows stored over [0, m + 1)
+        total = (<int64_t>n + 1) * (m + 1)
+        if total > w.cellcap:
+            if grow(<void**>&w.curmat, total * 4) or grow(<void**>&w.candmat, total * 4):
+                return -1
+            w.cellcap = total
+        if total > w.bcellcap:
+            if grow(<void**>&w.bwd, total * 4):
+                return -1
+            w.bcellcap = total
+        for i in range(n + 1):
+            w.lo[i] = 0
             w.hi[i] = m + 1
+            w.rs[i] = 0
+            w.re[i] = m + 1
+            w.roff[i] = <int64_t>i * (m + 1)
+            w.boff[i] = <int64_t>i * (m + 1)
+        w.band_n = n
+        w.band_m = m
+        return 0
+    else:
+        if BEAM_WIDTH < ratio / 2.0:
+            beam = <int>ceil(ratio / 2.0 + BEAM_WIDTH)
+        w.lo[0] = 0
+        w.hi[0] = m + 1
+        for i in range(1, n + 1):
+            pd = <int>floor(<double>i * ratio)
+            w.lo[i] = pd - beam if pd - beam > 0 else 0
+            w.hi[i] = pd + beam if pd + beam < m + 1 else m + 1
+            if i == n:
+                w.hi[i] = m + 1
     for i in range(n + 1):
         w.rs[i] = w.lo[i] - 1 if w.lo[i] > 0 else 0
         w.re[i] = w.hi[i]
@@ -652,8 +948,7 @@ cdef int setup_band(Work* w, int n, int m) noexcept nogil:
         w.roff[i] = total - w.rs[i]
         total += w.re[i] - w.rs[i]
     if total > w.cellcap:
-        if (grow(<void**>&w.curmat, total * 4) or grow(<void**>&w.opmat, total)
-                or grow(<void**>&w.candmat, total * 4)):
+        if grow(<void**>&w.curmat, total * 4) or grow(<void**>&w.candmat, total * 4):
             return -1
         w.cellcap = total
     total = 0
@@ -664,6 +959,8 @@ cdef int setup_band(Work* w, int n, int m) noexcept nogil:
         if grow(<void**>&w.bwd, total * 4):
             return -1
         w.bcellcap = total
+    w.band_n = n
+    w.band_m = m
     return 0
 
 
@@ -704,18 +1001,51 @@ cdef void dp_bwd(Work* w, const int32_t* h, const int32_t* r, int n, int m,
             B0[j] = v
 
 
+cdef inline int cell_op(const Work* w, const int32_t* h, const int32_t* r, int i,
+                        int j) noexcept nogil:
+    """The op sacrebleu's BeamEditDistance records at cell (i, j) of the current hypothesis'
+    DP (on its edit path: in the band), re-derived from the stored costs with the DP's own
+    comparisons: diag, then del, then ins, each replacing only when strictly cheaper. The
+    costs are those the DP compared, so this is the op it would have stored."""
+    cdef const int32_t* P
+    cdef const int32_t* C
+    cdef int v = INF, c, op = OP_UNDEF
+    if i == 0:
+        return OP_INS
+    if j == 0:
+        return OP_DEL
+    P = w.curmat + w.roff[i - 1]
+    C = w.curmat + w.roff[i]
+    if h[i - 1] == r[j - 1]:
+        c = P[j - 1]
+        if c < v:
+            v = c
+            op = OP_NOP
+    else:
+        c = P[j - 1] + 1
+        if c < v:
+            v = c
+            op = OP_SUB
+    c = P[j] + 1
+    if c < v:
+        v = c
+        op = OP_DEL
+    c = C[j - 1] + 1
+    if c < v:
+        op = OP_INS
+    return op
+
+
 cdef void dp_rows_ops(Work* w, const int32_t* h, const int32_t* r, int i0, int i1) noexcept nogil:
-    """Rows i0+1..i1 of the current hypothesis (costs + ops) into curmat/opmat."""
+    """Rows i0+1..i1 of the current hypothesis into curmat (costs only: the ops of the edit
+    path are re-derived from them by ``cell_op``)."""
     cdef int i, j, lo, hi, v, c
-    cdef uint8_t op
     cdef int32_t hv
-    cdef int32_t* P
+    cdef const int32_t* P
     cdef int32_t* C
-    cdef uint8_t* O
     for i in range(i0 + 1, i1 + 1):
         P = w.curmat + w.roff[i - 1]
         C = w.curmat + w.roff[i]
-        O = w.opmat + w.roff[i]
         lo = w.lo[i]
         hi = w.hi[i]
         for j in range(w.rs[i], lo):
@@ -723,32 +1053,17 @@ cdef void dp_rows_ops(Work* w, const int32_t* h, const int32_t* r, int i0, int i
         j = lo
         if lo == 0:
             C[0] = P[0] + 1
-            O[0] = OP_DEL
             j = 1
         hv = h[i - 1]
         while j < hi:
-            v = INF
-            op = OP_UNDEF
-            if hv == r[j - 1]:
-                c = P[j - 1]
-                if c < v:
-                    v = c
-                    op = OP_NOP
-            else:
-                c = P[j - 1] + 1
-                if c < v:
-                    v = c
-                    op = OP_SUB
+            v = P[j - 1] + (hv != r[j - 1])
             c = P[j] + 1
             if c < v:
                 v = c
-                op = OP_DEL
             c = C[j - 1] + 1
             if c < v:
                 v = c
-                op = OP_INS
             C[j] = v
-            O[j] = op
             j += 1
         for j in range(hi, w.re[i]):
             C[j] = INF
@@ -836,7 +1151,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     cdef int sh, sr, length, rlo, rhi, a, offset, idx, prev_idx, cost, gain
     cdef int best_gain, best_len, best_sh, best_idx, p_cur, p_prev, base
     cdef bint have_best, cand_valid, stop, better
-    cdef int q, start, valid_to = 0, c2, lcs
+    cdef int q, start, valid_to = 0, c2, lcs, fwd_extra
+    cdef int32_t hv0
     cdef int bwd_from = n   # backward rows 0..bwd_from are stale (-1: all current)
     cdef const int32_t* src
     cdef const int32_t* F
@@ -856,7 +1172,6 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     memcpy(cur, h, n * sizeof(int32_t))
     for j in range(m + 1):
         w.curmat[w.roff[0] + j] = j
-        w.opmat[w.roff[0] + j] = OP_INS
     dp_rows_ops(w, cur, r, 0, n)
     # the backward rows are computed when a candidate first needs them (short segments often
     # have no candidate at all)
@@ -867,7 +1182,7 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         j = m
         nt = 0
         while i > 0 or j > 0:
-            op = w.opmat[w.roff[i] + j]
+            op = <uint8_t>cell_op(w, cur, r, i, j)
             w.trace[nt] = op
             nt += 1
             if op == OP_NOP or op == OP_SUB:
@@ -897,6 +1212,7 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                 w.align[pos_r] = pos_h
                 w.rcum[pos_r + 1] = w.rcum[pos_r] + 1
         # ---- candidates ------------------------------------------------------------------
+        fwd_extra = 0
         have_best = False
         best_gain = 0
         best_len = 0
@@ -908,7 +1224,10 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         for sh in range(n):
             rlo = sh - MAX_SHIFT_DIST if sh > MAX_SHIFT_DIST else 0
             rhi = sh + MAX_SHIFT_DIST + 1 if sh + MAX_SHIFT_DIST + 1 < m else m
+            hv0 = cur[sh]
             for sr in range(rlo, rhi):
+                if r[sr] != hv0:
+                    continue    # no shared word at (sh, sr): nothing is yielded there
                 length = 0
                 while length < MAX_SHIFT_SIZE and cur[sh + length] == r[sr + length]:
                     length += 1
@@ -953,6 +1272,13 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                                         start = p_cur
                                         src = w.curmat + w.roff[p_cur]
                                         base = p_cur
+                                    if q < n and bwd_from >= 0 and fwd_extra + n - q <= bwd_from + 1:
+                                        # the backward rows are stale: while running the forward
+                                        # rows to the end costs less in all than recomputing them,
+                                        # do that (ski rental: at most twice the cheaper way; one
+                                        # candidate per round is common on short segments)
+                                        fwd_extra += n - q
+                                        q = n
                                     if start < q:
                                         dp_rows_cost(w, w.cand, r, start, q, src)
                                         valid_to = q

@@ -345,3 +345,43 @@ def test_metric_equals_sacrebleu_on_adversarial_text(pairs):
     for opts in ({}, {"normalized": True, "asian_support": True},
                  {"no_punct": True, "asian_support": True, "case_sensitive": True}):
         assert_same_as_sacrebleu(hyps, [refs], **opts)
+
+
+# ---- the one-pass tokenizer of normalized=False: lowercasing per code point ---------------------
+def _code_point_texts():
+    """Every BMP code point (surrogates too) inside a token between cased letters ("x" c "Y"),
+    256 per text (so Latin-1 texts, UCS-2 texts and whitespace code points all occur), plus
+    texts with astral characters, capital sigma in every position and dotted capital I."""
+    out = []
+    for page in range(256):
+        out.append(" ".join(f"x{chr(c)}Y" for c in range(page * 256, page * 256 + 256)))
+    out += ["Ab \U0001F600 \U00010400x \U0001E900", "ΑΣ Σ ΣΑ Σ. .Σ ΑΣ'Α", "İstanbul DİYARBAKIR",
+            "Straße ǅemal ǈ ǋ ẞ", "Œuvre ÀÉÎÕÜ ÿ µ", "\u1680A\u3000B\x85C\xa0D\u2028E"]
+    return out
+
+
+@pytest.mark.parametrize("opts", [
+    {"lowercase": True}, {}, {"lowercase": True, "no_punct": True},
+    {"lowercase": True, "no_punct": True, "asian_support": True}, {"no_punct": True},
+    {"rstrip": True, "lowercase": True}])
+def test_one_pass_tokenizer_lowercases_every_code_point_like_python(opts):
+    """``tercom_tokenize`` without ``normalized`` splits first and lowercases per code point
+    from a table learnt from ``str.lower()`` (Python's own ``lower`` only for texts with capital
+    sigma, multi-code-point lowercase forms or astral characters): equal to the twin, which
+    lowercases the whole text with ``str.lower()`` first, on every BMP code point."""
+    from mtscore.kernels.reference import ter as twin
+
+    texts = _code_point_texts()
+    vk, vt = _ter.TercomVocab(), twin.TercomVocab()
+    k_ids, k_off = _ter.tercom_tokenize(texts, vk, **opts)
+    t_ids, t_off = twin.tercom_tokenize(texts, vt, **opts)
+    assert k_off.tolist() == t_off.tolist()
+    assert [vk.token(int(i)) for i in k_ids] == [vt.token(int(i)) for i in t_ids]
+    assert k_ids.tolist() == t_ids.tolist()  # same first-seen order of the vocabulary
+    # a second call with the same vocabulary (table and vocabulary warm) gives the same ids
+    assert _ter.tercom_tokenize(texts, vk, **opts)[0].tolist() == k_ids.tolist()
+
+
+def test_one_pass_tokenizer_rejects_non_str():
+    with pytest.raises(TypeError, match="expected str"):
+        _ter.tercom_tokenize(["a", None], _ter.TercomVocab(), lowercase=True)

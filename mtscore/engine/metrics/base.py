@@ -15,6 +15,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+# imported with the metric, not on its first call (a few imports nothing else): a first
+# corpus_score would otherwise pay for finding and loading it
+from ..coerce import as_ref_streams, as_text_list
+
 try:  # Python >= 3.8
     from typing import Protocol
 except ImportError:  # pragma: no cover
@@ -260,14 +264,10 @@ class Metric:
     # ---- shared -------------------------------------------------------------------
     def _coerce_hyps(self, hyps) -> List[str]:
         """Hypotheses as a list of str (accepts list/tuple/numpy/pandas/pyarrow)."""
-        from ..coerce import as_text_list
-
         return as_text_list(hyps, f"{type(self).__name__}: hyps", allow_none=False)
 
     def _coerce_refs(self, refs, n: Optional[int] = None) -> List[List[Optional[str]]]:
         """K reference streams, each a list of N str-or-None, validated against ``n``."""
-        from ..coerce import as_ref_streams
-
         return as_ref_streams(refs, n, f"{type(self).__name__}: refs")
 
     def get_signature(self) -> Signature:

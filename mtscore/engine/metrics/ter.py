@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, cast
 import numpy as np
 
 from ...kernels import _ter
-from ...kernels._lists import take
+from ...kernels._lists import first_non_str, take
 from . import pairwise, resampled
 from .base import Metric, Score, Signature
 from ..parallel import get_pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
@@ -207,7 +207,8 @@ class TER(Metric):
         flat: List[str] = []
         seg_refs = np.zeros(n + 1, dtype=np.int64)
         counts = set()
-        if len(streams) == 1 and all(x is not None for x in streams[0]):
+        # the streams hold str or None: first_non_str(..., False) < 0 means no None (one C loop)
+        if len(streams) == 1 and first_non_str(streams[0], False) < 0:
             flat = cast(List[str], streams[0])  # no None in it
             seg_refs = np.arange(n + 1, dtype=np.int64)
             if n:
@@ -250,7 +251,11 @@ class TER(Metric):
                                sentence_level: bool = True):
         """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
         (for :meth:`Metric.systems_stats_and_scores`): the references of those segments are
-        gathered into a CSR set of their own, one entry per hypothesis, and scored as usual."""
+        gathered into a CSR set of their own, one entry per hypothesis, and scored as usual.
+
+        Returns ``(stats, None)``: float64 ``(len(hyps), 2)`` statistics and no sentence scores,
+        whatever ``sentence_level`` says (TER computes none here; the caller derives them from
+        the statistics with :meth:`scores_from_stats` when it needs them)."""
         rows = np.asarray(rows, dtype=np.int64)
         first, nrefs = prepared.seg_refs[rows], np.diff(prepared.seg_refs)[rows]
         seg_refs = np.zeros(len(rows) + 1, dtype=np.int64)
