@@ -395,3 +395,43 @@ def test_jsonl_and_text_inputs(local_ray, tables, tmp_path):
     short.write_text("a\nb\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="line-count mismatch: .*hyp.txt has 240 lines but .*short.txt has 2"):
         text_dataset(h, [short])
+
+
+def _files_with_missing_refs(tables, tmp_path):
+    """Two Parquet files (150 + 300 rows, small row groups: several slices each) whose second
+    file has no reference in rows 130 and 200 (dataset rows 280 and 350)."""
+    t = pq.read_table(tables["single"])
+    hyps, refs = t.column("hyp").to_pylist(), t.column("ref").to_pylist()
+    hyps, refs = (hyps * 2)[:450], (refs * 2)[:450]
+    refs[280] = refs[350] = None
+    paths = [str(tmp_path / "0.parquet"), str(tmp_path / "1.parquet")]
+    pq.write_table(pa.table({"hyp": hyps[:150], "ref": refs[:150]}), paths[0], row_group_size=40)
+    pq.write_table(pa.table({"hyp": hyps[150:], "ref": refs[150:]}), paths[1], row_group_size=40)
+    return paths, hyps, refs
+
+
+def test_missing_refs_global_row_and_one_warning(local_ray, tables, tmp_path):
+    """A missing reference is reported at its dataset row and file row (not the slice's); with
+    missing_refs="skip" one warning with the total, scores equal to the local ones."""
+    import warnings
+
+    from mtscore.engine.metrics.base import MissingReferenceError, MissingReferenceWarning
+
+    paths, hyps, refs = _files_with_missing_refs(tables, tmp_path)
+    with pytest.raises(MissingReferenceError,
+                       match=r"row 280 \(0-based, in dataset order\) \(file .*1\.parquet, row 130\) "
+                             r"has no reference: .*\(ref\) is null there, 2 row\(s\) in all"):
+        score_ray(paths, metrics=["bleu", "ter"], batch_size=50)
+    ds = ray.data.from_arrow(pa.concat_tables([pq.read_table(p) for p in paths]))
+    with pytest.raises(MissingReferenceError, match=r"<dataset>: row 280 \(0-based, in dataset order\) has"):
+        score_ray(ds, metrics=["chrf"], batch_size=50)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = score_ray(paths, metrics=METRICS, batch_size=50, missing_refs="skip")
+    mine = [str(w.message) for w in caught if issubclass(w.category, MissingReferenceWarning)]
+    assert len(mine) == 1, mine
+    assert "2 of 450 segment(s) have no reference and were skipped by bleu, chrf, chrf++, ter" in mine[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingReferenceWarning)
+        loc = mtscore.score(hyps, [refs], METRICS, missing_refs="skip")
+    assert {m: r.corpus[m].score for m in METRICS} == {m: loc.corpus[m].score for m in METRICS}

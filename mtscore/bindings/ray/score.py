@@ -2,13 +2,15 @@
 it on Ray, gather the statistics on the driver and score them."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
-from ...engine.metrics.base import Metric
+from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
 from .cluster import connect, user_error
 from .gather import check_ref_counts, check_same_segments, gather
+from .locate import PATH_COLUMN, first_unreferenced, located_error
 from .result import RayScoreResult
 from .sources import read_dataset
 from .worker import DEFAULT_BATCH, BatchScorer, build_metrics, score_batch
@@ -64,8 +66,20 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
             "slice_rows": batch_size or DEFAULT_BATCH}
     projected = ds.select_columns(cols.source_columns() + ([ts_col] if ts_col else []))
     mapped = _map_scorer(ray, projected, spec, compute, batch_size, concurrency, gpus)
-    groups = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
-                    cols.system is not None, _in_order(spec, driver_metrics), progress)
+    try:
+        groups, skipped = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
+                                 cols.system is not None, _in_order(spec, driver_metrics), progress)
+    except MissingReferenceError:
+        # the worker's row number is relative to its slice: find the dataset's row (and file)
+        found = _locate(ray, source, fmt, ds, cols, source_name)
+        if found is None:
+            raise
+        raise located_error(found, source_name, cols) from None
+    if skipped:
+        warnings.warn(MissingReferenceWarning(
+            f"{source_name}: {skipped} of {sum(g.n for g in groups.values())} segment(s) have no "
+            f"reference and were skipped by {', '.join(driver_metrics)} (missing_refs='skip': zero "
+            "statistics, NaN sentence scores)"), stacklevel=2)
     _check_groups(groups, source_name, cols.system is not None, varying_refs)
     return RayScoreResult(groups, driver_metrics, ts_col is not None, cols.system is not None,
                           keep_stats, segments)
@@ -102,6 +116,14 @@ def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[s
     cols = resolve_columns(names, source_name, hyp, refs, system, False, False)
     ts_col = _optional_column(names, test_set, "test_set", source_name)
     return ds, source_name, cols, ts_col
+
+
+def _locate(ray, source, fmt: Optional[str], ds, cols: ColumnSpec, source_name: str):
+    """:func:`first_unreferenced` over the input (paths re-read with their ``path`` column)."""
+    if not isinstance(source, ray.data.Dataset) and PATH_COLUMN not in _schema_names(ds, source_name):
+        with_paths, _ = read_dataset(source, fmt, include_paths=True)
+        return first_unreferenced(with_paths, cols, source_name, True)
+    return first_unreferenced(ds, cols, source_name, False)
 
 
 def _driver_metrics(metric_specs: List[Tuple[str, dict]], missing_refs: Optional[str]) -> Dict[str, Metric]:
