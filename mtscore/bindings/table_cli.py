@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import List
+from typing import List, Optional, Tuple
 
 from .cli_input import CLIError
 from .cli_options import (build_metrics, check_options, metric_kwargs, metric_options, report_options,
@@ -41,6 +41,9 @@ def _table_parser() -> argparse.ArgumentParser:
                    help="reference columns in order (default: ref / ref_0, ref_1, ...)")
     t.add_argument("--system-column", default=None, metavar="COL",
                    help="system column (default: 'system' if the table has one)")
+    t.add_argument("--test-set-column", default=None, metavar="COL",
+                   help="test-set column: each test set is scored on its own and reported under "
+                        "its name (default: 'test_set' if the table has one)")
     t.add_argument("--language-pair", "-l", dest="langpair", default=None,
                    help="SRC-TRG; the target selects BLEU's zh/ja-mecab/ko-mecab tokenizer")
     t.add_argument("--output", "-o", default=None,
@@ -65,51 +68,125 @@ def _run_table(args) -> int:
     metrics = build_metrics(args)
     per_seg = args.format in ("tsv", "parquet")
     if args.ray is not None:
-        names, stats, metrics, table = _table_on_ray(args, metrics, per_seg, paired)
+        parts = _table_on_ray(args, metrics, per_seg, paired)
     else:
-        names, stats, metrics, table = _table_locally(args, metrics, per_seg)
-    if paired and len(names) == 1:
-        raise CLIError("Paired tests need a table with several systems (a system column).")
-    if len(names) > 1 and args.confidence:
-        raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
+        parts = _table_locally(args, metrics, per_seg)
+    for _ts, names, _stats, _metrics, _table in parts:
+        if paired and len(names) == 1:
+            raise CLIError("Paired tests need a table with several systems (a system column).")
+        if len(names) > 1 and args.confidence:
+            raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
     if per_seg:
-        if len(names) == 1 and "system" in table.column_names:
-            table = table.drop(["system"])
-        write_table(table, args)
+        write_table(_segments_table(parts), args)
         return 0
+    texts = [(ts, _report_text(args, names, metrics, stats, paired))
+             for ts, names, stats, metrics, _table in parts]
+    emit(_join_test_sets(texts, args), args)
+    return 0
+
+
+def _report_text(args, names: List[str], metrics: dict, stats: dict, paired: bool) -> str:
     if len(names) == 1:
         text = single_system_text(args, metrics, stats, None, None)
     elif paired:
         text = paired_text(args, names, metrics, stats)
     else:
         text = multi_system_table(args, names, metrics, stats)
-    emit(text if text.endswith("\n") else text + "\n", args)
-    return 0
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _join_test_sets(texts: List[Tuple[Optional[str], str]], args) -> str:
+    """One report, or with a test-set column one per test set: under a ``test set: NAME`` line
+    (json: one object ``{NAME: report}``)."""
+    if len(texts) == 1 and texts[0][0] is None:
+        return texts[0][1]
+    if args.format == "json":
+        import json
+
+        try:
+            return json.dumps({ts: json.loads(text) for ts, text in texts}, indent=1,
+                              ensure_ascii=False) + "\n"
+        except ValueError:  # a report that is not one JSON document: the text layout below
+            pass
+    return "\n".join(f"test set: {ts}\n{text}" for ts, text in texts)
+
+
+def _segments_table(parts):
+    """The per-segment table of every test set (a ``test_set`` column first when there are test
+    sets; no ``system`` column for a single system)."""
+    import pyarrow as pa
+
+    tables = []
+    for ts, names, _stats, _metrics, table in parts:
+        if len(names) == 1 and "system" in table.column_names:
+            table = table.drop(["system"])
+        if ts is not None and "test_set" not in table.column_names:
+            table = table.add_column(0, "test_set", pa.array([ts] * table.num_rows, pa.string()))
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
 
 def _table_locally(args, metrics: dict, per_seg: bool):
-    """``(system names, {NAME: [stats per system]}, metrics, segments table)`` by mtscore.score."""
-    from ..engine.corpus import Corpus, load_corpus
+    """``[(test set or None, system names, {NAME: [stats per system]}, metrics, segments table)]``
+    by mtscore.score, one entry per test set."""
     from .api import score
 
-    corpora = [load_corpus(p, hyp=args.hyp, ref_columns=args.ref_columns, system=args.system_column)
-               for p in args.paths]
-    if len(corpora) == 1:
-        corpus = corpora[0]
-    else:
-        import pyarrow as pa
+    corpus, test_sets = _load_local(args)
+    parts = []
+    for ts, corpus_part in _split_test_sets(corpus, test_sets):
+        systems, refs = corpus_part.by_system()
+        r = score(systems, refs, list(metrics.values()), workers=args.workers, sentence_level=per_seg,
+                  progress=args.progress)
+        names = list(systems)
+        stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
+        parts.append((ts, names, stats, metrics, r.segments if per_seg else None))
+    return parts
 
-        try:
-            table = pa.concat_tables([c.table for c in corpora])
-        except pa.ArrowInvalid as e:
-            raise CLIError(f"the tables have different columns: {e}") from None
-        corpus = Corpus.from_table(table, source=args.paths[0])
-    systems, refs = corpus.by_system()
-    r = score(systems, refs, list(metrics.values()), workers=args.workers, sentence_level=per_seg,
-              progress=args.progress)
-    names = list(systems)
-    stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
-    return names, stats, metrics, r.segments if per_seg else None
+
+def _load_local(args):
+    """``(corpus of all paths, test-set name per row or None)``."""
+    from ..engine.corpus import Corpus, load_corpus
+    from ..engine.corpus_error import CorpusError
+
+    corpora, test_sets = [], []
+    for p in args.paths:
+        corpora.append(load_corpus(p, hyp=args.hyp, ref_columns=args.ref_columns, system=args.system_column))
+        col = args.test_set_column or "test_set"
+        try:  # the test-set column read as a (hypothesis) column: every table format, null checks
+            test_sets.append(load_corpus(p, hyp=col, ref_columns=[], system=False).hyps())
+        except CorpusError:
+            if args.test_set_column is not None:
+                raise
+            test_sets.append(None)
+    if any(t is None for t in test_sets) and any(t is not None for t in test_sets):
+        raise CLIError("the tables have different columns: some have a test-set column, some not")
+    ts = None if test_sets[0] is None else [x for t in test_sets for x in t]
+    if len(corpora) == 1:
+        return corpora[0], ts
+    import pyarrow as pa
+
+    try:
+        table = pa.concat_tables([c.table for c in corpora])
+    except pa.ArrowInvalid as e:
+        raise CLIError(f"the tables have different columns: {e}") from None
+    return Corpus.from_table(table, source=args.paths[0]), ts
+
+
+def _split_test_sets(corpus, test_sets: Optional[List[str]]):
+    """``(test set, corpus of its rows)`` in order of first appearance (one ``(None, corpus)``
+    without a test-set column)."""
+    if test_sets is None:
+        return [(None, corpus)]
+    import numpy as np
+    import pyarrow as pa
+
+    from ..engine.corpus import Corpus
+
+    enc = pa.array(test_sets, pa.string()).dictionary_encode()  # dictionary: first-appearance order
+    codes = np.asarray(enc.indices)
+    return [(name, Corpus.from_table(corpus.table.take(pa.array(np.flatnonzero(codes == k))),
+                                     source=corpus.source))
+            for k, name in enumerate(enc.dictionary.to_pylist())]
 
 
 def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
@@ -132,10 +209,11 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
         fd, tmp = tempfile.mkstemp(prefix=".mtscore-segments-", suffix=".parquet")
         os.close(fd)
     try:
-        r = score_ray(args.paths, args.hyp, args.ref_columns, system=args.system_column, test_set=False,
-                      metrics=list(specs.values()), keep_stats=keep, segments=tmp,
-                      address=args.ray or None, progress=args.progress, varying_refs="allow",
-                      bleu_kwargs=kwargs["bleu"], chrf_kwargs=kwargs["chrf"], ter_kwargs=kwargs["ter"])
+        r = score_ray(args.paths, args.hyp, args.ref_columns, system=args.system_column,
+                      test_set=args.test_set_column, metrics=list(specs.values()), keep_stats=keep,
+                      segments=tmp, address=args.ray or None, progress=args.progress,
+                      varying_refs="allow", bleu_kwargs=kwargs["bleu"], chrf_kwargs=kwargs["chrf"],
+                      ter_kwargs=kwargs["ter"])
         table = None
         if tmp is not None:
             import pyarrow.parquet as pq
@@ -144,18 +222,34 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-    names = r.systems()
     ray_metrics = {name: r.metrics[spec] for name, spec in specs.items()}
-    stats = {}
-    for name, spec in specs.items():
-        per_system = []
-        for sy in names:
+    parts = []
+    for ts in r.test_sets():
+        names = r.systems(ts)
+        stats = {}
+        for name, spec in specs.items():
             if keep:
-                per_system.append(r.group_stats("", sy)[spec])
+                stats[name] = [r.group_stats(ts, sy)[spec] for sy in names]
             else:  # the summed row: sum_stats of it is the row itself, bit for bit
-                per_system.append(np.array([r.corpus_row("", sy, spec)]))
-        stats[name] = per_system
-    return names, stats, ray_metrics, table
+                stats[name] = [np.array([r.corpus_row(ts, sy, spec)]) for sy in names]
+        parts.append((ts if r.has_test_set else None, names, stats, ray_metrics,
+                      None if table is None else _segments_of(table, ts, names)))
+    return parts
+
+
+def _segments_of(table, ts: str, names: List[str]):
+    """One test set's rows of the Ray segments file, in ``mtscore.score``'s order (system by
+    system, segment by segment), without the test-set column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if "test_set" in table.column_names:
+        table = table.filter(pc.equal(table.column("test_set"), ts)).drop(["test_set"])
+    if "system" not in table.column_names:
+        return table.sort_by("seg")
+    rank = pc.index_in(table.column("system"), value_set=pa.array(names, pa.string()))
+    return table.append_column("_rank", rank).sort_by([("_rank", "ascending"), ("seg", "ascending")]) \
+        .drop(["_rank"])
 
 
 def table_main(argv: List[str], run_command) -> int:
