@@ -26,9 +26,10 @@ def _table_parser() -> argparse.ArgumentParser:
         description=(
             "Score table files (Parquet file or directory, JSONL, CSV, TSV, Arrow) with a hypothesis "
             "column, reference columns (ref / ref_0, ref_1, ...) and optionally a system column (a "
-            "long table of several systems over the same segments). The output is that of the "
-            "mtscore command for the same systems and flags. With --ray the table is scored on a "
-            "Ray cluster (same numbers; Parquet/JSONL/CSV)."),
+            "long table of several systems over the same segments) and a test-set column (each "
+            "test set scored and reported on its own). The output is that of the mtscore command "
+            "for the same systems and flags. With --ray the table is scored on a Ray cluster (same "
+            "numbers; Parquet/JSONL/CSV; -m bertscore on an actor pool)."),
         epilog=(
             "examples:\n"
             "  mtscore score-table scores.parquet -m bleu chrf ter\n"
