@@ -439,6 +439,11 @@ def test_missing_refs_global_row_and_one_warning(local_ray, tables, tmp_path):
         warnings.simplefilter("ignore", MissingReferenceWarning)
         loc = mtscore.score(hyps, [refs], METRICS, missing_refs="skip")
     assert {m: r.corpus[m].score for m in METRICS} == {m: loc.corpus[m].score for m in METRICS}
+    with warnings.catch_warnings(record=True) as caught:  # the policy given in a metric's options
+        warnings.simplefilter("always")
+        score_ray(d, metrics=["chrf"], batch_size=50, chrf_kwargs={"missing_refs": "skip"})
+    mine = [str(w.message) for w in caught if issubclass(w.category, MissingReferenceWarning)]
+    assert len(mine) == 1 and "2 of 450 segment(s) have no reference and were skipped by chrf " in mine[0]
 
 
 def _score_table(argv, capsys):

@@ -51,6 +51,10 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
                   different reference columns, which Ray fills with nulls) is refused with the
                   counts; "allow": score it with sacrebleu's variable count (``nrefs:var``), as
                   ``mtscore.score`` does
+    missing_refs : "error" (the metrics' default: a row with no reference at all stops the run
+                  with a MissingReferenceError naming its 0-based row in dataset order, and its
+                  file and row there when the input was paths) or "skip" (such rows get zero
+                  statistics and NaN sentence scores; one MissingReferenceWarning with the total)
     batch_size  : rows per batch; None (the default for tasks): Ray's blocks as read, so the
                   scoring runs fused with the read (no copy of the text between tasks)
     """
@@ -76,13 +80,19 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
             raise
         raise located_error(found, source_name, cols) from None
     if skipped:
-        warnings.warn(MissingReferenceWarning(
-            f"{source_name}: {skipped} of {sum(g.n for g in groups.values())} segment(s) have no "
-            f"reference and were skipped by {', '.join(driver_metrics)} (missing_refs='skip': zero "
-            "statistics, NaN sentence scores)"), stacklevel=2)
+        _warn_skipped(skipped, groups, driver_metrics, source_name)
     _check_groups(groups, source_name, cols.system is not None, varying_refs)
     return RayScoreResult(groups, driver_metrics, ts_col is not None, cols.system is not None,
                           keep_stats, segments)
+
+
+def _warn_skipped(skipped: int, groups: dict, metrics: Dict[str, Metric], source_name: str) -> None:
+    """One warning for the whole run (the workers' per-slice warnings are dropped)."""
+    names = ", ".join(n for n, m in metrics.items() if m.missing_refs == "skip")
+    warnings.warn(MissingReferenceWarning(
+        f"{source_name}: {skipped} of {sum(g.n for g in groups.values())} segment(s) have no "
+        f"reference and were skipped by {names} (missing_refs='skip': zero statistics, NaN "
+        "sentence scores)"), stacklevel=3)
 
 
 def _check_arguments(varying_refs: str, compute: str, batch_size: Optional[int]) -> None:

@@ -101,7 +101,7 @@ class BatchScorer:
         payload: Dict[str, Any] = {"n": n, "groups": {}}
         per_metric = {}
         counts = present_mask(streams).sum(axis=0) if streams else np.zeros(n, dtype=np.int64)
-        if spec["missing_refs"] == "skip":
+        if any(m.missing_refs == "skip" for m in self.metrics.values()):
             # the driver warns once with the total (not once per slice and metric)
             payload["skipped"] = int((counts == 0).sum())
         for name, metric in self.metrics.items():
