@@ -170,9 +170,9 @@ def _load_local(args):
         col = args.test_set_column or "test_set"
         try:  # the test-set column read as a (hypothesis) column: every table format, null checks
             test_sets.append(load_corpus(p, hyp=col, ref_columns=[], system=False).hyps())
-        except CorpusError:
+        except CorpusError as e:
             if args.test_set_column is not None:
-                raise
+                raise CLIError(f"--test-set-column {col}: {str(e).split('; pass hyp=')[0]}") from None
             test_sets.append(None)
     if any(t is None for t in test_sets) and any(t is not None for t in test_sets):
         raise CLIError("the tables have different columns: some have a test-set column, some not")

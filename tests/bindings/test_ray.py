@@ -484,6 +484,11 @@ def test_cli_test_sets_local_and_on_ray(local_ray, tables, tmp_path, capsys):
     assert seg_local.splitlines()[0].split("\t")[:3] == ["test_set", "system", "seg"]
     assert len(seg_local.splitlines()) == 1 + 5 * N
     assert _score_table(seg + ["--ray"], capsys) == seg_local
+    from mtscore.bindings.cli import run_command
+    from mtscore.bindings.table_cli import table_main
+
+    assert table_main([str(only_b), "-m", "bleu", "--test-set-column", "ts"], run_command) == 1
+    assert "--test-set-column ts: " in capsys.readouterr().err
 
 
 def test_cli_bertscore_on_ray(local_ray, tables, tmp_path, capsys):
