@@ -73,12 +73,9 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
     try:
         groups, skipped = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
                                  cols.system is not None, _in_order(spec, driver_metrics), progress)
-    except MissingReferenceError:
-        # the worker's row number is relative to its slice: find the dataset's row (and file)
-        found = _locate(ray, source, fmt, ds, cols, source_name)
-        if found is None:
-            raise
-        raise located_error(found, source_name, cols) from None
+    except MissingReferenceError as e:
+        # the worker's row number is relative to its slice: the dataset's row (and file) instead
+        raise _locate(e, ray, source, fmt, ds, cols, source_name) from None
     if skipped:
         _warn_skipped(skipped, groups, driver_metrics, source_name)
     _check_groups(groups, source_name, cols.system is not None, varying_refs)
@@ -128,12 +125,20 @@ def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[s
     return ds, source_name, cols, ts_col
 
 
-def _locate(ray, source, fmt: Optional[str], ds, cols: ColumnSpec, source_name: str):
-    """:func:`first_unreferenced` over the input (paths re-read with their ``path`` column)."""
-    if not isinstance(source, ray.data.Dataset) and PATH_COLUMN not in _schema_names(ds, source_name):
-        with_paths, _ = read_dataset(source, fmt, include_paths=True)
-        return first_unreferenced(with_paths, cols, source_name, True)
-    return first_unreferenced(ds, cols, source_name, False)
+def _locate(err: MissingReferenceError, ray, source, fmt: Optional[str], ds, cols: ColumnSpec,
+            source_name: str) -> MissingReferenceError:
+    """The error to raise for a worker's :class:`MissingReferenceError` ``err``:
+    :func:`located_error` of :func:`first_unreferenced` over the input (paths re-read with
+    their ``path`` column), or that error itself if the pass finds no such row."""
+    try:
+        if not isinstance(source, ray.data.Dataset) and PATH_COLUMN not in _schema_names(ds, source_name):
+            with_paths, _ = read_dataset(source, fmt, include_paths=True)
+            found = first_unreferenced(with_paths, cols, source_name, True)
+        else:
+            found = first_unreferenced(ds, cols, source_name, False)
+    except Exception:  # noqa: BLE001 - the pass failing (a lost cluster): the worker's own error
+        return err
+    return err if found is None else located_error(found, source_name, cols)
 
 
 def _driver_metrics(metric_specs: List[Tuple[str, dict]], missing_refs: Optional[str]) -> Dict[str, Metric]:
