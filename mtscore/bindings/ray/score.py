@@ -2,13 +2,15 @@
 it on Ray, gather the statistics on the driver and score them."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
-from ...engine.metrics.base import Metric
+from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
 from .cluster import connect, user_error
 from .gather import check_ref_counts, check_same_segments, gather
+from .locate import PATH_COLUMN, first_unreferenced, located_error
 from .result import RayScoreResult
 from .sources import read_dataset
 from .worker import DEFAULT_BATCH, BatchScorer, build_metrics, score_batch
@@ -49,6 +51,10 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
                   different reference columns, which Ray fills with nulls) is refused with the
                   counts; "allow": score it with sacrebleu's variable count (``nrefs:var``), as
                   ``mtscore.score`` does
+    missing_refs : "error" (the metrics' default: a row with no reference at all stops the run
+                  with a MissingReferenceError naming its 0-based row in dataset order, and its
+                  file and row there when the input was paths) or "skip" (such rows get zero
+                  statistics and NaN sentence scores; one MissingReferenceWarning with the total)
     batch_size  : rows per batch; None (the default for tasks): Ray's blocks as read, so the
                   scoring runs fused with the read (no copy of the text between tasks)
     """
@@ -64,11 +70,26 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
             "slice_rows": batch_size or DEFAULT_BATCH}
     projected = ds.select_columns(cols.source_columns() + ([ts_col] if ts_col else []))
     mapped = _map_scorer(ray, projected, spec, compute, batch_size, concurrency, gpus)
-    groups = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
-                    cols.system is not None, _in_order(spec, driver_metrics), progress)
+    try:
+        groups, skipped = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
+                                 cols.system is not None, _in_order(spec, driver_metrics), progress)
+    except MissingReferenceError as e:
+        # the worker's row number is relative to its slice: the dataset's row (and file) instead
+        raise _locate(e, ray, source, fmt, ds, cols, source_name) from None
+    if skipped:
+        _warn_skipped(skipped, groups, driver_metrics, source_name)
     _check_groups(groups, source_name, cols.system is not None, varying_refs)
     return RayScoreResult(groups, driver_metrics, ts_col is not None, cols.system is not None,
                           keep_stats, segments)
+
+
+def _warn_skipped(skipped: int, groups: dict, metrics: Dict[str, Metric], source_name: str) -> None:
+    """One warning for the whole run (the workers' per-slice warnings are dropped)."""
+    names = ", ".join(n for n, m in metrics.items() if m.missing_refs == "skip")
+    warnings.warn(MissingReferenceWarning(
+        f"{source_name}: {skipped} of {sum(g.n for g in groups.values())} segment(s) have no "
+        f"reference and were skipped by {names} (missing_refs='skip': zero statistics, NaN "
+        "sentence scores)"), stacklevel=3)
 
 
 def _check_arguments(varying_refs: str, compute: str, batch_size: Optional[int]) -> None:
@@ -102,6 +123,22 @@ def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[s
     cols = resolve_columns(names, source_name, hyp, refs, system, False, False)
     ts_col = _optional_column(names, test_set, "test_set", source_name)
     return ds, source_name, cols, ts_col
+
+
+def _locate(err: MissingReferenceError, ray, source, fmt: Optional[str], ds, cols: ColumnSpec,
+            source_name: str) -> MissingReferenceError:
+    """The error to raise for a worker's :class:`MissingReferenceError` ``err``:
+    :func:`located_error` of :func:`first_unreferenced` over the input (paths re-read with
+    their ``path`` column), or that error itself if the pass finds no such row."""
+    try:
+        if not isinstance(source, ray.data.Dataset) and PATH_COLUMN not in _schema_names(ds, source_name):
+            with_paths, _ = read_dataset(source, fmt, include_paths=True)
+            found = first_unreferenced(with_paths, cols, source_name, True)
+        else:
+            found = first_unreferenced(ds, cols, source_name, False)
+    except Exception:  # noqa: BLE001 - the pass failing (a lost cluster): the worker's own error
+        return err
+    return err if found is None else located_error(found, source_name, cols)
 
 
 def _driver_metrics(metric_specs: List[Tuple[str, dict]], missing_refs: Optional[str]) -> Dict[str, Metric]:

@@ -9,9 +9,10 @@ from ...engine.corpus_error import CorpusError
 from .cluster import require_ray
 
 
-def read_dataset(source, fmt: Optional[str] = None):
-    """A ``ray.data.Dataset`` from a Dataset, or Parquet / JSONL / CSV path(s) (a directory is
-    Parquet); ``fmt`` overrides the guess from the extension."""
+def read_dataset(source, fmt: Optional[str] = None, include_paths: bool = False):
+    """``(dataset, source name)``: a ``ray.data.Dataset`` from a Dataset, or Parquet / JSONL /
+    CSV path(s) (a directory is Parquet); ``fmt`` overrides the guess from the extension;
+    ``include_paths``: read paths with Ray's ``path`` column (each row's file)."""
     ray = require_ray()
     if isinstance(source, ray.data.Dataset):
         return source, "<dataset>"
@@ -24,11 +25,11 @@ def read_dataset(source, fmt: Optional[str] = None):
     name = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} more)"
     f = fmt or _guess(paths[0])
     if f == "parquet":
-        return ray.data.read_parquet(paths), name
+        return ray.data.read_parquet(paths, include_paths=include_paths), name
     if f == "jsonl":
-        return ray.data.read_json(paths, lines=True), name
+        return ray.data.read_json(paths, lines=True, include_paths=include_paths), name
     if f == "csv":
-        return ray.data.read_csv(paths), name
+        return ray.data.read_csv(paths, include_paths=include_paths), name
     raise CorpusError(f"{name}: score_ray reads Parquet, JSONL or CSV (got {f!r}); for plain text "
                       "files pass text_dataset(hyp_path, ref_paths)")
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...engine.columns import ColumnSpec, normalise
 from ...engine.corpus_error import CorpusError
-from ...engine.metrics.base import Metric, present_mask
+from ...engine.metrics.base import Metric, MissingReferenceWarning, present_mask
 from .digest import ref_crcs
 
 #: rows scored at once (an actor's batch; the slices of a block that a task takes whole, as
@@ -100,14 +100,18 @@ class BatchScorer:
         groups = self._groups(batch, table, n)
         payload: Dict[str, Any] = {"n": n, "groups": {}}
         per_metric = {}
+        counts = present_mask(streams).sum(axis=0) if streams else np.zeros(n, dtype=np.int64)
+        if any(m.missing_refs == "skip" for m in self.metrics.values()):
+            # the driver warns once with the total (not once per slice and metric)
+            payload["skipped"] = int((counts == 0).sum())
         for name, metric in self.metrics.items():
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 prepared = metric.prepare(streams)  # once for every system of the batch
                 per_metric[name] = metric.stats_and_scores(hyps, prepared, spec["sentence"])
             payload.setdefault("warnings", []).extend(
-                f"{w.category.__name__}: {w.message}" for w in caught)
-        counts = present_mask(streams).sum(axis=0) if streams else np.zeros(n, dtype=np.int64)
+                f"{w.category.__name__}: {w.message}" for w in caught
+                if not issubclass(w.category, MissingReferenceWarning))
         for key, idx in groups.items():
             g: Dict[str, Any] = {"n": n if idx is None else len(idx)}
             c = counts if idx is None else counts[idx]
