@@ -2,7 +2,7 @@
 
 Public names are imported lazily so that ``import mtscore`` (and the CLI) stays fast.
 """
-__version__ = "0.1.0"
+from ._version import __version__
 
 _LAZY = {
     "BLEU": ("mtscore.engine.metrics.bleu", "BLEU"),

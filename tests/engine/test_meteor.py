@@ -163,7 +163,7 @@ def test_signature():
     m.corpus_score(["a"], [["a"], ["b"]])
     sig = str(m.get_signature())
     assert sig.startswith("nrefs:2|tok:13a|case:lc|mod:exact+stem|stem:snowball-english-")
-    assert sig.endswith("|alpha:0.9|beta:3.0|gamma:0.5|w:1.0+1.0|version:2.6.0")
+    assert sig.endswith("|alpha:0.9|beta:3.0|gamma:0.5|w:1.0+1.0|version:mtscore-0.1.0")
     m = METEOR(stemmer=str.upper, lowercase=False, tokenize="none", wordnet=NoSynonyms(), weights=(1, 0.6, 0.8))
     m.corpus_score(["a"], [["a"]])
     assert "|tok:none|case:mixed|mod:exact+stem+synonym|stem:user|" in str(m.get_signature())

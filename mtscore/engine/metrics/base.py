@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+from ..._version import __version__
+
 # imported with the metric, not on its first call (a few imports nothing else): a first
 # corpus_score would otherwise pay for finding and loading it
 from ..coerce import as_ref_streams, as_text_list
@@ -31,6 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: sacrebleu version whose numbers mtscore reproduces; printed in signatures.
 SACREBLEU_VERSION = "2.6.0"
+
+#: printed in the signatures of metrics sacrebleu does not have (their numbers are mtscore's)
+MTSCORE_VERSION = f"mtscore-{__version__}"
 
 #: what a metric does with a segment that has no reference at all (every stream None there)
 MISSING_REFS_POLICIES = ("error", "skip")
@@ -115,7 +120,11 @@ class Score:
 
 
 class Signature:
-    """Reproducibility signature (sacrebleu-compatible key order and abbreviations)."""
+    """Reproducibility signature (sacrebleu-compatible key order and abbreviations); ``version``
+    names the sacrebleu release whose numbers the metric reproduces."""
+
+    #: what ``version:`` prints
+    VERSION = SACREBLEU_VERSION
 
     def __init__(self, args: dict):
         self._abbr = {
@@ -128,7 +137,7 @@ class Signature:
         if num_refs == -1:
             num_refs = "var"
         self.info: Dict[str, Any] = {
-            "version": SACREBLEU_VERSION,
+            "version": self.VERSION,
             "nrefs": num_refs,
             "bs": args.get("n_bootstrap", None),
             "ar": None,
@@ -157,6 +166,12 @@ class Signature:
         return self.format()
 
     __repr__ = __str__
+
+
+class OwnSignature(Signature):
+    """Signature of a metric sacrebleu does not have: ``version:mtscore-X.Y.Z``."""
+
+    VERSION = MTSCORE_VERSION
 
 
 class Prepared(Protocol):

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import List, Optional, Sequence, cast
+from typing import List, Optional, Sequence
 
 import numpy as np
 
 from ...kernels import _edit
 from ..parallel import chunk_bounds, run_parallel
-from .base import Metric, Score, Signature
+from .base import OwnSignature, Score
+from .mean_score import MeanSentenceMetric
 from .symbols import PreparedSymbols, flatten_refs
 
 __all__ = ["EED", "EEDScore", "EEDSignature", "preprocess_en", "preprocess_ja"]
@@ -65,8 +66,8 @@ _PREPROCESS = {"en": preprocess_en, "ja": preprocess_ja}
 _MIN_PER_THREAD = 64
 
 
-class EEDSignature(Signature):
-    """e.g. ``nrefs:1|lang:en|alpha:2.0|rho:0.3|del:0.2|ins:1.0|version:2.6.0``."""
+class EEDSignature(OwnSignature):
+    """e.g. ``nrefs:1|lang:en|alpha:2.0|rho:0.3|del:0.2|ins:1.0|version:mtscore-0.1.0``."""
 
     def __init__(self, args: dict):
         super().__init__(args)
@@ -84,7 +85,7 @@ class EEDScore(Score):
         self.count = int(count)
 
 
-class EED(Metric):
+class EED(MeanSentenceMetric):
     """Extended edit distance (torchmetrics' ``ExtendedEditDistance``), compiled.
 
     :param language: ``"en"`` or ``"ja"`` preprocessing.
@@ -94,6 +95,8 @@ class EED(Metric):
     """
 
     _SIGNATURE_TYPE = EEDSignature
+    _SCORE_TYPE = EEDScore
+    _NAME = "EED"
     cheap_references = True
     dedupes_outputs = True
     lower_is_better = True
@@ -127,23 +130,10 @@ class EED(Metric):
         ids, offsets = self.tokenize(flat)
         return PreparedSymbols(len(streams[0]), ids, offsets, seg_refs, num_refs)
 
-    def stats(self, hyps, prepared: PreparedSymbols, warn: bool = True) -> np.ndarray:
-        """``(N, 2)`` float64 ``[sentence EED, 1]`` (``[0, 0]`` without a reference)."""
-        hyps = self._coerce_hyps(hyps)
-        if len(hyps) != prepared.n:
-            raise ValueError(
-                f"EED: {len(hyps)} hypotheses but {prepared.n} reference segments; "
-                "the hypothesis and reference files must have the same number of lines.")
-        missing = prepared.missing()
-        if missing is not None:
-            self._unreferenced(missing, warn)
+    def sentence_values(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+        """float64 ``(N,)`` sentence EED (0..1; the lowest over references), NaN without one."""
         ids, offsets = self.tokenize(hyps)
-        scores = self._scores(ids, offsets, prepared)
-        out = np.ones((len(hyps), 2), dtype=np.float64)
-        out[:, 0] = scores
-        none = np.isnan(scores)
-        out[none] = 0.0
-        return out
+        return self._scores(ids, offsets, prepared)
 
     def _scores(self, ids: np.ndarray, offsets: np.ndarray, prepared: PreparedSymbols) -> np.ndarray:
         params = (self.alpha, self.rho, self.deletion, self.insertion)
@@ -161,32 +151,3 @@ class EED(Metric):
                                     p.ref_offsets, p.seg_refs, *params)
 
         return np.concatenate(run_parallel(part, chunk_bounds(n, parts), parts))
-
-    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: PreparedSymbols,
-                              sentence_level: bool = True):
-        st = self.stats(hyps, prepared.gather(np.asarray(rows, dtype=np.int64)), warn=False)
-        return st, (self.scores_from_stats(st) if sentence_level else None)
-
-    def sum_stats(self, stats) -> List:
-        """``[sum of sentence scores (added in segment order), count]``."""
-        stats = np.asarray(stats, dtype=np.float64)
-        if len(stats) == 0:
-            return [0.0, 0]
-        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
-
-    def compute_score_from_stats(self, stats) -> EEDScore:
-        total, count = stats[0], stats[1]
-        return EEDScore(float(total) / float(count) if count > 0 else 0.0, count)
-
-    def scores_from_stats(self, stats) -> np.ndarray:
-        stats = np.asarray(stats, dtype=np.float64).reshape(-1, 2)
-        mean = np.divide(stats[:, 0], stats[:, 1], out=np.zeros(len(stats)), where=stats[:, 1] > 0)
-        return 100 * mean
-
-    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> EEDScore:
-        """EED of one segment (the lowest over its references)."""
-        if not isinstance(hypothesis, str):
-            raise TypeError("EED: The argument `hyp` should be a string.")
-        if isinstance(references, str) or not hasattr(references, "__len__"):
-            raise TypeError("EED: The argument `refs` should be a sequence of strings.")
-        return cast(EEDScore, self.corpus_score([hypothesis], [[r] for r in references]))

@@ -57,14 +57,15 @@ segment without a reference under ``missing_refs="skip"``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, List, Optional, Sequence, Tuple, cast
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ...kernels import _meteor
 from ..parallel import chunk_bounds, get_pool
 from ..tokenizers import Tokenizer
-from .base import Metric, Score, Signature
+from .base import OwnSignature, Score
+from .mean_score import MeanSentenceMetric
 from .meteor_lexicon import MeteorLexicon, UserStems, snowball_stemmer
 from .symbols import PreparedSymbols, flatten_refs
 
@@ -77,9 +78,9 @@ MODULES = ("exact", "stem", "synonym")
 _MIN_PER_THREAD = 256
 
 
-class METEORSignature(Signature):
+class METEORSignature(OwnSignature):
     """e.g. ``nrefs:1|tok:13a|case:lc|mod:exact+stem|stem:snowball-english|alpha:0.9|beta:3.0|
-    gamma:0.5|w:1.0+1.0|version:2.6.0``."""
+    gamma:0.5|w:1.0+1.0|version:mtscore-0.1.0``."""
 
     def __init__(self, args: dict):
         super().__init__(args)
@@ -110,7 +111,7 @@ def _number(name: str, v: Any, lo: float, hi: float) -> float:
     return float(v)
 
 
-class METEOR(Metric):
+class METEOR(MeanSentenceMetric):
     """METEOR with NLTK's alignment (see the module docstring), compiled.
 
     :param alpha: precision/recall weight in [0, 1] (0.9).
@@ -131,6 +132,8 @@ class METEOR(Metric):
     """
 
     _SIGNATURE_TYPE = METEORSignature
+    _SCORE_TYPE = METEORScore
+    _NAME = "METEOR"
     cheap_references = True
     dedupes_outputs = True
 
@@ -238,47 +241,6 @@ class METEOR(Metric):
                 f.result()
         return out
 
-    def stats(self, hyps, prepared: PreparedSymbols, warn: bool = True) -> np.ndarray:
-        """``(N, 2)`` float64 ``[sentence METEOR, 1]`` (``[0, 0]`` without a reference)."""
-        hyps = self._coerce_hyps(hyps)
-        if len(hyps) != prepared.n:
-            raise ValueError(
-                f"METEOR: {len(hyps)} hypotheses but {prepared.n} reference segments; "
-                "the hypothesis and reference files must have the same number of lines.")
-        missing = prepared.missing()
-        if missing is not None:
-            self._unreferenced(missing, warn)
-        scores = self.alignment_stats(hyps, prepared)[:, 0]
-        out = np.ones((len(hyps), 2), dtype=np.float64)
-        out[:, 0] = scores
-        out[np.isnan(scores)] = 0.0
-        return out
-
-    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: PreparedSymbols,
-                              sentence_level: bool = True):
-        st = self.stats(hyps, prepared.gather(np.asarray(rows, dtype=np.int64)), warn=False)
-        return st, (self.scores_from_stats(st) if sentence_level else None)
-
-    def sum_stats(self, stats) -> List:
-        """``[sum of sentence scores (added in segment order), count]``."""
-        stats = np.asarray(stats, dtype=np.float64)
-        if len(stats) == 0:
-            return [0.0, 0]
-        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
-
-    def compute_score_from_stats(self, stats) -> METEORScore:
-        total, count = stats[0], stats[1]
-        return METEORScore(float(total) / float(count) if count > 0 else 0.0, count)
-
-    def scores_from_stats(self, stats) -> np.ndarray:
-        stats = np.asarray(stats, dtype=np.float64).reshape(-1, 2)
-        mean = np.divide(stats[:, 0], stats[:, 1], out=np.zeros(len(stats)), where=stats[:, 1] > 0)
-        return 100 * mean
-
-    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> METEORScore:
-        """METEOR of one segment (the best over its references)."""
-        if not isinstance(hypothesis, str):
-            raise TypeError("METEOR: The argument `hyp` should be a string.")
-        if isinstance(references, str) or not hasattr(references, "__len__"):
-            raise TypeError("METEOR: The argument `refs` should be a sequence of strings.")
-        return cast(METEORScore, self.corpus_score([hypothesis], [[r] for r in references]))
+    def sentence_values(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+        """float64 ``(N,)`` sentence METEOR (0..1; the best over references), NaN without one."""
+        return self.alignment_stats(hyps, prepared)[:, 0]

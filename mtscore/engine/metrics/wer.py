@@ -47,7 +47,7 @@ import numpy as np
 from ...kernels import _edit
 from ...kernels._text import Vocab
 from ..parallel import chunk_bounds, get_pool
-from .base import Metric, Score, Signature
+from .base import Metric, OwnSignature, Score
 from .symbols import PreparedSymbols, PreparedWords, flatten_refs
 
 __all__ = ["WER", "CER", "PER", "EditRateScore", "EditRateSignature", "MULTI_REF"]
@@ -74,9 +74,9 @@ def punctuation_table() -> Dict[int, None]:
         return _PUNCT_TABLE
 
 
-class EditRateSignature(Signature):
+class EditRateSignature(OwnSignature):
     """Signature of an error-rate run, e.g.
-    ``nrefs:1|case:mixed|punct:yes|tok:jiwer|mref:closest|version:2.6.0``."""
+    ``nrefs:1|case:mixed|punct:yes|tok:jiwer|mref:closest|version:mtscore-0.1.0``."""
 
     def __init__(self, args: dict):
         super().__init__(args)

@@ -1,0 +1,73 @@
+"""Metrics whose corpus score is the mean of their sentence scores (EED, METEOR).
+
+Their per-segment statistics are ``[sentence score 0..1, 1]`` (``[0, 0]`` for a segment left out),
+so the corpus score, the sum over segments and the score of any row follow from the statistics
+alone; this class holds those hooks of the metric contract once."""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence, cast
+
+import numpy as np
+
+from .base import Metric, Score
+from .symbols import PreparedSymbols
+
+__all__ = ["MeanSentenceMetric"]
+
+
+class MeanSentenceMetric(Metric):
+    """A :class:`Metric` scored as the mean of sentence scores; subclasses set ``_SCORE_TYPE``
+    (called with ``(mean 0..1, count)``) and ``_NAME`` (used in messages) and implement
+    :meth:`sentence_values`."""
+
+    _SCORE_TYPE: Callable[[float, float], Score]
+    _NAME: str
+
+    def sentence_values(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+        """float64 ``(N,)``: each segment's sentence score 0..1, NaN where it has no reference."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def stats(self, hyps, prepared: PreparedSymbols, warn: bool = True) -> np.ndarray:
+        """``(N, 2)`` float64 ``[sentence score 0..1, 1]`` (``[0, 0]`` without a reference)."""
+        hyps = self._coerce_hyps(hyps)
+        if len(hyps) != prepared.n:
+            raise ValueError(
+                f"{self._NAME}: {len(hyps)} hypotheses but {prepared.n} reference segments; "
+                "the hypothesis and reference files must have the same number of lines.")
+        missing = prepared.missing()
+        if missing is not None:
+            self._unreferenced(missing, warn)
+        scores = self.sentence_values(hyps, prepared)
+        out = np.ones((len(hyps), 2), dtype=np.float64)
+        out[:, 0] = scores
+        out[np.isnan(scores)] = 0.0
+        return out
+
+    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: PreparedSymbols,
+                              sentence_level: bool = True):
+        st = self.stats(hyps, prepared.gather(np.asarray(rows, dtype=np.int64)), warn=False)
+        return st, (self.scores_from_stats(st) if sentence_level else None)
+
+    def sum_stats(self, stats) -> List:
+        """``[sum of sentence scores (added in segment order), count]``."""
+        stats = np.asarray(stats, dtype=np.float64)
+        if len(stats) == 0:
+            return [0.0, 0]
+        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
+
+    def compute_score_from_stats(self, stats) -> Score:
+        total, count = stats[0], stats[1]
+        return self._SCORE_TYPE(float(total) / float(count) if count > 0 else 0.0, count)
+
+    def scores_from_stats(self, stats) -> np.ndarray:
+        stats = np.asarray(stats, dtype=np.float64).reshape(-1, 2)
+        mean = np.divide(stats[:, 0], stats[:, 1], out=np.zeros(len(stats)), where=stats[:, 1] > 0)
+        return 100 * mean
+
+    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> Score:
+        """The score of one segment against its references (combined as in ``corpus_score``)."""
+        if not isinstance(hypothesis, str):
+            raise TypeError(f"{self._NAME}: The argument `hyp` should be a string.")
+        if isinstance(references, str) or not hasattr(references, "__len__"):
+            raise TypeError(f"{self._NAME}: The argument `refs` should be a sequence of strings.")
+        return cast(Score, self.corpus_score([hypothesis], [[r] for r in references]))
