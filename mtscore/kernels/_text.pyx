@@ -889,8 +889,27 @@ cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexce
 
 cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UBuf* dst,
                                     bint rstrip) noexcept nogil:
-    if ubuf_load(dst, kind, data, n, 8) != 0:
+    # ubuf_load's widening, through a local pointer: a store through dst.p could otherwise
+    # alias dst itself (-fno-strict-aliasing), which keeps gcc from vectorising the loop
+    # where dst is a caller's pointer (tokenize_one)
+    cdef Py_ssize_t k
+    cdef Py_UCS4* p
+    cdef const uint8_t* d1
+    cdef const uint16_t* d2
+    if ubuf_reserve(dst, n + 8) != 0:
         return -1
+    p = dst.p
+    if kind == 1:
+        d1 = <const uint8_t*> data
+        for k in range(n):
+            p[k] = d1[k]
+    elif kind == 2:
+        d2 = <const uint16_t*> data
+        for k in range(n):
+            p[k] = d2[k]
+    else:
+        memcpy(p, data, n * sizeof(Py_UCS4))
+    dst.n = n
     if rstrip:
         while n > 0 and Py_UNICODE_ISSPACE(dst.p[n - 1]):
             n -= 1

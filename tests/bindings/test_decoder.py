@@ -158,7 +158,7 @@ def test_pairwise_empty_and_errors():
     with pytest.raises(TypeError, match=r"candidates\[0\]"):
         decoder.pairwise([3])
     with pytest.raises(ValueError, match="unknown metric"):
-        decoder.pairwise(["a"], metric="meteor")
+        decoder.pairwise(["a"], metric="no-such-metric")
     with pytest.raises(ValueError, match="workers"):
         decoder.pairwise(["a"], workers=-1)
 
