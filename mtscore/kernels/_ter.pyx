@@ -280,11 +280,13 @@ cdef class TercomVocab:
     cdef uint64_t mask
 
     def __cinit__(self):
-        self.cap_chars = 1 << 16
+        # small to start (they double as needed): a vocabulary of one pair (ter_corpus_plain)
+        # or a first call then touches a few cache lines, not ~40 fresh pages
+        self.cap_chars = 1 << 12
         self.chars = <uint8_t*>malloc(self.cap_chars)
-        self.cap_tok = 1 << 12
+        self.cap_tok = 1 << 8
         self.meta = <TokMeta*>malloc(self.cap_tok * sizeof(TokMeta))
-        self.mask = (1 << 13) - 1
+        self.mask = (1 << 9) - 1
         self.table = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
         if self.chars == NULL or self.meta == NULL or self.table == NULL:
             raise MemoryError("TercomVocab: out of memory")
