@@ -85,7 +85,7 @@ def ter_matrix(
 
 def ter_corpus_plain(
     hyps: list[str],
-    refs: list[str],
+    refs: list[str | None],
     no_punct: bool = False,
     asian_support: bool = False,
     lowercase: bool = True,

@@ -479,7 +479,7 @@ def ter_matrix(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np.int64
             edits[a, b] = translation_edit_rate(hyps[a], ref)[0]
 
 
-def ter_corpus_plain(hyps: List[str], refs: List[str], no_punct: bool = False,
+def ter_corpus_plain(hyps: List[str], refs: List[Optional[str]], no_punct: bool = False,
                      asian_support: bool = False,
                      lowercase: bool = True) -> Optional[Tuple[int, float]]:
     """Twin of ``_ter.ter_corpus_plain``: summed edits and reference lengths of ``hyps[i]``
