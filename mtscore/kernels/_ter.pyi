@@ -82,3 +82,14 @@ def ter_matrix(
     hyp_ids: _I32, hyp_offsets: _I64, ref_ids: _I32, ref_offsets: _I64, edits: _I64, part: _I64
 ) -> None:
     """Fill columns `part` of edits int64 (n, m) with the TER edits of hypothesis a against reference b; GIL released."""
+
+def ter_corpus_plain(
+    hyps: list[str],
+    refs: list[str | None],
+    no_punct: bool = False,
+    asian_support: bool = False,
+    lowercase: bool = True,
+) -> tuple[int, float] | None:
+    """(sum of edits, sum of reference lengths) of hyps[i] against refs[i] (one reference each,
+    normalized=False), each pair interned in a vocabulary of its own; None when an element is
+    not a str."""

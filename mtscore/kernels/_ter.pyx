@@ -280,11 +280,13 @@ cdef class TercomVocab:
     cdef uint64_t mask
 
     def __cinit__(self):
-        self.cap_chars = 1 << 16
+        # small to start (they double as needed): a vocabulary of one pair (ter_corpus_plain)
+        # or a first call then touches a few cache lines, not ~40 fresh pages
+        self.cap_chars = 1 << 12
         self.chars = <uint8_t*>malloc(self.cap_chars)
-        self.cap_tok = 1 << 12
+        self.cap_tok = 1 << 8
         self.meta = <TokMeta*>malloc(self.cap_tok * sizeof(TokMeta))
-        self.mask = (1 << 13) - 1
+        self.mask = (1 << 9) - 1
         self.table = <int32_t*>malloc((self.mask + 1) * sizeof(int32_t))
         if self.chars == NULL or self.meta == NULL or self.table == NULL:
             raise MemoryError("TercomVocab: out of memory")
@@ -1702,3 +1704,83 @@ def ter_matrix(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
         work_free(&w)
     if e < 0:
         raise MemoryError("TER kernel: out of memory")
+
+
+# =============================================================================================
+# one call from strings to corpus sums (sacrebleu's default TER, references not reused)
+# =============================================================================================
+def ter_corpus_plain(list hyps, list refs, bint no_punct=False, bint asian_support=False,
+                     bint lowercase=True):
+    """``(sum of edits, sum of reference lengths)`` of ``hyps[i]`` against ``refs[i]`` (one
+    reference per segment, both lists of str of the same length), for ``normalized=False``:
+    each pair is split (``rstrip()``, ``lower()`` when ``lowercase``, punctuation removal when
+    ``no_punct``) and interned in a small vocabulary of its own, cleared after the pair (ids
+    only need to be equal within one pair), then searched (``ter_pair``). No per-token id
+    arrays, no numpy: a first call touches few fresh pages. The lengths are summed in
+    segment order as float64, like sacrebleu's ``sum_of_lists``. Returns None when an element
+    is not a str (the caller then takes the general path, which reports it)."""
+    cdef Py_ssize_t N = len(hyps), i, j, L, cnt, nh, cap = 256
+    cdef object s
+    cdef TercomVocab vocab = TercomVocab()
+    cdef UBuf tok
+    cdef Work w
+    cdef int32_t* ids = <int32_t*>malloc(cap * sizeof(int32_t))
+    cdef void* p
+    cdef int64_t e, edits = 0
+    cdef double ref_len = 0.0
+    if len(refs) != N:
+        raise ValueError(f"ter_corpus_plain: {N} hypotheses but {len(refs)} references")
+    if ids == NULL:
+        raise MemoryError("ter_corpus_plain: out of memory")
+    ubuf_init(&tok)
+    work_init(&w)
+    try:
+        for i in range(N):
+            nh = 0
+            for j in range(2):
+                s = hyps[i] if j == 0 else refs[i]
+                if type(s) is not str:
+                    return None
+                PyUnicode_READY(s)
+                L = PyUnicode_GET_LENGTH(s)
+                if nh + L // 2 + 2 > cap:   # at most (L + 1) / 2 tokens
+                    while nh + L // 2 + 2 > cap:
+                        cap *= 2
+                    p = realloc(ids, cap * sizeof(int32_t))
+                    if p == NULL:
+                        raise MemoryError("ter_corpus_plain: out of memory")
+                    ids = <int32_t*>p
+                if ubuf_reserve(&tok, L + 8) < 0:
+                    raise MemoryError("ter_corpus_plain: out of memory")
+                cnt = plain_tokens_of(s, vocab, L, lowercase, no_punct, asian_support, tok.p,
+                                      ids + nh)
+                if cnt < 0:   # needs Python's own str.lower() (see plain_tokens)
+                    s = s.lower()
+                    PyUnicode_READY(s)
+                    L = PyUnicode_GET_LENGTH(s)
+                    if nh + L // 2 + 2 > cap:
+                        while nh + L // 2 + 2 > cap:
+                            cap *= 2
+                        p = realloc(ids, cap * sizeof(int32_t))
+                        if p == NULL:
+                            raise MemoryError("ter_corpus_plain: out of memory")
+                        ids = <int32_t*>p
+                    if ubuf_reserve(&tok, L + 8) < 0:
+                        raise MemoryError("ter_corpus_plain: out of memory")
+                    cnt = plain_tokens_of(s, vocab, L, False, no_punct, asian_support, tok.p,
+                                          ids + nh)
+                if j == 0:
+                    nh = cnt
+                else:
+                    L = cnt   # reference length in tokens
+            e = ter_pair(&w, ids, <int>nh, ids + nh, <int>L)
+            if e < 0:
+                raise MemoryError("ter_corpus_plain: out of memory")
+            edits += e
+            ref_len += <double>L
+            vocab.clear()
+        return edits, ref_len
+    finally:
+        free(ids)
+        ubuf_free(&tok)
+        work_free(&w)

@@ -687,6 +687,15 @@ def _(data, source):
     both("_ter.ter_sentence", None, ["a c"])  # TypeError
 
 
+@case("_ter.ter_corpus_plain", 30)
+def _(data, source):
+    opts = {k: data.draw(st.booleans(), label=k) for k in ("no_punct", "asian_support", "lowercase")}
+    hyps, refs = corpus(data, source, k_max=1, none_refs=False)
+    both("_ter.ter_corpus_plain", hyps, refs[0], **opts)
+    both("_ter.ter_corpus_plain", hyps, refs[0][:-1] + [None], **opts)  # None: not handled here
+    both("_ter.ter_corpus_plain", hyps, refs[0] + ["a"], **opts)  # ValueError
+
+
 @case("_ter.ter_matrix", 25)
 def _(data, source):
     hyp_ids, hyp_off, ref_ids, ref_off, _ = _ter_inputs(data, source)

@@ -173,6 +173,24 @@ class TER(Metric):
         if references is not None:
             self._ref_cache = self.prepare(references)
 
+    def corpus_score(self, hyps, refs=None, n_bootstrap: int = 1) -> Score:
+        """Corpus TER (see :meth:`Metric.corpus_score`). With references given in the call
+        (one stream, no None), ``normalized=False``, one worker and no bootstrap, the whole
+        call is one kernel (``_ter.ter_corpus_plain``: strings to summed statistics, each pair
+        interned on its own, no per-segment matrix); otherwise the general path."""
+        if (refs is not None and n_bootstrap <= 1 and not self.normalized
+                and (int(self.workers) <= 1 or len(hyps) < 2 * _PIPE_CHUNK)):
+            hyp_list = self._coerce_hyps(hyps)
+            streams = self._coerce_refs(refs, len(hyp_list))
+            if len(streams) == 1 and hyp_list:
+                sums = _ter.ter_corpus_plain(hyp_list, streams[0], bool(self.no_punct),
+                                             bool(self.asian_support), not self.case_sensitive)
+                if sums is not None:  # (a None reference: the general path applies the policy)
+                    self.num_refs = 1
+                    return self.compute_score_from_stats(list(sums))
+            hyps, refs = hyp_list, streams
+        return super().corpus_score(hyps, refs, n_bootstrap)
+
     # ---- text -> token ids ----------------------------------------------------------------
     def tokenize(self, texts: List[str], vocab: Optional[_ter.TercomVocab] = None):
         """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this

@@ -477,3 +477,22 @@ def ter_matrix(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np.int64
         ref = [int(x) for x in ref_ids[ref_offsets[b]:ref_offsets[b + 1]]]
         for a in range(n):
             edits[a, b] = translation_edit_rate(hyps[a], ref)[0]
+
+
+def ter_corpus_plain(hyps: List[str], refs: List[Optional[str]], no_punct: bool = False,
+                     asian_support: bool = False,
+                     lowercase: bool = True) -> Optional[Tuple[int, float]]:
+    """Twin of ``_ter.ter_corpus_plain``: summed edits and reference lengths of ``hyps[i]``
+    against ``refs[i]`` (``normalized=False``); None when an element is not a str."""
+    if len(refs) != len(hyps):
+        raise ValueError(f"ter_corpus_plain: {len(hyps)} hypotheses but {len(refs)} references")
+    edits, ref_len = 0, 0.0
+    for h, r in zip(hyps, refs):
+        if type(h) is not str or type(r) is not str:
+            return None
+        hw, rw = ([_tercom_steps(s.rstrip().lower() if lowercase else s.rstrip(), False, no_punct,
+                                 asian_support).split() for s in (h, r)])
+        e, _ = translation_edit_rate(hw, rw)
+        edits += e
+        ref_len += float(len(rw))
+    return edits, ref_len
