@@ -66,6 +66,18 @@ def test_ter_reward_is_negative_error_rate(batch):
         [-0.01 * s.sentence_score(c, [r]).score for c, r in zip(comps, refs)]
 
 
+def test_every_registered_metric_is_a_reward(batch):
+    """METEOR (registered this release) is a reward like the others: 0.01 x its sentence score."""
+    pytest.importorskip("Stemmer")
+    from mtscore import METEOR
+
+    comps, refs, _ = batch
+    comps, refs = comps[:8], refs[:8]
+    m = METEOR()
+    assert trl_call(reward_fn("meteor"), comps, reference=refs) == \
+        [0.01 * m.sentence_score(c, [r]).score for c, r in zip(comps, refs)]
+
+
 def test_id_mode_rewards(batch):
     comps, refs, multi = batch
     vocab: dict = {}
@@ -112,4 +124,4 @@ def test_reward_errors():
     with pytest.raises(ValueError, match="chrF and chrF\\+\\+ work on characters"):
         fn(completions=[[1, 2]], reference=[[1, 2]])
     with pytest.raises(ValueError, match="unknown metric"):
-        reward_fn("meteor")
+        reward_fn("no-such-metric")
