@@ -43,6 +43,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench_data import data_dir, read_lines  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 from mtscore import decoder  # noqa: E402
@@ -52,15 +54,6 @@ logging.getLogger("mtscore").setLevel(logging.ERROR)
 
 #: per-call targets of issue P8 (microseconds of CPU time, median)
 TARGETS_US = {"BLEU": 5.0, "chrF": 8.0, "chrF++": 8.0, "TER": 10.0}
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("MTSCORE_DATA", REPO.parent / "shared" / "data")).resolve()
-
-
-def read_lines(p: Path):
-    lines = p.read_text(encoding="utf-8").split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def en_de():

@@ -35,19 +35,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench_data import data_dir, read_lines  # noqa: E402
+
 from mtscore.bindings.token_scores import id_sentence_scores, text_sentence_scores  # noqa: E402
 from mtscore.engine.token_ids import TokenIds, as_token_ids  # noqa: E402
 
 N_DOCS, DOC_LEN = 256, 1024
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("MTSCORE_DATA", REPO.parent / "shared" / "data")).resolve()
-
-
-def read_lines(p: Path):
-    lines = p.read_text(encoding="utf-8").split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def _docs(seg_ids):

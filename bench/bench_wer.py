@@ -24,17 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench_data import data_dir, read_lines  # noqa: E402
+
 from mtscore.engine.metrics.eed import EED  # noqa: E402
 from mtscore.engine.metrics.wer import CER, PER, WER  # noqa: E402
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("MTSCORE_DATA", REPO.parent / "shared" / "data")).resolve()
-
-
-def read_lines(p: Path):
-    lines = p.read_text(encoding="utf-8").split("\n")
-    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def load_systems(max_pairs: int):
