@@ -12,6 +12,7 @@ run at start-up; numpy, pyarrow and the kernels load when first needed.
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -196,6 +197,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     return run_command(_run, args, "mtscore")
 
 
+_OS_REASONS = {errno.ENOENT: "file not found", errno.EISDIR: "is a folder, expected a file",
+               errno.ENOTDIR: "a part of the path is a file, not a folder",
+               errno.EACCES: "permission denied"}
+
+
+def os_error_line(e: OSError) -> str:
+    """``PATH: reason`` for a file error (not Python's ``[Errno 2] No such file or directory:
+    'PATH'``); errors without a file name, or with their own wording (an ``OSError`` subclass
+    with its own ``__str__``, e.g. the output writer's), as they are."""
+    if e.filename is None or type(e).__str__ is not OSError.__str__:
+        return str(e)
+    return f"{e.filename}: {_OS_REASONS.get(e.errno or 0, e.strerror or str(e))}"
+
+
 def run_command(fn, args, prog: str) -> int:
     """``fn(args)`` under the errors contract: user errors (bad input, options, files, missing
     extras) print one line ``prog: error: ...`` and exit 1; Ctrl-C exits 130 with one line,
@@ -218,7 +233,10 @@ def run_command(fn, args, prog: str) -> int:
     except CLIError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except (ValueError, TypeError, RuntimeError, ImportError, OSError) as e:
+    except OSError as e:
+        print(f"{prog}: error: {os_error_line(e)}", file=sys.stderr)
+        return EXIT_ERROR
+    except (ValueError, TypeError, RuntimeError, ImportError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -180,8 +180,9 @@ def per_segment(args) -> bool:
     return bool(args.sentence_level or args.format in ("tsv", "parquet"))
 
 
-def build_metrics(args) -> dict:
-    """``{NAME: metric}`` in -m order (BERTScore is run separately)."""
+def build_metrics(args, **common) -> dict:
+    """``{NAME: metric}`` in -m order (BERTScore is run separately); ``common``: constructor
+    arguments every metric takes (``missing_refs``)."""
     from ..engine.metrics.registry import make_metric
 
     metrics = {}
@@ -189,7 +190,7 @@ def build_metrics(args) -> dict:
         if name == "bertscore":
             continue
         try:
-            m = make_metric(name, **metric_kwargs(args, name))
+            m = make_metric(name, **metric_kwargs(args, name), **common)
         except (ImportError, ValueError, RuntimeError) as e:
             raise CLIError(f"-m {name}: {e}") from None
         m.workers = args.workers

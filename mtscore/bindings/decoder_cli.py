@@ -23,12 +23,15 @@ METRICS = ["bleu", "chrf", "chrf++", "ter"]
 
 
 def _common(p: argparse.ArgumentParser, default_metric: str) -> None:
+    from ..engine.errors import int_at_least
+
     p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=METRICS,
                    help=f"metric (default {default_metric})")
     p.add_argument("-O", "--metric-option", action="append", default=[], metavar="KEY=VALUE",
                    help="metric constructor option, e.g. effective_order=true, tokenize=intl, "
                         "word_order=2 (VALUE is JSON, else a string); repeatable")
-    p.add_argument("--workers", type=int, default=1, help="threads (0: all cores; default 1)")
+    p.add_argument("--workers", type=int_at_least(0), default=1,
+                   help="threads (0: all cores; default 1)")
     p.add_argument("--format", "-f", choices=["text", "jsonl"], default="text",
                    help="text: one line per group/source; jsonl: indices and scores too")
     p.add_argument("--output", "-o", default=None, help="output file (default stdout; written atomically)")
@@ -53,7 +56,7 @@ def _metric(args):
 
     try:
         return resolve_metric(args.metric, _options(args.metric_option), args.workers)
-    except TypeError as e:  # an unknown constructor argument
+    except TypeError as e:  # an unknown constructor argument (make_metric names it)
         raise CLIError(f"-O: {e}") from None
 
 

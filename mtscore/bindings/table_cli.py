@@ -11,6 +11,7 @@ import logging
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from ..engine.metrics.base import MissingReferenceError
 from .cli_input import CLIError
 from .cli_options import (build_metrics, check_options, metric_kwargs, metric_options, report_options,
                           statistics_options)
@@ -45,6 +46,10 @@ def _table_parser() -> argparse.ArgumentParser:
     t.add_argument("--test-set-column", default=None, metavar="COL",
                    help="test-set column: each test set is scored on its own and reported under "
                         "its name (default: 'test_set' if the table has one)")
+    t.add_argument("--missing-refs", choices=["error", "skip"], default="error",
+                   help="a row whose references are all null: stop with an error naming it "
+                        "(default), or skip it in every metric (zero statistics, NaN sentence "
+                        "scores) with one warning giving the count")
     t.add_argument("--language-pair", "-l", dest="langpair", default=None,
                    help="SRC-TRG; the target selects BLEU's zh/ja-mecab/ko-mecab tokenizer")
     t.add_argument("--output", "-o", default=None,
@@ -70,8 +75,26 @@ class _Part(NamedTuple):
     collected: Any = None  # what ``bert`` is given: ``.systems`` {name: hyps}, ``.refs``
 
 
+def _check_paths(paths: List[str]) -> None:
+    """Each local path exists and is a table (format from its extension; a folder is a Parquet
+    dataset); remote URIs (``s3://``...) are left to Ray."""
+    from ..engine.tables import TABLE_FORMATS, guess_format
+
+    for p in paths:
+        if "://" in p:
+            continue
+        if not os.path.exists(p):
+            raise CLIError(f"{p}: file not found")
+        if guess_format(p) == "text":
+            raise CLIError(
+                f"{p}: not a table file (the format comes from the extension: "
+                f"{', '.join(TABLE_FORMATS)}, or a folder of Parquet files); score plain-text "
+                "system output with: mtscore REF.txt -i HYP.txt")
+
+
 def _run_table(args) -> int:
     check_options(args)
+    _check_paths(args.paths)
     if args.sentence_level:
         raise CLIError("score-table: use --format tsv/parquet for per-segment scores")
     if "bertscore" in args.metrics and args.ray is not None and args.bertscore_idf:
@@ -79,12 +102,15 @@ def _run_table(args) -> int:
                        "reference first); compute them with BERTScore().idf_weights(refs) in Python "
                        "and call score_ray(..., bertscore_kwargs={'idf': weights})")
     paired = args.paired_bs or args.paired_ar
-    metrics = build_metrics(args)
+    metrics = build_metrics(args, missing_refs=args.missing_refs)
     per_seg = args.format in ("tsv", "parquet")
-    if args.ray is not None:
-        parts = _table_on_ray(args, metrics, per_seg, paired)
-    else:
-        parts = _table_locally(args, metrics, per_seg)
+    try:
+        if args.ray is not None:
+            parts = _table_on_ray(args, metrics, per_seg, paired)
+        else:
+            parts = _table_locally(args, metrics, per_seg)
+    except MissingReferenceError as e:  # name this command's option, not the Python argument
+        raise CLIError(str(e).replace("pass missing_refs='skip'", "pass --missing-refs skip")) from None
     for part in parts:
         if paired and len(part.names) == 1:
             raise CLIError("Paired tests need a table with several systems (a system column).")
@@ -166,7 +192,11 @@ def _load_local(args):
 
     corpora, test_sets = [], []
     for p in args.paths:
-        corpora.append(load_corpus(p, hyp=args.hyp, ref_columns=args.ref_columns, system=args.system_column))
+        try:
+            corpora.append(load_corpus(p, hyp=args.hyp, ref_columns=args.ref_columns,
+                                       system=args.system_column))
+        except CorpusError as e:  # name the command's options, not load_corpus' arguments
+            raise CLIError(_cli_names(str(e))) from None
         col = args.test_set_column or "test_set"
         try:  # the test-set column read as a (hypothesis) column: every table format, null checks
             test_sets.append(load_corpus(p, hyp=col, ref_columns=[], system=False).hyps())
@@ -186,6 +216,17 @@ def _load_local(args):
     except pa.ArrowInvalid as e:
         raise CLIError(f"the tables have different columns: {e}") from None
     return Corpus.from_table(table, source=args.paths[0]), ts
+
+
+_API_TO_CLI = (("pass hyp=", "pass --hyp"), ("pass refs=", "pass --ref-columns"),
+               ("pass system=", "pass --system-column"))
+
+
+def _cli_names(message: str) -> str:
+    """A :func:`load_corpus` message with its keyword arguments named as this command's options."""
+    for api, cli in _API_TO_CLI:
+        message = message.replace(api, cli)
+    return message
 
 
 def _split_test_sets(corpus, test_sets: Optional[List[str]]):
@@ -233,7 +274,7 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
                       bertscore_kwargs=_bertscore_kwargs(args) if with_bert else None,
                       segments=tmp, address=args.ray or None, progress=args.progress,
                       varying_refs="allow", bleu_kwargs=kwargs["bleu"], chrf_kwargs=kwargs["chrf"],
-                      ter_kwargs=kwargs["ter"])
+                      ter_kwargs=kwargs["ter"], missing_refs=args.missing_refs)
         table = None
         if tmp is not None:
             import pyarrow.parquet as pq

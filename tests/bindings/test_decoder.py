@@ -375,16 +375,29 @@ def test_cli_nbest_oracle_and_rerank(tmp_path, capsys):
     ({"s.jsonl": "{\"samples\": [\"a\", \"b\"], \"log_probs\": [1]}\n"}, ["mbr", "{s.jsonl}"],
      "s.jsonl:1: log_probs must be 2 numbers"),
     ({"s.txt": "a\t0\nb\tx\n"}, ["mbr", "{s.txt}", "--log-probs"], "s.txt:2: --log-probs"),
-    ({"s.txt": "a\nb\n"}, ["mbr", "{s.txt}", "-O", "nosuch=1"], "-O: "),
+    ({"s.txt": "a\nb\n"}, ["mbr", "{s.txt}", "-O", "nosuch=1"],
+     "-O: chrf: unknown option(s) nosuch; its options: char_order, word_order, beta"),
+    ({"nb": "0 ||| a ||| F ||| 1\n"}, ["nbest", "{nb}", "-r", "{nb}.missing"],
+     ".missing: file not found"),
+    ({}, ["mbr", "{ref}.missing"], "ref.missing: file not found"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, files, argv, msg):
     (tmp_path / "ref").write_text("r0\nr1\n", encoding="utf-8")
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     names = {"ref": tmp_path / "ref", **{n: tmp_path / n for n in files}}
-    argv = [str(names[a[1:-1]]) if a.startswith("{") and a[1:-1] in names else a for a in argv]
+    argv = [str(names[a[1:a.index("}")]]) + a[a.index("}") + 1:] if a.startswith("{") else a
+            for a in argv]
     rc, out, err = _cli(argv, capsys)
     assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
+
+
+def test_cli_workers_checked_by_the_parser(tmp_path, capsys):
+    (tmp_path / "s.jsonl").write_text("[\"a\"]\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        _cli(["mbr", str(tmp_path / "s.jsonl"), "--workers", "-1"], capsys)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "argument --workers: must be 0 or more, got -1" in err
 
 
 # ---- reference aggregation ---------------------------------------------------------------------

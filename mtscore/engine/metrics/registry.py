@@ -23,4 +23,20 @@ def make_metric(name: str, **kwargs):
     if key not in METRICS:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(METRICS)}")
     mod, cls, defaults = METRICS[key]
-    return getattr(importlib.import_module(mod), cls)(**{**defaults, **kwargs})
+    klass = getattr(importlib.import_module(mod), cls)
+    _check_options(name, klass, kwargs)
+    return klass(**{**defaults, **kwargs})
+
+
+def _check_options(name: str, klass, kwargs: dict) -> None:
+    """A ``TypeError`` naming the unknown options and the known ones (not Python's bare
+    "unexpected keyword argument" of the constructor)."""
+    import inspect
+
+    params = inspect.signature(klass).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(set(kwargs) - set(params))
+    if unknown:
+        known = ", ".join(n for n in params if n != "references")
+        raise TypeError(f"{name}: unknown option(s) {', '.join(unknown)}; its options: {known}")
