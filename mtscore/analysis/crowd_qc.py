@@ -11,7 +11,9 @@ the corrected computation. The quirks:
   HIT sharing that time (so it weighs more in the hit count and the mean times), and a time
   shared by several events is processed once per event when counting open HITs;
 * the longest run of identical scores runs on across the worker's HITs in file order;
-* p-values are decided (p <= alpha) after R's 7-significant-digit printing.
+* p-values are decided (p <= alpha) after R's 7-significant-digit printing;
+* numbers handed between R and perl go through the printing and reading of each
+  (:func:`r_format`, :func:`perl_atof`, :func:`r_read`), last bits included.
 
 Per-HIT red flags (time and constant-sequence, A4.3) are in :func:`hit_stats` whatever the mode.
 """
@@ -25,7 +27,7 @@ import numpy as np
 from .crowd import Ratings
 
 __all__ = ["HitStats", "WorkerStats", "WorkerQC", "hit_stats", "hit_rows", "worker_stats", "qc_workers", "paired_t",
-           "longest_run", "r_round", "signif", "r_read", "r_print_read"]
+           "longest_run", "r_round", "signif", "r_read", "r_print_read", "r_format", "perl_atof"]
 
 
 def signif(x, digits: int = 7) -> np.ndarray:
@@ -40,6 +42,8 @@ def r_read(text: str) -> float:
     to double. Not always the correctly rounded double (about 3 in 10,000 15-digit numbers
     differ in the last bit), which shows in the 15th digit of the DA scripts' means."""
     t = text.strip()
+    if t.lstrip("+-").lower() in ("nan", "inf", "infinity"):
+        return float(t)
     neg = t.startswith("-")
     mant, _, ex = t.lstrip("+-").lower().partition("e")
     ip, _, fp = mant.partition(".")
@@ -96,6 +100,56 @@ def _ld_pow10(n: int) -> np.longdouble:
         n >>= 1
         p10 *= p10
     return fac
+
+
+def r_format(x: float, digits: int) -> str:
+    """R's print/cat of a double with ``digits`` significant digits (fixed or scientific,
+    whichever is narrower; fixed on a tie)."""
+    if not np.isfinite(x):
+        return "NaN" if np.isnan(x) else ("Inf" if x > 0 else "-Inf")
+    mant, exp = ("%.*e" % (digits - 1, x)).split("e")
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    e = int(exp)
+    nsig = len(mant.lstrip("-").replace(".", ""))
+    sci = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    fixed = "%.*f" % (max(0, nsig - 1 - e), x)
+    return fixed if len(fixed) <= len(sci) else sci
+
+
+def _perl_mulexp10(value: float, exponent: int) -> float:
+    """perl's ``S_mulexp10``: 10**|exponent| by repeated squaring in double, then one product
+    or quotient."""
+    if exponent == 0 or value == 0:
+        return value
+    n, result, power = abs(exponent), 1.0, 10.0
+    while n:
+        if n & 1:
+            result *= power
+        n >>= 1
+        if n:
+            power *= power
+    return value / result if exponent < 0 else value * result
+
+
+def perl_atof(text: str) -> float:
+    """A decimal string numified as perl did before 5.30 (``Perl_my_atof3`` under
+    ``USE_PERL_ATOF``; 5.30 hands the string to the C library's ``strtod``): the digits before
+    and after the point are gathered into two integers, each scaled by a power of ten and the
+    two rounded doubles added, so ``"27.40367"`` reads as ``27 + 40367/1e5``, one unit in the
+    last place below the correctly rounded 27.40367. For strings of up to 17 significant
+    digits (perl rounds further digits away; R prints at most 15)."""
+    t = text.strip()
+    if t.lstrip("+-").lower() in ("nan", "inf", "infinity"):
+        return float(t)
+    neg = t.startswith("-")
+    mant, _, ex = t.lstrip("+-").lower().partition("e")
+    ip, dot, fp = mant.partition(".")
+    expn = int(ex) if ex else 0
+    value = _perl_mulexp10(float(int(ip or "0")), expn)
+    if dot:
+        value = value + _perl_mulexp10(float(int(fp or "0")), expn - len(fp))
+    return -value if neg else value
 
 
 def r_round(x, digits: int) -> np.ndarray:

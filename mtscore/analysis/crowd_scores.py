@@ -15,7 +15,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .crowd import Ratings
-from .crowd_qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, r_print_read, signif, worker_stats
+from .crowd_qc import (HitStats, WorkerQC, WorkerStats, hit_stats, perl_atof, qc_workers, r_format, r_print_read,
+                       worker_stats)
 from .errors import AnalysisInputError
 
 __all__ = ["SegmentKey", "read_segment_key", "standardize_ratings", "SegmentScores", "segment_scores",
@@ -66,9 +67,10 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
                         ) -> Tuple[np.ndarray, np.ndarray]:
     """Per-worker z-scores (A5): (trunc(score) - mean_w) / sd_w, mean and sample SD (n - 1)
     over all of the worker's ratings in ``stats_from`` (default ``r``; the DA scripts use every
-    rating of the run, QC items and rejected assignments included). ``replicate_r`` rounds
-    mean and SD to 7 significant digits, as the scripts pass them through R's ``print``, and z
-    to 15 (perl's print).
+    rating of the run, QC items and rejected assignments included). ``replicate_r`` passes
+    mean and SD through R's ``print`` (7 significant digits) and perl's numification
+    (:func:`~.crowd_qc.perl_atof`), as the scripts hand them from R to the perl script that
+    computes z, and z through perl's ``%.15g`` and R's reading.
 
     Returns (z (N,) float64, keep (N,) bool): a worker with SD 0 or a single rating (SD
     undefined) gets NaN and keep False (the scripts drop SD-0 workers)."""
@@ -84,8 +86,16 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
         mean[w] = float(s.mean())
         sd[w] = float(s.std(ddof=1)) if s.size > 1 else np.nan
     if replicate_r:
-        mean = {w: float(signif(v)) for w, v in mean.items()}
-        sd = {w: float(signif(v)) for w, v in sd.items()}
+        # R prints each worker's mean and SD (7 digits) and the perl script that computes z
+        # reads them back with its own atof: perl before 5.30 adds the integer and fraction
+        # parts as two rounded doubles, so run B's F0007 (SD "27.40367") gets an SD one ulp
+        # low. Evidence: github ygraham/eacl2017 keeps the scripts' intermediates; its
+        # runX/ad-enes-trk-mean-sd.txt is this R print, and all 16,000 z strings of its
+        # runX/ad-enes-good-stnd.csv match only with perl's reading (a correctly rounded one
+        # gives 15 of F0007's z 1 unit higher in the 15th digit, hence 6 segment lines and 1
+        # document line of run B's seg-key-enes / doc-key-enes.csv).
+        mean = {w: perl_atof(r_format(v, 7)) for w, v in mean.items()}
+        sd = {w: perl_atof(r_format(v, 7)) for w, v in sd.items()}
     missing = sorted(set(np.unique(r.worker).tolist()) - set(mean))
     if missing:
         raise AnalysisInputError(f"worker {missing[0]} has no ratings in the table the statistics come from")

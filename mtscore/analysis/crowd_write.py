@@ -17,25 +17,10 @@ from typing import Dict, List, Union
 
 import numpy as np
 
-from .crowd_qc import hit_rows, r_round
+from .crowd_qc import hit_rows, r_format, r_round
 from .crowd_scores import DAResult, SegmentKey
 
 __all__ = ["release_files", "write_release_files"]
-
-
-def _g(x: float, digits: int) -> str:
-    """R's print/cat of a double with ``digits`` significant digits (fixed or scientific,
-    whichever is narrower; fixed on a tie)."""
-    if not np.isfinite(x):
-        return "NaN" if np.isnan(x) else ("Inf" if x > 0 else "-Inf")
-    mant, exp = ("%.*e" % (digits - 1, x)).split("e")
-    if "." in mant:
-        mant = mant.rstrip("0").rstrip(".")
-    e = int(exp)
-    nsig = len(mant.lstrip("-").replace(".", ""))
-    sci = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
-    fixed = "%.*f" % (max(0, nsig - 1 - e), x)
-    return fixed if len(fixed) <= len(sci) else sci
 
 
 def _trk(res: DAResult) -> str:
@@ -43,7 +28,7 @@ def _trk(res: DAResult) -> str:
     out = []
     for i, w in enumerate(q.worker.tolist()):
         if q.status[i] in ("good", "bad", "repeats"):
-            out.append(f"{w}\t{_g(q.p[i], 7)}\t{_g(q.t[i], 7)} \t{q.n_pairs[i]}\n")
+            out.append(f"{w}\t{r_format(q.p[i], 7)}\t{r_format(q.t[i], 7)} \t{q.n_pairs[i]}\n")
     return "".join(out)
 
 
@@ -58,8 +43,8 @@ def _wrkr(res: DAResult) -> str:
                         w.mean_hit_time[i], w.mean_concurrent[i], w.max_concurrent[i]], 1)
         flags = [("flag(scrs)" if w.flag_scores[i] else "-"), ("flag(time)" if w.flag_time[i] else "-"),
                  ("flag(seq)" if w.flag_seq[i] else "-"), ("flag(rej)" if w.flag_rej[i] else "-")]
-        cells = [name, str(w.hit_count[i]), *(_g(v, 7) for v in nums), str(w.max_const_run[i]),
-                 _g(w.reject_rate[i], 7), *flags]
+        cells = [name, str(w.hit_count[i]), *(r_format(v, 7) for v in nums), str(w.max_const_run[i]),
+                 r_format(w.reject_rate[i], 7), *flags]
         out.append(" ".join(cells) + " \n")
     return "".join(out)
 
@@ -77,8 +62,8 @@ def _hit_times(res: DAResult, replicate_r: bool) -> str:
         i = first[h.assignment[j]]
         acc = str(h.accept[j]).replace("T", " ")
         sub = str(h.submit[j]).replace("T", " ")
-        cells = [h.hit[j], h.worker[j], r.src_lang[i], r.trg_lang[i], r.task[i], _g(h.work_seconds[j], 15),
-                 f'"{acc}"', f'"{sub}"', str(h.concurrent[j]), _g(h.corrected_seconds[j], 15), h.status[j]]
+        cells = [h.hit[j], h.worker[j], r.src_lang[i], r.trg_lang[i], r.task[i], r_format(h.work_seconds[j], 15),
+                 f'"{acc}"', f'"{sub}"', str(h.concurrent[j]), r_format(h.corrected_seconds[j], 15), h.status[j]]
         out.append("\t".join(cells) + "\t\n")
     return "".join(out)
 
@@ -89,7 +74,7 @@ def _seg_key(res: DAResult, key: SegmentKey) -> str:
     out = ["ORIG.SRC.FN ORIG.TRG.FN ORIG.LN NEW.LN z.mean raw.mean N\n"]
     for j, g in enumerate(key.segment.tolist()):
         i = idx.get(g)
-        vals = ("NA", "NA", "0") if i is None else (_g(s.z[i], 15), _g(s.raw[i], 15), str(s.n[i]))
+        vals = ("NA", "NA", "0") if i is None else (r_format(s.z[i], 15), r_format(s.raw[i], 15), str(s.n[i]))
         out.append(f"{key.source_document[j]} {key.document[j]} {key.line[j]} {g} {' '.join(vals)} \n")
     return "".join(out)
 
@@ -102,7 +87,7 @@ def _doc_key(res: DAResult, key: SegmentKey) -> str:
     out = ["ORIG.SRC.FN ORIG.TRG.FN Z.MEAN RAW.MEAN N\n"]
     for doc in dict.fromkeys(key.document.tolist()):
         i = idx.get(doc)
-        vals = ("NA", "NA", "0") if i is None else (_g(d.z[i], 15), _g(d.raw[i], 15), str(d.n[i]))
+        vals = ("NA", "NA", "0") if i is None else (r_format(d.z[i], 15), r_format(d.raw[i], 15), str(d.n[i]))
         out.append(f"{src[doc]} {doc} {' '.join(vals)} \n")
     return "".join(out)
 

@@ -146,6 +146,11 @@ def test_cli_da_batches(docqe, capsys):
 
 @pytest.mark.parametrize("run", ["runA", "runB"])
 def test_release_files_written_byte_for_byte(runs, docqe, run, tmp_path):
+    """Every line of the five per-run files equals the release's, both runs. The segment and
+    document keys are byte-identical files; the three QC files list the same lines in another
+    order (the scripts' worker order). Run B's last 7 lines (6 segments of the HIT with
+    Input.hit 1 and one document, 1-2 units higher in the 15th digit) needed perl's pre-5.30
+    atof for the worker mean/SD (see test_perl_atof)."""
     from collections import Counter
 
     from mtscore.analysis.crowd_write import write_release_files
@@ -154,16 +159,30 @@ def test_release_files_written_byte_for_byte(runs, docqe, run, tmp_path):
     paths = write_release_files(runs[run], tmp_path, key)
     assert sorted(p.name for p in paths) == sorted(["ad-trk-stats.csv", "ad-wrkr-stats.csv", "seg-key-enes",
                                                      "ad-corrected-hit-times.csv", "doc-key-enes.csv"])
-    differ = {}
     for p in paths:
-        mine = Counter(p.read_text().splitlines())
-        rel = Counter((docqe / run / p.name).read_text().splitlines())
-        assert sum(mine.values()) == sum(rel.values()), p.name
-        differ[p.name] = sum((mine - rel).values())      # line order aside
-    # run A: every file identical. run B: 6 segment lines (the one HIT with Input.hit 1 rated by
-    # F0039, F0004, F0007, F0040) and one document line differ in the 15th significant digit
-    expect = {"runA": {}, "runB": {"seg-key-enes": 6, "doc-key-enes.csv": 1}}[run]
-    assert differ == {n: expect.get(n, 0) for n in differ}
+        mine, rel = p.read_bytes(), (docqe / run / p.name).read_bytes()
+        if p.name in ("seg-key-enes", "doc-key-enes.csv"):
+            assert mine == rel, p.name
+        else:
+            assert Counter(mine.splitlines()) == Counter(rel.splitlines()), p.name
+
+
+def test_perl_atof():
+    from mtscore.analysis.crowd_qc import perl_atof
+
+    # the R-printed SD of run B's F0007: perl < 5.30 reads 27 + 40367/1e5, one ulp low; the
+    # correctly rounded 27.40367 gives 15 of its z-scores 1 unit higher in the 15th digit
+    assert perl_atof("27.40367") == np.nextafter(27.40367, 0) != 27.40367
+    assert perl_atof("23.95181") == np.nextafter(23.95181, 99)      # run A's F0044 (failed QC)
+    assert perl_atof("74.78") == 74.78 and perl_atof("-0.5") == -0.5 and perl_atof("12") == 12.0
+    assert perl_atof("1.5e-3") == 1.5 / 1000 and perl_atof("2e+05") == 2e5 and np.isnan(perl_atof("NaN"))
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 100, 20000)
+    txt = ["%.7g" % v for v in x]
+    got = np.array([perl_atof(t) for t in txt])
+    ref = np.array([float(t) for t in txt])
+    ulp = np.abs(got - ref) / np.spacing(ref)
+    assert ulp.max() == 1 and 0 < int((ulp > 0).sum()) < 0.05 * x.size     # ~1% one ulp off, never more
 
 
 def test_figures(runs, tmp_path):
