@@ -270,16 +270,28 @@ def pairs_permutation(c1, c2, offs, ytie, variant, k, block, early_min, early_ma
         for g in range(G):
             vals[g] = _variant_value(counts2[g], variant, ytie[g])
         b = nanmean_np(vals, work, zero_nan)
-        draws[i - 1, 0] = b
-        draws[i - 1, 1] = a
-        hit = b - a >= delta
-        if hit:
-            large += 1
-        if (hit or not quirk) and i % block == 0:
-            pv = large / i
-            if pv < early_min or pv > early_max:
-                break
+        large, stop = _tally(draws, i, a, b, delta, large, quirk, block, early_min, early_max)
+        if stop:
+            break
     return large, i, delta, draws[:i]
+
+
+@njit(cache=True)
+def _tally(draws, i, a, b, delta, large, quirk, block, early_min, early_max):
+    """Record draw ``i`` (1-based) of a permutation test: ``draws[i - 1] = (b, a)``, count it
+    when ``b - a >= delta``, and say whether the early-stopping rule ends the test here (checked
+    every ``block`` draws; with ``quirk``, as mt-metrics-eval, only after a counted draw).
+    Returns ``(large, stop)``."""
+    draws[i - 1, 0] = b
+    draws[i - 1, 1] = a
+    hit = b - a >= delta
+    if hit:
+        large += 1
+    stop = False
+    if (hit or not quirk) and i % block == 0:
+        pv = large / i
+        stop = pv < early_min or pv > early_max
+    return large, stop
 
 
 # --------------------------------------------------------------------------- scores permutation
@@ -497,15 +509,9 @@ def pairs_permutation_linear(c1, c2, offs, variant, k, block, early_min, early_m
         for g in range(G):
             vals[g] = (s1[g] - unit * shift[g]) / tot[g]
         b = nanmean_np(vals, work, zero_nan)
-        draws[i - 1, 0] = b
-        draws[i - 1, 1] = a
-        hit = b - a >= delta
-        if hit:
-            large += 1
-        if (hit or not quirk) and i % block == 0:
-            pv = large / i
-            if pv < early_min or pv > early_max:
-                break
+        large, stop = _tally(draws, i, a, b, delta, large, quirk, block, early_min, early_max)
+        if stop:
+            break
     return large, i, delta, draws[:i]
 
 
