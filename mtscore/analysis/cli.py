@@ -89,7 +89,7 @@ def _add_meta(sub) -> None:
                     help="segment-level metrics for DARR (default chrF,TER; 'none' to skip)")
     _meta_opts(m2)
     procedures.add_meta_commands(msub)
-    importlib.import_module(f"{__package__}.metaeval.cli").add_parser(msub)  # mtscore meta seg
+    importlib.import_module(f"{__package__}.metaeval_cli").add_parser(msub)  # mtscore meta seg
 
 
 def _add_human(sub) -> None:
@@ -310,7 +310,7 @@ def _pairwise(args: argparse.Namespace, res: Dict, systems: List[str], da: Dict)
 
 
 def _run_meta(args: argparse.Namespace) -> int:
-    if args.cmd == "seg":  # mtscore meta seg (metaeval/cli.py)
+    if args.cmd == "seg":  # mtscore meta seg (metaeval_cli.py)
         return args.run_metaeval(args)
     from . import report
 

@@ -13,12 +13,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Callable, Dict, List, Union
 
-import numpy as np
-
 from ..engine.errors import nonnegative_int, positive_float, positive_int, probability
 from .errors import AnalysisInputError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .sequence_effects import Regression
 
 __all__ = ["add_human_commands", "add_meta_commands", "run", "COMMANDS"]
@@ -181,10 +181,14 @@ def _ratings(path: str) -> Dict[str, np.ndarray]:
 
 
 def _key(c: Dict[str, np.ndarray]) -> np.ndarray:
+    import numpy as np
+
     return np.array([f"{h}|{s}|{g}" for h, s, g in zip(c["HITId"], c["sys_id"], c["sid"])])
 
 
 def _run_worker_test(args: argparse.Namespace) -> Dict:
+    import numpy as np
+
     from .human_tests import nle_worker_test
 
     c = _ratings(args.ratings)
@@ -203,6 +207,8 @@ def _run_worker_test(args: argparse.Namespace) -> Dict:
 
 
 def _run_significance(args: argparse.Namespace) -> Dict:
+    import numpy as np
+
     from . import human
     from .human_tests import significance_curve, significant_pair_share
 
@@ -234,6 +240,8 @@ def _run_significance(args: argparse.Namespace) -> Dict:
 
 
 def _run_heatmap(args: argparse.Namespace) -> Dict:
+    import numpy as np
+
     from . import plots
     from .rater_model import critical_r, fit_rater_model, qc_links, worker_correlations
 
@@ -304,6 +312,8 @@ def _subset_fits(binary: bool, w, h, col: Dict[str, np.ndarray], aspect) -> "Dic
     """The thesis' worker subsets: C5 (Table 4.4) all / non-extreme (positive share in [0.2, 0.8]) /
     good (accuracy >= 60%); C6 (Table 4.5) all / good / bad (correlation with gold > 0.5 or not).
     A subset whose model cannot be estimated maps to the reason (a string)."""
+    import numpy as np
+
     from . import sequence_effects as se
 
     if binary:
@@ -326,6 +336,8 @@ def _subset_fits(binary: bool, w, h, col: Dict[str, np.ndarray], aspect) -> "Dic
 
 
 def _run_subsets(args: argparse.Namespace) -> Dict:
+    import numpy as np
+
     from .datasets import load_sys_level
     from .outliers import mad_outliers
     from .subsets import QUANTILES, subset_correlations
@@ -355,6 +367,8 @@ def _run_subsets(args: argparse.Namespace) -> Dict:
 
 
 def _marked(spec: str, systems: List[str], mad: np.ndarray) -> List[int]:
+    import numpy as np
+
     if spec == "none":
         return []
     if spec == "mad":

@@ -16,8 +16,6 @@ import json
 import sys
 from typing import Dict, List, Tuple
 
-import numpy as np
-
 from ..engine.errors import positive_int, probability
 from .errors import AnalysisInputError
 
@@ -110,6 +108,8 @@ def _read_gold(path: str) -> Dict[str, float]:
 
 def _qe(args: argparse.Namespace, res_a, res_b) -> Dict:
     """A13 on the runs' document scores: document TER(MT, ref), its r with DA, the W2 sweep."""
+    import numpy as np
+
     from .crowd_qe import document_ter, qe_gold_sweep, simulate_ter_pe1
     from .loaders import read_text
 
@@ -174,11 +174,15 @@ def _write_dir(args: argparse.Namespace, name: str, res, key) -> None:
 
 
 def _jsonable(obj) -> Dict[str, list]:
+    import numpy as np
+
     return {k: np.asarray(v).tolist() for k, v in vars(obj).items()
             if isinstance(v, np.ndarray) and k not in ("accept", "submit")}
 
 
 def _summary(res) -> Dict:
+    import numpy as np
+
     r = res.ratings
     out = {"ratings": len(r), "assignments": int(len(res.hits.hit)), "workers": int(len(res.workers.worker)),
            "workers_passed": int(res.qc.passed.sum()), "ratings_used": int(res.used.sum()),
@@ -225,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _text_run(name: str, s: Dict) -> List[str]:
+    import numpy as np
+
     q, f = s["qc"], s["red_flags"]
     h = s["hits"]
     out = [f"== {name}: {s['ratings']} ratings, {s['assignments']} assignments, {s['workers']} workers; "
@@ -267,6 +273,8 @@ def _text(result: Dict) -> str:
 
 
 def _text_qe(q: Dict) -> List[str]:
+    import numpy as np
+
     rs = ", ".join(f"{k[len('r_negTER_'):].replace('_', ' ')} {v:.4f}" for k, v in q.items() if k.startswith("r_negTER"))
     out = [f"== document TER(MT, ref) over {len(q['document'])} documents: mean {np.mean(q['ter']):.2f}; "
            f"Pearson r of -TER with DA document z: {rs}"]

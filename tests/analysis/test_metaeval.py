@@ -403,3 +403,17 @@ def test_compare_metrics_soft_equals_oracle(mme):
     assert res.names == list(ranks) and res.values.tolist() == [v[0] for v in ranks.values()]
     assert res.ranks.tolist() == [v[1] for v in ranks.values()]
     np.testing.assert_array_equal(res.sig_matrix, sig)
+
+
+@pytest.mark.parametrize("command", ["meta", "human"])
+def test_help_does_not_load_numpy(command):
+    """`mtscore meta --help` / `mtscore human --help` build every subcommand's parser without
+    numpy (~50-100 ms): the subcommand modules import it where they compute."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom mtscore.bindings.cli import main\ntry:\n"
+            f"    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
+            "print('numpy' in sys.modules, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "usage: mtscore" in out.stdout and out.stderr.strip() == "False"

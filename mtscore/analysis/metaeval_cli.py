@@ -13,10 +13,8 @@ import json
 import sys
 from typing import List, Optional
 
-import numpy as np
-
-from ...engine.errors import nonnegative_int, positive_int, probability
-from ..errors import AnalysisInputError
+from ..engine.errors import nonnegative_int, positive_int, probability
+from .errors import AnalysisInputError
 
 __all__ = ["add_parser", "run"]
 
@@ -54,7 +52,7 @@ def _emit(text: str, output: Optional[str]) -> None:
     if not output:
         sys.stdout.write(text)
         return
-    from ..report import write_atomic
+    from .report import write_atomic
 
     try:
         write_atomic(output, text)
@@ -63,8 +61,10 @@ def _emit(text: str, output: Optional[str]) -> None:
 
 
 def _mqm_task(args: argparse.Namespace):
-    from .ratings import read_mqm_ratings, read_score_file
-    from .wmt import SegTask
+    import numpy as np
+
+    from .metaeval.ratings import read_mqm_ratings, read_score_file
+    from .metaeval.wmt import SegTask
 
     specs = [m for m in (args.metrics or "").split(",") if m]
     if not specs or any("=" not in m for m in specs):
@@ -79,8 +79,10 @@ def _mqm_task(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from .significance import compare_metrics
-    from .wmt import WMT20_SEG_METRICS, WMT21_SEG_METRICS, wmt20_seg_task, wmt21_seg_task
+    import numpy as np
+
+    from .metaeval.significance import compare_metrics
+    from .metaeval.wmt import WMT20_SEG_METRICS, WMT21_SEG_METRICS, wmt20_seg_task, wmt21_seg_task
 
     if args.release == "mqm":
         task = _mqm_task(args)
