@@ -103,7 +103,10 @@ def qc_paired_ttest(worker, item_type, key, score, alpha: float = 0.05):
 def qc_ranksum(worker, item_type, key, score, alpha: float = 0.05, absolute_repeat: bool = False):
     """NLE (Graham et al. 2017 §4) rater test: one-sided Wilcoxon rank-sum of the repeat-pair
     differences (first - repeat) against the bad-reference differences (original - bad);
-    H1: repeat differences are smaller. ``absolute_repeat`` uses |first - repeat|.
+    H1: repeat differences are smaller. ``absolute_repeat`` uses |first - repeat|. The p-value
+    is the normal approximation (:func:`mann_whitney_greater`) for every worker; R's
+    ``wilcox.test`` gives the exact p when both samples have fewer than 50 values and no ties,
+    as :func:`mtscore.analysis.human_tests.nle_worker_test` (``mtscore human worker-test``) does.
     Returns dict worker, p, passed (p < alpha)."""
     names, wb, bad, orig = _pairs(worker, item_type, key, score, "BAD_REF", ("SYSTEM",))
     _, wr, rep, first = _pairs(worker, item_type, key, score, "REPEAT", ("SYSTEM",))
