@@ -29,7 +29,10 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
               num_gpus: Optional[float] = None) -> RayScoreResult:
     """Score a table on Ray: corpus scores per (test set, system), equal to ``mtscore.score``.
 
-    source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s)
+    source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s);
+                  local Parquet files (not hive-partitioned; a directory's in sorted name order)
+                  are read by the scoring tasks themselves (``parquet_tasks``), the rest by Ray
+                  Data
     hyp, refs   : the hypothesis column and the reference columns (default ``ref``/``ref_0``...)
     system      : None (a ``system`` column if there is one), a column name, or False
     test_set    : None (a ``test_set`` column if there is one), a column name, or False; each
@@ -57,7 +60,8 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
                   file and row there when the input was paths) or "skip" (such rows get zero
                   statistics and NaN sentence scores; one MissingReferenceWarning with the total)
     batch_size  : rows per batch; None (the default for tasks): Ray's blocks as read, so the
-                  scoring runs fused with the read (no copy of the text between tasks)
+                  scoring runs fused with the read (no copy of the text between tasks), scored
+                  in slices of 65536 rows (local Parquet files: read in such slices)
     """
     _check_arguments(varying_refs, compute, batch_size)
     ray = connect(address)
