@@ -97,6 +97,39 @@ def test_every_metric_equals_local(local_ray, tables, tmp_path):
     _check_equal(score_ray(tables["single"], metrics=METRICS, keep_stats=True, batch_size=50), loc1, [None])
 
 
+def test_parquet_files_on_tasks(local_ray, tables, tmp_path):
+    """Local Parquet paths go to plain tasks reading their own row groups (the tests above);
+    the same file through Ray Data's reader gives the same statistics; which inputs take which
+    path, and how files are cut into tasks."""
+    from mtscore.bindings.ray.parquet_tasks import ParquetFiles, local_parquet_files
+
+    loc = mtscore.score_table(tables["multi"], metrics=METRICS)
+    r = score_ray(ray.data.read_parquet(tables["multi"]), metrics=METRICS, keep_stats=True, batch_size=128)
+    _check_equal(r, loc, tables["names"])
+    d = tmp_path / "d"
+    d.mkdir()
+    for name in ("b", "a", "10"):
+        pq.write_table(pa.table({"hyp": ["x"], "ref": ["x"]}), d / f"{name}.parquet")
+    (d / "_SUCCESS").write_text("")
+    assert local_parquet_files(str(d), None) == [str(d / f"{n}.parquet") for n in ("10", "a", "b")]
+    assert local_parquet_files([tables["multi"], str(d)], None) == [tables["multi"]] + local_parquet_files(str(d), None)
+    assert local_parquet_files(tables["multi"], "jsonl") is None
+    assert local_parquet_files("s3://bucket/x.parquet", None) is None
+    assert local_parquet_files(str(d / "none.parquet"), None) is None  # Ray Data's error
+    (d / "notes.txt").write_text("x")
+    assert local_parquet_files(str(d), None) is None  # Ray Data decides what else it reads
+    (d / "notes.txt").unlink()
+    (d / "k=v").mkdir()
+    assert local_parquet_files(str(d), None) is None  # hive partitions: Ray Data
+    big = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"hyp": ["a"] * 300_000, "ref": ["a"] * 300_000}), big, row_group_size=10_000)
+    parts = ParquetFiles([str(big), tables["single"]], "x")
+    assert parts.names == ["hyp", "ref"]
+    # whole row groups in order, ~total / (4 x CPUs) rows a task, one slice (65536 rows) at least
+    assert parts.units(1) == [(str(big), a, min(30, a + 8)) for a in range(0, 30, 8)] + [(tables["single"], 0, 4)]
+    assert parts.units(64) == [(str(big), a, min(30, a + 7)) for a in range(0, 30, 7)] + [(tables["single"], 0, 4)]
+
+
 def test_options_and_test_sets(local_ray, tables):
     t = pq.read_table(tables["multi"])
     both = pa.concat_tables([t.append_column("test_set", pa.array(["a"] * len(t))),
@@ -199,9 +232,10 @@ def _parent(pid: str) -> int:
         return -1
 
 
-def _scoring_pids(raylets=None):
-    """Processes that Ray titles ``ray::...MapBatches...``: workers scoring a batch (or the
-    scoring actors), children of ``raylets`` when given."""
+def _scoring_pids(raylets=None, marker=b"MapBatches"):
+    """Processes that Ray titles ``ray::...MapBatches...`` (``marker``): workers scoring a batch
+    (or the scoring actors; ``b"score_unit"``: a task scoring local Parquet files), children
+    of ``raylets`` when given."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -211,18 +245,19 @@ def _scoring_pids(raylets=None):
                 cmd = f.read()
         except OSError:
             continue
-        if cmd.startswith(b"ray::") and b"MapBatches" in cmd.split(b"\0")[0]:
+        if cmd.startswith(b"ray::") and marker in cmd.split(b"\0")[0]:
             if raylets is None or _parent(pid) in raylets:
                 out.append(int(pid))
     return out
 
 
-def _kill_one_scoring_worker(done: threading.Event, killed: list, after: float = 0.3):
+def _kill_one_scoring_worker(done: threading.Event, killed: list, after: float = 0.3,
+                             marker=b"MapBatches"):
     """SIGKILL one scoring worker, once, after ``after`` seconds."""
     raylets = _our_raylets()
     time.sleep(after)
     while not done.is_set() and not killed:
-        for pid in _scoring_pids(raylets):
+        for pid in _scoring_pids(raylets, marker):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -262,6 +297,31 @@ def test_worker_killed_mid_job(local_ray, tables, tmp_path, compute):
     assert seg.num_rows == big.num_rows  # written once, retried task or not
     assert seg.to_pydict() == loc.segments.to_pydict()
     assert [p for p in os.listdir(tmp_path) if p != "seg.parquet"] == []  # no temporary left
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_job_parquet_files(local_ray, tables, tmp_path):
+    """Local Parquet files on plain tasks: a killed task is retried, results and sentence
+    scores exact, written once."""
+    big = _slow_table(tables, 12)
+    loc = mtscore.score_table(big, metrics=["chrf", "ter"])
+    d = tmp_path / "parts"
+    d.mkdir()
+    step = big.num_rows // 6
+    for i in range(6):
+        pq.write_table(big.slice(i * step, step), d / f"part-{i}.parquet", row_group_size=100)
+    done, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_one_scoring_worker, args=(done, killed, 0.05, b"score_unit"))
+    killer.start()
+    seg_path = tmp_path / "seg.parquet"
+    try:
+        r = score_ray(str(d), metrics=["chrf", "ter"], keep_stats=True, batch_size=40, segments=str(seg_path))
+    finally:
+        done.set()
+        killer.join()
+    assert killed, "no scoring worker was found to kill (the job ended first)"
+    _check_equal(r, loc, list(loc.corpus), metrics=["chrf", "ter"])
+    assert pq.read_table(seg_path).to_pydict() == loc.segments.to_pydict()  # written once
 
 
 @pytest.fixture

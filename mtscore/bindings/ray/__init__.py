@@ -8,7 +8,9 @@ How it works (only the metric contract is used, so every lexical metric works th
 
 * the input (a ``ray.data.Dataset``, or Parquet / JSONL / CSV paths read by Ray) is cut into
   Arrow batches; :class:`BatchScorer` turns a batch into per-segment statistics with the compiled
-  kernels. By default it runs as plain Ray tasks fused with the read (no copy of the text
+  kernels. Local Parquet files (a shared file system) are scored by plain Ray tasks that read
+  their own row groups (``parquet_tasks``: a fraction of the CPU Ray Data's reader takes);
+  other inputs run as Ray Data tasks fused with the read (no copy of the text
   between read and scoring), keeping its metric objects in a per-process cache, so a worker
   process builds them once; ``compute="actors"`` runs it on an actor pool instead. The
   references of a batch are prepared once for all its rows (repeated reference rows, as in a
@@ -29,8 +31,9 @@ Ray is an optional dependency: ``pip install "mtscore[ray]"``.
 
 The package, one job per module (imports go down this list): ``score`` (the entry point
 :func:`score_ray`), ``result`` (:class:`RayScoreResult`), ``gather`` (the driver folding the
-payloads), ``worker`` (:class:`BatchScorer`), ``digest`` (CRC-32s of reference columns),
-``sources`` (inputs as Datasets), ``cluster`` (importing Ray, connecting, Ray's errors).
+payloads), ``parquet_tasks`` (local Parquet files on plain tasks), ``worker``
+(:class:`BatchScorer`), ``digest`` (CRC-32s of reference columns), ``sources`` (inputs as
+Datasets), ``cluster`` (importing Ray, connecting, Ray's errors).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Generator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -71,12 +71,9 @@ class Group:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def gather(ray, mapped, metrics: Dict[str, Metric], keep: bool, segments: Optional[str],
-           has_ts: bool, has_sys: bool, ordered: bool, progress: Optional[bool]
-           ) -> Tuple[Dict[Tuple[str, str], Group], int]:
-    """Run the job and fold the payloads as they stream in (in input order when ``ordered``):
-    ``(groups, segments skipped for want of a reference)`` (``missing_refs="skip"``)."""
-    metric_names = list(metrics)
+def dataset_payloads(mapped, ordered: bool, progress: Optional[bool]) -> Generator[List[bytes], None, None]:
+    """The payload lists of a mapped Ray Dataset as its batches arrive (in input order when
+    ``ordered``)."""
     # a Dataset carries the DataContext of its creation (the caller's, for a Dataset passed
     # in): set the execution options there, and put them back afterwards
     ctx = mapped.context
@@ -84,13 +81,26 @@ def gather(ray, mapped, metrics: Dict[str, Metric], keep: bool, segments: Option
     ctx.execution_options.preserve_order = ordered
     if progress is not None:
         ctx.enable_progress_bars = progress
+    try:
+        for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
+            yield batch.column("payload").to_pylist()
+    finally:
+        ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+
+
+def gather(payloads: Generator[List[bytes], None, None], metrics: Dict[str, Metric], keep: bool, segments: Optional[str],
+           has_ts: bool, has_sys: bool) -> Tuple[Dict[Tuple[str, str], Group], int]:
+    """Run the job and fold the payloads as they stream in (``payloads``: lists of pickled
+    payloads, in input order when the statistics kept, the sentence scores or the float sums
+    need it): ``(groups, segments skipped for want of a reference)`` (``missing_refs="skip"``)."""
+    metric_names = list(metrics)
     groups: Dict[Tuple[str, str], Group] = {}
     writer = _SegmentWriter(segments, metric_names, has_ts, has_sys) if segments else None
     logged: set = set()
     skipped = 0
     try:
-        for batch in mapped.iter_batches(batch_size=None, batch_format="pyarrow"):
-            for blob in batch.column("payload").to_pylist():
+        for blobs in payloads:
+            for blob in blobs:
                 payload = pickle.loads(blob)
                 if "error" in payload:
                     raise payload["error"]
@@ -115,7 +125,7 @@ def gather(ray, mapped, metrics: Dict[str, Metric], keep: bool, segments: Option
             writer.abort()
         raise user_error(e, "score_ray") from None
     finally:
-        ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
+        payloads.close()  # the generator's clean-up (options restored, tasks cancelled) now
     if writer is not None:
         writer.close()
     return groups, skipped

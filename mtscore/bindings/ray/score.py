@@ -9,10 +9,11 @@ from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
 from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
 from .cluster import connect, user_error
-from .gather import check_ref_counts, check_same_segments, gather
+from .gather import check_ref_counts, check_same_segments, dataset_payloads, gather
 from .locate import PATH_COLUMN, first_unreferenced, located_error
 from .result import RayScoreResult
-from .sources import read_dataset
+from .parquet_tasks import ParquetFiles, local_parquet_files, run_units
+from .sources import read_dataset, source_label
 from .worker import DEFAULT_BATCH, BatchScorer, build_metrics, score_batch
 
 
@@ -28,7 +29,10 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
               num_gpus: Optional[float] = None) -> RayScoreResult:
     """Score a table on Ray: corpus scores per (test set, system), equal to ``mtscore.score``.
 
-    source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s)
+    source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s);
+                  local Parquet files (not hive-partitioned; a directory's in sorted name order)
+                  are read by the scoring tasks themselves (``parquet_tasks``), the rest by Ray
+                  Data
     hyp, refs   : the hypothesis column and the reference columns (default ``ref``/``ref_0``...)
     system      : None (a ``system`` column if there is one), a column name, or False
     test_set    : None (a ``test_set`` column if there is one), a column name, or False; each
@@ -56,23 +60,30 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
                   file and row there when the input was paths) or "skip" (such rows get zero
                   statistics and NaN sentence scores; one MissingReferenceWarning with the total)
     batch_size  : rows per batch; None (the default for tasks): Ray's blocks as read, so the
-                  scoring runs fused with the read (no copy of the text between tasks)
+                  scoring runs fused with the read (no copy of the text between tasks), scored
+                  in slices of 65536 rows (local Parquet files: read in such slices)
     """
     _check_arguments(varying_refs, compute, batch_size)
     ray = connect(address)
     specs = _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs, missing_refs)
     specs, gpus, compute = _place_bertscore(ray, specs, num_gpus, compute)
-    ds, source_name, cols, ts_col = _open_source(source, fmt, hyp, refs, system, test_set)
+    # local Parquet files on plain tasks reading their own row groups (parquet_tasks.py)
+    files = local_parquet_files(source, fmt) if compute == "tasks" and not concurrency else None
+    ds, source_name, cols, ts_col = _open_source(source, fmt, hyp, refs, system, test_set, files)
     driver_metrics = _driver_metrics(specs, missing_refs)
     spec = {"metrics": specs, "missing_refs": missing_refs, "columns": cols,
             "test_set": ts_col, "source": source_name, "keep_stats": keep_stats,
             "sentence": segments is not None, "digest": cols.system is not None,
             "slice_rows": batch_size or DEFAULT_BATCH}
-    projected = ds.select_columns(cols.source_columns() + ([ts_col] if ts_col else []))
-    mapped = _map_scorer(ray, projected, spec, compute, batch_size, concurrency, gpus)
+    wanted = cols.source_columns() + ([ts_col] if ts_col else [])
+    if isinstance(ds, ParquetFiles):
+        payloads = run_units(ray, ds, wanted, spec, progress)
+    else:
+        mapped = _map_scorer(ray, ds.select_columns(wanted), spec, compute, batch_size, concurrency, gpus)
+        payloads = dataset_payloads(mapped, _in_order(spec, driver_metrics), progress)
     try:
-        groups, skipped = gather(ray, mapped, driver_metrics, keep_stats, segments, ts_col is not None,
-                                 cols.system is not None, _in_order(spec, driver_metrics), progress)
+        groups, skipped = gather(payloads, driver_metrics, keep_stats, segments, ts_col is not None,
+                                 cols.system is not None)
     except MissingReferenceError as e:
         # the worker's row number is relative to its slice: the dataset's row (and file) instead
         raise _locate(e, ray, source, fmt, ds, cols, source_name) from None
@@ -116,10 +127,15 @@ def _place_bertscore(ray, metric_specs: List[Tuple[str, dict]], num_gpus: Option
 
 
 def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[str]], system,
-                 test_set) -> Tuple[Any, str, ColumnSpec, Optional[str]]:
-    """``(dataset, source name, columns, test-set column or None)``."""
-    ds, source_name = read_dataset(source, fmt)
-    names = _schema_names(ds, source_name)
+                 test_set, files: Optional[List[str]]) -> Tuple[Any, str, ColumnSpec, Optional[str]]:
+    """``(dataset, or the local Parquet files to read on tasks; source name; columns; test-set
+    column or None)``."""
+    if files:
+        parts = ParquetFiles(files, source_label(source))
+        ds, source_name, names = parts, parts.label, parts.names
+    else:
+        ds, source_name = read_dataset(source, fmt)
+        names = _schema_names(ds, source_name)
     cols = resolve_columns(names, source_name, hyp, refs, system, False, False)
     ts_col = _optional_column(names, test_set, "test_set", source_name)
     return ds, source_name, cols, ts_col
@@ -129,9 +145,13 @@ def _locate(err: MissingReferenceError, ray, source, fmt: Optional[str], ds, col
             source_name: str) -> MissingReferenceError:
     """The error to raise for a worker's :class:`MissingReferenceError` ``err``:
     :func:`located_error` of :func:`first_unreferenced` over the input (paths re-read with
-    their ``path`` column), or that error itself if the pass finds no such row."""
+    their ``path`` column; local Parquet files in the order they were scored), or that error
+    itself if the pass finds no such row."""
     try:
-        if not isinstance(source, ray.data.Dataset) and PATH_COLUMN not in _schema_names(ds, source_name):
+        if isinstance(ds, ParquetFiles):
+            with_paths, _ = read_dataset(ds.files, "parquet", include_paths=True)
+            found = first_unreferenced(with_paths, cols, source_name, True)
+        elif not isinstance(source, ray.data.Dataset) and PATH_COLUMN not in _schema_names(ds, source_name):
             with_paths, _ = read_dataset(source, fmt, include_paths=True)
             found = first_unreferenced(with_paths, cols, source_name, True)
         else:

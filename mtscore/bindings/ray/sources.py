@@ -22,7 +22,7 @@ def read_dataset(source, fmt: Optional[str] = None, include_paths: bool = False)
     for p in paths:
         if "://" not in p and not os.path.exists(p):
             raise CorpusError(f"{p}: no such file or directory")
-    name = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} more)"
+    name = source_label(source)
     f = fmt or _guess(paths[0])
     if f == "parquet":
         return ray.data.read_parquet(paths, include_paths=include_paths), name
@@ -32,6 +32,12 @@ def read_dataset(source, fmt: Optional[str] = None, include_paths: bool = False)
         return ray.data.read_csv(paths, include_paths=include_paths), name
     raise CorpusError(f"{name}: score_ray reads Parquet, JSONL or CSV (got {f!r}); for plain text "
                       "files pass text_dataset(hyp_path, ref_paths)")
+
+
+def source_label(source) -> str:
+    """How errors name path input: the path, or the first one and how many more."""
+    paths = [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else [os.fspath(p) for p in source]
+    return paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} more)"
 
 
 def text_dataset(hyp_path, ref_paths: Sequence = ()):

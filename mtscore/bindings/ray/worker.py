@@ -62,11 +62,19 @@ class BatchScorer:
         if metrics is None:
             metrics = _METRIC_CACHE[key] = build_metrics(spec["metrics"], spec["missing_refs"])
         self.metrics = metrics
+        self.failed = False
 
     def __call__(self, batch):
         import pyarrow as pa
 
+        return pa.table({"payload": pa.array(self.payloads(batch), pa.binary())})
+
+    def payloads(self, batch) -> List[bytes]:
+        """The pickled payloads of ``batch`` (an Arrow table), one per slice of
+        ``spec["slice_rows"]`` rows; after an input error the last one carries it and
+        :attr:`failed` is set."""
         blobs = []
+        self.failed = False
         # a block read whole (tasks fused with the read) may hold a file's worth of rows:
         # score it in slices, so the Python strings and kernel buffers stay bounded
         step = self.spec.get("slice_rows") or DEFAULT_BATCH
@@ -79,8 +87,9 @@ class BatchScorer:
                 payload = {"error": e}
             blobs.append(pickle.dumps(payload, protocol=5))
             if "error" in payload:
+                self.failed = True
                 break
-        return pa.table({"payload": pa.array(blobs, pa.binary())})
+        return blobs
 
     def _payload(self, batch) -> dict:
         spec = self.spec
