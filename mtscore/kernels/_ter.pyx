@@ -1160,6 +1160,13 @@ cdef inline int lcp(const int32_t* a, const int32_t* b, int n) noexcept nogil:
     return k
 
 
+cdef extern from *:
+    """
+    static inline int mts_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    """
+    int ctz64 "mts_ctz64"(unsigned long long x) nogil
+
+
 cdef inline int myers_dist(const uint64_t* eq, int n, int m) noexcept nogil:
     """Levenshtein distance of a hypothesis of n words to a reference of 1 <= m <= 64 words,
     given per hypothesis word the bit mask of the equal reference words (bit j: word j).
@@ -1200,11 +1207,11 @@ cdef inline void eq_masks(uint64_t* eq, const int32_t* h, int n, const int32_t* 
         eq[i] = eqm
 
 
-cdef int shift_free_cost(Work* w, const int32_t* h, int n, const int32_t* r,
-                         int m) noexcept nogil:
+cdef int shift_free_cost(Work* w, const int32_t* h, int n, const int32_t* r, int m,
+                         int* bound) noexcept nogil:
     """sacrebleu's result for a pair whose reference is shorter than BEAM_WIDTH (every DP row
     full: the banded distance is the plain Levenshtein distance) when no shift can lower its
-    cost, else -1. ``w.eq`` needs room for n masks.
+    cost, else -1; ``bound`` gets the bound below. ``w.eq`` needs room for n masks (filled).
 
     Exact: a shift permutes the hypothesis, so every candidate keeps its bag of words, and any
     alignment of it with M matches costs at least max(n, m) - M >= max(n, m) - C, C the size of
@@ -1222,9 +1229,11 @@ cdef int shift_free_cost(Work* w, const int32_t* h, int n, const int32_t* r,
         if eqm:
             used |= eqm & (~eqm + 1)   # lowest free position of this word
             common += 1
+    bound[0] = big
     if common == 0:
         return big      # no shared word: no shift candidate at all, and distance max(n, m)
     dist = myers_dist(w.eq, n, m)
+    bound[0] = big - common
     if dist == big - common:
         return dist
     return -1
@@ -1236,6 +1245,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     cdef int sh, sr, length, rlo, rhi, a, offset, idx, prev_idx, cost, gain
     cdef int best_gain, best_len, best_sh, best_idx, p_cur, p_prev, base
     cdef bint have_best, cand_valid, stop, better, short = m < BEAM_WIDTH
+    cdef int bound = -1
+    cdef uint64_t bits = 0
     cdef int q, start, valid_to = 0, c2, lcs, fwd_extra
     cdef int32_t hv0
     cdef int bwd_from = n   # backward rows 0..bwd_from are stale (-1: all current)
@@ -1254,7 +1265,7 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     if work_reserve(w, n, m) < 0:
         return -1
     if m < BEAM_WIDTH:
-        pre = shift_free_cost(w, h, n, r, m)
+        pre = shift_free_cost(w, h, n, r, m, &bound)
         if pre >= 0:
             return pre
     if setup_band(w, n, m) < 0:
@@ -1268,6 +1279,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     # have no candidate at all)
     while True:
         pre = w.curmat[w.roff[n] + m]
+        if short and pre == bound:
+            break   # after a shift: the bound is met, so no candidate of a further round gains
         # ---- trace (backwards), flipped, to alignment + error prefix sums --------------
         i = n
         j = m
@@ -1316,9 +1329,23 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
             rlo = sh - MAX_SHIFT_DIST if sh > MAX_SHIFT_DIST else 0
             rhi = sh + MAX_SHIFT_DIST + 1 if sh + MAX_SHIFT_DIST + 1 < m else m
             hv0 = cur[sh]
-            for sr in range(rlo, rhi):
-                if r[sr] != hv0:
-                    continue    # no shared word at (sh, sr): nothing is yielded there
+            sr = rlo - 1
+            if short:   # the positions of the reference words equal to cur[sh], in order
+                bits = w.eq[sh] if rhi == m else 0   # (m < BEAM_WIDTH: rhi is m)
+                if rlo > 0:
+                    bits = (bits >> rlo) << rlo if rlo < 64 else 0
+            while True:
+                if short:
+                    if bits == 0:
+                        break
+                    sr = <int>ctz64(bits)
+                    bits &= bits - 1
+                else:
+                    sr += 1
+                    if sr >= rhi:
+                        break
+                    if r[sr] != hv0:
+                        continue    # no shared word at (sh, sr): nothing is yielded there
                 length = 0
                 while length < MAX_SHIFT_SIZE and cur[sh + length] == r[sr + length]:
                     length += 1

@@ -44,7 +44,7 @@ def test_bound_met_means_no_shift_in_sacrebleu_and_kernel_agrees():
     for every pair the kernel equals sacrebleu; where the bound is met, sacrebleu's edits are
     the plain distance (the reason the search may be skipped)."""
     rng = random.Random(16)
-    met = missed = 0
+    met = missed = shifted = 0
     for _ in range(1500):
         k = rng.randint(1, 8)
         h = [rng.randrange(k) for _ in range(rng.randint(0, 14))]
@@ -56,7 +56,9 @@ def test_bound_met_means_no_shift_in_sacrebleu_and_kernel_agrees():
             assert expected[0] == BeamEditDistance([str(x) for x in r])([str(x) for x in h])[0]
         elif h and r:
             missed += 1
-    assert met > 300 and missed > 300, (met, missed)
+            # a shift taken (the kernel stops its rounds once the bound is met)
+            shifted += expected[0] < BeamEditDistance([str(x) for x in r])([str(x) for x in h])[0]
+    assert met > 300 and missed > 300 and shifted > 50, (met, missed, shifted)
 
 
 def test_edges_of_the_short_reference_case():
