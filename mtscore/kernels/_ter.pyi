@@ -91,5 +91,6 @@ def ter_corpus_plain(
     lowercase: bool = True,
 ) -> tuple[int, float] | None:
     """(sum of edits, sum of reference lengths) of hyps[i] against refs[i] (one reference each,
-    normalized=False), each pair interned in a vocabulary of its own; None when an element is
-    not a str."""
+    normalized=False), each pair interned in a vocabulary of its own; pairs whose reference
+    has < 25 tokens and whose distance already equals the bag-of-words bound skip the shift
+    search (bit-parallel distance); None when an element is not a str."""

@@ -22,10 +22,14 @@ Exactness notes (sacrebleu 2.6.0's ``lib_ter`` behaviour; the plain-Python twin 
 * candidate costs only need the distance, so they are computed cost-only, starting from the
   longest prefix whose DP rows are already known (the current hypothesis or the previous
   candidate): the rows of a prefix do not depend on what follows it, so this is exactly
-  sacrebleu's trie cache without the trie.
+  sacrebleu's trie cache without the trie;
+* a reference shorter than BEAM_WIDTH makes every DP row full (plain Levenshtein): then the
+  distances are computed bit-parallel, and a pair whose distance equals the bag-of-words
+  bound max(n, m) - |bag(h) & bag(r)| returns it without a shift search (no shift can gain:
+  ``shift_free_cost``).
 """
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.math cimport floor, ceil
 
@@ -838,13 +842,15 @@ ctypedef struct Work:
     int32_t* align      # m
     int32_t* hcum       # n + 1, prefix sums of hypothesis errors
     int32_t* rcum       # m + 1, prefix sums of reference errors
+    uint64_t* eq        # n: per word of the current hypothesis, the mask of equal reference words
+    uint64_t* eqc       # n: the same for a candidate
 
 
 cdef void work_free(Work* w) noexcept nogil:
     free(w.cur); free(w.cand); free(w.prevcand); free(w.best)
     free(w.lo); free(w.hi); free(w.rs); free(w.re); free(w.roff)
     free(w.curmat); free(w.candmat); free(w.bwd); free(w.boff)
-    free(w.trace); free(w.align); free(w.hcum); free(w.rcum)
+    free(w.trace); free(w.align); free(w.hcum); free(w.rcum); free(w.eq); free(w.eqc)
 
 
 cdef void work_init(Work* w) noexcept nogil:
@@ -859,6 +865,7 @@ cdef void work_init(Work* w) noexcept nogil:
     w.curmat = NULL; w.candmat = NULL; w.bwd = NULL; w.boff = NULL
     w.bcellcap = -1
     w.trace = NULL; w.align = NULL; w.hcum = NULL; w.rcum = NULL
+    w.eq = NULL; w.eqc = NULL
 
 
 cdef inline int grow(void** p, int64_t nbytes) noexcept nogil:
@@ -880,7 +887,8 @@ cdef int work_reserve(Work* w, int n, int m) noexcept nogil:
                 or grow(<void**>&w.lo, (nc + 1) * 4) or grow(<void**>&w.hi, (nc + 1) * 4)
                 or grow(<void**>&w.rs, (nc + 1) * 4) or grow(<void**>&w.re, (nc + 1) * 4)
                 or grow(<void**>&w.roff, (nc + 1) * 8) or grow(<void**>&w.hcum, (nc + 1) * 4)
-                or grow(<void**>&w.boff, (nc + 1) * 8)):
+                or grow(<void**>&w.boff, (nc + 1) * 8) or grow(<void**>&w.eq, nc * 8)
+                or grow(<void**>&w.eqc, nc * 8)):
             return -1
         w.ncap = nc
     if m > w.mcap:
@@ -1105,7 +1113,12 @@ cdef inline void dp_rows_cost(Work* w, const int32_t* h, const int32_t* r, int i
         P = C
 
 
-cdef inline void perform_shift(const int32_t* src, int32_t* dst, int n, int start, int length,
+ctypedef fused word_t:     # a hypothesis word: its id, or its mask of equal reference words
+    int32_t
+    uint64_t
+
+
+cdef inline void perform_shift(const word_t* src, word_t* dst, int n, int start, int length,
                                int target) noexcept nogil:
     cdef int o = 0, k, e
     if target < start:
@@ -1147,12 +1160,93 @@ cdef inline int lcp(const int32_t* a, const int32_t* b, int n) noexcept nogil:
     return k
 
 
+cdef extern from *:
+    """
+    static inline int mts_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    """
+    int ctz64 "mts_ctz64"(unsigned long long x) nogil
+
+
+cdef inline int myers_dist(const uint64_t* eq, int n, int m) noexcept nogil:
+    """Levenshtein distance of a hypothesis of n words to a reference of 1 <= m <= 64 words,
+    given per hypothesis word the bit mask of the equal reference words (bit j: word j).
+    Myers' bit-parallel algorithm (1999) in Hyyro's global form (the row boundary, one more
+    deletion per row, shifted in as +1); the bits above m carry garbage that never reaches
+    bit m - 1 (carries and shifts only move upwards)."""
+    cdef uint64_t vp = (((<uint64_t>1) << (m - 1)) << 1) - 1, vn = 0, eqm, xv, xh, hp, hn
+    cdef uint64_t top = (<uint64_t>1) << (m - 1)
+    cdef int i, dist = m
+    for i in range(n):
+        eqm = eq[i]
+        xv = eqm | vn
+        xh = (((eqm & vp) + vp) ^ vp) | eqm
+        hp = vn | ~(xh | vp)
+        hn = vp & xh
+        if hp & top:
+            dist += 1
+        elif hn & top:
+            dist -= 1
+        hp = (hp << 1) | 1
+        hn = hn << 1
+        vp = hn | ~(xv | hp)
+        vn = hp & xv
+    return dist
+
+
+cdef inline void eq_masks(uint64_t* eq, const int32_t* h, int n, const int32_t* r,
+                          int m) noexcept nogil:
+    """``eq[i]``: bit j set where ``r[j] == h[i]`` (m <= 64)."""
+    cdef int i, j
+    cdef int32_t hv
+    cdef uint64_t eqm
+    for i in range(n):
+        hv = h[i]
+        eqm = 0
+        for j in range(m):
+            eqm |= (<uint64_t>(r[j] == hv)) << j
+        eq[i] = eqm
+
+
+cdef int shift_free_cost(Work* w, const int32_t* h, int n, const int32_t* r, int m,
+                         int* bound) noexcept nogil:
+    """sacrebleu's result for a pair whose reference is shorter than BEAM_WIDTH (every DP row
+    full: the banded distance is the plain Levenshtein distance) when no shift can lower its
+    cost, else -1; ``bound`` gets the bound below. ``w.eq`` needs room for n masks (filled).
+
+    Exact: a shift permutes the hypothesis, so every candidate keeps its bag of words, and any
+    alignment of it with M matches costs at least max(n, m) - M >= max(n, m) - C, C the size of
+    the bags' intersection. When the hypothesis' own distance already equals that bound, no
+    candidate has a positive gain; sacrebleu then takes no shift (a shift needs a gain > 0, and
+    a round cut by MAX_SHIFT_CANDIDATES is discarded) and returns the distance. The distance
+    is computed bit-parallel (Myers 1999, in Hyyro's global form: the row boundary shifted in
+    as +1), the reference positions as bits; C by greedy matching on the same masks (equal
+    words have equal masks, so each hypothesis word takes a free position of its own word)."""
+    cdef int i, common = 0, dist, big = n if n > m else m
+    cdef uint64_t eqm, used = 0
+    eq_masks(w.eq, h, n, r, m)
+    for i in range(n):
+        eqm = w.eq[i] & ~used
+        if eqm:
+            used |= eqm & (~eqm + 1)   # lowest free position of this word
+            common += 1
+    bound[0] = big
+    if common == 0:
+        return big      # no shared word: no shift candidate at all, and distance max(n, m)
+    dist = myers_dist(w.eq, n, m)
+    bound[0] = big - common
+    if dist == big - common:
+        return dist
+    return -1
+
+
 cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m) noexcept nogil:
     """sacrebleu ``translation_edit_rate(h, r)[0]``; -1 when out of memory."""
     cdef int checked = 0, shifts = 0, pre, i, j, k, pos_h, pos_r, nt
     cdef int sh, sr, length, rlo, rhi, a, offset, idx, prev_idx, cost, gain
     cdef int best_gain, best_len, best_sh, best_idx, p_cur, p_prev, base
-    cdef bint have_best, cand_valid, stop, better
+    cdef bint have_best, cand_valid, stop, better, short = m < BEAM_WIDTH
+    cdef int bound = -1
+    cdef uint64_t bits = 0
     cdef int q, start, valid_to = 0, c2, lcs, fwd_extra
     cdef int32_t hv0
     cdef int bwd_from = n   # backward rows 0..bwd_from are stale (-1: all current)
@@ -1168,7 +1262,13 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         return m
     if n == m and memcmp(h, r, n * sizeof(int32_t)) == 0:
         return 0    # no edits, hence no shift candidate
-    if work_reserve(w, n, m) < 0 or setup_band(w, n, m) < 0:
+    if work_reserve(w, n, m) < 0:
+        return -1
+    if m < BEAM_WIDTH:
+        pre = shift_free_cost(w, h, n, r, m, &bound)
+        if pre >= 0:
+            return pre
+    if setup_band(w, n, m) < 0:
         return -1
     cur = w.cur
     memcpy(cur, h, n * sizeof(int32_t))
@@ -1179,6 +1279,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
     # have no candidate at all)
     while True:
         pre = w.curmat[w.roff[n] + m]
+        if short and pre == bound:
+            break   # after a shift: the bound is met, so no candidate of a further round gains
         # ---- trace (backwards), flipped, to alignment + error prefix sums --------------
         i = n
         j = m
@@ -1227,9 +1329,23 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
             rlo = sh - MAX_SHIFT_DIST if sh > MAX_SHIFT_DIST else 0
             rhi = sh + MAX_SHIFT_DIST + 1 if sh + MAX_SHIFT_DIST + 1 < m else m
             hv0 = cur[sh]
-            for sr in range(rlo, rhi):
-                if r[sr] != hv0:
-                    continue    # no shared word at (sh, sr): nothing is yielded there
+            sr = rlo - 1
+            if short:   # the positions of the reference words equal to cur[sh], in order
+                bits = w.eq[sh] if rhi == m else 0   # (m < BEAM_WIDTH: rhi is m)
+                if rlo > 0:
+                    bits = (bits >> rlo) << rlo if rlo < 64 else 0
+            while True:
+                if short:
+                    if bits == 0:
+                        break
+                    sr = <int>ctz64(bits)
+                    bits &= bits - 1
+                else:
+                    sr += 1
+                    if sr >= rhi:
+                        break
+                    if r[sr] != hv0:
+                        continue    # no shared word at (sh, sr): nothing is yielded there
                 length = 0
                 while length < MAX_SHIFT_SIZE and cur[sh + length] == r[sr + length]:
                     length += 1
@@ -1247,7 +1363,31 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                                 if idx == prev_idx:
                                     continue
                                 prev_idx = idx
-                                perform_shift(cur, w.cand, n, sh, length, idx)
+                                if short:
+                                    # every row full: the candidate's plain distance,
+                                    # bit-parallel on its permuted masks
+                                    perform_shift(<const uint64_t*>w.eq, w.eqc, n, sh, length, idx)
+                                    cost = myers_dist(w.eqc, n, m)
+                                    gain = pre - cost
+                                    checked += 1
+                                    if not have_best:
+                                        better = True
+                                    elif gain != best_gain:
+                                        better = gain > best_gain
+                                    elif length != best_len:
+                                        better = length > best_len
+                                    elif sh != best_sh:
+                                        better = sh < best_sh
+                                    else:
+                                        better = idx < best_idx
+                                    if better:
+                                        have_best = True
+                                        best_gain = gain
+                                        best_len = length
+                                        best_sh = sh
+                                        best_idx = idx
+                                    continue
+                                perform_shift(<const int32_t*>cur, w.cand, n, sh, length, idx)
                                 # cost of the candidate: forward rows only over the changed
                                 # region [p, q) (from the longest known prefix), then joined
                                 # with the backward rows of the unchanged suffix at row q
@@ -1339,7 +1479,10 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
         if not have_best or best_gain <= 0:
             break
         shifts += 1
-        perform_shift(cur, w.best, n, best_sh, best_len, best_idx)
+        perform_shift(<const int32_t*>cur, w.best, n, best_sh, best_len, best_idx)
+        if short:
+            perform_shift(<const uint64_t*>w.eq, w.eqc, n, best_sh, best_len, best_idx)
+            w.eq, w.eqc = w.eqc, w.eq
         p_cur = lcp(w.best, cur, n)
         lcs = 0
         while lcs < n - p_cur and w.best[n - 1 - lcs] == cur[n - 1 - lcs]:
@@ -1709,30 +1852,209 @@ def ter_matrix(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_offsets,
 # =============================================================================================
 # one call from strings to corpus sums (sacrebleu's default TER, references not reused)
 # =============================================================================================
+ctypedef struct PairTok:
+    uint32_t key        # hash of the code points
+    int32_t start       # offset in the arena
+    int32_t len         # code points
+    int32_t slot        # its slot in the table (to clear it)
+
+
+# The tokens of one (hypothesis, reference) pair: ids only need to be equal within it. The
+# tokeniser writes each token's code points straight into the arena; a token seen before is
+# looked up and its copy dropped, a new one stays where it was written.
+ctypedef struct PairVocab:
+    Py_UCS4* cps        # arena
+    int64_t cap_cps, ncps
+    PairTok* toks
+    int32_t cap_tok, ntok
+    int32_t* table      # mask + 1 slots, -1: free; at most half full
+    uint32_t mask
+
+
+cdef void pv_init(PairVocab* v) noexcept nogil:
+    v.cps = NULL
+    v.toks = NULL
+    v.table = NULL
+    v.cap_cps = 0
+    v.ncps = 0
+    v.cap_tok = 0
+    v.ntok = 0
+    v.mask = 0
+
+
+cdef void pv_free(PairVocab* v) noexcept nogil:
+    free(v.cps)
+    free(v.toks)
+    free(v.table)
+    pv_init(v)
+
+
+cdef int pv_reserve(PairVocab* v, Py_ssize_t L) noexcept nogil:
+    """Room for the tokens of one more text of ``L`` code points (at most (L + 1) / 2 tokens,
+    L code points); 0, or -1 when out of memory."""
+    cdef int64_t need_cps = v.ncps + L + 8, need_tok = v.ntok + L // 2 + 2, cap, size
+    cdef int32_t* nt
+    cdef int32_t t
+    cdef uint32_t slot
+    cdef void* p
+    if need_cps >= (<int64_t>1 << 31):
+        return -1   # PairTok.start is 32 bits
+    if need_cps > v.cap_cps:
+        cap = v.cap_cps * 2 if v.cap_cps * 2 > need_cps else need_cps
+        if cap < 256:
+            cap = 256
+        p = realloc(v.cps, cap * sizeof(Py_UCS4))
+        if p == NULL:
+            return -1
+        v.cps = <Py_UCS4*>p
+        v.cap_cps = cap
+    if need_tok > v.cap_tok:
+        if need_tok >= (1 << 29):
+            return -1
+        cap = v.cap_tok * 2 if v.cap_tok * 2 > need_tok else need_tok
+        if cap < 64:
+            cap = 64
+        p = realloc(v.toks, cap * sizeof(PairTok))
+        if p == NULL:
+            return -1
+        v.toks = <PairTok*>p
+        v.cap_tok = <int32_t>cap
+    if v.table == NULL or 2 * need_tok > <int64_t>v.mask + 1:
+        size = 128
+        while size < 2 * need_tok:
+            size *= 2
+        nt = <int32_t*>malloc(size * sizeof(int32_t))
+        if nt == NULL:
+            return -1
+        memset(nt, 0xFF, size * sizeof(int32_t))
+        v.mask = <uint32_t>(size - 1)
+        for t in range(v.ntok):
+            slot = pv_slot(v.toks[t].key, v.mask)
+            while nt[slot] != -1:
+                slot = (slot + 1) & v.mask
+            nt[slot] = t
+            v.toks[t].slot = <int32_t>slot
+        free(v.table)
+        v.table = nt
+    return 0
+
+
+cdef inline uint32_t pv_slot(uint32_t key, uint32_t mask) noexcept nogil:
+    return ((key * 0x9E3779B1u) >> 16) & mask
+
+
+cdef inline void pv_clear(PairVocab* v) noexcept nogil:
+    cdef int32_t t
+    for t in range(v.ntok):
+        v.table[v.toks[t].slot] = -1
+    v.ntok = 0
+    v.ncps = 0
+
+
+cdef inline int32_t pv_intern(PairVocab* v, Py_UCS4* tok, int32_t n, uint32_t key) noexcept nogil:
+    """The id of the token ``tok[:n]`` written at the arena's end (``v.cps + v.ncps``); kept
+    there when it is new."""
+    cdef uint32_t slot = pv_slot(key, v.mask)
+    cdef int32_t t
+    cdef PairTok* pt
+    while True:
+        t = v.table[slot]
+        if t == -1:
+            break
+        pt = v.toks + t
+        if pt.key == key and pt.len == n and cps_equal(v.cps + pt.start, tok, n):
+            return t
+        slot = (slot + 1) & v.mask
+    t = v.ntok
+    pt = v.toks + t
+    pt.key = key
+    pt.start = <int32_t>v.ncps
+    pt.len = n
+    pt.slot = <int32_t>slot
+    v.table[slot] = t
+    v.ntok += 1
+    v.ncps += n
+    return t
+
+
+cdef Py_ssize_t pair_tokens(PairVocab* v, const cp_t* data, Py_ssize_t L, bint lowercase,
+                            bint no_punct, bint asian_support, int32_t* ids) except -2:
+    """``plain_tokens`` into a pair's vocabulary (``pv_reserve(v, L)`` done): the same split,
+    lowercasing and punctuation removal, each token written at the arena's end and interned
+    there (``pv_intern``); -1 when the text needs Python's own ``str.lower()``. The token hash
+    is a rotate-xor over the code points (a short dependency chain; collisions only cost a
+    comparison)."""
+    cdef Py_ssize_t k = 0, cnt = 0
+    cdef int32_t t
+    cdef uint32_t c, cv, h
+    cdef Py_UCS4* tok
+    cdef const uint32_t* tab = _lat1[(<int>lowercase) + 2 * (<int>no_punct)]
+    while k < L:
+        c = <uint32_t>data[k]
+        cv = tab[c] if c < 256 else map_wide(c, lowercase, no_punct, asian_support)
+        if cv == CP_SPACE:
+            k += 1
+            continue
+        tok = v.cps + v.ncps
+        t = 0
+        h = 0
+        while True:
+            if cv < CP_SKIP:
+                tok[t] = cv
+                t += 1
+                h = ((h << 5) | (h >> 27)) ^ cv
+            elif cv == LOWER_SPECIAL:
+                return -1
+            k += 1
+            if k >= L:
+                break
+            c = <uint32_t>data[k]
+            cv = tab[c] if c < 256 else map_wide(c, lowercase, no_punct, asian_support)
+            if cv == CP_SPACE:
+                break
+        if t > 0:
+            ids[cnt] = pv_intern(v, tok, t, h ^ <uint32_t>t)
+            cnt += 1
+    return cnt
+
+
+cdef inline Py_ssize_t pair_tokens_of(object s, PairVocab* v, Py_ssize_t L, bint lowercase,
+                                      bint no_punct, bint asian_support,
+                                      int32_t* ids) except -2:
+    cdef int kind = PyUnicode_KIND(s)
+    cdef const void* data = PyUnicode_DATA(s)
+    if kind == 1:
+        return pair_tokens(v, <const uint8_t*>data, L, lowercase, no_punct, asian_support, ids)
+    if kind == 2:
+        return pair_tokens(v, <const uint16_t*>data, L, lowercase, no_punct, asian_support, ids)
+    return pair_tokens(v, <const Py_UCS4*>data, L, lowercase, no_punct, asian_support, ids)
+
+
 def ter_corpus_plain(list hyps, list refs, bint no_punct=False, bint asian_support=False,
                      bint lowercase=True):
     """``(sum of edits, sum of reference lengths)`` of ``hyps[i]`` against ``refs[i]`` (one
     reference per segment, both lists of str of the same length), for ``normalized=False``:
     each pair is split (``rstrip()``, ``lower()`` when ``lowercase``, punctuation removal when
     ``no_punct``) and interned in a small vocabulary of its own, cleared after the pair (ids
-    only need to be equal within one pair), then searched (``ter_pair``). No per-token id
-    arrays, no numpy: a first call touches few fresh pages. The lengths are summed in
-    segment order as float64, like sacrebleu's ``sum_of_lists``. Returns None when an element
-    is not a str (the caller then takes the general path, which reports it)."""
+    only need to be equal within one pair: ``PairVocab``), then searched (``ter_pair``). No
+    per-token id arrays, no numpy: a first call touches few fresh pages. The lengths are
+    summed in segment order as float64, like sacrebleu's ``sum_of_lists``. Returns None when
+    an element is not a str (the caller then takes the general path, which reports it)."""
     cdef Py_ssize_t N = len(hyps), i, j, L, cnt, nh, cap = 256
     cdef object s
-    cdef TercomVocab vocab = TercomVocab()
-    cdef UBuf tok
+    cdef PairVocab vocab
     cdef Work w
     cdef int32_t* ids = <int32_t*>malloc(cap * sizeof(int32_t))
     cdef void* p
     cdef int64_t e, edits = 0
     cdef double ref_len = 0.0
+    cdef bint low
     if len(refs) != N:
+        free(ids)
         raise ValueError(f"ter_corpus_plain: {N} hypotheses but {len(refs)} references")
     if ids == NULL:
         raise MemoryError("ter_corpus_plain: out of memory")
-    ubuf_init(&tok)
+    pv_init(&vocab)
     work_init(&w)
     try:
         for i in range(N):
@@ -1743,32 +2065,26 @@ def ter_corpus_plain(list hyps, list refs, bint no_punct=False, bint asian_suppo
                     return None
                 PyUnicode_READY(s)
                 L = PyUnicode_GET_LENGTH(s)
-                if nh + L // 2 + 2 > cap:   # at most (L + 1) / 2 tokens
-                    while nh + L // 2 + 2 > cap:
-                        cap *= 2
-                    p = realloc(ids, cap * sizeof(int32_t))
-                    if p == NULL:
-                        raise MemoryError("ter_corpus_plain: out of memory")
-                    ids = <int32_t*>p
-                if ubuf_reserve(&tok, L + 8) < 0:
-                    raise MemoryError("ter_corpus_plain: out of memory")
-                cnt = plain_tokens_of(s, vocab, L, lowercase, no_punct, asian_support, tok.p,
-                                      ids + nh)
-                if cnt < 0:   # needs Python's own str.lower() (see plain_tokens)
-                    s = s.lower()
-                    PyUnicode_READY(s)
-                    L = PyUnicode_GET_LENGTH(s)
-                    if nh + L // 2 + 2 > cap:
+                low = lowercase
+                while True:
+                    if nh + L // 2 + 2 > cap:   # at most (L + 1) / 2 tokens
                         while nh + L // 2 + 2 > cap:
                             cap *= 2
                         p = realloc(ids, cap * sizeof(int32_t))
                         if p == NULL:
                             raise MemoryError("ter_corpus_plain: out of memory")
                         ids = <int32_t*>p
-                    if ubuf_reserve(&tok, L + 8) < 0:
+                    if pv_reserve(&vocab, L) < 0:
                         raise MemoryError("ter_corpus_plain: out of memory")
-                    cnt = plain_tokens_of(s, vocab, L, False, no_punct, asian_support, tok.p,
-                                          ids + nh)
+                    cnt = pair_tokens_of(s, &vocab, L, low, no_punct, asian_support, ids + nh)
+                    if cnt >= 0:
+                        break
+                    # needs Python's own str.lower() (see plain_tokens); the tokens interned
+                    # before the stop are tokens of s.lower() too
+                    s = s.lower()
+                    PyUnicode_READY(s)
+                    L = PyUnicode_GET_LENGTH(s)
+                    low = False
                 if j == 0:
                     nh = cnt
                 else:
@@ -1778,9 +2094,9 @@ def ter_corpus_plain(list hyps, list refs, bint no_punct=False, bint asian_suppo
                 raise MemoryError("ter_corpus_plain: out of memory")
             edits += e
             ref_len += <double>L
-            vocab.clear()
+            pv_clear(&vocab)
         return edits, ref_len
     finally:
         free(ids)
-        ubuf_free(&tok)
+        pv_free(&vocab)
         work_free(&w)

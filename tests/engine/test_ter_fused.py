@@ -71,3 +71,18 @@ def test_one_kernel_path_reports_bad_input_like_the_general_path():
         TER().corpus_score(["a", 3], [["a", "b"]])
     with pytest.raises(ValueError, match="line-count mismatch"):
         TER().corpus_score(["a", "b"], [["a"]])
+
+
+def test_lists_are_scored_without_copies_but_still_checked():
+    """Lists of one reference stream go to the kernel as they are (no coercing copies); an
+    element that is not exactly a str (a str subclass, None) sends the call through the
+    coercing path, with the same result."""
+    import numpy as np
+
+    hyps, refs = ["the cat sat", "a b c d", "ΟΔΟΣ ΣΑΣ"], ["cat the sat", "d c b a", "οδος σας"]
+    expected = SacreTER().corpus_score(hyps, [refs])
+    _same(TER().corpus_score(hyps, [refs]), expected)
+    _same(TER().corpus_score(hyps, (refs,)), expected)
+    _same(TER().corpus_score([np.str_(h) for h in hyps], [refs]), expected)
+    _same(TER().corpus_score(hyps, [[np.str_(r) for r in refs]]), expected)
+    _same(TER().corpus_score(tuple(hyps), [tuple(refs)]), expected)

@@ -16,6 +16,7 @@ Work split:
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future
 from typing import List, Optional, Sequence, cast
 
@@ -99,6 +100,8 @@ _GRAIN = 4
 
 #: hypotheses tokenised per step while other threads search (workers > 1)
 _PIPE_CHUNK = 256
+#: guards the first creation of a metric's vocabulary (ids from two vocabularies must not mix)
+_VOCAB_LOCK = threading.Lock()
 
 
 def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
@@ -169,7 +172,7 @@ class TER(Metric):
         self.case_sensitive = case_sensitive
         self.tokenizer_signature = "tercom"
         self.workers = workers
-        self._vocab = _ter.TercomVocab()
+        self._vocab: Optional[_ter.TercomVocab] = None  # made when first needed (_shared_vocab)
         if references is not None:
             self._ref_cache = self.prepare(references)
 
@@ -180,22 +183,25 @@ class TER(Metric):
         interned on its own, no per-segment matrix); otherwise the general path."""
         if (refs is not None and n_bootstrap <= 1 and not self.normalized
                 and (int(self.workers) <= 1 or len(hyps) < 2 * _PIPE_CHUNK)):
-            hyp_list = self._coerce_hyps(hyps)
-            streams = self._coerce_refs(refs, len(hyp_list))
-            if len(streams) == 1 and hyp_list:
-                sums = _ter.ter_corpus_plain(hyp_list, streams[0], bool(self.no_punct),
+            if not (type(hyps) is list and type(refs) in (list, tuple) and len(refs) == 1
+                    and type(refs[0]) is list and len(refs[0]) == len(hyps)):
+                # lists of one stream already are not copied (fresh pages on a first call):
+                # the kernel checks that every element is a str
+                hyps = self._coerce_hyps(hyps)
+                refs = self._coerce_refs(refs, len(hyps))
+            if len(refs) == 1 and hyps:
+                sums = _ter.ter_corpus_plain(hyps, refs[0], bool(self.no_punct),
                                              bool(self.asian_support), not self.case_sensitive)
-                if sums is not None:  # (a None reference: the general path applies the policy)
+                if sums is not None:  # (not all str, e.g. a None reference: the general path)
                     self.num_refs = 1
                     return self.compute_score_from_stats(list(sums))
-            hyps, refs = hyp_list, streams
         return super().corpus_score(hyps, refs, n_bootstrap)
 
     # ---- text -> token ids ----------------------------------------------------------------
     def tokenize(self, texts: List[str], vocab: Optional[_ter.TercomVocab] = None):
         """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this
         metric's vocabulary, or ``vocab`` (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
-        return _ter.tercom_tokenize(texts, self._vocab if vocab is None else vocab,
+        return _ter.tercom_tokenize(texts, self._shared_vocab() if vocab is None else vocab,
                                     self.normalized, self.no_punct, self.asian_support, True,
                                     not self.case_sensitive)
 
@@ -209,14 +215,25 @@ class TER(Metric):
         lower = not self.case_sensitive
         once = _ter.tercom_normalize_texts(texts, self.normalized, self.no_punct,
                                            self.asian_support, True, lower)
-        return _ter.tercom_tokenize(once, self._vocab if vocab is None else vocab,
+        return _ter.tercom_tokenize(once, self._shared_vocab() if vocab is None else vocab,
                                     self.normalized, self.no_punct, self.asian_support, False,
                                     lower)
 
     def tokens(self, text: str) -> List[str]:
         """The Tercom tokens of one string (for inspection and tests)."""
         ids, _ = self.tokenize([text])
-        return [self._vocab.token(int(i)) for i in ids]
+        return [self._shared_vocab().token(int(i)) for i in ids]
+
+    def _shared_vocab(self) -> _ter.TercomVocab:
+        """The vocabulary that this metric's token ids refer to, made on first use: the
+        one-kernel corpus path interns per pair and never needs it."""
+        v = self._vocab
+        if v is None:
+            with _VOCAB_LOCK:
+                if self._vocab is None:
+                    self._vocab = _ter.TercomVocab()
+                v = self._vocab
+        return v
 
     # ---- Metric hooks -------------------------------------------------------------------
     def prepare(self, refs, rows=None) -> _PreparedRefs:
