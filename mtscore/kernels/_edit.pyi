@@ -4,6 +4,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from mtscore.kernels._text import Vocab
 
@@ -50,6 +51,7 @@ def word_stats_texts(
 ) -> None:
     """Fill out[start:stop] (float64 (N, 2)) with [errors, reference length] of hyps[i] against refs[ref_lo[i]:ref_hi[i]], both split into jiwer's words."""
 
+@disjoint_base  # a cdef class: its C layout cannot be combined with another base
 class WordSets:
     """R reference strings prepared once for word_stats_sets (each one's jiwer words in a hash set, strings of <= 64 words)."""
 

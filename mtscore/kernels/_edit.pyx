@@ -984,11 +984,16 @@ cdef extern from *:
         }
         return score;
     }
-    /* A reference of <= 64 words prepared once (word_sets): a record of 64-bit words in one
-       blob, RS_HEAD header words [kind, words, mask, shift], then peq (words + 1), keys
+    /* A reference of <= 64 words prepared once (WordSets): a record of 64-bit words,
+       MTS_RS_HEAD header words [kind, words, mask, shift, mult], then peq (words + 1), keys
        (words + 1, entry 0 the sentinel; a key's start: its byte offset in the reference's own
-       storage), then the slots (mask + 1 bytes: id + 1, 0 = empty; ids < 64 fit a byte) */
-    #define MTS_RS_HEAD 4
+       storage), then the slots (mask + 1 bytes: id + 1, 0 = empty; ids < 64 fit a byte).
+       mult != 0: the slot of a word with hash h is (h * mult) >> shift and no two of the
+       reference's words share one (a multiplier tried until none do), so a lookup is one
+       probe without a branch; mult == 0: linear probing from h >> shift */
+    #define MTS_RS_HEAD 5
+    #define MTS_RS_KEYW ((Py_ssize_t)(sizeof(mts_wkey) / 8))
+    #define MTS_RS_TRIES 32
     /* ask for the n bytes at p to be brought to the cache (the next segment's records and
        strings, touched once per call: their misses would otherwise stall the lookups) */
     static inline void mts_prefetch(const void* p, Py_ssize_t n) {
@@ -1001,7 +1006,6 @@ cdef extern from *:
         (void)p; (void)n;
     #endif
     }
-    #define MTS_RS_KEYW ((Py_ssize_t)(sizeof(mts_wkey) / 8))
     static Py_ssize_t mts_rs_size(Py_ssize_t n, Py_ssize_t cap) {
         return MTS_RS_HEAD + (n + 1) + (n + 1) * MTS_RS_KEYW + (cap + 7) / 8;
     }
@@ -1012,11 +1016,14 @@ cdef extern from *:
         uint64_t* peq = rec + MTS_RS_HEAD;
         mts_wkey* keys = (mts_wkey*)(peq + n + 1);
         uint8_t* slots = (uint8_t*)(peq + (n + 1) + (n + 1) * MTS_RS_KEYW);
-        Py_ssize_t i;
+        uint64_t hs[64], mult = 0x9E3779B97F4A7C15ULL;
+        uint8_t ids[64];
+        Py_ssize_t i, nd = 0, t;
         rec[0] = (uint64_t)K;
         rec[1] = (uint64_t)n;
         rec[2] = (uint64_t)(cap - 1);
         rec[3] = (uint64_t)shift;
+        rec[4] = 0;
         memset(slots, 0, cap);
         memset(&keys[0], 0, sizeof(mts_wkey));
         keys[0].L = -1;
@@ -1033,6 +1040,8 @@ cdef extern from *:
                     keys[i + 1] = k;
                     peq[i + 1] = (uint64_t)1 << i;
                     slots[j] = (uint8_t)(i + 1);
+                    hs[nd] = h;
+                    ids[nd++] = (uint8_t)(i + 1);
                     break;
                 }
                 if (mts_key_eq(&keys[e], &k) && (k.L <= 32 ||
@@ -1041,6 +1050,23 @@ cdef extern from *:
                     break;
                 }
                 j = (j + 1) & (cap - 1);
+            }
+        }
+        /* a multiplier under which the distinct words have distinct slots (else the
+           linear-probing table built above stays) */
+        for (t = 0; t < MTS_RS_TRIES; t++, mult += 0x9E3779B97F4A7C16ULL) {
+            uint8_t trial[1024];
+            memset(trial, 0, cap);
+            for (i = 0; i < nd; i++) {
+                Py_ssize_t j = (Py_ssize_t)((hs[i] * mult) >> shift);
+                if (trial[j])
+                    break;
+                trial[j] = ids[i];
+            }
+            if (i == nd) {
+                memcpy(slots, trial, cap);
+                rec[4] = mult;
+                return;
             }
         }
     }
@@ -1052,6 +1078,7 @@ cdef extern from *:
                                                    const Py_ssize_t* en, Py_ssize_t n) {
         Py_ssize_t m = (Py_ssize_t)rec[1], mask = (Py_ssize_t)rec[2], i, score = m;
         int shift = (int)rec[3], K = (int)rec[0];
+        uint64_t mult = rec[4];
         const uint64_t* peq = rec + MTS_RS_HEAD;
         const mts_wkey* keys = (const mts_wkey*)(peq + m + 1);
         const uint8_t* slots = (const uint8_t*)(peq + (m + 1) + (m + 1) * MTS_RS_KEYW);
@@ -1060,18 +1087,23 @@ cdef extern from *:
         for (i = 0; i < n; i++) {
             const uint8_t* p = hb + st[i] * K;
             uint64_t h = mts_key(&k, p, (en[i] - st[i]) * K), PM, X, D0, HP, HN;
-            Py_ssize_t j = (Py_ssize_t)(h >> shift);
+            Py_ssize_t j;
             int e, eq;
             if (k.L > 32) {
+                j = (Py_ssize_t)(mult ? (h * mult) >> shift : h >> shift);
                 for (;;) {
                     e = slots[j];
                     eq = e != 0 && mts_key_eq(&keys[e], &k) &&
                          memcmp(rd + keys[e].start + 32, p + 32, k.L - 32) == 0;
-                    if (eq | (e == 0))
+                    if (eq | (e == 0) | (mult != 0))
                         break;
                     j = (j + 1) & mask;
                 }
+            } else if (mult) {   /* one probe: the word's only possible slot */
+                e = slots[(h * mult) >> shift];
+                eq = mts_key_eq(&keys[e], &k);
             } else {
+                j = (Py_ssize_t)(h >> shift);
                 for (;;) {   /* found and absent both end the probe: no data-dependent branch */
                     e = slots[j];
                     eq = mts_key_eq(&keys[e], &k);
@@ -1463,13 +1495,16 @@ cdef class WordSets:
     cdef int64_t* _off         # (R + 1,): string r's record is _blob[_off[r]:_off[r + 1]]
     cdef Py_ssize_t _n
 
-    def __cinit__(self, list refs):
+    def __init__(self, list refs):
         cdef Py_ssize_t R = len(refs), r, n, cap, size, used = 0, bufcap = 0
         cdef int shift, err = 0
         cdef Texts T
         cdef TextBits tb
         cdef uint64_t* q
         texts_open(&T, refs)
+        free(self._blob)   # (a second __init__ call)
+        free(self._off)
+        self._blob = NULL
         self._refs = list(refs)
         self._n = R
         self._off = <int64_t*> malloc((R + 1) * sizeof(int64_t))
@@ -1489,7 +1524,7 @@ cdef class WordSets:
                     continue
                 cap = 16
                 shift = 60
-                while cap < 4 * n:   # load <= 1/4
+                while cap < 8 * n:   # load <= 1/8 (<= 512 slots)
                     cap *= 2
                     shift -= 1
                 size = mts_rs_size(n, cap)

@@ -1017,9 +1017,12 @@ def _word_set_texts(data):
         return vocab[int(rng.integers(0, len(vocab)))]
 
     def text():
-        kind = int(rng.integers(0, 6))
+        kind = int(rng.integers(0, 7))
         if kind == 0:
             return ""
+        if kind == 6:  # up to 64 distinct words: sets whose words share slots (probing)
+            many = [f"w{i}{extra}" for i in range(80)]
+            return " ".join(rng.choice(many, size=int(rng.integers(50, 66)), replace=False))
         if kind == 1:
             return "".join(rng.choice(list(_SPACES), size=int(rng.integers(1, 4))))
         n = int(rng.choice([1, 5, 20, 63, 64, 65, 90]))
@@ -1053,6 +1056,15 @@ def _(data, source):
         flat += [pool[j % len(pool)], pool[(j + 1) % len(pool)]]
     hyps = hyps + more
     counts += [2] * len(more)
+    # references of 60..64 distinct words (their sets often fall back to linear probing)
+    # against hypotheses of their words in another order, with words of their own
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed64"))
+    for _ in range(3):  # (random words: sequential ones spread too evenly to ever collide)
+        words = list(dict.fromkeys("".join(rng.choice(list("abcdefgh"), size=int(rng.integers(2, 7))))
+                                   for _ in range(80)))[:int(rng.integers(60, 65))]
+        flat.append(" ".join(words))
+        hyps.append(" ".join(list(rng.permutation(words)[:int(rng.integers(1, 70))]) + ["x", "w1"]))
+        counts.append(1)
     if data.draw(st.booleans(), label="copy"):  # a reference equal to its hypothesis
         flat[0] = hyps[0]
     hi = np.cumsum(counts).astype(np.int64)
