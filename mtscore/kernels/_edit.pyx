@@ -17,6 +17,9 @@ Numbers (no text involved; every symbol a non-negative int32, token id or code p
 * :func:`word_stats_texts`: the same statistics on jiwer's words straight from the strings,
   in one pass per (hypothesis, reference) pair: no token arrays, and the hypothesis' words
   interned in a per-segment table (ids that only agree within a segment: no corpus vocabulary);
+* :class:`WordSets` / :func:`word_stats_sets`: WER with the references prepared once (each
+  one's words in a hash set with a collision-free slot per word, their positions as bits),
+  each hypothesis word looked up with one probe as the hypothesis is scanned;
 * :func:`levenshtein`: the distance of one pair of sequences;
 * :func:`eed_scores`: extended edit distance (Stanchev et al. 2019) of code-point sequences,
   the best (lowest) over each segment's references, with torchmetrics' float64 operation
