@@ -169,7 +169,8 @@ def main():
         "Tried without a gain (measured side by side, other .so builds loaded in one process): "
         "SSE2 keys (two 16-byte vectors, compare by movemask; slower than four 8-byte words), "
         "first every reference word's match vector then the distance in a second loop, "
-        "prefetching the next segment's records (within noise).",
+        "prefetching two segments ahead instead of one or the next reference while preparing "
+        "(prefetching the next segment's records and hypothesis: 7 % of the prepared kernel).",
         "",
         "Issue P11's target, WER >= 50x jiwer over 100k pairs (CPU time, one run): "
         + ("met" if rows[0][1] / min(rows[0][2:]) >= 50 else "**not met**")
