@@ -4,6 +4,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from mtscore.kernels._text import Vocab
 
@@ -49,6 +50,25 @@ def word_stats_texts(
     stop: int = -1,
 ) -> None:
     """Fill out[start:stop] (float64 (N, 2)) with [errors, reference length] of hyps[i] against refs[ref_lo[i]:ref_hi[i]], both split into jiwer's words."""
+
+@disjoint_base  # a cdef class: its C layout cannot be combined with another base
+class WordSets:
+    """R reference strings prepared once for word_stats_sets (each one's jiwer words in a hash set, strings of <= 64 words)."""
+
+    def __init__(self, refs: list[str]) -> None: ...
+    def __len__(self) -> int: ...
+
+def word_stats_sets(
+    hyps: list[str],
+    sets: WordSets,
+    ref_lo: _I64,
+    ref_hi: _I64,
+    out: _F64,
+    multi_ref: int = 0,
+    start: int = 0,
+    stop: int = -1,
+) -> None:
+    """word_stats_texts for Levenshtein (measure 0) against the strings of sets, references indexed into them."""
 
 def levenshtein(a: _I32, b: _I32) -> int:
     """Levenshtein distance (unit costs) of two int32 symbol sequences."""

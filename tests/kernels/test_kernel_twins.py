@@ -993,6 +993,112 @@ def _(data, source):
     both("_edit.eed_scores", hv, ho, rv, ro, empty)
 
 
+#: every character str.isspace() accepts (jiwer's \s), so each one appears in the word-set tests
+_SPACES = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+
+
+def _word_set_texts(data):
+    """Strings for the prepared word sets: words from a small alphabet (repeats, so words
+    match), in every PEP 393 width, with every whitespace character, words past 32 bytes and
+    texts of more or fewer than 64 words, empty and whitespace-only strings."""
+    seed = data.draw(st.integers(0, 2 ** 32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    extra = data.draw(st.sampled_from(["", "é", "\u0161", "\u3042", "\U0001F600"]), label="extra")
+    letters = list("ab") + ([extra] if extra else [])
+
+    # a small vocabulary, so that words repeat and match: lengths past 8, 16 and 32 bytes in
+    # every width, and long words that differ only past their 32nd byte
+    long = "".join(rng.choice(letters, size=40))
+    vocab = ["a", "b", "ab", "".join(rng.choice(letters, size=9)),
+             "".join(rng.choice(letters, size=17)), long, long[:-1] + "a", long[:-1] + "b",
+             long + "ab"]
+
+    def word():
+        return vocab[int(rng.integers(0, len(vocab)))]
+
+    def text():
+        kind = int(rng.integers(0, 7))
+        if kind == 0:
+            return ""
+        if kind == 6:  # up to 64 distinct words: sets whose words share slots (probing)
+            many = [f"w{i}{extra}" for i in range(80)]
+            return " ".join(rng.choice(many, size=int(rng.integers(50, 66)), replace=False))
+        if kind == 1:
+            return "".join(rng.choice(list(_SPACES), size=int(rng.integers(1, 4))))
+        n = int(rng.choice([1, 5, 20, 63, 64, 65, 90]))
+        seps = [" "] * 6 + list(_SPACES) + ["  ", "\t\t"]
+        out = [word()]
+        for _ in range(n - 1):
+            out.append(str(rng.choice(seps)))  # a lone non-U+0020 space stays inside a word
+            out.append(word())
+        lead = "".join(rng.choice(list(_SPACES), size=int(rng.integers(0, 3))))
+        return lead + "".join(out) + lead
+    return [text() for _ in range(data.draw(st.integers(1, 8), label="count"))]
+
+
+@case("_edit.WordSets")
+def _(data, source):
+    refs = texts(data, source) + _word_set_texts(data)
+    assert len(_edit.WordSets(refs)) == len(edit.WordSets(refs)) == len(refs)
+    assert outcome(_edit.WordSets, refs + [None]) == outcome(edit.WordSets, refs + [None])
+
+
+@case("_edit.word_stats_sets", 60)
+def _(data, source):
+    k, t = pair("_edit.word_stats_sets")
+    hyps, refs = corpus(data, source)
+    flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
+    counts = [sum(r[i] is not None for r in refs) for i in range(len(hyps))]
+    # the prepared sets' own texts: every width (a hypothesis narrower, as wide as or wider
+    # than its references), > 64 words, every whitespace character, empty strings
+    more, pool = _word_set_texts(data), _word_set_texts(data) + hyps[:1]
+    for j in range(len(more)):
+        flat += [pool[j % len(pool)], pool[(j + 1) % len(pool)]]
+    hyps = hyps + more
+    counts += [2] * len(more)
+    # references of 60..64 distinct words (their sets often fall back to linear probing)
+    # against hypotheses of their words in another order, with words of their own
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1), label="seed64"))
+    for _ in range(3):  # (random words: sequential ones spread too evenly to ever collide)
+        words = list(dict.fromkeys("".join(rng.choice(list("abcdefgh"), size=int(rng.integers(2, 7))))
+                                   for _ in range(80)))[:int(rng.integers(60, 65))]
+        flat.append(" ".join(words))
+        hyps.append(" ".join(list(rng.permutation(words)[:int(rng.integers(1, 70))]) + ["x", "w1"]))
+        counts.append(1)
+    if data.draw(st.booleans(), label="copy"):  # a reference equal to its hypothesis
+        flat[0] = hyps[0]
+    hi = np.cumsum(counts).astype(np.int64)
+    lo = hi - np.array(counts, dtype=np.int64)
+    n = len(hyps)
+    if data.draw(st.booleans(), label="rows"):  # any reference ranges, none included
+        pick = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n),
+                                  label="seg"), dtype=np.int64)
+        lo, hi = lo[pick], hi[pick]
+        hi[0] = lo[0]
+    sk, stw = _edit.WordSets(flat), edit.WordSets(flat)
+    for multi in (0, 1, 2):
+        outs = [np.full((n, 2), 7.0) for _ in range(3)]
+        assert outcome(k, hyps, sk, lo, hi, outs[0], multi) == outcome(t, hyps, stw, lo, hi, outs[1], multi)
+        assert_same(outs[0], outs[1])
+        # the same numbers as the kernel that splits the references on every call
+        _edit.word_stats_texts(hyps, flat, lo, hi, outs[2], 0, multi)
+        assert_same(outs[0], outs[2])
+    a = data.draw(st.integers(0, n), label="start")
+    b = data.draw(st.integers(a, n), label="stop")
+    outs = [np.full((n, 2), 7.0) for _ in range(2)]
+    assert outcome(k, hyps, sk, lo, hi, outs[0], 2, a, b) == outcome(t, hyps, stw, lo, hi, outs[1], 2, a, b)
+    assert_same(outs[0], outs[1])
+    for bad in ((hyps, sk, lo, hi + 1, np.zeros((n, 2))),
+                (hyps + [None], sk, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
+                (hyps, sk, lo, hi, np.zeros((n, 3))),
+                (hyps, None, lo, hi, np.zeros((n, 2))),
+                (hyps, flat, lo, hi, np.zeros((n, 2)))):
+        twin_bad = tuple(stw if x is sk else x for x in bad)
+        assert outcome(k, *bad) == outcome(t, *twin_bad)
+    outs = [np.zeros((n, 2)) for _ in range(2)]
+    assert outcome(k, hyps, sk, lo, hi, outs[0], 3) == outcome(t, hyps, stw, lo, hi, outs[1], 3)
+
+
 def _params(f):
     return [(p.name, p.default) for p in inspect.signature(f).parameters.values()]
 

@@ -54,21 +54,23 @@ class PreparedSymbols:
 
 class PreparedWords:
     """References of the word metrics kept as their (normalised) strings: ``refs`` (R str,
-    split into words by ``mtscore.kernels._edit.word_stats_texts`` on every comparison, which
-    costs less than storing the words), and ``seg_refs`` int64 (n + 1) holding absolute indices
-    of each segment's references (into ``refs``)."""
+    split into words by ``mtscore.kernels._edit`` on every comparison, which costs less than
+    storing the words), ``seg_refs`` int64 (n + 1) holding absolute indices of each segment's
+    references (into ``refs``) and, for WER, ``sets``: ``_edit.WordSets(refs)`` (each
+    reference's words in a hash set, built once) or None."""
 
-    __slots__ = ("n", "refs", "seg_refs", "num_refs")
+    __slots__ = ("n", "refs", "seg_refs", "num_refs", "sets")
 
-    def __init__(self, n, refs, seg_refs, num_refs):
+    def __init__(self, n, refs, seg_refs, num_refs, sets=None):
         self.n = n
         self.refs = refs
         self.seg_refs = seg_refs
         self.num_refs = num_refs
+        self.sets = sets
 
     def slice(self, a: int, z: int) -> "PreparedWords":
-        """Segments ``a:z`` (the same strings; ``seg_refs`` stays absolute)."""
-        return PreparedWords(z - a, self.refs, self.seg_refs[a:z + 1], self.num_refs)
+        """Segments ``a:z`` (the same strings and sets; ``seg_refs`` stays absolute)."""
+        return PreparedWords(z - a, self.refs, self.seg_refs[a:z + 1], self.num_refs, self.sets)
 
     def missing(self) -> Optional[np.ndarray]:
         missing = np.diff(self.seg_refs) == 0

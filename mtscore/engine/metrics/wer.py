@@ -128,7 +128,9 @@ class _EditRate(Metric):
     _SIGNATURE_TYPE = EditRateSignature
     _NAME = ""
     _MEASURE = _edit.MEASURE_LEVENSHTEIN
-    cheap_references = True  # the reference strings, or their code points
+    # the reference strings, or their code points; WER adds each reference's word set
+    # (_edit.WordSets: ~1.5 KB for a reference of 20 words)
+    cheap_references = True
     dedupes_outputs = True
     lower_is_better = True
     _TOKENIZER = "jiwer"
@@ -232,9 +234,13 @@ class WER(_EditRate):
     """Word error rate on jiwer's default words (see the module docstring), several
     references per ``multi_ref``; ``workers`` threads (results do not depend on them).
 
-    The prepared references are the normalised strings themselves: ``_edit.word_stats_texts``
-    splits each (hypothesis, reference) pair into words in one pass over both, with ids that
-    agree within a segment only (no corpus vocabulary, no token arrays)."""
+    The prepared references are the normalised strings and, for the Levenshtein distance, each
+    reference's words in a small hash set with their positions as bits
+    (``_edit.WordSets``): ``_edit.word_stats_sets`` then splits each hypothesis into words and
+    looks each one up as it scans, the distance advancing word by word (PER, and segments whose
+    references are over 64 words or narrower than the hypothesis' PEP 393 width, split both
+    sides per pair: ``_edit.word_stats_texts``). Word ids agree within a segment only (no
+    corpus vocabulary, no token arrays)."""
 
     _NAME = "WER"
 
@@ -244,15 +250,20 @@ class WER(_EditRate):
         return [vocab.token(int(i)) for i in ids]
 
     def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int) -> PreparedWords:
-        return PreparedWords(n, flat, seg_refs, num_refs)
+        sets = _edit.WordSets(flat) if self._MEASURE == _edit.MEASURE_LEVENSHTEIN else None
+        return PreparedWords(n, flat, seg_refs, num_refs, sets)
 
     def _hyp_stats(self, hyps: List[str], prepared: PreparedWords, rows: Optional[np.ndarray]) -> np.ndarray:
         seg = prepared.seg_refs
         lo, hi = (seg[:-1], seg[1:]) if rows is None else (seg[rows], seg[rows + 1])
+        lo, hi = np.ascontiguousarray(lo), np.ascontiguousarray(hi)
         out = np.zeros((len(hyps), 2), dtype=np.float64)
-        args = (hyps, prepared.refs, np.ascontiguousarray(lo), np.ascontiguousarray(hi), out,
-                self._MEASURE, MULTI_REF[self.multi_ref])
-        _in_threads(_edit.word_stats_texts, args, len(hyps), self.workers)
+        if prepared.sets is not None and self._MEASURE == _edit.MEASURE_LEVENSHTEIN:
+            _in_threads(_edit.word_stats_sets, (hyps, prepared.sets, lo, hi, out,
+                                                MULTI_REF[self.multi_ref]), len(hyps), self.workers)
+        else:
+            _in_threads(_edit.word_stats_texts, (hyps, prepared.refs, lo, hi, out, self._MEASURE,
+                                                 MULTI_REF[self.multi_ref]), len(hyps), self.workers)
         return out
 
 

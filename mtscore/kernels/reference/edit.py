@@ -192,6 +192,24 @@ def word_stats_texts(hyps, refs, ref_lo, ref_hi, out, measure=0, multi_ref=0, st
         out[i] = _pick(cand, multi_ref)
 
 
+class WordSets:
+    """The reference strings prepared once: each one's jiwer words (the kernel keeps a hash set
+    of those of strings of <= 64 words; the numbers do not depend on it)."""
+
+    def __init__(self, refs: list):
+        _check_texts(refs)
+        self._refs = list(refs)
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+
+def word_stats_sets(hyps, sets, ref_lo, ref_hi, out, multi_ref=0, start=0, stop=-1):
+    if not isinstance(sets, WordSets):
+        raise TypeError("word_stats_sets: sets must be a WordSets")
+    word_stats_texts(hyps, sets._refs, ref_lo, ref_hi, out, MEASURE_LEVENSHTEIN, multi_ref, start, stop)
+
+
 def levenshtein(a, b):
     _check_symbols(a, b, "levenshtein")
     return _levenshtein([int(x) for x in a], [int(x) for x in b])
