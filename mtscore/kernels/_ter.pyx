@@ -1113,6 +1113,21 @@ cdef inline void dp_rows_cost(Work* w, const int32_t* h, const int32_t* r, int i
         P = C
 
 
+cdef inline bint better_shift(bint have_best, int gain, int length, int sh, int idx, int best_gain,
+                              int best_len, int best_sh, int best_idx) noexcept nogil:
+    """sacrebleu's order of shift candidates: the larger gain, then the longer phrase, then the
+    earlier start, then the earlier target; any candidate beats none."""
+    if not have_best:
+        return True
+    if gain != best_gain:
+        return gain > best_gain
+    if length != best_len:
+        return length > best_len
+    if sh != best_sh:
+        return sh < best_sh
+    return idx < best_idx
+
+
 ctypedef fused word_t:     # a hypothesis word: its id, or its mask of equal reference words
     int32_t
     uint64_t
@@ -1370,16 +1385,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                                     cost = myers_dist(w.eqc, n, m)
                                     gain = pre - cost
                                     checked += 1
-                                    if not have_best:
-                                        better = True
-                                    elif gain != best_gain:
-                                        better = gain > best_gain
-                                    elif length != best_len:
-                                        better = length > best_len
-                                    elif sh != best_sh:
-                                        better = sh < best_sh
-                                    else:
-                                        better = idx < best_idx
+                                    better = better_shift(have_best, gain, length, sh, idx, best_gain, best_len, best_sh,
+                                                          best_idx)
                                     if better:
                                         have_best = True
                                         best_gain = gain
@@ -1448,16 +1455,8 @@ cdef int64_t ter_pair(Work* w, const int32_t* h, int n, const int32_t* r, int m)
                                 cand_valid = True
                                 gain = pre - cost
                                 checked += 1
-                                if not have_best:
-                                    better = True
-                                elif gain != best_gain:
-                                    better = gain > best_gain
-                                elif length != best_len:
-                                    better = length > best_len
-                                elif sh != best_sh:
-                                    better = sh < best_sh
-                                else:
-                                    better = idx < best_idx
+                                better = better_shift(have_best, gain, length, sh, idx, best_gain, best_len, best_sh,
+                                                      best_idx)
                                 if better:
                                     have_best = True
                                     best_gain = gain
