@@ -1425,6 +1425,32 @@ cdef int text_segment(PairWork* w, int measure, int multi_ref, const Texts* hy, 
     return 0
 
 
+cdef tuple checked_ranges(str name, Py_ssize_t N, Py_ssize_t R, const int64_t[::1] ref_lo,
+                          const int64_t[::1] ref_hi, double[:, ::1] out, Py_ssize_t start,
+                          Py_ssize_t stop):
+    """The argument checks of the word-statistics kernels: ``(stop, rmin, rmax)`` with ``stop``
+    resolved (-1: N) and ``refs[rmin:rmax]`` the references segments ``[start, stop)`` use
+    (``0, 0`` when none); ValueError naming ``name`` for shapes or ranges out of bounds."""
+    cdef Py_ssize_t i, rmin = R, rmax = 0
+    if stop < 0:
+        stop = N
+    if ref_lo.shape[0] != N or ref_hi.shape[0] != N or out.shape[0] != N or out.shape[1] != 2:
+        raise ValueError(f"{name}: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
+    if start < 0 or stop > N or start > stop:
+        raise ValueError(f"{name}: bad range [{start}, {stop}) for {N} segments")
+    for i in range(start, stop):
+        if ref_lo[i] < 0 or ref_hi[i] > R or ref_lo[i] > ref_hi[i]:
+            raise ValueError(f"{name}: reference range of segment {i} out of bounds")
+        if ref_hi[i] > ref_lo[i]:
+            if ref_lo[i] < rmin:
+                rmin = ref_lo[i]
+            if ref_hi[i] > rmax:
+                rmax = ref_hi[i]
+    if rmax < rmin:
+        rmin = rmax = 0
+    return stop, rmin, rmax
+
+
 def word_stats_texts(list hyps, list refs, const int64_t[::1] ref_lo, const int64_t[::1] ref_hi,
                      double[:, ::1] out, int measure=0, int multi_ref=0, Py_ssize_t start=0,
                      Py_ssize_t stop=-1):
@@ -1436,28 +1462,11 @@ def word_stats_texts(list hyps, list refs, const int64_t[::1] ref_lo, const int6
     ``[0, 0]``; a reference equal to its hypothesis is not split again. Runs without the GIL
     after reading the strings' storage: threads may fill disjoint ranges of one ``out``."""
     cdef Py_ssize_t N = len(hyps), R = len(refs), i, rmin, rmax
-    if stop < 0:
-        stop = N
-    if ref_lo.shape[0] != N or ref_hi.shape[0] != N or out.shape[0] != N or out.shape[1] != 2:
-        raise ValueError("word_stats_texts: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
     if measure not in (0, 1) or multi_ref not in (0, 1, 2):
         raise ValueError("word_stats_texts: measure must be 0 or 1 and multi_ref 0, 1 or 2")
-    if start < 0 or stop > N or start > stop:
-        raise ValueError(f"word_stats_texts: bad range [{start}, {stop}) for {N} segments")
-    rmin = R
-    rmax = 0
-    for i in range(start, stop):
-        if ref_lo[i] < 0 or ref_hi[i] > R or ref_lo[i] > ref_hi[i]:
-            raise ValueError(f"word_stats_texts: reference range of segment {i} out of bounds")
-        if ref_hi[i] > ref_lo[i]:
-            if ref_lo[i] < rmin:
-                rmin = ref_lo[i]
-            if ref_hi[i] > rmax:
-                rmax = ref_hi[i]
+    stop, rmin, rmax = checked_ranges("word_stats_texts", N, R, ref_lo, ref_hi, out, start, stop)
     if stop == start:
         return
-    if rmax < rmin:
-        rmin = rmax = 0
     cdef Texts hy, rf
     texts_open(&hy, hyps[start:stop], start)
     try:
@@ -1567,28 +1576,11 @@ def word_stats_sets(list hyps, WordSets sets, const int64_t[::1] ref_lo,
         raise TypeError("word_stats_sets: sets must be a WordSets, not None")
     cdef list refs = sets._refs
     cdef Py_ssize_t N = len(hyps), R = len(refs), i, a, rmin, rmax, nh, m, e
-    if stop < 0:
-        stop = N
-    if ref_lo.shape[0] != N or ref_hi.shape[0] != N or out.shape[0] != N or out.shape[1] != 2:
-        raise ValueError("word_stats_sets: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
     if multi_ref not in (0, 1, 2):
         raise ValueError("word_stats_sets: multi_ref must be 0, 1 or 2")
-    if start < 0 or stop > N or start > stop:
-        raise ValueError(f"word_stats_sets: bad range [{start}, {stop}) for {N} segments")
-    rmin = R
-    rmax = 0
-    for i in range(start, stop):
-        if ref_lo[i] < 0 or ref_hi[i] > R or ref_lo[i] > ref_hi[i]:
-            raise ValueError(f"word_stats_sets: reference range of segment {i} out of bounds")
-        if ref_hi[i] > ref_lo[i]:
-            if ref_lo[i] < rmin:
-                rmin = ref_lo[i]
-            if ref_hi[i] > rmax:
-                rmax = ref_hi[i]
+    stop, rmin, rmax = checked_ranges("word_stats_sets", N, R, ref_lo, ref_hi, out, start, stop)
     if stop == start:
         return
-    if rmax < rmin:
-        rmin = rmax = 0
     cdef Texts hy, rf
     texts_open(&hy, hyps[start:stop], start)
     try:
