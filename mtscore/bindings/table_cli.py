@@ -11,6 +11,7 @@ import logging
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from ..engine.corpus_error import CorpusError
 from ..engine.metrics.base import MissingReferenceError
 from .cli_input import CLIError
 from .cli_options import (build_metrics, check_options, metric_kwargs, metric_options, report_options,
@@ -109,8 +110,8 @@ def _run_table(args) -> int:
             parts = _table_on_ray(args, metrics, per_seg, paired)
         else:
             parts = _table_locally(args, metrics, per_seg)
-    except MissingReferenceError as e:  # name this command's option, not the Python argument
-        raise CLIError(str(e).replace("pass missing_refs='skip'", "pass --missing-refs skip")) from None
+    except (CorpusError, MissingReferenceError) as e:  # name this command's options, not Python's
+        raise CLIError(_cli_names(str(e))) from None
     for part in parts:
         if paired and len(part.names) == 1:
             raise CLIError("Paired tests need a table with several systems (a system column).")
@@ -188,15 +189,11 @@ def _table_locally(args, metrics: dict, per_seg: bool):
 def _load_local(args):
     """``(corpus of all paths, test-set name per row or None)``."""
     from ..engine.corpus import Corpus, load_corpus
-    from ..engine.corpus_error import CorpusError
 
     corpora, test_sets = [], []
     for p in args.paths:
-        try:
-            corpora.append(load_corpus(p, hyp=args.hyp, ref_columns=args.ref_columns,
-                                       system=args.system_column))
-        except CorpusError as e:  # name the command's options, not load_corpus' arguments
-            raise CLIError(_cli_names(str(e))) from None
+        corpora.append(load_corpus(p, hyp=args.hyp, ref_columns=args.ref_columns,
+                                   system=args.system_column))
         col = args.test_set_column or "test_set"
         try:  # the test-set column read as a (hypothesis) column: every table format, null checks
             test_sets.append(load_corpus(p, hyp=col, ref_columns=[], system=False).hyps())
@@ -219,11 +216,13 @@ def _load_local(args):
 
 
 _API_TO_CLI = (("pass hyp=", "pass --hyp"), ("pass refs=", "pass --ref-columns"),
-               ("pass system=", "pass --system-column"))
+               ("pass system=", "pass --system-column"), ("pass test_set=", "pass --test-set-column"),
+               ("pass missing_refs='skip'", "pass --missing-refs skip"))
 
 
 def _cli_names(message: str) -> str:
-    """A :func:`load_corpus` message with its keyword arguments named as this command's options."""
+    """An input error (from :func:`load_corpus`, the metrics or ``score_ray``) with the keyword
+    arguments it suggests named as this command's options."""
     for api, cli in _API_TO_CLI:
         message = message.replace(api, cli)
     return message
