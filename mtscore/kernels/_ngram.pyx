@@ -223,8 +223,9 @@ cdef inline int32_t table_find(const Table* t, int64_t key) noexcept nogil:
 
 
 cdef void match_bleu(const Table* t, const Dense* d, const int32_t* sym, Py_ssize_t L, int order,
-                     int32_t* remaining, int32_t* cur, int64_t* match) noexcept nogil:
-    """match_ngrams (flag 0) with the unigrams from the dense array."""
+                     int32_t* remaining, int64_t* match) noexcept nogil:
+    """match_ngrams (flag 0) with the unigrams from the dense array (one load instead of a
+    probe whose hit or miss mispredicts) and the longer n-grams through table_find."""
     cdef Py_ssize_t p, q
     cdef int n
     cdef int32_t e
@@ -232,21 +233,18 @@ cdef void match_bleu(const Table* t, const Dense* d, const int32_t* sym, Py_ssiz
     for p in range(L):
         s = <uint32_t> sym[p]
         e = d.e[s] if s < <uint64_t> d.n else table_find(t, <int64_t> sym[p])
-        if e < 0:
-            continue
-        if remaining[e] > 0:
-            remaining[e] -= 1
-            match[0] += 1
-        for n in range(2, order + 1):
-            q = p + n - 1
-            if q >= L:
-                break
-            e = table_find(t, ((<int64_t> e + 1) << 32) | (<int64_t> <uint32_t> sym[q]))
-            if e < 0:
-                break   # no longer n-gram from here can be in the reference either
+        n = 1
+        q = p
+        while e >= 0:
             if remaining[e] > 0:
                 remaining[e] -= 1
                 match[n - 1] += 1
+            n += 1
+            q += 1
+            if n > order or q >= L:
+                break
+            # no longer n-gram from here can be in the reference once one is missing
+            e = table_find(t, ((<int64_t> e + 1) << 32) | (<int64_t> <uint32_t> sym[q]))
 
 # =====================================================================================
 # BLEU
@@ -365,8 +363,6 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     cdef const int64_t* kp = &keys[0] if keys.shape[0] else NULL
     cdef const int32_t* mc = &maxcounts[0] if maxcounts.shape[0] else NULL
     cdef Dense d
-    cdef Scratch cur
-    cur.a = NULL; cur.cap = 0
     d.n = 0
     for k in range(keys.shape[0]):   # dense unigram slots for symbols up to the largest one
         if 0 <= kp[k] < (<int64_t> 1) << 31 and kp[k] >= d.n:
@@ -387,18 +383,15 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
                     dense_load(&d, kp, loaded[0], loaded[1], True)
                 dense_load(&d, kp, lo, hi, False)
                 # load <= 1/4: table_find's probe loop then nearly always stops at the first
-                # slot; rem.a[0] is remaining[-1] of match_bleu (always 0)
-                if table_reset(&t, 2 * (hi - lo)) != 0 or scratch_reserve(&rem, hi - lo + 1) != 0:
+                # slot
+                if table_reset(&t, 2 * (hi - lo)) != 0 or scratch_reserve(&rem, hi - lo) != 0:
                     err = 1
                     break
                 load_table(&t, kp, lo, hi)
                 loaded[0] = lo
                 loaded[1] = hi
-            if scratch_reserve(&cur, L) != 0:
-                err = 1
-                break
-            rem.a[0] = 0
-            memcpy(rem.a + 1, mc + lo, (hi - lo) * sizeof(int32_t))
+            if hi > lo:
+                memcpy(rem.a, mc + lo, (hi - lo) * sizeof(int32_t))
             st[i, 0] = L
             # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
             closest_diff = -1
@@ -417,10 +410,10 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
                     closest_len = rlen
             st[i, 1] = closest_len
             if hi > lo and L > 0:
-                match_bleu(&t, &d, hv + hyp_offsets[i], L, max_order, rem.a + 1, cur.a, &st[i, 2])
+                match_bleu(&t, &d, hv + hyp_offsets[i], L, max_order, rem.a, &st[i, 2])
             for o in range(1, max_order + 1):
                 st[i, 1 + max_order + o] = npos(L, o)
-    table_free(&t); free(rem.a); free(cur.a); free(d.e)
+    table_free(&t); free(rem.a); free(d.e)
     if err:
         raise MemoryError()
     return out

@@ -615,7 +615,7 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
 
 
 cdef enum:
-    PEND = 8    # words waiting to be interned / looked up (their slots prefetched meanwhile)
+    PEND = 8    # (a power of two) words waiting to be interned / looked up (their slots prefetched meanwhile)
 
 cdef struct Pending:
     Py_ssize_t st[PEND]
@@ -676,7 +676,7 @@ cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work
                             const Py_UCS4* s, IBuf* out) noexcept nogil:
     cdef int k = q.head
     cdef int32_t wid
-    q.head = (k + 1) % PEND
+    q.head = (k + 1) & (PEND - 1)
     q.n -= 1
     if q.kind[k] >= 0:
         return cached_word(mode, v, wc, w, s + q.st[k], q.len[k], q.kind[k], q.h[k], out)
@@ -697,7 +697,7 @@ cdef inline int pend_push_plain(Pending* q, int mode, VocabC* v, WordCache* wc, 
     if q.n == PEND:
         if pending_pop(q, mode, v, wc, w, s, out) != 0:
             return -1
-    k = (q.head + q.n) % PEND
+    k = (q.head + q.n) & (PEND - 1)
     q.st[k] = st
     q.len[k] = L
     q.h[k] = h
@@ -764,7 +764,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
                 if mode == 2:
                     special |= INTL_TABLE[c] & 3
                 else:
-                    special |= t & 2
+                    special += t & 2    # 2 x the number of 13a pattern characters
             else:
                 if Py_UNICODE_ISSPACE(c):
                     break
@@ -786,11 +786,11 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             trail = 1 if c < 128 and (is_13a_punct(c) or (
                 (c == 46 or c == 44) and not is_digit(s[i - 2]))) else 0
             if (lead or trail) and L - lead - trail >= 1:
-                for k in range(st + lead, i - trail):
-                    c = s[k]
-                    if c < 128 and (ASCII_CLS[c] & 2):
-                        lead = trail = 0
-                        break
+                # the body is plain when the marks split off were the word's only pattern
+                # characters (both count in ``special``; no loop over the body, whose exit
+                # would mispredict)
+                if special != 2 * (lead + trail):
+                    lead = trail = 0
                 if lead or trail:
                     first = False
                     if lead and pend_push_plain(&pend, mode, v, wc, w, s, st, 1, out) != 0:
@@ -828,7 +828,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
         if pend.n == PEND:
             if pending_pop(&pend, mode, v, wc, w, s, out) != 0:
                 return -1
-        k = (pend.head + pend.n) % PEND
+        k = (pend.head + pend.n) & (PEND - 1)
         pend.st[k] = st
         pend.len[k] = L
         pend.h[k] = h
@@ -850,7 +850,7 @@ cdef inline int pending_push_plain(Pending* q, VocabC* v, const Py_UCS4* s, Py_s
     if q.n == PEND:
         if pending_pop(q, 0, v, NULL, NULL, s, out) != 0:
             return -1
-    k = (q.head + q.n) % PEND
+    k = (q.head + q.n) & (PEND - 1)
     q.st[k] = st
     q.len[k] = L
     q.h[k] = h
