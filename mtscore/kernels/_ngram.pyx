@@ -363,9 +363,13 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     cdef const int64_t* kp = &keys[0] if keys.shape[0] else NULL
     cdef const int32_t* mc = &maxcounts[0] if maxcounts.shape[0] else NULL
     cdef Dense d
+    # dense unigram slots for the symbols up to the largest reference unigram below a cap
+    # proportional to the entries (vocabulary ids are dense; a sparse id space, say ids near
+    # 2**31, would otherwise ask for gigabytes): larger symbols take the table like n-grams
+    cdef int64_t cap = max(<int64_t> 65536, 8 * <int64_t> keys.shape[0])
     d.n = 0
-    for k in range(keys.shape[0]):   # dense unigram slots for symbols up to the largest one
-        if 0 <= kp[k] < (<int64_t> 1) << 31 and kp[k] >= d.n:
+    for k in range(keys.shape[0]):
+        if 0 <= kp[k] < cap and kp[k] >= d.n:
             d.n = kp[k] + 1
     d.e = <int32_t*> malloc((d.n + 1) * sizeof(int32_t))
     if d.e == NULL or table_init(&t, 1024) != 0:
