@@ -345,14 +345,20 @@ def main(argv=None):
              "- The machine is shared: other jobs were running during the run (load average "
              "above); ratios are of CPU times measured side by side in this run.",
              "- n-best oracle, where mtscore's CPU goes (perf, this workload: 100,000 candidates, "
-             "17.9M code points, 2.36M words): ~60 % the 13a tokenisation of the candidates (one "
-             "fused scan per word, a word cache for words with punctuation, prefetched interning "
-             "into the prepared references' vocabulary), ~20 % n-gram matching against the "
-             "prepared references, ~10 % Python and numpy (equal-length lists are ranked in one "
-             "2-D argsort). 5.4 % of the candidates are duplicates: hashing 100,000 Python "
-             "strings to find them costs about what tokenising the duplicates costs, so they "
-             "are not deduplicated; a two-chain token hash (half the multiply latency per code "
-             "point) measured no gain and was not kept.", ""]
+             "17.9M code points, 2.36M words, 40 % of the candidates 2-byte strings): ~55 % the "
+             "13a tokenisation of the candidates (one fused scan per word, a word cache for words "
+             "with punctuation, prefetched interning into the prepared references' vocabulary; "
+             "a fifth of it the first read of each interned token's code points, now one memcmp "
+             "instead of a loop whose exit mispredicted once per word), ~17 % n-gram matching "
+             "against the prepared references (unigrams through a dense id-indexed array), the "
+             "rest Python, numpy, the garbage collector and page faults of the fresh output "
+             "arrays. 5.4 % of the candidates are duplicates: hashing 100,000 Python strings to "
+             "find them costs about what tokenising the duplicates costs, so they are not "
+             "deduplicated. Measured without gain and not kept: a two-chain token hash; reading "
+             "1-/2-byte strings unwidened with a Latin-1 block hash (8 code points per multiply); "
+             "a second prefetch stage for the interned token's code points; FIFO depths 4/16; an "
+             "order-by-order (pruned, branch-free) n-gram match; transparent huge pages for the "
+             "id buffer (fewer faults, but compaction stalls).", ""]
     cmd = "python bench/bench_decoder.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
     text = ["# Decoder calls and the decoder API (mtscore.decoder): single sentence_score calls, "
             "pairwise matrices and n-best oracles vs sacrebleu 2.6.0 and fastchrf", "",

@@ -343,7 +343,7 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
     candidate's score equals ``metric.sentence_score(candidate, references[s]).score``; all
     candidates of all sources are scored in one batch (:func:`sentence_scores`), the references
     of a source prepared once."""
-    lists = [_texts(c, f"nbest[{s}]") for s, c in enumerate(nbest)]
+    lists, hyps = _nbest_lists(nbest)
     if isinstance(references, str):
         raise TypeError("references must be one entry per source, not a single string")
     references = list(references)
@@ -354,7 +354,6 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
             raise ValueError(f"nbest[{s}] is empty: source {s} has no candidates")
     m = resolve_metric(metric, options, workers)
     sizes = [len(c) for c in lists]
-    hyps = list(chain.from_iterable(lists))
     if m.dedupes_outputs:  # the S reference sets prepared once, candidates scored against rows
         prepared = m.prepare(_ref_streams(references, len(lists), "per_hyp"))
         rows = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
@@ -365,6 +364,21 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
         refs = [references[s] for s, c in enumerate(lists) for _ in c]
         flat = sentence_scores(hyps, refs, metric=m, workers=workers, layout="per_hyp")
     return _oracle(flat, sizes, lower_is_better(m))
+
+
+def _nbest_lists(nbest) -> Tuple[List[List[str]], List[str]]:
+    """The n-best lists (each a list of str) and all their candidates in one list. Lists of
+    strings (the common input) are checked in one C pass over the joined candidates instead of
+    list by list: each pass over 100,000 cold string objects costs milliseconds."""
+    if isinstance(nbest, str):
+        raise TypeError("nbest must be a sequence of n-best lists, not a single string")
+    lists = nbest if type(nbest) is list else list(nbest)
+    if all(type(c) is list for c in lists):
+        hyps = list(chain.from_iterable(lists))
+        if first_non_str(hyps) < 0:
+            return lists, hyps
+    lists = [_texts(c, f"nbest[{s}]") for s, c in enumerate(lists)]  # raises the precise error
+    return lists, list(chain.from_iterable(lists))
 
 
 def _oracle(flat: np.ndarray, sizes: List[int], low: bool) -> NBestOracle:

@@ -190,6 +190,62 @@ cdef int use_entries(Table* t, Scratch* rem, const int64_t* keys, const int32_t*
         rem.a[k] = counts[lo + k]
     return 0
 
+
+# ---- BLEU against prepared references: order by order, unigrams through a dense array --------
+cdef struct Dense:
+    # unigram entry of each symbol 0..n-1 in the loaded reference row (-1: not in it); symbols
+    # outside 0..n-1 go through the table
+    int32_t* e
+    Py_ssize_t n
+
+cdef void dense_load(Dense* d, const int64_t* keys, Py_ssize_t lo, Py_ssize_t hi,
+                     bint clear) noexcept nogil:
+    """Set (``clear`` False: entry k - lo) or reset (True: -1) the dense slots of the order-1
+    keys of entries lo:hi (order-1 keys are the symbols; longer n-grams have keys >= 2**32)."""
+    cdef Py_ssize_t k
+    cdef int64_t key
+    for k in range(lo, hi):
+        key = keys[k]
+        if 0 <= key < d.n:
+            d.e[key] = -1 if clear else <int32_t> (k - lo)
+
+
+cdef inline int32_t table_find(const Table* t, int64_t key) noexcept nogil:
+    """table_get with the hit/miss decided by a conditional move: in a table at load <= 1/4 the
+    probe loop nearly always stops at the first slot, so only the (unpredictable) outcome
+    varies, and it no longer branches."""
+    cdef Py_ssize_t j = <Py_ssize_t> ((<uint64_t> key * 0x9E3779B97F4A7C15ULL) >> t.shift)
+    cdef int64_t k = t.keys[j]
+    while k != key and k != -1:
+        j = (j + 1) & (t.cap - 1)
+        k = t.keys[j]
+    return t.vals[j] if k == key else -1
+
+
+cdef void match_bleu(const Table* t, const Dense* d, const int32_t* sym, Py_ssize_t L, int order,
+                     int32_t* remaining, int64_t* match) noexcept nogil:
+    """match_ngrams (flag 0) with the unigrams from the dense array (one load instead of a
+    probe whose hit or miss mispredicts) and the longer n-grams through table_find."""
+    cdef Py_ssize_t p, q
+    cdef int n
+    cdef int32_t e
+    cdef uint32_t s
+    for p in range(L):
+        s = <uint32_t> sym[p]
+        e = d.e[s] if s < <uint64_t> d.n else table_find(t, <int64_t> sym[p])
+        n = 1
+        q = p
+        while e >= 0:
+            if remaining[e] > 0:
+                remaining[e] -= 1
+                match[n - 1] += 1
+            n += 1
+            q += 1
+            if n > order or q >= L:
+                break
+            # no longer n-gram from here can be in the reference once one is missing
+            e = table_find(t, ((<int64_t> e + 1) << 32) | (<int64_t> <uint32_t> sym[q]))
+
 # =====================================================================================
 # BLEU
 # =====================================================================================
@@ -304,18 +360,42 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     cdef Py_ssize_t loaded[2]
     loaded[0] = -1
     loaded[1] = -1
-    if table_init(&t, 1024) != 0:
+    cdef const int64_t* kp = &keys[0] if keys.shape[0] else NULL
+    cdef const int32_t* mc = &maxcounts[0] if maxcounts.shape[0] else NULL
+    cdef Dense d
+    # dense unigram slots for the symbols up to the largest reference unigram below a cap
+    # proportional to the entries (vocabulary ids are dense; a sparse id space, say ids near
+    # 2**31, would otherwise ask for gigabytes): larger symbols take the table like n-grams
+    cdef int64_t cap = max(<int64_t> 65536, 8 * <int64_t> keys.shape[0])
+    d.n = 0
+    for k in range(keys.shape[0]):
+        if 0 <= kp[k] < cap and kp[k] >= d.n:
+            d.n = kp[k] + 1
+    d.e = <int32_t*> malloc((d.n + 1) * sizeof(int32_t))
+    if d.e == NULL or table_init(&t, 1024) != 0:
+        free(d.e)
         raise MemoryError()
+    memset(d.e, 0xff, (d.n + 1) * sizeof(int32_t))
     with nogil:
         for i in range(n):
             s = smap[i] if smap != NULL else start + i
             lo = seg_offsets[s]
             hi = seg_offsets[s + 1]
             L = hyp_offsets[i + 1] - hyp_offsets[i]
-            if use_entries(&t, &rem, &keys[0] if keys.shape[0] else NULL,
-                           &maxcounts[0] if maxcounts.shape[0] else NULL, lo, hi, loaded) != 0:
-                err = 1
-                break
+            if lo != loaded[0] or hi != loaded[1]:
+                if loaded[0] >= 0:
+                    dense_load(&d, kp, loaded[0], loaded[1], True)
+                dense_load(&d, kp, lo, hi, False)
+                # load <= 1/4: table_find's probe loop then nearly always stops at the first
+                # slot
+                if table_reset(&t, 2 * (hi - lo)) != 0 or scratch_reserve(&rem, hi - lo) != 0:
+                    err = 1
+                    break
+                load_table(&t, kp, lo, hi)
+                loaded[0] = lo
+                loaded[1] = hi
+            if hi > lo:
+                memcpy(rem.a, mc + lo, (hi - lo) * sizeof(int32_t))
             st[i, 0] = L
             # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
             closest_diff = -1
@@ -334,10 +414,10 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
                     closest_len = rlen
             st[i, 1] = closest_len
             if hi > lo and L > 0:
-                match_ngrams(&t, hv + hyp_offsets[i], L, max_order, 0, rem.a, &st[i, 2])
+                match_bleu(&t, &d, hv + hyp_offsets[i], L, max_order, rem.a, &st[i, 2])
             for o in range(1, max_order + 1):
                 st[i, 1 + max_order + o] = npos(L, o)
-    table_free(&t); free(rem.a)
+    table_free(&t); free(rem.a); free(d.e)
     if err:
         raise MemoryError()
     return out

@@ -108,7 +108,11 @@ cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize
         if sl.id1 == 0:
             found[0] = -1
             return j
-        if sl.hcheck == hc and sl.len == <uint32_t> n and cps_equal(v.arena + sl.start, tok, n):
+        # memcmp, not a loop over code points: the loop's exit (at the token's length)
+        # mispredicts about once per word; glibc's memcmp compares a short token in a few
+        # overlapping vector loads
+        if sl.hcheck == hc and sl.len == <uint32_t> n and \
+                memcmp(v.arena + sl.start, tok, n * sizeof(Py_UCS4)) == 0:
             found[0] = sl.id1 - 1
             return j
         j = (j + 1) & mask
@@ -611,7 +615,7 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
 
 
 cdef enum:
-    PEND = 8    # words waiting to be interned / looked up (their slots prefetched meanwhile)
+    PEND = 8    # (a power of two) words waiting to be interned / looked up (their slots prefetched meanwhile)
 
 cdef struct Pending:
     Py_ssize_t st[PEND]
@@ -672,7 +676,7 @@ cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work
                             const Py_UCS4* s, IBuf* out) noexcept nogil:
     cdef int k = q.head
     cdef int32_t wid
-    q.head = (k + 1) % PEND
+    q.head = (k + 1) & (PEND - 1)
     q.n -= 1
     if q.kind[k] >= 0:
         return cached_word(mode, v, wc, w, s + q.st[k], q.len[k], q.kind[k], q.h[k], out)
@@ -693,7 +697,7 @@ cdef inline int pend_push_plain(Pending* q, int mode, VocabC* v, WordCache* wc, 
     if q.n == PEND:
         if pending_pop(q, mode, v, wc, w, s, out) != 0:
             return -1
-    k = (q.head + q.n) % PEND
+    k = (q.head + q.n) & (PEND - 1)
     q.st[k] = st
     q.len[k] = L
     q.h[k] = h
@@ -760,7 +764,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
                 if mode == 2:
                     special |= INTL_TABLE[c] & 3
                 else:
-                    special |= t & 2
+                    special += t & 2    # 2 x the number of 13a pattern characters
             else:
                 if Py_UNICODE_ISSPACE(c):
                     break
@@ -782,11 +786,11 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             trail = 1 if c < 128 and (is_13a_punct(c) or (
                 (c == 46 or c == 44) and not is_digit(s[i - 2]))) else 0
             if (lead or trail) and L - lead - trail >= 1:
-                for k in range(st + lead, i - trail):
-                    c = s[k]
-                    if c < 128 and (ASCII_CLS[c] & 2):
-                        lead = trail = 0
-                        break
+                # the body is plain when the marks split off were the word's only pattern
+                # characters (both count in ``special``; no loop over the body, whose exit
+                # would mispredict)
+                if special != 2 * (lead + trail):
+                    lead = trail = 0
                 if lead or trail:
                     first = False
                     if lead and pend_push_plain(&pend, mode, v, wc, w, s, st, 1, out) != 0:
@@ -824,7 +828,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
         if pend.n == PEND:
             if pending_pop(&pend, mode, v, wc, w, s, out) != 0:
                 return -1
-        k = (pend.head + pend.n) % PEND
+        k = (pend.head + pend.n) & (PEND - 1)
         pend.st[k] = st
         pend.len[k] = L
         pend.h[k] = h
@@ -846,7 +850,7 @@ cdef inline int pending_push_plain(Pending* q, VocabC* v, const Py_UCS4* s, Py_s
     if q.n == PEND:
         if pending_pop(q, 0, v, NULL, NULL, s, out) != 0:
             return -1
-    k = (q.head + q.n) % PEND
+    k = (q.head + q.n) & (PEND - 1)
     q.st[k] = st
     q.len[k] = L
     q.h[k] = h
@@ -999,7 +1003,7 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
     MODE_CHARS_WS) and int64 offsets of length N + 1. ``rstrip`` removes trailing whitespace
     first (BLEU does, chrF does not). ``vocab`` is required for the id-producing modes.
     """
-    cdef Py_ssize_t N = len(texts), i, n, total = 0
+    cdef Py_ssize_t N = len(texts), i, n, k, nb, total = 0
     cdef object t
     if mode == 2 and INTL_TABLE == NULL:
         raise RuntimeError("intl class table not installed (call mtscore.engine.tokenizers.intl_table())")
@@ -1037,6 +1041,12 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
     with nogil:
         off[0] = 0
         for i in range(N):
+            if i + 1 < N:
+                # the next string's storage is cold (one string after another, each somewhere
+                # else in the heap): fetch it while this one is tokenized
+                nb = lens[i + 1] * kinds[i + 1]
+                for k in range(0, nb, 64):
+                    __builtin_prefetch(<const char*> datas[i + 1] + k)
             n = load_segment(kinds[i], datas[i], lens[i], &w.a, rstrip)
             if n < 0 or process_segment(mode, vc, wc, &w, n, &w.out) != 0:
                 err = 1
@@ -1047,12 +1057,34 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
     if err:
         free(w.out.p)
         raise MemoryError("tokenization ran out of memory")
-    values = np.empty(w.out.n, dtype=np.int32)
-    cdef int32_t[::1] vals = values
-    if w.out.n:
-        memcpy(&vals[0], w.out.p, w.out.n * sizeof(int32_t))
-    free(w.out.p)
-    return values, offsets
+    return _adopt_ids(&w.out), offsets
+
+
+cdef class _MallocBuffer:
+    """Owns a malloc'd block that a numpy array views (its ``base``): freed with the array."""
+    cdef void* ptr
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef object _adopt_ids(IBuf* b):
+    """The ids in ``b`` as an int32 array that takes over its buffer (shrunk to size): no copy
+    of what can be tens of MB of ids, and no second buffer to fault in."""
+    cdef cnp.npy_intp dims[1]
+    cdef void* p
+    if b.n == 0:
+        free(b.p)
+        return np.empty(0, dtype=np.int32)
+    p = realloc(b.p, b.n * sizeof(int32_t))
+    if p == NULL:   # shrinking failed: keep the larger block
+        p = b.p
+    dims[0] = b.n
+    cdef _MallocBuffer owner = _MallocBuffer.__new__(_MallocBuffer)
+    owner.ptr = p
+    cdef cnp.ndarray arr = cnp.PyArray_SimpleNewFromData(1, dims, cnp.NPY_INT32, p)
+    cnp.set_array_base(arr, owner)
+    return arr
 
 
 def tokenize_strings(list texts, int mode, bint rstrip=False):
