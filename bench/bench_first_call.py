@@ -1,7 +1,8 @@
 """First calls and whole CLI processes: what a user who runs one command pays.
 
 Two families of rows, every measurement in a fresh interpreter (``--child``), CPU time
-(``time.process_time`` inside the child, or user + sys of the whole child process):
+(``time.thread_time`` of the calling thread inside the child, with the other threads' CPU
+reported beside it, or user + sys of the whole child process):
 
 * ``first``: a short-segment corpus (UI-message-like, median 5 words, 8 target languages) built
   from the WMT21 system outputs (``bench/out/short.{hyp,ref}``; nothing is copied into git). In
@@ -92,15 +93,17 @@ def child_first(tool: str, metric: str) -> dict:
     make = {"bleu": BLEU, "chrf": CHRF, "chrf++": lambda: CHRF(word_order=2), "ter": TER}[metric]
     import resource
 
-    out, faults = [], []
+    out, faults, others = [], [], []
     for h, r in ((hyps, refs), (refs, hyps)):
         f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        t0 = time.process_time()
+        t0, p0 = time.thread_time(), time.process_time()
         score = make().corpus_score(h, [r]).score
-        out.append(time.process_time() - t0)
+        out.append(time.thread_time() - t0)  # the calling thread: both tools score in it
+        others.append(time.process_time() - p0 - out[-1])  # other threads of the process
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
     return {"import": t_import, "call1": out[0], "call2": out[1], "score": score,
-            "faults1": faults[0], "faults2": faults[1], "us_per_fault": _fault_cost()}
+            "others1": others[0], "faults1": faults[0], "faults2": faults[1],
+            "us_per_fault": _fault_cost()}
 
 
 def _fault_cost(pages: int = 2048) -> float:
@@ -197,17 +200,21 @@ def main() -> None:
     lines = ["# First calls and whole CLI processes", "",
              f"Machine: {_machine()}.", "",
              f"Command: `python bench/bench_first_call.py --repeats {args.repeats}` "
-             f"(medians of {args.repeats} fresh processes per row, CPU time).", "",
+             f"(medians of {args.repeats} fresh processes per row, CPU time; a call: the CPU time of "
+             "the calling thread, in which both tools score; the last column: what the process's "
+             "other threads burnt meanwhile, mostly OpenBLAS's worker threads spinning for their "
+             "first ~0.1 s after `import numpy`, which mtscore imports and sacrebleu does not).", "",
              f"Short corpus: {len(hyps)} segments, median {words[len(words) // 2]} words per "
              f"hypothesis, newstest2021 {', '.join(SHORT_PAIRS)}.", "",
              "| metric | segments | mtscore call 1 | mtscore call 2 | call1/call2 | sacrebleu call 1 | "
              "sacrebleu call1/call2 | sacrebleu / mtscore (call 1) | same score | mtscore page "
-             "faults call 1 / call 2, us per fresh page |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "faults call 1 / call 2, us per fresh page | mtscore: other threads' CPU during "
+             "call 1 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for metric in args.metrics:
         runs = {t: [_fresh(t, metric) for _ in range(args.repeats)] for t in ("mtscore", "sacrebleu")}
         med = {t: {k: statistics.median(r[k] for r in rs)
-                   for k in ("call1", "call2", "faults1", "faults2", "us_per_fault")}
+                   for k in ("call1", "call2", "others1", "faults1", "faults2", "us_per_fault")}
                for t, rs in runs.items()}
         m, s = med["mtscore"], med["sacrebleu"]
         same = runs["mtscore"][0]["score"] == runs["sacrebleu"][0]["score"]
@@ -215,7 +222,8 @@ def main() -> None:
         row = (f"| {metric} | {n} | {m['call1'] * 1e3:.1f} ms | {m['call2'] * 1e3:.1f} ms | "
                f"{m['call1'] / m['call2']:.2f}x | {s['call1'] * 1e3:.0f} ms | "
                f"{s['call1'] / s['call2']:.2f}x | **{s['call1'] / m['call1']:.1f}x** | {same} | "
-               f"{m['faults1']:.0f} / {m['faults2']:.0f}, {m['us_per_fault']:.2f} |")
+               f"{m['faults1']:.0f} / {m['faults2']:.0f}, {m['us_per_fault']:.2f} | "
+               f"{m['others1'] * 1e3:.1f} ms |")
         print(row, flush=True)
         lines.append(row)
     lines += ["", "CLI, whole processes (user + sys CPU of the child, interpreter start included), "
