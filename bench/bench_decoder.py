@@ -43,7 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench_data import data_dir, read_lines  # noqa: E402
+from bench_data import cpu_model, data_dir, read_lines  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -270,14 +270,7 @@ def nbest(n_sources: int = 1000, n_cands: int = 100, sacre_sources: int = 20):
 def machine() -> str:
     import sacrebleu
 
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = cpu_model()
     try:
         import fastchrf  # noqa: F401
         from importlib.metadata import version

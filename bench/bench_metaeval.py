@@ -16,7 +16,6 @@ import argparse
 import os
 import platform
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from bench_data import cpu  # noqa: E402
 from mtscore.analysis.metaeval import (compare_metrics, pairwise_permutation_test,  # noqa: E402
                                        tie_calibrated_accuracy)
 from mtscore.analysis.metaeval.wmt import wmt21_seg_task  # noqa: E402
@@ -38,12 +38,6 @@ def _oracle(data: Path):
     from mt_metrics_eval import stats
 
     return stats
-
-
-def cpu(fn):
-    t = time.process_time()
-    out = fn()
-    return time.process_time() - t, out
 
 
 def main() -> None:

@@ -15,8 +15,6 @@ Usage: python bench/bench_meteor.py [--systems N] [--out bench/results/meteor.md
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -24,7 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench_data import data_dir, read_lines  # noqa: E402
+from bench_data import cpu, data_dir, read_lines  # noqa: E402
+from bench_data import shared_machine as machine  # noqa: E402
 
 import mtscore  # noqa: E402
 from mtscore.engine.metrics.meteor import METEOR  # noqa: E402
@@ -45,25 +44,6 @@ def load_pairs(max_systems: int):
         if systems:
             out.append((pair, refs, systems))
     return out
-
-
-def cpu(fn):
-    t0 = time.process_time()
-    r = fn()
-    return time.process_time() - t0, r
-
-
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return (f"{model}, {os.cpu_count()} cores (shared with other jobs; load average "
-            f"{os.getloadavg()[0]:.2f} at the start), Python {platform.python_version()}")
 
 
 class EmptyWordNet:

@@ -35,7 +35,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench_data import data_dir, read_lines  # noqa: E402
+from bench_data import cpu_model, data_dir, read_lines  # noqa: E402
 
 from mtscore.bindings.token_scores import id_sentence_scores, text_sentence_scores  # noqa: E402
 from mtscore.engine.token_ids import TokenIds, as_token_ids  # noqa: E402
@@ -95,14 +95,7 @@ def best(fn, repeat):
 
 
 def machine() -> str:
-    cpu = platform.processor() or "?"
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model(platform.processor() or "?")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"{cpu}, {os.cpu_count()} cores, load {load:.2f}, Python {platform.python_version()}, "
             f"numpy {np.__version__}")
