@@ -24,13 +24,17 @@ def make_metric(name: str, **kwargs):
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(METRICS)}")
     mod, cls, defaults = METRICS[key]
     klass = getattr(importlib.import_module(mod), cls)
-    _check_options(name, klass, kwargs)
-    return klass(**{**defaults, **kwargs})
+    try:
+        return klass(**{**defaults, **kwargs})
+    except TypeError:
+        _check_options(name, klass, kwargs)  # names the unknown options, if that was it
+        raise
 
 
 def _check_options(name: str, klass, kwargs: dict) -> None:
     """A ``TypeError`` naming the unknown options and the known ones (not Python's bare
-    "unexpected keyword argument" of the constructor)."""
+    "unexpected keyword argument" of the constructor). Only on the error path: ``inspect``
+    costs milliseconds to import."""
     import inspect
 
     params = inspect.signature(klass).parameters
@@ -39,4 +43,4 @@ def _check_options(name: str, klass, kwargs: dict) -> None:
     unknown = sorted(set(kwargs) - set(params))
     if unknown:
         known = ", ".join(n for n in params if n != "references")
-        raise TypeError(f"{name}: unknown option(s) {', '.join(unknown)}; its options: {known}")
+        raise TypeError(f"{name}: unknown option(s) {', '.join(unknown)}; its options: {known}") from None
