@@ -59,12 +59,18 @@ cdef struct WordCache:
     IBuf ids
 
 
+cdef struct QBuf:
+    uint64_t* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
 cdef struct Work:
     UBuf a
     UBuf b
     UBuf line
     UBuf key
-    IBuf bounds
+    QBuf bounds             # masks and word records of the line being tokenized (none / 13a)
     IBuf out
 
 

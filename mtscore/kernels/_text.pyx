@@ -24,7 +24,7 @@ cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
     UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
-    HASH_INIT, hash_step, hash_finish, hash_cps, cps_equal, replace_inplace)
+    hash_cps, hash_cps_pad, mtscore_init_keep, cps_equal, replace_inplace)
 
 cnp.import_array()
 
@@ -68,6 +68,93 @@ cdef void _init_ascii_cls():
             ASCII_CLS[c] |= 4
 
 _init_ascii_cls()
+mtscore_init_keep()
+
+# Latin-1 table of the none / 13a word scan (scan_13a): bit 1 = whitespace (ASCII_CLS's, U+0085,
+# U+00A0), bit 2 = a 13a pattern reacts to it (ASCII only)
+cdef uint8_t LATIN1_CLS[256]
+
+cdef void _init_latin1_cls():
+    cdef int c
+    for c in range(256):
+        LATIN1_CLS[c] = (ASCII_CLS[c] & 3) if c < 128 else (1 if Py_UNICODE_ISSPACE(c) else 0)
+
+_init_latin1_cls()
+
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
+    #include <emmintrin.h>
+    /* bytes of x in [lo, lo + span] (unsigned, wrapping subtraction) */
+    static inline __m128i mtscore_in_range(__m128i x, char lo, char span) {
+        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
+        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
+    }
+    #endif
+    /* Bit masks of the line s[0:n] in 64-code-point blocks b = 0 .. n / 64: ws[b] bit j set when
+       s[64b + j] is whitespace (str.isspace; positions >= n count as whitespace), sp[b] bit j
+       when it is a character a 13a pattern reacts to (ASCII class A without the space, '.',
+       ',', '-'; sp is not written when sp is NULL). cls: the Latin-1 table (bit 1 whitespace,
+       bit 2 13a pattern). With SSE2, 16 code points per step: they are packed to bytes (code
+       points >= 256 saturate to 0xFF, which is neither) and classified by byte compares; the
+       whitespace above U+167F (U+1680, U+2000-U+200A, ...) is checked one by one. */
+    static void mtscore_scan_13a(const uint32_t* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
+                                 const uint8_t* cls) {
+        Py_ssize_t nb = n / 64 + 1, b, i = 0;
+        uint32_t c, t;
+        for (b = 0; b < nb; b++) {
+            ws[b] = 0;
+            if (sp) sp[b] = 0;
+        }
+    #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
+        const __m128i top = _mm_set1_epi32(0x167F);
+        for (; i + 16 <= n; i += 16) {
+            __m128i x0 = _mm_loadu_si128((const __m128i*)(s + i));
+            __m128i x1 = _mm_loadu_si128((const __m128i*)(s + i + 4));
+            __m128i x2 = _mm_loadu_si128((const __m128i*)(s + i + 8));
+            __m128i x3 = _mm_loadu_si128((const __m128i*)(s + i + 12));
+            __m128i x = _mm_packus_epi16(_mm_packs_epi32(x0, x1), _mm_packs_epi32(x2, x3));
+            __m128i w = _mm_or_si128(
+                _mm_or_si128(mtscore_in_range(x, 9, 4), mtscore_in_range(x, 28, 4)),
+                _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0x85)),
+                             _mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xA0))));
+            uint32_t wm = (uint32_t)_mm_movemask_epi8(w);
+            uint32_t hi = (uint32_t)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x0, top)))
+                | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x1, top))) << 4)
+                | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x2, top))) << 8)
+                | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x3, top))) << 12));
+            while (hi) {
+                int j = __builtin_ctz(hi);
+                if (Py_UNICODE_ISSPACE(s[i + j]))
+                    wm |= 1u << j;
+                hi &= hi - 1;
+            }
+            ws[i >> 6] |= (uint64_t)wm << (i & 63);
+            if (sp) {
+                __m128i p = _mm_or_si128(
+                    _mm_or_si128(mtscore_in_range(x, 0x21, 5), mtscore_in_range(x, 0x28, 7)),
+                    _mm_or_si128(_mm_or_si128(mtscore_in_range(x, 0x3A, 6),
+                                              mtscore_in_range(x, 0x5B, 5)),
+                                 mtscore_in_range(x, 0x7B, 3)));
+                sp[i >> 6] |= (uint64_t)(uint32_t)_mm_movemask_epi8(p) << (i & 63);
+            }
+        }
+    #endif
+        for (; i < n; i++) {
+            c = s[i];
+            t = c < 256 ? cls[c] : (Py_UNICODE_ISSPACE(c) ? 1u : 0u);
+            ws[i >> 6] |= (uint64_t)(t & 1u) << (i & 63);
+            if (sp) sp[i >> 6] |= (uint64_t)((t >> 1) & 1u) << (i & 63);
+        }
+        ws[n >> 6] |= ~(uint64_t)0 << (n & 63);
+    }
+    static inline int mtscore_ctz64(uint64_t x) { return __builtin_ctzll(x); }
+    static inline int mtscore_popcount64(uint64_t x) { return __builtin_popcountll(x); }
+    """
+    void mtscore_scan_13a(const Py_UCS4* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
+                          const uint8_t* cls) nogil
+    int mtscore_ctz64(uint64_t x) nogil
+    int mtscore_popcount64(uint64_t x) nogil
 
 # intl classes: bit 1 = \p{P}, bit 2 = \p{S}, bit 4 = \p{N}; one byte per code point, built from
 # the installed `regex` module by mtscore.engine.tokenizers (so the Unicode version matches sacrebleu).
@@ -686,47 +773,77 @@ cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work
     return 0
 
 
-cdef inline int pend_push_plain(Pending* q, int mode, VocabC* v, WordCache* wc, Work* w,
-                                const Py_UCS4* s, Py_ssize_t st, Py_ssize_t L,
-                                IBuf* out) noexcept nogil:
-    """Queue the plain token s[st:st+L] (slot prefetched) in tokenize_by_words' FIFO, first
-    handling the oldest entry if it is full (which may be a word-cache entry of ``mode``)."""
-    cdef uint64_t h = hash_cps(s + st, L)
-    cdef int k
-    __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
-    if q.n == PEND:
-        if pending_pop(q, mode, v, wc, w, s, out) != 0:
+cdef inline uint64_t word_key_hash(uint64_t h, int mode, int flags) noexcept nogil:
+    """Word-cache key hash of a word whose :func:`hash_cps` is ``h``: a function of (mode/flags
+    marker, word) only."""
+    return h ^ (<uint64_t> (0x110000 + mode * 4 + flags) * 0x9E3779B97F4A7C15ULL)
+
+
+cdef inline bint any_bits(const uint64_t* m, Py_ssize_t a, Py_ssize_t z) noexcept nogil:
+    """Whether the bit array ``m`` has a set bit at positions a .. z - 1 (a < z)."""
+    cdef Py_ssize_t ba = a >> 6, bz = (z - 1) >> 6, b
+    cdef uint64_t lo = ~(<uint64_t> 0) << (a & 63)
+    cdef uint64_t hi = ~(<uint64_t> 0) >> (63 - ((z - 1) & 63))
+    if ba == bz:
+        return (m[ba] & lo & hi) != 0
+    if (m[ba] & lo) | (m[bz] & hi):
+        return True
+    for b in range(ba + 1, bz):
+        if m[b]:
+            return True
+    return False
+
+
+cdef inline Py_ssize_t count_bits(const uint64_t* m, Py_ssize_t a, Py_ssize_t z) noexcept nogil:
+    """Set bits of the bit array ``m`` at positions a .. z - 1 (a < z)."""
+    cdef Py_ssize_t ba = a >> 6, bz = (z - 1) >> 6, b, c
+    cdef uint64_t lo = ~(<uint64_t> 0) << (a & 63)
+    cdef uint64_t hi = ~(<uint64_t> 0) >> (63 - ((z - 1) & 63))
+    if ba == bz:
+        return mtscore_popcount64(m[ba] & lo & hi)
+    c = mtscore_popcount64(m[ba] & lo) + mtscore_popcount64(m[bz] & hi)
+    for b in range(ba + 1, bz):
+        c += mtscore_popcount64(m[b])
+    return c
+
+
+cdef inline int intern_push(VocabC* v, const Py_UCS4* tok, Py_ssize_t L, uint64_t h,
+                            IBuf* out) noexcept nogil:
+    """Append the id of tok[0:L] (hash ``h``) to ``out``, which has room for it."""
+    cdef int32_t wid
+    vocab_probe(v, tok, L, h, &wid)
+    if wid < 0:
+        wid = vocab_intern_h(v, tok, L, h)
+        if wid < 0:
             return -1
-    k = (q.head + q.n) & (PEND - 1)
-    q.st[k] = st
-    q.len[k] = L
-    q.h[k] = h
-    q.kind[k] = -1
-    q.n += 1
+    out.p[out.n] = wid
+    out.n += 1
     return 0
 
 
-cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
-                           IBuf* out) noexcept nogil:
-    """none / 13a / intl / zh on the line in w.line.p[0:n].
+cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
+                            IBuf* out) noexcept nogil:
+    """none (mode 0) / 13a (mode 1) on the line in w.line.p[0:n] (16 code points of slack).
 
-    One fused scan finds the words, hashes them and notes whether any pattern of ``mode`` can
-    react to one of their characters. A plain word is one token (interned with the hash from the
-    scan); other words are tokenized once per distinct (word, first/last) through the word cache.
-    Words wait in a short FIFO before that happens, their hash-table slots prefetched: in a large
-    vocabulary each probe is a cache miss, which then overlaps with scanning the next words.
-    """
+    The words come from whitespace bit masks (:c:func:`mtscore_scan_13a`, 16 code points per
+    step, no branch per word), with a mask of the characters a 13a pattern reacts to; each
+    plain word's hash is taken and its vocabulary slot prefetched for the whole line first,
+    then the words are interned in order (the prefetches of a line overlap: in a large
+    vocabulary each probe is a cache miss). A plain word is one token; a 13a word with one
+    punctuation mark in front and/or at the end of a plain body is split by the fast path;
+    other words are tokenized once per distinct word through the word cache."""
     cdef Py_UCS4* s = w.line.p
-    cdef Py_ssize_t i = 0, st, L, k
-    cdef Py_UCS4 c
-    cdef int flags, special
-    cdef uint8_t t
-    cdef uint64_t h
-    cdef bint first = True, more
+    cdef Py_ssize_t nb, cap, nw = 0, ne = 0, k, st, en, L, spc, b
+    cdef uint64_t x, carry = 1, starts, ends, h
+    cdef uint64_t* ws
+    cdef uint64_t* sp
+    cdef uint64_t* S
+    cdef uint64_t* E
+    cdef uint64_t* H
+    cdef uint64_t* q
+    cdef int32_t* o
     cdef int rare, rare_nl, rare_amp, lead, trail
-    cdef Pending pend
-    pend.head = 0
-    pend.n = 0
+    cdef Py_UCS4 c
     if mode == 1:
         # the line-level replacements are rare: check once ('<', '\n', '&'; branch-free, so
         # the compiler vectorises it), rewrite in place when needed
@@ -740,6 +857,113 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             rare_amp |= c == 38
         if rare | rare_nl | rare_amp:
             n = prep_13a_line(s, n)
+    nb = n // 64 + 1
+    cap = 2 * nb + 3 * (n // 2 + 2)
+    if w.bounds.cap < cap:
+        q = <uint64_t*> realloc(w.bounds.p, cap * sizeof(uint64_t))
+        if q == NULL:
+            return -1
+        w.bounds.p = q
+        w.bounds.cap = cap
+    ws = w.bounds.p
+    sp = ws + nb
+    S = sp + nb
+    E = S + (n // 2 + 2)
+    H = E + (n // 2 + 2)
+    mtscore_scan_13a(s, n, ws, sp if mode == 1 else NULL, LATIN1_CLS)
+    # word starts: not whitespace after whitespace; ends: whitespace after not whitespace
+    for b in range(nb):
+        x = ws[b]
+        starts = ~x & ((x << 1) | carry)
+        ends = x & ~((x << 1) | carry)
+        carry = x >> 63
+        while starts:
+            S[nw] = <uint64_t> (b * 64 + mtscore_ctz64(starts))
+            nw += 1
+            starts &= starts - 1
+        while ends:
+            E[ne] = <uint64_t> (b * 64 + mtscore_ctz64(ends))
+            ne += 1
+            ends &= ends - 1
+    # pass 1: the hash of each plain word (its slot prefetched); a word with pattern characters
+    # is marked by S's top bit
+    for k in range(nw):
+        st = <Py_ssize_t> S[k]
+        en = <Py_ssize_t> E[k]
+        if mode == 0 or not any_bits(sp, st, en):
+            h = hash_cps_pad(s + st, en - st)
+            __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
+            H[k] = h
+        else:
+            S[k] |= <uint64_t> 1 << 63
+    # pass 2, in order (room for a token per code point of the line)
+    if out.cap < out.n + n + 8:
+        cap = out.n + n + 8
+        if cap < 2 * out.cap:
+            cap = 2 * out.cap
+        o = <int32_t*> realloc(out.p, cap * sizeof(int32_t))
+        if o == NULL:
+            return -1
+        out.p = o
+        out.cap = cap
+    for k in range(nw):
+        if not (S[k] >> 63):
+            st = <Py_ssize_t> S[k]
+            if intern_push(v, s + st, <Py_ssize_t> E[k] - st, H[k], out) != 0:
+                return -1
+            continue
+        st = <Py_ssize_t> (S[k] & ~(<uint64_t> 1 << 63))
+        en = <Py_ssize_t> E[k]
+        L = en - st
+        if L >= 2:
+            # 13a fast path for the commonest special words: one class-A punctuation mark in
+            # front and/or one at the end (or a final '.'/',' after a non-digit) around a body
+            # with no special character: those marks are split off, the body is one token
+            # (the word cache would give the same tokens, after a lookup or a regex pass)
+            c = s[st]
+            lead = 1 if c < 128 and is_13a_punct(c) else 0
+            c = s[en - 1]
+            trail = 1 if c < 128 and (is_13a_punct(c) or (
+                (c == 46 or c == 44) and not is_digit(s[en - 2]))) else 0
+            # the body is plain when the marks split off were the word's only pattern
+            # characters
+            if (lead or trail) and L - lead - trail >= 1 and \
+                    count_bits(sp, st, en) == lead + trail:
+                if lead and intern_push(v, s + st, 1, hash_cps_pad(s + st, 1), out) != 0:
+                    return -1
+                if intern_push(v, s + st + lead, L - lead - trail,
+                               hash_cps_pad(s + st + lead, L - lead - trail), out) != 0:
+                    return -1
+                if trail and intern_push(v, s + en - 1, 1, hash_cps_pad(s + en - 1, 1),
+                                         out) != 0:
+                    return -1
+                continue
+        if cached_word(mode, v, wc, w, s + st, L, 0,
+                       word_key_hash(hash_cps_pad(s + st, L), mode, 0), out) != 0:
+            return -1
+    return 0
+
+
+cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
+                           IBuf* out) noexcept nogil:
+    """intl / zh on the line in w.line.p[0:n].
+
+    One fused scan finds the words and notes whether any pattern of ``mode`` can react to one
+    of their characters. A plain word is one token; other words are tokenized once per distinct
+    (word, first/last) through the word cache. Words wait in a short FIFO before that happens,
+    their hash-table slots prefetched: in a large vocabulary each probe is a cache miss, which
+    then overlaps with scanning the next words.
+    """
+    cdef Py_UCS4* s = w.line.p
+    cdef Py_ssize_t i = 0, st, L, k
+    cdef Py_UCS4 c
+    cdef int flags, special
+    cdef uint8_t t
+    cdef uint64_t h
+    cdef bint first = True, more
+    cdef Pending pend
+    pend.head = 0
+    pend.n = 0
     while True:
         # skip whitespace
         while i < n:
@@ -754,7 +978,6 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
             break
         st = i
         special = 0
-        h = HASH_INIT
         while i < n:
             c = s[i]
             if c < 128:
@@ -770,47 +993,19 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
                     break
                 if mode == 2:
                     special |= intl_cls(c) & 3
-                elif mode == 3 and is_zh_char(c):
+                elif is_zh_char(c):
                     special = 2
-            h = hash_step(h, c)
             i += 1
         L = i - st
-        if mode == 1 and special and L >= 2:
-            # 13a fast path for the commonest special words: one class-A punctuation mark in
-            # front and/or one at the end (or a final '.'/',' after a non-digit) around a body
-            # with no special character: those marks are split off, the body is one token
-            # (the word cache would give the same tokens, after a lookup or a regex pass)
-            c = s[st]
-            lead = 1 if c < 128 and is_13a_punct(c) else 0
-            c = s[i - 1]
-            trail = 1 if c < 128 and (is_13a_punct(c) or (
-                (c == 46 or c == 44) and not is_digit(s[i - 2]))) else 0
-            if (lead or trail) and L - lead - trail >= 1:
-                # the body is plain when the marks split off were the word's only pattern
-                # characters (both count in ``special``; no loop over the body, whose exit
-                # would mispredict)
-                if special != 2 * (lead + trail):
-                    lead = trail = 0
-                if lead or trail:
-                    first = False
-                    if lead and pend_push_plain(&pend, mode, v, wc, w, s, st, 1, out) != 0:
-                        return -1
-                    if pend_push_plain(&pend, mode, v, wc, w, s, st + lead,
-                                       L - lead - trail, out) != 0:
-                        return -1
-                    if trail and pend_push_plain(&pend, mode, v, wc, w, s, i - 1, 1, out) != 0:
-                        return -1
-                    continue
-        if mode == 0 or not special:
+        h = hash_cps_pad(s + st, L)
+        if not special:
             flags = -1
-            h = hash_finish(h)
             __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
         else:
-            flags = 0
             if mode == 2:
                 # intl does not strip the line: whatever whitespace surrounds a word counts
                 flags = (1 if st == 0 else 0) | (2 if i == n else 0)
-            elif mode == 3:
+            else:
                 # zh strips the line first: is there another word after this one?
                 more = False
                 k = i
@@ -821,8 +1016,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
                         break
                     k += 1
                 flags = (1 if first else 0) | (0 if more else 2)
-            # word-cache key hash: a function of (marker, word) only
-            h = hash_finish(hash_step(h, <Py_UCS4> (0x110000 + mode * 4 + flags)))
+            h = word_key_hash(h, mode, flags)
             __builtin_prefetch(&wc.keys.slots[<Py_ssize_t> (h & <uint64_t> (wc.keys.nslots - 1))])
         first = False
         if pend.n == PEND:
@@ -900,7 +1094,7 @@ cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UB
     cdef Py_UCS4* p
     cdef const uint8_t* d1
     cdef const uint16_t* d2
-    if ubuf_reserve(dst, n + 8) != 0:
+    if ubuf_reserve(dst, n + 16) != 0:   # slack: hash_cps_pad reads 8 past a token's end
         return -1
     p = dst.p
     if kind == 1:
@@ -930,6 +1124,8 @@ cdef int process_segment(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t
         tmp = w.line
         w.line = w.a
         w.a = tmp
+        if mode <= 1:
+            return tokenize_13a_words(mode, v, wc, w, n, out)
         return tokenize_by_words(mode, v, wc, w, n, out)
     elif mode == 4:
         for k in range(n):
@@ -1035,6 +1231,14 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
     cdef int64_t[::1] off = offsets
     cdef Work w
     memset(&w, 0, sizeof(Work))
+    # the id buffer sized once for the expected output (a token per ~4 code points of text, a
+    # value per code point in the character modes): growing it by doubling copied each id ~2
+    # times; what is left over is given back when numpy takes the buffer (_adopt_ids)
+    w.out.cap = (total if mode in (4, 5, 6) else total // 4 + N) + 64
+    w.out.p = <int32_t*> malloc(w.out.cap * sizeof(int32_t))
+    if w.out.p == NULL:
+        free(kinds); free(datas); free(lens)
+        raise MemoryError()
     cdef VocabC* vc = &vocab.v if vocab is not None else NULL
     cdef WordCache* wc = &vocab.wc if vocab is not None else NULL
     cdef int err = 0

@@ -126,12 +126,91 @@ cdef inline uint64_t hash_finish(uint64_t h) noexcept nogil:
     return h
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    /* 64 x 64 -> 128-bit product folded to 64 bits (the "mum" mix of wyhash) */
+    static inline uint64_t mtscore_mum(uint64_t a, uint64_t b) {
+    #if defined(__SIZEOF_INT128__)
+        __uint128_t r = (__uint128_t)a * b;
+        return (uint64_t)r ^ (uint64_t)(r >> 64);
+    #else
+        uint64_t lo = a * b, x = (a >> 32) * (b >> 32);
+        return lo ^ x ^ (lo >> 29) ^ (x << 7);
+    #endif
+    }
+    static inline uint64_t mtscore_ld2(const uint32_t* s) {   /* two code points, any alignment */
+        uint64_t x;
+        memcpy(&x, s, 8);
+        return x;
+    }
+    #define MTSCORE_K1 0xa0761d6478bd642fULL
+    #define MTSCORE_K2 0xe7037ed1a0b428dbULL
+    #define MTSCORE_K3 0x8ebc6af09c88c6e3ULL
+    #define MTSCORE_K4 0x589965cc75374cc3ULL
+    /* eight code points (as four 64-bit words) into h: two independent 128-bit products */
+    static inline uint64_t mtscore_mix8(uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                                        uint64_t h) {
+        return mtscore_mum(a ^ MTSCORE_K1, b ^ MTSCORE_K2) ^ mtscore_mum(c ^ MTSCORE_K3, d ^ h);
+    }
+    /* keep the first k code points of an 8-code-point block: mtscore_keep[k][0..3] */
+    static uint64_t mtscore_keep[9][4];
+    static void mtscore_init_keep(void) {
+        uint32_t lanes[8];
+        int k, j;
+        for (k = 0; k <= 8; k++) {
+            for (j = 0; j < 8; j++)
+                lanes[j] = j < k ? 0xFFFFFFFFu : 0u;
+            memcpy(mtscore_keep[k], lanes, 32);
+        }
+    }
+    /* The hash of the code points s[0:n], eight per step (a step is two multiplies that do not
+       wait on each other; FNV-1a's chain was one multiply per code point): the last block is
+       zero-filled past n. Reads nothing outside s[0:n]. */
+    static inline uint64_t mtscore_hash_cps(const uint32_t* s, Py_ssize_t n) {
+        uint64_t h = (uint64_t)n * MTSCORE_K4;
+        uint32_t buf[8];
+        Py_ssize_t k = 0;
+        for (; n - k > 8; k += 8)
+            h = mtscore_mix8(mtscore_ld2(s + k), mtscore_ld2(s + k + 2), mtscore_ld2(s + k + 4),
+                             mtscore_ld2(s + k + 6), h);
+        memset(buf, 0, sizeof(buf));
+        memcpy(buf, s + k, (size_t)(n - k) * 4);
+        return mtscore_mix8(mtscore_ld2(buf), mtscore_ld2(buf + 2), mtscore_ld2(buf + 4),
+                            mtscore_ld2(buf + 6), h);
+    }
+    /* mtscore_hash_cps for a token followed by at least 8 readable code points (a line buffer
+       with slack): the last block is read whole and masked, no copy and no branch on n <= 8. */
+    static inline uint64_t mtscore_hash_cps_pad(const uint32_t* s, Py_ssize_t n) {
+        uint64_t h = (uint64_t)n * MTSCORE_K4;
+        const uint64_t* m;
+        Py_ssize_t k = 0;
+        for (; n - k > 8; k += 8)
+            h = mtscore_mix8(mtscore_ld2(s + k), mtscore_ld2(s + k + 2), mtscore_ld2(s + k + 4),
+                             mtscore_ld2(s + k + 6), h);
+        m = mtscore_keep[n - k];
+        s += k;
+        return mtscore_mix8(mtscore_ld2(s) & m[0], mtscore_ld2(s + 2) & m[1],
+                            mtscore_ld2(s + 4) & m[2], mtscore_ld2(s + 6) & m[3], h);
+    }
+    """
+    void mtscore_init_keep() nogil
+    uint64_t mtscore_hash_cps(const Py_UCS4* s, Py_ssize_t n) nogil
+    uint64_t mtscore_hash_cps_pad(const Py_UCS4* s, Py_ssize_t n) nogil
+
+
 cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = HASH_INIT
-    cdef Py_ssize_t k
-    for k in range(n):
-        h = hash_step(h, s[k])
-    return hash_finish(h)
+    """The hash _text's vocabularies intern with: a function of the code points s[0:n] only
+    (any buffer, any alignment); low bits (the slot) and high bits (the check) both mixed.
+    :func:`hash_cps_pad` gives the same value faster where s[n:n+8] may be read."""
+    return mtscore_hash_cps(s, n)
+
+
+cdef inline uint64_t hash_cps_pad(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
+    """:func:`hash_cps` of s[0:n] where at least 8 code points after s[n - 1] are readable
+    (their values do not matter). Needs ``mtscore_init_keep()`` once (the _text module)."""
+    return mtscore_hash_cps_pad(s, n)
 
 
 cdef inline uint64_t hash_cps_fold(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:

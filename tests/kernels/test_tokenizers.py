@@ -100,3 +100,42 @@ def test_vocab_interning_is_exact():
     assert len(set(ids)) == 6
     assert [v.token(i) for i in ids] == toks
     assert v.lookup("zz") == -1 and v.lookup("ab") == ids[2] and len(v) == 6
+
+
+# none / 13a scan whole lines as bit masks, 16 code points per step in 64-code-point blocks:
+# long lines put word boundaries, non-ASCII whitespace and punctuation at every block offset
+_LONG_PIECES = st.sampled_from(
+    ["a", "bc", "Straße", "(x)", "end.", "1,5", "9-", "\u201eq\u201c", "中文", "😀", "&amp;",
+     " ", "  ", "\t", "\u00a0", "\u0085", "\u1680", "\u2000", "\u200a", "\u2028", "\u202f",
+     "\u205f", "\u3000", "\u167f", "\u180e", "\u200b", "ÿ", "\u00ff\u0100", "\x1c", "\n"])
+
+
+@pytest.mark.parametrize("name", ["13a", "none", "intl", "zh"])
+@given(lines=st.lists(st.lists(_LONG_PIECES, min_size=20, max_size=160).map("".join),
+                      min_size=1, max_size=4))
+@settings(max_examples=150)
+def test_long_lines_across_scan_blocks(name, lines):
+    ours = OURS[name].tokenize(lines)
+    for s, o in zip(lines, ours):
+        assert o == sacre_tokens(name, s), (name, s)
+
+
+@given(word=st.text(st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
+                    min_size=1, max_size=40).filter(
+                        lambda w: not any(c.isspace() or ord(c) < 128 and not c.isalnum()
+                                          for c in w)))
+@settings(max_examples=200)
+def test_token_hash_is_one_function_of_the_token(word):
+    """A token gets one id however it is reached: as a plain word, split off punctuation by the
+    13a fast path, inside a word the word cache tokenizes, and through Vocab.lookup (each path
+    hashes it differently in the kernel: from the line buffer with or without reading past the
+    token, or from a copy)."""
+    v = _text.Vocab()
+    vals, _ = _text.encode([f"{word} ({word} {word}. a.{word}.b"], _text.MODE_13A, v, True)
+    toks = [v.token(int(i)) for i in vals]
+    ids = [int(i) for i, t in zip(vals, toks) if t == word]
+    assert len(ids) >= 3 and len(set(ids)) == 1, (toks, ids)
+    assert v.lookup(word) == ids[0]
+    assert v.intern(word) == ids[0]
+    v0, _ = _text.encode([word], _text.MODE_NONE, v, True)
+    assert int(v0[0]) == ids[0]
