@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from itertools import chain
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -326,14 +327,30 @@ def expected_bleu(hyps: Sequence[str], references: Optional[Sequence[str]] = Non
 # ---- n-best ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class NBestOracle:
-    """Per source: ``index`` int64 (S,) the oracle candidate, ``score`` float64 (S,) its score,
-    ``scores`` the scores of every candidate (list of float64 arrays), ``ranking`` candidate
-    indices best first (list of int64 arrays; ties keep list order)."""
+    """Per source: ``index`` int64 (S,) the oracle candidate (the first best one), ``score``
+    float64 (S,) its score, ``scores`` the scores of every candidate (list of float64 arrays),
+    ``ranking`` candidate indices best first (list of int64 arrays; ties keep list order;
+    sorted on first use, not by :func:`nbest_oracle`). ``lower_is_better``: the metric's
+    direction (TER, WER: True)."""
 
     index: np.ndarray
     score: np.ndarray
     scores: List[np.ndarray]
-    ranking: List[np.ndarray]
+    lower_is_better: bool = False
+
+    @cached_property
+    def ranking(self) -> List[np.ndarray]:
+        low = self.lower_is_better
+        sizes = {len(x) for x in self.scores}
+        if len(sizes) == 1 and self.scores:
+            mat = np.stack(self.scores)
+            order = np.argsort(mat if low else -mat, axis=1, kind="stable")
+            return list(order.astype(np.int64, copy=False))
+        return [np.argsort(x if low else -x, kind="stable").astype(np.int64) for x in self.scores]
+
+
+#: candidates per block in :func:`nbest_oracle` (whole lists; a list longer than this is a block)
+_NBEST_BLOCK = 4096
 
 
 def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, Metric] = "bleu",
@@ -343,7 +360,10 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
     candidate's score equals ``metric.sentence_score(candidate, references[s]).score``; all
     candidates of all sources are scored in one batch (:func:`sentence_scores`), the references
     of a source prepared once."""
-    lists, hyps = _nbest_lists(nbest)
+    m = resolve_metric(metric, options, workers)
+    # the batch path checks each block's candidates itself (one pass less over 100,000 cold
+    # string objects); a bad candidate is then named by the precise check below
+    lists = _nbest_lists(nbest, check=not m.dedupes_outputs)
     if isinstance(references, str):
         raise TypeError("references must be one entry per source, not a single string")
     references = list(references)
@@ -352,50 +372,83 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
     for s, c in enumerate(lists):
         if not c:
             raise ValueError(f"nbest[{s}] is empty: source {s} has no candidates")
-    m = resolve_metric(metric, options, workers)
     sizes = [len(c) for c in lists]
     if m.dedupes_outputs:  # the S reference sets prepared once, candidates scored against rows
         prepared = m.prepare(_ref_streams(references, len(lists), "per_hyp"))
-        rows = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
-        stats, scores = m.rows_stats_and_scores(hyps, rows, prepared, True)
-        flat = np.asarray(m.scores_from_stats(stats) if scores is None else scores,
-                          dtype=np.float64)
+        flat = np.empty(sum(sizes), dtype=np.float64)
+        a = 0
+        for s0, s1 in _blocks(sizes, _NBEST_BLOCK):
+            hyps = list(chain.from_iterable(lists[s0:s1]))
+            z = a + len(hyps)
+            rows = np.repeat(np.arange(s0, s1, dtype=np.int64), sizes[s0:s1])
+            try:
+                stats, scores = m.rows_stats_and_scores(hyps, rows, prepared, True)
+            except TypeError:
+                _nbest_lists(nbest)  # raises the error that names nbest[s][i]
+                raise
+            flat[a:z] = m.scores_from_stats(stats) if scores is None else scores
+            a = z
     else:
         refs = [references[s] for s, c in enumerate(lists) for _ in c]
-        flat = sentence_scores(hyps, refs, metric=m, workers=workers, layout="per_hyp")
+        flat = sentence_scores(list(chain.from_iterable(lists)), refs, metric=m,
+                               workers=workers, layout="per_hyp")
     return _oracle(flat, sizes, lower_is_better(m))
 
 
-def _nbest_lists(nbest) -> Tuple[List[List[str]], List[str]]:
-    """The n-best lists (each a list of str) and all their candidates in one list. Lists of
-    strings (the common input) are checked in one C pass over the joined candidates instead of
-    list by list: each pass over 100,000 cold string objects costs milliseconds."""
+def _blocks(sizes: List[int], target: int) -> List[Tuple[int, int]]:
+    """Ranges ``(s0, s1)`` of whole lists (``sizes`` candidates each) holding about ``target``
+    candidates each: one block's token ids and statistics stay in cache between tokenizing and
+    matching, and their buffers are reused instead of faulting in fresh pages for the whole
+    batch (page faults were ~10 % of a first call on 100,000 candidates)."""
+    out: List[Tuple[int, int]] = []
+    s0 = count = 0
+    for s, n in enumerate(sizes):
+        count += n
+        if count >= target:
+            out.append((s0, s + 1))
+            s0, count = s + 1, 0
+    if s0 < len(sizes):
+        out.append((s0, len(sizes)))
+    return out
+
+
+def _nbest_lists(nbest, check: bool = True) -> List[List[str]]:
+    """The n-best lists, each a list of str. Lists of strings (the common input) are checked in
+    one C pass over the joined candidates instead of list by list (each pass over 100,000 cold
+    string objects costs milliseconds), or not at all when ``check`` is False (the caller's
+    metric checks them)."""
     if isinstance(nbest, str):
         raise TypeError("nbest must be a sequence of n-best lists, not a single string")
     lists = nbest if type(nbest) is list else list(nbest)
     if all(type(c) is list for c in lists):
-        hyps = list(chain.from_iterable(lists))
-        if first_non_str(hyps) < 0:
-            return lists, hyps
-    lists = [_texts(c, f"nbest[{s}]") for s, c in enumerate(lists)]  # raises the precise error
-    return lists, list(chain.from_iterable(lists))
+        if not check or first_non_str(list(chain.from_iterable(lists))) < 0:
+            return lists
+    return [_texts(c, f"nbest[{s}]") for s, c in enumerate(lists)]  # raises the precise error
 
 
 def _oracle(flat: np.ndarray, sizes: List[int], low: bool) -> NBestOracle:
-    """Rankings (stable: ties keep list order) and oracles of the candidates' scores ``flat``
-    (float64, the lists' candidates one after another; ``sizes`` candidates per list). Lists
-    of one length are ranked in one 2-D argsort, row by row as the ragged path does."""
-    if len(set(sizes)) == 1:
+    """Oracles of the candidates' scores ``flat`` (float64, the lists' candidates one after
+    another; ``sizes`` candidates per list): the first best candidate of each list, as the
+    first entry of its stable ranking (NaN, as in a sort, last)."""
+    if flat.size and np.isnan(flat).any():   # argmax/argmin would pick a NaN
+        res = NBestOracle(np.zeros(0, np.int64), np.zeros(0), _split(flat, sizes), low)
+        index = np.array([r[0] for r in res.ranking], dtype=np.int64)
+    elif len(set(sizes)) == 1:
         mat = flat.reshape(len(sizes), sizes[0])
-        order = np.argsort(mat if low else -mat, axis=1, kind="stable").astype(np.int64, copy=False)
-        index = np.ascontiguousarray(order[:, 0])
-        return NBestOracle(index, mat[np.arange(len(sizes)), index], list(mat), list(order))
+        index = (mat.argmin(axis=1) if low else mat.argmax(axis=1)).astype(np.int64, copy=False)
+    else:
+        index = np.array([int(x.argmin() if low else x.argmax()) for x in _split(flat, sizes)],
+                         dtype=np.int64)
+    starts = np.cumsum([0] + sizes, dtype=np.int64)[:-1]
+    return NBestOracle(index, flat[starts + index], _split(flat, sizes), low)
+
+
+def _split(flat: np.ndarray, sizes: List[int]) -> List[np.ndarray]:
+    """``flat`` cut into consecutive views of ``sizes`` entries."""
+    if len(set(sizes)) == 1:
+        return list(flat.reshape(len(sizes), sizes[0]))
     cuts = np.cumsum([0] + sizes)
-    scores = [flat[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
-    ranking = [np.argsort(s if low else -s, kind="stable").astype(np.int64) for s in scores]
-    index = np.array([r[0] for r in ranking], dtype=np.int64)
-    score = np.array([s[i] for s, i in zip(scores, index)], dtype=np.float64)
-    return NBestOracle(index, score, scores, ranking)
+    return [flat[a:b] for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
 
 
 class NBestEntry(NamedTuple):

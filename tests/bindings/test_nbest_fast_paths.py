@@ -94,3 +94,32 @@ def test_tuples_and_lists_score_alike():
     b = decoder.nbest_oracle(tuple(tuple(c) for c in lists), refs, effective_order=True)
     for s in range(2):
         assert np.array_equal(a.scores[s], b.scores[s])
+
+
+@pytest.mark.parametrize("block", [1, 5, 7, 10_000])
+def test_blocks_of_whole_lists_equal_sacrebleu(monkeypatch, block):
+    """nbest_oracle scores the candidates block by block (whole lists per block): ragged lists,
+    a list longer than a block and one-candidate lists give sacrebleu's scores whatever the
+    block size, and a bad candidate in a later block is still named by list and item."""
+    from mtscore.bindings import decoder as impl
+
+    monkeypatch.setattr(impl, "_NBEST_BLOCK", block)
+    rng = np.random.default_rng(29)
+    sizes = [1, 9, 3, 1, 12, 2, 6]
+    lists = [[_sentence(rng, WORDS, int(rng.integers(0, 10))) for _ in range(k)] for k in sizes]
+    refs = [_sentence(rng, WORDS, 8) for _ in sizes]
+    _check(lists, refs, effective_order=True)
+    bad = [list(c) for c in lists]
+    bad[5][1] = 7
+    with pytest.raises(TypeError, match=r"nbest\[5\]\[1\] must be a str, got int"):
+        decoder.nbest_oracle(bad, refs)
+
+
+def test_blocks_cover_every_list_once():
+    from mtscore.bindings.decoder import _blocks
+
+    assert _blocks([3, 3, 3], 4) == [(0, 2), (2, 3)]
+    assert _blocks([5, 1, 1], 2) == [(0, 1), (1, 3)]
+    assert _blocks([2, 2], 100) == [(0, 2)]
+    assert _blocks([4], 4) == [(0, 1)]
+    assert _blocks([], 4) == []
