@@ -378,7 +378,9 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
         flat = np.empty(sum(sizes), dtype=np.float64)
         a = 0
         for s0, s1 in _blocks(sizes, _NBEST_BLOCK):
-            hyps = list(chain.from_iterable(lists[s0:s1]))
+            hyps = []
+            for c in lists[s0:s1]:
+                hyps.extend(c)   # list.extend copies a list's items at once (chain: one by one)
             z = a + len(hyps)
             rows = np.repeat(np.arange(s0, s1, dtype=np.int64), sizes[s0:s1])
             try:
