@@ -106,12 +106,14 @@ class Tokenizer:
         assert self.mode is not None  # a compiled tokenizer (no external one)
         return _text.tokenize_strings(list(lines), self.mode, True)
 
-    def encode(self, texts: List[str], vocab):
+    def encode(self, texts: List[str], vocab, lookup: bool = False):
+        """Token ids (CSR ``values`` int32, ``offsets`` int64) of ``texts`` in ``vocab``;
+        ``lookup``: tokens ``vocab`` lacks get ``_text.UNSEEN_ID``, ``vocab`` unchanged."""
         if self._external is not None:
             ext = self._external
-            return _text.encode([ext(x.rstrip()) for x in texts], MODE_NONE, vocab, False)
+            return _text.encode([ext(x.rstrip()) for x in texts], MODE_NONE, vocab, False, lookup)
         assert self.mode is not None
-        return _text.encode(texts, self.mode, vocab, True)
+        return _text.encode(texts, self.mode, vocab, True, lookup)
 
 
 def _mecab(name: str, extra: str, modules, dict_size: int, suffix: str):

@@ -349,7 +349,7 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     if hyp_offsets.shape[0] != n + 1:
         raise ValueError(f"{hyp_offsets.shape[0] - 1} hypotheses for {n} reference segments")
     cdef int ncol = 2 + 2 * max_order, o
-    out = np.zeros((n, ncol), dtype=np.int64)
+    out = np.empty((n, ncol), dtype=np.int64)   # every cell is written below
     cdef int64_t[:, ::1] st = out
     cdef Table t
     cdef Scratch rem
@@ -413,6 +413,8 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
                 elif diff == closest_diff and rlen < closest_len:
                     closest_len = rlen
             st[i, 1] = closest_len
+            for o in range(max_order):
+                st[i, 2 + o] = 0
             if hi > lo and L > 0:
                 match_bleu(&t, &d, hv + hyp_offsets[i], L, max_order, rem.a, &st[i, 2])
             for o in range(1, max_order + 1):

@@ -72,6 +72,7 @@ cdef struct Work:
     UBuf key
     QBuf bounds             # masks and word records of the line being tokenized (none / 13a)
     IBuf out
+    bint lookup             # tokens the vocabulary lacks get UNSEEN, the vocabulary unchanged
 
 
 cdef class Vocab:

@@ -16,6 +16,7 @@ MODE_CHAR: Final = 4
 MODE_CHARS: Final = 5
 MODE_CHARS_WS: Final = 6
 MODE_CHRF_WORDS: Final = 7
+UNSEEN_ID: Final = 0x7FFFFFFF
 
 def set_intl_table(table: npt.NDArray[np.uint8]) -> None:
     """Install the uint8 (0x110000,) class table for MODE_INTL (bit 1 P, 2 S, 4 N)."""
@@ -38,9 +39,14 @@ class Vocab:
         """Id of ``tok`` or -1 when it was never interned (no insertion)."""
 
 def encode(
-    texts: list[str], mode: int, vocab: Vocab | None = None, rstrip: bool = False
+    texts: list[str],
+    mode: int,
+    vocab: Vocab | None = None,
+    rstrip: bool = False,
+    lookup: bool = False,
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
-    """Tokenize N strings: (values int32 token ids or code points, offsets int64 (N + 1,))."""
+    """Tokenize N strings: (values int32 token ids or code points, offsets int64 (N + 1,)).
+    ``lookup``: tokens ``vocab`` lacks get ``UNSEEN_ID``, ``vocab`` unchanged."""
 
 def tokenize_strings(texts: list[str], mode: int, rstrip: bool = False) -> list[str]:
     """Debug/test helper: each string's tokens joined by one space (chars modes: joined)."""

@@ -37,6 +37,7 @@ MODE_CHAR = 4        # every non-space code point a token       (BLEU 'char')
 MODE_CHARS = 5       # chrF characters: code points, whitespace deleted (values are code points)
 MODE_CHARS_WS = 6    # chrF characters with whitespace kept      (values are code points)
 MODE_CHRF_WORDS = 7  # chrF++ words: whitespace split + one punctuation char split off
+UNSEEN_ID = 0x7FFFFFFF  # encode(lookup=True): the id of every token the vocabulary lacks
 
 # ---- growable buffers: IBuf (and ibuf_push) in _text.pxd, UBuf in _ucs4.pxd -----------------
 
@@ -97,17 +98,20 @@ cdef extern from *:
        ',', '-'; sp is not written when sp is NULL). cls: the Latin-1 table (bit 1 whitespace,
        bit 2 13a pattern). With SSE2, 16 code points per step: they are packed to bytes (code
        points >= 256 saturate to 0xFF, which is neither) and classified by byte compares; the
-       whitespace above U+167F (U+1680, U+2000-U+200A, ...) is checked one by one. */
-    static void mtscore_scan_13a(const uint32_t* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
-                                 const uint8_t* cls) {
+       whitespace above U+167F (U+1680, U+2000-U+200A, ...) is checked one by one. Returns
+       whether the line has a character of 13a's line-level replacements ('<', '\\n', '&'). */
+    static int mtscore_scan_13a(const uint32_t* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
+                                const uint8_t* cls) {
         Py_ssize_t nb = n / 64 + 1, b, i = 0;
         uint32_t c, t;
+        int rare = 0;
         for (b = 0; b < nb; b++) {
             ws[b] = 0;
             if (sp) sp[b] = 0;
         }
     #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
         const __m128i top = _mm_set1_epi32(0x167F);
+        __m128i rv = _mm_setzero_si128();
         for (; i + 16 <= n; i += 16) {
             __m128i x0 = _mm_loadu_si128((const __m128i*)(s + i));
             __m128i x1 = _mm_loadu_si128((const __m128i*)(s + i + 4));
@@ -119,6 +123,10 @@ cdef extern from *:
                 _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0x85)),
                              _mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xA0))));
             uint32_t wm = (uint32_t)_mm_movemask_epi8(w);
+            rv = _mm_or_si128(rv, _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')),
+                             _mm_cmpeq_epi8(x, _mm_set1_epi8('\\n'))),
+                _mm_cmpeq_epi8(x, _mm_set1_epi8('&'))));
             uint32_t hi = (uint32_t)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x0, top)))
                 | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x1, top))) << 4)
                 | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x2, top))) << 8)
@@ -139,19 +147,22 @@ cdef extern from *:
                 sp[i >> 6] |= (uint64_t)(uint32_t)_mm_movemask_epi8(p) << (i & 63);
             }
         }
+        rare = _mm_movemask_epi8(rv) != 0;
     #endif
         for (; i < n; i++) {
             c = s[i];
+            rare |= c == '<' || c == '\\n' || c == '&';
             t = c < 256 ? cls[c] : (Py_UNICODE_ISSPACE(c) ? 1u : 0u);
             ws[i >> 6] |= (uint64_t)(t & 1u) << (i & 63);
             if (sp) sp[i >> 6] |= (uint64_t)((t >> 1) & 1u) << (i & 63);
         }
         ws[n >> 6] |= ~(uint64_t)0 << (n & 63);
+        return rare;
     }
     static inline int mtscore_ctz64(uint64_t x) { return __builtin_ctzll(x); }
     static inline int mtscore_popcount64(uint64_t x) { return __builtin_popcountll(x); }
     """
-    void mtscore_scan_13a(const Py_UCS4* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
+    bint mtscore_scan_13a(const Py_UCS4* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
                           const uint8_t* cls) nogil
     int mtscore_ctz64(uint64_t x) nogil
     int mtscore_popcount64(uint64_t x) nogil
@@ -250,6 +261,21 @@ cdef int vocab_grow_ids(VocabC* v, Py_ssize_t cap) noexcept nogil:
 cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
     """Id of the token ``tok[0:n]``, inserting it if new. Returns -1 on allocation failure."""
     return vocab_intern_h(v, tok, n, hash_cps(tok, n))
+
+
+cdef enum:
+    UNSEEN = 0x7FFFFFFF     # encode(lookup=True): the id of every token the vocabulary lacks
+
+
+cdef inline int32_t token_id(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h,
+                             bint lookup) noexcept nogil:
+    """Id of tok[0:n] (hash ``h``): inserted if new, or with ``lookup`` UNSEEN if new (the
+    vocabulary unchanged). -1 on allocation failure."""
+    cdef int32_t wid
+    vocab_probe(v, tok, n, h, &wid)
+    if wid >= 0:
+        return wid
+    return UNSEEN if lookup else vocab_intern_h(v, tok, n, h)
 
 cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
     """vocab_intern with the token's hash_cps already computed."""
@@ -648,8 +674,10 @@ cdef Py_ssize_t tok_zh(Work* w, Py_ssize_t n, bint* in_a) noexcept nogil:
     memcpy(w.a.p, w.b.p, j * sizeof(Py_UCS4))
     return regexp_passes(w, j, False, in_a)
 
-cdef int split_intern(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
-    """Whitespace-split s[0:n] (str.split() semantics) and append the token ids."""
+cdef int split_intern(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out,
+                      bint lookup) noexcept nogil:
+    """Whitespace-split s[0:n] (str.split() semantics) and append the token ids (see
+    :func:`token_id` for ``lookup``)."""
     cdef Py_ssize_t i = 0, st
     cdef int32_t t
     while i < n:
@@ -660,7 +688,7 @@ cdef int split_intern(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noex
         st = i
         while i < n and not Py_UNICODE_ISSPACE(s[i]):
             i += 1
-        t = vocab_intern(v, s + st, i - st)
+        t = token_id(v, s + st, i - st, hash_cps(s + st, i - st), lookup)
         if t < 0 or ibuf_push(out, t) != 0:
             return -1
     return 0
@@ -698,7 +726,7 @@ cdef int word_tokens(int mode, VocabC* v, Work* w, const Py_UCS4* word, Py_ssize
         m = tok_zh(w, j, &in_a)
     if m < 0:
         return -1
-    return split_intern(v, w.a.p if in_a else w.b.p, m, out)
+    return split_intern(v, w.a.p if in_a else w.b.p, m, out, w.lookup)
 
 
 cdef enum:
@@ -711,6 +739,7 @@ cdef struct Pending:
     int kind[PEND]          # -1 = plain word; else the first/last flags of a cached word
     int head
     int n
+    bint lookup             # plain tokens a vocabulary lacks get UNSEEN (token_id)
 
 
 cdef int cached_word(int mode, VocabC* v, WordCache* wc, Work* w, const Py_UCS4* word,
@@ -737,6 +766,11 @@ cdef int cached_word(int mode, VocabC* v, WordCache* wc, Work* w, const Py_UCS4*
         return -1
     if wc.keys.n >= WORD_CACHE_MAX:
         return 0
+    if w.lookup:
+        # UNSEEN is no id: a token added to the vocabulary later would get a real one
+        for k in range(o0, out.n):
+            if out.p[k] == UNSEEN:
+                return 0
     wid = vocab_intern_h(&wc.keys, w.key.p, L + 1, hk)
     if wid < 0:
         return -1
@@ -767,7 +801,7 @@ cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work
     q.n -= 1
     if q.kind[k] >= 0:
         return cached_word(mode, v, wc, w, s + q.st[k], q.len[k], q.kind[k], q.h[k], out)
-    wid = vocab_intern_h(v, s + q.st[k], q.len[k], q.h[k])
+    wid = token_id(v, s + q.st[k], q.len[k], q.h[k], q.lookup)
     if wid < 0 or ibuf_push(out, wid) != 0:
         return -1
     return 0
@@ -808,14 +842,11 @@ cdef inline Py_ssize_t count_bits(const uint64_t* m, Py_ssize_t a, Py_ssize_t z)
 
 
 cdef inline int intern_push(VocabC* v, const Py_UCS4* tok, Py_ssize_t L, uint64_t h,
-                            IBuf* out) noexcept nogil:
-    """Append the id of tok[0:L] (hash ``h``) to ``out``, which has room for it."""
-    cdef int32_t wid
-    vocab_probe(v, tok, L, h, &wid)
+                            IBuf* out, bint lookup) noexcept nogil:
+    """Append the id of tok[0:L] (hash ``h``; :func:`token_id`) to ``out``, which has room."""
+    cdef int32_t wid = token_id(v, tok, L, h, lookup)
     if wid < 0:
-        wid = vocab_intern_h(v, tok, L, h)
-        if wid < 0:
-            return -1
+        return -1
     out.p[out.n] = wid
     out.n += 1
     return 0
@@ -842,21 +873,9 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     cdef uint64_t* H
     cdef uint64_t* q
     cdef int32_t* o
-    cdef int rare, rare_nl, rare_amp, lead, trail
+    cdef bint lookup = w.lookup
+    cdef int lead, trail
     cdef Py_UCS4 c
-    if mode == 1:
-        # the line-level replacements are rare: check once ('<', '\n', '&'; branch-free, so
-        # the compiler vectorises it), rewrite in place when needed
-        # (three accumulators: gcc folds one '|' of three compares into a bit test, which
-        # does not vectorise)
-        rare = rare_nl = rare_amp = 0
-        for k in range(n):
-            c = s[k]
-            rare |= c == 60
-            rare_nl |= c == 10
-            rare_amp |= c == 38
-        if rare | rare_nl | rare_amp:
-            n = prep_13a_line(s, n)
     nb = n // 64 + 1
     cap = 2 * nb + 3 * (n // 2 + 2)
     if w.bounds.cap < cap:
@@ -870,7 +889,11 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     S = sp + nb
     E = S + (n // 2 + 2)
     H = E + (n // 2 + 2)
-    mtscore_scan_13a(s, n, ws, sp if mode == 1 else NULL, LATIN1_CLS)
+    if mtscore_scan_13a(s, n, ws, sp if mode == 1 else NULL, LATIN1_CLS) and mode == 1:
+        # 13a's line-level replacements (rare: the scan tells) shorten the line: rescan it
+        n = prep_13a_line(s, n)
+        nb = n // 64 + 1
+        mtscore_scan_13a(s, n, ws, sp, LATIN1_CLS)
     # word starts: not whitespace after whitespace; ends: whitespace after not whitespace
     for b in range(nb):
         x = ws[b]
@@ -909,7 +932,7 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     for k in range(nw):
         if not (S[k] >> 63):
             st = <Py_ssize_t> S[k]
-            if intern_push(v, s + st, <Py_ssize_t> E[k] - st, H[k], out) != 0:
+            if intern_push(v, s + st, <Py_ssize_t> E[k] - st, H[k], out, lookup) != 0:
                 return -1
             continue
         st = <Py_ssize_t> (S[k] & ~(<uint64_t> 1 << 63))
@@ -929,13 +952,13 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
             # characters
             if (lead or trail) and L - lead - trail >= 1 and \
                     count_bits(sp, st, en) == lead + trail:
-                if lead and intern_push(v, s + st, 1, hash_cps_pad(s + st, 1), out) != 0:
+                if lead and intern_push(v, s + st, 1, hash_cps_pad(s + st, 1), out, lookup) != 0:
                     return -1
                 if intern_push(v, s + st + lead, L - lead - trail,
-                               hash_cps_pad(s + st + lead, L - lead - trail), out) != 0:
+                               hash_cps_pad(s + st + lead, L - lead - trail), out, lookup) != 0:
                     return -1
                 if trail and intern_push(v, s + en - 1, 1, hash_cps_pad(s + en - 1, 1),
-                                         out) != 0:
+                                         out, lookup) != 0:
                     return -1
                 continue
         if cached_word(mode, v, wc, w, s + st, L, 0,
@@ -964,6 +987,7 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
     cdef Pending pend
     pend.head = 0
     pend.n = 0
+    pend.lookup = w.lookup
     while True:
         # skip whitespace
         while i < n:
@@ -1053,7 +1077,8 @@ cdef inline int pending_push_plain(Pending* q, VocabC* v, const Py_UCS4* s, Py_s
     return 0
 
 
-cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexcept nogil:
+cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out,
+                    bint lookup) noexcept nogil:
     """sacrebleu CHRF._remove_punctuation: split, then split ONE ASCII punctuation char off the
     end (priority) or the start of each word longer than one character. Tokens are interned
     through the prefetching FIFO of tokenize_by_words."""
@@ -1062,6 +1087,7 @@ cdef int chrf_words(VocabC* v, const Py_UCS4* s, Py_ssize_t n, IBuf* out) noexce
     cdef Pending pend
     pend.head = 0
     pend.n = 0
+    pend.lookup = lookup
     while i < n and rc == 0:
         while i < n and Py_UNICODE_ISSPACE(s[i]):
             i += 1
@@ -1131,7 +1157,8 @@ cdef int process_segment(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t
         for k in range(n):
             c = w.a.p[k]
             if not Py_UNICODE_ISSPACE(c):
-                if ibuf_push(out, vocab_intern(v, w.a.p + k, 1)) != 0:
+                if ibuf_push(out, token_id(v, w.a.p + k, 1, hash_cps(w.a.p + k, 1),
+                                           w.lookup)) != 0:
                     return -1
         return 0
     elif mode == 5:
@@ -1147,7 +1174,7 @@ cdef int process_segment(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t
                 return -1
         return 0
     elif mode == 7:
-        return chrf_words(v, w.a.p, n, out)
+        return chrf_words(v, w.a.p, n, out, w.lookup)
     return -1
 
 
@@ -1192,12 +1219,15 @@ cdef bint intl_ready() noexcept nogil:
     return INTL_TABLE != NULL
 
 
-def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
+def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False, bint lookup=False):
     """Tokenize ``texts`` (list of str, N items) with ``mode`` into CSR arrays.
 
     Returns ``(values, offsets)``: int32 array of token ids (code points for MODE_CHARS /
     MODE_CHARS_WS) and int64 offsets of length N + 1. ``rstrip`` removes trailing whitespace
     first (BLEU does, chrF does not). ``vocab`` is required for the id-producing modes.
+    ``lookup``: a token ``vocab`` lacks gets id 2**31 - 1 (``UNSEEN``) instead of a new id, and
+    ``vocab`` is not changed (BLEU hypotheses against prepared references: a token no
+    reference has matches nothing, whatever its id).
     """
     cdef Py_ssize_t N = len(texts), i, n, k, nb, total = 0
     cdef object t
@@ -1231,6 +1261,7 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False):
     cdef int64_t[::1] off = offsets
     cdef Work w
     memset(&w, 0, sizeof(Work))
+    w.lookup = lookup
     # the id buffer sized once for the expected output (a token per ~4 code points of text, a
     # value per code point in the character modes): growing it by doubling copied each id ~2
     # times; what is left over is given back when numpy takes the buffer (_adopt_ids)

@@ -228,6 +228,24 @@ def _(data, source):
             assert_same(a, b)  # ids too: both intern in first-seen order
         assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
     assert_same(_text.encode(lines, 5), text.encode(lines, 5))
+    # lookup: tokens of the second half the first half's vocabulary lacks get UNSEEN_ID, and
+    # the vocabulary is left as it was (twice: the kernel's word cache must not keep UNSEEN)
+    half = len(lines) // 2
+    for mode in (0, 1, 2, 3, 4, 7):
+        vk, vt = _text.Vocab(), text.Vocab()
+        _text.encode(lines[:half], mode, vk, rstrip)
+        text.encode(lines[:half], mode, vt, rstrip)
+        n = len(vk)
+        for _ in range(2):
+            a = _text.encode(lines[half:], mode, vk, rstrip, True)
+            b = text.encode(lines[half:], mode, vt, rstrip, True)
+            assert_same(a, b)
+            assert len(vk) == len(vt) == n
+        # a token added afterwards gets its own id, also inside a word met before
+        _text.encode(lines[half:], mode, vk, rstrip)
+        text.encode(lines[half:], mode, vt, rstrip)
+        assert_same(_text.encode(lines[half:], mode, vk, rstrip, True),
+                    text.encode(lines[half:], mode, vt, rstrip, True))
     assert outcome(_text.encode, lines, 1) == outcome(text.encode, lines, 1) == ("raised", ValueError)
     assert outcome(_text.encode, [1], 0, _text.Vocab()) == outcome(text.encode, [1], 0, text.Vocab())
 

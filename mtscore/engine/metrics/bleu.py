@@ -134,8 +134,8 @@ class BLEU(LexicalMetric):
     def _lower(self, texts: List[str]) -> List[str]:
         return [t.lower() for t in texts] if self.lowercase else texts
 
-    def _encode(self, texts: List[str], vocab):
-        return self.tokenizer.encode(self._lower(texts), vocab)
+    def _encode(self, texts: List[str], vocab, lookup: bool = False):
+        return self.tokenizer.encode(self._lower(texts), vocab, lookup)
 
     def _prep_config(self) -> tuple:
         return (self.tokenizer.name, bool(self.lowercase), self.max_ngram_order)
@@ -155,7 +155,10 @@ class BLEU(LexicalMetric):
 
     def _chunk_stats(self, hyps, state, seg_map=None):
         vocab, (seg_off, keys, counts, ref_lens) = state
-        vals, offs = self._encode(hyps, vocab)
+        # hypothesis tokens are looked up, not added: a token no reference has matches nothing
+        # whatever its id (all get UNSEEN_ID), and the prepared vocabulary (cached across
+        # calls) keeps the references' size
+        vals, offs = self._encode(hyps, vocab, lookup=True)
         return _ngram.bleu_stats(vals, offs, seg_off, keys, counts, ref_lens,
                                  self.max_ngram_order, seg_map=seg_map), None
 

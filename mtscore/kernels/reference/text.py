@@ -180,10 +180,14 @@ def _tokens(line: str, mode: int) -> List[str]:
     raise ValueError(f"unknown mode {mode}")
 
 
-def encode(texts: List[str], mode: int, vocab: Optional[Vocab] = None,
-           rstrip: bool = False) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+UNSEEN_ID = 0x7FFFFFFF
+
+
+def encode(texts: List[str], mode: int, vocab: Optional[Vocab] = None, rstrip: bool = False,
+           lookup: bool = False) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """``(values int32, offsets int64 (N + 1,))``: token ids, or code points for MODE_CHARS /
-    MODE_CHARS_WS; ``rstrip`` removes trailing whitespace first."""
+    MODE_CHARS_WS; ``rstrip`` removes trailing whitespace first; ``lookup``: a token ``vocab``
+    lacks gets ``UNSEEN_ID`` and ``vocab`` is not changed."""
     if mode == MODE_INTL and _intl_table is None:
         raise RuntimeError("intl class table not installed")
     if vocab is None and mode not in (MODE_CHARS, MODE_CHARS_WS):
@@ -198,7 +202,10 @@ def encode(texts: List[str], mode: int, vocab: Optional[Vocab] = None,
             values += [ord(c) for c in toks]
         else:
             assert vocab is not None
-            values += [vocab.intern(x) for x in toks]
+            if lookup:
+                values += [i if i >= 0 else UNSEEN_ID for i in map(vocab.lookup, toks)]
+            else:
+                values += [vocab.intern(x) for x in toks]
         offsets.append(len(values))
     return np.array(values, dtype=np.int32), np.array(offsets, dtype=np.int64)
 
