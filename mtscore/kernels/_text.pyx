@@ -160,12 +160,10 @@ cdef extern from *:
         return rare;
     }
     static inline int mtscore_ctz64(uint64_t x) { return __builtin_ctzll(x); }
-    static inline int mtscore_popcount64(uint64_t x) { return __builtin_popcountll(x); }
     """
     bint mtscore_scan_13a(const Py_UCS4* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
                           const uint8_t* cls) nogil
     int mtscore_ctz64(uint64_t x) nogil
-    int mtscore_popcount64(uint64_t x) nogil
 
 # intl classes: bit 1 = \p{P}, bit 2 = \p{S}, bit 4 = \p{N}; one byte per code point, built from
 # the installed `regex` module by mtscore.engine.tokenizers (so the Unicode version matches sacrebleu).
@@ -828,17 +826,25 @@ cdef inline bint any_bits(const uint64_t* m, Py_ssize_t a, Py_ssize_t z) noexcep
     return False
 
 
-cdef inline Py_ssize_t count_bits(const uint64_t* m, Py_ssize_t a, Py_ssize_t z) noexcept nogil:
-    """Set bits of the bit array ``m`` at positions a .. z - 1 (a < z)."""
-    cdef Py_ssize_t ba = a >> 6, bz = (z - 1) >> 6, b, c
-    cdef uint64_t lo = ~(<uint64_t> 0) << (a & 63)
-    cdef uint64_t hi = ~(<uint64_t> 0) >> (63 - ((z - 1) & 63))
-    if ba == bz:
-        return mtscore_popcount64(m[ba] & lo & hi)
-    c = mtscore_popcount64(m[ba] & lo) + mtscore_popcount64(m[bz] & hi)
-    for b in range(ba + 1, bz):
-        c += mtscore_popcount64(m[b])
-    return c
+cdef inline bint plain_body(const Py_UCS4* s, const uint64_t* sp, Py_ssize_t a,
+                            Py_ssize_t z) noexcept nogil:
+    """13a leaves s[a:z] (a word, or a word without the marks the fast path splits off) whole:
+    its only pattern characters (bits of ``sp``) are '-' after a non-digit. Position a follows
+    whitespace or a split-off mark, never a digit."""
+    cdef Py_ssize_t b, pos
+    cdef uint64_t m
+    for b in range(a >> 6, ((z - 1) >> 6) + 1):
+        m = sp[b]
+        if b == a >> 6:
+            m &= ~(<uint64_t> 0) << (a & 63)
+        if b == (z - 1) >> 6:
+            m &= ~(<uint64_t> 0) >> (63 - ((z - 1) & 63))
+        while m:
+            pos = b * 64 + mtscore_ctz64(m)
+            if s[pos] != 45 or (pos > a and is_digit(s[pos - 1])):
+                return False
+            m &= m - 1
+    return True
 
 
 cdef inline int intern_push(VocabC* v, const Py_UCS4* tok, Py_ssize_t L, uint64_t h,
@@ -938,29 +944,28 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
         st = <Py_ssize_t> (S[k] & ~(<uint64_t> 1 << 63))
         en = <Py_ssize_t> E[k]
         L = en - st
+        # 13a fast path for the commonest special words: one class-A punctuation mark in front
+        # and/or one at the end (or a final '.'/',' after a non-digit) around a body whose only
+        # pattern characters are hyphens after non-digits (which no 13a rule splits): the marks
+        # are split off, the body is one token (the word cache would give the same tokens,
+        # after a lookup or a regex pass)
+        lead = trail = 0
         if L >= 2:
-            # 13a fast path for the commonest special words: one class-A punctuation mark in
-            # front and/or one at the end (or a final '.'/',' after a non-digit) around a body
-            # with no special character: those marks are split off, the body is one token
-            # (the word cache would give the same tokens, after a lookup or a regex pass)
             c = s[st]
             lead = 1 if c < 128 and is_13a_punct(c) else 0
             c = s[en - 1]
             trail = 1 if c < 128 and (is_13a_punct(c) or (
                 (c == 46 or c == 44) and not is_digit(s[en - 2]))) else 0
-            # the body is plain when the marks split off were the word's only pattern
-            # characters
-            if (lead or trail) and L - lead - trail >= 1 and \
-                    count_bits(sp, st, en) == lead + trail:
-                if lead and intern_push(v, s + st, 1, hash_cps_pad(s + st, 1), out, lookup) != 0:
-                    return -1
-                if intern_push(v, s + st + lead, L - lead - trail,
-                               hash_cps_pad(s + st + lead, L - lead - trail), out, lookup) != 0:
-                    return -1
-                if trail and intern_push(v, s + en - 1, 1, hash_cps_pad(s + en - 1, 1),
-                                         out, lookup) != 0:
-                    return -1
-                continue
+        if L - lead - trail >= 1 and plain_body(s, sp, st + lead, en - trail):
+            if lead and intern_push(v, s + st, 1, hash_cps_pad(s + st, 1), out, lookup) != 0:
+                return -1
+            if intern_push(v, s + st + lead, L - lead - trail,
+                           hash_cps_pad(s + st + lead, L - lead - trail), out, lookup) != 0:
+                return -1
+            if trail and intern_push(v, s + en - 1, 1, hash_cps_pad(s + en - 1, 1),
+                                     out, lookup) != 0:
+                return -1
+            continue
         if cached_word(mode, v, wc, w, s + st, L, 0,
                        word_key_hash(hash_cps_pad(s + st, L), mode, 0), out) != 0:
             return -1
