@@ -342,7 +342,10 @@ def main(argv=None):
              "- The machine is shared: other jobs were running during the run (load average "
              "above); ratios are of CPU times measured side by side in this run.",
              "- n-best oracle: each tool's BLEU object is built before its timing starts (a "
-             "decoder builds it once; both tools' modules are imported by then). Where "
+             "decoder builds it once; both tools' modules are imported by then). In a process "
+             "that runs only this row (`--skip-single --skip-matrices --skip-1024`), the "
+             "n-best call is the first work mtscore does there and costs ~0.120 s (~90x; "
+             "growing the heap and cold caches), ~0.112 s after the rows above. Where "
              "mtscore's CPU goes "
              "(perf, this workload: 100,000 candidates, 17.9M code points, 2.36M words, 40 % of "
              "the candidates 2-byte strings): ~53 % the 13a tokenisation of the candidates (each "
