@@ -974,7 +974,7 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
 
 cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
                            IBuf* out) noexcept nogil:
-    """intl / zh on the line in w.line.p[0:n].
+    """intl / zh on the line in w.line.p[0:n] (none / 13a: :func:`tokenize_13a_words`).
 
     One fused scan finds the words and notes whether any pattern of ``mode`` can react to one
     of their characters. A plain word is one token; other words are tokenized once per distinct

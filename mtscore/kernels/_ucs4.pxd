@@ -5,8 +5,8 @@
 * reading a ``str`` straight from CPython's compact storage (PEP 393) into a growable
   code-point buffer (``UBuf``);
 * the character classes both tokenizer families test (13a/Tercom punctuation, ASCII digits);
-* the code-point hashes the vocabularies intern with (FNV-1a steps, then a full 64-bit
-  finaliser or a cheap fold);
+* the code-point hashes the vocabularies intern with (``_text``: eight code points per step,
+  ``hash_cps``; ``_ter``: FNV-1a steps with a cheap fold);
 * an in-place literal ``str.replace`` on code points.
 
 A .pxd only: nothing here is a module of its own, the functions are compiled into each kernel
@@ -118,14 +118,6 @@ cdef inline uint64_t hash_step(uint64_t h, Py_UCS4 c) noexcept nogil:
     return (h ^ <uint64_t> c) * 1099511628211ULL
 
 
-cdef inline uint64_t hash_finish(uint64_t h) noexcept nogil:
-    # FNV's low bits mix poorly; open addressing takes the low bits for the slot
-    h ^= h >> 29
-    h *= 0xbf58476d1ce4e5b9ULL
-    h ^= h >> 32
-    return h
-
-
 cdef extern from *:
     """
     #include <string.h>
@@ -214,9 +206,10 @@ cdef inline uint64_t hash_cps_pad(const Py_UCS4* s, Py_ssize_t n) noexcept nogil
 
 
 cdef inline uint64_t hash_cps_fold(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    """FNV-1a with only a shift-xor fold for the low bits: cheaper than hash_cps, for tables
-    that keep and compare the full 64-bit hash of every entry (TercomVocab: measured 5 % faster
-    tokenization than with hash_finish; _text keeps hash_cps, its slots check the upper half)."""
+    """FNV-1a with only a shift-xor fold for the low bits (FNV's low bits mix poorly; open
+    addressing takes them for the slot), for tables that keep and compare the full 64-bit hash
+    of every entry (TercomVocab: measured 5 % faster tokenization than with a full 64-bit
+    finaliser)."""
     cdef uint64_t h = HASH_INIT
     cdef Py_ssize_t k
     for k in range(n):
