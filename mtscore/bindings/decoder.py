@@ -340,13 +340,17 @@ class NBestOracle:
 
     @cached_property
     def ranking(self) -> List[np.ndarray]:
-        low = self.lower_is_better
-        sizes = {len(x) for x in self.scores}
-        if len(sizes) == 1 and self.scores:
-            mat = np.stack(self.scores)
-            order = np.argsort(mat if low else -mat, axis=1, kind="stable")
-            return list(order.astype(np.int64, copy=False))
-        return [np.argsort(x if low else -x, kind="stable").astype(np.int64) for x in self.scores]
+        return _rankings(self.scores, self.lower_is_better)
+
+
+def _rankings(scores: List[np.ndarray], low: bool) -> List[np.ndarray]:
+    """Candidate indices best first per list (int64; stable: ties keep list order, NaN last);
+    lists of one length in one 2-D argsort."""
+    if scores and len({len(x) for x in scores}) == 1:
+        mat = np.stack(scores)
+        order = np.argsort(mat if low else -mat, axis=1, kind="stable")
+        return list(order.astype(np.int64, copy=False))
+    return [np.argsort(x if low else -x, kind="stable").astype(np.int64) for x in scores]
 
 
 #: candidates per block in :func:`nbest_oracle` (whole lists; a list longer than this is a block)
@@ -432,17 +436,16 @@ def _oracle(flat: np.ndarray, sizes: List[int], low: bool) -> NBestOracle:
     """Oracles of the candidates' scores ``flat`` (float64, the lists' candidates one after
     another; ``sizes`` candidates per list): the first best candidate of each list, as the
     first entry of its stable ranking (NaN, as in a sort, last)."""
+    scores = _split(flat, sizes)
     if flat.size and np.isnan(flat).any():   # argmax/argmin would pick a NaN
-        res = NBestOracle(np.zeros(0, np.int64), np.zeros(0), _split(flat, sizes), low)
-        index = np.array([r[0] for r in res.ranking], dtype=np.int64)
+        index = np.array([r[0] for r in _rankings(scores, low)], dtype=np.int64)
     elif len(set(sizes)) == 1:
         mat = flat.reshape(len(sizes), sizes[0])
         index = (mat.argmin(axis=1) if low else mat.argmax(axis=1)).astype(np.int64, copy=False)
     else:
-        index = np.array([int(x.argmin() if low else x.argmax()) for x in _split(flat, sizes)],
-                         dtype=np.int64)
+        index = np.array([int(x.argmin() if low else x.argmax()) for x in scores], dtype=np.int64)
     starts = np.cumsum([0] + sizes, dtype=np.int64)[:-1]
-    return NBestOracle(index, flat[starts + index], _split(flat, sizes), low)
+    return NBestOracle(index, flat[starts + index], scores, low)
 
 
 def _split(flat: np.ndarray, sizes: List[int]) -> List[np.ndarray]:
