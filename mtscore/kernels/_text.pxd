@@ -30,12 +30,16 @@ cdef inline int ibuf_push(IBuf* b, int32_t v) noexcept nogil:
 
 
 cdef struct Slot:
-    # one open-addressing slot, 16 bytes: a probe reads the hash check, length and arena offset
-    # from the slot itself (one cache line), then compares code points in the arena
+    # one open-addressing slot, 32 bytes (two to a cache line): a token of at most 16 Latin-1
+    # code points (most words) is compared with its bytes kept in the slot (its key, see
+    # _ucs4.tok_key: no second memory access, no memcmp); a probe for any other token checks the
+    # hash check and length in the slot, then compares code points in the arena
     uint32_t hcheck         # upper 32 bits of the token's hash
     int32_t id1             # id + 1, 0 = empty
-    uint32_t len
+    uint32_t len            # the key's lenf: length | PACKED
     uint32_t start          # offset into arena
+    uint64_t pk0            # a PACKED token's code points as bytes 0-7, 8-15 (zero-filled)
+    uint64_t pk1
 
 
 cdef struct VocabC:

@@ -24,7 +24,8 @@ cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
     UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
-    hash_cps, hash_cps_pad, mtscore_init_keep, cps_equal, replace_inplace)
+    TokKey, PACKED, tok_key, tok_key_pad, key_hash_pad, hash_cps, hash_cps_pad,
+    mtscore_init_keep, cps_equal, replace_inplace)
 
 cnp.import_array()
 
@@ -191,37 +192,45 @@ cdef extern from *:
 
 cdef Py_ssize_t ARENA_MAX = 0xFFFFFFFF
 
-cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize_t n,
-                                   uint64_t h, int32_t* found) noexcept nogil:
-    """Slot index holding ``tok`` (found[0] = its id) or the empty slot where it would go
-    (found[0] = -1)."""
+cdef inline Py_ssize_t vocab_probe_k(const VocabC* v, const Py_UCS4* tok, const TokKey* key,
+                                     uint64_t h, int32_t* found) noexcept nogil:
+    """Slot index holding ``tok`` (key ``key``, hash ``h``; found[0] = its id) or the empty slot
+    where it would go (found[0] = -1). A packed token is compared with the bytes in the slot; any
+    other with the arena's code points (memcmp, not a loop over code points: the loop's exit, at
+    the token's length, mispredicts about once per word)."""
     cdef Py_ssize_t mask = v.nslots - 1
     cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> mask)
     cdef uint32_t hc = <uint32_t> (h >> 32)
+    cdef uint32_t n = key.lenf & ~PACKED
     cdef const Slot* sl
     while True:
         sl = &v.slots[j]
         if sl.id1 == 0:
             found[0] = -1
             return j
-        # memcmp, not a loop over code points: the loop's exit (at the token's length)
-        # mispredicts about once per word; glibc's memcmp compares a short token in a few
-        # overlapping vector loads
-        if sl.hcheck == hc and sl.len == <uint32_t> n and \
-                memcmp(v.arena + sl.start, tok, n * sizeof(Py_UCS4)) == 0:
-            found[0] = sl.id1 - 1
-            return j
+        if sl.len == key.lenf:
+            if key.lenf & PACKED:
+                if sl.pk0 == key.pk0 and sl.pk1 == key.pk1:
+                    found[0] = sl.id1 - 1
+                    return j
+            elif sl.hcheck == hc and memcmp(v.arena + sl.start, tok, n * sizeof(Py_UCS4)) == 0:
+                found[0] = sl.id1 - 1
+                return j
         j = (j + 1) & mask
 
-cdef inline void slots_put(Slot* slots, Py_ssize_t nslots, uint64_t h, int32_t id1,
-                           uint32_t n, uint32_t start) noexcept nogil:
+cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize_t n,
+                                   uint64_t h, int32_t* found) noexcept nogil:
+    """vocab_probe_k of tok[0:n] (any buffer)."""
+    cdef TokKey key
+    tok_key(tok, n, &key)
+    return vocab_probe_k(v, tok, &key, h, found)
+
+cdef inline void slots_put(Slot* slots, Py_ssize_t nslots, uint64_t h,
+                           const Slot* src) noexcept nogil:
     cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (nslots - 1))
     while slots[j].id1 != 0:
         j = (j + 1) & (nslots - 1)
-    slots[j].hcheck = <uint32_t> (h >> 32)
-    slots[j].id1 = id1
-    slots[j].len = n
-    slots[j].start = start
+    slots[j] = src[0]
 
 cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
     cdef Py_ssize_t ns = v.nslots * 2, i, j
@@ -232,7 +241,7 @@ cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
     for j in range(v.nslots):
         if old[j].id1 != 0:
             i = old[j].id1 - 1
-            slots_put(s, ns, v.hashes[i], old[j].id1, old[j].len, old[j].start)
+            slots_put(s, ns, v.hashes[i], &old[j])
     free(old)
     v.slots = s
     v.nslots = ns
@@ -265,24 +274,12 @@ cdef enum:
     UNSEEN = 0x7FFFFFFF     # encode(lookup=True): the id of every token the vocabulary lacks
 
 
-cdef inline int32_t token_id(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h,
-                             bint lookup) noexcept nogil:
-    """Id of tok[0:n] (hash ``h``): inserted if new, or with ``lookup`` UNSEEN if new (the
-    vocabulary unchanged). -1 on allocation failure."""
-    cdef int32_t wid
-    vocab_probe(v, tok, n, h, &wid)
-    if wid >= 0:
-        return wid
-    return UNSEEN if lookup else vocab_intern_h(v, tok, n, h)
-
-cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
-    """vocab_intern with the token's hash_cps already computed."""
+cdef int32_t vocab_insert(VocabC* v, Py_ssize_t j, const Py_UCS4* tok, const TokKey* key,
+                          uint64_t h) noexcept nogil:
+    """Add the token tok (key ``key``, hash ``h``), which vocab_probe_k found missing with the
+    empty slot ``j``: its id, or -1 on allocation failure."""
     cdef int32_t s
-    cdef Py_ssize_t cap
-    cdef Py_ssize_t j = vocab_probe(v, tok, n, h, &s)
-    if s >= 0:
-        return s
-    # insert
+    cdef Py_ssize_t cap, n = key.lenf & ~PACKED
     if v.n == v.idcap:
         if vocab_grow_ids(v, v.idcap * 2) != 0:
             return -1
@@ -303,14 +300,40 @@ cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_
     v.lens[s] = <uint32_t> n
     v.slots[j].hcheck = <uint32_t> (h >> 32)
     v.slots[j].id1 = s + 1
-    v.slots[j].len = <uint32_t> n
+    v.slots[j].len = key.lenf
     v.slots[j].start = <uint32_t> v.arena_n
+    v.slots[j].pk0 = key.pk0
+    v.slots[j].pk1 = key.pk1
     v.arena_n += n
     v.n += 1
     if v.n * 2 > v.nslots:
         if vocab_grow_slots(v) != 0:
             return -1
     return s
+
+
+cdef inline int32_t token_id_k(VocabC* v, const Py_UCS4* tok, const TokKey* key, uint64_t h,
+                               bint lookup) noexcept nogil:
+    """Id of the token tok (key ``key``, hash ``h``): inserted if new, or with ``lookup`` UNSEEN
+    if new (the vocabulary unchanged). -1 on allocation failure."""
+    cdef int32_t wid
+    cdef Py_ssize_t j = vocab_probe_k(v, tok, key, h, &wid)
+    if wid >= 0:
+        return wid
+    return UNSEEN if lookup else vocab_insert(v, j, tok, key, h)
+
+
+cdef inline int32_t token_id(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h,
+                             bint lookup) noexcept nogil:
+    """token_id_k of tok[0:n] (any buffer)."""
+    cdef TokKey key
+    tok_key(tok, n, &key)
+    return token_id_k(v, tok, &key, h, lookup)
+
+
+cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
+    """vocab_intern with the token's hash_cps already computed."""
+    return token_id(v, tok, n, h, False)
 
 
 cdef int vocab_reserve(VocabC* v, Py_ssize_t ntok) noexcept nogil:
@@ -847,15 +870,24 @@ cdef inline bint plain_body(const Py_UCS4* s, const uint64_t* sp, Py_ssize_t a,
     return True
 
 
-cdef inline int intern_push(VocabC* v, const Py_UCS4* tok, Py_ssize_t L, uint64_t h,
-                            IBuf* out, bint lookup) noexcept nogil:
-    """Append the id of tok[0:L] (hash ``h``; :func:`token_id`) to ``out``, which has room."""
-    cdef int32_t wid = token_id(v, tok, L, h, lookup)
+cdef inline int intern_push_k(VocabC* v, const Py_UCS4* tok, const TokKey* key, uint64_t h,
+                              IBuf* out, bint lookup) noexcept nogil:
+    """Append the id of the token tok (key ``key``, hash ``h``; :func:`token_id_k`) to ``out``,
+    which has room."""
+    cdef int32_t wid = token_id_k(v, tok, key, h, lookup)
     if wid < 0:
         return -1
     out.p[out.n] = wid
     out.n += 1
     return 0
+
+
+cdef inline int intern_push(VocabC* v, const Py_UCS4* tok, Py_ssize_t L, IBuf* out,
+                            bint lookup) noexcept nogil:
+    """intern_push_k of tok[0:L] in a line buffer (16 code points readable from tok)."""
+    cdef TokKey key
+    tok_key_pad(tok, L, &key)
+    return intern_push_k(v, tok, &key, key_hash_pad(tok, &key), out, lookup)
 
 
 cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
@@ -864,8 +896,8 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
 
     The words come from whitespace bit masks (:c:func:`mtscore_scan_13a`, 16 code points per
     step, no branch per word), with a mask of the characters a 13a pattern reacts to; each
-    plain word's hash is taken and its vocabulary slot prefetched for the whole line first,
-    then the words are interned in order (the prefetches of a line overlap: in a large
+    plain word's key and hash are taken and its vocabulary slot prefetched for the whole line
+    first, then the words are interned in order (the prefetches of a line overlap: in a large
     vocabulary each probe is a cache miss). A plain word is one token; a 13a word with one
     punctuation mark in front and/or at the end of a plain body is split by the fast path;
     other words are tokenized once per distinct word through the word cache."""
@@ -878,12 +910,13 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     cdef uint64_t* E
     cdef uint64_t* H
     cdef uint64_t* q
+    cdef TokKey* K
     cdef int32_t* o
     cdef bint lookup = w.lookup
     cdef int lead, trail
     cdef Py_UCS4 c
     nb = n // 64 + 1
-    cap = 2 * nb + 3 * (n // 2 + 2)
+    cap = 2 * nb + 6 * (n // 2 + 2)
     if w.bounds.cap < cap:
         q = <uint64_t*> realloc(w.bounds.p, cap * sizeof(uint64_t))
         if q == NULL:
@@ -895,6 +928,7 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     S = sp + nb
     E = S + (n // 2 + 2)
     H = E + (n // 2 + 2)
+    K = <TokKey*> (H + (n // 2 + 2))
     if mtscore_scan_13a(s, n, ws, sp if mode == 1 else NULL, LATIN1_CLS) and mode == 1:
         # 13a's line-level replacements (rare: the scan tells) shorten the line: rescan it
         n = prep_13a_line(s, n)
@@ -920,7 +954,8 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
         st = <Py_ssize_t> S[k]
         en = <Py_ssize_t> E[k]
         if mode == 0 or not any_bits(sp, st, en):
-            h = hash_cps_pad(s + st, en - st)
+            tok_key_pad(s + st, en - st, &K[k])
+            h = key_hash_pad(s + st, &K[k])
             __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
             H[k] = h
         else:
@@ -938,7 +973,7 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     for k in range(nw):
         if not (S[k] >> 63):
             st = <Py_ssize_t> S[k]
-            if intern_push(v, s + st, <Py_ssize_t> E[k] - st, H[k], out, lookup) != 0:
+            if intern_push_k(v, s + st, &K[k], H[k], out, lookup) != 0:
                 return -1
             continue
         st = <Py_ssize_t> (S[k] & ~(<uint64_t> 1 << 63))
@@ -957,13 +992,11 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
             trail = 1 if c < 128 and (is_13a_punct(c) or (
                 (c == 46 or c == 44) and not is_digit(s[en - 2]))) else 0
         if L - lead - trail >= 1 and plain_body(s, sp, st + lead, en - trail):
-            if lead and intern_push(v, s + st, 1, hash_cps_pad(s + st, 1), out, lookup) != 0:
+            if lead and intern_push(v, s + st, 1, out, lookup) != 0:
                 return -1
-            if intern_push(v, s + st + lead, L - lead - trail,
-                           hash_cps_pad(s + st + lead, L - lead - trail), out, lookup) != 0:
+            if intern_push(v, s + st + lead, L - lead - trail, out, lookup) != 0:
                 return -1
-            if trail and intern_push(v, s + en - 1, 1, hash_cps_pad(s + en - 1, 1),
-                                     out, lookup) != 0:
+            if trail and intern_push(v, s + en - 1, 1, out, lookup) != 0:
                 return -1
             continue
         if cached_word(mode, v, wc, w, s + st, L, 0,
@@ -1125,7 +1158,7 @@ cdef inline Py_ssize_t load_segment(int kind, const void* data, Py_ssize_t n, UB
     cdef Py_UCS4* p
     cdef const uint8_t* d1
     cdef const uint16_t* d2
-    if ubuf_reserve(dst, n + 16) != 0:   # slack: hash_cps_pad reads 8 past a token's end
+    if ubuf_reserve(dst, n + 16) != 0:   # slack: tok_key_pad reads 16 from a token's start
         return -1
     p = dst.p
     if kind == 1:

@@ -5,8 +5,9 @@
 * reading a ``str`` straight from CPython's compact storage (PEP 393) into a growable
   code-point buffer (``UBuf``);
 * the character classes both tokenizer families test (13a/Tercom punctuation, ASCII digits);
-* the code-point hashes the vocabularies intern with (``_text``: eight code points per step,
-  ``hash_cps``; ``_ter``: FNV-1a steps with a cheap fold);
+* the token keys and hashes the vocabularies intern with (``_text``: a token of at most 16
+  Latin-1 code points packed to bytes and hashed with one multiply, any other eight code points
+  per step, ``tok_key`` / ``hash_cps``; ``_ter``: FNV-1a steps with a cheap fold);
 * an in-place literal ``str.replace`` on code points.
 
 A .pxd only: nothing here is a module of its own, the functions are compiled into each kernel
@@ -14,7 +15,7 @@ that cimports them (so the hot loops inline them exactly as before).
 """
 from libc.stdlib cimport realloc, free
 from libc.string cimport memcpy, memcmp
-from libc.stdint cimport uint64_t, uint16_t, uint8_t
+from libc.stdint cimport uint64_t, uint32_t, uint16_t, uint8_t
 
 cdef extern from "Python.h":
     int PyUnicode_READY(object) except -1
@@ -146,8 +147,10 @@ cdef extern from *:
                                         uint64_t h) {
         return mtscore_mum(a ^ MTSCORE_K1, b ^ MTSCORE_K2) ^ mtscore_mum(c ^ MTSCORE_K3, d ^ h);
     }
-    /* keep the first k code points of an 8-code-point block: mtscore_keep[k][0..3] */
+    /* keep the first k code points of an 8-code-point block: mtscore_keep[k][0..3]; of a
+       16-code-point block: mtscore_keep16[k][0..15] */
     static uint64_t mtscore_keep[9][4];
+    static uint32_t mtscore_keep16[17][16] __attribute__((aligned(16)));
     static void mtscore_init_keep(void) {
         uint32_t lanes[8];
         int k, j;
@@ -156,11 +159,14 @@ cdef extern from *:
                 lanes[j] = j < k ? 0xFFFFFFFFu : 0u;
             memcpy(mtscore_keep[k], lanes, 32);
         }
+        for (k = 0; k <= 16; k++)
+            for (j = 0; j < 16; j++)
+                mtscore_keep16[k][j] = j < k ? 0xFFFFFFFFu : 0u;
     }
     /* The hash of the code points s[0:n], eight per step (a step is two multiplies that do not
        wait on each other; FNV-1a's chain was one multiply per code point): the last block is
        zero-filled past n. Reads nothing outside s[0:n]. */
-    static inline uint64_t mtscore_hash_cps(const uint32_t* s, Py_ssize_t n) {
+    static inline uint64_t mtscore_hash_wide(const uint32_t* s, Py_ssize_t n) {
         uint64_t h = (uint64_t)n * MTSCORE_K4;
         uint32_t buf[8];
         Py_ssize_t k = 0;
@@ -172,9 +178,9 @@ cdef extern from *:
         return mtscore_mix8(mtscore_ld2(buf), mtscore_ld2(buf + 2), mtscore_ld2(buf + 4),
                             mtscore_ld2(buf + 6), h);
     }
-    /* mtscore_hash_cps for a token followed by at least 8 readable code points (a line buffer
+    /* mtscore_hash_wide for a token followed by at least 8 readable code points (a line buffer
        with slack): the last block is read whole and masked, no copy and no branch on n <= 8. */
-    static inline uint64_t mtscore_hash_cps_pad(const uint32_t* s, Py_ssize_t n) {
+    static inline uint64_t mtscore_hash_wide_pad(const uint32_t* s, Py_ssize_t n) {
         uint64_t h = (uint64_t)n * MTSCORE_K4;
         const uint64_t* m;
         Py_ssize_t k = 0;
@@ -186,23 +192,109 @@ cdef extern from *:
         return mtscore_mix8(mtscore_ld2(s) & m[0], mtscore_ld2(s + 2) & m[1],
                             mtscore_ld2(s + 4) & m[2], mtscore_ld2(s + 6) & m[3], h);
     }
+    /* The key of a token s[0:n] in a _text vocabulary slot: lenf = n, | MTSCORE_PACKED when
+       the token has at most 16 code points, all below 256; pk0/pk1 then hold those code points
+       as bytes, zero-filled (for such tokens an injective encoding: equal keys are equal
+       tokens, so a probe compares them without reading the token's code points). */
+    #define MTSCORE_PACKED 0x80000000u
+    typedef struct { uint64_t pk0, pk1; uint32_t lenf; } mtscore_tokkey;
+    static inline void mtscore_tok_key(const uint32_t* s, Py_ssize_t n, mtscore_tokkey* k) {
+        unsigned char b[16];
+        uint32_t any = 0;
+        Py_ssize_t j;
+        k->pk0 = k->pk1 = 0;
+        k->lenf = (uint32_t)n;
+        if (n > 16)
+            return;
+        memset(b, 0, 16);
+        for (j = 0; j < n; j++) {
+            any |= s[j];
+            b[j] = (unsigned char)s[j];
+        }
+        if (any < 256) {
+            memcpy(&k->pk0, b, 8);
+            memcpy(&k->pk1, b + 8, 8);
+            k->lenf |= MTSCORE_PACKED;
+        }
+    }
+    #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
+    #include <emmintrin.h>
+    /* mtscore_tok_key for a token followed by at least 16 readable code points (a line buffer
+       with slack): four vector loads masked to the token (mtscore_keep16[n]: lanes 0..n-1 of
+       16), packed to bytes, no loop over the code points */
+    static inline void mtscore_tok_key_pad(const uint32_t* s, Py_ssize_t n, mtscore_tokkey* k) {
+        const __m128i* m;
+        __m128i x0, x1, x2, x3, o, p;
+        if (n > 16) {
+            k->pk0 = k->pk1 = 0;
+            k->lenf = (uint32_t)n;
+            return;
+        }
+        m = (const __m128i*)mtscore_keep16[n];
+        x0 = _mm_and_si128(_mm_loadu_si128((const __m128i*)s), _mm_load_si128(m));
+        x1 = _mm_and_si128(_mm_loadu_si128((const __m128i*)(s + 4)), _mm_load_si128(m + 1));
+        x2 = _mm_and_si128(_mm_loadu_si128((const __m128i*)(s + 8)), _mm_load_si128(m + 2));
+        x3 = _mm_and_si128(_mm_loadu_si128((const __m128i*)(s + 12)), _mm_load_si128(m + 3));
+        o = _mm_or_si128(_mm_or_si128(x0, x1), _mm_or_si128(x2, x3));
+        o = _mm_cmpeq_epi32(_mm_and_si128(o, _mm_set1_epi32(~0xFF)), _mm_setzero_si128());
+        p = _mm_packus_epi16(_mm_packs_epi32(x0, x1), _mm_packs_epi32(x2, x3));
+        k->pk0 = (uint64_t)_mm_cvtsi128_si64(p);
+        k->pk1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(p, p));
+        k->lenf = (uint32_t)n | (_mm_movemask_epi8(o) == 0xFFFF ? MTSCORE_PACKED : 0u);
+    }
+    #else
+    #define mtscore_tok_key_pad mtscore_tok_key
+    #endif
+    /* the hash of a PACKED token: its bytes and length, one 128-bit product */
+    static inline uint64_t mtscore_hash_packed(const mtscore_tokkey* k) {
+        return mtscore_mum(k->pk0 ^ MTSCORE_K1,
+                           k->pk1 ^ MTSCORE_K2 ^ ((uint64_t)k->lenf * MTSCORE_K4));
+    }
     """
+    ctypedef struct TokKey "mtscore_tokkey":
+        uint64_t pk0
+        uint64_t pk1
+        uint32_t lenf           # length | PACKED
+    uint32_t PACKED "MTSCORE_PACKED"
     void mtscore_init_keep() nogil
-    uint64_t mtscore_hash_cps(const Py_UCS4* s, Py_ssize_t n) nogil
-    uint64_t mtscore_hash_cps_pad(const Py_UCS4* s, Py_ssize_t n) nogil
+    void tok_key "mtscore_tok_key"(const Py_UCS4* s, Py_ssize_t n, TokKey* k) nogil
+    void tok_key_pad "mtscore_tok_key_pad"(const Py_UCS4* s, Py_ssize_t n, TokKey* k) nogil
+    uint64_t mtscore_hash_packed(const TokKey* k) nogil
+    uint64_t mtscore_hash_wide(const Py_UCS4* s, Py_ssize_t n) nogil
+    uint64_t mtscore_hash_wide_pad(const Py_UCS4* s, Py_ssize_t n) nogil
+
+
+cdef inline uint64_t key_hash(const Py_UCS4* s, const TokKey* key) noexcept nogil:
+    """The hash _text's vocabularies intern the token s (key ``key``, :func:`tok_key`) with: a
+    function of its code points only (any buffer, any alignment); low bits (the slot) and high
+    bits (the check) both mixed. A PACKED token is hashed from its bytes (one multiply), any
+    other eight code points per step."""
+    if key.lenf & PACKED:
+        return mtscore_hash_packed(key)
+    return mtscore_hash_wide(s, key.lenf)
+
+
+cdef inline uint64_t key_hash_pad(const Py_UCS4* s, const TokKey* key) noexcept nogil:
+    """:func:`key_hash` where at least 16 code points after the token's end are readable."""
+    if key.lenf & PACKED:
+        return mtscore_hash_packed(key)
+    return mtscore_hash_wide_pad(s, key.lenf)
 
 
 cdef inline uint64_t hash_cps(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    """The hash _text's vocabularies intern with: a function of the code points s[0:n] only
-    (any buffer, any alignment); low bits (the slot) and high bits (the check) both mixed.
-    :func:`hash_cps_pad` gives the same value faster where s[n:n+8] may be read."""
-    return mtscore_hash_cps(s, n)
+    """:func:`key_hash` of the token s[0:n] (any buffer)."""
+    cdef TokKey key
+    tok_key(s, n, &key)
+    return key_hash(s, &key)
 
 
 cdef inline uint64_t hash_cps_pad(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
-    """:func:`hash_cps` of s[0:n] where at least 8 code points after s[n - 1] are readable
-    (their values do not matter). Needs ``mtscore_init_keep()`` once (the _text module)."""
-    return mtscore_hash_cps_pad(s, n)
+    """:func:`hash_cps` of s[0:n] where at least 16 code points after s[n - 1] are readable
+    (their values do not matter; a line buffer with slack): the key is built from four vector
+    loads (:func:`tok_key_pad`). Needs ``mtscore_init_keep()`` once (the _text module)."""
+    cdef TokKey key
+    tok_key_pad(s, n, &key)
+    return key_hash_pad(s, &key)
 
 
 cdef inline uint64_t hash_cps_fold(const Py_UCS4* s, Py_ssize_t n) noexcept nogil:
