@@ -193,10 +193,12 @@ cdef int use_entries(Table* t, Scratch* rem, const int64_t* keys, const int32_t*
 
 # ---- BLEU against prepared references: order by order, unigrams through a dense array --------
 cdef struct Dense:
-    # unigram entry of each symbol 0..n-1 in the loaded reference row (-1: not in it); symbols
-    # outside 0..n-1 go through the table
+    # unigram entry of each symbol 0..n-1 in the loaded reference row (-1: not in it; e[n] is
+    # -1 too); symbols outside 0..n-1 go through the table, unless ``every`` says that no
+    # reference unigram is outside (then they are simply not in the row)
     int32_t* e
     Py_ssize_t n
+    bint every
 
 cdef void dense_load(Dense* d, const int64_t* keys, Py_ssize_t lo, Py_ssize_t hi,
                      bint clear) noexcept nogil:
@@ -222,29 +224,108 @@ cdef inline int32_t table_find(const Table* t, int64_t key) noexcept nogil:
     return t.vals[j] if k == key else -1
 
 
-cdef void match_bleu(const Table* t, const Dense* d, const int32_t* sym, Py_ssize_t L, int order,
-                     int32_t* remaining, int64_t* match) noexcept nogil:
-    """match_ngrams (flag 0) with the unigrams from the dense array (one load instead of a
-    probe whose hit or miss mispredicts) and the longer n-grams through table_find."""
-    cdef Py_ssize_t p, q
+cdef struct Cont:
+    # the one continuation of a reference entry: the entry of its n-gram extended by ``sym``
+    # (``ent`` -1: none; CONT_MULTI: several, look them up in the table)
+    int32_t sym
+    int32_t ent
+
+cdef enum:
+    CONT_MULTI = -2
+
+
+cdef int cont_load(Cont** cont, Py_ssize_t* cap, const int64_t* keys, Py_ssize_t lo,
+                   Py_ssize_t hi) noexcept nogil:
+    """The continuations of reference entries lo:hi (entry k at cont[k - lo]): an entry of
+    order n + 1 has key ((parent + 1) << 32) | sym, so it is its parent's continuation by sym.
+    0, or -1 when out of memory."""
+    cdef Py_ssize_t k, par
+    cdef int64_t key
+    cdef Cont* c
+    if hi - lo > cap[0]:
+        c = <Cont*> realloc(cont[0], (2 * (hi - lo) + 64) * sizeof(Cont))
+        if c == NULL:
+            return -1
+        cont[0] = c
+        cap[0] = 2 * (hi - lo) + 64
+    c = cont[0]
+    for k in range(hi - lo):
+        c[k].sym = -1
+        c[k].ent = -1
+    for k in range(lo, hi):
+        key = keys[k]
+        if key >= (<int64_t> 1 << 32):
+            par = <Py_ssize_t> ((key >> 32) - 1)
+            if c[par].ent == -1:
+                c[par].sym = <int32_t> <uint32_t> key   # the low 32 bits
+                c[par].ent = <int32_t> (k - lo)
+            else:
+                c[par].ent = CONT_MULTI
+    return 0
+
+
+cdef inline int32_t consume(int32_t* rem, const int32_t* E, const int32_t* P,
+                            Py_ssize_t k) noexcept nogil:
+    """Matches among the n-grams found at positions P[0:k] (entries E[P[j]] >= 0), consuming
+    their remaining counts ``rem[e]``."""
+    cdef Py_ssize_t j
+    cdef int32_t r, pos, e, cnt = 0
+    for j in range(k):
+        e = E[P[j]]
+        r = rem[e]
+        pos = r > 0
+        rem[e] = r - pos
+        cnt += pos
+    return cnt
+
+
+cdef void match_bleu(const Table* t, const Dense* d, const Cont* cont, const int32_t* sym,
+                     Py_ssize_t L, int order, int32_t* rem, int64_t* match,
+                     int32_t* E) noexcept nogil:
+    """Clipped n-gram matches of sym[0:L] against the loaded reference row, order by order:
+    E[p] is the entry of the n-gram at p, P = E[L:2L] the positions whose n-gram is in the
+    reference (entry >= 0), the only ones an order longer can match at. The unigrams come from
+    the dense array, each longer n-gram from its prefix's continuation (one load and a
+    compare; the table only where a prefix has several), and the matches consume the
+    remaining counts ``rem``. The loops do not branch on the data (a walk position by position,
+    through n-grams of growing order, mispredicted at the end of each chain of matches)."""
+    cdef Py_ssize_t p, j, k, k2
     cdef int n
     cdef int32_t e
-    cdef uint32_t s
+    cdef uint32_t s, top = <uint32_t> d.n
+    cdef Cont c
+    cdef int32_t* P = E + L
+    k = 0
     for p in range(L):
         s = <uint32_t> sym[p]
-        e = d.e[s] if s < <uint64_t> d.n else table_find(t, <int64_t> sym[p])
-        n = 1
-        q = p
-        while e >= 0:
-            if remaining[e] > 0:
-                remaining[e] -= 1
-                match[n - 1] += 1
-            n += 1
-            q += 1
-            if n > order or q >= L:
-                break
-            # no longer n-gram from here can be in the reference once one is missing
-            e = table_find(t, ((<int64_t> e + 1) << 32) | (<int64_t> <uint32_t> sym[q]))
+        if d.every:
+            e = d.e[s if s < top else top]
+        else:
+            e = d.e[s] if s < top else table_find(t, <int64_t> sym[p])
+        E[p] = e
+        P[k] = <int32_t> p
+        k += e >= 0
+    match[0] += consume(rem, E, P, k)
+    for n in range(2, order + 1):
+        while k > 0 and P[k - 1] > L - n:   # the n-gram at p would run past the end
+            k -= 1
+        k2 = 0
+        for j in range(k):
+            p = P[j]
+            c = cont[E[p]]
+            if c.ent == CONT_MULTI:
+                e = table_find(t, ((<int64_t> E[p] + 1) << 32)
+                               | (<int64_t> <uint32_t> sym[p + n - 1]))
+            else:
+                # c.ent where the symbol continues the prefix, else -1 (all bits set): no branch
+                e = c.ent | -(<int32_t> (c.sym != sym[p + n - 1]))
+            E[p] = e
+            P[k2] = <int32_t> p
+            k2 += e >= 0
+        k = k2
+        if k == 0:
+            break
+        match[n - 1] += consume(rem, E, P, k)
 
 # =====================================================================================
 # BLEU
@@ -324,6 +405,118 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
     return seg_offsets, keys, counts, ref_lens
 
 
+cdef struct RowMatch:
+    # the reference row loaded for matching hypotheses against it (bleu_stats, bleu_text_stats):
+    # its entries lo:hi in the table, the dense unigram array and the continuations; the
+    # remaining counts and the positions of one hypothesis
+    Table t
+    Dense d
+    Cont* cont
+    Py_ssize_t ccap
+    Scratch rem
+    Scratch pos
+    Py_ssize_t lo
+    Py_ssize_t hi
+
+
+cdef int rowmatch_init(RowMatch* m, const int64_t* kp, Py_ssize_t nkeys, Py_ssize_t klo,
+                       Py_ssize_t khi) noexcept nogil:
+    """Set up ``m`` for the rows whose entries are kp[klo:khi] (of ``nkeys`` in all): dense
+    unigram slots for the symbols up to the largest of their unigrams below a cap proportional
+    to the entries (vocabulary ids are dense; a sparse id space, say ids near 2**31, would
+    otherwise ask for gigabytes; larger symbols take the table like n-grams). 0, or -1 when out
+    of memory (``m`` is then freed)."""
+    cdef int64_t cap = max(<int64_t> 65536, 8 * <int64_t> nkeys)
+    cdef Py_ssize_t k
+    memset(m, 0, sizeof(RowMatch))
+    m.lo = m.hi = -1
+    m.d.every = True
+    for k in range(klo, khi):
+        if 0 <= kp[k] < cap:
+            if kp[k] >= m.d.n:
+                m.d.n = kp[k] + 1
+        elif kp[k] < (<int64_t> 1 << 32):
+            m.d.every = False     # a unigram outside the dense array
+    m.d.e = <int32_t*> malloc((m.d.n + 1) * sizeof(int32_t))
+    if m.d.e == NULL or table_init(&m.t, 1024) != 0:
+        rowmatch_free(m)
+        return -1
+    memset(m.d.e, 0xff, (m.d.n + 1) * sizeof(int32_t))
+    return 0
+
+
+cdef void rowmatch_free(RowMatch* m) noexcept nogil:
+    table_free(&m.t)
+    free(m.rem.a); free(m.pos.a); free(m.d.e); free(m.cont)
+
+
+cdef int rowmatch_stats(RowMatch* m, const int64_t* kp, const int32_t* mc, Py_ssize_t lo,
+                        Py_ssize_t hi, const int32_t* ref_lens, Py_ssize_t K, const int32_t* sym,
+                        Py_ssize_t L, int max_order, int64_t* row) noexcept nogil:
+    """The BLEU statistics row of the hypothesis sym[0:L] against the reference row whose
+    entries are lo:hi (max counts ``mc``) and lengths ref_lens[0:K] (-1: absent): ``row`` =
+    [hyp_len, closest_ref_len, correct_1..N, total_1..N]. The row's tables are built when it
+    differs from the last one (consecutive hypotheses of one row share them). 0, or -1 when
+    out of memory."""
+    cdef Py_ssize_t k
+    cdef int o
+    cdef int32_t rlen, closest_len = -1, closest_diff = -1, diff
+    if lo != m.lo or hi != m.hi:
+        if m.lo >= 0:
+            dense_load(&m.d, kp, m.lo, m.hi, True)
+        dense_load(&m.d, kp, lo, hi, False)
+        # load <= 1/4: table_find's probe loop then nearly always stops at the first slot
+        if table_reset(&m.t, 2 * (hi - lo)) != 0 or scratch_reserve(&m.rem, hi - lo) != 0 \
+                or cont_load(&m.cont, &m.ccap, kp, lo, hi) != 0:
+            return -1
+        load_table(&m.t, kp, lo, hi)
+        m.lo = lo
+        m.hi = hi
+    row[0] = L
+    # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
+    for k in range(K):
+        rlen = ref_lens[k]
+        if rlen < 0:
+            continue
+        diff = <int32_t> L - rlen
+        if diff < 0:
+            diff = -diff
+        if closest_diff == -1 or diff < closest_diff:
+            closest_diff = diff
+            closest_len = rlen
+        elif diff == closest_diff and rlen < closest_len:
+            closest_len = rlen
+    row[1] = closest_len
+    for o in range(max_order):
+        row[2 + o] = 0
+        row[2 + max_order + o] = npos(L, o + 1)
+    if hi > lo and L > 0:
+        if scratch_reserve(&m.pos, 2 * L) != 0:   # match_bleu: E and P
+            return -1
+        memcpy(m.rem.a, mc + lo, (hi - lo) * sizeof(int32_t))
+        match_bleu(&m.t, &m.d, m.cont, sym, L, max_order, m.rem.a, row + 2, m.pos.a)
+    return 0
+
+
+cdef Py_ssize_t rows_used(const int64_t[::1] seg_offsets, Py_ssize_t start, Py_ssize_t stop,
+                          const int64_t[::1] seg_map, Py_ssize_t* r0, Py_ssize_t* r1) except -1:
+    """The hypotheses' count and the prepared rows they use, r0 <= row < r1 (``seg_map``:
+    hypothesis i uses row seg_map[i], else start + i for i < stop - start)."""
+    if seg_map is not None:
+        r0[0] = r1[0] = 0
+        if seg_map.shape[0]:
+            r0[0] = np.min(seg_map)
+            r1[0] = np.max(seg_map) + 1
+            if r0[0] < 0 or r1[0] > seg_offsets.shape[0] - 1:
+                raise ValueError("seg_map refers to a reference row that was not prepared")
+        return seg_map.shape[0]
+    if stop < 0:
+        stop = seg_offsets.shape[0] - 1
+    r0[0] = start
+    r1[0] = stop if stop > start else start
+    return stop - start
+
+
 def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
                const int64_t[::1] seg_offsets, const int64_t[::1] keys,
                const int32_t[::1] maxcounts, const int32_t[:, ::1] ref_lens, int max_order,
@@ -336,90 +529,33 @@ def bleu_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offsets,
     per hypothesis) hypothesis i uses prepared reference row ``seg_map[i]`` instead (references
     prepared once per distinct row; start/stop are then ignored).
     """
-    cdef const int64_t* smap = NULL
-    if seg_map is not None:
-        start, stop = 0, seg_map.shape[0]
-        if stop:
-            smap = &seg_map[0]
-        if stop and (np.min(seg_map) < 0 or np.max(seg_map) >= seg_offsets.shape[0] - 1):
-            raise ValueError("seg_map refers to a reference row that was not prepared")
-    if stop < 0:
-        stop = seg_offsets.shape[0] - 1
-    cdef Py_ssize_t n = stop - start, i, s, L, lo, hi, k, K = ref_lens.shape[1]
+    cdef Py_ssize_t r0, r1, i, s
+    cdef Py_ssize_t n = rows_used(seg_offsets, start, stop, seg_map, &r0, &r1)
     if hyp_offsets.shape[0] != n + 1:
         raise ValueError(f"{hyp_offsets.shape[0] - 1} hypotheses for {n} reference segments")
-    cdef int ncol = 2 + 2 * max_order, o
+    cdef int ncol = 2 + 2 * max_order
     out = np.empty((n, ncol), dtype=np.int64)   # every cell is written below
+    if n == 0:
+        return out
     cdef int64_t[:, ::1] st = out
-    cdef Table t
-    cdef Scratch rem
-    rem.a = NULL; rem.cap = 0
-    cdef int32_t rlen, closest_len, closest_diff, diff
-    cdef int err = 0
+    cdef const int64_t* smap = &seg_map[0] if seg_map is not None else NULL
     cdef const int32_t* hv = &hyp_values[0] if hyp_values.shape[0] else NULL
-    cdef Py_ssize_t loaded[2]
-    loaded[0] = -1
-    loaded[1] = -1
     cdef const int64_t* kp = &keys[0] if keys.shape[0] else NULL
     cdef const int32_t* mc = &maxcounts[0] if maxcounts.shape[0] else NULL
-    cdef Dense d
-    # dense unigram slots for the symbols up to the largest reference unigram below a cap
-    # proportional to the entries (vocabulary ids are dense; a sparse id space, say ids near
-    # 2**31, would otherwise ask for gigabytes): larger symbols take the table like n-grams
-    cdef int64_t cap = max(<int64_t> 65536, 8 * <int64_t> keys.shape[0])
-    d.n = 0
-    for k in range(keys.shape[0]):
-        if 0 <= kp[k] < cap and kp[k] >= d.n:
-            d.n = kp[k] + 1
-    d.e = <int32_t*> malloc((d.n + 1) * sizeof(int32_t))
-    if d.e == NULL or table_init(&t, 1024) != 0:
-        free(d.e)
+    cdef Py_ssize_t K = ref_lens.shape[1]
+    cdef int err = 0
+    cdef RowMatch m
+    if rowmatch_init(&m, kp, keys.shape[0], seg_offsets[r0], seg_offsets[r1]) != 0:
         raise MemoryError()
-    memset(d.e, 0xff, (d.n + 1) * sizeof(int32_t))
     with nogil:
         for i in range(n):
             s = smap[i] if smap != NULL else start + i
-            lo = seg_offsets[s]
-            hi = seg_offsets[s + 1]
-            L = hyp_offsets[i + 1] - hyp_offsets[i]
-            if lo != loaded[0] or hi != loaded[1]:
-                if loaded[0] >= 0:
-                    dense_load(&d, kp, loaded[0], loaded[1], True)
-                dense_load(&d, kp, lo, hi, False)
-                # load <= 1/4: table_find's probe loop then nearly always stops at the first
-                # slot
-                if table_reset(&t, 2 * (hi - lo)) != 0 or scratch_reserve(&rem, hi - lo) != 0:
-                    err = 1
-                    break
-                load_table(&t, kp, lo, hi)
-                loaded[0] = lo
-                loaded[1] = hi
-            if hi > lo:
-                memcpy(rem.a, mc + lo, (hi - lo) * sizeof(int32_t))
-            st[i, 0] = L
-            # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
-            closest_diff = -1
-            closest_len = -1
-            for k in range(K):
-                rlen = ref_lens[s, k]
-                if rlen < 0:
-                    continue
-                diff = <int32_t> L - rlen
-                if diff < 0:
-                    diff = -diff
-                if closest_diff == -1 or diff < closest_diff:
-                    closest_diff = diff
-                    closest_len = rlen
-                elif diff == closest_diff and rlen < closest_len:
-                    closest_len = rlen
-            st[i, 1] = closest_len
-            for o in range(max_order):
-                st[i, 2 + o] = 0
-            if hi > lo and L > 0:
-                match_bleu(&t, &d, hv + hyp_offsets[i], L, max_order, rem.a, &st[i, 2])
-            for o in range(1, max_order + 1):
-                st[i, 1 + max_order + o] = npos(L, o)
-    table_free(&t); free(rem.a); free(d.e)
+            if rowmatch_stats(&m, kp, mc, seg_offsets[s], seg_offsets[s + 1], &ref_lens[s, 0],
+                              K, hv + hyp_offsets[i], hyp_offsets[i + 1] - hyp_offsets[i],
+                              max_order, &st[i, 0]) != 0:
+                err = 1
+                break
+    rowmatch_free(&m)
     if err:
         raise MemoryError()
     return out
