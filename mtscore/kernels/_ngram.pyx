@@ -365,11 +365,21 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
     cdef Scratch cnt, mx
     cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0
     cdef int err = 0
+    cdef Py_ssize_t total = 0
     if table_init(&t, 1024) != 0:
         raise MemoryError()
     with nogil:
-        so[0] = 0
+        # the entry lists sized once for every n-gram position (distinct n-grams are fewer;
+        # the lists are shrunk to size at the end): growing them by doubling copied each
+        # entry about twice, into fresh pages each time
         for i in range(N):
+            for k in range(K):
+                if present[k, i]:
+                    total += (offs[k][i + 1] - offs[k][i]) * max_order
+        if entries_reserve(&E, total) != 0:
+            err = 1
+        so[0] = 0
+        for i in range(N if err == 0 else 0):
             need = 0
             for k in range(K):
                 if present[k, i]:
