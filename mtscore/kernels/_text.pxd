@@ -4,7 +4,7 @@ references tokenized, counted and scored in one call): the buffer, vocabulary an
 the ``Vocab`` type, and the per-segment tokenizer entry. Everything else stays private to
 ``_text.pyx``."""
 from libc.stdlib cimport realloc
-from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint8_t
 from mtscore.kernels._ucs4 cimport UBuf
 
 
@@ -77,6 +77,8 @@ cdef struct Work:
     QBuf bounds             # masks and word records of the line being tokenized (none / 13a)
     IBuf out
     bint lookup             # tokens the vocabulary lacks get UNSEEN, the vocabulary unchanged
+    const uint8_t* src1     # the line's own storage when it is a 1-byte (Latin-1) string, else
+                            # NULL: the none / 13a scan and the word keys read it unwidened
 
 
 cdef class Vocab:

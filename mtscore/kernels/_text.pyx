@@ -24,7 +24,7 @@ cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
     UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
-    TokKey, PACKED, tok_key, tok_key_pad, key_hash_pad, hash_cps, hash_cps_pad,
+    TokKey, PACKED, tok_key, tok_key_pad, tok_key_bytes, key_hash_pad, hash_cps, hash_cps_pad,
     mtscore_init_keep, cps_equal, replace_inplace)
 
 cnp.import_array()
@@ -97,19 +97,54 @@ cdef extern from *:
        s[64b + j] is whitespace (str.isspace; positions >= n count as whitespace), sp[b] bit j
        when it is a character a 13a pattern reacts to (ASCII class A without the space, '.',
        ',', '-'; sp is not written when sp is NULL). cls: the Latin-1 table (bit 1 whitespace,
-       bit 2 13a pattern). With SSE2, 16 code points per step: they are packed to bytes (code
-       points >= 256 saturate to 0xFF, which is neither) and classified by byte compares; the
-       whitespace above U+167F (U+1680, U+2000-U+200A, ...) is checked one by one. Returns
-       whether the line has a character of 13a's line-level replacements ('<', '\\n', '&'). */
-    static int mtscore_scan_13a(const uint32_t* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
-                                const uint8_t* cls) {
-        Py_ssize_t nb = n / 64 + 1, b, i = 0;
-        uint32_t c, t;
-        int rare = 0;
+       bit 2 13a pattern). With SSE2, 16 code points per step, classified as bytes by byte
+       compares (mtscore_cls16). Returns whether the line has a character of 13a's line-level
+       replacements ('<', '\\n', '&'). Two front ends: mtscore_scan_13a reads code points (they
+       are packed to bytes, code points >= 256 saturating to 0xFF, which is neither class; the
+       whitespace above U+167F, U+1680, U+2000-U+200A, ..., is checked one by one),
+       mtscore_scan_13a_bytes a 1-byte (Latin-1) string's own storage. */
+    static inline void mtscore_scan_clear(Py_ssize_t n, uint64_t* ws, uint64_t* sp) {
+        Py_ssize_t nb = n / 64 + 1, b;
         for (b = 0; b < nb; b++) {
             ws[b] = 0;
             if (sp) sp[b] = 0;
         }
+    }
+    static inline int mtscore_scan_tail(uint32_t c, Py_ssize_t i, uint64_t* ws, uint64_t* sp,
+                                        const uint8_t* cls) {
+        uint32_t t = c < 256 ? cls[c] : (Py_UNICODE_ISSPACE(c) ? 1u : 0u);
+        ws[i >> 6] |= (uint64_t)(t & 1u) << (i & 63);
+        if (sp) sp[i >> 6] |= (uint64_t)((t >> 1) & 1u) << (i & 63);
+        return c == '<' || c == '\\n' || c == '&';
+    }
+    #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
+    /* the 16 bytes x (code points s[i:i+16]): whitespace bits returned, 13a pattern bits into
+       sp, the line-level replacement characters or-ed into rv */
+    static inline uint32_t mtscore_cls16(__m128i x, Py_ssize_t i, uint64_t* sp, __m128i* rv) {
+        __m128i w = _mm_or_si128(
+            _mm_or_si128(mtscore_in_range(x, 9, 4), mtscore_in_range(x, 28, 4)),
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0x85)),
+                         _mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xA0))));
+        *rv = _mm_or_si128(*rv, _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')),
+                         _mm_cmpeq_epi8(x, _mm_set1_epi8('\\n'))),
+            _mm_cmpeq_epi8(x, _mm_set1_epi8('&'))));
+        if (sp) {
+            __m128i p = _mm_or_si128(
+                _mm_or_si128(mtscore_in_range(x, 0x21, 5), mtscore_in_range(x, 0x28, 7)),
+                _mm_or_si128(_mm_or_si128(mtscore_in_range(x, 0x3A, 6),
+                                          mtscore_in_range(x, 0x5B, 5)),
+                             mtscore_in_range(x, 0x7B, 3)));
+            sp[i >> 6] |= (uint64_t)(uint32_t)_mm_movemask_epi8(p) << (i & 63);
+        }
+        return (uint32_t)_mm_movemask_epi8(w);
+    }
+    #endif
+    static int mtscore_scan_13a(const uint32_t* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
+                                const uint8_t* cls) {
+        Py_ssize_t i = 0;
+        int rare = 0;
+        mtscore_scan_clear(n, ws, sp);
     #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
         const __m128i top = _mm_set1_epi32(0x167F);
         __m128i rv = _mm_setzero_si128();
@@ -119,15 +154,7 @@ cdef extern from *:
             __m128i x2 = _mm_loadu_si128((const __m128i*)(s + i + 8));
             __m128i x3 = _mm_loadu_si128((const __m128i*)(s + i + 12));
             __m128i x = _mm_packus_epi16(_mm_packs_epi32(x0, x1), _mm_packs_epi32(x2, x3));
-            __m128i w = _mm_or_si128(
-                _mm_or_si128(mtscore_in_range(x, 9, 4), mtscore_in_range(x, 28, 4)),
-                _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)0x85)),
-                             _mm_cmpeq_epi8(x, _mm_set1_epi8((char)0xA0))));
-            uint32_t wm = (uint32_t)_mm_movemask_epi8(w);
-            rv = _mm_or_si128(rv, _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')),
-                             _mm_cmpeq_epi8(x, _mm_set1_epi8('\\n'))),
-                _mm_cmpeq_epi8(x, _mm_set1_epi8('&'))));
+            uint32_t wm = mtscore_cls16(x, i, sp, &rv);
             uint32_t hi = (uint32_t)(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x0, top)))
                 | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x1, top))) << 4)
                 | (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x2, top))) << 8)
@@ -139,24 +166,29 @@ cdef extern from *:
                 hi &= hi - 1;
             }
             ws[i >> 6] |= (uint64_t)wm << (i & 63);
-            if (sp) {
-                __m128i p = _mm_or_si128(
-                    _mm_or_si128(mtscore_in_range(x, 0x21, 5), mtscore_in_range(x, 0x28, 7)),
-                    _mm_or_si128(_mm_or_si128(mtscore_in_range(x, 0x3A, 6),
-                                              mtscore_in_range(x, 0x5B, 5)),
-                                 mtscore_in_range(x, 0x7B, 3)));
-                sp[i >> 6] |= (uint64_t)(uint32_t)_mm_movemask_epi8(p) << (i & 63);
-            }
         }
         rare = _mm_movemask_epi8(rv) != 0;
     #endif
-        for (; i < n; i++) {
-            c = s[i];
-            rare |= c == '<' || c == '\\n' || c == '&';
-            t = c < 256 ? cls[c] : (Py_UNICODE_ISSPACE(c) ? 1u : 0u);
-            ws[i >> 6] |= (uint64_t)(t & 1u) << (i & 63);
-            if (sp) sp[i >> 6] |= (uint64_t)((t >> 1) & 1u) << (i & 63);
+        for (; i < n; i++)
+            rare |= mtscore_scan_tail(s[i], i, ws, sp, cls);
+        ws[n >> 6] |= ~(uint64_t)0 << (n & 63);
+        return rare;
+    }
+    static int mtscore_scan_13a_bytes(const uint8_t* s, Py_ssize_t n, uint64_t* ws,
+                                      uint64_t* sp, const uint8_t* cls) {
+        Py_ssize_t i = 0;
+        int rare = 0;
+        mtscore_scan_clear(n, ws, sp);
+    #if defined(__SSE2__) && !defined(MTSCORE_NO_SIMD)
+        __m128i rv = _mm_setzero_si128();
+        for (; i + 16 <= n; i += 16) {
+            uint32_t wm = mtscore_cls16(_mm_loadu_si128((const __m128i*)(s + i)), i, sp, &rv);
+            ws[i >> 6] |= (uint64_t)wm << (i & 63);
         }
+        rare = _mm_movemask_epi8(rv) != 0;
+    #endif
+        for (; i < n; i++)
+            rare |= mtscore_scan_tail(s[i], i, ws, sp, cls);
         ws[n >> 6] |= ~(uint64_t)0 << (n & 63);
         return rare;
     }
@@ -164,6 +196,8 @@ cdef extern from *:
     """
     bint mtscore_scan_13a(const Py_UCS4* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
                           const uint8_t* cls) nogil
+    bint mtscore_scan_13a_bytes(const uint8_t* s, Py_ssize_t n, uint64_t* ws, uint64_t* sp,
+                                const uint8_t* cls) nogil
     int mtscore_ctz64(uint64_t x) nogil
 
 # intl classes: bit 1 = \p{P}, bit 2 = \p{S}, bit 4 = \p{N}; one byte per code point, built from
@@ -892,7 +926,8 @@ cdef inline int intern_push(VocabC* v, const Py_UCS4* tok, Py_ssize_t L, IBuf* o
 
 cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize_t n,
                             IBuf* out) noexcept nogil:
-    """none (mode 0) / 13a (mode 1) on the line in w.line.p[0:n] (16 code points of slack).
+    """none (mode 0) / 13a (mode 1) on the line in w.line.p[0:n] (16 code points of slack;
+    a 1-byte string's own storage in w.src1, scanned and keyed without the widened copy).
 
     The words come from whitespace bit masks (:c:func:`mtscore_scan_13a`, 16 code points per
     step, no branch per word), with a mask of the characters a 13a pattern reacts to; each
@@ -914,6 +949,7 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     cdef int32_t* o
     cdef bint lookup = w.lookup
     cdef int lead, trail
+    cdef bint rare
     cdef Py_UCS4 c
     nb = n // 64 + 1
     cap = 2 * nb + 6 * (n // 2 + 2)
@@ -929,11 +965,17 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
     E = S + (n // 2 + 2)
     H = E + (n // 2 + 2)
     K = <TokKey*> (H + (n // 2 + 2))
-    if mtscore_scan_13a(s, n, ws, sp if mode == 1 else NULL, LATIN1_CLS) and mode == 1:
+    cdef const uint8_t* b1 = w.src1     # a 1-byte string's own storage, or NULL
+    if b1 != NULL:
+        rare = mtscore_scan_13a_bytes(b1, n, ws, sp if mode == 1 else NULL, LATIN1_CLS)
+    else:
+        rare = mtscore_scan_13a(s, n, ws, sp if mode == 1 else NULL, LATIN1_CLS)
+    if rare and mode == 1:
         # 13a's line-level replacements (rare: the scan tells) shorten the line: rescan it
         n = prep_13a_line(s, n)
         nb = n // 64 + 1
         mtscore_scan_13a(s, n, ws, sp, LATIN1_CLS)
+        b1 = NULL
     # word starts: not whitespace after whitespace; ends: whitespace after not whitespace
     for b in range(nb):
         x = ws[b]
@@ -954,7 +996,10 @@ cdef int tokenize_13a_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssiz
         st = <Py_ssize_t> S[k]
         en = <Py_ssize_t> E[k]
         if mode == 0 or not any_bits(sp, st, en):
-            tok_key_pad(s + st, en - st, &K[k])
+            if b1 != NULL and en - st <= 16:
+                tok_key_bytes(b1 + st, en - st, n - st, &K[k])
+            else:
+                tok_key_pad(s + st, en - st, &K[k])
             h = key_hash_pad(s + st, &K[k])
             __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
             H[k] = h
@@ -1225,6 +1270,7 @@ cdef int tokenize_one(int mode, VocabC* v, WordCache* wc, Work* w, int kind, con
     n = load_segment(kind, data, n, &w.a, rstrip)
     if n < 0:
         return -1
+    w.src1 = <const uint8_t*> data if kind == 1 else NULL
     return process_segment(mode, v, wc, w, n, out)
 
 
@@ -1321,6 +1367,7 @@ def encode(list texts, int mode, Vocab vocab=None, bint rstrip=False, bint looku
                 for k in range(0, nb, 64):
                     __builtin_prefetch(<const char*> datas[i + 1] + k)
             n = load_segment(kinds[i], datas[i], lens[i], &w.a, rstrip)
+            w.src1 = <const uint8_t*> datas[i] if kinds[i] == 1 else NULL
             if n < 0 or process_segment(mode, vc, wc, &w, n, &w.out) != 0:
                 err = 1
                 break

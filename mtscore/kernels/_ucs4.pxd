@@ -151,6 +151,8 @@ cdef extern from *:
        16-code-point block: mtscore_keep16[k][0..15] */
     static uint64_t mtscore_keep[9][4];
     static uint32_t mtscore_keep16[17][16] __attribute__((aligned(16)));
+    /* keep the first k bytes of 16: mtscore_keepb[k][0..1] */
+    static uint64_t mtscore_keepb[17][2];
     static void mtscore_init_keep(void) {
         uint32_t lanes[8];
         int k, j;
@@ -159,9 +161,13 @@ cdef extern from *:
                 lanes[j] = j < k ? 0xFFFFFFFFu : 0u;
             memcpy(mtscore_keep[k], lanes, 32);
         }
-        for (k = 0; k <= 16; k++)
+        for (k = 0; k <= 16; k++) {
             for (j = 0; j < 16; j++)
                 mtscore_keep16[k][j] = j < k ? 0xFFFFFFFFu : 0u;
+            mtscore_keepb[k][0] = k >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * k)) - 1);
+            mtscore_keepb[k][1] = k <= 8 ? 0 : k >= 16 ? ~(uint64_t)0
+                                                       : (((uint64_t)1 << (8 * (k - 8))) - 1);
+        }
     }
     /* The hash of the code points s[0:n], eight per step (a step is two multiplies that do not
        wait on each other; FNV-1a's chain was one multiply per code point): the last block is
@@ -245,6 +251,28 @@ cdef extern from *:
     #else
     #define mtscore_tok_key_pad mtscore_tok_key
     #endif
+    /* mtscore_tok_key of a token of n <= 16 code points given as its Latin-1 bytes s[0:n] (a
+       1-byte string's own storage) of which ``avail`` >= n are readable: the bytes are the
+       key (read as two words when 16 are readable, and masked to the token) */
+    static inline void mtscore_tok_key_bytes(const uint8_t* s, Py_ssize_t n, Py_ssize_t avail,
+                                             mtscore_tokkey* k) {
+        unsigned char b[16];
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (avail >= 16) {      /* the masks keep the low bytes: the first ones, little-endian */
+            memcpy(&k->pk0, s, 8);
+            memcpy(&k->pk1, s + 8, 8);
+        } else
+    #endif
+        {
+            memset(b, 0, 16);
+            memcpy(b, s, (size_t)n);
+            memcpy(&k->pk0, b, 8);
+            memcpy(&k->pk1, b + 8, 8);
+        }
+        k->pk0 &= mtscore_keepb[n][0];
+        k->pk1 &= mtscore_keepb[n][1];
+        k->lenf = (uint32_t)n | MTSCORE_PACKED;
+    }
     /* the hash of a PACKED token: its bytes and length, one 128-bit product */
     static inline uint64_t mtscore_hash_packed(const mtscore_tokkey* k) {
         return mtscore_mum(k->pk0 ^ MTSCORE_K1,
@@ -259,6 +287,8 @@ cdef extern from *:
     void mtscore_init_keep() nogil
     void tok_key "mtscore_tok_key"(const Py_UCS4* s, Py_ssize_t n, TokKey* k) nogil
     void tok_key_pad "mtscore_tok_key_pad"(const Py_UCS4* s, Py_ssize_t n, TokKey* k) nogil
+    void tok_key_bytes "mtscore_tok_key_bytes"(const uint8_t* s, Py_ssize_t n, Py_ssize_t avail,
+                                               TokKey* k) nogil
     uint64_t mtscore_hash_packed(const TokKey* k) nogil
     uint64_t mtscore_hash_wide(const Py_UCS4* s, Py_ssize_t n) nogil
     uint64_t mtscore_hash_wide_pad(const Py_UCS4* s, Py_ssize_t n) nogil

@@ -139,3 +139,26 @@ def test_token_hash_is_one_function_of_the_token(word):
     assert v.intern(word) == ids[0]
     v0, _ = _text.encode([word], _text.MODE_NONE, v, True)
     assert int(v0[0]) == ids[0]
+
+
+@given(words=st.lists(st.text(st.sampled_from("abÿéàßQ09\u00b5\u00c0"), min_size=1, max_size=20),
+                      min_size=1, max_size=6),
+       wide=st.sampled_from(["\u20ac", "\U0001F600"]), mode=st.sampled_from([0, 1]))
+@settings(max_examples=300)
+def test_token_id_does_not_depend_on_the_string_storage(words, wide, mode):
+    """none / 13a read a 1-byte (Latin-1) string's own storage for its words' keys (a token of at
+    most 16 code points is its bytes; read as two words unless it ends within 16 bytes of the
+    string's end) and widened code points for 2- and 4-byte strings: a token must get the same
+    id either way, whichever storage interned it first, at every length around 8 and 16."""
+    latin1 = " ".join(words)
+    wider = latin1 + " " + wide   # the same words in a 2- or 4-byte string
+    for first, then in ((latin1, wider), (wider, latin1)):
+        v = _text.Vocab()
+        a, _ = _text.encode([first], mode, v, True)
+        n = len(v)
+        b, _ = _text.encode([then], mode, v, True, True)   # looked up, not added
+        k = min(len(a), len(b)) if first is latin1 else len(b)
+        assert [int(x) for x in a[:k]] == [int(x) for x in b[:k]], (first, then)
+        assert len(v) == n
+        for w in words:
+            assert v.lookup(w) >= 0, w
