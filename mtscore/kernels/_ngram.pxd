@@ -30,6 +30,19 @@ cdef inline Py_ssize_t npos(Py_ssize_t length, int n) noexcept nogil:
     return length - n + 1 if length >= n else 0
 
 
+cdef inline void closer_ref(Py_ssize_t L, Py_ssize_t rlen, Py_ssize_t* best_diff,
+                            Py_ssize_t* best_len) noexcept nogil:
+    """sacrebleu's _get_closest_ref_len, one reference (length ``rlen``) at a time for a
+    hypothesis of length ``L``: the closest length so far, ties -> the shorter (start with
+    best_diff = best_len = -1)."""
+    cdef Py_ssize_t diff = L - rlen if L >= rlen else rlen - L
+    if best_diff[0] == -1 or diff < best_diff[0]:
+        best_diff[0] = diff
+        best_len[0] = rlen
+    elif diff == best_diff[0] and rlen < best_len[0]:
+        best_len[0] = rlen
+
+
 cdef int entries_reserve(Entries* e, Py_ssize_t n) noexcept nogil
 cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil
 cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,

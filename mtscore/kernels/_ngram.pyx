@@ -470,7 +470,7 @@ cdef int rowmatch_stats(RowMatch* m, const int64_t* kp, const int32_t* mc, Py_ss
     out of memory."""
     cdef Py_ssize_t k
     cdef int o
-    cdef int32_t rlen, closest_len = -1, closest_diff = -1, diff
+    cdef Py_ssize_t closest_len = -1, closest_diff = -1
     if lo != m.lo or hi != m.hi:
         if m.lo >= 0:
             dense_load(&m.d, kp, m.lo, m.hi, True)
@@ -483,19 +483,9 @@ cdef int rowmatch_stats(RowMatch* m, const int64_t* kp, const int32_t* mc, Py_ss
         m.lo = lo
         m.hi = hi
     row[0] = L
-    # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
     for k in range(K):
-        rlen = ref_lens[k]
-        if rlen < 0:
-            continue
-        diff = <int32_t> L - rlen
-        if diff < 0:
-            diff = -diff
-        if closest_diff == -1 or diff < closest_diff:
-            closest_diff = diff
-            closest_len = rlen
-        elif diff == closest_diff and rlen < closest_len:
-            closest_len = rlen
+        if ref_lens[k] >= 0:
+            closer_ref(L, ref_lens[k], &closest_diff, &closest_len)
     row[1] = closest_len
     for o in range(max_order):
         row[2 + o] = 0
@@ -615,7 +605,7 @@ def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offset
     cdef Scratch cnt, mx
     cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0
     cdef int32_t* remaining
-    cdef int32_t closest_len, closest_diff, diff, rlen
+    cdef Py_ssize_t closest_len, closest_diff
     cdef int err = 0
     if table_init(&t, 1024) != 0:
         raise MemoryError()
@@ -640,16 +630,7 @@ def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offset
                         if cnt.a[j] > mx.a[j]:
                             mx.a[j] = cnt.a[j]
                         cnt.a[j] = 0
-                # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
-                rlen = <int32_t> Lr
-                diff = <int32_t> L - rlen
-                if diff < 0:
-                    diff = -diff
-                if closest_diff == -1 or diff < closest_diff:
-                    closest_diff = diff
-                    closest_len = rlen
-                elif diff == closest_diff and rlen < closest_len:
-                    closest_len = rlen
+                closer_ref(L, Lr, &closest_diff, &closest_len)
             remaining = mx.a if ref_groups[i + 1] - ref_groups[i] > 1 else cnt.a
             st[i, 0] = L
             st[i, 1] = closest_len

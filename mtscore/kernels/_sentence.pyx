@@ -28,7 +28,7 @@ from mtscore.kernels._text cimport (
     Vocab, Work, IBuf, ibuf_push, tokenize_one, vocab_intern, vocab_clear, intl_ready)
 from mtscore.kernels._ngram_common cimport (
     Table, table_init, table_free, table_reset, table_get, table_get_or_add, bleu_row, chrf_f)
-from mtscore.kernels._ngram cimport Scratch, scratch_reserve, npos, word_flag
+from mtscore.kernels._ngram cimport Scratch, scratch_reserve, npos, word_flag, closer_ref
 
 cdef enum:
     # a call whose scratch grew past these (a very long text) frees it instead of keeping it
@@ -271,7 +271,7 @@ cdef int _bleu(_State s, Py_ssize_t K, int mode, bint rstrip, int max_order, int
     score; the stats row goes to s.st. 0, or -1 when out of memory."""
     cdef Py_ssize_t k, j, L, need, Lr, ne = 0, ne0
     cdef int o
-    cdef int64_t diff, closest_diff = -1, closest_len = -1
+    cdef Py_ssize_t closest_diff = -1, closest_len = -1
     cdef const int32_t* sym
     if _tokenize_all(s, K, mode, rstrip, &s.syms, s.soff) != 0:
         return -1
@@ -296,14 +296,7 @@ cdef int _bleu(_State s, Py_ssize_t K, int mode, bint rstrip, int max_order, int
     L = s.soff[K + 1] - s.soff[K]
     s.st[0] = L
     for k in range(K):
-        # closest reference length, ties -> shorter (sacrebleu _get_closest_ref_len)
-        Lr = s.soff[k + 1] - s.soff[k]
-        diff = L - Lr if L >= Lr else Lr - L
-        if closest_diff == -1 or diff < closest_diff:
-            closest_diff = diff
-            closest_len = Lr
-        elif diff == closest_diff and Lr < closest_len:
-            closest_len = Lr
+        closer_ref(L, s.soff[k + 1] - s.soff[k], &closest_diff, &closest_len)
     s.st[1] = closest_len
     for o in range(2 * max_order):
         s.st[2 + o] = 0
