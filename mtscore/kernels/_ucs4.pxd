@@ -231,6 +231,7 @@ cdef extern from *:
     static inline void mtscore_tok_key_pad(const uint32_t* s, Py_ssize_t n, mtscore_tokkey* k) {
         const __m128i* m;
         __m128i x0, x1, x2, x3, o, p;
+        unsigned char b[16];
         if (n > 16) {
             k->pk0 = k->pk1 = 0;
             k->lenf = (uint32_t)n;
@@ -244,8 +245,9 @@ cdef extern from *:
         o = _mm_or_si128(_mm_or_si128(x0, x1), _mm_or_si128(x2, x3));
         o = _mm_cmpeq_epi32(_mm_and_si128(o, _mm_set1_epi32(~0xFF)), _mm_setzero_si128());
         p = _mm_packus_epi16(_mm_packs_epi32(x0, x1), _mm_packs_epi32(x2, x3));
-        k->pk0 = (uint64_t)_mm_cvtsi128_si64(p);
-        k->pk1 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(p, p));
+        _mm_storeu_si128((__m128i*)b, p);
+        memcpy(&k->pk0, b, 8);
+        memcpy(&k->pk1, b + 8, 8);
         k->lenf = (uint32_t)n | (_mm_movemask_epi8(o) == 0xFFFF ? MTSCORE_PACKED : 0u);
     }
     #else
