@@ -852,11 +852,13 @@ cdef inline int pending_pop(Pending* q, int mode, VocabC* v, WordCache* wc, Work
                             const Py_UCS4* s, IBuf* out) noexcept nogil:
     cdef int k = q.head
     cdef int32_t wid
+    cdef TokKey key
     q.head = (k + 1) & (PEND - 1)
     q.n -= 1
     if q.kind[k] >= 0:
         return cached_word(mode, v, wc, w, s + q.st[k], q.len[k], q.kind[k], q.h[k], out)
-    wid = token_id(v, s + q.st[k], q.len[k], q.h[k], q.lookup)
+    tok_key_pad(s + q.st[k], q.len[k], &key)     # s is a line buffer with slack
+    wid = token_id_k(v, s + q.st[k], &key, q.h[k], q.lookup)
     if wid < 0 or ibuf_push(out, wid) != 0:
         return -1
     return 0
@@ -1143,9 +1145,9 @@ cdef int tokenize_by_words(int mode, VocabC* v, WordCache* wc, Work* w, Py_ssize
 
 cdef inline int pending_push_plain(Pending* q, VocabC* v, const Py_UCS4* s, Py_ssize_t st,
                                    Py_ssize_t L, IBuf* out) noexcept nogil:
-    """Queue the token s[st:st+L] for interning (its slot prefetched); interns the oldest
-    queued token first when the queue is full."""
-    cdef uint64_t h = hash_cps(s + st, L)
+    """Queue the token s[st:st+L] (of a line buffer with slack) for interning (its slot
+    prefetched); interns the oldest queued token first when the queue is full."""
+    cdef uint64_t h = hash_cps_pad(s + st, L)
     cdef int k
     __builtin_prefetch(&v.slots[<Py_ssize_t> (h & <uint64_t> (v.nslots - 1))])
     if q.n == PEND:

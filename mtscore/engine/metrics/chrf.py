@@ -77,13 +77,15 @@ class CHRF(LexicalMetric):
         if references is not None:
             self._ref_cache = self.prepare(references)
 
-    def _encode(self, texts: List[str], vocab):
+    def _encode(self, texts: List[str], vocab, lookup: bool = False):
+        """Code points and (chrF++) word ids of ``texts``; ``lookup``: words ``vocab`` lacks
+        get ``_text.UNSEEN_ID`` and ``vocab`` is not changed."""
         if self.lowercase:
             texts = [t.lower() for t in texts]
         chars = _text.encode(texts, _text.MODE_CHARS_WS if self.whitespace else _text.MODE_CHARS,
                              None, False)
         if self.word_order > 0:
-            words = _text.encode(texts, _text.MODE_CHRF_WORDS, vocab, False)
+            words = _text.encode(texts, _text.MODE_CHRF_WORDS, vocab, False, lookup)
         else:
             words = (_EMPTY_I32, _ONE_I64)
         return chars, words
@@ -101,7 +103,10 @@ class CHRF(LexicalMetric):
 
     def _chunk_stats(self, hyps, state, seg_map=None):
         vocab, (po, keys, counts, cl, wl) = state
-        (cv, co), (wv, wo) = self._encode(hyps, vocab)
+        # hypothesis words are looked up, not added (as BLEU's tokens): a word no reference has
+        # matches nothing whatever its id, and the prepared vocabulary, cached across calls,
+        # keeps the references' size
+        (cv, co), (wv, wo) = self._encode(hyps, vocab, lookup=True)
         if self.word_order == 0:
             wo = np.zeros(len(hyps) + 1, dtype=np.int64)
         return _ngram.chrf_stats(cv, co, wv, wo, po, keys, counts, cl, wl, self.char_order,
