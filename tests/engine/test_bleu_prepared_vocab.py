@@ -19,39 +19,36 @@ def _vocab(prepared) -> _text.Vocab:
     return vocab
 
 
-@pytest.mark.parametrize("tokenize", ["13a", "intl", "zh", "char", "none"])
-def test_new_hypothesis_tokens_leave_the_vocabulary_and_scores_alone(tokenize):
-    m = BLEU(effective_order=True, tokenize=tokenize)
+def _check_new_words_leave_vocabulary_and_scores(m, sb, seed, n_novel, make_hyps):
+    """Three rounds of hypotheses with words no reference has (``make_hyps(novel)``): each
+    sentence score equals sacrebleu's (``sb``) and the prepared vocabulary keeps its size."""
     prepared = m.prepare([REFS])
     size = len(_vocab(prepared))
-    sb = sacrebleu.metrics.BLEU(effective_order=True, tokenize=tokenize)
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(seed)
     for round_ in range(3):
-        # words no reference has, inside punctuation and word-cache words too
-        novel = [f"zz{round_}x{int(k)}" for k in rng.integers(0, 10**6, size=6)]
-        hyps = [f"The {novel[0]} sat on ({novel[1]}) mat.",
-                f"Prices {novel[2]}-{novel[3]} 3.5 % in 2020, {novel[4]}.",
-                f"Die {novel[5]} (UK) gewann 25.000 Stimmen."]
+        hyps = make_hyps([f"zz{round_}x{int(k)}" for k in rng.integers(0, 10**6, size=n_novel)])
         _, scores = m.stats_and_scores(hyps, prepared)
         want = [sb.sentence_score(h, [r]).score for h, r in zip(hyps, REFS)]
-        assert np.array_equal(np.asarray(scores), np.asarray(want)), (tokenize, hyps)
+        assert np.array_equal(np.asarray(scores), np.asarray(want)), hyps
         assert len(_vocab(prepared)) == size
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "intl", "zh", "char", "none"])
+def test_new_hypothesis_tokens_leave_the_vocabulary_and_scores_alone(tokenize):
+    # words no reference has, inside punctuation and word-cache words too
+    _check_new_words_leave_vocabulary_and_scores(
+        BLEU(effective_order=True, tokenize=tokenize),
+        sacrebleu.metrics.BLEU(effective_order=True, tokenize=tokenize), 5, 6,
+        lambda nv: [f"The {nv[0]} sat on ({nv[1]}) mat.",
+                    f"Prices {nv[2]}-{nv[3]} 3.5 % in 2020, {nv[4]}.",
+                    f"Die {nv[5]} (UK) gewann 25.000 Stimmen."])
 
 
 @pytest.mark.parametrize("word_order", [1, 2])
 def test_new_hypothesis_words_leave_the_chrf_vocabulary_and_scores_alone(word_order):
-    m = CHRF(word_order=word_order)
-    prepared = m.prepare([REFS])
-    size = len(_vocab(prepared))
-    sb = sacrebleu.metrics.CHRF(word_order=word_order)
-    rng = np.random.default_rng(6)
-    for round_ in range(3):
-        novel = [f"zz{round_}x{int(k)}" for k in rng.integers(0, 10**6, size=4)]
-        # new words next to known ones, repeated (their n-grams must still match nothing)
-        hyps = [f"The {novel[0]} {novel[0]} sat on the mat. {novel[1]}!",
-                f"Prices rose {novel[2]} 3.5 % {novel[2]}, said U.S. officials.",
-                f"Die Labour-Partei ({novel[3]}) gewann 25.000 Stimmen {novel[3]}."]
-        _, scores = m.stats_and_scores(hyps, prepared)
-        want = [sb.sentence_score(h, [r]).score for h, r in zip(hyps, REFS)]
-        assert np.array_equal(np.asarray(scores), np.asarray(want)), (word_order, hyps)
-        assert len(_vocab(prepared)) == size
+    # new words next to known ones, repeated (their n-grams must still match nothing)
+    _check_new_words_leave_vocabulary_and_scores(
+        CHRF(word_order=word_order), sacrebleu.metrics.CHRF(word_order=word_order), 6, 4,
+        lambda nv: [f"The {nv[0]} {nv[0]} sat on the mat. {nv[1]}!",
+                    f"Prices rose {nv[2]} 3.5 % {nv[2]}, said U.S. officials.",
+                    f"Die Labour-Partei ({nv[3]}) gewann 25.000 Stimmen {nv[3]}."])
