@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = [
     "pearson", "spearman", "kendall", "kendall_like", "correlate", "rankdata_rows",
-    "bootstrap_ci", "top_n", "rolling_window", "CORRELATIONS",
+    "bootstrap_ci", "top_n", "rolling_window", "CORRELATIONS", "pow2_normalise",
 ]
 
 
@@ -39,8 +39,28 @@ def _out(r: np.ndarray, scalar: bool):
     return float(r[0]) if scalar else r
 
 
+def pow2_normalise(X: np.ndarray) -> np.ndarray:
+    """``X`` with every vector along the last axis multiplied by a power of two that brings its
+    largest magnitude into [0.5, 1) (all-zero and non-finite vectors are left as they are).
+
+    This is how Pearson r is made scale-safe: r does not change when a variable is multiplied
+    by a positive constant, but the sums of squares do, and with scores near 1e300 they overflow
+    (r became 0 for every metric) or near 1e-300 underflow (r became NaN). After normalising,
+    every centred value is at most 2 in magnitude, so nothing overflows. A power of two (not the
+    standard deviation) is used because multiplying by it is exact in binary floating point:
+    every sum, mean and product below is the old one times a power of two, so r on ordinary
+    data is bit-for-bit what it was (the oracle tests compare to 1e-12)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return X
+    with np.errstate(invalid="ignore"):
+        _, e = np.frexp(np.max(np.abs(X), axis=-1, keepdims=True))  # frexp(0 / inf / nan) -> e = 0
+    return np.ldexp(X, -e)
+
+
 def _pearson_rows(h: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """Pearson of h (n,) with each row of M (m, n), no NaN."""
+    """Pearson of h (n,) with each row of M (m, n), no NaN (scale-safe: :func:`pow2_normalise`)."""
+    h, M = pow2_normalise(h), pow2_normalise(M)
     hc = h - h.mean()
     Mc = M - M.mean(axis=1, keepdims=True)
     num = Mc @ hc
@@ -221,7 +241,8 @@ def correlate(human, metrics, method: str = "pearson", **kw):
 
 
 def _batched_pearson(H: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """H (B, n), M (B, m, n) -> (B, m) Pearson per resample and metric."""
+    """H (B, n), M (B, m, n) -> (B, m) Pearson per resample and metric (scale-safe: the
+    callers pass vectors normalised by :func:`pow2_normalise`)."""
     Hc = H - H.mean(axis=-1, keepdims=True)
     Mc = M - M.mean(axis=-1, keepdims=True)
     num = np.einsum("bmn,bn->bm", Mc, Hc)
@@ -252,6 +273,7 @@ def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 100
     idx = rng.integers(0, n, size=(n_resamples, n))
     point = correlate(h, M, method)
     if method == "pearson":
+        h, M = pow2_normalise(h), pow2_normalise(M)  # exact rescaling: no overflow in the sums
         samples = np.empty((n_resamples, M.shape[0]))
         step = max(1, int(4e6 // max(1, M.shape[0] * n)))
         for a in range(0, n_resamples, step):

@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..engine.strict_numbers import NumberSyntaxError, parse_number
 from .errors import AnalysisInputError
 from .loaders import read_text
 
@@ -35,7 +36,7 @@ ITEM_TYPES = ("SYSTEM", "REPEAT", "REF", "BAD_REF")
 
 # one answer item: sys _ sid _ TYPE _ position _ _ score (the HIT's JavaScript joins with "_";
 # the system name may itself contain "_", so the type anchors the split)
-_ANSWER = re.compile(r"^(?P<sys>.*?)_(?P<sid>[^_]+)_(?P<type>BAD_REF|SYSTEM|REPEAT|REF)_(?P<pos>\d+)__(?P<score>[^_|]*)$")
+_ANSWER = re.compile(r"^(?P<sys>.*?)_(?P<sid>[^_]+)_(?P<type>BAD_REF|SYSTEM|REPEAT|REF)_(?P<pos>[0-9]+)__(?P<score>[^_|]*)$")
 _MTURK_TIME = "%a %b %d %H:%M:%S %Y"
 MTURK_REQUIRED = ("HITId", "WorkerId", "AssignmentStatus", "WorkTimeInSeconds", "AcceptTime", "SubmitTime")
 
@@ -241,10 +242,9 @@ def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_h
     if items_per_hit is not None and len(items) != items_per_hit:
         return [], f"incomplete HIT: {len(items)} answers instead of {items_per_hit}; assignment left out"
     try:
-        secs = float(rec["WorkTimeInSeconds"]) if rec["WorkTimeInSeconds"].strip() else np.nan
-    except ValueError:
-        raise AnalysisInputError(f"{where}: column WorkTimeInSeconds: {rec['WorkTimeInSeconds']!r} is not a "
-                                 "number of seconds") from None
+        secs = parse_number(rec["WorkTimeInSeconds"]) if rec["WorkTimeInSeconds"].strip() else np.nan
+    except NumberSyntaxError as exc:
+        raise AnalysisInputError(f"{where}: column WorkTimeInSeconds: {exc} of seconds") from None
     accept = _mturk_time(rec["AcceptTime"], where, "AcceptTime")
     submit = _mturk_time(rec["SubmitTime"], where, "SubmitTime")
     hidx = _strip_quotes(rec.get("Input.hit", ""))
@@ -263,12 +263,10 @@ def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_h
                                      "expected 'system_segment_TYPE_position__score' with TYPE one of "
                                      + ", ".join(ITEM_TYPES))
         try:
-            score = float(m["score"])
-        except ValueError:
-            score = np.nan
-        if not np.isfinite(score):
+            score = parse_number(m["score"])
+        except NumberSyntaxError as exc:
             raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1} ({item[:60]!r}): score "
-                                     f"{m['score']!r} is not a number")
+                                     f"{exc}") from None
         if not (lo <= score <= hi):
             raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1} ({item[:60]!r}): score "
                                      f"{m['score']!r} is outside the scale [{lo:g}, {hi:g}]; fix the file or "
@@ -343,11 +341,13 @@ def _appraise_row(cells: List[str], where: str, layout: str, scale: Tuple[float,
     k = 9 if doc else 7
     if typ not in APPRAISE_TYPES:
         raise AnalysisInputError(f"{where}: item type {typ!r}; Appraise types are " + ", ".join(APPRAISE_TYPES))
-    try:
-        s, start, end = float(score), float(cells[k]), float(cells[k + 1])
-    except ValueError:
-        raise AnalysisInputError(f"{where}: score, start and end time must be numbers, got "
-                                 f"{score!r}, {cells[k]!r}, {cells[k + 1]!r}") from None
+    nums = []
+    for col, name in ((6, "score"), (k, "start time"), (k + 1, "end time")):
+        try:
+            nums.append(parse_number(cells[col]))
+        except NumberSyntaxError as exc:
+            raise AnalysisInputError(f"{where}: cell {col + 1} ({name}): {exc}") from None
+    s, start, end = nums
     lo, hi = scale
     if not lo <= s <= hi:
         raise AnalysisInputError(f"{where}: score {score!r} is outside the scale [{lo:g}, {hi:g}]; fix the file "

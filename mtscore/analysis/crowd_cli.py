@@ -92,6 +92,7 @@ def _pipeline(paths: List[str], args: argparse.Namespace, key):
 
 
 def _read_gold(path: str) -> Dict[str, float]:
+    from ..engine.strict_numbers import NumberSyntaxError, parse_number
     from .loaders import read_text
 
     gold: Dict[str, float] = {}
@@ -99,10 +100,12 @@ def _read_gold(path: str) -> Dict[str, float]:
         if not line.strip():
             continue
         cells = line.split("\t") if "\t" in line else line.split()
+        if len(cells) < 2:
+            raise AnalysisInputError(f"{path}:{i}: expected 'document<TAB>label', got {line[:60]!r}")
         try:
-            gold[cells[0].strip()] = float(cells[-1])
-        except (ValueError, IndexError):
-            raise AnalysisInputError(f"{path}:{i}: expected 'document<TAB>label', got {line[:60]!r}") from None
+            gold[cells[0].strip()] = parse_number(cells[-1])
+        except NumberSyntaxError as exc:
+            raise AnalysisInputError(f"{path}:{i}: label {exc}; expected 'document<TAB>label'") from None
     return gold
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from . import loaders
 from .errors import AnalysisInputError
@@ -63,7 +64,7 @@ def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: Optional[str]
     systems = [str(s) for s in t.column("SYSTEM").to_pylist()]
     _check_unique_systems(path, systems, linenos)
     keep = np.array([not (exclude_prefix and s.startswith(exclude_prefix)) for s in systems], dtype=bool)
-    lp = str(t.column("LP")[0].as_py()).split("_")[0] if t.num_rows else ""
+    lp = _single_lp(path, [str(x) for x in t.column("LP").to_pylist()], linenos)
     mcols = [c for c in t.column_names if c not in ("LP", "SYSTEM", human_col)]
     scores = np.vstack([loaders.float_column(t, c, linenos, path, missing_ok=True)
                         for c in mcols]) if mcols else np.zeros((0, len(systems)))
@@ -88,6 +89,20 @@ def _check_sys_columns(path, t, human_col: str) -> None:
             f"expected columns LP SYSTEM {human_col} <metric...>")
     if t.num_rows == 0:
         raise AnalysisInputError(f"{path}: only a header, no system rows")
+
+
+def _single_lp(path, lps: Sequence[str], linenos: Sequence[int]) -> str:
+    """The table's one language pair (``en-iu`` for ``en-iu_news``). Correlations across
+    language pairs mean nothing (each pair has its own systems and human scale), so a table
+    mixing pairs is refused, naming the first line of a second pair; split it into one file
+    per pair (the WMT releases do)."""
+    first = lps[0] if lps else ""
+    for lp, ln in zip(lps, linenos):
+        if lp != first:
+            raise AnalysisInputError(
+                f"{path}:{ln}: language pair {lp!r} in column LP, but line {linenos[0]} has {first!r}; "
+                "a system-level table holds one language pair: split it into one file per pair")
+    return first.split("_")[0]
 
 
 def _check_unique_systems(path, systems: Sequence[str], linenos: Sequence[int]) -> None:
@@ -127,13 +142,14 @@ def tangled_sys_level(root, lp: str) -> SysLevel:
 def wmt20_seg_da(root, lp: str):
     """WMT20 ``metrics-ad-seg-scores-<lp>.csv`` as arrays: dict with sys (N,), doc (N,),
     seg (N,) int (1-based within doc), sid (N,), raw (N,), z (N,), n (N,)."""
-    t = loaders.read_da_scores(Path(root) / "manual-evaluation" / "DA" / f"metrics-ad-seg-scores-{lp}.csv")
+    path = Path(root) / "manual-evaluation" / "DA" / f"metrics-ad-seg-scores-{lp}.csv"
+    t, linenos = loaders.read_da_scores_lines(path)
     segid = t.column("SEGID").to_pylist()
     doc, seg = zip(*(s.rsplit("::", 1) for s in segid)) if segid else ((), ())
     return {"sys": np.asarray(t.column("SYS").to_pylist(), dtype=object),
             "doc": np.asarray(doc, dtype=object), "seg": np.asarray(seg, dtype=np.int64),
-            "sid": t.column("SID").to_numpy(), "raw": t.column("RAW.SCR").to_numpy().astype(np.float64),
-            "z": t.column("Z.SCR").to_numpy().astype(np.float64), "n": t.column("N").to_numpy()}
+            "sid": t.column("SID").to_numpy(), "raw": loaders.float_column(t, "RAW.SCR", linenos, path),
+            "z": loaders.float_column(t, "Z.SCR", linenos, path), "n": t.column("N").to_numpy()}
 
 
 @lru_cache(maxsize=4)
@@ -155,6 +171,8 @@ def wmt20_seg_metric(root, metric: str, lp: str, da: dict, refset: str = "newste
     import pyarrow.compute as pc
 
     t = _read_metric_cached(str(path))
+    t = t.set_column(t.column_names.index("score"), "score",
+                     pa.array(loaders.metric_score_column(path, t), pa.float64()))
     t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
     lut = dict(zip(zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),
                        t.column("seg").to_pylist()),
@@ -175,6 +193,8 @@ def wmt20_seg_metric_matrix(root, metric: str, lp: str, systems: Sequence[str],
     if path is None:
         raise FileNotFoundError(f"{cands[0]}: no segment-level scores for {metric}")
     t = _read_metric_cached(str(path))
+    t = t.set_column(t.column_names.index("score"), "score",
+                     pa.array(loaders.metric_score_column(path, t), pa.float64()))
     t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
     per: Dict[str, Dict] = {}
     for s, d, g, v in zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),

@@ -27,6 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import pyarrow as pa
 
+from ..engine.strict_numbers import NumberSyntaxError, parse_number, parse_numbers
 from .errors import AnalysisInputError
 
 PathLike = Union[str, Path]
@@ -37,6 +38,8 @@ __all__ = [
     "read_text",
     "float_column",
     "read_da_scores",
+    "read_da_scores_lines",
+    "metric_score_column",
     "read_sys_ranking",
     "read_ratings",
     "read_ratings_lines",
@@ -227,6 +230,11 @@ def read_da_scores(path: PathLike) -> pa.Table:
     return read_table(path, string_columns=("SYS", "SEGID"))
 
 
+def read_da_scores_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
+    """:func:`read_da_scores` plus each row's line number (for :func:`float_column`)."""
+    return read_table_lines(path, string_columns=("SYS", "SEGID"))
+
+
 def read_sys_ranking(path: PathLike) -> pa.Table:
     """WMT21 ``ad-sys-ranking-<lp>-{z,raw}.csv`` (no header): RAW Z N N.ALL SYS [NAME]."""
     t = read_table(path, header=False)
@@ -244,9 +252,49 @@ def read_ratings(path: PathLike) -> pa.Table:
 
 
 def read_ratings_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
-    """:func:`read_ratings` plus each row's line number (see :func:`read_table_lines`)."""
-    return read_table_lines(path, string_columns=("HITId", "WorkerId", "sys_id", "type",
-                                                  "Input.src", "Input.trg", "Input.item"))
+    """:func:`read_ratings` plus each row's line number (see :func:`read_table_lines`).
+
+    A rating given twice is refused (:func:`check_repeated_ratings`): a file concatenated
+    twice, or an export appended to itself, would otherwise double some workers' weight and
+    change who passes quality control without a word."""
+    t, linenos = read_table_lines(path, string_columns=("HITId", "WorkerId", "sys_id", "type",
+                                                        "Input.src", "Input.trg", "Input.item"))
+    check_repeated_ratings(path, t, linenos)
+    return t, linenos
+
+
+RATING_KEY = ("HITId", "WorkerId", "sys_id", "type", "sid")  # one judgement of one item in one HIT
+
+
+def check_repeated_ratings(path: PathLike, t: pa.Table, linenos: Sequence[int]) -> None:
+    """Refuse a ratings table in which one worker rates the same item twice in the same HIT.
+
+    In the WMT / Appraise DA layout a judgement is identified by HITId, WorkerId, sys_id, type
+    and sid (a planned repeat has its own type, REPEAT), so a second row with the same five
+    cells is a duplicated row, never a second opinion; the WMT21 releases have none. Without a
+    HITId column only rows identical in every cell are refused (a worker may meet the same
+    item in two HITs). The error names both lines and how many rows repeat; de-duplicating
+    silently (or with a warning) would hide a broken export."""
+    if t.num_rows < 2:
+        return
+    if "HITId" in t.column_names:
+        names = [c for c in RATING_KEY if c in t.column_names]
+        what = "rates the same item again (same " + ", ".join(names) + ")"
+    else:
+        names = list(t.column_names)
+        what = "repeats a row"
+    cols = [t.column(c).to_pylist() for c in names]
+    first: Dict[tuple, int] = {}
+    repeats = []
+    for i, key in enumerate(zip(*cols)):
+        j = first.setdefault(key, i)
+        if j != i:
+            repeats.append((i, j))
+    if repeats:
+        i, j = repeats[0]
+        more = f"; {len(repeats)} repeated rows in all" if len(repeats) > 1 else ""
+        raise AnalysisInputError(f"{path}:{linenos[i]}: this rating {what} as line {linenos[j]}{more}; "
+                                 "remove the duplicated rows (was the file concatenated twice?)")
 
 
 JUDGE_COLUMNS = ("judge", "judge_id", "judgeid", "worker", "workerid", "worker_id", "rater", "annotator")
@@ -270,11 +318,9 @@ def _rating(path: PathLike, lineno: int, col: int, name: str, cell: str,
         return np.nan
     where = f"{path}:{lineno}: column {col} ({name})"
     try:
-        v = float(cell)
-    except ValueError:
-        raise AnalysisInputError(f"{where}: {cell!r} is not a number") from None
-    if not np.isfinite(v):
-        raise AnalysisInputError(f"{where}: {cell!r} is not a finite number; write NA for a missing rating")
+        v = parse_number(cell)
+    except NumberSyntaxError as exc:
+        raise AnalysisInputError(f"{where}: {exc}; write NA for a missing rating") from None
     if levels is not None and v not in levels:
         scale = ", ".join(f"{x:g}" for x in levels)
         raise AnalysisInputError(f"{where}: rating {cell} is outside the scale ({scale}) given by --levels")
@@ -437,6 +483,19 @@ def read_metric_scores(path: PathLike, level: Optional[str] = None) -> pa.Table:
                       string_columns=("metric", "lp", "testset", "refset", "system", "doc"))
 
 
+def metric_score_column(path: PathLike, t: pa.Table) -> np.ndarray:
+    """The ``score`` column of a table from :func:`read_metric_scores` as float64, checked like
+    :func:`float_column` (NA cells become NaN). The fast reader keeps no line numbers, so a
+    column it could not read as numbers is read again line by line to name the bad line."""
+    col = t.column("score")
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type):
+        return float_column(t, "score", range(1, t.num_rows + 1), path, missing_ok=True)
+    names = t.column_names
+    t2, linenos = read_table_lines(path, sep="\t", header=False, names=names,
+                                   string_columns=[c for c in names if c not in ("seg", "score")])
+    return float_column(t2, "score", linenos, path, missing_ok=True)
+
+
 def read_combined_sys_scores(path: PathLike) -> pa.Table:
     """``LP SYSTEM HUMAN <metric...>`` system-level tables (WMT20 results, Tangled WMT19).
 
@@ -539,27 +598,37 @@ def table_to_numpy(table: pa.Table, column: str) -> np.ndarray:
 
 def float_column(table: pa.Table, column: str, linenos: Sequence[int], path: PathLike,
                  missing_ok: bool = False) -> np.ndarray:
-    """Column ``column`` as float64 (n,), checked: text that is not a number, an infinite value,
-    or (unless ``missing_ok``) a missing cell (empty / NA / NaN, read as null) raises
-    :class:`AnalysisInputError` naming ``path``, the line (from ``linenos``, one per row) and
-    the column number and name. With ``missing_ok`` missing cells become NaN."""
+    """Column ``column`` as float64 (n,), checked: a cell that is not a plain ASCII decimal
+    number (:func:`mtscore.engine.strict_numbers.parse_number`: no ``1_000``, no full-width
+    digits, no ``inf``), or (unless ``missing_ok``) a missing cell (empty / NA / NaN, read as
+    null) raises :class:`AnalysisInputError` naming ``path``, the line (from ``linenos``, one
+    per row), the column number and name, and the offending text. With ``missing_ok`` missing
+    cells become NaN."""
     col = table.column(column)
     where = f"column {table.column_names.index(column) + 1} ({column})"
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        cells = col.to_pylist()
-        values = np.full(len(cells), np.nan)
-        for i, v in enumerate(cells):
-            try:
-                values[i] = np.nan if v is None or v.strip() in NULL_VALUES else float(v)
-            except ValueError:
-                raise AnalysisInputError(f"{path}:{linenos[i]}: {where}: {v!r} is not a number") from None
+    typ = col.type
+    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_null(typ)):
+        # text (anything the CSV reader could not read as a number), but also what it reads as
+        # true/false or a date: none of it is a score unless it is a plain decimal number
+        cells = col.to_pylist() if pa.types.is_string(typ) or pa.types.is_large_string(typ) else \
+            [None if v is None else str(v) for v in col.cast(pa.string()).to_pylist()]
+        try:
+            values = parse_numbers(cells, missing=NULL_VALUES)
+        except NumberSyntaxError as exc:
+            raise AnalysisInputError(f"{path}:{linenos[exc.index]}: {where}: {exc}") from None
     else:
-        values = np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+        # the CSV reader's own number syntax is ASCII-only; what it reads beyond plain decimals
+        # (inf, and NaN spellings such as NAN or -nan, which are not null) is refused below
+        nulls = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        values = np.array(col.to_numpy(zero_copy_only=False), dtype=np.float64)  # a writable copy
+        odd = np.flatnonzero(~np.isfinite(values) & ~nulls)
+        if odd.size:
+            i = int(odd[0])
+            raise AnalysisInputError(f"{path}:{linenos[i]}: {where} is {values[i]}, not a finite number "
+                                     "(infinite and NaN values are not scores); write NA for a missing score")
+        values[nulls] = np.nan
     nan = np.isnan(values)
-    bad = np.flatnonzero(np.isinf(values) | (nan & (not missing_ok)))
-    if bad.size:
-        i = int(bad[0])
-        what = ("is missing (empty, NA or NaN); every row needs one" if nan[i] else
-                f"is {values[i]}, not a finite number" + ("; write NA for a missing score" if missing_ok else ""))
-        raise AnalysisInputError(f"{path}:{linenos[i]}: {where} {what}")
+    if nan.any() and not missing_ok:
+        i = int(np.flatnonzero(nan)[0])
+        raise AnalysisInputError(f"{path}:{linenos[i]}: {where} is missing (empty, NA or NaN); every row needs one")
     return values

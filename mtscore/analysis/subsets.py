@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .correlation import pow2_normalise
 from .errors import AnalysisInputError
 
 __all__ = ["system_subsets", "subset_correlations", "QUANTILES", "MAX_ENUMERATE"]
@@ -43,7 +44,9 @@ def system_subsets(n: int, k: int, draws: Optional[int] = None, seed: int = 0,
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r along the last axis; x (c, k), y (m, c, k) -> (c, m); NaN where constant."""
+    """Pearson r along the last axis; x (c, k), y (m, c, k) -> (c, m); NaN where constant.
+    Scale-safe (exact power-of-two normalisation, :func:`.correlation.pow2_normalise`)."""
+    x, y = pow2_normalise(x), pow2_normalise(y)
     xc = x - x.mean(axis=-1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
     num = np.einsum("ck,mck->cm", xc, yc)

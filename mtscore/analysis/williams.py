@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .correlation import pow2_normalise
+
 __all__ = ["williams_test", "williams_matrix", "winners", "wmt_sig_table", "WMT_SENTINEL"]
 
 WMT_SENTINEL = 0.12  # what the WMT tables print for "not significant / not tested"
@@ -46,7 +48,8 @@ def williams_matrix(human, metrics, one_sided: bool = True, only_better: bool = 
     if np.isnan(M).any() or np.isnan(h).any():
         raise ValueError("williams_matrix: NaN in scores; drop incomplete metrics/systems first")
     n = h.shape[0]
-    C = np.corrcoef(np.vstack([M, h[None, :]]))
+    # rows normalised by a power of two first: exact, and the covariances cannot overflow
+    C = np.corrcoef(pow2_normalise(np.vstack([M, h[None, :]])))
     C = np.clip(C, -1.0, 1.0)
     r = C[:-1, -1]
     rmm = C[:-1, :-1]

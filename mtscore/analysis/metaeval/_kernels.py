@@ -10,6 +10,8 @@ Conventions shared by every kernel:
 * Random streams (``mode`` 0 = legacy NumPy MT19937 replay, 1 = xoshiro256**) and NumPy-exact
   means come from :mod:`._kern_base`.
 """
+import math
+
 import numpy as np
 from numba import njit
 
@@ -297,12 +299,22 @@ def _tally(draws, i, a, b, delta, large, quirk, block, early_min, early_max):
 # --------------------------------------------------------------------------- scores permutation
 @njit(cache=True)
 def _pearson(x, y, b, e):
+    # scale-safe: both ranges are multiplied by a power of two that brings their largest
+    # magnitude into [0.5, 1) (exact, so r on ordinary data is unchanged bit for bit); without
+    # it scores near 1e300 overflow the sums of squares and r collapses to 0
     n = e - b
+    ax = 0.0
+    ay = 0.0
+    for i in range(b, e):
+        ax = max(ax, abs(x[i]))
+        ay = max(ay, abs(y[i]))
+    fx = math.ldexp(1.0, -math.frexp(ax)[1]) if 0.0 < ax < np.inf else 1.0
+    fy = math.ldexp(1.0, -math.frexp(ay)[1]) if 0.0 < ay < np.inf else 1.0
     mx = 0.0
     my = 0.0
     for i in range(b, e):
-        mx += x[i]
-        my += y[i]
+        mx += x[i] * fx
+        my += y[i] * fy
     mx /= n
     my /= n
     sxy = 0.0
@@ -311,8 +323,8 @@ def _pearson(x, y, b, e):
     cx = True
     cy = True
     for i in range(b, e):
-        dx = x[i] - mx
-        dy = y[i] - my
+        dx = x[i] * fx - mx
+        dy = y[i] * fy - my
         sxy += dx * dy
         sxx += dx * dx
         syy += dy * dy

@@ -18,6 +18,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ...engine.strict_numbers import NumberSyntaxError, parse_number
 from ..errors import AnalysisInputError
 
 __all__ = ["MQM_WEIGHTS", "MQMScores", "read_mqm_ratings", "mqm_error_weight", "read_score_file"]
@@ -125,9 +126,10 @@ def read_score_file(path, systems: Sequence[str], n_segments: int) -> np.ndarray
         if len(cols) != 2:
             raise AnalysisInputError(f"{p}:{lineno}: expected 'SYSTEM SCORE', got {len(cols)} columns")
         try:
-            v = np.nan if cols[1] == "None" else float(cols[1])
-        except ValueError:
-            raise AnalysisInputError(f"{p}:{lineno}: score {cols[1]!r} is not a number") from None
+            v = np.nan if cols[1] == "None" else parse_number(cols[1])
+        except NumberSyntaxError as exc:
+            raise AnalysisInputError(f"{p}:{lineno}: column 2 (score): {exc}; write None for a missing score") \
+                from None
         per.setdefault(cols[0], []).append(v)
     out = np.full((len(systems), n_segments), np.nan)
     for i, s in enumerate(systems):

@@ -77,7 +77,8 @@ def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, go
     outputs against reference ``ref`` (error metrics negated)."""
     root = Path(root)
     src, tgt = lp.split("-")
-    t = loaders.read_da_scores(root / "humaneval" / "newstest2021-toen" / f"ad-seg-scores-{lp}.csv")
+    da_path = root / "humaneval" / "newstest2021-toen" / f"ad-seg-scores-{lp}.csv"
+    t, linenos = loaders.read_da_scores_lines(da_path)
     txt = root / "txt"
     refs = loaders.read_text(txt / "references" / f"newstest2021.{lp}.ref.{ref}.{tgt}").splitlines()
     outs = {p.name.split(".hyp.", 1)[1][:-len(tgt) - 1]: p
@@ -89,7 +90,7 @@ def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, go
     row = {s: i for i, s in enumerate(sysl)}
     human = np.full((len(sysl), len(refs)), np.nan)
     sid = t.column("SID").to_numpy()
-    score = t.column("RAW.SCR" if gold == "raw" else "Z.SCR").to_numpy().astype(np.float64)
+    score = loaders.float_column(t, "RAW.SCR" if gold == "raw" else "Z.SCR", linenos, da_path)
     for n, i, v in zip(names, sid, score):
         if n in row and np.isnan(human[row[n], int(i) - 1]):
             human[row[n], int(i) - 1] = v
