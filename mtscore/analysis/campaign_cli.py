@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from ..engine.errors import nonnegative_int, positive_int
+from ..engine.strict_numbers import parse_number
 from .errors import AnalysisInputError
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
@@ -121,7 +122,7 @@ def _quality(spec: str) -> Dict[str, float]:
     for part in [p for p in spec.split(",") if p.strip()]:
         name, eq, val = part.partition("=")
         try:
-            q = float(val)
+            q = parse_number(val)  # plain decimals only (no 1_0, no full-width digits)
         except ValueError:
             q = float("nan")
         if not eq or not name.strip() or not 0 <= q <= 100:

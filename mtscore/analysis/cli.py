@@ -21,6 +21,7 @@ from ..engine.errors import nonnegative_int as _nonnegative_int
 from ..engine.errors import positive_float as _positive_float
 from ..engine.errors import positive_int as _positive_int
 from ..engine.errors import probability as _probability
+from ..engine.strict_numbers import parse_number
 from . import campaign_cli
 from . import crowd_cli
 from . import cli_procedures as procedures
@@ -74,8 +75,10 @@ def _add_meta(sub) -> None:
     msub = meta.add_subparsers(dest="cmd", required=True)
     m1 = msub.add_parser("sys", help="a system-level table 'LP SYSTEM HUMAN <metric...>'",
                          description="Meta-evaluate a whitespace table with columns LP SYSTEM HUMAN and one column "
-                                     "per metric (WMT20 results / Tangled WMT19 layout). Systems whose name starts "
-                                     "with 'Human' are dropped. Metrics must be oriented higher = better.")
+                                     "per metric (WMT20 results / Tangled WMT19 layout), one language pair per file. "
+                                     "Systems whose name starts with 'Human' are dropped. Metrics must be oriented "
+                                     "higher = better. Scores are plain decimal numbers (no 1_000, no full-width "
+                                     "digits, no inf); NA marks a missing metric score.")
     m1.add_argument("--scores", required=True, help="path of the system-level table")
     m1.add_argument("--lp", help="label for the language pair (default: the LP column)")
     _meta_opts(m1)
@@ -101,7 +104,9 @@ def _add_human(sub) -> None:
     h1 = hsub.add_parser("ratings", help="segment/system scores, ranking, Wilcoxon matrix, clusters, rater QC",
                          description="Segment score = mean z of SYSTEM+REPEAT judgements; system score = mean of "
                                      "segment scores; one-sided Wilcoxon rank-sum between every pair of systems; "
-                                     "rank clusters; per-worker paired t-test QC on the degraded items.")
+                                     "rank clusters; per-worker paired t-test QC on the degraded items. Scores are plain "
+                                     "decimal numbers; a rating repeated (same HITId, WorkerId, sys_id, type, sid) is "
+                                     "an error, not silently counted twice.")
     h1.add_argument("--ratings", required=True, help="ratings file (tab/space separated, header)")
     h1.add_argument("--raw", action="store_true",
                     help="the score column holds raw 0-100 scores: z-standardise per worker first")
@@ -159,13 +164,13 @@ def _levels(text: str) -> List[float]:
     """An argparse ``type``: a rating scale ``1-5`` (integers from 1 to 5) or ``1,2,3,4,5``."""
     import re
 
-    m = re.fullmatch(r"\s*(-?\d+)\s*(?:-|\.\.)\s*(-?\d+)\s*", text)
+    m = re.fullmatch(r"\s*(-?[0-9]+)\s*(?:-|\.\.)\s*(-?[0-9]+)\s*", text)
     try:
         if m:
             a, b = int(m.group(1)), int(m.group(2))
             vals = [float(v) for v in range(a, b + 1)]
         else:
-            vals = [float(v) for v in text.split(",") if v.strip()]
+            vals = [parse_number(v) for v in text.split(",") if v.strip()]  # plain decimals only
     except ValueError:
         vals = []
     if len(vals) < 2 or len(set(vals)) != len(vals) or not all(math.isfinite(v) for v in vals):

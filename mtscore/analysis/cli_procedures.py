@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Callable, Dict, List, Union
 
 from ..engine.errors import nonnegative_int, positive_float, positive_int, probability
+from ..engine.strict_numbers import parse_number
 from .errors import AnalysisInputError
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _out(p: argparse.ArgumentParser, fmts=("text", "json")) -> None:
 
 def _floats(text: str) -> List[float]:
     try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
+        vals = [parse_number(v) for v in text.split(",") if v.strip()]  # plain decimals only
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
     if not vals or not all(0 < v < 1 for v in vals):

@@ -17,6 +17,7 @@ import sys
 from typing import Dict, List, Tuple
 
 from ..engine.errors import positive_int, probability
+from ..engine.strict_numbers import parse_number
 from .errors import AnalysisInputError
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
@@ -26,7 +27,7 @@ COMMANDS = ("da-batches",)
 
 def _scale(text: str) -> Tuple[float, float]:
     try:
-        lo, hi = (float(v) for v in text.split(","))
+        lo, hi = (parse_number(v) for v in text.split(","))  # plain decimals only
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be LOW,HIGH such as 0,100, got {text!r}") from None
     if not lo < hi:

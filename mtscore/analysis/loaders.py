@@ -512,7 +512,9 @@ def read_combined_sys_scores_lines(path: PathLike) -> Tuple[pa.Table, List[int]]
 def read_matrix(path: PathLike, sep: Optional[str] = None) -> Tuple[List[str], List[str], np.ndarray]:
     """Square/rectangular matrix with a header of column names and row names in column 0
     (``adwilcox-*.csv``: space separated; ``DA-*-sig.csv``: tab separated). Returns
-    (row_names, col_names, values float64 (r, c)); non-numeric cells become NaN."""
+    (row_names, col_names, values float64 (r, c)); cells that are not plain decimal numbers
+    (:func:`~mtscore.engine.strict_numbers.parse_number`: the ``-`` of a diagonal, but also
+    ``1_0`` or full-width digits) become NaN."""
     path = Path(path)
     with _open_text(path) as fh:
         lines = [ln for ln in fh.read().splitlines() if ln.strip()]
@@ -531,8 +533,8 @@ def read_matrix(path: PathLike, sep: Optional[str] = None) -> Tuple[List[str], L
         out = []
         for c in cells[1:]:
             try:
-                out.append(float(c))
-            except ValueError:
+                out.append(parse_number(c))
+            except NumberSyntaxError:
                 out.append(np.nan)
         vals.append(out)
     return rows, cols, np.asarray(vals, dtype=np.float64).reshape(len(rows), len(cols))

@@ -380,3 +380,27 @@ def test_permutation_test_pearson_is_scale_safe():
     b = permutation_test(h * 1e300, m1, m2, "pearson", average_by="none", k=200, seed=1)
     assert abs(a.delta) > 0.01
     assert abs(b.delta - a.delta) < 1e-12 and b.p_value == a.p_value
+
+
+# --- options and matrices use the same parser ----------------------------------------------------
+
+def test_scale_options_refuse_what_float_accepts():
+    import argparse
+
+    from mtscore.analysis.cli import _levels
+    from mtscore.analysis.crowd_cli import _scale
+
+    assert _levels("1-5") == [1.0, 2.0, 3.0, 4.0, 5.0] and _levels("0,0.5,1") == [0.0, 0.5, 1.0]
+    assert _scale("0,100") == (0.0, 100.0)
+    for bad in ("１-５", "1_0,2", "１,２"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _levels(bad)
+    with pytest.raises(argparse.ArgumentTypeError):
+        _scale("0,１００")
+
+
+def test_matrix_cells_that_are_not_plain_numbers_are_nan(tmp_path):
+    p = write(tmp_path, "sig.csv", ["a b", "a - 0.01", "b １ 1_0"])
+    rows, cols, v = loaders.read_matrix(p)
+    assert rows == ["a", "b"] and cols == ["a", "b"]
+    np.testing.assert_array_equal(v, [[np.nan, 0.01], [np.nan, np.nan]])
