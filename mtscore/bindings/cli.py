@@ -18,10 +18,10 @@ import os
 import sys
 from typing import List, Optional
 
-from .cli_input import CLIError, open_inputs
+from .cli_input import CLIError, UsageError, open_inputs
 from .cli_options import build_metrics, check_options, input_output_options, metric_options, \
     report_options, statistics_options
-from .cli_report import emit, multi_system_table, paired_text, sentence_level_text, \
+from .cli_report import corpus_metrics, emit, json_args, multi_system_table, paired_text, sentence_level_text, \
     single_system_text, write_table
 
 log = logging.getLogger("mtscore")
@@ -109,7 +109,7 @@ def _run(args) -> int:
     check_options(args)
     paired = args.paired_bs or args.paired_ar
     inputs = open_inputs(args)
-    names = inputs.names
+    names, systems = inputs.names, inputs.systems
     if args.sentence_level and len(names) > 1:
         raise CLIError("Only one system can be evaluated in sentence-level mode.")
     if paired and len(names) == 1:
@@ -122,23 +122,32 @@ def _run(args) -> int:
     per_seg = args.format in ("tsv", "parquet")
     r = score_stream(chunks, list(metrics.values()), workers=args.workers,
                      sentence_level=per_seg, progress=args.progress)
+    stats = {key: [r.stats[n][mkey] for n in systems] for key, mkey in zip(metrics, r.metrics)}
     if per_seg:
         table = r.segments
         if len(names) == 1:
             table = table.drop(["system"])
-        write_table(table, args)
+        # the tests' results travel in the Parquet file's metadata (TSV refused: check_options)
+        report = None
+        if paired or args.confidence:  # a corpus report: BLEU without the per-segment effective order
+            jargs = json_args(args)
+            report = _report(jargs, names, corpus_metrics(metrics), stats, paired)
+        write_table(table, args, report)
         return 0
-    stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
     if args.sentence_level:
         text = sentence_level_text(args, metrics, stats)
-    elif len(names) == 1:
-        text = single_system_text(args, metrics, stats, bert, chunks)
-    elif paired:
-        text = paired_text(args, names, metrics, stats)
     else:
-        text = multi_system_table(args, names, metrics, stats, bert, chunks)
+        text = _report(args, names, metrics, stats, paired, bert, chunks)
     emit(text if text.endswith("\n") else text + "\n", args)
     return 0
+
+
+def _report(args, names, metrics: dict, stats: dict, paired: bool, bert=None, chunks=None) -> str:
+    if len(names) == 1:
+        return single_system_text(args, metrics, stats, bert, chunks)
+    if paired:
+        return paired_text(args, names, metrics, stats)
+    return multi_system_table(args, names, metrics, stats, bert, chunks)
 
 
 def _bertscore_runner(args):
@@ -232,7 +241,7 @@ def run_command(fn, args, prog: str) -> int:
             shutdown_pools()
     except CLIError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
-        return EXIT_ERROR
+        return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
     except OSError as e:
         print(f"{prog}: error: {os_error_line(e)}", file=sys.stderr)
         return EXIT_ERROR

@@ -26,12 +26,20 @@ class CLIError(Exception):
     """A user-facing error: printed as one line, exit status 1."""
 
 
+class UsageError(CLIError):
+    """Options that cannot work together (or an output onto an input): one line, exit status 2
+    like argparse's usage errors, raised before any work."""
+
+
 class Inputs(NamedTuple):
     """What the command reads: display names of the systems (sacrebleu's, ``Baseline: `` for
-    paired tests), a stream of chunks, and the reference files' display names."""
+    paired tests), a stream of chunks keyed by the plain system names (``systems``: the file
+    names, or ``System i`` on stdin; what a per-segment table's system column holds), and the
+    reference files' display names."""
     names: List[str]
     chunks: Iterator[Chunk]
     ref_names: List[str]
+    systems: List[str]
 
 
 def open_inputs(args, chunk_size: int = CHUNK) -> Inputs:
@@ -48,14 +56,15 @@ def open_inputs(args, chunk_size: int = CHUNK) -> Inputs:
         raise CLIError("no input lines") from None
     n_sys = len(first[1])
     if stdin:
-        names = ([f"System {i + 1}" for i in range(n_sys)] if not paired else
-                 ["Baseline"] + [f"System {i + 1}" for i in range(n_sys - 1)])
+        systems = [f"System {i + 1}" for i in range(n_sys)]
+        names = list(systems) if not paired else ["Baseline"] + systems[:-1]
     else:
-        names = list(sys_paths)
+        systems = list(sys_paths)
+        names = list(systems)
         if paired:
             names[0] = f"Baseline: {names[0]}"
-    renamed = (_rename(c, names) for c in chain([first], chunks))
-    return Inputs(names, renamed, list(args.refs))
+    renamed = (_rename(c, systems) for c in chain([first], chunks))
+    return Inputs(names, renamed, list(args.refs), systems)
 
 
 def _rename(chunk: Chunk, names: List[str]) -> Chunk:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_input import CLIError
+from .cli_input import CLIError, UsageError
 
 
 def input_output_options(p: argparse.ArgumentParser) -> None:
@@ -207,6 +207,12 @@ def check_options(args) -> None:
         raise CLIError("Statistical tests are unavailable in sentence-level mode.")
     if args.format == "parquet" and not args.output:
         raise CLIError("--format parquet needs --output FILE")
+    if args.format == "tsv" and (paired or args.confidence):
+        test = "--paired-bs" if args.paired_bs else "--paired-ar" if args.paired_ar else "--confidence"
+        raise UsageError(f"{test} with --format tsv: a TSV table of segment scores cannot hold "
+                         "the test's results; use --format json (or text) for them, or --format "
+                         "parquet -o FILE for the segment scores with the results in the file's "
+                         "metadata (key 'mtscore.report')")
     if args.format in ("tsv", "parquet") and "bertscore" in args.metrics:
         raise CLIError("--format tsv/parquet with bertscore: not supported yet; "
                        "use the Python API mtscore.BERTScore")

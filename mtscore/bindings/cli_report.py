@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import List
+from typing import List, Optional
 
 from ..engine.atomic import atomic_write
 
@@ -40,12 +40,48 @@ def single_results_text(results: List[str], args) -> str:
     return out.getvalue()
 
 
-def write_table(table, args) -> None:
+#: the Parquet schema metadata key under which a per-segment table carries the report of the
+#: paired tests / confidence intervals that produced it (the ``--format json`` report)
+REPORT_KEY = b"mtscore.report"
+
+
+def json_args(args):
+    """``args`` with ``format='json'``: the report of a per-segment run's tests, for metadata."""
+    import argparse
+
+    return argparse.Namespace(**{**vars(args), "format": "json"})
+
+
+def corpus_metrics(metrics: dict) -> dict:
+    """Copies of the (already evaluated) ``metrics`` as a corpus report uses them: BLEU without
+    the effective order that per-segment output turns on (sacrebleu's corpus BLEU never uses
+    it), so a per-segment run's test report equals the ``--format json`` run's."""
+    import copy
+
+    out = {}
+    for name, m in metrics.items():
+        if getattr(m, "effective_order", False):
+            m = copy.copy(m)
+            m.effective_order = False
+        out[name] = m
+    return out
+
+
+def write_table(table, args, report: Optional[str] = None) -> None:
+    """The per-segment table as TSV or Parquet. ``report``: the JSON report of the paired tests
+    or confidence intervals (Parquet only: stored in the schema metadata under
+    :data:`REPORT_KEY`, read back with ``pyarrow.parquet.read_schema(path).metadata``)."""
     if args.format == "parquet":
         import pyarrow.parquet as pq
 
+        if report is not None:
+            meta = dict(table.schema.metadata or {})
+            meta[REPORT_KEY] = report.encode("utf-8")
+            table = table.replace_schema_metadata(meta)
         atomic_write(args.output, lambda f: pq.write_table(table, f), "--output")
         return
+    if report is not None:  # pragma: no cover - check_options refuses it before any work
+        raise ValueError("a TSV table cannot hold the tests' report")
     cols = table.column_names
     lines = ["\t".join(cols)]
     data = [table.column(c).to_pylist() for c in cols]

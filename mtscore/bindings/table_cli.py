@@ -16,7 +16,8 @@ from ..engine.metrics.base import MissingReferenceError
 from .cli_input import CLIError
 from .cli_options import (build_metrics, check_options, metric_kwargs, metric_options, report_options,
                           statistics_options)
-from .cli_report import emit, multi_system_table, paired_text, single_system_text, write_table
+from .cli_report import corpus_metrics, emit, json_args, multi_system_table, paired_text, single_system_text, \
+    write_table
 
 
 def _table_parser() -> argparse.ArgumentParser:
@@ -117,8 +118,13 @@ def _run_table(args) -> int:
             raise CLIError("Paired tests need a table with several systems (a system column).")
         if len(part.names) > 1 and args.confidence:
             raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
-    if per_seg:
-        write_table(_segments_table(parts), args)
+    if per_seg:  # the tests' results go into the Parquet metadata (TSV refused: check_options)
+        report = None
+        if paired or args.confidence:  # a corpus report: BLEU without the per-segment effective order
+            jargs = json_args(args)
+            report = _join_test_sets([(part.ts, _report_text(
+                jargs, part._replace(metrics=corpus_metrics(part.metrics)), paired)) for part in parts], jargs)
+        write_table(_segments_table(parts), args, report)
         return 0
     emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
     return 0
@@ -262,10 +268,13 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     kwargs = {n: metric_kwargs(args, n) for n in ("bleu", "chrf", "ter")}
     with_bert = "bertscore" in args.metrics
     keep = bool(args.confidence or paired)
-    tmp = None
+    tmp, cleanup = None, None
     if per_seg:
+        from ..engine.atomic import register_temporary
+
         fd, tmp = tempfile.mkstemp(prefix=".mtscore-segments-", suffix=".parquet")
         os.close(fd)
+        cleanup = register_temporary(tmp).__enter__()  # removed on SIGTERM too
     try:
         r = score_ray(args.paths, args.hyp, args.ref_columns, system=args.system_column,
                       test_set=args.test_set_column, keep_stats=keep,
@@ -282,6 +291,8 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if cleanup is not None:
+            cleanup.__exit__(None, None, None)
     ray_metrics = {name: r.metrics[spec] for name, spec in specs.items()}
     parts = []
     for ts in r.test_sets():

@@ -14,6 +14,55 @@ class OneLineErrorParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """argparse's, then :func:`refuse_outputs_onto_inputs`: an output option naming one of
+        the command's input files is a usage error (exit 2) before any work."""
+        ns = super().parse_args(args, namespace)
+        refuse_outputs_onto_inputs(self, ns)
+        return ns
+
+
+#: option destinations that name files a command writes (``-o/--output``, ``--out``, ``--html``,
+#: ``--plot``); every other option or positional value naming an existing file is an input
+OUTPUT_DESTS = ("output", "out", "html", "plot")
+
+
+def refuse_outputs_onto_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                               outputs=OUTPUT_DESTS) -> None:
+    """``parser.error`` (one line, exit 2) when an output option names the same file as an input
+    argument (``os.path.samefile``: links and relative paths resolved; devices and FIFOs never
+    clash), e.g. ``mtscore ref -i hyp -o ref`` would leave the score where the reference was."""
+    from .atomic import first_clash
+
+    values = vars(args)
+    candidates = []
+    for dest, value in values.items():
+        if dest in outputs:
+            continue
+        items = value if isinstance(value, (list, tuple)) else [value]
+        candidates += [(dest, v) for v in items if isinstance(v, str) and v and v != "-"]
+    if not candidates:
+        return
+    for dest in outputs:
+        out = values.get(dest)
+        if not isinstance(out, str) or not out or out == "-":
+            continue
+        clash = first_clash(out, [v for _, v in candidates])
+        if clash is not None:
+            src = next(d for d, v in candidates if v == clash)
+            parser.error(f"{_option_name(parser, dest)} {out} is also an input "
+                         f"({_option_name(parser, src)} {clash}); refusing to overwrite it")
+
+
+def _option_name(parser: argparse.ArgumentParser, dest: str) -> str:
+    """The long option string for ``dest`` (``--output``), or the dest itself for a positional."""
+    for action in parser._actions:  # argparse keeps no public index of its actions
+        if action.dest == dest and action.option_strings:
+            return max(action.option_strings, key=len)
+    if any(a.dest == dest for a in parser._actions):
+        return dest
+    return "--" + dest.replace("_", "-")  # an option of a subcommand's parser
+
 
 
 # ---- option value types: a bad value is a usage error (one line, exit 2) naming the option --

@@ -20,7 +20,7 @@ from .corpus_error import CorpusError
 from .decoding import (REPLACE_HINT, LineCounter, ascii_compatible, check_codec, decode_error,
                        decode_lines, decode_text, display_encoding, line_column, split_lines)
 
-__all__ = ["BLOCK_BYTES", "PathLike", "TextChunk", "source_name", "open_binary", "read_bytes",
+__all__ = ["BLOCK_BYTES", "PathLike", "TextChunk", "rereadable", "source_name", "open_binary", "read_bytes",
            "read_lines", "count_lines", "read_tab_refs", "read_stdin_systems",
            "iter_raw_line_blocks", "iter_text_chunks", "iter_aligned_lines", "count_mismatch"]
 
@@ -28,6 +28,20 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 #: raw bytes per streamed block (4 MiB); read at call time, so tests may shrink it
 BLOCK_BYTES = 1 << 22
+
+
+def rereadable(path) -> bool:
+    """Whether ``path`` can be read twice (a regular file, links followed): not stdin, a FIFO,
+    a device or a process substitution (``<(cat hyp)``, ``/dev/fd/N``), which are read once,
+    their checks made while streaming."""
+    if path == "-":
+        return False
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def source_name(path) -> str:
@@ -46,17 +60,40 @@ def open_binary(path):
     return open(p, "rb")
 
 
+def read_error(path, e: BaseException) -> CorpusError:
+    """A read failure as one line naming the file: a truncated or corrupt ``.gz`` (gzip's
+    EOFError / BadGzipFile / zlib.error name no file) or an OS error while reading."""
+    why = str(e) or type(e).__name__
+    if isinstance(e, EOFError):
+        why = "the compressed file is truncated (it ends before gzip's end-of-stream marker)"
+    elif type(e).__name__ in ("BadGzipFile", "error"):  # gzip.BadGzipFile, zlib.error
+        why = f"not a valid gzip file ({why})"
+    elif isinstance(e, OSError) and e.strerror:
+        why = e.strerror
+    return CorpusError(f"{source_name(path)}: cannot read: {why}")
+
+
+#: what reading a (possibly gzip-compressed) stream raises for a bad file, besides OSError
+def _read_failures():
+    import zlib
+
+    return (EOFError, OSError, zlib.error)
+
+
+def read_block(f, size: int, path) -> bytes:
+    """``f.read(size)`` with read failures turned into :func:`read_error`'s one line."""
+    try:
+        return f.read(size)
+    except _read_failures() as e:
+        raise read_error(path, e) from None
+
+
 def read_bytes(path) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
     f = open_binary(path)
-    try:
-        with f:
-            return f.read()
-    except (EOFError, OSError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
-        raise CorpusError(f"{source_name(path)}: cannot read ({e})") from None
+    with f:
+        return read_block(f, -1, path)
 
 
 def read_lines(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> List[str]:
@@ -81,7 +118,7 @@ def count_lines(path: PathLike) -> int:
     n, last = 0, b"\n"
     with open_binary(path) as f:
         while True:
-            block = f.read(BLOCK_BYTES)
+            block = read_block(f, BLOCK_BYTES, path)
             if not block:
                 break
             n += block.count(b"\n")
@@ -158,6 +195,7 @@ def iter_raw_line_blocks(path, encoding: str, errors: str,
     block_bytes = block_bytes or BLOCK_BYTES
     dec = codecs.getincrementaldecoder(encoding)(errors)
     universal = path == "-"
+    once = not rereadable(path)  # error positions from the bytes counted so far
     pending = ""
     offset = 0  # bytes fed to the decoder so far
     seen = LineCounter()  # newlines in the bytes read so far (error positions on stdin)
@@ -165,7 +203,7 @@ def iter_raw_line_blocks(path, encoding: str, errors: str,
     try:
         head = b""
         while True:
-            raw = f.read(block_bytes)
+            raw = read_block(f, block_bytes, path)
             if offset == 0:
                 head = raw[:2]
             state = dec.getstate()
@@ -173,7 +211,7 @@ def iter_raw_line_blocks(path, encoding: str, errors: str,
                 text = dec.decode(raw, final=not raw)
             except UnicodeDecodeError as e:
                 err_offset = offset - len(state[0]) + e.start
-                if universal:  # stdin cannot be re-read: position from the bytes counted so far
+                if once:  # stdin or a pipe cannot be re-read: position from the bytes counted so far
                     line, col = seen.position(raw, err_offset - offset, offset, encoding)
                     raise decode_error(source, e, err_offset, line, col, encoding, head) from None
                 raise _locate_stream_error(path, source, e, err_offset, encoding, head) from None
@@ -210,7 +248,7 @@ def _locate_stream_error(path, source, e, err_offset, encoding, head) -> CorpusE
         left = err_offset
         with open_binary(path) as f:
             while left > 0:
-                chunk = f.read(min(left, BLOCK_BYTES))
+                chunk = read_block(f, min(left, BLOCK_BYTES), path)
                 if not chunk:
                     break
                 left -= len(chunk)
@@ -255,7 +293,7 @@ def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
         raise CorpusError(f"batch_size must be >= 1, got {batch_size}")
     check_codec(encoding, errors)
     paths = list(paths)
-    if precount and "-" not in paths and ascii_compatible(encoding):
+    if precount and all(rereadable(p) for p in paths) and ascii_compatible(encoding):
         counts = [count_lines(p) for p in paths]
         for p, c in zip(paths[1:], counts[1:]):
             if c != counts[0]:

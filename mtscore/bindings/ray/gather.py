@@ -179,9 +179,16 @@ class _SegmentWriter:
                  ([pa.field("system", pa.string())] if has_sys else []) + \
                  [pa.field("seg", pa.int64())] + [pa.field(m, pa.float64()) for m in metric_names]
         self.schema = pa.schema(fields)
-        d = os.path.dirname(os.path.abspath(path))
+        from ...engine.atomic import is_stream, register_temporary
+
+        # a device or FIFO is written to at the end (copied from a temporary file); a symbolic
+        # link's target is replaced, the link stays
+        self.stream = is_stream(path)
+        self.target = os.path.realpath(path) if os.path.islink(path) else path
+        d = None if self.stream else os.path.dirname(os.path.abspath(self.target))
         fd, self.tmp = tempfile.mkstemp(prefix=".mtscore-", suffix=".parquet.tmp", dir=d)
         os.close(fd)
+        self.cleanup = register_temporary(self.tmp).__enter__()  # removed on SIGTERM too
         self.writer = pq.ParquetWriter(self.tmp, self.schema)
 
     def add(self, key: Tuple[str, str], start: int, g: dict) -> None:
@@ -199,7 +206,15 @@ class _SegmentWriter:
 
     def close(self) -> None:
         self.writer.close()
-        os.replace(self.tmp, self.path)
+        if self.stream:
+            import shutil
+
+            with open(self.tmp, "rb") as src, open(self.path, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.unlink(self.tmp)
+        else:
+            os.replace(self.tmp, self.target)
+        self.cleanup.__exit__(None, None, None)
 
     def abort(self) -> None:
         try:
@@ -207,3 +222,4 @@ class _SegmentWriter:
         finally:
             if os.path.exists(self.tmp):
                 os.unlink(self.tmp)
+            self.cleanup.__exit__(None, None, None)
