@@ -188,11 +188,15 @@ def read_mturk_batches(paths: Union[PathLike, Sequence[PathLike]], answer_column
     scripts do). Assignments whose answer holds other than ``items_per_hit`` items (``None``:
     any number) or an ``undefined`` item (an image that failed to load) are left out and listed
     in ``Ratings.skipped``. A missing column, an unreadable answer item or a score outside
-    ``scale`` raises :class:`AnalysisInputError` naming the file, line and column.
+    ``scale`` raises :class:`AnalysisInputError` naming the file, line and column. An
+    assignment read twice (the same AssignmentId, HITId and WorkerId: a batch file given twice,
+    or a row copied) is refused, naming both places: counted twice it would change which
+    workers pass quality control, and MTurk never issues one assignment id twice.
     """
     files = _batch_files(paths)
     rows: List[tuple] = []
     skipped: List[str] = []
+    seen: Dict[Tuple[str, str, str], str] = {}
     for path in files:
         text = read_text(path)
         header, records = _records(path, text)
@@ -207,6 +211,12 @@ def read_mturk_batches(paths: Union[PathLike, Sequence[PathLike]], answer_column
             where = f"{path}:{line}"
             cells = cells + [""] * (len(header) - len(cells))
             rec = {c: cells[i] for c, i in col.items()}
+            key = (rec.get("AssignmentId", "").strip(), rec["HITId"].strip(), rec["WorkerId"].strip())
+            if key[0] and key in seen:
+                raise AnalysisInputError(f"{where}: assignment {key[0]} of worker {key[2]} again (first at "
+                                         f"{seen[key]}); each assignment is read once: is a batch file given "
+                                         "twice or a row duplicated?")
+            seen.setdefault(key, where)
             out, why = _assignment(rec, where, answer_column, items_per_hit, scale)
             if why:
                 skipped.append(f"{where}: {why}")
@@ -291,12 +301,15 @@ def read_appraise_export(paths: Union[PathLike, Sequence[PathLike]], layout: str
     REF become SYSTEM, REPEAT, BAD_REF, REF. The HIT is the task's batch number when exported
     (``--batch-info``), otherwise one HIT per user; a HIT's time is its last end minus its
     first start; rows are put in presentation order (user, HIT, start time). Whole-document
-    ratings (isCompleteDocument True) are left out and counted in ``skipped``.
+    ratings (isCompleteDocument True) are left out and counted in ``skipped``. A row identical
+    to an earlier one (same user, item, score and start/end times: an export given twice or
+    appended to itself) is refused, naming both lines.
     """
     if layout not in ("auto", "segment", "document"):
         raise AnalysisInputError(f"layout must be 'auto', 'segment' or 'document', not {layout!r}")
     rows: List[tuple] = []
     skipped: List[str] = []
+    seen: Dict[Tuple[str, ...], str] = {}
     for path in _batch_files_any(paths):
         text = read_text(path)
         whole_docs = 0
@@ -306,6 +319,11 @@ def read_appraise_export(paths: Union[PathLike, Sequence[PathLike]], layout: str
             if line == 1 and cells[0].strip().lower() in ("username", "user", "userid"):
                 continue                       # a header some exports add
             where = f"{path}:{line}"
+            row_key = tuple(c.strip() for c in cells)
+            if row_key in seen:
+                raise AnalysisInputError(f"{where}: the same judgement as {seen[row_key]} (every cell equal); an "
+                                         "export given twice or appended to itself? remove the repeated rows")
+            seen[row_key] = where
             rec = _appraise_row(cells, where, layout, scale)
             if rec is None:
                 whole_docs += 1

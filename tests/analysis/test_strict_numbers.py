@@ -404,3 +404,39 @@ def test_matrix_cells_that_are_not_plain_numbers_are_nan(tmp_path):
     rows, cols, v = loaders.read_matrix(p)
     assert rows == ["a", "b"] and cols == ["a", "b"]
     np.testing.assert_array_equal(v, [[np.nan, 0.01], [np.nan, np.nan]])
+
+
+# --- crowd readers: repeated assignments / judgements ---------------------------------------------
+
+def test_mturk_batch_given_twice_is_refused(tmp_path):
+    import csv
+
+    from mtscore.analysis.crowd import read_mturk_batches
+
+    header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
+              "WorkTimeInSeconds", "Answer.Q1"]
+    p = tmp_path / "Batch_1.csv"
+    with p.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, quoting=csv.QUOTE_ALL)
+        w.writerow(header)
+        for k in range(2):
+            w.writerow([f"H{k}", f"A{k}", "W1", "Submitted", "Wed Nov 23 10:00:00 PST 2016",
+                        "Wed Nov 23 10:30:00 PST 2016", "1800", "s1_1_SYSTEM_0__50|s2_1_SYSTEM_1__60"])
+    assert len(read_mturk_batches([p], items_per_hit=2)) == 4
+    with pytest.raises(AnalysisInputError) as exc:
+        read_mturk_batches([p, p], items_per_hit=2)
+    assert str(exc.value) == (f"{p}:2: assignment A0 of worker W1 again (first at {p}:2); each assignment is "
+                              "read once: is a batch file given twice or a row duplicated?")
+
+
+def test_appraise_export_appended_to_itself_is_refused(tmp_path):
+    from mtscore.analysis.crowd import read_appraise_export
+
+    rows = [",".join(["u1", "sysA", str(i), "TGT", "ces", "eng", "75", f"16000000{i}0.0", f"16000000{i}5.0"])
+            for i in range(3)]
+    assert len(read_appraise_export(write(tmp_path, "ok.csv", rows))) == 3
+    p = write(tmp_path, "export.csv", rows + rows)
+    with pytest.raises(AnalysisInputError) as exc:
+        read_appraise_export(p)
+    assert str(exc.value) == (f"{p}:4: the same judgement as {p}:1 (every cell equal); an export given twice "
+                              "or appended to itself? remove the repeated rows")
