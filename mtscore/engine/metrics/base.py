@@ -108,7 +108,10 @@ class Score:
         sorted scores at ``n // 40`` and ``n - n // 40 - 1``; exact rational mean)."""
         import statistics
 
-        raw = sorted(x.score for x in scores)
+        # float(): a resample's score may be a numpy float32 (TER of empty hypotheses), which
+        # statistics.mean cannot mix with floats (sacrebleu 2.6.0 stops there with a TypeError);
+        # the conversion is exact, so the mean is the one sacrebleu means to compute
+        raw = sorted(float(x.score) for x in scores)
         n = len(raw)
         lower_idx = n // 40
         upper_idx = n - lower_idx - 1
