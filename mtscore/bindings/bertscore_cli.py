@@ -12,12 +12,14 @@ from ..engine.bertscore_baseline import compute_baseline
 
 
 def scorer_from_args(args: argparse.Namespace) -> BERTScore:
-    """The scorer configured by the BERTScore group of ``mtscore``'s options (``bertscore_*``);
-    loads the encoder."""
+    """The scorer configured by the BERTScore group of ``mtscore``'s options (``bertscore_*``)
+    and ``--progress`` (None when absent: a bar only on a terminal, see
+    :mod:`mtscore.engine.progress`); loads the encoder."""
     return BERTScore(model=args.bertscore_model, layer=args.bertscore_layer,
                      idf=args.bertscore_idf, rescale_baseline=args.bertscore_baseline,
                      batch_tokens=args.bertscore_batch_tokens,
-                     device=args.bertscore_device or "cpu", quantize=args.bertscore_int8)
+                     device=args.bertscore_device or "cpu", quantize=args.bertscore_int8,
+                     progress=getattr(args, "progress", None))
 
 
 def score_system(scorer: BERTScore, hyps: Sequence[str],
@@ -89,15 +91,24 @@ def _baseline_run(a: argparse.Namespace) -> int:
 
 class BERTScoreRunner:
     """BERTScore for the ``mtscore`` report: the encoder is loaded on first use and reused for
-    every system; :meth:`format` gives the line (or JSON object) of one system."""
+    every system; :meth:`format` gives the line (or JSON object) of one system.
 
-    def __init__(self, args: argparse.Namespace):
+    Each system's scoring draws a bar that moves with every encoder batch (on a terminal, or
+    with ``--progress``), labelled ``BERTScore i/n`` (``n_systems`` given) or ``BERTScore system i``."""
+
+    def __init__(self, args: argparse.Namespace, n_systems: Optional[int] = None):
         self.args = args
         self.scorer: Optional[BERTScore] = None
+        self.n_systems = n_systems
+        self.systems_done = 0
 
     def result(self, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> dict:
         if self.scorer is None:
             self.scorer = scorer_from_args(self.args)
+        self.systems_done += 1
+        i, n = self.systems_done, self.n_systems
+        self.scorer.progress_desc = ("BERTScore" if n == 1 else f"BERTScore {i}/{n}" if n
+                                     else f"BERTScore system {i}")
         return score_system(self.scorer, hyps, refs)
 
     def format(self, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from .bertscore_files import packaged_baseline, read_baseline, write_baseline
 from .bertscore_result import BERTScoreResult, BERTScoreSignature, BERTScoreTruncationWarning, warn_truncated
 from .encoder.windows import DEFAULT_OVERLAP, embed_windowed, window_starts
 from .metrics.base import Metric, Score, count_refs, present_mask
+from .progress import NullBar, progress_bar
 
 __all__ = ["BERTScore", "BERTScoreResult", "BERTScoreSignature", "BERTScoreTruncationWarning", "read_baseline",
            "write_baseline"]
@@ -106,7 +107,9 @@ class BERTScore(Metric):
             float noise (see ``INVARIANCE_TOL``).
         device: cpu / cuda / auto. threads: intra-op threads (default: all cores).
         quantize: int8 (approximate, explicit opt-in).
-        chunk_size: segments per streamed chunk. progress: tqdm bar (default: when stderr is a tty).
+        chunk_size: segments per streamed chunk. progress: a bar over the segments of each call that
+            moves with every encoder batch: True forces it, False hides it, None (default) shows it
+            when stderr is a terminal and CI is not set (:mod:`mtscore.engine.progress`).
         pad_quirk_batch: reproduce bert_score's zero-padding quirk for its ``batch_size``
             (single reference only; off by default, it never triggers on normal data).
         encoder: an already loaded :class:`~mtscore.engine.encoder.Encoder` to share.
@@ -154,6 +157,8 @@ class BERTScore(Metric):
             window_starts(1, self.tokenizer.max_length - head - tail, self.window_overlap)  # checks it
         self.chunk_size = max(1, int(chunk_size))
         self.progress = progress
+        #: the progress bar's label (the CLI adds the system: "BERTScore 3/19")
+        self.progress_desc = "BERTScore"
         self.pad_quirk_batch = pad_quirk_batch
         self._special = self.tokenizer.special_weights()
         self._fixed_idf: Optional[np.ndarray] = None
@@ -219,11 +224,15 @@ class BERTScore(Metric):
             return ids, np.zeros(len(ids), dtype=bool)
         return self.tokenizer.encode_flagged(texts)
 
-    def _embed(self, ids: List[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    def _embed(self, ids: List[np.ndarray], progress: Optional[Callable[[int, int], None]] = None
+               ) -> Tuple[np.ndarray, np.ndarray]:
         if self.long_inputs == "window":
             head, tail = self.tokenizer.special_frame()
-            return embed_windowed(self.encoder, ids, head, tail, self.tokenizer.max_length, self.window_overlap)
-        return self.encoder.embed(ids, normalize=True)
+            return embed_windowed(self.encoder, ids, head, tail, self.tokenizer.max_length, self.window_overlap,
+                                  progress=progress)
+        if progress is None:  # an ``encoder=`` object need not take ``progress``
+            return self.encoder.embed(ids, normalize=True)
+        return self.encoder.embed(ids, normalize=True, progress=progress)
 
     # ---- Metric interface -----------------------------------------------------------------
     def prepare(self, refs, rows=None) -> _Prepared:
@@ -366,21 +375,21 @@ class BERTScore(Metric):
                      table: np.ndarray) -> Iterator[Tuple[np.ndarray, int, int]]:
         """``(prf [n_chunk, 3], truncated candidates, truncated reference entries)`` per chunk."""
         from ..kernels._greedy import greedy_prf
-        from .encoder.runtime import progress_bar
 
         n = len(cands)
-        bar = progress_bar(n, "BERTScore", self.progress) if n > self.chunk_size or self.progress else None
+        bar = progress_bar(n, self.progress_desc, self.progress, unit="seg")
         try:
             for start in range(0, n, self.chunk_size):
                 stop = min(n, start + self.chunk_size)
-                yield self._score_chunk(cands[start:stop], [s[start:stop] for s in streams], table, greedy_prf)
-                if bar is not None:
-                    bar.update(stop - start)
+                tick = None if isinstance(bar, NullBar) else _ChunkTicker(bar, stop - start)
+                yield self._score_chunk(cands[start:stop], [s[start:stop] for s in streams], table, greedy_prf,
+                                        tick)
+                if tick is not None:
+                    tick.finish()
         finally:
-            if bar is not None:
-                bar.close()
+            bar.close()
 
-    def _score_chunk(self, cands, streams, table, greedy_prf) -> Tuple[np.ndarray, int, int]:
+    def _score_chunk(self, cands, streams, table, greedy_prf, tick=None) -> Tuple[np.ndarray, int, int]:
         n = len(cands)
         index: Dict[str, int] = {}
         texts: List[str] = []
@@ -404,7 +413,7 @@ class BERTScore(Metric):
                     pair_k.append(k)
         ids, cut = self._encode(texts)
         n_cut = (int(cut[hyp_idx].sum()), int(cut[np.asarray(pair_r, dtype=np.int64)].sum()))
-        emb, off = self._embed(ids)
+        emb, off = self._embed(ids, tick)
         flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
         if flat.size and flat.max() >= len(table):
             raise ValueError(f"token id {int(flat.max())} outside the idf table of size {len(table)}")
@@ -445,6 +454,27 @@ class BERTScore(Metric):
                 cp[s:s + bs] = lr[s:s + bs] < lr[s:s + bs].max()
                 cr[s:s + bs] = lh[s:s + bs] < lh[s:s + bs].max()
         return cp, cr
+
+
+class _ChunkTicker:
+    """Moves a bar counted in segments while a chunk's sentences are encoded: the encoder reports
+    ``(batches' sentences done, sentences to encode)`` after every batch, and the chunk's ``n``
+    segments are advanced in that proportion (the greedy matching after it is quick)."""
+
+    def __init__(self, bar, n: int):
+        self.bar, self.n, self.shown = bar, n, 0
+
+    def __call__(self, done: int, total: int) -> None:
+        target = min(self.n, (self.n * done) // total) if total > 0 else 0
+        if target > self.shown:
+            self.bar.update(target - self.shown)
+            self.shown = target
+
+    def finish(self) -> None:
+        """The chunk is scored: the rest of its segments (also those whose sentences were memoised)."""
+        if self.shown < self.n:
+            self.bar.update(self.n - self.shown)
+            self.shown = self.n
 
 
 def _max_at(dst: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:

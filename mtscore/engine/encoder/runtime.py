@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -128,12 +127,15 @@ class Encoder:
             i += rows
         return out
 
-    def embed(self, ids: Sequence[np.ndarray], normalize: bool = True, progress=None) -> Tuple[np.ndarray, np.ndarray]:
+    def embed(self, ids: Sequence[np.ndarray], normalize: bool = True,
+              progress: Optional[Callable[[int, int], None]] = None) -> Tuple[np.ndarray, np.ndarray]:
+        """``progress(done, total)`` is called after every ORT batch with the sentences encoded so
+        far and the sentences this call encodes (memoised ones are not encoded, not counted)."""
         if self.memo is not None:
-            return self._embed_memo(ids, normalize)
+            return self._embed_memo(ids, normalize, progress)
         return self._embed(ids, normalize, progress)
 
-    def _embed_memo(self, ids, normalize):
+    def _embed_memo(self, ids, normalize, progress=None):
         keys = [x.tobytes() for x in ids]
         missing = {}
         for k, x in zip(keys, ids):
@@ -141,7 +143,7 @@ class Encoder:
                 missing[k] = x
         if missing:
             mk = list(missing)
-            emb, off = self._embed([missing[k] for k in mk], normalize=False)
+            emb, off = self._embed([missing[k] for k in mk], normalize=False, progress=progress)
             for j, k in enumerate(mk):
                 e = emb[off[j]:off[j + 1]].copy()
                 if self._memo_tokens + len(e) <= self._memo_cap:
@@ -167,6 +169,7 @@ class Encoder:
         hidden = None
         emb = None
         pad = self.tokenizer.pad_id
+        done = 0
         for b in self.batches(lengths):
             T = int(lengths[b[0]])
             inp = np.full((len(b), T), pad, dtype=np.int64)
@@ -182,7 +185,8 @@ class Encoder:
             for r, j in enumerate(b):
                 emb[offsets[j]:offsets[j + 1]] = h[r, :lengths[j]]
             if progress is not None:
-                progress.update(len(b))
+                done += len(b)
+                progress(done, n)
         if emb is None:
             emb = np.empty((0, 1), dtype=np.float32)
         if normalize and len(emb):
@@ -279,15 +283,3 @@ def _check_layer(path: Path, config: dict, layer: Optional[int], name: str) -> i
                          f"(0 = the embedding layer, {n_layers} = the last)")
     return int(layer)
 
-
-def progress_bar(total: int, desc: str, enabled: Optional[bool] = None):
-    """tqdm bar on stderr when it is a terminal (or when forced); None otherwise."""
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="sent", leave=False)

@@ -12,7 +12,7 @@ Segments that fit are encoded as they are: with no long segment the result equal
 """
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -48,10 +48,12 @@ def window_owners(n: int, width: int, starts: Sequence[int]) -> np.ndarray:
 
 
 def embed_windowed(encoder, ids: Sequence[np.ndarray], head: int, tail: int, max_length: int,
-                   overlap: int = DEFAULT_OVERLAP, normalize: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+                   overlap: int = DEFAULT_OVERLAP, normalize: bool = True,
+                   progress: Optional[Callable[[int, int], None]] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Like ``encoder.embed(ids)`` (float32 ``[total_tokens, hidden]``, int64 offsets ``[n+1]``)
     for untruncated ``ids``: segments over ``max_length`` tokens are encoded in windows and
-    stitched (see the module docstring)."""
+    stitched (see the module docstring). ``progress``: passed to ``encoder.embed`` (it then counts
+    windows, not segments)."""
     width = max_length - head - tail
     pieces: List[np.ndarray] = []
     plan: List[Tuple[int, List[int]]] = []  # (first piece, window starts) per segment
@@ -65,7 +67,8 @@ def embed_windowed(encoder, ids: Sequence[np.ndarray], head: int, tail: int, max
         plan.append((len(pieces), starts))
         pre, body, post = x[:head], x[head:len(x) - tail], x[len(x) - tail:]
         pieces.extend(np.concatenate([pre, body[s:s + width], post]) for s in starts)
-    emb_p, off_p = encoder.embed(pieces, normalize=False)
+    kw = {} if progress is None else {"progress": progress}  # duck-typed encoders need not take it
+    emb_p, off_p = encoder.embed(pieces, normalize=False, **kw)
     lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
