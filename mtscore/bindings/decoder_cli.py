@@ -158,7 +158,9 @@ def mbr_main(argv: List[str], run_command) -> int:
                "  text:  one sample per line, groups separated by blank lines; with --log-probs "
                "each line is 'sample<TAB>log-probability'")
     p.add_argument("input", help="samples file (.jsonl: JSON lines; anything else: blank-line-separated groups)")
-    p.add_argument("--input-format", choices=["auto", "jsonl", "text"], default="auto")
+    p.add_argument("--input-format", choices=["auto", "jsonl", "text"], default="auto",
+                   help="how INPUT is read (see 'input formats' below): jsonl, text, or auto "
+                        "(default: jsonl for a .jsonl/.json file name, text otherwise)")
     p.add_argument("--log-probs", action="store_true",
                    help="text input: each line ends in a TAB and the sample's log-probability")
     p.add_argument("--utility", choices=["pairwise", "aggregate"], default="pairwise",

@@ -49,19 +49,23 @@ def refuse_outputs_onto_inputs(parser: argparse.ArgumentParser, args: argparse.N
             continue
         clash = first_clash(out, [v for _, v in candidates])
         if clash is not None:
-            src = next(d for d, v in candidates if v == clash)
+            src = _option_name(parser, next(d for d, v in candidates if v == clash))
             parser.error(f"{_option_name(parser, dest)} {out} is also an input "
-                         f"({_option_name(parser, src)} {clash}); refusing to overwrite it")
+                         f"({src + ' ' if src else ''}{clash}); refusing to overwrite it")
 
 
 def _option_name(parser: argparse.ArgumentParser, dest: str) -> str:
-    """The long option string for ``dest`` (``--output``), or the dest itself for a positional."""
-    for action in parser._actions:  # argparse keeps no public index of its actions
-        if action.dest == dest and action.option_strings:
-            return max(action.option_strings, key=len)
-    if any(a.dest == dest for a in parser._actions):
-        return dest
-    return "--" + dest.replace("_", "-")  # an option of a subcommand's parser
+    """The long option string for ``dest`` (``--output``); '' for a positional argument.
+    Subcommands' parsers are searched too (the first that has ``dest``)."""
+    parsers = [parser]
+    while parsers:
+        p = parsers.pop(0)
+        for action in p._actions:  # argparse keeps no public index of its actions
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += list(action.choices.values())
+            elif action.dest == dest:
+                return max(action.option_strings, key=len) if action.option_strings else ""
+    return "--" + dest.replace("_", "-")
 
 
 
