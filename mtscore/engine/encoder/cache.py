@@ -36,14 +36,14 @@ import shutil
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Iterator, NamedTuple, Optional
+from typing import Callable, Iterator, NamedTuple, Optional
 
 import numpy as np
 
 from ..atomic import atomic_write
 from . import onnx_builder
-from .model_dir import (EncoderError, EncoderWarning, file_sha256, load_weights, quick_key, read_config,
-                        weights_file)
+from .model_dir import (EncoderError, EncoderWarning, file_sha256, load_weights, memo_file_sha256, quick_key,
+                        read_config, weights_file)
 
 
 class EncoderCacheWarning(EncoderWarning):
@@ -161,10 +161,14 @@ def _read_manifest(folder: Path) -> Optional[dict]:
 
 
 def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: bool = False,
-                   cache_dir: Optional[str] = None, force: bool = False, revision: Optional[str] = None) -> dict:
+                   cache_dir: Optional[str] = None, force: bool = False, revision: Optional[str] = None,
+                   check_source: Optional[Callable[[Path, str], None]] = None) -> dict:
     """Export (or find the cached export of) ``hidden_states[layer]`` of a HF model directory.
     ``revision``: the Hugging Face commit the directory is a snapshot of (part of the cache key and
-    the manifest, so each Hub revision has its own export).
+    the manifest, so each Hub revision has its own export). ``check_source(weights file, sha256)``
+    may raise before anything is built or returned (the default model's pinned hash): a cached
+    export gives the hash its manifest recorded for the weights at the same (path, size, mtime),
+    a new export hashes the weights once (remembered for the process).
 
     Returns the manifest dict; ``manifest["onnx"]`` is the path of the ONNX file. A read-only
     cache holding the export is fine; an unwritable one makes the export go to a temporary
@@ -182,9 +186,14 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     folder = loc.path / "encoders" / name
     man = None if force else _read_manifest(folder)
     if man is not None:
+        if check_source is not None:
+            recorded = man.get("source_sha256")
+            check_source(wfile, recorded if isinstance(recorded, str) else memo_file_sha256(wfile))
         return man
+    src_hash = memo_file_sha256(wfile)
+    if check_source is not None:
+        check_source(wfile, src_hash)
     folder = build_folder(folder, loc.describe(), f"ONNX export of {model_dir}")
-    src_hash = file_sha256(wfile)
     model, exporter = _build_model(model_dir, config, wfile, layer, dtype)
     onnx_path = folder / "model.onnx"
     _save_model(model, onnx_path)

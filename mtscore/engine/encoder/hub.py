@@ -73,10 +73,15 @@ def resolve_model(model: Optional[str], revision: Optional[str] = None) -> Path:
 
 
 def resolve_source(model: Optional[str], revision: Optional[str] = None) -> ModelSource:
-    """The packaged default (``model`` None or its name), else a local path, else the Hugging
-    Face cache, else a download (see the module docstring)."""
+    """The packaged default (``model`` None or its name; its files are checked against their
+    pinned hashes, :mod:`.model_hashes`), else a local path, else the Hugging Face cache, else a
+    download (see the module docstring)."""
     if is_default_model(model) and revision is None:
-        return ModelSource(default_model_dir(), DEFAULT_MODEL_NAME, None)
+        from .model_hashes import verify_default_files
+
+        folder = default_model_dir()
+        verify_default_files(folder)  # pinned hashes (the weights: at export, see model_hashes)
+        return ModelSource(folder, DEFAULT_MODEL_NAME, None)
     assert model is not None
     p = Path(model).expanduser()
     if p.exists():

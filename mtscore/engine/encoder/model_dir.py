@@ -5,7 +5,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Tuple
 
 import numpy as np
 
@@ -104,6 +104,25 @@ def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
                 break
             h.update(b)
     return h.hexdigest()
+
+
+#: sha256 of files hashed in this process, by (real path, size, mtime_ns): a file is read once
+_SHA256_MEMO: Dict[Tuple[str, int, int], str] = {}
+
+
+def _stat_key(path: Path) -> Tuple[str, int, int]:
+    st = os.stat(path)
+    return os.path.realpath(path), st.st_size, st.st_mtime_ns
+
+
+def memo_file_sha256(path: Path) -> str:
+    """:func:`file_sha256`, remembered for this process while the file keeps its (real path, size,
+    mtime): the default model's check and the ONNX export's source hash read the weights once."""
+    key = _stat_key(path)
+    h = _SHA256_MEMO.get(key)
+    if h is None:
+        h = _SHA256_MEMO[key] = file_sha256(path)
+    return h
 
 
 def quick_key(*paths: Path) -> str:

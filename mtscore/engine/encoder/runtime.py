@@ -254,15 +254,28 @@ def _open_model_dir(src: ModelSource, layer: Optional[int], precision: str, fuse
     """A HF model directory, exported (or found in the cache): (onnx path, tokenizer, hash, name, layer)."""
     from . import cache
     from .model_dir import DEFAULT_MODEL_NAME, default_model_dir
+    from .model_hashes import check_default_weights, verify_default_files
 
     path = src.path
+    is_default = src.revision is None and _is_default_dir(path, default_model_dir)
+    if is_default:  # pinned files: checked before they are read (once per process)
+        verify_default_files(path)
     config = read_config(path)
     tok = Tokenizer(path, config)  # fail early on a missing tokenizer.json
-    name = DEFAULT_MODEL_NAME if path == default_model_dir() else src.name
+    name = DEFAULT_MODEL_NAME if is_default else src.name
     layer = _check_layer(path, config, layer, name)
     dtype = "float16" if precision == "fp16" else "float32"
-    man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir, revision=src.revision)
+    man = cache.export_encoder(path, layer, dtype=dtype, fused=fused, cache_dir=cache_dir, revision=src.revision,
+                               check_source=check_default_weights if is_default else None)
     return Path(man["onnx"]), tok, man["source_sha256"], name, layer
+
+
+def _is_default_dir(path: Path, default_model_dir) -> bool:
+    """``path`` is the installed default model's folder (False when that is not installed)."""
+    try:
+        return path == default_model_dir()
+    except EncoderError:
+        return False
 
 
 def _check_layer(path: Path, config: dict, layer: Optional[int], name: str) -> int:
