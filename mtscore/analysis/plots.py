@@ -9,6 +9,8 @@ from typing import Dict, Optional, Sequence
 
 import numpy as np
 
+from ..engine.missing_extra import MissingExtraError, install_hint
+
 __all__ = ["require_matplotlib", "scatter_fit", "topn_plot", "rolling_plot", "pairwise_plot",
            "heatmap", "diverging_norm", "worker_heatmap", "sequence_bins_plot", "coefficient_plot",
            "subset_boxplot", "significance_curve_plot"]
@@ -19,7 +21,7 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError('plotting needs matplotlib: pip install "mtscore[plot]"') from None
+        raise MissingExtraError(f"plotting needs matplotlib: {install_hint('plot')}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

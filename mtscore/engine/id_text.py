@@ -14,8 +14,8 @@ ordinary text path, so the numbers equal sacrebleu on that decoded text. A vocab
   dropped, the SentencePiece convention) or ``"wordpiece"`` (joined by spaces, ``##`` pieces
   glued to the previous one; no punctuation clean-up); ``skip_ids`` are dropped first.
 
-``tokenizers`` and ``sentencepiece`` are imported only when a path needs loading (extra
-``mtscore[decoder]``); objects are recognised by their methods.
+``tokenizers`` and ``sentencepiece`` are imported only when a path needs loading (the
+``decoder`` extra); objects are recognised by their methods.
 
 SentencePiece models and ``tokenizers.Tokenizer`` objects whose decoder pipeline
 ``mtscore.engine.piece_tables`` follows (Metaspace, ByteLevel, WordPiece, the Llama-style
@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, List, Optional, Tuple
 
 import numpy as np
 
-from .missing_extra import MissingExtraError
+from .missing_extra import MissingExtraError, install_hint
 from .piece_tables import PieceTable, hf_fingerprint, hf_table, spm_table
 from .token_ids import TokenIds
 
@@ -171,14 +171,14 @@ def _load_file(path: Path) -> IdDecoder:
             from tokenizers import Tokenizer
         except ImportError:
             raise MissingExtraError(f"reading {path} needs the tokenizers package: "
-                                    "pip install \"mtscore[decoder]\"") from None
+                                    f"{install_hint('decoder')}") from None
         return _tokenizers_decoder(Tokenizer.from_file(str(path)))
     if path.suffix == ".model":
         try:
             import sentencepiece as spm
         except ImportError:
             raise MissingExtraError(f"reading {path} needs sentencepiece: "
-                                    "pip install \"mtscore[decoder]\"") from None
+                                    f"{install_hint('decoder')}") from None
         return _spm_decoder(spm.SentencePieceProcessor(model_file=str(path)))
     raise ValueError(f"vocabulary file {path}: expected a tokenizer.json or a SentencePiece "
                      ".model file")

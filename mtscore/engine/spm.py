@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .missing_extra import MissingExtraError
+from .missing_extra import MissingExtraError, install_hint
 from .user_cache import cache_dir
 
 SPM_MODELS = {
@@ -39,7 +39,7 @@ def load_spm(name: str):
         import sentencepiece as spm
     except ImportError:
         raise MissingExtraError(
-            f"tokenizer {name!r} needs sentencepiece: pip install \"mtscore[spm]\"") from None
+            f"tokenizer {name!r} needs sentencepiece: {install_hint('spm')}") from None
     url, sig, fname = SPM_MODELS[name]
     path = next((p for p in candidate_paths(name) if p.is_file()), None)
     if path is None:

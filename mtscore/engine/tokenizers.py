@@ -11,7 +11,7 @@ from typing import Callable, List, Optional
 
 from ..kernels import _text
 from .atomic import atomic_write
-from .missing_extra import MissingExtraError
+from .missing_extra import MissingExtraError, install_hint
 from .user_cache import cache_dir
 
 MODE_NONE = _text.MODE_NONE
@@ -125,7 +125,7 @@ def _mecab(name: str, extra: str, modules, dict_size: int, suffix: str):
         tagger_mod, dic = (importlib.import_module(m) for m in modules)
     except ImportError:
         raise MissingExtraError(
-            f"tokenizer {name!r} needs {modules[0]}: pip install \"mtscore[{extra}]\"") from None
+            f"tokenizer {name!r} needs {modules[0]}: {install_hint(extra)}") from None
     tagger = tagger_mod.Tagger(dic.MECAB_ARGS + " -Owakati")
     d = tagger.dictionary_info()
     assert d.size == dict_size, f"{name}: unexpected MeCab dictionary (size {d.size})"

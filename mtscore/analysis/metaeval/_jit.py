@@ -5,11 +5,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ...engine.missing_extra import MissingExtraError
+from ...engine.missing_extra import MissingExtraError, install_hint
 
 __all__ = ["kernels"]
-
-_INSTALL = 'pip install "mtscore[metaeval]"  (or: pip install "numba>=0.59")'
 
 
 def kernels() -> ModuleType:
@@ -20,5 +18,5 @@ def kernels() -> ModuleType:
     except ImportError as exc:
         raise MissingExtraError(
             f"the meta-evaluation statistics (mtscore.analysis.metaeval) run on Numba, which is not "
-            f"installed: {_INSTALL}") from exc
+            f"installed: {install_hint('metaeval')}") from exc
     return importlib.import_module(f"{__package__}._kernels")

@@ -27,7 +27,12 @@ How it works (only the metric contract is used, so every lexical metric works th
   (:meth:`RayScoreResult.compare`, :meth:`RayScoreResult.confidence`), so they equal the local
   results for the same seed.
 
-Ray is an optional dependency: ``pip install "mtscore[ray]"``.
+Ray is an optional dependency (the ``ray`` extra). Its requirements install next to any mtscore
+(a clone, an editable install, a wheel) without rebuilding anything:
+``pip install "ray[data]>=2.40" aiohttp`` (:data:`PIP_HINT`, read from the installed package's
+metadata, says the same). Installing mtscore together with the extra works too:
+``pip install ".[ray]"`` in a clone (which rebuilds the kernels), or ``pip install "mtscore[ray]"``
+once mtscore is on a package index.
 
 The package, one job per module (imports go down this list): ``score`` (the entry point
 :func:`score_ray`), ``result`` (:class:`RayScoreResult`), ``gather`` (the driver folding the

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from ...engine.missing_extra import MissingExtraError
+from ...engine.missing_extra import MissingExtraError, install_hint
 
-PIP_HINT = 'pip install "mtscore[ray]"'
+# the requirements of the ray extra (see engine.missing_extra for why not "mtscore[ray]")
+PIP_HINT = install_hint("ray")
 
 
 def require_ray():

@@ -21,7 +21,7 @@ that mean, ``meteor`` the 0..1 mean.
 Words: the text is tokenized by a sacrebleu tokenizer (``tokenize``, default ``13a``, so
 punctuation is split off; ``none`` is ``str.split()``), each token lowercased with
 ``str.lower`` (NLTK's ``preprocess``; ``lowercase=False`` keeps case), stemmed by the Snowball
-stemmer of ``language`` from PyStemmer (``pip install "mtscore[meteor]"``) or any ``stemmer``
+stemmer of ``language`` from PyStemmer (the ``meteor`` extra) or any ``stemmer``
 callable ``str -> str``. NLTK's own default is its ``PorterStemmer``; pass
 ``stemmer=nltk.stem.PorterStemmer().stem`` to reproduce NLTK's numbers.
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 import numpy as np
 
 from ...kernels._text import Vocab
-from ..missing_extra import MissingExtraError
+from ..missing_extra import MissingExtraError, install_hint
 
 __all__ = ["SNOWBALL_LANGUAGES", "MeteorLexicon", "SnowballStems", "UserStems", "snowball_stemmer"]
 
@@ -32,8 +32,6 @@ SNOWBALL_LANGUAGES = {
     "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian",
     "st": "sesotho", "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
 }
-
-INSTALL = 'pip install "mtscore[meteor]"'
 
 StemMany = Callable[[List[str]], List[str]]
 
@@ -73,7 +71,7 @@ def snowball_stemmer(language: str) -> Tuple[StemMany, str]:
         import Stemmer
     except ImportError:
         raise MissingExtraError(
-            f"METEOR: the stem module needs PyStemmer (the Snowball stemmers): {INSTALL}, or "
+            f"METEOR: the stem module needs PyStemmer (the Snowball stemmers): {install_hint('meteor')}, or "
             "pass stemmer= (a callable str -> str) or modules=('exact',)") from None
     algorithm = SNOWBALL_LANGUAGES.get(language, language)
     if algorithm not in Stemmer.algorithms():
