@@ -12,7 +12,7 @@ from typing import Iterable, List, Tuple, Union
 
 from .corpus_error import CorpusError
 
-__all__ = ["REPLACE_HINT", "DECODE_BLOCK", "check_codec", "ascii_compatible", "display_encoding",
+__all__ = ["REPLACE_HINT", "DECODE_BLOCK", "check_codec", "sniff_wide", "check_head", "ascii_compatible", "display_encoding",
            "line_column", "decode_error", "decode_text", "decode_lines", "split_lines",
            "LineCounter"]
 
@@ -84,14 +84,73 @@ def line_column(prefix_chunks: Iterable[Union[bytes, memoryview]], encoding: str
     return line, col
 
 
+#: (byte-order mark, what the file is, the codec that reads it), longest marks first
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 LE", "utf-32"), (b"\x00\x00\xfe\xff", "UTF-32 BE", "utf-32"),
+              (b"\xff\xfe", "UTF-16 LE", "utf-16"), (b"\xfe\xff", "UTF-16 BE", "utf-16"))
+
+
+def sniff_wide(head: bytes, encoding: str = "utf-8"):
+    """``(what, why, codec)`` when the first bytes of a file read as ``encoding`` (an
+    ASCII-compatible one: UTF-8, Latin-x, cp125x...) are those of a UTF-16/UTF-32 file: a
+    UTF-16/32 byte-order mark, or ASCII characters alternating with NUL bytes; else None.
+    Only ``head[:4]`` is looked at. For UTF-8 a wide byte-order mark alone decides (it is
+    invalid UTF-8); other single-byte codecs could read it as text (``'ÿþ'``), so they also
+    need the NUL bytes a wide ASCII character has."""
+    head = bytes(head[:4])
+    if len(head) < 2 or not ascii_compatible(encoding):
+        return None
+    utf8 = display_encoding(encoding) == "UTF-8"
+    for bom, what, codec in _WIDE_BOMS:
+        if head.startswith(bom):
+            wide_ascii = len(head) == 4 and (head[3] == 0 if what == "UTF-16 LE" else
+                                             head[2] == 0 if what == "UTF-16 BE" else True)
+            if utf8 or wide_ascii:
+                return what, f"it starts with a {what} byte-order mark", codec
+            return None
+    if len(head) == 4:
+        z = (head[0] == 0, head[1] == 0, head[2] == 0, head[3] == 0)
+        pattern = {(False, True, True, True): ("UTF-32 LE", "utf-32-le"),
+                   (True, True, True, False): ("UTF-32 BE", "utf-32-be"),
+                   (False, True, False, True): ("UTF-16 LE", "utf-16-le"),
+                   (True, False, True, False): ("UTF-16 BE", "utf-16-be")}.get(z)
+        if pattern:
+            return pattern[0], "its first characters alternate with NUL bytes", pattern[1]
+    return None
+
+
+def check_head(head: bytes, source: str, encoding: str, how: str = "") -> None:
+    """Raise :class:`CorpusError` when ``head`` (the first bytes of ``source``) shows a
+    UTF-16/UTF-32 file that is about to be read as ``encoding`` (see :func:`sniff_wide`):
+    read as UTF-8 such a file is a decoding error at best, and its b"\\n" count (line counts
+    by a binary scan) is not its line count. ``how``: how to name the encoding to the user,
+    ``{codec}`` is replaced (default: the ``--encoding`` option and the Python argument)."""
+    found = sniff_wide(head, encoding)
+    if found is None:
+        return
+    what, why, codec = found
+    how = (how or "pass --encoding {codec} (encoding='{codec}' in Python)").format(codec=codec)
+    raise CorpusError(
+        f"{source}:1: the file looks {what}, not {display_encoding(encoding)} ({why}); convert it "
+        f"to UTF-8 (iconv -f {_iconv_name(codec)} -t UTF-8) or {how}")
+
+
+def _iconv_name(codec: str) -> str:
+    """``utf-16`` -> ``UTF-16`` (iconv reads the byte-order mark), ``utf-16-le`` -> ``UTF-16LE``."""
+    return codec.upper().replace("-LE", "LE").replace("-BE", "BE")
+
+
 def decode_error(source: str, e: UnicodeDecodeError, offset: int, line: int, col: int,
                  encoding: str, head: bytes = b"") -> CorpusError:
     bad = bytes(e.object[e.start:e.end])[:4]
     what = "byte" if len(bad) == 1 else "bytes"
     hexes = " ".join(f"0x{b:02x}" for b in bad)
     hint = ""
+    wide = sniff_wide(head, encoding)
     if head[:2] == b"\x1f\x8b":
         hint = "; the file looks gzip-compressed (name it *.gz)"
+    elif wide is not None:
+        hint = (f"; the file looks {wide[0]} ({wide[1]}): convert it to UTF-8 or pass "
+                f"--encoding {wide[2]} (encoding='{wide[2]}' in Python)")
     return CorpusError(
         f"{source}:{line}: invalid {display_encoding(encoding)} ({what} {hexes} at column {col}, "
         f"offset {offset}){hint}; {REPLACE_HINT}")
@@ -104,11 +163,12 @@ def decode_text(data: bytes, source: str, encoding: str, errors: str) -> str:
     ``bytes.decode`` for UTF-16/32 without a BOM)."""
     import codecs
 
+    check_head(data[:4], source, encoding)
     try:
         return codecs.getincrementaldecoder(encoding)(errors).decode(data, final=True)
     except UnicodeDecodeError as e:
         line, col = line_column([memoryview(data)[:e.start]], encoding)
-        raise decode_error(source, e, e.start, line, col, encoding, data[:2]) from None
+        raise decode_error(source, e, e.start, line, col, encoding, data[:4]) from None
     except UnicodeError as e:  # e.g. "UTF-16 stream does not start with BOM"
         raise CorpusError(f"{source}: cannot decode as {encoding} ({e})") from None
 
@@ -138,6 +198,7 @@ def decode_lines(data: bytes, source: str, encoding: str, errors: str,
     if not _block_safe(encoding):
         lines = split_lines(decode_text(data, source, encoding, errors))
         return [x.rstrip() for x in lines] if rstrip else lines
+    check_head(data[:4], source, encoding)
     out: List[str] = []
     n = len(data)
     mv = memoryview(data)
@@ -153,7 +214,7 @@ def decode_lines(data: bytes, source: str, encoding: str, errors: str,
         except UnicodeDecodeError as err:
             pos = s + err.start
             line, col = line_column([mv[:pos]], encoding)
-            raise decode_error(source, err, pos, line, col, encoding, data[:2]) from None
+            raise decode_error(source, err, pos, line, col, encoding, data[:4]) from None
         lines = text.split("\n")
         if e < n or lines[-1] == "":
             lines.pop()  # the piece ends with '\n'
