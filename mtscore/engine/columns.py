@@ -10,7 +10,7 @@ columns into one with the columns ``hyp``, ``ref_0 .. ref_{K-1}``, optional ``sy
 """
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .corpus_error import CorpusError
 
@@ -28,6 +28,10 @@ class ColumnSpec(NamedTuple):
 
     def source_columns(self) -> List[str]:
         return [c for c in (self.hyp, *self.refs, self.system, self.doc, self.seg) if c is not None]
+
+    def labels(self) -> Dict[str, str]:
+        """The user's column name of each Corpus column (``ref_0`` -> ``ref``...)."""
+        return dict(zip(self.target_names(), self.source_columns()))
 
     def target_names(self) -> List[str]:
         out = ["hyp"] + [f"ref_{k}" for k in range(len(self.refs))]
@@ -69,17 +73,45 @@ def resolve_columns(names: Sequence[str], source: str, hyp, refs, system, doc, s
         return need(col, arg)
 
     h = need(hyp, "hyp")
+    taken = {h: "the hypothesis column"}  # a column plays one role: a second is a user mistake
     if refs is None:
         r = [c for c in auto_ref_columns(names) if c != h]
     else:
         if isinstance(refs, str):
             refs = [refs]
         r = [need(c, "refs") for c in refs]
-    return ColumnSpec(h, tuple(r), optional(system, "system", "system"),
-                 optional(doc, "doc", "doc"), optional(seg, "seg", "seg"))
+        for c in r:
+            _claim(taken, c, "a reference column", "refs", source)
+    for c in r:
+        taken.setdefault(c, "a reference column")
+    roles: List[Optional[str]] = []
+    for arg, col in (("system", system), ("doc", doc), ("seg", seg)):
+        picked: Optional[str] = optional(col, arg, arg)
+        if picked is not None and picked in taken:
+            if col is None:  # picked by convention only: leave the role out
+                picked = None
+            else:
+                _claim(taken, picked, f"the {arg} column", arg, source)
+        if picked is not None:
+            taken[picked] = f"the {arg} column"
+        roles.append(picked)
+    return ColumnSpec(h, tuple(r), *roles)
 
 
-def _string_array(col, name: str, source: str, allow_null: bool, row0: int = 0, cast_any=False):
+def _claim(taken: dict, col: str, role: str, arg: str, source: str) -> None:
+    """Record ``col`` in ``role``; a column named for two roles (or twice in ``refs``) is an
+    error naming both (the readers would otherwise select one column twice)."""
+    if col in taken:
+        if taken[col] == role:
+            raise CorpusError(f"{source}: column {col!r} is named twice as {role}; pass {arg}= "
+                              "each column once")
+        raise CorpusError(f"{source}: column {col!r} is both {taken[col]} and {role}; pass {arg}= "
+                          "another column")
+    taken[col] = role
+
+
+def _string_array(col, name: str, source: str, allow_null: bool, row0: int = 0, cast_any=False,
+                  lines: Optional[Callable[[int], Optional[int]]] = None):
     """A pyarrow string (or large_string) array/chunked array; errors name the column/row."""
     import pyarrow as pa
     import pyarrow.types as pt
@@ -104,21 +136,27 @@ def _string_array(col, name: str, source: str, allow_null: bool, row0: int = 0, 
         import pyarrow.compute as pc
 
         i = pc.index(pc.is_null(col), True).as_py()
-        raise CorpusError(
-            f"{source}: column {name!r} has a missing value (null) at row {row0 + i + 1}; "
-            "hypotheses must be strings (use '' for an empty one)")
+        line = None if lines is None else lines(row0 + i)
+        where = (f"{source}: column {name!r} has a missing value (null) at row {row0 + i + 1}"
+                 if line is None else f"{source}:{line}: column {name!r} has a missing value (null)")
+        raise CorpusError(f"{where}; hypotheses must be strings (use '' for an empty one)")
     return col
 
 
-def normalise(tbl, spec: ColumnSpec, source: str, row0: int = 0):
-    """Table/RecordBatch with the source columns -> same kind with columns hyp, ref_k, ..."""
+def normalise(tbl, spec: ColumnSpec, source: str, row0: int = 0,
+              lines: Optional[Callable[[int], Optional[int]]] = None):
+    """Table/RecordBatch with the source columns -> same kind with columns hyp, ref_k, ...
+
+    ``row0``: the 0-based row of ``tbl``'s first row in the whole table; ``lines``: the file
+    line of a 0-based row (error path; None: errors name the 1-based row)."""
     import pyarrow as pa
 
-    cols = [_string_array(tbl.column(spec.hyp), spec.hyp, source, False, row0)]
+    cols = [_string_array(tbl.column(spec.hyp), spec.hyp, source, False, row0, lines=lines)]
     cols += [_string_array(tbl.column(c), c, source, True, row0) for c in spec.refs]
     for c, null_ok in ((spec.system, False), (spec.doc, True)):
         if c is not None:
-            cols.append(_string_array(tbl.column(c), c, source, null_ok, row0, cast_any=True))
+            cols.append(_string_array(tbl.column(c), c, source, null_ok, row0, cast_any=True,
+                                      lines=lines))
     if spec.seg is not None:
         cols.append(tbl.column(spec.seg))
     names = spec.target_names()

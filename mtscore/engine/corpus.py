@@ -26,12 +26,12 @@ load time; pyarrow is imported inside the functions that need it.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .coerce import as_ref_streams, as_text_list, is_missing, is_tabular, to_list
 from .columns import normalise, resolve_columns
 from .corpus_error import CorpusError
-from .tables import TABLE_FORMATS, batch_lists, guess_format, iter_batches, read_columns
+from .tables import TABLE_FORMATS, batch_lists, guess_format, iter_batches, read_located
 from .textio import (PathLike, TextChunk, count_lines, count_mismatch, iter_aligned_lines,
                      iter_text_chunks, read_lines, read_stdin_systems, read_tab_refs, source_name)
 
@@ -58,7 +58,7 @@ class Corpus:
     (A plain class rather than a dataclass: ``dataclasses`` costs ~30 ms of CLI start-up.)
     """
 
-    __slots__ = ("_table", "_lists", "_names", "source")
+    __slots__ = ("_table", "_lists", "_names", "source", "_labels", "_lines")
 
     def __init__(self, table=None, *, source: str = "<memory>", _lists=None, _names=None):
         if table is None and _lists is None:
@@ -67,6 +67,10 @@ class Corpus:
         self._lists: Dict[str, list] = dict(_lists or {})
         self._names: List[str] = list(_names if _names is not None else table.schema.names)
         self.source = source
+        #: for errors about rows of a table file: the user's column names ({'ref_0': 'ref'}) and
+        #: the file line of a 0-based row (None: name the row); set by read_table
+        self._labels: Dict[str, str] = {}
+        self._lines: Optional[Callable[[int], Optional[int]]] = None
         if "hyp" not in self._names:
             raise CorpusError(f"{source}: a Corpus table needs a 'hyp' column")
         if len(self) == 0:
@@ -259,9 +263,13 @@ class Corpus:
                 vals = [cols[c][i] for i in r]
                 if vals != base_vals[c]:
                     j = next(j for j, (a, b) in enumerate(zip(vals, base_vals[c])) if a != b)
+                    line = None if self._lines is None else self._lines(r[j])
+                    where = (f"{self.source}: system {name!r} differs from system {base!r} at its "
+                             f"segment {j + 1} (row {r[j] + 1})" if line is None else
+                             f"{self.source}:{line}: system {name!r} differs from system {base!r} "
+                             f"at its segment {j + 1}")
                     raise CorpusError(
-                        f"{self.source}: system {name!r} differs from system {base!r} at its "
-                        f"segment {j + 1} (row {r[j] + 1}): {c} {vals[j]!r} != {base_vals[c][j]!r}; "
+                        f"{where}: {self._labels.get(c, c)} {vals[j]!r} != {base_vals[c][j]!r}; "
                         "every system must have the same segments in the same order")
             out[name] = [hyp[i] for i in r]
         refs = [base_vals[f"ref_{k}"] for k in range(self.n_refs)]
@@ -296,12 +304,15 @@ def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] =
     that name if present, a name = required column, False = ignore.
     Missing columns raise :class:`CorpusError` naming the file and listing the available columns.
     """
-    cols = read_columns(path, hyp, refs, fmt, system=system, doc=doc, seg=seg,
-                        encoding=encoding, errors=errors)
+    cols, labels, lines = read_located(path, hyp, refs, fmt, system=system, doc=doc, seg=seg,
+                                       encoding=encoding, errors=errors)
     source = source_name(path)
     if isinstance(cols, dict):  # TSV: Python lists (pyarrow not imported)
-        return Corpus(None, source=source, _lists=cols, _names=list(cols))
-    return Corpus.from_table(cols, source=source)
+        corpus = Corpus(None, source=source, _lists=cols, _names=list(cols))
+    else:
+        corpus = Corpus.from_table(cols, source=source)
+    corpus._labels, corpus._lines = labels, lines
+    return corpus
 
 
 def load_corpus(hyps, refs=None, *, hyp: str = "hyp", ref_columns: Optional[Sequence[str]] = None,

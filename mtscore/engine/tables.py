@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
 
 from .columns import ColumnSpec, normalise, resolve_columns
 from .corpus_error import CorpusError
-from .decoding import check_codec, decode_lines
+from .decoding import ascii_compatible, check_codec, check_head, decode_lines, display_encoding
 from .textio import PathLike, iter_raw_line_blocks, open_binary, read_bytes, source_name
 
 __all__ = ["TABLE_FORMATS", "FORMATS", "TableFormat", "TableRequest", "guess_format",
-           "read_columns", "iter_batches", "batch_lists"]
+           "read_columns", "read_located", "iter_batches", "batch_lists"]
 
 #: what :meth:`TableFormat.read` returns: a pyarrow Table, or a dict of Python lists by column
 #: name (TSV, so that reading it never imports pyarrow); either way in the Corpus schema
@@ -38,10 +39,14 @@ class TableRequest(NamedTuple):
     columns: Tuple[Any, ...]    #: (hyp, refs, system, doc, seg) as in :func:`read_columns`
     encoding: str
     errors: str
+    resolved: Optional[List[ColumnSpec]] = None  #: when a list, :meth:`resolve` adds its spec
 
     def resolve(self, names: Sequence[str]) -> ColumnSpec:
         """The columns to take, given the table's column names."""
-        return resolve_columns(names, self.source, *self.columns)
+        spec = resolve_columns(names, self.source, *self.columns)
+        if self.resolved is not None:
+            self.resolved.append(spec)
+        return spec
 
 
 class TableFormat:
@@ -61,15 +66,21 @@ class TableFormat:
         bounded by the batch."""
         raise NotImplementedError
 
+    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+        """The file line (1-based, the header counted) of 0-based data row ``row``, for error
+        messages (error path: may read the file again); None for formats without lines."""
+        return None
 
-def _rebatch(batches, spec: ColumnSpec, source: str, batch_size: int) -> Iterator[Any]:
+
+def _rebatch(batches, spec: ColumnSpec, source: str, batch_size: int,
+             lines=None) -> Iterator[Any]:
     """Batches of any size -> normalised batches of at most ``batch_size`` rows (errors name the
-    row in the whole table)."""
+    row in the whole table, or its file line given ``lines``)."""
     row0 = 0
     for b in batches:
         for s in range(0, b.num_rows, batch_size):
             part = b.slice(s, batch_size)
-            yield normalise(part, spec, source, row0)
+            yield normalise(part, spec, source, row0, lines)
             row0 += part.num_rows
 
 
@@ -81,6 +92,28 @@ def _arrow_source(path):
     return os.fspath(path)
 
 
+#: how the table readers name the encoding a UTF-16/32 file needs (``score-table`` has no
+#: ``--encoding``; the Python functions take ``encoding=``)
+_WIDE_HOW = "read it with encoding='{codec}'"
+
+
+def _check_head(req: "TableRequest") -> None:
+    """A UTF-16/32 file about to be read as UTF-8 (or another ASCII-compatible codec) is named
+    as such from its first 4 bytes, before any reader turns it into garbage column names or a
+    decoding error (stdin, which cannot be peeked at, is checked where its bytes are decoded)."""
+    if req.path == "-" or not ascii_compatible(req.encoding):
+        return
+    with open_binary(req.path) as f:
+        check_head(f.read(4), req.source, req.encoding, _WIDE_HOW)
+
+
+def _drop_bom(line: str) -> str:
+    """A header line without the byte-order mark a UTF-8 file may start with (Excel and
+    Notepad write one): as pyarrow's readers and Python's ``utf-8-sig`` do, it is not part of
+    the first column's name. Plain text files keep it (sacrebleu does)."""
+    return line[1:] if line.startswith("\ufeff") else line
+
+
 # ---- TSV (own reader: no quoting, rows end at '\n', a CRLF ending is accepted) ------------------
 
 class TsvFormat(TableFormat):
@@ -88,7 +121,9 @@ class TsvFormat(TableFormat):
 
     def read(self, req: TableRequest) -> Dict[str, list]:
         check_codec(req.encoding, req.errors)
-        lines = decode_lines(read_bytes(req.path), req.source, req.encoding, req.errors)
+        data = read_bytes(req.path)
+        check_head(data[:4], req.source, req.encoding, _WIDE_HOW)
+        lines = decode_lines(data, req.source, req.encoding, req.errors)
         if not lines:
             raise CorpusError(f"{req.source}: empty file (no header line)")
         header = self._header(lines[0])
@@ -111,6 +146,7 @@ class TsvFormat(TableFormat):
                     batch_size: int) -> Iterator[Tuple[ColumnSpec, List[List[str]]]]:
         header, spec, idx = None, None, None
         lineno = 1
+        _check_head(req)
         for block in iter_raw_line_blocks(req.path, req.encoding, req.errors):
             if header is None:
                 header = self._header(block[0])
@@ -126,11 +162,14 @@ class TsvFormat(TableFormat):
         if header is None:
             raise CorpusError(f"{req.source}: empty file (no header line)")
 
+    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+        return row + 2  # every line after the header is a row
+
     @staticmethod
     def _header(line: str) -> List[str]:
         if line.endswith("\r"):
             line = line[:-1]
-        return line.split("\t")
+        return _drop_bom(line).split("\t")
 
     @staticmethod
     def _columns(lines: List[str], ncol: int, idx: List[int], first_lineno: int,
@@ -155,14 +194,26 @@ class JsonlFormat(TableFormat):
 
         parts = list(self._tables(req, block_bytes=1 << 26))
         spec = parts[0][0]
-        return normalise(pa.concat_tables([t for _, t in parts]), spec, req.source)
+        return normalise(pa.concat_tables([t for _, t in parts]), spec, req.source,
+                         lines=lambda row: self.row_line(req, row))
 
     def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
         row0 = 0
         for spec, tbl in self._tables(req):
             for b in tbl.to_batches(max_chunksize=batch_size):
-                yield normalise(b, spec, req.source, row0)
+                yield normalise(b, spec, req.source, row0, lambda row: self.row_line(req, row))
                 row0 += b.num_rows
+
+    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+        if req.path == "-":
+            return None
+        n = -1
+        with open_binary(req.path) as f:
+            for lineno, raw in enumerate(f, 1):
+                n += bool(raw.strip())  # pyarrow.json skips blank lines
+                if n == row:
+                    return lineno
+        return None
 
     def _tables(self, req: TableRequest, block_bytes: Optional[int] = None):
         """(spec, pyarrow Table) per block of complete lines; every block is UTF-8 validated
@@ -171,10 +222,16 @@ class JsonlFormat(TableFormat):
 
         source = req.source
         check_codec(req.encoding, req.errors)
-        first = None if req.path == "-" else self._first_object(req.path, source)
+        _check_head(req)
+        # the first object from its own line (stdin, and UTF-16/32 whose lines are not split on
+        # b"\n": from the first decoded block)
+        first = (None if req.path == "-" or not ascii_compatible(req.encoding)
+                 else self._first_object(req.path, source))
         spec = None if first is None else req.resolve(list(first))
         lineno = 1
         for block in iter_raw_line_blocks(req.path, req.encoding, req.errors, block_bytes):
+            if lineno == 1 and block:
+                block[0] = _drop_bom(block[0])
             if spec is None:  # stdin: resolve from the first object
                 import json
                 line = next((s for s in block if s.strip()), None)
@@ -265,43 +322,79 @@ class CsvFormat(TableFormat):
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        spec = req.resolve(self._names(req.path, req.source))
+        spec = req.resolve(self._names(req))
+        counted = _QuoteCounter(req.path)
         try:
-            tbl = pcsv.read_csv(_arrow_source(req.path), **self._options(spec, req.encoding))
+            with counted:
+                tbl = pcsv.read_csv(counted.arrow_file(), **self._options(spec, req.encoding))
         except pa.ArrowInvalid as e:
             raise self._error(req, e) from None
-        return normalise(tbl, spec, req.source)
+        self._check_quotes(req, counted)
+        return normalise(tbl, spec, req.source, lines=_CsvLines(req).line_of)
 
     def iter_batches(self, req: TableRequest, batch_size: int) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
-        spec = req.resolve(self._names(req.path, req.source))
+        spec = req.resolve(self._names(req))
+        counted = _QuoteCounter(req.path)
         try:
-            reader = pcsv.open_csv(_arrow_source(req.path), **self._options(spec, req.encoding))
-            yield from _rebatch(reader, spec, req.source, batch_size)
+            with counted:
+                reader = pcsv.open_csv(counted.arrow_file(), **self._options(spec, req.encoding))
+                yield from _rebatch(reader, spec, req.source, batch_size, _CsvLines(req).line_of)
         except pa.ArrowInvalid as e:
             raise self._error(req, e) from None
+        self._check_quotes(req, counted)
+
+    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+        return _CsvLines(req).line_of(row)
 
     @staticmethod
-    def _names(path, source) -> List[str]:
+    def _names(req: TableRequest) -> List[str]:
+        """The header's column names, read with the file's encoding (a UTF-8 byte-order mark is
+        not part of the first name: pyarrow skips it too) and CSV quoting."""
         import csv
         import io
 
-        if path == "-":
+        if req.path == "-":
             raise CorpusError("CSV from stdin is not supported; use TSV or JSONL")
-        with open_binary(path) as f:
-            first = f.readline().decode("utf-8", "replace")
-        if not first.strip():
-            raise CorpusError(f"{source}: empty file (no header line)")
-        return next(csv.reader(io.StringIO(first)))
+        check_codec(req.encoding, req.errors)
+        _check_head(req)
+        enc = "utf-8-sig" if display_encoding(req.encoding) == "UTF-8" else req.encoding
+        with io.TextIOWrapper(open_binary(req.path), encoding=enc, errors="replace",
+                              newline="") as text:
+            first = next(csv.reader(text), None)
+        if not first or not "".join(first).strip():
+            raise CorpusError(f"{req.source}: empty file (no header line)")
+        first[0] = _drop_bom(first[0])
+        return first
+
+    @staticmethod
+    def _check_quotes(req: TableRequest, counted: "_QuoteCounter") -> None:
+        """pyarrow (``newlines_in_values``) reads a quoted field that is never closed as the rest
+        of the file; an odd number of b'"' bytes is the cheap sign that one may be open at the
+        end, and only then is the file looked at again (:func:`_unterminated_quote`)."""
+        if counted.quotes % 2 and ascii_compatible(req.encoding):
+            line = _unterminated_quote(req)
+            if line is not None:
+                raise _unterminated_error(req.source, line)
 
     @staticmethod
     def _error(req: TableRequest, err) -> CorpusError:
-        """Name the line of an encoding error (pyarrow.csv only says "invalid UTF8")."""
+        """pyarrow.csv's errors located: an encoding error's line (pyarrow only says "invalid
+        UTF8"), a quoted field never closed, a row with another number of fields than the
+        header; else pyarrow's message on one line."""
         for _ in iter_raw_line_blocks(req.path, req.encoding, req.errors):  # raises, located
             pass
-        return CorpusError(f"{req.source}: cannot read CSV ({err})")
+        if ascii_compatible(req.encoding):
+            line = _unterminated_quote(req)
+            if line is not None:
+                return _unterminated_error(req.source, line)
+        found = _CsvLines(req).field_count_error()
+        if found is not None:
+            return found
+        why = " ".join(str(err).split())
+        return CorpusError(f"{req.source}: cannot read CSV ({why[:300]})")
 
     @staticmethod
     def _options(spec: ColumnSpec, encoding: str) -> dict:
@@ -314,6 +407,226 @@ class CsvFormat(TableFormat):
             parse_options=pcsv.ParseOptions(newlines_in_values=True),
             convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                 include_columns=spec.source_columns()))
+
+
+class _QuoteCounter:
+    """The CSV bytes pyarrow reads, through Python: b'"' bytes are counted (numpy, a few GB/s,
+    on the blocks pyarrow asks for) on the way. Compressed files (``.gz``, ``.bz2``...) are
+    decompressed by pyarrow as when it opens the path itself."""
+
+    def __init__(self, path):
+        import pyarrow as pa
+
+        self.quotes = 0
+        self._f = pa.input_stream(os.fspath(path))
+
+    def arrow_file(self):
+        import pyarrow as pa
+
+        return pa.PythonFile(self, mode="r")
+
+    # the file-object methods pyarrow's PythonFile calls
+    closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, nbytes: int = -1) -> bytes:
+        import numpy as np
+
+        data = self._f.read() if nbytes is None or nbytes < 0 else self._f.read(nbytes)
+        if data:
+            self.quotes += int(np.count_nonzero(np.frombuffer(data, np.uint8) == 34))
+        return data
+
+    def close(self) -> None:
+        self._f.close()
+        self.closed = True
+
+    def __enter__(self) -> "_QuoteCounter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _unterminated_error(source: str, line: int) -> CorpusError:
+    return CorpusError(
+        f"{source}:{line}: a quoted field starts here and is never closed (it would take in the "
+        "rest of the file); close it with '\"' (a '\"' inside a quoted field is written '\"\"')")
+
+
+def _last_odd_quote_run(path) -> Optional[Tuple[int, int, int]]:
+    """``(offset, line, previous byte or -1)`` of the first b'"' of the last run of consecutive
+    b'"' bytes of odd length, or None: a quoted field still open at the end of the file was
+    opened by such a run (inside a quoted field quotes come in pairs, and any odd run closes it),
+    and every later run is even. Two passes of numpy over the bytes (error path)."""
+    import numpy as np
+
+    from .textio import BLOCK_BYTES, read_block
+
+    best = -1
+    carry = None  # (start, length) of the last run of the previous block: it may go on
+    base = 0
+    with open_binary(path) as f:
+        while True:
+            block = read_block(f, BLOCK_BYTES, path)
+            if not block:
+                break
+            pos = np.flatnonzero(np.frombuffer(block, np.uint8) == 34)
+            if not len(pos):
+                if carry is not None and carry[1] % 2:
+                    best = carry[0]
+                carry = None
+            else:
+                cut = np.flatnonzero(np.diff(pos) != 1) + 1
+                starts = np.concatenate(([0], cut))
+                run_len = np.concatenate((cut, [len(pos)])) - starts
+                run_at = pos[starts] + base
+                if carry is not None and carry[0] + carry[1] == run_at[0]:
+                    run_at[0], run_len[0] = carry[0], run_len[0] + carry[1]
+                elif carry is not None and carry[1] % 2:
+                    best = carry[0]
+                odd = np.flatnonzero(run_len[:-1] % 2)
+                if len(odd):
+                    best = int(run_at[odd[-1]])
+                carry = (int(run_at[-1]), int(run_len[-1]))
+            base += len(block)
+    if carry is not None and carry[1] % 2:
+        best = carry[0]
+    if best < 0:
+        return None
+    lines, prev, left = 1, -1, best
+    with open_binary(path) as f:
+        while left > 0:
+            block = read_block(f, min(left, BLOCK_BYTES), path)
+            if not block:
+                break
+            lines += block.count(b"\n")
+            prev = block[-1]
+            left -= len(block)
+    return best, lines, prev
+
+
+def _limited(f, limit: int):
+    """A buffered binary file of the first ``limit`` bytes of file object ``f``."""
+    import io
+
+    class Limited(io.RawIOBase):
+        left = limit
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buf) -> int:
+            n = min(len(buf), self.left)
+            data = f.read(n) if n else b""
+            buf[:len(data)] = data
+            self.left -= len(data)
+            return len(data)
+
+    return io.BufferedReader(Limited())
+
+
+_SENTINEL = "\x01mtscore-open-quote\x01"
+
+
+def _unterminated_quote(req: TableRequest) -> Optional[int]:
+    """The line where a quoted field that runs to the end of the file starts, or None.
+    The candidate opening quote (:func:`_last_odd_quote_run`) must be at the start of a field
+    (first byte, or after ',' or a line end) and, confirmed by Python's csv module over the
+    bytes before it, not inside an earlier quoted field: a field starting there with a quote
+    and a sentinel then holds exactly the sentinel. Error path only."""
+    import csv
+    import io
+
+    found = _last_odd_quote_run(req.path)
+    if found is None:
+        return None
+    offset, line, prev = found
+    if offset and prev not in (0x2C, 0x0A, 0x0D) and not (offset == 3 and prev == 0xBF):
+        return None
+    with open_binary(req.path) as raw:
+        text = io.TextIOWrapper(_limited(raw, offset), encoding=req.encoding, errors="replace",
+                                newline="")
+
+        def lines():
+            prev_line = None
+            for s in text:
+                if prev_line is not None:
+                    yield prev_line
+                prev_line = s
+            if prev_line is None or prev_line.endswith(("\n", "\r")):
+                if prev_line is not None:
+                    yield prev_line
+                yield '"' + _SENTINEL
+            else:
+                yield prev_line + '"' + _SENTINEL
+
+        last: Optional[List[str]] = None
+        try:
+            for rec in csv.reader(lines()):
+                last = rec
+        except csv.Error:
+            return None
+    return line if last and last[-1] == _SENTINEL else None
+
+
+class _CsvLines:
+    """File line numbers of CSV data rows, found on the error path only: a row's line counts
+    the header and the lines of quoted fields with newlines before it."""
+
+    def __init__(self, req: TableRequest):
+        self.req = req
+
+    def _records(self):
+        """``(line where the record starts, fields)`` of each non-blank record after the
+        header (pyarrow skips blank lines)."""
+        import csv
+        import io
+
+        req = self.req
+        enc = "utf-8-sig" if display_encoding(req.encoding) == "UTF-8" else req.encoding
+        with io.TextIOWrapper(open_binary(req.path), encoding=enc, errors="replace",
+                              newline="") as text:
+            reader = csv.reader(text)
+            start = 1
+            header = True
+            try:
+                for rec in reader:
+                    if rec and not header:
+                        yield start, rec
+                    header = header and not rec
+                    start = reader.line_num + 1
+            except csv.Error:
+                return
+
+    def line_of(self, row: int) -> Optional[int]:
+        """The file line of 0-based data row ``row``, or None if it cannot be found."""
+        for i, (line, _) in enumerate(self._records()):
+            if i == row:
+                return line
+        return None
+
+    def field_count_error(self) -> Optional[CorpusError]:
+        ncol = None
+        for line, rec in self._records():
+            if ncol is None:
+                ncol = self._header_count()
+            if len(rec) != ncol:
+                return CorpusError(
+                    f"{self.req.source}:{line}: found {len(rec)} comma-separated fields, the "
+                    f"header has {ncol} (quote a field that holds a comma: \"a, b\")")
+        return None
+
+    def _header_count(self) -> int:
+        import csv
+        import io
+
+        enc = "utf-8-sig" if display_encoding(self.req.encoding) == "UTF-8" else self.req.encoding
+        with io.TextIOWrapper(open_binary(self.req.path), encoding=enc, errors="replace",
+                              newline="") as text:
+            return len(next((r for r in csv.reader(text) if r), []))
 
 
 # ---- Parquet (one file, or a directory read as a dataset) ---------------------------------------
@@ -484,6 +797,21 @@ def read_columns(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
     reader = _table_format(fmt, path)
     req = TableRequest(path, source_name(path), (hyp, refs, system, doc, seg), encoding, errors)
     return reader.read(req)
+
+
+def read_located(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
+                 fmt: Optional[str] = None, *, system=None, doc=None, seg=None,
+                 encoding: str = "utf-8",
+                 errors: str = "strict") -> Tuple[Columns, Dict[str, str], Callable[[int], Optional[int]]]:
+    """:func:`read_columns`, and what errors about the rows need later: the user's column name
+    of each Corpus column (``{'ref_0': 'ref', ...}``) and the file line of a 0-based row
+    (None where the format has no lines; it may read the file again: error path only)."""
+    reader = _table_format(fmt, path)
+    specs: List[ColumnSpec] = []
+    req = TableRequest(path, source_name(path), (hyp, refs, system, doc, seg), encoding, errors,
+                       specs)
+    cols = reader.read(req)
+    return cols, specs[0].labels(), lambda row: reader.row_line(req, row)
 
 
 def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
