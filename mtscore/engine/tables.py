@@ -366,6 +366,10 @@ class CsvFormat(TableFormat):
             first = next(csv.reader(text), None)
         if not first or not "".join(first).strip():
             raise CorpusError(f"{req.source}: empty file (no header line)")
+        if any("\n" in c or "\r" in c for c in first) and ascii_compatible(req.encoding):
+            line = _unterminated_quote(req)  # a header quote never closed took in the file
+            if line is not None:
+                raise _unterminated_error(req.source, line)
         first[0] = _drop_bom(first[0])
         return first
 

@@ -198,6 +198,7 @@ def test_cli_utf16_text_file_is_named_not_a_line_count_mismatch(tmp_path, capsys
     ('hyp,ref\na,b\nc,"d', 3),                 # no final newline
     ('hyp,ref\na,b\n"c,d\ne,f\n', 3),          # pyarrow: "Expected 2 columns, got 1" (3 lines)
     ('hyp,ref\n"a\nb",b\nc,"d ""x"" e\n', 4),  # after a multi-line field, with doubled quotes
+    ('hyp,"ref\na,b\n', 1),                     # in the header: no column 'hyp' (was)
 ])
 def test_unterminated_quote_names_its_line(tmp_path, capsys, text, line):
     p = tmp_path / "q.csv"
