@@ -47,7 +47,7 @@ class NullBar:
 
     def __init__(self, total: Optional[float] = None):
         self.total = total
-        self.n = 0
+        self.n: float = 0
 
     def update(self, n: float = 1) -> None:
         self.n += n

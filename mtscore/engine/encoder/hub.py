@@ -79,9 +79,9 @@ def resolve_source(model: Optional[str], revision: Optional[str] = None) -> Mode
     if is_default_model(model) and revision is None:
         from .model_hashes import verify_default_files
 
-        folder = default_model_dir()
-        verify_default_files(folder)  # pinned hashes (the weights: at export, see model_hashes)
-        return ModelSource(folder, DEFAULT_MODEL_NAME, None)
+        default_dir = default_model_dir()
+        verify_default_files(default_dir)  # pinned hashes (the weights: at export, see model_hashes)
+        return ModelSource(default_dir, DEFAULT_MODEL_NAME, None)
     assert model is not None
     p = Path(model).expanduser()
     if p.exists():
