@@ -356,6 +356,7 @@ class BERTScore(Metric):
         table = self._weights_table(None)
         it = zip(cands, *refs)
         n_cands = n_refs = 0
+        bar = progress_bar(None, self.progress_desc, self.progress, unit="seg")  # one for the stream
         try:
             while True:
                 block = list(itertools.islice(it, self.chunk_size))
@@ -364,20 +365,24 @@ class BERTScore(Metric):
                 c = [b[0].rstrip("\n") for b in block]
                 ss = [[(b[k + 1].rstrip("\n") if b[k + 1] is not None else None) for b in block]
                       for k in range(len(refs))]
-                for out, tc, tr in self._iter_chunks(c, ss, table):
+                for out, tc, tr in self._iter_chunks(c, ss, table, bar):
                     n_cands, n_refs = n_cands + tc, n_refs + tr
                     yield out
         finally:
+            bar.close()
             warn_truncated(n_cands, n_refs, self.tokenizer.max_length, stacklevel=3)
 
     # ---- core -----------------------------------------------------------------------------
     def _iter_chunks(self, cands: List[str], streams: List[List[Optional[str]]],
-                     table: np.ndarray) -> Iterator[Tuple[np.ndarray, int, int]]:
-        """``(prf [n_chunk, 3], truncated candidates, truncated reference entries)`` per chunk."""
+                     table: np.ndarray, bar=None) -> Iterator[Tuple[np.ndarray, int, int]]:
+        """``(prf [n_chunk, 3], truncated candidates, truncated reference entries)`` per chunk;
+        ``bar``: the stream's bar (kept open), else one over these segments (closed at the end)."""
         from ..kernels._greedy import greedy_prf
 
         n = len(cands)
-        bar = progress_bar(n, self.progress_desc, self.progress, unit="seg")
+        own = bar is None
+        if bar is None:
+            bar = progress_bar(n, self.progress_desc, self.progress, unit="seg")
         try:
             for start in range(0, n, self.chunk_size):
                 stop = min(n, start + self.chunk_size)
@@ -387,7 +392,8 @@ class BERTScore(Metric):
                 if tick is not None:
                     tick.finish()
         finally:
-            bar.close()
+            if own:
+                bar.close()
 
     def _score_chunk(self, cands, streams, table, greedy_prf, tick=None) -> Tuple[np.ndarray, int, int]:
         n = len(cands)
