@@ -15,14 +15,18 @@ NaN; a number too large for a float64 (``1e400``) is refused rather than turned 
 
 Errors are :class:`NumberSyntaxError` (a ``ValueError``) carrying the offending text and the
 index of the bad cell, so a reader can name its file, line and column.
+
+Imports nothing beyond the standard library at load time (numpy only inside
+:func:`parse_numbers`): the command-line option parsers use it, and ``--help`` must stay fast.
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Collection, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, Optional, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["NumberSyntaxError", "parse_number", "parse_numbers", "PLAIN_NUMBER"]
 
@@ -74,10 +78,12 @@ def parse_number(text: str) -> float:
     raise NumberSyntaxError(text)
 
 
-def parse_numbers(cells: Sequence[Optional[str]], missing: Collection[str] = ()) -> np.ndarray:
+def parse_numbers(cells: Sequence[Optional[str]], missing: Collection[str] = ()) -> "np.ndarray":
     """A column of cells as float64 (n,). ``None`` and cells equal (after trimming blanks) to a
     word of ``missing`` become NaN; every other cell must pass :func:`parse_number`. The first
     bad cell raises :class:`NumberSyntaxError` with its ``index``."""
+    import numpy as np
+
     out = np.empty(len(cells), dtype=np.float64)
     miss = frozenset(missing)
     match = PLAIN_NUMBER.fullmatch
