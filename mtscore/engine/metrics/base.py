@@ -291,6 +291,22 @@ class Metric:
     def get_signature(self) -> Signature:
         return self._SIGNATURE_TYPE(self.__dict__)
 
+    def option_fields(self) -> Dict[str, str]:
+        """The options that decide this metric's numbers, as its signature prints them
+        (``{"case": "lc", "tok": "char", ...}``, sacrebleu's long field names), without the
+        fields that describe a run rather than the metric (``nrefs``, ``version``, resampling,
+        test set). Available before any reference is prepared; ``{}`` for a metric whose
+        signature cannot be built without a run."""
+        args = dict(self.__dict__)
+        args.setdefault("num_refs", 1)
+        try:
+            info = self._SIGNATURE_TYPE(args).info
+        except (KeyError, ValueError, TypeError, AttributeError):
+            return {}
+        run_fields = Signature({"num_refs": 1}).info
+        return {k: ("yes" if v else "no") if isinstance(v, bool) else str(v)
+                for k, v in info.items() if k not in run_fields and v is not None}
+
     def prepare_references(self, refs):
         """Prepare (tokenize, build n-gram tables for) K reference streams once and keep them
         as the metric's cached references, like sacrebleu's ``references=`` argument."""
@@ -339,9 +355,56 @@ class Metric:
     def _check_hyps(self, hyps) -> None:
         """Warnings about one system's hypotheses (BLEU: tokenized input); none by default."""
 
+    #: the statistics are counts (BLEU, chrF): a float matrix must hold whole numbers
+    integer_stats: bool = False
+
+    def stats_columns(self) -> Optional[int]:
+        """k, the number of columns of this metric's ``(N, k)`` statistics with its options
+        (None: not declared, any k is accepted)."""
+        return None
+
+    def check_stats(self, stats, owner: str = "scores_from_stats") -> "np.ndarray":
+        """``stats`` as an ndarray after checking what every score-from-statistics path needs:
+        a 2-D ``(N, k)`` array of real numbers with k = :meth:`stats_columns` (whole numbers
+        for count statistics). A wrong shape or dtype is a ValueError / TypeError naming
+        ``stats`` and the expected column count, never zeros or NaN from misread columns.
+        O(1) for integer input (float input of count statistics: one pass)."""
+        import numpy as np
+
+        name = type(self).__name__
+        k = self.stats_columns()
+        want = f"(N, {k})" if k is not None else "(N, k)"
+        st = stats if isinstance(stats, np.ndarray) else np.asarray(stats)
+        if st.dtype.kind not in "iuf":
+            raise TypeError(f"{name}.{owner}: stats must be a {want} array of numbers, got dtype "
+                            f"{st.dtype}")
+        if st.ndim != 2:
+            raise ValueError(f"{name}.{owner}: stats must be a 2-D {want} array (one row per "
+                             f"segment), got shape {st.shape}")
+        if k is not None and st.shape[1] != k:
+            raise ValueError(f"{name}.{owner}: stats has {st.shape[1]} columns; {name} with these "
+                             f"options has {k} ({self.stats_layout()}), shape {want}")
+        if self.integer_stats and st.dtype.kind == "f" and st.size:
+            bad = ~np.isfinite(st) | (st != np.round(st))
+            if bad.any():
+                i, j = (int(x) for x in np.argwhere(bad)[0])
+                raise ValueError(f"{name}.{owner}: stats[{i}, {j}] = {float(st[i, j])!r}; "
+                                 f"{name} statistics are counts (whole numbers)")
+        return st
+
+    def stats_layout(self) -> str:
+        """What the columns of the statistics are, in words (for error messages)."""
+        return "see the metric's documentation"
+
     def scores_from_stats(self, stats) -> "np.ndarray":
         """The sentence score of every row of an ``(N, k)`` stats matrix, float64 (N,), each
-        equal to ``compute_score_from_stats(row).score`` (BLEU/chrF: one kernel call)."""
+        equal to ``compute_score_from_stats(row).score`` (BLEU/chrF: one kernel call).
+        ``stats`` is checked by :meth:`check_stats` first (the one place every metric's
+        matrix is validated); metrics implement :meth:`_scores_of_checked`."""
+        return self._scores_of_checked(self.check_stats(stats))
+
+    def _scores_of_checked(self, stats: "np.ndarray") -> "np.ndarray":
+        """:meth:`scores_from_stats` of a checked matrix (default: the per-row loop)."""
         import numpy as np
 
         return np.array([self.compute_score_from_stats(list(row)).score for row in stats],

@@ -215,7 +215,16 @@ class BLEU(LexicalMetric):
             return None
         return resampled.bleu_scores(self, sums)
 
-    def scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
+    integer_stats = True
+
+    def stats_columns(self) -> int:
+        return 2 + 2 * int(self.max_ngram_order)
+
+    def stats_layout(self) -> str:
+        n = int(self.max_ngram_order)
+        return f"hyp_len, ref_len, correct_1..{n}, total_1..{n}"
+
+    def _scores_of_checked(self, stats: np.ndarray) -> np.ndarray:
         """Sentence BLEU of every row of an ``(N, 2 + 2 * order)`` int64 stats matrix -> float64 (N,).
 
         Bit-identical to ``sentence_score`` with this object's options, computed in one kernel call."""

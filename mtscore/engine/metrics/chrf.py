@@ -152,7 +152,16 @@ class CHRF(LexicalMetric):
             return None
         return resampled.chrf_scores(self, sums)
 
-    def scores_from_stats(self, stats: np.ndarray) -> np.ndarray:
+    integer_stats = True
+
+    def stats_columns(self) -> int:
+        return 3 * int(self.order)
+
+    def stats_layout(self) -> str:
+        return (f"hyp, ref, match for each of {self.char_order} character and "
+                f"{self.word_order} word orders")
+
+    def _scores_of_checked(self, stats: np.ndarray) -> np.ndarray:
         """chrF of every row of an ``(N, 3 * order)`` stats matrix -> float64 (N,), bit-identical
         to ``sentence_score``."""
         return _ngram.chrf_f_scores(np.ascontiguousarray(stats, dtype=np.int64),

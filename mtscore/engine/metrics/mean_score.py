@@ -59,8 +59,14 @@ class MeanSentenceMetric(Metric):
         total, count = stats[0], stats[1]
         return self._SCORE_TYPE(float(total) / float(count) if count > 0 else 0.0, count)
 
-    def scores_from_stats(self, stats) -> np.ndarray:
-        stats = np.asarray(stats, dtype=np.float64).reshape(-1, 2)
+    def stats_columns(self) -> int:
+        return 2
+
+    def stats_layout(self) -> str:
+        return "sentence score 0..1, count"
+
+    def _scores_of_checked(self, stats: np.ndarray) -> np.ndarray:
+        stats = stats.astype(np.float64, copy=False)
         mean = np.divide(stats[:, 0], stats[:, 1], out=np.zeros(len(stats)), where=stats[:, 1] > 0)
         return 100 * mean
 

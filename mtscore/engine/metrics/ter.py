@@ -349,15 +349,21 @@ class TER(Metric):
         """Vectorised TER of many summed rows (bootstrap / AR; see ``metrics.resampled``)."""
         return resampled.ter_scores(sums) if sums.shape[1] == 2 else None
 
-    def scores_from_stats(self, stats) -> np.ndarray:
+    def stats_columns(self) -> int:
+        return 2
+
+    def stats_layout(self) -> str:
+        return "edits, mean reference length"
+
+    def _scores_of_checked(self, stats: np.ndarray) -> np.ndarray:
         """The sentence TER of every row of an ``(N, 2)`` stats matrix -> float64 (N,), each
         equal to ``compute_score_from_stats(row).score`` (same operations, elementwise: the
         int edit count is exact in float64, so ``edits / ref_len`` and ``100 * q`` round the
         same way as sacrebleu's Python floats)."""
-        st = np.asarray(stats)
+        st = stats
         if st.dtype.kind == "f" and st.dtype != np.float64:  # float32 rows: float32 arithmetic
-            return super().scores_from_stats(stats)
-        st = st.astype(np.float64, copy=False).reshape(-1, 2)
+            return super()._scores_of_checked(stats)
+        st = st.astype(np.float64, copy=False)
         edits, ref_len = st[:, 0], st[:, 1]
         has_ref = ref_len > 0
         q = np.divide(edits, ref_len, out=np.zeros_like(edits), where=has_ref)

@@ -214,9 +214,15 @@ class _EditRate(Metric):
         rate = float(errors) / float(ref_length) if ref_length > 0 else float(errors)
         return EditRateScore(self._NAME, rate, errors, ref_length)
 
-    def scores_from_stats(self, stats) -> np.ndarray:
+    def stats_columns(self) -> int:
+        return 2
+
+    def stats_layout(self) -> str:
+        return "errors, reference length"
+
+    def _scores_of_checked(self, stats: np.ndarray) -> np.ndarray:
         """Every row's ``100 * rate`` at once (the same IEEE operations as the scalar path)."""
-        stats = np.asarray(stats, dtype=np.float64).reshape(-1, 2)
+        stats = stats.astype(np.float64, copy=False)
         e, ln = stats[:, 0], stats[:, 1]
         rate = np.divide(e, ln, out=e.copy(), where=ln > 0)
         return 100 * rate
