@@ -32,6 +32,10 @@ class ScoreResult:
                of sentence scores per metric
     stats    : ``{system: {metric: ndarray (N, k)}}`` per-segment sufficient statistics
     signatures : ``{metric: str}``
+
+    ``metric`` is the metric's key: its name (``bleu``, ``chrf``, ``chrf++``, ``ter``, ...) or,
+    for a later configuration of a name already given in the same call, the name plus the
+    signature fields it differs in (``bleu|tok:char``; see :func:`metric_keys`).
     """
 
     def __init__(self, corpus, sentence_scores, systems, n, single, stats, signatures, metrics):
@@ -78,28 +82,106 @@ def _as_systems(hyps) -> tuple:
 def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[dict],
                     ter_kwargs: Optional[dict], workers: int,
                     missing_refs: Optional[str] = None) -> Dict[str, Metric]:
-    """``{name: metric}`` for names or configured objects; ``workers`` threads each (0 = all);
-    ``missing_refs`` (if given) the policy of every metric for segments without a reference."""
+    """``{key: metric}`` for names or configured objects, in the given order, one distinct key
+    each (see :func:`metric_keys`); ``workers`` threads each (0 = all); ``missing_refs`` (if
+    given) the policy of every metric for segments without a reference."""
     from ..engine.metrics.base import check_missing_refs_policy
     from ..engine.parallel import resolve_workers
 
     kwargs_by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
+    if isinstance(metrics, (str, Metric)):
+        metrics = [metrics]
     workers = resolve_workers(workers)
-    out: Dict[str, Metric] = {}
-    for m in metrics:
+    named: List[Tuple[str, Metric]] = []
+    for i, m in enumerate(metrics):
         if isinstance(m, Metric):
-            name = type(m).__name__.lower()
-            if name == "chrf" and getattr(m, "word_order", False):
-                name = "chrf++"
-            out[name] = m
-        else:
+            named.append((metric_name(m), m))
+        elif isinstance(m, str):
             name = m.lower()
             base = "chrf" if name == "chrf++" else name
-            out[name] = make_metric(name, **kwargs_by_name.get(base, {}))
-        out[name].workers = workers
+            obj = make_metric(name, **kwargs_by_name.get(base, {}))
+            if base == "chrf" and metric_name(obj) != name:
+                wo = getattr(obj, "word_order", None)
+                raise ValueError(
+                    f"score: metrics[{i}] is {m!r} but chrf_kwargs set word_order={wo!r}, which "
+                    f"computes {metric_name(obj)!r} (chrf: word_order=0, chrf++: word_order=2); "
+                    f"name it {metric_name(obj)!r} if that is meant, or pass a configured "
+                    "CHRF(word_order=...) object")
+            named.append((name, obj))
+        else:
+            raise TypeError(f"score: metrics[{i}] is a {type(m).__name__}; expected a metric name "
+                            "or an mtscore metric object")
+    out = dict(zip(metric_keys(named), (obj for _, obj in named)))
+    for obj in out.values():
+        obj.workers = workers
         if missing_refs is not None:
-            out[name].missing_refs = check_missing_refs_policy(missing_refs, "score")
+            obj.missing_refs = check_missing_refs_policy(missing_refs, "score")
     return out
+
+
+def metric_name(metric: Metric) -> str:
+    """The registry name of a metric object: its class name in lower case, chrF with word
+    n-grams as sacrebleu names it (``chrf++`` for ``word_order=2``, ``chrf+`` for 1)."""
+    name = type(metric).__name__.lower()
+    if name == "chrf":
+        name += "+" * int(getattr(metric, "word_order", 0) or 0)
+    return name
+
+
+def metric_keys(named: Sequence[Tuple[str, Metric]]) -> List[str]:
+    """One distinct key per ``(name, metric)``, in order, that says what was computed.
+
+    The first metric of a name keeps the plain name (``bleu``, ``chrf++``: every single-metric
+    key is the name). A later metric of the same name gets the name plus the signature fields
+    in which it differs from that first one, sacrebleu's ``field:value`` spelling joined by
+    ``|``: ``[BLEU(), BLEU(tokenize="char")]`` -> ``bleu``, ``bleu|tok:char``;
+    ``[CHRF(), CHRF(lowercase=True)]`` -> ``chrf``, ``chrf|case:lc``. Options a signature does
+    not print (BLEU's ``max_ngram_order``, chrF's ``beta``) are added as ``option=value`` (those
+    that vary among the call's metrics of that name) when the signature fields alone do not
+    tell the metrics apart. The same configuration twice is a
+    ValueError (it would compute the same numbers under two keys)."""
+    keys: List[str] = []
+    configs: Dict[int, tuple] = {}
+
+    def config(i: int) -> tuple:  # only for repeated names: the constructor options need inspect
+        if i not in configs:
+            configs[i] = (named[i][1].option_fields(), _constructor_options(named[i][1]))
+        return configs[i]
+
+    for i, (name, _) in enumerate(named):
+        same = [j for j in range(i) if named[j][0] == name]
+        if not same:
+            keys.append(name)
+            continue
+        for j in same:
+            if config(j) == config(i):
+                raise ValueError(f"score: metrics[{i}] ({name}) has the same configuration as "
+                                 f"metrics[{j}]; give each configuration once")
+        f0, (f, o) = config(same[0])[0], config(i)
+        parts = [f"{k}:{v}" for k, v in f.items() if f0.get(k) != v]
+        key = "|".join([name] + parts)
+        if not parts or key in keys:  # spell out the options that vary among this name's metrics
+            group = [config(j)[1] for j, (n, _) in enumerate(named) if n == name]
+            key = "|".join([name] + parts + [f"{k}={v}" for k, v in o.items()
+                                             if any(g.get(k) != v for g in group)])
+        if key in keys:  # pragma: no cover - equal configurations were refused above
+            raise ValueError(f"score: metrics[{i}] ({name}) would share the key {key!r} with "
+                             f"metrics[{keys.index(key)}]")
+        keys.append(key)
+    return keys
+
+
+def _constructor_options(metric: Metric) -> Dict[str, str]:
+    """``{option: repr(value)}`` of the constructor arguments a metric keeps as attributes
+    (only on the error path of equal signatures: ``inspect`` costs milliseconds to import)."""
+    import inspect
+
+    try:
+        params = inspect.signature(type(metric)).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return {}
+    skip = {"references", "missing_refs", "workers"}
+    return {p: repr(getattr(metric, p)) for p in params if p not in skip and hasattr(metric, p)}
 
 
 def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), *,
@@ -110,7 +192,14 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
-    metrics     : names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed") or configured metric objects
+    metrics     : names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed") or configured
+                  metric objects, several configurations of one metric allowed. Each gets its
+                  own key in every result dict and segment column (:func:`metric_keys`): the
+                  first of a name keeps the plain name (``bleu``, ``chrf``, ``chrf++``), a
+                  later one of the same name adds the signature fields it differs in
+                  (``[BLEU(), BLEU(tokenize="char")]`` -> ``bleu``, ``bleu|tok:char``). A name
+                  contradicted by its options (``"chrf++"`` with ``chrf_kwargs`` word_order 0)
+                  and the same configuration twice are ValueErrors.
     workers     : threads (0 = all cores); results are identical for any value
     sentence_level : also compute per-segment sentence scores (the ``segments`` table)
     chunk_size  : segments per chunk; bounds memory for very large corpora (when the reference

@@ -84,7 +84,7 @@ CORPUS_FILE = Path(__file__).resolve().parents[1] / "data" / "fuzz_corpus.jsonl"
 # budget
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
 SCALE = float(os.environ.get("MTSCORE_FUZZ_SCALE", "10" if PROFILE == "fuzz-long" else "1"))
-BUDGET = {"bleu": 1500, "chrf": 1200, "ter": 900, "errors": 300, "noref": 30}
+BUDGET = {"bleu": 1500, "chrf": 1200, "ter": 900, "errors": 300, "noref": 30, "multi": 200}
 CI_MIN_DRAWS = 2000
 
 
@@ -290,6 +290,51 @@ def test_fuzz_chrf(corpus, opts):
 def test_fuzz_ter(corpus, opts):
     _record("diff", "ter", opts, *corpus)
     check_case("ter", opts, *corpus)
+
+
+# several configurations of one metric in one call of mtscore.score (P13 "Trust II")
+@st.composite
+def configurations(draw):
+    """A metric and 2-4 option dicts for it (equal ones possible: then score() must refuse)."""
+    metric = draw(st.sampled_from(["bleu", "chrf", "ter"]))
+    return metric, draw(st.lists(OPTS[metric], min_size=2, max_size=4))
+
+
+def check_configurations(metric, configs, hyps, refs):
+    """``mtscore.score`` with every configuration at once: one key per configuration, each
+    corpus score, signature and sentence score equal to sacrebleu's for that configuration."""
+    name = CLASSES[metric][0]
+    objs = [getattr(mtscore, name)(**opts) for opts in configs]
+    distinct = {json.dumps(o, sort_keys=True) for o in configs}
+    if len(distinct) < len(configs):
+        with pytest.raises(ValueError, match="same configuration"):
+            mtscore.score(hyps, refs, metrics=objs)
+        return
+    r = mtscore.score(hyps, refs, metrics=objs)
+    assert len(r.corpus) == len(configs), list(r.corpus)
+    key_of = {id(m): k for k, m in r.metrics.items()}
+    assert sorted(key_of) == sorted(id(m) for m in objs), "a configuration is missing"
+    assert r.segments.num_columns == 1 + len(configs)
+    for opts, obj in zip(configs, objs):
+        key = key_of[id(obj)]
+        theirs = getattr(sacrebleu, name)(**opts)
+        assert r.corpus[key].score == theirs.corpus_score(hyps, refs).score, (key, opts)
+        assert r.signatures[key] == str(theirs.get_signature()), (key, opts)
+        theirs = getattr(sacrebleu, name)(**opts)
+        for i, h in enumerate(hyps):
+            want = theirs.sentence_score(h, [x[i] for x in refs if x[i] is not None]).score
+            assert r.sentence_scores[key][i] == want, (key, opts, i)
+    first = {}
+    for k in r.metrics:  # the first of a name keeps the plain name
+        base = k.split("|")[0]
+        first.setdefault(base, k)
+        assert first[base] == base
+
+
+@_fuzz_settings("multi")
+@given(corpora(max_n=4, max_words=6), configurations())
+def test_fuzz_score_several_configurations(corpus, configs):
+    check_configurations(configs[0], configs[1], *corpus)
 
 
 # malformed input: one thing broken per draw
