@@ -211,28 +211,52 @@ class MBRResult:
     sample: str
 
 
-def _probabilities(n: int, weights, log_probs) -> np.ndarray:
+def _as_float_vector(x, name: str, n: int, fn: str = "mbr") -> np.ndarray:
+    """``weights`` / ``log_probs`` as a float64 (n,) array. numpy arrays, sequences and tensors
+    of any dtype, device and grad state are converted, not rejected: a torch tensor is
+    detached, moved to the CPU and widened to float64 (bf16/fp16 exactly) first."""
+    if hasattr(x, "detach") and hasattr(x, "cpu") and hasattr(x, "double"):  # torch.Tensor
+        x = x.detach().cpu()
+        x = (x.double() if not x.is_complex() else x).numpy()
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{fn}: {name} must be a 1-D array of numbers, one per sample "
+                        f"(got {type(x).__name__}: {e})") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{fn}: {name} must be 1-D, one value per sample ({n}), got shape "
+                         f"{arr.shape}")
+    if len(arr) != n:
+        raise ValueError(f"{fn}: {name} has {len(arr)} values for {n} samples")
+    return arr
+
+
+def _probabilities(n: int, weights, log_probs, fn: str = "mbr") -> np.ndarray:
     if weights is not None and log_probs is not None:
-        raise ValueError("mbr: give weights or log_probs, not both")
+        raise ValueError(f"{fn}: give weights or log_probs, not both")
     if weights is None and log_probs is None:
         return np.full(n, 1.0 / n)
     name = "weights" if weights is not None else "log_probs"
-    x = np.asarray(weights if weights is not None else log_probs, dtype=np.float64)
-    if x.ndim != 1 or len(x) != n:
-        raise ValueError(f"mbr: {name} has {x.size} values for {n} samples")
+    x = _as_float_vector(weights if weights is not None else log_probs, name, n, fn)
     bad = np.flatnonzero(np.isnan(x) | (np.isinf(x) if weights is not None else np.isposinf(x)))
     if len(bad):
-        raise ValueError(f"mbr: {name}[{int(bad[0])}] is {float(x[bad[0]])!r} (not a finite number)")
+        raise ValueError(f"{fn}: {name}[{int(bad[0])}] is {float(x[bad[0]])!r} (not a finite number)")
     if weights is not None:
         neg = np.flatnonzero(x < 0)
         if len(neg):
-            raise ValueError(f"mbr: weights[{int(neg[0])}] = {float(x[neg[0]])!r} is negative")
-        total = math.fsum(x.tolist())
+            raise ValueError(f"{fn}: weights[{int(neg[0])}] = {float(x[neg[0]])!r} is negative")
+        try:
+            total = math.fsum(x.tolist())
+        except OverflowError:  # an intermediate partial sum beyond float64 (weights near 1e308)
+            total = math.inf
         if total <= 0:
-            raise ValueError("mbr: weights sum to 0")
+            raise ValueError(f"{fn}: weights sum to 0 (at least one must be positive)")
+        if not math.isfinite(total):  # scale to max 1 first: the sum of n values <= 1 is finite
+            x = x / x.max()
+            total = math.fsum(x.tolist())
         return x / total
     if np.isneginf(x).all():
-        raise ValueError("mbr: every log_probs value is -inf")
+        raise ValueError(f"{fn}: every log_probs value is -inf")
     p = np.exp(x - x.max())  # softmax
     return p / math.fsum(p.tolist())
 
@@ -242,8 +266,12 @@ def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf
     """Minimum-Bayes-risk selection: the sample with the highest expected utility against all
     samples as pseudo-references (lowest expected TER for TER).
 
-    ``weights``: the samples' probabilities (any non-negative scale, normalised here) or
-    ``log_probs`` (natural-log probabilities, softmax-normalised); neither: uniform. The
+    ``weights``: the samples' probabilities (any non-negative finite scale, normalised here,
+    even when their sum overflows float64) or ``log_probs`` (natural-log probabilities,
+    softmax-normalised); neither: uniform. Either is a 1-D array-like of one value per sample:
+    numpy, a list, or a torch tensor of any dtype (bf16 included), device and grad state
+    (detached and converted to float64 here). A wrong shape, NaN, a negative weight or an
+    all-zero weight vector is a ValueError naming ``weights`` / ``log_probs``. The
     pseudo-reference j of every hypothesis i is weighted by ``p[j]``, the diagonal (a sample
     against itself) included, as in mbrs / Eikema & Aziz. Ties go to the first sample.
 
@@ -287,7 +315,7 @@ def _aggregate_args(fn: str, hyps, references, weights) -> Tuple[List[str], List
     refs = hyps if references is None else _texts(references, "references")
     if not hyps or not refs:
         raise ValueError(f"{fn}: {'hyps' if not hyps else 'references'} is empty")
-    return hyps, refs, _probabilities(len(refs), weights, None)
+    return hyps, refs, _probabilities(len(refs), weights, None, fn)
 
 
 def aggregate_chrf(hyps: Sequence[str], references: Optional[Sequence[str]] = None,

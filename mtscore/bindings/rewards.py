@@ -11,9 +11,12 @@
   token ids (id mode: BLEU/TER with one token per id, or any metric when ``vocab`` is given,
   which decodes the ids first). ``use_completion_ids=True`` scores ``columns["completion_ids"]``
   (what TRL passes) instead of the text.
-* ``columns[reference_column]``: one item per completion (TRL repeats a prompt's dataset row for
-  each of its G samples): a reference string, or a list of reference strings (several
-  references); in id mode a sequence of ids, or a list of such sequences.
+* ``columns[reference_column]``: a list with one item per completion (TRL passes every dataset
+  column this way, repeating a prompt's row for each of its G samples): a reference string, or a
+  list of reference strings (several references); in id mode a sequence of ids, or a list of
+  such sequences. A single string is not broadcast: it raises a TypeError naming the column
+  (``list("xy")`` would otherwise score each completion against one character); for one
+  reference shared by the batch pass ``[ref] * len(completions)``.
 * every other keyword (``prompts``, ``trainer_state``, other columns) is ignored.
 
 The whole batch is scored in one call of the metric's batch path (references prepared once,
@@ -34,6 +37,7 @@ Runnable example (no trainer needed)::
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -101,6 +105,26 @@ def _flatten_refs(refs: Sequence[Any], n: int, ids: bool, column: str) -> Tuple[
     return flat, groups
 
 
+def _column(values: Any, column: str) -> list:
+    """A dataset column as TRL passes it (one item per completion) as a list. A single string
+    (or bytes, or a mapping) is refused: ``list()`` would split it into characters (or keys)
+    and score each completion against one of them."""
+    if isinstance(values, (str, bytes, bytearray)):
+        hint = ("wrap a single completion as [text]" if column == "completions" else
+                f"pass {column}=[ref] * len(completions) for one reference shared by the batch")
+        raise TypeError(
+            f"reward: {column} is a single {type(values).__name__}; TRL passes {column} as a "
+            f"list with one item per completion; {hint}")
+    if isinstance(values, Mapping):
+        raise TypeError(f"reward: {column} is a {type(values).__name__}; expected a list with one "
+                        "reference (or list of references) per completion")
+    try:
+        return list(values)
+    except TypeError:
+        raise TypeError(f"reward: {column} is a {type(values).__name__}; expected a list with "
+                        "one reference (or list of references) per completion") from None
+
+
 def _completion_texts(comps: List[Any]) -> Optional[List[str]]:
     """The texts of the completions, or None when they are all token ids (a mix is an error)."""
     texts = [_completion_text(c, i) for i, c in enumerate(comps)]
@@ -150,7 +174,7 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
             raise KeyError(f"reward: no {reference_column!r} column among the keyword arguments "
                            f"({', '.join(sorted(columns)) or 'none'}); pass "
                            "reference_column= the dataset column holding the references")
-        refs = list(columns[reference_column])
+        refs = _column(columns[reference_column], reference_column)
         if use_completion_ids:
             if "completion_ids" not in columns:
                 raise KeyError("reward: use_completion_ids=True but no completion_ids were passed")
@@ -158,7 +182,7 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
         else:
             if completions is None:
                 raise TypeError("reward: no completions given")
-            comps = list(completions)
+            comps = _column(completions, "completions")
             texts = _completion_texts(comps)
             if texts is None:
                 scores = score_ids(comps, refs)

@@ -29,6 +29,11 @@ def paired_ttest(a: np.ndarray, b: np.ndarray) -> Tuple[float, float]:
     n = len(a)
     if n < 2:
         raise ValueError("paired_ttest: need at least 2 segments")
+    for what, x in (("a", a), ("b", b)):
+        bad = np.flatnonzero(~np.isfinite(x))
+        if len(bad):
+            raise ValueError(f"paired_ttest: {what}[{int(bad[0])}] is {float(x[bad[0]])!r} (not a "
+                             "finite number); the t statistic and p-value would be NaN")
     d = a - b
     sd = d.std(ddof=1)
     mean = d.mean()
@@ -52,10 +57,31 @@ def _segment_arrays(scores: Mapping[str, Sequence[float]], baseline: Optional[st
             raise ValueError(f"compare_segment_scores: baseline {baseline!r} is not one of {names}")
         names.remove(baseline)
         names.insert(0, baseline)
-    arrs = [np.asarray(scores[s], dtype=np.float64) for s in names]
+    arrs = []
+    for s in names:
+        try:
+            x = np.asarray(scores[s], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"compare_segment_scores: scores[{s!r}] must be a 1-d sequence of "
+                            "numbers") from None
+        if x.ndim != 1:
+            raise ValueError(f"compare_segment_scores: scores[{s!r}] must be 1-d (one score per "
+                             f"segment), got shape {x.shape}")
+        arrs.append(x)
     n_seg = len(arrs[0])
     if any(len(x) != n_seg for x in arrs):
         raise ValueError("compare_segment_scores: systems have different numbers of segments")
+    if n_seg == 0:
+        raise ValueError("compare_segment_scores: no segments (every system's scores are empty)")
+    for s, x in zip(names, arrs):
+        bad = np.flatnonzero(~np.isfinite(x))
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(
+                f"compare_segment_scores: system {s!r} segment {i} (0-based) has score "
+                f"{float(x[i])!r} ({len(bad)} non-finite segment score(s) in that system); a "
+                "NaN/inf would make every mean and p-value NaN. Drop those segments from every "
+                "system (e.g. ones left without a reference under missing_refs='skip') first.")
     return names, arrs
 
 
