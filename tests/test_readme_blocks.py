@@ -408,5 +408,6 @@ def test_readme_block_summary():
     msg += [f"  skipped {b.id}: {r}" for b, r in skipped]
     msg += [f"  skipped command README.md:{n}: `{c}`: {r}" for n, c, r in lines]
     warnings.warn("\n".join(msg), UserWarning, stacklevel=1)
-    assert len(blocks) - len(skipped) >= 10, msg
+    # a guard against skipping by habit: most blocks run (without the shared data, the Python ones)
+    assert len(blocks) - len(skipped) >= (10 if data_dir().is_dir() else 6), msg
 
