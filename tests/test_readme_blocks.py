@@ -112,7 +112,9 @@ def block_skip_reason(block: Block) -> Optional[str]:
         if mk.startswith("readme-test:"):
             rule = mk[len("readme-test:"):].strip()
             if rule.startswith("skip"):
-                return rule[len("skip"):].strip() or "skip (no reason given)"
+                reason = rule[len("skip"):].strip()
+                assert reason, f"{block.id}: a skip marker says why (<!-- readme-test: skip REASON -->)"
+                return reason
             if rule.startswith("needs"):
                 missing = _missing(rule[len("needs"):].split())
                 if missing:
