@@ -14,7 +14,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_args(self, args=None, namespace=None):
         """argparse's, then :func:`refuse_outputs_onto_inputs`: an output option naming one of
         the command's input files is a usage error (exit 2) before any work."""
         ns = super().parse_args(args, namespace)

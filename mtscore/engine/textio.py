@@ -17,8 +17,8 @@ import sys
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .corpus_error import CorpusError
-from .decoding import (REPLACE_HINT, LineCounter, ascii_compatible, check_codec, decode_error,
-                       decode_lines, decode_text, display_encoding, line_column, split_lines)
+from .decoding import (REPLACE_HINT, LineCounter, ascii_compatible, check_codec, check_head,
+                       decode_error, decode_lines, decode_text, display_encoding, line_column, split_lines)
 
 __all__ = ["BLOCK_BYTES", "PathLike", "TextChunk", "rereadable", "source_name", "open_binary", "read_bytes",
            "read_lines", "count_lines", "read_tab_refs", "read_stdin_systems",
@@ -206,6 +206,7 @@ def iter_raw_line_blocks(path, encoding: str, errors: str,
             raw = read_block(f, block_bytes, path)
             if offset == 0:
                 head = raw[:2]
+                check_head(raw[:4], source, encoding)
             state = dec.getstate()
             try:
                 text = dec.decode(raw, final=not raw)
@@ -294,6 +295,9 @@ def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
     check_codec(encoding, errors)
     paths = list(paths)
     if precount and all(rereadable(p) for p in paths) and ascii_compatible(encoding):
+        for p in paths:  # a UTF-16 file's b"\n" count is not its line count: name it first
+            with open_binary(p) as f:
+                check_head(read_block(f, 4, p), source_name(p), encoding)
         counts = [count_lines(p) for p in paths]
         for p, c in zip(paths[1:], counts[1:]):
             if c != counts[0]:

@@ -182,8 +182,6 @@ def test_decode_error_hint_for_a_utf16_head():
                           "it to UTF-8 or pass --encoding utf-16")
 
 
-@pytest.mark.xfail(strict=True, reason="needs textio (not this change's file) to call "
-                                       "decoding.check_head on each file's first bytes")
 def test_cli_utf16_text_file_is_named_not_a_line_count_mismatch(tmp_path, capsys):
     ref, hyp = tmp_path / "ref.txt", tmp_path / "hyp.txt"
     ref.write_text("a b c\nd e f\n")
