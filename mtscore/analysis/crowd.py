@@ -246,9 +246,11 @@ def _batch_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
 def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_hit: Optional[int],
                 scale: Tuple[float, float]) -> Tuple[List[tuple], str]:
     ans = rec[answer_column].strip()
-    if "undefined" in ans:
-        return [], "an answer item is 'undefined' (an image failed to load); assignment left out"
     items = [a for a in ans.split("|")] if ans else []
+    # JavaScript's undefined as an item, or as an item's score: an image that failed to load (a
+    # system or segment that is merely named 'undefined' is an ordinary item)
+    if any(a.strip() == "undefined" or a.strip().endswith("__undefined") for a in items):
+        return [], "an answer item is 'undefined' (an image failed to load); assignment left out"
     if items_per_hit is not None and len(items) != items_per_hit:
         return [], f"incomplete HIT: {len(items)} answers instead of {items_per_hit}; assignment left out"
     try:

@@ -155,3 +155,27 @@ def test_appraise_through_cli(docqe, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)["run_a"]
     # Appraise has no rejections: every worker is tested, the release's 29 good ones among them
     assert out["ratings"] == 10500 and out["workers_passed"] >= 29
+
+
+@pytest.mark.parametrize("answer, kept", [
+    ("undefined_7_SYSTEM_0__55|B_8_REF_1__60", True),       # a system named 'undefined' is a system
+    ("A_7_SYSTEM_0__55|my-undefined-sys_8_REF_1__60", True),
+    ("A_7_SYSTEM_0__55|undefined", False),                  # JavaScript's undefined: image not loaded
+    ("A_7_SYSTEM_0__undefined|B_8_REF_1__60", False),       # ... as an item's score
+])
+def test_an_undefined_answer_item_leaves_the_assignment_out(tmp_path, answer, kept):
+    import csv
+    import warnings
+
+    path = tmp_path / "Batch_1.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, quoting=csv.QUOTE_ALL)
+        w.writerow(["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
+                    "WorkTimeInSeconds", "Answer.Q1", "Answer.comments"])
+        for k, ans in enumerate([answer, "C_9_SYSTEM_0__70"]):
+            w.writerow([f"H{k}", f"A{k}", f"W{k}", "Submitted", "Wed Nov 23 10:00:00 PST 2016",
+                        "Wed Nov 23 10:30:00 PST 2016", "600", ans, ""])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = read_mturk_batches(path, items_per_hit=None)
+    assert r.worker.tolist() == (["W0", "W0"] if kept else []) + ["W1"]
