@@ -45,7 +45,9 @@ cdef inline void closer_ref(Py_ssize_t L, Py_ssize_t rlen, Py_ssize_t* best_diff
 
 cdef int entries_reserve(Entries* e, Py_ssize_t n) noexcept nogil
 cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil
+cdef int scratch_grow(Scratch* s, Py_ssize_t n) noexcept nogil
+cdef int table_fit(Table* t, Py_ssize_t n) noexcept nogil
 cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,
-                    int order, int64_t flag, int32_t* cnt) noexcept nogil
+                    int order, int64_t flag, Scratch* cnt) noexcept nogil
 cdef void match_ngrams(Table* t, const int32_t* sym, Py_ssize_t L, int order, int64_t flag,
                        int32_t* remaining, int64_t* match) noexcept nogil

@@ -92,6 +92,29 @@ cdef tuple entries_to_numpy(Entries* E):
 
 
 
+cdef int table_fit(Table* t, Py_ssize_t n) noexcept nogil:
+    """Make room in ``t`` for ``n`` keys at load <= 1/2, keeping what it holds (rehashed into a
+    table twice as large or more). A segment's table grows with the distinct n-grams its
+    references have, not with their positions: K references of a segment that share most
+    n-grams would otherwise get a table for all K * L * order positions, cache misses on every
+    probe. 0, or -1 when out of memory (``t`` then keeps its contents)."""
+    cdef Py_ssize_t cap = t.cap, k, j
+    cdef Table u
+    if 2 * n + 16 <= t.cap:
+        return 0
+    while cap < 2 * n + 16:
+        cap *= 2
+    if table_init(&u, cap) != 0:
+        table_free(&u)
+        return -1
+    for k in range(t.nused):
+        j = t.used[k]
+        table_get_or_add(&u, t.keys[j], t.vals[j])
+    table_free(t)
+    t[0] = u
+    return 0
+
+
 cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil:
     if n <= s.cap:
         return 0
@@ -107,11 +130,19 @@ cdef int scratch_reserve(Scratch* s, Py_ssize_t n) noexcept nogil:
 cdef inline Py_ssize_t walk_ngrams(Table* t, Py_ssize_t n0, const int32_t* sym, Py_ssize_t L,
                                    int order, int64_t flag, int32_t* cnt,
                                    int64_t* keys) noexcept nogil:
+    return walk_span(t, n0, sym, 0, L, L, order, flag, cnt, keys)
+
+
+# walk_ngrams for the n-grams that start at positions p0..p1-1 of sym[0:L] (room for
+# (p1 - p0) * order more entries)
+cdef inline Py_ssize_t walk_span(Table* t, Py_ssize_t n0, const int32_t* sym, Py_ssize_t p0,
+                                 Py_ssize_t p1, Py_ssize_t L, int order, int64_t flag,
+                                 int32_t* cnt, int64_t* keys) noexcept nogil:
     cdef Py_ssize_t p, q, ne = n0
     cdef int n
     cdef int64_t key
     cdef int32_t e, prev
-    for p in range(L):
+    for p in range(p0, p1):
         prev = -1
         for n in range(1, order + 1):
             q = p + n - 1
@@ -131,17 +162,91 @@ cdef inline Py_ssize_t walk_ngrams(Table* t, Py_ssize_t n0, const int32_t* sym, 
     return ne
 
 
-# Add the n-grams of sym[0:L] to the segment table `t` whose entries start at global index `base`
-# in `E` (entry index local = global - base); counts go to cnt[local].
-cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,
-                    int order, int64_t flag, int32_t* cnt) noexcept nogil:
-    cdef Py_ssize_t n0 = E.n, j
-    if entries_reserve(E, n0 + L * order) != 0:
+# Positions walked between the checks that the table, entry list and counts have room for
+# them: room is made for the n-grams seen, not for all L * order a line could have (a line
+# of millions of characters whose n-grams repeat asked for a table of gigabytes up front).
+cdef enum:
+    SPAN_POSITIONS = 8192
+
+
+cdef int scratch_grow(Scratch* s, Py_ssize_t n) noexcept nogil:
+    """Room for ``n`` items in ``s``, keeping its contents (new items zero). 0, or -1."""
+    cdef Py_ssize_t cap
+    cdef int32_t* a
+    if n <= s.cap:
+        return 0
+    cap = (2 * s.cap if 2 * s.cap > n else n) + 256
+    a = <int32_t*> realloc(s.a, cap * sizeof(int32_t))
+    if a == NULL:
         return -1
-    E.n = base + walk_ngrams(t, n0 - base, sym, L, order, flag, cnt, E.keys + base)
-    for j in range(n0, E.n):
-        E.counts[j] = 0
+    memset(a + s.cap, 0, (cap - s.cap) * sizeof(int32_t))
+    s.a = a
+    s.cap = cap
     return 0
+
+
+# Add the n-grams of sym[0:L] to the segment table `t` whose entries start at global index `base`
+# in `E` (entry index local = global - base); counts go to cnt.a[local]. The table, `E` and
+# `cnt` grow as new n-grams come (SPAN_POSITIONS positions at a time).
+cdef int add_ngrams(Table* t, Entries* E, Py_ssize_t base, const int32_t* sym, Py_ssize_t L,
+                    int order, int64_t flag, Scratch* cnt) noexcept nogil:
+    cdef Py_ssize_t n0, j, p0 = 0, p1
+    while p0 < L:
+        p1 = p0 + SPAN_POSITIONS if L - p0 > SPAN_POSITIONS else L
+        n0 = E.n
+        if table_fit(t, n0 - base + (p1 - p0) * order) != 0 \
+                or entries_reserve(E, n0 + (p1 - p0) * order) != 0 \
+                or scratch_grow(cnt, n0 - base + (p1 - p0) * order) != 0:
+            return -1
+        E.n = base + walk_span(t, n0 - base, sym, p0, p1, L, order, flag, cnt.a, E.keys + base)
+        for j in range(n0, E.n):
+            E.counts[j] = 0
+        p0 = p1
+    return 0
+
+# The n-grams of one reference sym[0:L] that start at positions p0..p1-1 into the segment
+# table `t` (as walk_span; new entries
+# get keys[local] and mx[local] = 0), keeping in mx[e] the largest count of entry e in any one
+# reference so far: cnt[e] counts e's occurrences in the reference whose stamp[e] == ref (an
+# entry met first in this reference restarts from 0), so no pass over the segment's entries
+# follows each reference (that pass made K references of one segment cost O(K * entries)).
+# The caller makes room for (p1 - p0) * order more entries in t, keys, mx, cnt and stamp.
+# Returns the new entry count.
+cdef inline Py_ssize_t walk_ngrams_max(Table* t, Py_ssize_t n0, const int32_t* sym,
+                                       Py_ssize_t p0, Py_ssize_t p1, Py_ssize_t L, int order,
+                                       int32_t ref, int32_t* cnt, int32_t* stamp, int32_t* mx,
+                                       int64_t* keys) noexcept nogil:
+    cdef Py_ssize_t p, q, ne = n0
+    cdef int n
+    cdef int64_t key
+    cdef int32_t e, prev, c
+    for p in range(p0, p1):
+        prev = -1
+        for n in range(1, order + 1):
+            q = p + n - 1
+            if q >= L:
+                break
+            if n == 1:
+                key = <int64_t> sym[q]
+            else:
+                key = ((<int64_t> prev + 1) << 32) | (<int64_t> <uint32_t> sym[q])
+            e = table_get_or_add(t, key, <int32_t> ne)
+            if e == ne:
+                if keys != NULL:
+                    keys[ne] = key
+                mx[ne] = 0
+                stamp[ne] = -1
+                ne += 1
+            if stamp[e] != ref:
+                stamp[e] = ref
+                cnt[e] = 0
+            c = cnt[e] + 1
+            cnt[e] = c
+            if c > mx[e]:
+                mx[e] = c
+            prev = e
+    return ne
+
 
 # Walk the hypothesis n-grams through table `t` (keys -> local entry), consuming `remaining`;
 # matches per order are added to match[n-1].
@@ -338,7 +443,7 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
     Returns ``(seg_offsets int64[N+1], keys int64[E], maxcounts int32[E], ref_lens int32[N, K])``
     with ref_lens -1 for absent references.
     """
-    cdef Py_ssize_t K = len(streams), N = present.shape[1], i, k, j, lo, L, need
+    cdef Py_ssize_t K = len(streams), N = present.shape[1], i, k, lo, L, need, p0, p1
     if present.shape[0] != K:
         raise ValueError("present must be (K, N)")
     cdef list vals_l = [np.ascontiguousarray(s[0], dtype=np.int32) for s in streams]
@@ -362,8 +467,8 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
     cdef Entries E
     E.keys = NULL; E.counts = NULL; E.n = 0; E.cap = 0
     cdef Table t
-    cdef Scratch cnt, mx
-    cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0
+    cdef Scratch cnt, stamp
+    cnt.a = NULL; cnt.cap = 0; stamp.a = NULL; stamp.cap = 0
     cdef int err = 0
     cdef Py_ssize_t total = 0
     if table_init(&t, 1024) != 0:
@@ -384,8 +489,8 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
             for k in range(K):
                 if present[k, i]:
                     need += (offs[k][i + 1] - offs[k][i]) * max_order
-            if table_reset(&t, need) != 0 or entries_reserve(&E, E.n + need) != 0 \
-                    or scratch_reserve(&cnt, need) != 0 or scratch_reserve(&mx, need) != 0:
+            if table_reset(&t, 0) != 0 or entries_reserve(&E, E.n + need) != 0 \
+                    or scratch_reserve(&cnt, need) != 0 or scratch_reserve(&stamp, need) != 0:
                 err = 1
                 break
             lo = E.n
@@ -394,20 +499,24 @@ def bleu_prepare_refs(list streams, const uint8_t[:, ::1] present, int max_order
                     continue
                 L = offs[k][i + 1] - offs[k][i]
                 rl[i, k] = <int32_t> L
-                if add_ngrams(&t, &E, lo, vals[k] + offs[k][i], L, max_order, 0, cnt.a) != 0:
-                    err = 1
+                # max counts straight into the entry list (room for `need` made above); the
+                # table grows with the n-grams seen (SPAN_POSITIONS positions at a time)
+                p0 = 0
+                while p0 < L:
+                    p1 = p0 + SPAN_POSITIONS if L - p0 > SPAN_POSITIONS else L
+                    if table_fit(&t, E.n - lo + (p1 - p0) * max_order) != 0:
+                        err = 1
+                        break
+                    E.n = lo + walk_ngrams_max(&t, E.n - lo, vals[k] + offs[k][i], p0, p1, L,
+                                               max_order, <int32_t> k, cnt.a, stamp.a,
+                                               E.counts + lo, E.keys + lo)
+                    p0 = p1
+                if err:
                     break
-                for j in range(E.n - lo):
-                    if cnt.a[j] > mx.a[j]:
-                        mx.a[j] = cnt.a[j]
-                    cnt.a[j] = 0
             if err:
                 break
-            for j in range(E.n - lo):
-                E.counts[lo + j] = mx.a[j]
-                mx.a[j] = 0
             so[i + 1] = E.n
-    free(vals); free(offs); table_free(&t); free(cnt.a); free(mx.a)
+    free(vals); free(offs); table_free(&t); free(cnt.a); free(stamp.a)
     if err:
         free(E.keys); free(E.counts)
         raise MemoryError("BLEU reference preparation ran out of memory")
@@ -602,9 +711,10 @@ def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offset
     cdef const int32_t* hv = &hyp_values[0] if hyp_values.shape[0] else NULL
     cdef const int32_t* rv = &ref_values[0] if ref_values.shape[0] else NULL
     cdef Table t
-    cdef Scratch cnt, mx
-    cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0
+    cdef Scratch cnt, mx, stamp
+    cnt.a = NULL; cnt.cap = 0; mx.a = NULL; mx.cap = 0; stamp.a = NULL; stamp.cap = 0
     cdef int32_t* remaining
+    cdef bint multi
     cdef Py_ssize_t closest_len, closest_diff
     cdef int err = 0
     if table_init(&t, 1024) != 0:
@@ -615,8 +725,10 @@ def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offset
             need = 0
             for r in range(ref_groups[i], ref_groups[i + 1]):
                 need += (ref_offsets[r + 1] - ref_offsets[r]) * max_order
+            multi = ref_groups[i + 1] - ref_groups[i] > 1
             if table_reset(&t, need) != 0 or scratch_reserve(&cnt, need) != 0 \
-                    or scratch_reserve(&mx, need) != 0:
+                    or (multi and (scratch_reserve(&mx, need) != 0
+                                   or scratch_reserve(&stamp, need) != 0)):
                 err = 1
                 break
             ne = 0
@@ -624,23 +736,23 @@ def bleu_pair_stats(const int32_t[::1] hyp_values, const int64_t[::1] hyp_offset
             closest_len = -1
             for r in range(ref_groups[i], ref_groups[i + 1]):
                 Lr = ref_offsets[r + 1] - ref_offsets[r]
-                ne = walk_ngrams(&t, ne, rv + ref_offsets[r], Lr, max_order, 0, cnt.a, NULL)
-                if ref_groups[i + 1] - ref_groups[i] > 1:  # max count over references
-                    for j in range(ne):
-                        if cnt.a[j] > mx.a[j]:
-                            mx.a[j] = cnt.a[j]
-                        cnt.a[j] = 0
+                if multi:  # max count over references, kept as they are walked
+                    ne = walk_ngrams_max(&t, ne, rv + ref_offsets[r], 0, Lr, Lr, max_order,
+                                         <int32_t> (r - ref_groups[i]), cnt.a, stamp.a, mx.a,
+                                         NULL)
+                else:
+                    ne = walk_ngrams(&t, ne, rv + ref_offsets[r], Lr, max_order, 0, cnt.a, NULL)
                 closer_ref(L, Lr, &closest_diff, &closest_len)
-            remaining = mx.a if ref_groups[i + 1] - ref_groups[i] > 1 else cnt.a
+            remaining = mx.a if multi else cnt.a
             st[i, 0] = L
             st[i, 1] = closest_len
             if ne > 0 and L > 0:
                 match_ngrams(&t, hv + hyp_offsets[i], L, max_order, 0, remaining, &st[i, 2])
-            for j in range(ne):
-                remaining[j] = 0
+            for j in range(ne):   # walk_ngrams adds to cnt: leave it zeroed
+                cnt.a[j] = 0
             for o in range(1, max_order + 1):
                 st[i, 1 + max_order + o] = npos(L, o)
-    table_free(&t); free(cnt.a); free(mx.a)
+    table_free(&t); free(cnt.a); free(mx.a); free(stamp.a)
     if err:
         raise MemoryError("BLEU kernel: out of memory")
     return out
@@ -680,7 +792,7 @@ def chrf_prepare_refs(list char_streams, list word_streams, const uint8_t[:, ::1
     Returns ``(pair_offsets int64[N*K+1], keys int64[E], counts int32[E], char_lens int32[N,K],
     word_lens int32[N,K])``; pair (i, k) is index ``i * K + k``.
     """
-    cdef Py_ssize_t K = len(char_streams), N = present.shape[1], i, k, j, lo, Lc, Lw, need
+    cdef Py_ssize_t K = len(char_streams), N = present.shape[1], i, k, j, lo, Lc, Lw
     cdef bint words = word_order > 0
     if words and len(word_streams) != K:
         raise ValueError("word_streams must match char_streams")
@@ -728,16 +840,15 @@ def chrf_prepare_refs(list char_streams, list word_streams, const uint8_t[:, ::1
                     Lw = (wo[k][i + 1] - wo[k][i]) if words else 0
                     cl[i, k] = <int32_t> Lc
                     wl[i, k] = <int32_t> Lw
-                    need = Lc * char_order + Lw * word_order
-                    if table_reset(&t, need) != 0 or entries_reserve(&E, E.n + need) != 0 \
-                            or scratch_reserve(&cnt, need) != 0:
+                    # the table, entries and counts grow with the n-grams seen (add_ngrams)
+                    if table_reset(&t, 0) != 0:
                         err = 1
                         break
-                    if add_ngrams(&t, &E, lo, cv[k] + co[k][i], Lc, char_order, 0, cnt.a) != 0:
+                    if add_ngrams(&t, &E, lo, cv[k] + co[k][i], Lc, char_order, 0, &cnt) != 0:
                         err = 1
                         break
                     if words and add_ngrams(&t, &E, lo, wv[k] + wo[k][i], Lw, word_order,
-                                            WORD_FLAG, cnt.a) != 0:
+                                            WORD_FLAG, &cnt) != 0:
                         err = 1
                         break
                     for j in range(E.n - lo):
