@@ -20,6 +20,7 @@ from ..._version import __version__
 # imported with the metric, not on its first call (a few imports nothing else): a first
 # corpus_score would otherwise pay for finding and loading it
 from ..coerce import as_ref_streams, as_text_list
+from ..line_limit import MAX_LINE_CHARS, check_line_lengths
 
 try:  # Python >= 3.8
     from typing import Protocol
@@ -226,6 +227,9 @@ class Metric:
     #: the score is an error rate (TER, WER, ...): lower is better (MBR, n-best oracles and RL
     #: rewards pick the lowest / negate it)
     lower_is_better: bool = False
+    #: longest line (characters) a hypothesis or reference may have; 0/None: no limit
+    #: (engine/line_limit.py: a line of tens of millions of characters needs gigabytes)
+    max_line_chars: Optional[int] = MAX_LINE_CHARS
 
     def prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
         """Whether the batch API should prepare the ``n_rows`` distinct reference rows of a
@@ -282,11 +286,16 @@ class Metric:
     # ---- shared -------------------------------------------------------------------
     def _coerce_hyps(self, hyps) -> List[str]:
         """Hypotheses as a list of str (accepts list/tuple/numpy/pandas/pyarrow)."""
-        return as_text_list(hyps, f"{type(self).__name__}: hyps", allow_none=False)
+        out = as_text_list(hyps, f"{type(self).__name__}: hyps", allow_none=False)
+        check_line_lengths(out, f"{type(self).__name__}: hyps", self.max_line_chars)
+        return out
 
     def _coerce_refs(self, refs, n: Optional[int] = None) -> List[List[Optional[str]]]:
         """K reference streams, each a list of N str-or-None, validated against ``n``."""
-        return as_ref_streams(refs, n, f"{type(self).__name__}: refs")
+        streams = as_ref_streams(refs, n, f"{type(self).__name__}: refs")
+        for k, st in enumerate(streams):
+            check_line_lengths(st, f"{type(self).__name__}: refs[{k}]", self.max_line_chars)
+        return streams
 
     def get_signature(self) -> Signature:
         return self._SIGNATURE_TYPE(self.__dict__)
