@@ -210,6 +210,15 @@ def _check_outputs(args: argparse.Namespace) -> None:
     figdir = getattr(args, "figdir", None)
     if figdir and Path(figdir).exists() and not Path(figdir).is_dir():
         raise AnalysisInputError(f"--figdir {figdir}: exists and is not a folder")
+    # every figure output needs matplotlib: say so now, not after the computation
+    drawn = [f"--{k}" for k in ("plot", "png", "figdir", "html") if getattr(args, k, None)]
+    if drawn:
+        from .plots import require_matplotlib
+
+        try:
+            require_matplotlib()
+        except ImportError as exc:
+            raise ImportError(f"{drawn[0]}: {exc}") from None
 
 
 def _select_metrics(sl, spec: Optional[str]):

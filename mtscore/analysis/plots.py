@@ -37,8 +37,9 @@ def _finish(fig, path) -> bytes:
     plt.close(fig)
     data = buf.getvalue()
     if path:
-        with open(path, "wb") as fh:
-            fh.write(data)
+        from ..engine.atomic import atomic_write
+
+        atomic_write(path, lambda fh: fh.write(data))
     return data
 
 

@@ -23,8 +23,8 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
 
 #: option destinations that name files a command writes (``-o/--output``, ``--out``, ``--html``,
-#: ``--plot``); every other option or positional value naming an existing file is an input
-OUTPUT_DESTS = ("output", "out", "html", "plot")
+#: ``--plot``, ``--png``); every other option or positional value naming an existing file is an input
+OUTPUT_DESTS = ("output", "out", "html", "plot", "png")
 
 
 def refuse_outputs_onto_inputs(parser: argparse.ArgumentParser, args: argparse.Namespace,
