@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             raise AnalysisInputError(f"--data {args.data}: {exc}") from None
     res = compare_metrics(task.human, task.metrics, task.metric_names, args.statistic, args.variant,
                           average_by=args.average_by, k=args.k, block_size=args.block, pval=args.pval,
-                          stream=args.stream, seed=args.seed, progress=True)
+                          stream=args.stream, seed=args.seed, progress=None)
     eps = res.epsilons if res.epsilons is not None else np.full(len(res.names), np.nan)
     rows = [{"metric": n, "value": float(v), "rank": int(r), "epsilon": None if np.isnan(e) else float(e)}
             for n, v, r, e in zip(res.names, res.values, res.ranks, eps)]

@@ -10,7 +10,6 @@ reused by every system; large corpora are processed in chunks so memory stays bo
 """
 from __future__ import annotations
 
-import sys
 from itertools import chain
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -350,10 +349,8 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
             else:
                 prepared = metric.prepare(ref_slice)
             acc.score(mname, metric, hyp_slices, prepared)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+            bar.update(1)
+    bar.close()
     return acc.result(single)
 
 
@@ -434,12 +431,10 @@ def _nan_where(scores: np.ndarray, mask: Optional[np.ndarray]) -> np.ndarray:
 
 
 def _progress(total: Optional[int], enabled: Optional[bool]):
-    if enabled is None:
-        enabled = sys.stderr.isatty() and (total is None or total > 4)
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    return tqdm(total=total, unit="chunk", desc="mtscore", leave=False)
+    """A bar per (chunk, metric) by :mod:`mtscore.engine.progress`'s rule (a terminal, not CI,
+    unless forced); by default only when there are more than 4 steps to show."""
+    from ..engine.progress import progress_bar
+
+    if enabled is None and total is not None and total <= 4:
+        enabled = False
+    return progress_bar(total, "mtscore", enabled, unit="chunk")

@@ -163,7 +163,7 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
                     epsilon: float = 0.0, average_by: str = "none", k: int = 1000, block_size: int = 1000,
                     early_min: float = 0.02, early_max: float = 0.5, pval: float = 0.05,
                     replace_nans_with_zeros: bool = False, stream: str = "fast",
-                    seed: Optional[int] = None, progress: bool = False) -> MetricComparison:
+                    seed: Optional[int] = None, progress: Optional[bool] = False) -> MetricComparison:
     """Rank metrics (``metrics`` (M, S, N) float64, ``names`` (M,)) by ``statistic`` and group
     them into significance clusters, as mt-metrics-eval ``CompareMetrics``.
 
@@ -228,7 +228,9 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
                             None if eps is None else eps[order])
 
 
-def _progress(total: int, show: bool):
-    from tqdm.auto import tqdm
+def _progress(total: int, show: Optional[bool]):
+    """``show``: True forces a bar, False none, None: :mod:`mtscore.engine.progress`'s rule (a
+    terminal, not CI)."""
+    from ...engine.progress import progress_bar
 
-    return tqdm(total=total, disable=not show, desc="metric pairs", unit="pair")
+    return progress_bar(total, "metric pairs", show, unit="pair")

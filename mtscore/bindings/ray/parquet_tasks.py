@@ -138,7 +138,7 @@ def run_units(ray, parts: ParquetFiles, columns: List[str], spec: dict,
     """The payload lists of every unit, in dataset order, as the tasks finish (all submitted
     at once; Ray retries a task whose worker or node dies, and a retried task's payloads
     reach the driver once)."""
-    from tqdm.auto import tqdm
+    from ...engine.progress import progress_bar
 
     cpus = int(ray.cluster_resources().get("CPU", 1))
     units = parts.units(cpus)
@@ -148,8 +148,7 @@ def run_units(ray, parts: ParquetFiles, columns: List[str], spec: dict,
     refs = [task.remote(u, typed, spec_ref) for u in units]
     done = 0
     try:
-        with tqdm(total=len(refs), unit="task", desc="score_ray",
-                  disable=None if progress is None else not progress) as bar:
+        with progress_bar(len(refs), "score_ray", progress, unit="task") as bar:
             for ref in refs:
                 blobs = ray.get(ref)
                 done += 1

@@ -1,0 +1,42 @@
+"""Every command's bars follow mtscore.engine.progress's rule (P14 item 4): a bar on a terminal
+or when forced, never into a log file or CI output (`meta seg` used to print tqdm's lines into
+logs whenever stderr was redirected)."""
+import io
+
+import pytest
+
+from mtscore.engine.progress import NullBar
+
+
+@pytest.fixture
+def not_a_terminal(monkeypatch):
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+
+
+def _bars():
+    from mtscore.analysis.metaeval.significance import _progress as metaeval_bar
+    from mtscore.bindings.api import _progress as api_bar
+
+    return {"meta seg": lambda enabled: metaeval_bar(10, enabled),
+            "score": lambda enabled: api_bar(10, enabled)}
+
+
+@pytest.mark.parametrize("face", ["meta seg", "score"])
+def test_no_bar_when_stderr_is_not_a_terminal(not_a_terminal, face):
+    assert isinstance(_bars()[face](None), NullBar)
+
+
+@pytest.mark.parametrize("face", ["meta seg", "score"])
+def test_a_forced_bar_is_drawn(not_a_terminal, face):
+    bar = _bars()[face](True)
+    assert not isinstance(bar, NullBar) and bar.total == 10
+    bar.close()
+
+
+def test_meta_seg_leaves_the_choice_to_the_rule():
+    import inspect
+
+    from mtscore.analysis import metaeval_cli
+
+    src = inspect.getsource(metaeval_cli)
+    assert "progress=True" not in src and "progress=None" in src
