@@ -573,3 +573,23 @@ def test_cli_bertscore_on_ray(local_ray, tables, tmp_path, capsys):
 
     assert table_main([str(one), "-m", "bertscore", "--idf", "--ray"], run_command) == 1
     assert "--idf: not supported" in capsys.readouterr().err
+
+
+def test_loopback_address_falls_back_to_the_node_ip(monkeypatch):
+    """A head started with `ray start --head` may listen on the node's IP only; `--ray
+    127.0.0.1:6379` then used to fail where `--ray auto` worked (Ray swaps loopback for the node
+    address). The loopback host is replaced by the node IP when only that one answers."""
+    pytest.importorskip("ray")
+    import mtscore.bindings.ray.cluster as cluster
+
+    monkeypatch.setattr("ray.util.get_node_ip_address", lambda: "192.0.2.7")
+    listening = {("192.0.2.7", 6379)}
+    monkeypatch.setattr(cluster, "_listening", lambda host, port, timeout: (host, port) in listening)
+    assert cluster.local_address("127.0.0.1:6379") == "192.0.2.7:6379"
+    assert cluster.local_address("localhost:6379") == "192.0.2.7:6379"
+    assert cluster.local_address("ray://127.0.0.1:6379") == "ray://192.0.2.7:6379"
+    assert cluster.local_address("10.0.0.1:6379") == "10.0.0.1:6379"     # not loopback: as given
+    listening.add(("127.0.0.1", 6379))                                    # loopback answers: kept
+    assert cluster.local_address("127.0.0.1:6379") == "127.0.0.1:6379"
+    listening.clear()                                                     # nothing answers: kept,
+    assert cluster.local_address("127.0.0.1:6379") == "127.0.0.1:6379"   # check_reachable says so

@@ -38,6 +38,7 @@ def connect(address: Optional[str] = None, num_cpus: Optional[int] = None, **ini
             kwargs["num_cpus"] = num_cpus
     else:
         if address != "auto":
+            address = local_address(address)
             check_reachable(address)
         kwargs["address"] = address
     try:
@@ -48,6 +49,42 @@ def connect(address: Optional[str] = None, num_cpus: Optional[int] = None, **ini
         raise ConnectionError(f"{where}: {str(e).splitlines()[0] if str(e) else type(e).__name__}; "
                               "start one with `ray start --head` (see README, 'Many machines')") from None
     return ray
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def local_address(address: str, timeout: float = 2.0) -> str:
+    """``address`` with a loopback host (``127.0.0.1:6379``, ``localhost:6379``) replaced by this
+    node's IP address as Ray knows it, when the cluster listens there and not on loopback: a
+    head started with ``ray start --head`` registers itself under the node's IP, and Ray swaps
+    a loopback address for that IP anyway, so ``--ray 127.0.0.1:6379`` then failed where
+    ``--ray auto`` worked. Any other address is returned as it is."""
+    scheme, sep, hostport = address.rpartition("://")
+    host, colon, port = hostport.rpartition(":")
+    if not colon or host not in LOOPBACK or not port.isdigit():
+        return address
+    if _listening("127.0.0.1" if host != "::1" and host != "[::1]" else "::1", int(port), timeout):
+        return address
+    try:
+        from ray.util import get_node_ip_address
+
+        node = get_node_ip_address()
+    except Exception:  # noqa: BLE001 - no better guess: keep the user's address
+        return address
+    if node and _listening(node, int(port), timeout):
+        return f"{scheme}{sep}{node}:{port}"
+    return address
+
+
+def _listening(host: str, port: int, timeout: float) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
