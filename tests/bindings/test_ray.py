@@ -593,3 +593,32 @@ def test_loopback_address_falls_back_to_the_node_ip(monkeypatch):
     assert cluster.local_address("127.0.0.1:6379") == "127.0.0.1:6379"
     listening.clear()                                                     # nothing answers: kept,
     assert cluster.local_address("127.0.0.1:6379") == "127.0.0.1:6379"   # check_reachable says so
+
+
+def test_token_auth_is_switched_on_for_this_machine_only(monkeypatch, tmp_path):
+    """Ray sends the local token (~/.ray/auth_token) only to a cluster it finds itself (`auto`);
+    `--ray 127.0.0.1:6379` against a token-authenticated head on this machine failed. For this
+    machine's addresses token mode is switched on; a remote address is left to the user."""
+    pytest.importorskip("ray")
+    import mtscore.bindings.ray.cluster as cluster
+
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("x" * 32)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.setattr("ray.util.get_node_ip_address", lambda: "192.0.2.7")
+    for remote in ("10.0.0.1:6379", "ray://10.0.0.1:6379"):
+        monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+        cluster._local_token_auth(remote)
+        assert "RAY_AUTH_MODE" not in os.environ
+    for local in ("127.0.0.1:6379", "localhost:6379", "192.0.2.7:6379"):
+        monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+        cluster._local_token_auth(local)
+        assert os.environ["RAY_AUTH_MODE"] == "token"
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")       # the user's choice stands
+    cluster._local_token_auth("127.0.0.1:6379")
+    assert os.environ["RAY_AUTH_MODE"] == "disabled"
+    (tmp_path / ".ray" / "auth_token").unlink()           # no token: nothing to send
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    cluster._local_token_auth("127.0.0.1:6379")
+    assert "RAY_AUTH_MODE" not in os.environ

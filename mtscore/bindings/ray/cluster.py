@@ -2,6 +2,7 @@
 one-line errors."""
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, Optional
 
 from ...engine.missing_extra import MissingExtraError, install_hint
@@ -40,15 +41,56 @@ def connect(address: Optional[str] = None, num_cpus: Optional[int] = None, **ini
         if address != "auto":
             address = local_address(address)
             check_reachable(address)
+            _local_token_auth(address)
         kwargs["address"] = address
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = "no running Ray cluster found on this machine" if address == "auto" else \
             f"cannot connect to the Ray cluster at {address!r}"
+        hint = "start one with `ray start --head` (see README, 'Many machines')"
+        if address not in (None, "auto", "local") and not os.environ.get(AUTH_MODE):
+            hint += (f"; a cluster with token authentication (Ray's default for `ray start --head`) "
+                     f"also needs {AUTH_MODE}=token and its token here (RAY_AUTH_TOKEN or ~/.ray/auth_token)")
         raise ConnectionError(f"{where}: {str(e).splitlines()[0] if str(e) else type(e).__name__}; "
-                              "start one with `ray start --head` (see README, 'Many machines')") from None
+                              f"{hint}") from None
     return ray
+
+
+#: Ray's switch for token authentication (``token`` / ``disabled``)
+AUTH_MODE = "RAY_AUTH_MODE"
+
+
+def _local_token_auth(address: str) -> None:
+    """Ray sends this machine's token (``~/.ray/auth_token``) only to a cluster it finds itself
+    (``auto``), never to an explicit address, so ``--ray 127.0.0.1:6379`` failed against a
+    token-authenticated head on this very machine where ``--ray auto`` worked. For an address of
+    this machine (loopback or its node IP), with ``RAY_AUTH_MODE`` unset and a token present,
+    token mode is switched on as ``auto`` would; other addresses are left to the user."""
+    if os.environ.get(AUTH_MODE) or not _is_this_machine(address):
+        return
+    token = os.environ.get("RAY_AUTH_TOKEN") or (
+        os.path.exists(os.path.expanduser("~/.ray/auth_token")) and "file")
+    if token:
+        os.environ[AUTH_MODE] = "token"
+        try:  # Ray caches its config at import: refresh it, as its own token set-up does
+            from ray._raylet import Config
+
+            Config.initialize("")
+        except (ImportError, AttributeError):  # pragma: no cover - another Ray layout
+            pass
+
+
+def _is_this_machine(address: str) -> bool:
+    host = address.rpartition("://")[2].rpartition(":")[0]
+    if host in LOOPBACK:
+        return True
+    try:
+        from ray.util import get_node_ip_address
+
+        return host == get_node_ip_address()
+    except Exception:  # noqa: BLE001
+        return False
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
