@@ -117,11 +117,12 @@ def _run(args) -> int:
     if len(names) > 1 and args.confidence:
         raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
     metrics = build_metrics(args)
-    bert = _bertscore_runner(args) if "bertscore" in args.metrics else None
+    bert = _bertscore_runner(args, len(names)) if "bertscore" in args.metrics else None
     chunks = _Collect(inputs.chunks) if bert is not None else inputs.chunks
     per_seg = args.format in ("tsv", "parquet")
     r = score_stream(chunks, list(metrics.values()), workers=args.workers,
-                     sentence_level=per_seg, progress=args.progress)
+                     sentence_level=per_seg,
+                     progress=args.progress if metrics else False)  # BERTScore alone: its own bars
     stats = {key: [r.stats[n][mkey] for n in systems] for key, mkey in zip(metrics, r.metrics)}
     if per_seg:
         table = r.segments
@@ -150,13 +151,15 @@ def _report(args, names, metrics: dict, stats: dict, paired: bool, bert=None, ch
     return multi_system_table(args, names, metrics, stats, bert, chunks)
 
 
-def _bertscore_runner(args):
+def _bertscore_runner(args, n_systems: Optional[int] = None):
     """BERTScore for the report, loaded on first use (needs the 'bertscore' extra)."""
     try:
         from .bertscore_cli import BERTScoreRunner
     except ImportError as e:
-        raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
-    return BERTScoreRunner(args)
+        from ..engine.missing_extra import install_hint
+
+        raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
+    return BERTScoreRunner(args, n_systems=n_systems)
 
 
 #: BLAS thread-pool sizes set for the commands of this CLI unless the user chose them (see

@@ -119,7 +119,8 @@ def report_options(p: argparse.ArgumentParser) -> None:
                    choices=["json", "text", "latex", "tsv", "parquet"],
                    help="json/text/latex as sacrebleu; tsv/parquet: per-segment scores table")
     r.add_argument("--progress", action="store_true", default=None,
-                   help="progress bar (default: on when stderr is a terminal)")
+                   help="progress bars on stderr even when it is not a terminal (default: only on a "
+                        "terminal and not when CI=true; BERTScore's bar moves with every encoder batch)")
     r.add_argument("--version", "-V", action="version", version=f"mtscore {__version__} (sacrebleu 2.6.0 compatible)")
 
     bs = p.add_argument_group("BERTScore (-m bertscore; needs the 'bertscore' extra)")

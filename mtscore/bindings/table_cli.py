@@ -184,11 +184,13 @@ def _table_locally(args, metrics: dict, per_seg: bool):
     for ts, corpus_part in _split_test_sets(corpus, test_sets):
         systems, refs = corpus_part.by_system()
         r = score(systems, refs, list(metrics.values()), workers=args.workers, sentence_level=per_seg,
-                  progress=args.progress)
+                  progress=args.progress if metrics else False)
         names = list(systems)
         stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
         parts.append(_Part(ts, names, stats, metrics, r.segments if per_seg else None, bert,
                            SimpleNamespace(systems=systems, refs=refs)))
+    if bert is not None:  # the report scores every system of every test set: "BERTScore i/n" bars
+        bert.n_systems = sum(len(p.names) for p in parts)
     return parts
 
 
@@ -327,7 +329,9 @@ def _bertscore_runner():
     try:
         from .bertscore_cli import BERTScoreRunner
     except ImportError as e:
-        raise CLIError(f"-m bertscore: {e}; install with: pip install \"mtscore[bertscore]\"") from None
+        from ..engine.missing_extra import install_hint
+
+        raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
     return BERTScoreRunner
 
 

@@ -74,7 +74,7 @@ def _local_token_auth(address: str) -> None:
     if token:
         os.environ[AUTH_MODE] = "token"
         try:  # Ray caches its config at import: refresh it, as its own token set-up does
-            from ray._raylet import Config
+            from ray._raylet import Config  # type: ignore[attr-defined]
 
             Config.initialize("")
         except (ImportError, AttributeError):  # pragma: no cover - another Ray layout
