@@ -9,6 +9,10 @@ lone surrogates) and checks, against a fresh sacrebleu object:
 * per-segment sufficient statistics: ``corpus_stats`` == sacrebleu ``_extract_corpus_statistics``;
 * sentence scores: ``sentence_score`` and ``sentence_scores_from_stats`` (TER:
   ``compute_score_from_stats`` of each row) == sacrebleu ``sentence_score``;
+* several configurations of one metric in one ``mtscore.score`` call
+  (``test_fuzz_score_several_configurations``): one result key per configuration, each corpus
+  score, signature and sentence score equal to sacrebleu's for that configuration; the same
+  configuration twice raises ValueError;
 * malformed input (``test_rejected_inputs_raise_in_both``): where sacrebleu raises, mtscore raises
   too. Exception mapping (sacrebleu -> mtscore):
 
