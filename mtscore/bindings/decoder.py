@@ -29,7 +29,7 @@ from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, U
 import numpy as np
 
 from ..engine.metrics.base import Metric
-from ..engine.metrics.registry import make_metric
+from ..engine.metrics.registry import make_sentence_metric
 from ..kernels._lists import first_non_str
 
 __all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggregate_chrf",
@@ -39,10 +39,16 @@ __all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggreg
 
 
 # ---- metric ---------------------------------------------------------------------------------
+#: set once the sentence-BLEU-without-effective-order warning was given (once per process)
+_WARNED: List[bool] = []
+
+
 def resolve_metric(metric: Union[str, Metric], options: dict, workers: Optional[int] = None) -> Metric:
-    """A metric object from a name + constructor options, or the given object (no options)."""
+    """A metric object from a name + constructor options, or the given object (no options).
+    By name, sentence-level defaults apply (``registry.SENTENCE_DEFAULTS``: BLEU with
+    ``effective_order=True`` unless ``options`` say otherwise, as sacrebleu's sentence mode)."""
     if isinstance(metric, str):
-        m = make_metric(metric, **options)
+        m = make_sentence_metric(metric, **options)
     else:
         if options:
             raise ValueError(f"metric options {sorted(options)} given with a metric object; pass "
@@ -53,6 +59,13 @@ def resolve_metric(metric: Union[str, Metric], options: dict, workers: Optional[
     if workers is not None:
         _check_workers(workers)
         m.workers = workers
+    if getattr(m, "effective_order", None) is False and not _WARNED:  # BLEU without it: say so once
+        import warnings
+
+        _WARNED.append(True)
+        warnings.warn("sentence-level BLEU without effective_order: a sentence with no match of "
+                      "some n-gram order scores 0 (sacrebleu recommends effective_order=True, "
+                      "the default here)", UserWarning, stacklevel=3)
     return m
 
 

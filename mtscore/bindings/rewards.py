@@ -45,7 +45,7 @@ import numpy as np
 from ..engine.id_scoring import id_metric, id_stats_and_scores
 from ..engine.id_text import load_vocabulary
 from ..engine.metrics.base import Metric
-from ..engine.metrics.registry import make_metric
+from ..engine.metrics.registry import make_sentence_metric, sentence_options
 from ..engine.token_ids import as_token_ids
 from .token_scores import text_stats_and_scores
 
@@ -142,11 +142,12 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
               **metric_options) -> Callable[..., List[float]]:
     """A reward function ``fn(completions, **columns) -> list[float]`` (see the module docstring
     for the call contract). ``metric``: "chrf", "chrf++", "bleu", "ter" (with
-    ``metric_options`` as constructor arguments, e.g. ``effective_order=True`` for sentence
-    BLEU) or a metric object. ``vocab``: decode id completions/references with it and score
+    ``metric_options`` as constructor arguments; sentence BLEU uses ``effective_order=True``
+    unless they say otherwise) or a metric object. ``vocab``: decode id completions/references with it and score
     the text (any metric). Errors in the options are raised here, not at the first batch."""
     name = metric if isinstance(metric, str) else type(metric).__name__.lower()
-    text_metric = make_metric(metric, **metric_options) if isinstance(metric, str) else metric
+    # by name, sentence defaults: BLEU with effective order unless metric_options say otherwise
+    text_metric = make_sentence_metric(metric, **metric_options) if isinstance(metric, str) else metric
     decoder = load_vocabulary(vocab) if vocab is not None else None
     id_mode_metric: List[Any] = []  # built on first use (only BLEU / TER have an id mode)
     sign = -1.0 if text_metric.lower_is_better else 1.0
@@ -158,7 +159,8 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
         if decoder is not None:
             return score_text(decoder.decode(h), decoder.decode(r), groups)
         if not id_mode_metric:
-            id_mode_metric.append(id_metric(metric, **metric_options) if isinstance(metric, str)
+            id_mode_metric.append(id_metric(metric, **sentence_options(metric, metric_options))
+                                  if isinstance(metric, str)
                                   else id_metric(metric))
         scores = id_stats_and_scores(id_mode_metric[0], h, r, groups)[1]
         assert scores is not None

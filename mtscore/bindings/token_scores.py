@@ -34,7 +34,7 @@ import numpy as np
 from ..engine.id_scoring import id_metric, id_stats_and_scores, reference_groups
 from ..engine.id_text import load_vocabulary
 from ..engine.metrics.base import Metric, Score
-from ..engine.metrics.registry import make_metric
+from ..engine.metrics.registry import make_metric, sentence_options
 from ..engine.token_ids import TokenIds, as_token_ids
 
 __all__ = ["id_sentence_scores", "id_corpus_score", "id_stats", "decode_ids",
@@ -73,8 +73,9 @@ def id_sentence_scores(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_g
                        pad_id: Optional[int] = None, hyp_lengths=None, ref_lengths=None,
                        **options) -> np.ndarray:
     """Sentence BLEU or TER of each hypothesis, float64 ``(N,)``: ``out[i]`` equals
-    ``sacrebleu.BLEU(tokenize="none", **options).sentence_score(h_i, refs_i).score`` on the
-    space-joined ids (TER: ``sacrebleu.TER(**options)``).
+    ``sacrebleu.BLEU(tokenize="none", effective_order=True, **options).sentence_score(h_i,
+    refs_i).score`` on the space-joined ids (TER: ``sacrebleu.TER(**options)``); sentence BLEU
+    uses effective order unless ``options`` say ``effective_order=False``.
 
     metric  : "bleu" (``tokenize="none"`` unless ``options`` says otherwise; "none", "13a" and
               "intl" leave ids alone), "ter", or a configured ``BLEU`` / ``TER`` object
@@ -85,7 +86,7 @@ def id_sentence_scores(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_g
     A hypothesis without reference (``ref_groups`` gives it none) raises, or with
     ``missing_refs="skip"`` gets NaN.
     """
-    m = id_metric(metric, **options)
+    m = id_metric(metric, **(sentence_options(metric, options) if isinstance(metric, str) else options))
     h, r = _id_inputs(hyps, refs, pad_id, hyp_lengths, ref_lengths)
     scores = id_stats_and_scores(m, h, r, ref_groups, sentence_level=True)[1]
     assert scores is not None
@@ -135,9 +136,9 @@ def grouped_ref_streams(refs: Sequence[Optional[str]], n: int,
             for k in range(max(k_max, 1))]
 
 
-def _text_metric(metric: Union[str, Metric], options: dict) -> Metric:
-    if isinstance(metric, str):
-        return make_metric(metric, **options)
+def _text_metric(metric: Union[str, Metric], options: dict, sentence_level: bool) -> Metric:
+    if isinstance(metric, str):  # sentence scores: BLEU with effective order unless told otherwise
+        return make_metric(metric, **(sentence_options(metric, options) if sentence_level else options))
     if options:
         raise TypeError(f"metric options {sorted(options)} given with a metric object; set them "
                         "on the object")
@@ -150,7 +151,7 @@ def text_stats_and_scores(hyps: List[str], refs: Sequence[Optional[str]],
     """``(metric object, stats, sentence scores or None)`` of N hypothesis strings against R
     reference strings grouped by ``ref_groups`` (default one each), through the metric's batch
     path (references prepared once, one kernel pass)."""
-    m = _text_metric(metric, options)
+    m = _text_metric(metric, options, sentence_level)
     streams = grouped_ref_streams(refs, len(hyps), ref_groups)
     stats, scores = m.stats_and_scores(hyps, m.prepare(streams), sentence_level)
     return m, stats, scores

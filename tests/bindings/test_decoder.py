@@ -30,16 +30,19 @@ CONFIGS = [
      lambda: sacrebleu.metrics.CHRF(eps_smoothing=True, beta=3)),
     ("chrf", {"char_order": 0, "word_order": 2},
      lambda: sacrebleu.metrics.CHRF(char_order=0, word_order=2)),
-    ("bleu", {}, lambda: sacrebleu.metrics.BLEU()),
+    # by name, sentence BLEU uses effective order unless told otherwise (P14)
+    ("bleu", {}, lambda: sacrebleu.metrics.BLEU(effective_order=True)),
+    ("bleu", {"effective_order": False}, lambda: sacrebleu.metrics.BLEU()),
     ("bleu", {"effective_order": True}, lambda: sacrebleu.metrics.BLEU(effective_order=True)),
-    ("bleu", {"smooth_method": "floor", "smooth_value": 0.01, "tokenize": "intl"},
+    ("bleu", {"smooth_method": "floor", "smooth_value": 0.01, "tokenize": "intl", "effective_order": False},
      lambda: sacrebleu.metrics.BLEU(smooth_method="floor", smooth_value=0.01, tokenize="intl")),
     ("bleu", {"smooth_method": "add-k", "tokenize": "char", "lowercase": True},
-     lambda: sacrebleu.metrics.BLEU(smooth_method="add-k", tokenize="char", lowercase=True)),
+     lambda: sacrebleu.metrics.BLEU(smooth_method="add-k", tokenize="char", lowercase=True,
+                                    effective_order=True)),
     ("bleu", {"smooth_method": "none", "tokenize": "zh", "max_ngram_order": 2, "effective_order": True},
      lambda: sacrebleu.metrics.BLEU(smooth_method="none", tokenize="zh", max_ngram_order=2,
                                     effective_order=True)),
-    ("bleu", {"tokenize": "none"}, lambda: sacrebleu.metrics.BLEU(tokenize="none")),
+    ("bleu", {"tokenize": "none"}, lambda: sacrebleu.metrics.BLEU(tokenize="none", effective_order=True)),
     ("ter", {}, lambda: sacrebleu.metrics.TER()),
     ("ter", {"normalized": True, "case_sensitive": True},
      lambda: sacrebleu.metrics.TER(normalized=True, case_sensitive=True)),
@@ -505,3 +508,31 @@ def test_error_rates_are_lower_is_better_everywhere():
     assert oracle.index[0] == 0 and oracle.score[0] == 0.0
     reward = decoder.reward_fn("wer", scale=1.0)
     assert reward(completions=["a b c d", "x y"], reference=["a b c d"] * 2)[0] == -0.0
+
+
+def test_sentence_bleu_defaults_to_effective_order_in_every_decoder_face(tmp_path):
+    """P14: `mtscore nbest -m bleu` scored an exact match of two words 0.0 (sentence BLEU without
+    effective order); by name, BLEU now uses it in the decoder functions, n-best, MBR and
+    rewards, as sacrebleu's sentence mode; `effective_order=False` still gives the old numbers,
+    with one warning per process."""
+    import subprocess
+    import sys
+
+    want = sacrebleu.metrics.BLEU(effective_order=True).sentence_score("hello world", ["hello world"]).score
+    assert decoder.sentence_scores(["hello world"], ["hello world"], metric="bleu").tolist() == [want]
+    assert decoder.pairwise(["hello world", "hello world"], metric="bleu")[0, 1] == want
+    assert decoder.nbest_oracle([["hello world", "hi"]], ["hello world"], metric="bleu").score[0] == want
+    assert decoder.reward_fn("bleu", scale=1.0)(completions=["hello world"], reference=["hello world"]) == [want]
+    nb = tmp_path / "nb.txt"
+    nb.write_text("0 ||| hello world ||| a=1 ||| 0.5\n0 ||| hi world ||| a=1 ||| 0.4\n")
+    ref = tmp_path / "ref"
+    ref.write_text("hello world\n")
+    r = subprocess.run([sys.executable, "-m", "mtscore", "nbest", str(nb), "-r", str(ref), "-m", "bleu",
+                        "-f", "jsonl"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["score"] == want and r.stderr == ""
+    groups = tmp_path / "g.txt"
+    groups.write_text("hello world\nhello world\nhi there\n\nhello world\nhello world\n")
+    r = subprocess.run([sys.executable, "-m", "mtscore", "mbr", str(groups), "-m", "bleu", "-O",
+                        "effective_order=false"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0
+    assert r.stderr.count("warning: sentence-level BLEU without effective_order") == 1

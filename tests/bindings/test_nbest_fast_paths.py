@@ -32,7 +32,7 @@ def _sentence(rng, words, n):
 
 def _check(lists, refs, **opts):
     res = decoder.nbest_oracle(lists, refs, metric="bleu", **opts)
-    sb = sacrebleu.metrics.BLEU(**opts)
+    sb = sacrebleu.metrics.BLEU(**{"effective_order": True, **opts})  # the sentence default
     for s, cands in enumerate(lists):
         want = np.array([sb.sentence_score(h, [refs[s]]).score for h in cands])
         got = res.scores[s]

@@ -60,6 +60,10 @@ def ende_ids(ende):
     return [enc(h) for h in hyps], [[enc(r) for r in st_] for st_ in refs]
 
 
+#: sentence BLEU by name uses effective order unless the options say otherwise (P14: as
+#: sacrebleu's sentence mode); the oracle is configured the same way
+SENTENCE = {"effective_order": True}
+
 BLEU_CONFIGS = [
     dict(),
     dict(effective_order=True),
@@ -75,7 +79,7 @@ BLEU_CONFIGS = [
 def test_bleu_ids_equal_sacrebleu_one_reference(ende_ids, cfg):
     hyps, refs = ende_ids
     ours = id_sentence_scores(hyps, refs[0], "bleu", **cfg)
-    sb = sacrebleu.BLEU(tokenize="none", **cfg)
+    sb = sacrebleu.BLEU(tokenize="none", **{**SENTENCE, **cfg})
     want = [sb.sentence_score(h, [r]).score for h, r in zip(joined(hyps), joined(refs[0]))]
     assert ours.tolist() == want
     corpus = id_corpus_score(hyps, refs[0], "bleu", **cfg)
@@ -102,7 +106,7 @@ def test_bleu_ids_ragged_references(ende_ids, cfg):
     flat, groups, per_seg, streams = ragged(refs, len(hyps))
     assert len(refs) >= 2
     ours = id_sentence_scores(hyps, flat, "bleu", ref_groups=groups, **cfg)
-    sb = sacrebleu.BLEU(tokenize="none", **cfg)
+    sb = sacrebleu.BLEU(tokenize="none", **{**SENTENCE, **cfg})
     want = [sb.sentence_score(h, joined(rs)).score for h, rs in zip(joined(hyps), per_seg)]
     assert ours.tolist() == want
     sb_streams = [[None if x is None else " ".join(map(str, x)) for x in s] for s in streams]
@@ -138,7 +142,7 @@ def test_generated_ids_equal_sacrebleu(data):
     flat = [r for rs in per_seg for r in rs]
     groups = np.concatenate([[0], np.cumsum(counts)])
     cfg = data.draw(st.sampled_from(BLEU_CONFIGS), label="cfg")
-    sb = sacrebleu.BLEU(tokenize="none", **cfg)
+    sb = sacrebleu.BLEU(tokenize="none", **{**SENTENCE, **cfg})
     want = [sb.sentence_score(h, joined(rs)).score for h, rs in zip(joined(hyps), per_seg)]
     assert id_sentence_scores(hyps, flat, "bleu", ref_groups=groups, **cfg).tolist() == want
     ter = sacrebleu.TER()
@@ -237,7 +241,7 @@ def test_missing_references_follow_the_policy():
         with pytest.warns(MissingReferenceWarning, match="1 of 3"):
             got = id_sentence_scores([[1], [2], [3]], [[1], [3]], metric, ref_groups=groups,
                                      missing_refs="skip")
-        sb = sacrebleu.BLEU(tokenize="none") if metric == "bleu" else sacrebleu.TER()
+        sb = sacrebleu.BLEU(tokenize="none", **SENTENCE) if metric == "bleu" else sacrebleu.TER()
         assert np.isnan(got[1]) and got[0] == sb.sentence_score("1", ["1"]).score
         assert got[2] == sb.sentence_score("3", ["3"]).score
 

@@ -17,6 +17,23 @@ METRICS = {
 }
 
 
+#: constructor defaults where a metric scores single sentences (the decoder API, n-best, MBR,
+#: RL rewards): BLEU with effective order, as sacrebleu's ``--sentence-level`` and the advice of
+#: its ``sentence_score`` (without it, a short sentence with no 4-gram match scores 0, an exact
+#: match of two words included)
+SENTENCE_DEFAULTS = {"bleu": {"effective_order": True}}
+
+
+def sentence_options(name: str, options: dict) -> dict:
+    """``options`` over :data:`SENTENCE_DEFAULTS` of metric ``name`` (the caller's options win)."""
+    return {**SENTENCE_DEFAULTS.get(name.lower(), {}), **options}
+
+
+def make_sentence_metric(name: str, **kwargs):
+    """:func:`make_metric` with :data:`SENTENCE_DEFAULTS` (the caller's options win)."""
+    return make_metric(name, **sentence_options(name, kwargs))
+
+
 def make_metric(name: str, **kwargs):
     """A metric object from its name (bleu, chrf, chrf++, ter, wer, per, cer, eed, meteor) and constructor arguments."""
     key = name.lower()
