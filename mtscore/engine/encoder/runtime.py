@@ -7,6 +7,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..missing_extra import install_hint
 from .hub import ModelSource, resolve_source
 from .model_dir import EncoderError, read_config
 from .tokenizer import Tokenizer
@@ -21,7 +22,7 @@ def _import_ort():
     try:
         import onnxruntime as ort
     except ImportError:
-        raise EncoderError("BERTScore needs onnxruntime: pip install 'mtscore[bertscore]' "
+        raise EncoderError(f"BERTScore needs onnxruntime: {install_hint('bertscore')} "
                            "(onnxruntime-gpu for CUDA)") from None
     return ort
 

@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..missing_extra import install_hint
 from .model_dir import EncoderError
 
 _SENTINEL_LIMIT = 1_000_000  # HF writes 1e30 when a tokenizer has no model_max_length
@@ -28,7 +29,7 @@ class Tokenizer:
         try:
             import tokenizers
         except ImportError:
-            raise EncoderError("BERTScore needs tokenizers: pip install 'mtscore[bertscore]'") from None
+            raise EncoderError(f"BERTScore needs tokenizers: {install_hint('bertscore')}") from None
         tokenizer_dir = Path(tokenizer_dir)
         tj = tokenizer_dir / "tokenizer.json"
         if not tj.is_file():
