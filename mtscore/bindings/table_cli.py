@@ -266,7 +266,8 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     specs = {}
     for name, m in metrics.items():
         key = name.lower()
-        specs[name] = "chrf++" if key == "chrf" and getattr(m, "word_order", 0) else key
+        # "chrf++" names word order 2 (the registry refuses it with another order)
+        specs[name] = "chrf++" if key == "chrf" and getattr(m, "word_order", 0) == 2 else key
     kwargs = {n: metric_kwargs(args, n) for n in ("bleu", "chrf", "ter")}
     with_bert = "bertscore" in args.metrics
     keep = bool(args.confidence or paired)

@@ -170,3 +170,20 @@ def test_keys_stay_distinct_when_signature_differences_repeat():
     assert keys == ["bleu", "bleu|tok:char", "bleu|tok:char|max_ngram_order=2"]
     _check(r, keys[2], "BLEU", {"tokenize": "char", "max_ngram_order": 2})
     _check(r, keys[1], "BLEU", {"tokenize": "char"})
+
+
+def test_a_name_whose_options_contradict_it_is_refused_everywhere():
+    """The registry itself refuses "chrf++" with another word order (it reported chrF2 under
+    the key chrf++ through every face that builds metrics by name: score, Ray, the decoder)."""
+    from mtscore import decoder
+    from mtscore.bindings.ray.score import _metric_specs
+    from mtscore.engine.metrics.registry import make_metric
+
+    with pytest.raises(ValueError, match="'chrf\\+\\+' means word_order=2, but word_order=0 was given"):
+        make_metric("chrf++", word_order=0)
+    with pytest.raises(ValueError, match="means word_order=2"):
+        decoder.sentence_scores(["a b"], ["a b"], metric="chrf++", word_order=1)
+    assert make_metric("chrf++", word_order=2).word_order == 2
+    assert make_metric("chrf", word_order=2).word_order == 2      # sacrebleu's -m chrf -cw 2
+    with pytest.raises(ValueError, match="given twice"):
+        _metric_specs(["bleu", "BLEU"], None, None, None)

@@ -218,6 +218,8 @@ def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwarg
             raise TypeError("score_ray: give metrics by name ('bleu', 'chrf', 'chrf++', 'ter') and "
                             "their options in bleu_kwargs / chrf_kwargs / ter_kwargs")
         name = m.lower()
+        if any(n == name for n, _ in out):  # one key per metric: the same one twice would merge
+            raise ValueError(f"score_ray: metric {m!r} given twice")
         out.append((name, dict(by_name.get("chrf" if name == "chrf++" else name, {}))))
     if any(n == "bertscore" for n, _ in out):
         kw = by_name["bertscore"]

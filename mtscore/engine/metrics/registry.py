@@ -40,6 +40,10 @@ def make_metric(name: str, **kwargs):
     if key not in METRICS:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(METRICS)}")
     mod, cls, defaults = METRICS[key]
+    for opt, value in defaults.items():  # a name that fixes an option means it ("chrf++": word order 2)
+        if opt in kwargs and kwargs[opt] != value:
+            raise ValueError(f"metric {name!r} means {opt}={value!r}, but {opt}={kwargs[opt]!r} was given; "
+                             f"use the plain name (e.g. 'chrf') with {opt}={kwargs[opt]!r}")
     klass = getattr(importlib.import_module(mod), cls)
     try:
         return klass(**{**defaults, **kwargs})
