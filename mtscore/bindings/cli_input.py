@@ -112,8 +112,12 @@ def _chunks(args, sys_paths: List[str], chunk_size: int, stdin: bool) -> Iterato
 
     n_sys = len(sys_paths)
     width: Optional[int] = None  # stdin: systems per line, fixed by the first line
-    for start, blocks in iter_aligned_lines([*sys_paths, *args.refs], chunk_size, args.encoding,
+    paths = [*sys_paths, *args.refs]
+    limit = getattr(args, "max_line_chars", 0)
+    for start, blocks in iter_aligned_lines(paths, chunk_size, args.encoding,
                                             args.encoding_errors, precount=not stdin):
+        if limit:
+            _check_line_lengths(paths, blocks, start, limit)
         systems = blocks[:n_sys]
         if stdin:
             if width is None:
@@ -123,6 +127,18 @@ def _chunks(args, sys_paths: List[str], chunk_size: int, stdin: bool) -> Iterato
         if args.num_refs > 1:
             refs = _tab_references(refs[0], start, args.num_refs, args.refs[0])
         yield refs, {str(i): s for i, s in enumerate(systems)}
+
+
+def _check_line_lengths(paths: List[str], blocks: List[List[str]], start: int, limit: int) -> None:
+    """A line longer than ``--max-line-chars`` names its file and line (the metrics check their
+    inputs too, but only know a chunk's lines)."""
+    for path, lines in zip(paths, blocks):
+        if max(map(len, lines), default=0) > limit:
+            i = next(i for i, x in enumerate(lines) if len(x) > limit)
+            name = "<stdin>" if path == "-" else path
+            raise CLIError(f"{name}:{start + i + 1}: the line has {len(lines[i]):,} characters, more than "
+                           f"--max-line-chars {limit:,} (its n-gram tables could need gigabytes; "
+                           "--max-line-chars 0: no limit)")
 
 
 def _stdin_columns(lines: List[str], start: int, width: int) -> List[List[str]]:

@@ -42,6 +42,11 @@ def metric_options(p: argparse.ArgumentParser) -> None:
                    help="one score per segment (one metric, one system); BLEU uses effective order")
     m.add_argument("--workers", type=nonnegative_int, default=1,
                    help="threads for the compiled metrics (0 = all cores); results do not change")
+    from ..engine.line_limit import MAX_LINE_CHARS
+
+    m.add_argument("--max-line-chars", type=nonnegative_int, default=MAX_LINE_CHARS, metavar="N",
+                   help=f"refuse a line longer than N characters before any work (default {MAX_LINE_CHARS:,}; "
+                        "its n-gram tables could need gigabytes; 0 = no limit)")
 
     b = p.add_argument_group("BLEU")
     b.add_argument("--smooth-method", "-s", choices=["none", "floor", "add-k", "exp"],
@@ -195,6 +200,7 @@ def build_metrics(args, **common) -> dict:
         except (ImportError, ValueError, RuntimeError) as e:
             raise CLIError(f"-m {name}: {e}") from None
         m.workers = args.workers
+        m.max_line_chars = args.max_line_chars
         metrics[name.upper()] = m
     return metrics
 

@@ -279,3 +279,26 @@ def test_no_stray_temporary_files_after_success(files, tmp_path):
     assert r.returncode == 0 and out.read_text() == sacrebleu_score() + "\n"
     assert out.stat().st_mtime >= t0 - 1
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+# ---- bounded work: one huge line ------------------------------------------------------------
+
+def test_a_line_over_the_limit_is_refused_naming_file_and_line(tmp_path):
+    """A 92 MB line took over 4 GB and ended in a MemoryError traceback; a line longer than
+    --max-line-chars is refused before any work, naming the file and its line (the absolute
+    line, also past the first streamed chunk)."""
+    hyp, ref = tmp_path / "hyp", tmp_path / "ref"
+    hyp.write_text("a b\n" * 20000 + "x" * 5000 + "\nc\n")
+    ref.write_text("a b\n" * 20000 + "x\nc\n")
+    r = run([str(ref), "-i", str(hyp), "-m", "bleu", "chrf", "--max-line-chars", "4000"])
+    assert r.returncode == 1
+    assert r.stderr.decode() == (f"mtscore: error: {hyp}:20001: the line has 5,000 characters, more than "
+                                 "--max-line-chars 4,000 (its n-gram tables could need gigabytes; "
+                                 "--max-line-chars 0: no limit)\n")
+    r = run([str(ref), "-i", str(hyp), "-m", "bleu", "--max-line-chars", "0", "-b"])
+    assert r.returncode == 0
+    assert r.stdout.decode() == sacrebleu_score(hyp.read_text().splitlines(), ref.read_text().splitlines()) + "\n"
+    table = tmp_path / "t.jsonl"
+    table.write_text(json.dumps({"hyp": "y" * 300, "ref": "y"}) + "\n")
+    r = run(["score-table", str(table), "-m", "chrf", "--max-line-chars", "100"])
+    assert r.returncode == 1 and "line 1 has 300 characters, more than the limit of 100" in r.stderr.decode()
