@@ -33,12 +33,12 @@ def check_line_lengths(texts: Sequence[Optional[str]], what: str,
     if not limit or limit < 0:
         return
     try:
-        longest = max(map(len, texts), default=0)
+        longest = max(map(len, texts), default=0)  # type: ignore[arg-type]  # None: below
     except TypeError:  # None among the references
         longest = max((len(t) for t in texts if t is not None), default=0)
     if longest <= limit:
         return
-    i = next(i for i, t in enumerate(texts) if t is not None and len(t) > limit)
+    i, line = next((i, t) for i, t in enumerate(texts) if t is not None and len(t) > limit)
     raise LineTooLongError(
-        f"{what}: line {i + 1} has {len(texts[i]):,} characters, more than the limit of "
+        f"{what}: line {i + 1} has {len(line):,} characters, more than the limit of "
         f"{limit:,} (max_line_chars; on the command line --max-line-chars N, 0 = no limit).")

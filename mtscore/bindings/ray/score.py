@@ -212,7 +212,7 @@ def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwarg
         check_missing_refs_policy(missing_refs, "score_ray")
     by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
                "bertscore": bertscore_kwargs or {}}
-    out = []
+    out: List[Tuple[str, dict]] = []
     for m in metrics:
         if not isinstance(m, str):
             raise TypeError("score_ray: give metrics by name ('bleu', 'chrf', 'chrf++', 'ter') and "
