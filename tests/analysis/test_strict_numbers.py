@@ -19,6 +19,7 @@ from mtscore.analysis import correlation, loaders
 from mtscore.analysis.cli import main
 from mtscore.analysis.errors import AnalysisInputError
 from mtscore.engine.strict_numbers import NumberSyntaxError, parse_number, parse_numbers
+from tests.analysis.test_analysis_cli_errors import ratings_rows  # the same synthetic DA ratings
 
 HEADER = "LP SYSTEM HUMAN BLEU chrF TER"
 RATINGS_HEADER = "HITId WorkerId Input.src Input.trg Input.item hit sys_id rid type sid score time"
@@ -28,18 +29,6 @@ def sys_rows(n: int = 8, seed: int = 1, lp: str = "en-de") -> List[str]:
     rnd = random.Random(seed)
     return [f"{lp} sys{i} {rnd.gauss(0, 1):.3f} {rnd.uniform(10, 40):.2f} {rnd.uniform(30, 60):.2f} "
             f"{-rnd.uniform(30, 60):.2f}" for i in range(n)]
-
-
-def ratings_rows(n_workers: int = 4, n_systems: int = 4, n_seg: int = 6, seed: int = 3) -> List[str]:
-    rnd = random.Random(seed)
-    rows = []
-    for w in range(n_workers):
-        for s in range(n_systems):
-            for g in range(n_seg):
-                for typ in ("SYSTEM", "REPEAT") if g == 0 else ("SYSTEM",):
-                    rows.append("\t".join([f"HIT{w}", f"W{w}", "cs", "en", "ad", "1", f"sys{s}.{s}", str(g),
-                                           typ, str(g), f"{rnd.gauss(s * 0.2, 1):.4f}", "100.0"]))
-    return rows
 
 
 def write(tmp_path: Path, name: str, lines: Sequence[str]) -> str:
