@@ -295,10 +295,15 @@ def significance_curve(system, score, order_key, sizes: Sequence[int],
         raise AnalysisInputError("significance_curve: system, score and order_key must have one length")
     if any(int(n) < 1 for n in sizes):
         raise AnalysisInputError("significance_curve: every size must be at least 1 judgement per system")
+    from ..engine.progress import progress_bar
+
     share = np.full((len(sizes), len(thresholds)), np.nan)
-    for r, n in enumerate(sizes):
-        keep = human.equal_effort_subsample(sysv, order_key, int(n))
-        groups = {g: s[keep & (sysv == g)] for g in np.unique(sysv)}
-        _, p = human.wilcoxon_matrix(groups, significant_digits=None)
-        share[r] = list(significant_pair_share(p, thresholds).values())
+    with progress_bar(len(sizes), "judgements per system", None if len(sizes) > 1 else False,
+                      unit="size") as bar:  # a terminal only
+        for r, n in enumerate(sizes):
+            keep = human.equal_effort_subsample(sysv, order_key, int(n))
+            groups = {g: s[keep & (sysv == g)] for g in np.unique(sysv)}
+            _, p = human.wilcoxon_matrix(groups, significant_digits=None)
+            share[r] = list(significant_pair_share(p, thresholds).values())
+            bar.update(1)
     return {"n": np.asarray(sizes, np.int64), "share": share, "thresholds": np.asarray(thresholds, np.float64)}

@@ -109,9 +109,15 @@ def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws
     sub = system_subsets(n, k, draws, seed)
     S, m = sub.shape[0], Y.shape[0]
     r = np.empty((S, m))
-    for a in range(0, S, _CHUNK):
-        idx = sub[a:a + _CHUNK]
-        r[a:a + _CHUNK] = _pearson_rows(h[idx], Y[:, idx])
+    from ..engine.progress import progress_bar
+
+    # a bar (terminal only) when there are enough subsets to take seconds
+    with progress_bar(S, f"r over {k}-system subsets", None if S > 8 * _CHUNK else False,
+                      unit="subset") as bar:
+        for a in range(0, S, _CHUNK):
+            idx = sub[a:a + _CHUNK]
+            r[a:a + _CHUNK] = _pearson_rows(h[idx], Y[:, idx])
+            bar.update(len(idx))
     present = np.zeros((n,), np.int64)
     for bit, i in enumerate(marked):
         present[i] = 1 << bit

@@ -40,3 +40,27 @@ def test_meta_seg_leaves_the_choice_to_the_rule():
 
     src = inspect.getsource(metaeval_cli)
     assert "progress=True" not in src and "progress=None" in src
+
+
+def test_significance_curve_draws_a_bar_on_a_terminal_only(monkeypatch):
+    """`human significance --sizes` runs a Wilcoxon matrix per size: a bar per size on a
+    terminal (here: the rule says yes), nothing otherwise."""
+    import sys
+
+    import numpy as np
+
+    import mtscore.engine.progress as progress
+    from mtscore.analysis.human_tests import significance_curve
+
+    rng = np.random.default_rng(1)
+    system = np.repeat(["a", "b", "c"], 40)
+    score = rng.normal(size=120) + (system == "a")
+    args = (system, score, np.arange(120), [10, 20, 40])
+    for terminal in (False, True):
+        err = io.StringIO()
+        monkeypatch.setattr(sys, "stderr", err)
+        monkeypatch.setattr(progress, "progress_enabled",
+                            lambda enabled=None, stream=None, t=terminal: t if enabled is None else bool(enabled))
+        res = significance_curve(*args)
+        assert ("judgements per system" in err.getvalue()) == terminal
+        assert res["share"].shape == (3, 3)
