@@ -213,7 +213,7 @@ def main() -> None:
     for _ in range(3):
         p = subprocess.run([sys.executable, "-c", COLD.format(threads=a.threads)], capture_output=True,
                            text=True, cwd=REPO, check=True)
-        t, torch_loaded, f = p.stdout.split()
+        t, torch_loaded, _f = p.stdout.split()
         cold.append((float(t), torch_loaded))
     p = subprocess.run([sys.executable, "-c", STREAM.format(data=str(DATA), n=a.stream, threads=a.threads)],
                        capture_output=True, text=True, cwd=REPO, check=True)

@@ -43,9 +43,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench_data import cpu_model, data_dir, read_lines  # noqa: E402
-
 import numpy as np  # noqa: E402
+from bench_data import cpu_model, data_dir, read_lines  # noqa: E402
 
 from mtscore import decoder  # noqa: E402
 
@@ -122,7 +121,9 @@ def _per_call_us(score, pairs, reps: int) -> float:
 def single_calls(n_pairs: int = 300, reps: int = 20, rounds: int = 3) -> list:
     """Rows ``(metric, mtscore us, sacrebleu us, ratio, target us)``, printed as a table."""
     import sacrebleu
-    from sacrebleu.metrics import BLEU as SBLEU, CHRF as SCHRF, TER as STER
+    from sacrebleu.metrics import BLEU as SBLEU
+    from sacrebleu.metrics import CHRF as SCHRF
+    from sacrebleu.metrics import TER as STER
 
     import mtscore
 
@@ -186,7 +187,7 @@ def matrices(n_groups: int = 10, size: int = 64, sacre_groups: int = 2, big: boo
         c_mt /= n_groups
         w_mt /= n_groups
         exact = all(np.array_equal(a, b) for a, b in zip(mats, ref_mats))
-        per_group, c_one, w_one = _timed(lambda name=name, opts=opts: [
+        _per_group, c_one, w_one = _timed(lambda name=name, opts=opts: [
             decoder.pairwise(g, metric=name, **opts) for g in groups])
         task = f"{size}x{size} {name}"
         rows.append((task, f"sacrebleu sentence_score loop ({sacre_groups} groups)", c_sb * 1e3,
@@ -234,7 +235,7 @@ def _big_chrf(size: int = 1024):
     rng = np.random.default_rng(0)
     cells = rng.integers(0, size, size=(200, 2))
     ok = all(m[i, j] == sb.sentence_score(samples[i], [samples[j]]).score for i, j in cells)
-    rows[-1] = rows[-1][:5] + ("200 random cells bit-exact" if ok else "MISMATCH",)
+    rows[-1] = (*rows[-1][:5], "200 random cells bit-exact" if ok else "MISMATCH")
     return rows
 
 
@@ -276,8 +277,9 @@ def machine() -> str:
 
     model = cpu_model()
     try:
-        import fastchrf  # noqa: F401
         from importlib.metadata import version
+
+        import fastchrf  # noqa: F401
         fc = f", fastchrf {version('fastchrf')}"
     except ImportError:
         fc = ", fastchrf not installed"
@@ -370,10 +372,7 @@ def main(argv=None):
              "no id arrays, but no faster; transparent huge pages for the id buffer (fewer "
              "faults, but compaction stalls).", ""]
     cmd = "python bench/bench_decoder.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
-    text = ["# Decoder calls and the decoder API (mtscore.decoder): single sentence_score calls, "
-            "pairwise matrices and n-best oracles vs sacrebleu 2.6.0 and fastchrf", "",
-            f"Generated {started} in {time.perf_counter() - t0:.0f} s by:", "", "```",
-            "source .venv/bin/activate", cmd, "```", "", "## Machine", "", machine(), ""] + body
+    text = ["# Decoder calls and the decoder API (mtscore.decoder): single sentence_score calls, " "pairwise matrices and n-best oracles vs sacrebleu 2.6.0 and fastchrf", "", f"Generated {started} in {time.perf_counter() - t0:.0f} s by:", "", "```", "source .venv/bin/activate", cmd, "```", "", "## Machine", "", machine(), "", *body]
     report = "\n".join(text).rstrip()
     print(report)
     if a.out:

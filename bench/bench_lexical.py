@@ -35,6 +35,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
+import contextlib
+
 from lexical_workloads import DATA, OUT, run_worker  # noqa: E402
 
 TASKS = ("corpus", "wmt21", "sentence", "multisys", "big", "bigcli", "workers", "cli")
@@ -472,16 +474,14 @@ def machine() -> str:
     except OSError:
         pass
     mem = ""
-    try:
+    with contextlib.suppress(OSError):
         mem = next(ln for ln in open("/proc/meminfo") if ln.startswith("MemTotal")).split(":")[1].strip()
-    except OSError:
-        pass
     vers = {}
     for mod in ("mtscore", "bleuscore", "fastchrf", "sacrebleu_mojo", "pyarrow"):
         try:
             m = __import__(mod)
             vers[mod] = getattr(m, "__version__", None) or _dist_version(mod)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             vers[mod] = f"not available ({type(e).__name__})"
     git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "mtscore"], capture_output=True, text=True, cwd=REPO).stdout.strip()

@@ -25,8 +25,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench_data import cpu  # noqa: E402
-from mtscore.analysis.metaeval import (compare_metrics, pairwise_permutation_test,  # noqa: E402
-                                       tie_calibrated_accuracy)
+
+from mtscore.analysis.metaeval import compare_metrics, pairwise_permutation_test, tie_calibrated_accuracy  # noqa: E402
 from mtscore.analysis.metaeval.wmt import wmt21_seg_task  # noqa: E402
 
 

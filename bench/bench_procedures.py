@@ -14,9 +14,9 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from mtscore.analysis import datasets  # noqa: E402
-from mtscore.analysis.human_tests import rank_sum_test  # noqa: E402
-from mtscore.analysis.subsets import subset_correlations, system_subsets  # noqa: E402
+from mtscore.analysis import datasets
+from mtscore.analysis.human_tests import rank_sum_test
+from mtscore.analysis.subsets import subset_correlations, system_subsets
 
 
 def cpu(fn, repeat=3):

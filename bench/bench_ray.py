@@ -231,8 +231,7 @@ def run_ray(metrics, cores: int, batch_size: int, via: str):
         wall = time.perf_counter() - t0
     driver = time.process_time() - c0 - rss.own_cpu  # the /proc sampling is the bench's, not Ray's
     cpu = rss.cpu_seconds() + driver  # Ray's processes + this driver
-    by_process = [("driver (this process, less the sampling)", round(driver, 2)),
-                  ("(not counted: the bench's /proc sampling)", round(rss.own_cpu, 2))] + rss.cpu_by_process()
+    by_process = [("driver (this process, less the sampling)", round(driver, 2)), ("(not counted: the bench's /proc sampling)", round(rss.own_cpu, 2)), *rss.cpu_by_process()]
     corpus = {ts: {m: sc.score for m, sc in row.items()} for ts, row in r.corpus.items()}
     ray.shutdown()
     return sum(r.n.values()), wall, cpu, startup, corpus, rss.peak, by_process

@@ -66,8 +66,8 @@ def child(job, tool):
             res["cpu"] = time.process_time() - t
             res["p"] = [x.p_value for x in scores["BLEU"]]
         else:
-            from mtscore import BLEU
             import mtscore.engine.significance as sig
+            from mtscore import BLEU
             from mtscore.engine.significance.adapter import corpus_score
             from mtscore.engine.significance.paired import paired_ar_core, paired_bs_core
             if job.endswith("-rs"):

@@ -177,4 +177,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["token_ids", "TokenIds"]
+__all__ = ["TokenIds", "token_ids"]

@@ -18,11 +18,11 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 
 def run(peer: str, task: str, metric: str) -> float:
+    import sacrebleu
     from wmt21 import load_pair
 
     import mtscore
     import mtscore.engine.metrics.lexical as lexical
-    import sacrebleu
 
     refs, systems, _ = load_pair("newstest2021.en-de")
     refs = refs[:1]

@@ -61,12 +61,13 @@ def _import_mtscore() -> None:
     """mtscore's metric modules, imported before the clock starts as sacrebleu's are (its peers
     run ``import sacrebleu`` / ``from sacrebleu.metrics import ...`` first): ``import mtscore``
     alone loads them lazily, which would put ~40 ms of module loading inside the timed call."""
-    import mtscore  # noqa: F401
-    import mtscore.bindings.api  # noqa: F401
-    import mtscore.engine.metrics.bleu  # noqa: F401
-    import mtscore.engine.metrics.chrf  # noqa: F401
-    import mtscore.engine.corpus  # noqa: F401
     import pyarrow  # noqa: F401
+
+    import mtscore
+    import mtscore.bindings.api
+    import mtscore.engine.corpus
+    import mtscore.engine.metrics.bleu
+    import mtscore.engine.metrics.chrf  # noqa: F401
 
 
 def _bleu_values(s, prefix=""):
@@ -90,7 +91,7 @@ def prepare(spec: dict):
         if peer in ("sacrebleu", "mtscore"):
             ctor = _metric_ctor(peer, metric)
             if peer == "sacrebleu":
-                import sacrebleu  # noqa: F401
+                import sacrebleu
             else:
                 _import_mtscore()
             return (lambda: ctor().corpus_score(h, [r])), (lambda s: {"values": _values(metric, s)})
@@ -115,7 +116,7 @@ def prepare(spec: dict):
         if peer in ("sacrebleu", "mtscore"):
             ctor = _metric_ctor(peer, metric)
             if peer == "sacrebleu":
-                import sacrebleu  # noqa: F401
+                import sacrebleu
             else:
                 _import_mtscore()
             def run():
@@ -210,8 +211,8 @@ def prepare(spec: dict):
 
     if task == "big":
         path = spec["data"]
-        from mtscore.engine.textio import iter_text_chunks, read_lines
         import mtscore
+        from mtscore.engine.textio import iter_text_chunks, read_lines
         _import_mtscore()
         import pyarrow  # noqa: F401
         if peer == "mtscore":

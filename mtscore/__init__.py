@@ -25,7 +25,7 @@ _LAZY = {
     "decoder": ("mtscore.decoder", None),  # the module: sentence_scores, pairwise, mbr, n-best
 }
 
-__all__ = sorted(_LAZY) + ["__version__"]
+__all__ = [*sorted(_LAZY), "__version__"]
 
 
 def __getattr__(name):

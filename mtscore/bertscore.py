@@ -2,8 +2,8 @@
 with bert_score's arguments, models, layers and baselines (:mod:`mtscore.bindings.bertscore_api`),
 the :class:`BERTScore` metric (:mod:`mtscore.engine.bertscore`) and rescale-baseline files. This
 module only re-exports them."""
-from .bindings.bertscore_api import BERT_SCORE_VERSION, bert_score_hash, score  # noqa: F401
-from .engine.bertscore import (  # noqa: F401
+from .bindings.bertscore_api import BERT_SCORE_VERSION, bert_score_hash, score
+from .engine.bertscore import (
     INVARIANCE_TOL,
     BERTScore,
     BERTScoreResult,
@@ -11,10 +11,24 @@ from .engine.bertscore import (  # noqa: F401
     read_baseline,
     write_baseline,
 )
-from .engine.bertscore_baseline import baseline_pairs, compute_baseline  # noqa: F401
-from .engine.bertscore_files import packaged_baseline  # noqa: F401
-from .engine.encoder.bert_score_tables import LANG_MODELS, MODEL_LAYERS, model_for_lang  # noqa: F401
+from .engine.bertscore_baseline import baseline_pairs, compute_baseline
+from .engine.bertscore_files import packaged_baseline
+from .engine.encoder.bert_score_tables import LANG_MODELS, MODEL_LAYERS, model_for_lang
 
-__all__ = ["BERT_SCORE_VERSION", "BERTScore", "BERTScoreResult", "BERTScoreTruncationWarning", "INVARIANCE_TOL",
-           "LANG_MODELS", "MODEL_LAYERS", "baseline_pairs", "bert_score_hash", "compute_baseline", "model_for_lang",
-           "packaged_baseline", "read_baseline", "score", "write_baseline"]
+__all__ = [
+    "BERT_SCORE_VERSION",
+    "INVARIANCE_TOL",
+    "LANG_MODELS",
+    "MODEL_LAYERS",
+    "BERTScore",
+    "BERTScoreResult",
+    "BERTScoreTruncationWarning",
+    "baseline_pairs",
+    "bert_score_hash",
+    "compute_baseline",
+    "model_for_lang",
+    "packaged_baseline",
+    "read_baseline",
+    "score",
+    "write_baseline",
+]

@@ -3,7 +3,7 @@ matrices, MBR selection (pairwise or reference-aggregated utilities), n-best ora
 n-best files (:mod:`mtscore.bindings.decoder`); token-id input, id mode and text mode
 (:mod:`mtscore.bindings.token_scores`, :mod:`mtscore.engine.token_ids`); RL reward functions
 (:mod:`mtscore.bindings.rewards`). This module only re-exports them."""
-from .bindings.decoder import (  # noqa: F401
+from .bindings.decoder import (
     MBRResult,
     NBestEntry,
     NBestFormatError,
@@ -19,15 +19,15 @@ from .bindings.decoder import (  # noqa: F401
     resolve_metric,
     sentence_scores,
 )
-from .bindings.rewards import reward_fn  # noqa: F401
-from .bindings.token_scores import (  # noqa: F401
+from .bindings.rewards import reward_fn
+from .bindings.token_scores import (
     decode_ids,
     id_corpus_score,
     id_sentence_scores,
     text_corpus_score,
     text_sentence_scores,
 )
-from .engine.token_ids import TokenIds, as_token_ids  # noqa: F401
+from .engine.token_ids import TokenIds, as_token_ids
 
 __all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "TokenIds",
            "aggregate_chrf", "as_token_ids", "decode_ids", "expected_bleu", "id_corpus_score",

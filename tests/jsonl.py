@@ -3,13 +3,13 @@ the one loader for it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Union
 
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def read_jsonl(path: Union[str, Path]) -> Iterator[dict]:
+def read_jsonl(path: str | Path) -> Iterator[dict]:
     """The objects of a JSONL file, skipping blank lines; a malformed line names file:line."""
     path = Path(path)
     if not path.exists():

@@ -29,7 +29,6 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -50,16 +49,16 @@ class Block:
     lang: str
     code: str
     first_code_line: int       # README line of the block's first code line
-    markers: List[str] = field(default_factory=list)
+    markers: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
         return f"README.md:{self.line}:{self.lang or 'plain'}"
 
 
-def readme_blocks(text: Optional[str] = None) -> List[Block]:
+def readme_blocks(text: str | None = None) -> list[Block]:
     lines = (README.read_text(encoding="utf-8") if text is None else text).split("\n")
-    blocks: List[Block] = []
+    blocks: list[Block] = []
     i = 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -78,7 +77,7 @@ def readme_blocks(text: Optional[str] = None) -> List[Block]:
     return blocks
 
 
-def indented_code_lines(text: str) -> List[int]:
+def indented_code_lines(text: str) -> list[int]:
     """README lines that open an indented (4-space) code block: after a blank line, outside
     fences and lists (a list item's continuation is indented too, but follows its item)."""
     out, in_fence, prev_blank, in_list = [], False, True, False
@@ -100,11 +99,11 @@ def indented_code_lines(text: str) -> List[int]:
 
 # ---- what runs and what is skipped (one plan, used by the tests and by the summary) --------
 
-def _missing(modules) -> List[str]:
+def _missing(modules) -> list[str]:
     return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
-def block_skip_reason(block: Block) -> Optional[str]:
+def block_skip_reason(block: Block) -> str | None:
     for mk in block.markers:
         if mk == "test-command":
             return ("the test command: .ci/run runs it (it reads the command from this README); "
@@ -131,7 +130,7 @@ def block_skip_reason(block: Block) -> Optional[str]:
 _PLOTS = re.compile(r"\s--(plot|png)\b")
 
 
-def line_skip_reason(cmd: str) -> Optional[str]:
+def line_skip_reason(cmd: str) -> str | None:
     """Why one shell command of a README block is not run here (None: run it)."""
     words = cmd.split("#", 1)[0].split()
     if not words:
@@ -155,7 +154,7 @@ def line_skip_reason(cmd: str) -> Optional[str]:
     return None
 
 
-def shell_commands(block: Block) -> List[Tuple[int, str]]:
+def shell_commands(block: Block) -> list[tuple[int, str]]:
     """(README line, command) of a shell block; a ``&&`` chain is split into its commands."""
     out = []
     for k, line in enumerate(block.code.split("\n")):
@@ -166,7 +165,7 @@ def shell_commands(block: Block) -> List[Tuple[int, str]]:
     return out
 
 
-def all_lines_skipped(block: Block) -> Optional[str]:
+def all_lines_skipped(block: Block) -> str | None:
     """The reasons, when no command of a shell block runs (else None)."""
     reasons = [line_skip_reason(c) for _, c in shell_commands(block)]
     if any(r is None for r in reasons):
@@ -174,7 +173,7 @@ def all_lines_skipped(block: Block) -> Optional[str]:
     return "every command of the block is skipped: " + "; ".join(dict.fromkeys(str(r) for r in reasons))
 
 
-def plan() -> Tuple[List[Tuple[Block, Optional[str]]], List[Tuple[int, str, str]]]:
+def plan() -> tuple[list[tuple[Block, str | None]], list[tuple[int, str, str]]]:
     """Every README block with its skip reason (None: it runs), and the skipped commands of the
     shell blocks that run."""
     blocks = []
@@ -190,7 +189,7 @@ def plan() -> Tuple[List[Tuple[Block, Optional[str]]], List[Tuple[int, str, str]
 
 # ---- the files the shell blocks name --------------------------------------------------------
 
-def _copy_head(src: Path, dst: Path, n: Optional[int] = None) -> None:
+def _copy_head(src: Path, dst: Path, n: int | None = None) -> None:
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
     dst.write_text("".join(lines if n is None else lines[:n]), encoding="utf-8")
 
@@ -227,7 +226,7 @@ def _mqm(work: Path) -> None:
             "".join(f"{s}\t{float(m[i, g])!r}\n" for i, s in enumerate(systems) for g in range(n_seg)))
 
 
-def _tables(work: Path, ref: List[str], hyps: List[List[str]]) -> None:
+def _tables(work: Path, ref: list[str], hyps: list[list[str]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 from conftest import data_dir
 
 TXT = "wmt21-news-systems/txt"
 
 
-def read_segments(path: Path) -> List[str]:
+def read_segments(path: Path) -> list[str]:
     """One segment per line, newline removed, nothing else touched (API-level input)."""
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
@@ -19,7 +18,7 @@ def read_segments(path: Path) -> List[str]:
     return lines
 
 
-def pairs() -> List[str]:
+def pairs() -> list[str]:
     d = data_dir() / TXT / "references"
     if not d.is_dir():
         return []
@@ -27,7 +26,7 @@ def pairs() -> List[str]:
 
 
 @lru_cache(maxsize=4)
-def load_pair(pair: str) -> Tuple[List[List[str]], Dict[str, List[str]], str]:
+def load_pair(pair: str) -> tuple[list[list[str]], dict[str, list[str]], str]:
     """(reference streams [ref.A, ref.B, ...], {system: hyps}, target language)."""
     base = data_dir() / TXT
     ref_files = sorted((base / "references").glob(f"{pair}.ref.*"))

@@ -31,10 +31,30 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
 """
 import importlib
 
-__all__ = ["correlation", "outliers", "williams", "darr", "pairwise", "human", "rater_model", "agreement",
-           "metaeval", "loaders", "datasets", "plots", "report", "cli",
-           "crowd", "crowd_qc", "crowd_scores", "crowd_qe", "crowd_write",
-           "human_tests", "sequence_effects", "subsets"]
+__all__ = [
+    "agreement",
+    "cli",
+    "correlation",
+    "crowd",
+    "crowd_qc",
+    "crowd_qe",
+    "crowd_scores",
+    "crowd_write",
+    "darr",
+    "datasets",
+    "human",
+    "human_tests",
+    "loaders",
+    "metaeval",
+    "outliers",
+    "pairwise",
+    "plots",
+    "rater_model",
+    "report",
+    "sequence_effects",
+    "subsets",
+    "williams",
+]
 
 
 def __getattr__(name):

@@ -36,26 +36,27 @@ One constant judge against a varied one is defined (kappa = 0), as in psych.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Union
 
 import numpy as np
 
 __all__ = [
+    "FIGURE1_PANELS",
+    "SETTINGS",
+    "WEIGHTS",
+    "BootstrapSetting",
     "Kappa",
     "KappaTable",
-    "BootstrapSetting",
-    "FIGURE1_PANELS",
-    "WEIGHTS",
-    "SETTINGS",
-    "cohen_kappa",
-    "kappa_weights",
-    "pairwise_kappas",
-    "pair_setting",
     "bootstrap_mean_ci",
+    "cohen_kappa",
     "figure1_intervals",
+    "kappa_weights",
     "nonoverlap_shares",
+    "pair_setting",
+    "pairwise_kappas",
     "rating_crosstab",
 ]
 
@@ -82,7 +83,7 @@ class Kappa:
     alpha: float
     observed: float
     expected: float
-    levels: Tuple = ()
+    levels: tuple = ()
     table: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64), repr=False)
     variance_clamped: bool = False
 
@@ -124,7 +125,7 @@ def _missing(a: np.ndarray) -> np.ndarray:
     return np.zeros(a.shape, bool)
 
 
-def _as_codes(x, y, levels) -> Tuple[np.ndarray, np.ndarray, Tuple]:
+def _as_codes(x, y, levels) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Pairwise-complete codes of x and y over the category list (psych's ``labels``)."""
     x, y = np.asarray(x), np.asarray(y)
     if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
@@ -151,7 +152,7 @@ def _as_codes(x, y, levels) -> Tuple[np.ndarray, np.ndarray, Tuple]:
     return codes[0], codes[1], tuple(c.item() if hasattr(c, "item") else c for c in cats)
 
 
-def cohen_kappa(x, y, weights: WeightsArg = None, alpha: float = 0.05, levels: Optional[Sequence] = None) -> Kappa:
+def cohen_kappa(x, y, weights: WeightsArg = None, alpha: float = 0.05, levels: Sequence | None = None) -> Kappa:
     """Cohen's kappa of ratings ``x`` and ``y`` (1-D, same length, one entry per item) and its
     Fleiss-Cohen-Everitt ``1 - alpha`` interval, as ``psych::cohen.kappa(cbind(x, y))``.
 
@@ -223,7 +224,7 @@ class KappaTable:
     def __len__(self) -> int:
         return len(self.kappa)
 
-    def settings(self) -> List[str]:
+    def settings(self) -> list[str]:
         """The settings present: SOURCE, SAME, DIFF, SOURCE-REF, ALL (Table 2's order)."""
         present = set(self.setting.tolist())
         return [s for s in SETTINGS if s in present]
@@ -232,7 +233,7 @@ class KappaTable:
         """Boolean (P,) mask of the pairs in ``setting``."""
         return self.setting == setting
 
-    def rows(self) -> List[Dict]:
+    def rows(self) -> list[dict]:
         cols = ("judge_a", "judge_b", "group_a", "group_b", "setting", "n", "kappa", "low", "high", "se")
         return [dict(zip(cols, vals)) for vals in zip(*(getattr(self, c).tolist() for c in cols))]
 
@@ -252,10 +253,10 @@ def pair_setting(group_a, group_b, source_groups: Sequence = ()) -> str:
     return "DIFF"
 
 
-def _judge_groups(judges: Sequence[str], groups: Optional[Mapping[str, Sequence[str]]]) -> List:
+def _judge_groups(judges: Sequence[str], groups: Mapping[str, Sequence[str]] | None) -> list:
     if groups is None:
         return [None] * len(judges)
-    of: Dict[str, str] = {}
+    of: dict[str, str] = {}
     known = set(judges)
     for g, members in groups.items():
         for j in members:
@@ -270,9 +271,9 @@ def _judge_groups(judges: Sequence[str], groups: Optional[Mapping[str, Sequence[
     return [of[j] for j in judges]
 
 
-def pairwise_kappas(ratings, judges: Optional[Sequence[str]] = None,
-                    groups: Optional[Mapping[str, Sequence[str]]] = None, weights: WeightsArg = None,
-                    alpha: float = 0.05, levels: Optional[Sequence] = None,
+def pairwise_kappas(ratings, judges: Sequence[str] | None = None,
+                    groups: Mapping[str, Sequence[str]] | None = None, weights: WeightsArg = None,
+                    alpha: float = 0.05, levels: Sequence | None = None,
                     source_groups: Sequence[str] = ()) -> KappaTable:
     """Cohen's kappa (:func:`cohen_kappa`) for every pair of judges.
 
@@ -310,8 +311,8 @@ def pairwise_kappas(ratings, judges: Optional[Sequence[str]] = None,
 
 # ---- bootstrap CI of a setting's mean kappa (Fig. 1) --------------------------------------------
 
-def bootstrap_mean_ci(values, n_resamples: int = 1000, sample_size: Optional[int] = None,
-                      replace: bool = True, level: float = 0.95, seed=None) -> Tuple[float, float, float]:
+def bootstrap_mean_ci(values, n_resamples: int = 1000, sample_size: int | None = None,
+                      replace: bool = True, level: float = 0.95, seed=None) -> tuple[float, float, float]:
     """(mean, low, high): percentile bootstrap interval of the mean of ``values`` (NaN left out).
 
     Draws ``n_resamples`` samples of ``sample_size`` values (default: all N) with or without
@@ -349,8 +350,8 @@ class BootstrapSetting:
     what: str
     n_resamples: int
     replace: bool
-    sample_size: Optional[str]
-    level: Optional[float]
+    sample_size: str | None
+    level: float | None
 
 
 FIGURE1_PANELS = (
@@ -364,7 +365,7 @@ FIGURE1_PANELS = (
 
 
 def figure1_intervals(values, original_sample_size: int, original_level: float,
-                      seed=None) -> Dict[str, Tuple[float, float, float]]:
+                      seed=None) -> dict[str, tuple[float, float, float]]:
     """panel -> (mean, low, high) for every panel of :data:`FIGURE1_PANELS` on ``values``.
 
     evaluation-methods F2 does not quote the original code's resample size n (< N) and the
@@ -381,7 +382,7 @@ def figure1_intervals(values, original_sample_size: int, original_level: float,
 
 # ---- Table 2: judge pairs whose kappa CIs do not overlap ----------------------------------------
 
-def nonoverlap_shares(table: KappaTable, settings: Optional[Sequence[str]] = None) -> List[Dict]:
+def nonoverlap_shares(table: KappaTable, settings: Sequence[str] | None = None) -> list[dict]:
     """For every pair of settings (A, B), A first in ``settings`` order (default: the table's
     settings; each with itself too), the share of pairs of judge pairs whose kappa CIs do not
     overlap (``high_1 < low_2`` or ``low_1 > high_2``). Within one setting unordered pairs
@@ -408,8 +409,8 @@ def nonoverlap_shares(table: KappaTable, settings: Optional[Sequence[str]] = Non
 
 # ---- Fig. 4: how individual ratings pair up -----------------------------------------------------
 
-def rating_crosstab(ratings, table: KappaTable, levels: Optional[Sequence] = None,
-                    source_groups: Sequence[str] = ()) -> Dict[str, Dict]:
+def rating_crosstab(ratings, table: KappaTable, levels: Sequence | None = None,
+                    source_groups: Sequence[str] = ()) -> dict[str, dict]:
     """setting -> {"levels", "counts" (k, k) int64, "row_percent" (k, k) float64}: for every
     judge pair of the setting and every item both rated, the pair of ratings. Settings of two
     interchangeable judges (SAME, DIFF, SOURCE, ALL) count each pair both ways, so the table is
@@ -418,7 +419,7 @@ def rating_crosstab(ratings, table: KappaTable, levels: Optional[Sequence] = Non
     R = np.asarray(ratings, dtype=np.float64)
     cats = np.unique(R[~np.isnan(R)]) if levels is None else np.asarray(list(levels), dtype=np.float64)
     k = len(cats)
-    out: Dict[str, Dict] = {}
+    out: dict[str, dict] = {}
     for s in table.settings():
         counts = np.zeros((k, k), np.int64)
         m = table.where(s)

@@ -28,18 +28,31 @@ import csv
 import io
 import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Union
 
 import numpy as np
 
 from .degrade import METHODS, degradable, degrade_text, ngram_pool
 from .errors import AnalysisInputError
 
-__all__ = ["HIT_SIZE", "BLOCK_MT", "ITEM_TYPES", "HitItem", "Campaign", "plan_hits", "build_campaign",
-           "batch_input_csv", "write_batch_input", "read_batch_input", "items_tsv", "check_name",
-           "hit_problems"]
+__all__ = [
+    "BLOCK_MT",
+    "HIT_SIZE",
+    "ITEM_TYPES",
+    "Campaign",
+    "HitItem",
+    "batch_input_csv",
+    "build_campaign",
+    "check_name",
+    "hit_problems",
+    "items_tsv",
+    "plan_hits",
+    "read_batch_input",
+    "write_batch_input",
+]
 
 HIT_SIZE = 100
 BLOCK_MT = 7            # MT outputs per block; + BAD_REF, REPEAT, REF = 10 items
@@ -70,22 +83,22 @@ class Campaign:
     """The HITs of a campaign: ``items`` ordered by (hit, position), 100 per HIT.
     ``references`` (segment - 1 -> text) is empty when the campaign was planned without texts."""
 
-    items: List[HitItem]
-    seed: Optional[int]
-    references: List[str] = field(default_factory=list)
-    meta: Dict[str, str] = field(default_factory=dict)  # src, trg, item of a campaign read from a CSV
+    items: list[HitItem]
+    seed: int | None
+    references: list[str] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)  # src, trg, item of a campaign read from a CSV
 
     @property
     def n_hits(self) -> int:
         return len(self.items) // HIT_SIZE
 
-    def hit(self, h: int) -> List[HitItem]:
+    def hit(self, h: int) -> list[HitItem]:
         """The 100 items of HIT ``h`` in display order."""
         if not 0 <= h < self.n_hits:
             raise IndexError(f"HIT {h} out of range 0..{self.n_hits - 1}")
         return self.items[h * HIT_SIZE:(h + 1) * HIT_SIZE]
 
-    def systems(self) -> List[str]:
+    def systems(self) -> list[str]:
         return sorted({it.system for it in self.items})
 
 
@@ -98,12 +111,12 @@ def check_name(system: str) -> str:
     return system
 
 
-def _order(pool: Sequence[Tuple[str, int]], rng: np.random.Generator, balance: bool) -> List[int]:
+def _order(pool: Sequence[tuple[str, int]], rng: np.random.Generator, balance: bool) -> list[int]:
     """Indices of ``pool`` in campaign order (see the module docstring, step 1)."""
     n = len(pool)
     if not balance:
         return [int(i) for i in rng.permutation(n)]
-    by_sys: Dict[str, List[int]] = {}
+    by_sys: dict[str, list[int]] = {}
     for i, (s, _) in enumerate(pool):
         by_sys.setdefault(s, []).append(i)
     key = np.empty(n)
@@ -120,7 +133,7 @@ def _order(pool: Sequence[Tuple[str, int]], rng: np.random.Generator, balance: b
     return [int(i) for i in order]
 
 
-def _qc_picks(block: List[int], rng: np.random.Generator, can_degrade: Callable[[int], bool]) -> List[int]:
+def _qc_picks(block: list[int], rng: np.random.Generator, can_degrade: Callable[[int], bool]) -> list[int]:
     """Three different outputs of ``block`` for BAD_REF, REPEAT, REF (BAD_REF one that can be degraded)."""
     perm = [block[j] for j in rng.permutation(len(block))]
     bad = next((i for i in perm if can_degrade(i)), None)
@@ -132,8 +145,8 @@ def _qc_picks(block: List[int], rng: np.random.Generator, can_degrade: Callable[
     return [bad, rest[0], rest[1]]
 
 
-def plan_hits(pool: Sequence[Tuple[str, int]], seed: Optional[int] = 0, balance: bool = True,
-              can_degrade: Optional[Callable[[int], bool]] = None) -> Campaign:
+def plan_hits(pool: Sequence[tuple[str, int]], seed: int | None = 0, balance: bool = True,
+              can_degrade: Callable[[int], bool] | None = None) -> Campaign:
     """Place the (system, segment) outputs of ``pool`` into 100-item HITs (module docstring).
 
     ``can_degrade(i)`` says whether output ``pool[i]`` may become a BAD_REF (default: all).
@@ -154,13 +167,13 @@ def plan_hits(pool: Sequence[Tuple[str, int]], seed: Optional[int] = 0, balance:
     n_hits = math.ceil(len(order) / chunk)
     slots = [order[k % len(order)] for k in range(n_hits * chunk)]
     blocks = [slots[b * BLOCK_MT:(b + 1) * BLOCK_MT] for b in range(n_hits * BLOCKS_PER_HIT)]
-    entries: List[List[Tuple[int, str]]] = []
+    entries: list[list[tuple[int, str]]] = []
     for b, block in enumerate(blocks):
         partner = b + SPACE if b % BLOCKS_PER_HIT < SPACE else b - SPACE
         qc = _qc_picks(blocks[partner], rng, ok)
         entries.append([(i, "SYSTEM") for i in block] + list(zip(qc, ("BAD_REF", "REPEAT", "REF"))))
     rids = FIRST_RID + rng.permutation(n_hits * HIT_SIZE)
-    items: List[HitItem] = []
+    items: list[HitItem] = []
     for b, entry in enumerate(entries):
         for j, k in enumerate(rng.permutation(len(entry))):
             i, typ = entry[k]
@@ -169,7 +182,7 @@ def plan_hits(pool: Sequence[Tuple[str, int]], seed: Optional[int] = 0, balance:
     return Campaign(items, seed)
 
 
-def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[str], seed: Optional[int] = 0,
+def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[str], seed: int | None = 0,
                    degrade: str = "replace", balance: bool = True) -> Campaign:
     """HITs over every line of every system with the texts to show.
 
@@ -190,7 +203,7 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
     camp = plan_hits(pool, seed, balance, can_degrade=lambda i: degradable(text[pool[i]], degrade))
     rng = random.Random(seed)  # the degraded texts: drawn in item order, after the placement
     grams = ngram_pool(references) if degrade == "replace" else {}
-    items: List[HitItem] = []
+    items: list[HitItem] = []
     for it in camp.items:
         t = text[(it.system, it.segment)]
         if it.type == "REF":
@@ -201,7 +214,7 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
     return Campaign(items, seed, list(references))
 
 
-def hit_problems(campaign: Campaign) -> List[str]:
+def hit_problems(campaign: Campaign) -> list[str]:
     """Every way the HITs of ``campaign`` break the A2 rules, one message each (empty: none):
     per HIT 70 SYSTEM items (70 different outputs) and 10 each of BAD_REF, REPEAT, REF; every
     block of 10 positions holds 7 SYSTEM and one of each QC type; every QC item's original is a
@@ -214,7 +227,7 @@ def hit_problems(campaign: Campaign) -> List[str]:
         types = {t: sum(it.type == t for it in items) for t in ITEM_TYPES}
         if types != {"SYSTEM": 70, "BAD_REF": 10, "REPEAT": 10, "REF": 10}:
             out.append(f"{name}: item types {types}, expected 70 SYSTEM and 10 of each QC type")
-        mt: Dict[Tuple[str, int], int] = {}
+        mt: dict[tuple[str, int], int] = {}
         for p, it in enumerate(items):
             if it.type == "SYSTEM" and mt.setdefault((it.system, it.segment), p) != p:
                 out.append(f"{name}: {it.system} segment {it.segment} is a SYSTEM item twice")
@@ -240,7 +253,7 @@ def hit_problems(campaign: Campaign) -> List[str]:
     return out
 
 
-def _header(texts: bool) -> List[str]:
+def _header(texts: bool) -> list[str]:
     cols = ["src", "trg", "item", "hit"]
     for i in range(HIT_SIZE):
         cols += [f"sys_{i}", f"sid_{i}", f"tst_{i}", f"rid_{i}"] + ([f"text_{i}", f"ref_{i}"] if texts else [])
@@ -316,8 +329,8 @@ def read_batch_input(path: PathLike) -> Campaign:
                                  f"{' ...' if len(missing) > 4 else ''}: not a 100-item DA batch input CSV")
     col = {c: j for j, c in enumerate(names)}
     last = max(col[c] for c in needed)
-    hits: Dict[int, List[HitItem]] = {}
-    meta: Dict[str, str] = {}
+    hits: dict[int, list[HitItem]] = {}
+    meta: dict[str, str] = {}
     lineno = reader.line_num + 1
     for row in reader:
         # result files: rows may stop before the trailing Approve/Reject columns (as MTurk writes them)
@@ -335,7 +348,7 @@ def read_batch_input(path: PathLike) -> Campaign:
     return Campaign([it for h in sorted(hits) for it in hits[h]], None, meta=meta)
 
 
-def _input_item(path: Path, lineno: int, row: List[str], col: Dict[str, int], i: int) -> HitItem:
+def _input_item(path: Path, lineno: int, row: list[str], col: dict[str, int], i: int) -> HitItem:
     vals = {k: _unquote(row[col[f"{k}_{i}"]]) for k in ("sys", "sid", "tst", "rid")}
     vals["hit"] = _unquote(row[col["hit"]])
     if vals["tst"] not in ITEM_TYPES:

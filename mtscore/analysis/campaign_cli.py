@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Dict, List
 
 from ..engine.errors import nonnegative_int, positive_int
 from ..engine.strict_numbers import parse_number
@@ -93,7 +92,7 @@ def _emit(text: str, output) -> None:
         sys.stdout.write(text)
 
 
-def _lines(path: str) -> List[str]:
+def _lines(path: str) -> list[str]:
     from .loaders import read_text
 
     text = read_text(path)
@@ -103,10 +102,10 @@ def _lines(path: str) -> List[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-def _systems(specs: List[str]) -> Dict[str, List[str]]:
+def _systems(specs: list[str]) -> dict[str, list[str]]:
     if len(specs) < 1:
         raise AnalysisInputError("--system: give at least one NAME=PATH")
-    out: Dict[str, List[str]] = {}
+    out: dict[str, list[str]] = {}
     for spec in specs:
         name, eq, path = spec.partition("=")
         if not eq or not name or not path:
@@ -117,7 +116,7 @@ def _systems(specs: List[str]) -> Dict[str, List[str]]:
     return out
 
 
-def _quality(spec: str) -> Dict[str, float]:
+def _quality(spec: str) -> dict[str, float]:
     out = {}
     for part in [p for p in spec.split(",") if p.strip()]:
         name, eq, val = part.partition("=")

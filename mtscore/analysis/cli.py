@@ -14,20 +14,19 @@ import argparse
 import importlib
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
 
 from ..engine.errors import nonnegative_int as _nonnegative_int
 from ..engine.errors import positive_float as _positive_float
 from ..engine.errors import positive_int as _positive_int
 from ..engine.errors import probability as _probability
 from ..engine.strict_numbers import parse_number
-from . import campaign_cli
-from . import crowd_cli
+from . import campaign_cli, crowd_cli
 from . import cli_procedures as procedures
 from .errors import AnalysisInputError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 
 def _common_out(p: argparse.ArgumentParser) -> None:
@@ -160,7 +159,7 @@ def _add_agreement(hsub) -> None:
     _common_out(h3)
 
 
-def _levels(text: str) -> List[float]:
+def _levels(text: str) -> list[float]:
     """An argparse ``type``: a rating scale ``1-5`` (integers from 1 to 5) or ``1,2,3,4,5``."""
     import re
 
@@ -179,7 +178,7 @@ def _levels(text: str) -> List[float]:
     return sorted(vals)
 
 
-def _write(option: str, path: str, data: Union[str, bytes]) -> None:
+def _write(option: str, path: str, data: str | bytes) -> None:
     """Write an output file atomically; a failure names the option and the requested path."""
     from .report import write_atomic
 
@@ -189,7 +188,7 @@ def _write(option: str, path: str, data: Union[str, bytes]) -> None:
         raise AnalysisInputError(f"{option} {path}: {exc.strerror}") from None
 
 
-def _emit(text: str, output: Optional[str]) -> None:
+def _emit(text: str, output: str | None) -> None:
     if output:
         _write("--output", output, text)
     else:
@@ -221,7 +220,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise ImportError(f"{drawn[0]}: {exc}") from None
 
 
-def _select_metrics(sl, spec: Optional[str]):
+def _select_metrics(sl, spec: str | None):
     if spec is None:
         return sl
     want = [m.strip() for m in spec.split(",") if m.strip()]
@@ -237,7 +236,7 @@ def _select_metrics(sl, spec: Optional[str]):
     return SysLevel(sl.lp, sl.systems, sl.human, want, sl.scores[idx], sl.human_raw, sl.extra)
 
 
-def _outliers(spec: Optional[str], default: Optional[List[str]], systems: Sequence[str]) -> Optional[List[str]]:
+def _outliers(spec: str | None, default: list[str] | None, systems: Sequence[str]) -> list[str] | None:
     """The outlier systems named by ``--outliers`` (None = MAD); unknown names are an error."""
     if spec is None:
         return default
@@ -274,7 +273,7 @@ def _load_meta(args: argparse.Namespace):
     return datasets.wmt20_sys_level(root, args.lp), datasets.wmt20_outliers(root, args.lp)
 
 
-def _darr(args: argparse.Namespace, res: Dict) -> Dict:
+def _darr(args: argparse.Namespace, res: dict) -> dict:
     """DARR Kendall-like tau for ``--seg-metrics`` into ``res['darr']``; returns the segment DA."""
     from . import datasets
     from .darr import darr_kendall, darr_pairs
@@ -295,7 +294,7 @@ def _darr(args: argparse.Namespace, res: Dict) -> Dict:
     return da
 
 
-def _pairwise(args: argparse.Namespace, res: Dict, systems: List[str], da: Dict):
+def _pairwise(args: argparse.Namespace, res: dict, systems: list[str], da: dict):
     """Metric-vs-human significance decisions over system pairs (None when not possible)."""
     import numpy as np
 
@@ -359,7 +358,7 @@ def _run_meta(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_ratings(path: str) -> Dict:
+def _read_ratings(path: str) -> dict:
     """The ratings file as numpy columns, checked; ``score`` is float64 and finite."""
     from . import loaders
 
@@ -381,7 +380,7 @@ def _read_ratings(path: str) -> Dict:
     return cols
 
 
-def _human_ratings(args: argparse.Namespace, c: Dict) -> Dict:
+def _human_ratings(args: argparse.Namespace, c: dict) -> dict:
     """System ranking, Wilcoxon matrix, clusters and worker QC for ``human ratings``."""
     import numpy as np
 
@@ -407,7 +406,7 @@ def _human_ratings(args: argparse.Namespace, c: Dict) -> Dict:
             "workers_passing_qc": int(qc["passed"].sum())}
 
 
-def _render_ratings(res: Dict, fmt: str, alpha: float) -> str:
+def _render_ratings(res: dict, fmt: str, alpha: float) -> str:
     import json
 
     from .report import jsonable
@@ -426,7 +425,7 @@ def _render_ratings(res: Dict, fmt: str, alpha: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _ratings_html(res: Dict, text: str, ratings: str, alpha: float) -> str:
+def _ratings_html(res: dict, text: str, ratings: str, alpha: float) -> str:
     import base64
     import html
 
@@ -442,7 +441,7 @@ def _ratings_html(res: Dict, text: str, ratings: str, alpha: float) -> str:
             f"<img src='data:image/png;base64,{base64.b64encode(png).decode()}'></body></html>")
 
 
-def _rater_model(args: argparse.Namespace, c: Dict) -> str:
+def _rater_model(args: argparse.Namespace, c: dict) -> str:
     import json
 
     import numpy as np
@@ -480,7 +479,7 @@ def _rater_model(args: argparse.Namespace, c: Dict) -> str:
             "least precise workers: " + ", ".join(f"{wu[i]} ({fit.worker_precision[i]:.2f})" for i in order[:5]) + "\n")
 
 
-def _agreement(args: argparse.Namespace) -> Dict:
+def _agreement(args: argparse.Namespace) -> dict:
     """Everything ``human agreement`` reports, computed before anything is written."""
     import numpy as np
 
@@ -518,7 +517,7 @@ def _agreement(args: argparse.Namespace) -> Dict:
             "crosstab": agreement.rating_crosstab(R, t, args.levels, source)}
 
 
-def _render_agreement(res: Dict, fmt: str) -> str:
+def _render_agreement(res: dict, fmt: str) -> str:
     import csv
     import io
     import json
@@ -580,7 +579,7 @@ def _fail(message: str) -> int:
     return 1
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Entry point: ``main(['meta', 'wmt20', ...])`` / ``main(['human', 'ratings', ...])``.
 
     Bad input (:class:`AnalysisInputError`), an unreadable file (``OSError``) and a missing

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Callable, Dict, List, Union
+from typing import TYPE_CHECKING, Callable
 
 from ..engine.errors import nonnegative_int, positive_float, positive_int, probability
 from ..engine.strict_numbers import parse_number
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from .sequence_effects import Regression
 
-__all__ = ["add_human_commands", "add_meta_commands", "run", "COMMANDS"]
+__all__ = ["COMMANDS", "add_human_commands", "add_meta_commands", "run"]
 
 COMMANDS = ("worker-test", "significance", "rater-heatmap", "sequence", "subsets")
 
@@ -33,7 +33,7 @@ def _out(p: argparse.ArgumentParser, fmts=("text", "json")) -> None:
     p.add_argument("--html", help="also write a self-contained HTML page (text result and figure)")
 
 
-def _floats(text: str) -> List[float]:
+def _floats(text: str) -> list[float]:
     try:
         vals = [parse_number(v) for v in text.split(",") if v.strip()]  # plain decimals only
     except ValueError:
@@ -43,7 +43,7 @@ def _floats(text: str) -> List[float]:
     return vals
 
 
-def _ints(text: str) -> List[int]:
+def _ints(text: str) -> list[int]:
     try:
         vals = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
@@ -124,7 +124,7 @@ def add_meta_commands(msub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand chosen in ``args`` (one of :data:`COMMANDS`)."""
-    fn: Callable[[argparse.Namespace], Dict] = args.procedure
+    fn: Callable[[argparse.Namespace], dict] = args.procedure
     res = fn(args)
     figs = res.pop("_figs", {})
     about = res.pop("_about", "")
@@ -162,7 +162,7 @@ def _write(option: str, path: str, data) -> None:
         raise AnalysisInputError(f"{option} {path}: {exc.strerror or exc}") from None
 
 
-def _ratings(path: str) -> Dict[str, np.ndarray]:
+def _ratings(path: str) -> dict[str, np.ndarray]:
     from . import loaders
 
     t, linenos = loaders.read_ratings_lines(path)
@@ -181,13 +181,13 @@ def _ratings(path: str) -> Dict[str, np.ndarray]:
     return c
 
 
-def _key(c: Dict[str, np.ndarray]) -> np.ndarray:
+def _key(c: dict[str, np.ndarray]) -> np.ndarray:
     import numpy as np
 
     return np.array([f"{h}|{s}|{g}" for h, s, g in zip(c["HITId"], c["sys_id"], c["sid"])])
 
 
-def _run_worker_test(args: argparse.Namespace) -> Dict:
+def _run_worker_test(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from .human_tests import nle_worker_test
@@ -207,7 +207,7 @@ def _run_worker_test(args: argparse.Namespace) -> Dict:
                       "differences against the repeat differences; exact p as R wilcox.test where it applies."}
 
 
-def _run_significance(args: argparse.Namespace) -> Dict:
+def _run_significance(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from . import human
@@ -219,7 +219,7 @@ def _run_significance(args: argparse.Namespace) -> Dict:
     share = significant_pair_share(p, args.thresholds)
     lines = [f"{len(names)} systems, {len(names) * (len(names) - 1) // 2} pairs (segment-level Wilcoxon, as WMT)"]
     lines += [f"  p < {t:g}: {100 * v:.1f}% of pairs" for t, v in share.items()]
-    res: Dict = {"systems": names, "share": {str(k): v for k, v in share.items()}}
+    res: dict = {"systems": names, "share": {str(k): v for k, v in share.items()}}
     if args.sizes:
         sel = np.isin(c["type"], ("SYSTEM", "REPEAT"))
         cur = significance_curve(c["sys_id"][sel], c["score"][sel], np.arange(int(sel.sum())), args.sizes,
@@ -240,7 +240,7 @@ def _run_significance(args: argparse.Namespace) -> Dict:
                       "in ranking direction; the share of pairs below each threshold."}
 
 
-def _run_heatmap(args: argparse.Namespace) -> Dict:
+def _run_heatmap(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from . import plots
@@ -271,8 +271,9 @@ def _run_heatmap(args: argparse.Namespace) -> Dict:
                       "estimate and the z-mean; rows by inferred precision; colours centred at the critical r."}
 
 
-def _run_sequence(args: argparse.Namespace) -> Dict:
-    from . import loaders, sequence_effects as se
+def _run_sequence(args: argparse.Namespace) -> dict:
+    from . import loaders
+    from . import sequence_effects as se
 
     t, linenos = loaders.read_table_lines(args.table, string_columns=("worker", "hit", "aspect"))
     missing = [k for k in ("worker", "hit", "position", "score", "gold") if k not in t.column_names]
@@ -282,7 +283,7 @@ def _run_sequence(args: argparse.Namespace) -> Dict:
     col = {k: loaders.float_column(t, k, linenos, args.table) for k in ("position", "score", "gold")}
     w, h = loaders.table_to_numpy(t, "worker"), loaders.table_to_numpy(t, "hit")
     aspect = loaders.table_to_numpy(t, "aspect") if "aspect" in t.column_names else None
-    res: Dict = {}
+    res: dict = {}
     lines = []
     if not args.binary:
         b = se.sequence_bins(w, h, col["position"], col["score"], col["gold"], args.n, args.bins, seed=args.seed)
@@ -309,7 +310,7 @@ def _run_sequence(args: argparse.Namespace) -> Dict:
                       "Welch's t-test; C6 lag regression pooled over aspects, or C5 logistic for binary labels."}
 
 
-def _subset_fits(binary: bool, w, h, col: Dict[str, np.ndarray], aspect) -> "Dict[str, Union[Regression, str]]":
+def _subset_fits(binary: bool, w, h, col: dict[str, np.ndarray], aspect) -> dict[str, Regression | str]:
     """The thesis' worker subsets: C5 (Table 4.4) all / non-extreme (positive share in [0.2, 0.8]) /
     good (accuracy >= 60%); C6 (Table 4.5) all / good / bad (correlation with gold > 0.5 or not).
     A subset whose model cannot be estimated maps to the reason (a string)."""
@@ -322,7 +323,7 @@ def _subset_fits(binary: bool, w, h, col: Dict[str, np.ndarray], aspect) -> "Dic
     else:
         r = se.worker_gold_correlation(w, col["score"], col["gold"])[np.unique(w.astype(str), return_inverse=True)[1]]
         masks = {"all": np.ones(r.size, bool), "good": r > 0.5, "bad": ~(r > 0.5)}
-    out: "Dict[str, Union[Regression, str]]" = {}
+    out: dict[str, Regression | str] = {}
     for name, mask in masks.items():
         try:
             if binary:
@@ -336,7 +337,7 @@ def _subset_fits(binary: bool, w, h, col: Dict[str, np.ndarray], aspect) -> "Dic
     return out
 
 
-def _run_subsets(args: argparse.Namespace) -> Dict:
+def _run_subsets(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from .datasets import load_sys_level
@@ -367,7 +368,7 @@ def _run_subsets(args: argparse.Namespace) -> Dict:
                                      "k-system subsets, grouped by the marked systems each subset contains."}
 
 
-def _marked(spec: str, systems: List[str], mad: np.ndarray) -> List[int]:
+def _marked(spec: str, systems: list[str], mad: np.ndarray) -> list[int]:
     import numpy as np
 
     if spec == "none":

@@ -11,17 +11,26 @@ Kendall variants follow scipy (``b``, ``c``) and Deutsch et al. 2023 / mt-metric
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable
 
 import numpy as np
 
 __all__ = [
-    "pearson", "spearman", "kendall", "kendall_like", "correlate", "rankdata_rows",
-    "bootstrap_ci", "top_n", "rolling_window", "CORRELATIONS", "pow2_normalise",
+    "CORRELATIONS",
+    "bootstrap_ci",
+    "correlate",
+    "kendall",
+    "kendall_like",
+    "pearson",
+    "pow2_normalise",
+    "rankdata_rows",
+    "rolling_window",
+    "spearman",
+    "top_n",
 ]
 
 
-def _prep(human, metrics) -> Tuple[np.ndarray, np.ndarray, bool]:
+def _prep(human, metrics) -> tuple[np.ndarray, np.ndarray, bool]:
     h = np.asarray(human, dtype=np.float64)
     M = np.asarray(metrics, dtype=np.float64)
     scalar = M.ndim == 1
@@ -228,7 +237,7 @@ def kendall_like(gold, metric, thresh: float = 25.0):
     return tau, npairs, conc, disc
 
 
-CORRELATIONS: Dict[str, Callable] = {"pearson": pearson, "spearman": spearman, "kendall": kendall}
+CORRELATIONS: dict[str, Callable] = {"pearson": pearson, "spearman": spearman, "kendall": kendall}
 
 
 def correlate(human, metrics, method: str = "pearson", **kw):
@@ -254,7 +263,7 @@ def _batched_pearson(H: np.ndarray, M: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 1000,
-                 alpha: float = 0.05, seed: Optional[int] = 12345, drop_degenerate: bool = True,
+                 alpha: float = 0.05, seed: int | None = 12345, drop_degenerate: bool = True,
                  return_samples: bool = False):
     """Percentile bootstrap CI of a correlation over systems (Thesis 6.5, E6).
 
@@ -289,12 +298,12 @@ def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 100
         hi = np.percentile(samples, 100 * (1 - alpha / 2), axis=0)
     if scalar:
         res = (float(point), float(lo[0]), float(hi[0]))
-        return res + (samples[:, 0],) if return_samples else res
+        return (*res, samples[:, 0]) if return_samples else res
     return (point, lo, hi, samples) if return_samples else (point, lo, hi)
 
 
 def top_n(human, metrics, min_n: int = 4, method: str = "pearson", ci: bool = False,
-          n_resamples: int = 1000, seed: Optional[int] = 12345):
+          n_resamples: int = 1000, seed: int | None = 12345):
     """Correlation over the top-N systems by human score, for N = n .. min_n (Tangled 4.1).
 
     Returns a dict: ``n`` (k,) int, ``r`` (k, m) and, with ``ci``, ``low``/``high`` (k, m)
@@ -316,7 +325,7 @@ def top_n(human, metrics, min_n: int = 4, method: str = "pearson", ci: bool = Fa
 
 
 def rolling_window(human, metrics, window: int = 4, method: str = "pearson", ci: bool = False,
-                   n_resamples: int = 1000, seed: Optional[int] = 12345):
+                   n_resamples: int = 1000, seed: int | None = 12345):
     """Correlation over windows of ``window`` consecutive systems sorted by human score
     ascending: start k = 0 .. n - window (Tangled Fig 1, window 4 or 8).
 

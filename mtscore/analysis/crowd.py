@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from .loaders import read_text
 
 PathLike = Union[str, Path]
 
-__all__ = ["Ratings", "ITEM_TYPES", "read_mturk_batches", "read_appraise_export", "concat_ratings"]
+__all__ = ["ITEM_TYPES", "Ratings", "concat_ratings", "read_appraise_export", "read_mturk_batches"]
 
 ITEM_TYPES = ("SYSTEM", "REPEAT", "REF", "BAD_REF")
 
@@ -77,21 +78,21 @@ class Ratings:
     task: np.ndarray
     hit_index: np.ndarray
     origin: np.ndarray
-    skipped: Tuple[str, ...] = field(default=())
+    skipped: tuple[str, ...] = field(default=())
 
     def __len__(self) -> int:
         return int(self.score.shape[0])
 
     @classmethod
-    def array_fields(cls) -> List[str]:
+    def array_fields(cls) -> list[str]:
         return [f.name for f in fields(cls) if f.name != "skipped"]
 
-    def select(self, mask) -> "Ratings":
+    def select(self, mask) -> Ratings:
         """The rows where ``mask`` (bool (N,) or integer indices) selects."""
         kw = {n: getattr(self, n)[mask] for n in self.array_fields()}
         return Ratings(skipped=self.skipped, **kw)
 
-    def with_documents(self, segment_to_document: Dict[str, str]) -> "Ratings":
+    def with_documents(self, segment_to_document: dict[str, str]) -> Ratings:
         """A copy with ``document`` filled from a segment -> document map (every segment of
         the table must be in it; the first missing one is named)."""
         seg = self.segment
@@ -119,10 +120,10 @@ def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
     return Ratings(skipped=tuple(s for p in parts for s in p.skipped), **kw)
 
 
-def _build(rows: List[tuple], skipped: Iterable[str]) -> Ratings:
+def _build(rows: list[tuple], skipped: Iterable[str]) -> Ratings:
     names = Ratings.array_fields()
     cols = list(zip(*rows)) if rows else [()] * len(names)
-    kinds: Dict[str, Any] = {"position": np.int64, "hit_index": np.int64, "score": np.float64, "time": np.float64,
+    kinds: dict[str, Any] = {"position": np.int64, "hit_index": np.int64, "score": np.float64, "time": np.float64,
              "accept": "datetime64[s]", "submit": "datetime64[s]"}
     kw = {}
     for n, c in zip(names, cols):
@@ -149,7 +150,7 @@ def _mturk_time(v: str, where: str, col: str) -> np.datetime64:
                                  "Mechanical Turk form 'Wed Nov 23 10:34:52 PST 2016'") from None
 
 
-def _records(path: Path, text: str) -> Tuple[List[str], List[Tuple[int, List[str]]]]:
+def _records(path: Path, text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header and (line, cells) records. A comment typed with Enter and saved without its
     closing quote glues the next record onto the comment cell (the DA scripts read physical
     lines and so never noticed): such a record is split at the line break again."""
@@ -158,7 +159,7 @@ def _records(path: Path, text: str) -> Tuple[List[str], List[Tuple[int, List[str
         header = next(reader)
     except StopIteration:
         raise AnalysisInputError(f"{path}: empty file, expected a Mechanical Turk batch results header") from None
-    out: List[Tuple[int, List[str]]] = []
+    out: list[tuple[int, list[str]]] = []
     line = reader.line_num + 1
     for cells in reader:
         out.extend(_unglue(line, cells, len(header)))
@@ -166,21 +167,21 @@ def _records(path: Path, text: str) -> Tuple[List[str], List[Tuple[int, List[str
     return header, [r for r in out if any(c.strip() for c in r[1])]
 
 
-def _unglue(line: int, cells: List[str], ncol: int) -> List[Tuple[int, List[str]]]:
+def _unglue(line: int, cells: list[str], ncol: int) -> list[tuple[int, list[str]]]:
     if len(cells) <= ncol:
         return [(line, cells)]
     for i, c in enumerate(cells):
         cut = max(c.rfind("\n"), c.rfind("\r"))
         if cut >= 0 and cut < len(c) - 1 and i + 1 < len(cells):
-            first = cells[:i] + [c[:cut + 1].rstrip("\r\n")]
-            rest = [c[cut + 1:].rstrip('"')] + cells[i + 1:]
+            first = [*cells[:i], c[:cut + 1].rstrip("\r\n")]
+            rest = [c[cut + 1:].rstrip('"'), *cells[i + 1:]]
             nl = line + c[:cut + 1].count("\n")
-            return [(line, first)] + _unglue(nl, rest, ncol)
+            return [(line, first), *_unglue(nl, rest, ncol)]
     return [(line, cells)]
 
 
-def read_mturk_batches(paths: Union[PathLike, Sequence[PathLike]], answer_column: str = "Answer.Q1",
-                       items_per_hit: Optional[int] = 100, scale: Tuple[float, float] = (0.0, 100.0)
+def read_mturk_batches(paths: PathLike | Sequence[PathLike], answer_column: str = "Answer.Q1",
+                       items_per_hit: int | None = 100, scale: tuple[float, float] = (0.0, 100.0)
                        ) -> Ratings:
     """Read Mechanical Turk batch result files (``Batch_*_batch_results.csv``) into one table.
 
@@ -194,13 +195,13 @@ def read_mturk_batches(paths: Union[PathLike, Sequence[PathLike]], answer_column
     workers pass quality control, and MTurk never issues one assignment id twice.
     """
     files = _batch_files(paths)
-    rows: List[tuple] = []
-    skipped: List[str] = []
-    seen: Dict[Tuple[str, str, str], str] = {}
+    rows: list[tuple] = []
+    skipped: list[str] = []
+    seen: dict[tuple[str, str, str], str] = {}
     for path in files:
         text = read_text(path)
         header, records = _records(path, text)
-        need = list(MTURK_REQUIRED) + [answer_column]
+        need = [*list(MTURK_REQUIRED), answer_column]
         missing = [c for c in need if c not in header]
         if missing:
             raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a Mechanical Turk batch "
@@ -224,10 +225,10 @@ def read_mturk_batches(paths: Union[PathLike, Sequence[PathLike]], answer_column
     return _build(rows, skipped)
 
 
-def _batch_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+def _batch_files(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    files: List[Path] = []
+    files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
             found = sorted(q for q in p.iterdir() if q.name.startswith("Batch_") and q.suffix.lower() == ".csv")
@@ -243,8 +244,8 @@ def _batch_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     return files
 
 
-def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_hit: Optional[int],
-                scale: Tuple[float, float]) -> Tuple[List[tuple], str]:
+def _assignment(rec: dict[str, str], where: str, answer_column: str, items_per_hit: int | None,
+                scale: tuple[float, float]) -> tuple[list[tuple], str]:
     ans = rec[answer_column].strip()
     items = [a for a in ans.split("|")] if ans else []
     # JavaScript's undefined as an item, or as an item's score: an image that failed to load (a
@@ -283,16 +284,15 @@ def _assignment(rec: Dict[str, str], where: str, answer_column: str, items_per_h
             raise AnalysisInputError(f"{where}: column {answer_column}, item {k + 1} ({item[:60]!r}): score "
                                      f"{m['score']!r} is outside the scale [{lo:g}, {hi:g}]; fix the file or "
                                      "pass the scale the HIT used (scale= / --scale)")
-        out.append(common + (m["type"], m["sys"], m["sid"], "", int(m["pos"]), score, secs, accept, submit,
-                             rec["AssignmentStatus"].strip()) + langs + (hit_index, where))
+        out.append((*common, m["type"], m["sys"], m["sid"], "", int(m["pos"]), score, secs, accept, submit, rec["AssignmentStatus"].strip(), *langs, hit_index, where))
     return out, ""
 
 
 APPRAISE_TYPES = {"TGT": "SYSTEM", "CHK": "REPEAT", "BAD": "BAD_REF", "REF": "REF"}
 
 
-def read_appraise_export(paths: Union[PathLike, Sequence[PathLike]], layout: str = "auto",
-                         scale: Tuple[float, float] = (0.0, 100.0)) -> Ratings:
+def read_appraise_export(paths: PathLike | Sequence[PathLike], layout: str = "auto",
+                         scale: tuple[float, float] = (0.0, 100.0)) -> Ratings:
     """Read Appraise score exports (``manage.py ExportSystemScoresToCSV``; no header, one
     judgement per row) into a :class:`Ratings` table.
 
@@ -309,9 +309,9 @@ def read_appraise_export(paths: Union[PathLike, Sequence[PathLike]], layout: str
     """
     if layout not in ("auto", "segment", "document"):
         raise AnalysisInputError(f"layout must be 'auto', 'segment' or 'document', not {layout!r}")
-    rows: List[tuple] = []
-    skipped: List[str] = []
-    seen: Dict[Tuple[str, ...], str] = {}
+    rows: list[tuple] = []
+    skipped: list[str] = []
+    seen: dict[tuple[str, ...], str] = {}
     for path in _batch_files_any(paths):
         text = read_text(path)
         whole_docs = 0
@@ -336,7 +336,7 @@ def read_appraise_export(paths: Union[PathLike, Sequence[PathLike]], layout: str
     return _build(_appraise_hits(rows), skipped)
 
 
-def _batch_files_any(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
+def _batch_files_any(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files = [Path(p) for p in paths]
@@ -348,7 +348,7 @@ def _batch_files_any(paths: Union[PathLike, Sequence[PathLike]]) -> List[Path]:
     return files
 
 
-def _appraise_row(cells: List[str], where: str, layout: str, scale: Tuple[float, float]) -> Optional[tuple]:
+def _appraise_row(cells: list[str], where: str, layout: str, scale: tuple[float, float]) -> tuple | None:
     n = len(cells)
     doc = layout == "document" or (layout == "auto" and (n == 13 or (n == 11 and cells[8].strip() in ("True", "False"))))
     if n not in ((11, 13) if doc else (9, 11)):
@@ -377,15 +377,15 @@ def _appraise_row(cells: List[str], where: str, layout: str, scale: Tuple[float,
             src, tgt, where)
 
 
-def _appraise_hits(rows: List[tuple]) -> List[tuple]:
+def _appraise_hits(rows: list[tuple]) -> list[tuple]:
     """Order by (user, HIT, start) and fill per-HIT times and positions."""
     rows = sorted(rows, key=lambda x: (x[0], x[1], x[7]))
-    span: Dict[Tuple[str, str], List[float]] = {}
+    span: dict[tuple[str, str], list[float]] = {}
     for x in rows:
         lo_hi = span.setdefault((x[0], x[1]), [x[7], x[8]])
         lo_hi[0], lo_hi[1] = min(lo_hi[0], x[7]), max(lo_hi[1], x[8])
     out = []
-    pos: Dict[Tuple[str, str], int] = {}
+    pos: dict[tuple[str, str], int] = {}
     for x in rows:
         user, batch = x[0], x[1]
         k = pos.get((user, batch), 0)

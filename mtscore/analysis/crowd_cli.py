@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Dict, List, Tuple
 
 from ..engine.errors import positive_int, probability
 from ..engine.strict_numbers import parse_number
@@ -25,7 +24,7 @@ __all__ = ["COMMANDS", "add_parsers", "run"]
 COMMANDS = ("da-batches",)
 
 
-def _scale(text: str) -> Tuple[float, float]:
+def _scale(text: str) -> tuple[float, float]:
     try:
         lo, hi = (parse_number(v) for v in text.split(","))  # plain decimals only
     except ValueError:
@@ -77,7 +76,7 @@ def add_parsers(hsub) -> None:
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
 
 
-def _pipeline(paths: List[str], args: argparse.Namespace, key):
+def _pipeline(paths: list[str], args: argparse.Namespace, key):
     from .crowd import read_appraise_export, read_mturk_batches
     from .crowd_scores import da_pipeline
 
@@ -92,11 +91,11 @@ def _pipeline(paths: List[str], args: argparse.Namespace, key):
                        drop_rejected=not args.keep_rejected, min_n=args.min_n, replicate_r=not args.no_r_quirks)
 
 
-def _read_gold(path: str) -> Dict[str, float]:
+def _read_gold(path: str) -> dict[str, float]:
     from ..engine.strict_numbers import NumberSyntaxError, parse_number
     from .loaders import read_text
 
-    gold: Dict[str, float] = {}
+    gold: dict[str, float] = {}
     for i, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
@@ -110,7 +109,7 @@ def _read_gold(path: str) -> Dict[str, float]:
     return gold
 
 
-def _qe(args: argparse.Namespace, res_a, res_b) -> Dict:
+def _qe(args: argparse.Namespace, res_a, res_b) -> dict:
     """A13 on the runs' document scores: document TER(MT, ref), its r with DA, the W2 sweep."""
     import numpy as np
 
@@ -127,7 +126,7 @@ def _qe(args: argparse.Namespace, res_a, res_b) -> Dict:
     if not lines:
         raise AnalysisInputError("--qe-texts: no line number matches a rated segment id (line i = segment i)")
     docs, ter = document_ter([mt[i] for i in lines], [ref[i] for i in lines], [seg2doc[str(i + 1)] for i in lines])
-    out: Dict = {"document": docs.tolist(), "ter": ter.tolist()}
+    out: dict = {"document": docs.tolist(), "ter": ter.tolist()}
     for name, res in (("run_a", res_a), ("run_b", res_b)):
         if res is None:
             continue
@@ -177,18 +176,18 @@ def _write_dir(args: argparse.Namespace, name: str, res, key) -> None:
     write_release_files(res, folder, key, replicate_r=not args.no_r_quirks)
 
 
-def _jsonable(obj) -> Dict[str, list]:
+def _jsonable(obj) -> dict[str, list]:
     import numpy as np
 
     return {k: np.asarray(v).tolist() for k, v in vars(obj).items()
             if isinstance(v, np.ndarray) and k not in ("accept", "submit")}
 
 
-def _summary(res) -> Dict:
+def _summary(res) -> dict:
     import numpy as np
 
     r = res.ratings
-    out = {"ratings": len(r), "assignments": int(len(res.hits.hit)), "workers": int(len(res.workers.worker)),
+    out = {"ratings": len(r), "assignments": len(res.hits.hit), "workers": len(res.workers.worker),
            "workers_passed": int(res.qc.passed.sum()), "ratings_used": int(res.used.sum()),
            "skipped": list(r.skipped), "qc": _jsonable(res.qc), "red_flags": _jsonable(res.workers),
            "hits": _jsonable(res.hits),
@@ -207,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         raise AnalysisInputError("--run-b compares document scores: give --segment-key too")
     res_a = _pipeline(args.run_a, args, key)
     _write_dir(args, "runA", res_a, key)
-    result: Dict = {"run_a": _summary(res_a)}
+    result: dict = {"run_a": _summary(res_a)}
     res_b = curve = None
     if args.run_b:
         res_b = _pipeline(args.run_b, args, key)
@@ -232,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _text_run(name: str, s: Dict) -> List[str]:
+def _text_run(name: str, s: dict) -> list[str]:
     import numpy as np
 
     q, f = s["qc"], s["red_flags"]
@@ -258,7 +257,7 @@ def _text_run(name: str, s: Dict) -> List[str]:
     return out
 
 
-def _text(result: Dict) -> str:
+def _text(result: dict) -> str:
     out = _text_run("run A", result["run_a"])
     if "run_b" in result:
         out += _text_run("run B", result["run_b"])
@@ -276,7 +275,7 @@ def _text(result: Dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _text_qe(q: Dict) -> List[str]:
+def _text_qe(q: dict) -> list[str]:
     import numpy as np
 
     rs = ", ".join(f"{k[len('r_negTER_'):].replace('_', ' ')} {v:.4f}" for k, v in q.items() if k.startswith("r_negTER"))

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import io
-from typing import Dict, Optional
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from .plots import require_matplotlib
 __all__ = ["downsampling_plot", "worker_means_plot"]
 
 
-def _png(fig, path: Optional[str]) -> bytes:
+def _png(fig, path: str | None) -> bytes:
     plt = require_matplotlib()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
@@ -33,7 +32,7 @@ def _png(fig, path: Optional[str]) -> bytes:
     return data
 
 
-def downsampling_plot(curve: Dict[str, np.ndarray], title: str = "", path: Optional[str] = None) -> bytes:
+def downsampling_plot(curve: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
     """r (y) against mean judgements per document (x) from :func:`.crowd_scores.downsampling_curve`,
     the fewest judgements of a document on a second axis."""
     plt = require_matplotlib()
@@ -50,7 +49,7 @@ def downsampling_plot(curve: Dict[str, np.ndarray], title: str = "", path: Optio
     return _png(fig, path)
 
 
-def worker_means_plot(workers: WorkerStats, qc: WorkerQC, title: str = "", path: Optional[str] = None) -> bytes:
+def worker_means_plot(workers: WorkerStats, qc: WorkerQC, title: str = "", path: str | None = None) -> bytes:
     """Mean raw score of BAD_REF items (y) against SYSTEM items (x) per worker, by QC status."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(4.8, 4.4))

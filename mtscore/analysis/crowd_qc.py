@@ -20,14 +20,28 @@ Per-HIT red flags (time and constant-sequence, A4.3) are in :func:`hit_stats` wh
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
 
 import numpy as np
 
 from .crowd import Ratings
 
-__all__ = ["HitStats", "WorkerStats", "WorkerQC", "hit_stats", "hit_rows", "worker_stats", "qc_workers", "paired_t",
-           "longest_run", "r_round", "signif", "r_read", "r_print_read", "r_format", "perl_atof"]
+__all__ = [
+    "HitStats",
+    "WorkerQC",
+    "WorkerStats",
+    "hit_rows",
+    "hit_stats",
+    "longest_run",
+    "paired_t",
+    "perl_atof",
+    "qc_workers",
+    "r_format",
+    "r_print_read",
+    "r_read",
+    "r_round",
+    "signif",
+    "worker_stats",
+]
 
 
 def signif(x, digits: int = 7) -> np.ndarray:
@@ -192,7 +206,7 @@ class HitStats:
     flag_seq: np.ndarray
 
 
-def _assignment_rows(r: Ratings) -> Tuple[np.ndarray, np.ndarray]:
+def _assignment_rows(r: Ratings) -> tuple[np.ndarray, np.ndarray]:
     """First row index of every assignment (file order) and the assignment code of every row."""
     key = np.char.add(np.char.add(r.worker.astype(str), "\x00"), np.char.add(r.hit.astype(str), "\x00"))
     key = np.char.add(key, r.assignment.astype(str))
@@ -291,7 +305,7 @@ def worker_stats(r: Ratings, hits: HitStats, adequacy: bool = True, min_ref: flo
     of the worker's ratings (rejected assignments included, as the scripts do)."""
     names, first = np.unique(r.worker, return_index=True)
     names = names[np.argsort(first, kind="stable")]
-    cols: Dict[str, List] = {k: [] for k in WorkerStats.__dataclass_fields__}
+    cols: dict[str, list] = {k: [] for k in WorkerStats.__dataclass_fields__}
     for w in names:
         sel = r.worker == w
         s, t = r.score[sel], r.item_type[sel]
@@ -351,19 +365,19 @@ class WorkerQC:
         return self.status == "good"
 
 
-def _pairs(r: Ratings, typ: str) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+def _pairs(r: Ratings, typ: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per worker the (QC item score, original SYSTEM score) pairs of one type; the original
     is the SYSTEM item of the same worker, HIT, system and segment (the last one, as
     ``repeats.py`` keeps the last)."""
-    orig: Dict[tuple, float] = {}
-    qc: Dict[tuple, float] = {}
+    orig: dict[tuple, float] = {}
+    qc: dict[tuple, float] = {}
     for w, h, sy, sg, t, s in zip(r.worker.tolist(), r.hit.tolist(), r.system.tolist(), r.segment.tolist(),
                                   r.item_type.tolist(), r.score.tolist()):
         if t == "SYSTEM":
             orig[(w, h, sy, sg)] = s
         elif t == typ:
             qc[(w, h, sy, sg)] = s
-    out: Dict[str, Tuple[List[float], List[float]]] = {}
+    out: dict[str, tuple[list[float], list[float]]] = {}
     for k, s in qc.items():
         if k in orig:
             a, b = out.setdefault(k[0], ([], []))
@@ -372,7 +386,7 @@ def _pairs(r: Ratings, typ: str) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
     return {w: (np.asarray(a), np.asarray(b)) for w, (a, b) in out.items()}
 
 
-def paired_t(x: np.ndarray, y: np.ndarray, alternative: str = "less") -> Tuple[float, float, bool]:
+def paired_t(x: np.ndarray, y: np.ndarray, alternative: str = "less") -> tuple[float, float, bool]:
     """R ``t.test(x, y, paired=TRUE)``: (t, p, ran). ``ran`` is False where R stops with an
     error (fewer than 2 pairs, or "data are essentially constant")."""
     from scipy.special import stdtr  # the t CDF (what scipy.stats.t.cdf calls), a light import
@@ -408,7 +422,7 @@ def qc_workers(r: Ratings, wstats: WorkerStats, alpha: float = 0.05, use_repeats
     # pairs never cross workers, so a rejected worker's test is computed too (for information)
     bad_pairs = _pairs(r, "BAD_REF")
     rep_pairs = _pairs(r, "REPEAT")
-    cols: Dict[str, List] = {k: [] for k in ("worker", "n_pairs", "t", "p", "n_repeats", "p_repeat", "status")}
+    cols: dict[str, list] = {k: [] for k in ("worker", "n_pairs", "t", "p", "n_repeats", "p_repeat", "status")}
     for w in wstats.worker.tolist():
         b, o = bad_pairs.get(w, (np.empty(0), np.empty(0)))
         t, p, ran = paired_t(b, o, "less")

@@ -10,16 +10,16 @@ term comes to dominate. Document-level TER here is the corpus TER of the documen
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
 from .errors import AnalysisInputError
 
-__all__ = ["document_ter", "simulate_ter_pe1", "qe_gold_sweep"]
+__all__ = ["document_ter", "qe_gold_sweep", "simulate_ter_pe1"]
 
 
-def document_ter(hyps: Sequence[str], refs: Sequence[str], documents: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+def document_ter(hyps: Sequence[str], refs: Sequence[str], documents: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Corpus TER (sacrebleu's, 0-100) of each document's segments. ``hyps``, ``refs``,
     ``documents``: one entry per segment (N,). Returns (document ids (D,) str in first-seen
     order, TER (D,) float64)."""
@@ -39,7 +39,7 @@ def document_ter(hyps: Sequence[str], refs: Sequence[str], documents: Sequence[s
     return names[order], ter[order]
 
 
-def simulate_ter_pe1(ter_mt_ref, da=None, mean: Optional[float] = None, sd: Optional[float] = None,
+def simulate_ter_pe1(ter_mt_ref, da=None, mean: float | None = None, sd: float | None = None,
                      relocate: str = "da-quantiles") -> np.ndarray:
     """Simulated TER(PE1, MT) per document (A13 steps 1-3).
 
@@ -72,7 +72,7 @@ def simulate_ter_pe1(ter_mt_ref, da=None, mean: Optional[float] = None, sd: Opti
 
 
 def qe_gold_sweep(ter_pe1, gold, w2_official: float = 13.0, w2_values: Sequence[float] = tuple(range(1, 26)),
-                  da=None, predictions: Optional[Dict[str, np.ndarray]] = None) -> Dict[str, np.ndarray]:
+                  da=None, predictions: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """A13 steps 4-5: back out TER(PE2, PE1) = (gold - TER(PE1, MT)) / ``w2_official`` and
     recompute G(W2) = TER(PE1, MT) + W2 * TER(PE2, PE1) for each W2.
 
@@ -86,7 +86,7 @@ def qe_gold_sweep(ter_pe1, gold, w2_official: float = 13.0, w2_values: Sequence[
     t2 = (g - t1) / w2_official
     w = np.asarray(list(w2_values), dtype=np.float64)
     labels = t1[None, :] + w[:, None] * t2[None, :]
-    out: Dict[str, np.ndarray] = {"w2": w, "gold": labels, "ter_pe2": t2}
+    out: dict[str, np.ndarray] = {"w2": w, "gold": labels, "ter_pe2": t2}
 
     def corr(y) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)

@@ -8,20 +8,42 @@ scripts of Graham et al. do (``proc-hits``), so that the ``docqe-eacl2017`` rele
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .crowd import Ratings
-from .crowd_qc import (HitStats, WorkerQC, WorkerStats, hit_stats, perl_atof, qc_workers, r_format, r_print_read,
-                       worker_stats)
+from .crowd_qc import (
+    HitStats,
+    WorkerQC,
+    WorkerStats,
+    hit_stats,
+    perl_atof,
+    qc_workers,
+    r_format,
+    r_print_read,
+    worker_stats,
+)
 from .errors import AnalysisInputError
 
-__all__ = ["SegmentKey", "read_segment_key", "standardize_ratings", "SegmentScores", "segment_scores",
-           "DocumentScores", "document_scores", "system_scores", "DAResult", "da_pipeline",
-           "run_correlation", "downsampling_curve", "r_mean", "SCORED_TYPES"]
+__all__ = [
+    "SCORED_TYPES",
+    "DAResult",
+    "DocumentScores",
+    "SegmentKey",
+    "SegmentScores",
+    "da_pipeline",
+    "document_scores",
+    "downsampling_curve",
+    "r_mean",
+    "read_segment_key",
+    "run_correlation",
+    "segment_scores",
+    "standardize_ratings",
+    "system_scores",
+]
 
 SCORED_TYPES = ("SYSTEM", "REPEAT")
 
@@ -37,11 +59,11 @@ class SegmentKey:
     source_document: np.ndarray
     line: np.ndarray
 
-    def mapping(self) -> Dict[str, str]:
+    def mapping(self) -> dict[str, str]:
         return dict(zip(self.segment.tolist(), self.document.tolist()))
 
 
-def read_segment_key(path: Union[str, Path]) -> SegmentKey:
+def read_segment_key(path: str | Path) -> SegmentKey:
     """Read a ``seg-key-enes`` file (whitespace separated, header ``ORIG.SRC.FN ORIG.TRG.FN
     ORIG.LN NEW.LN ...``; further columns are ignored)."""
     from .loaders import read_table_lines
@@ -63,8 +85,8 @@ def read_segment_key(path: Union[str, Path]) -> SegmentKey:
                       line=np.array(table.column("ORIG.LN").to_pylist(), dtype=np.int64))
 
 
-def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replicate_r: bool = True
-                        ) -> Tuple[np.ndarray, np.ndarray]:
+def standardize_ratings(r: Ratings, stats_from: Ratings | None = None, replicate_r: bool = True
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """Per-worker z-scores (A5): (trunc(score) - mean_w) / sd_w, mean and sample SD (n - 1)
     over all of the worker's ratings in ``stats_from`` (default ``r``; the DA scripts use every
     rating of the run, QC items and rejected assignments included). ``replicate_r`` passes
@@ -75,8 +97,8 @@ def standardize_ratings(r: Ratings, stats_from: Optional[Ratings] = None, replic
     Returns (z (N,) float64, keep (N,) bool): a worker with SD 0 or a single rating (SD
     undefined) gets NaN and keep False (the scripts drop SD-0 workers)."""
     src = r if stats_from is None else stats_from
-    mean: Dict[str, float] = {}
-    sd: Dict[str, float] = {}
+    mean: dict[str, float] = {}
+    sd: dict[str, float] = {}
     names, inv = np.unique(src.worker, return_inverse=True)
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(names.size + 1))
@@ -147,7 +169,7 @@ def r_mean(inv: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
     return (s + t / n).astype(np.float64)
 
 
-def _group(keys: Sequence[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+def _group(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Group index of every row and the first row of each group, for tuples of str keys."""
     joined = keys[0].astype(str)
     for k in keys[1:]:
@@ -194,7 +216,7 @@ class DocumentScores:
     n_segments: np.ndarray
 
 
-def document_scores(seg: SegmentScores, digits: Optional[int] = None) -> DocumentScores:
+def document_scores(seg: SegmentScores, digits: int | None = None) -> DocumentScores:
     """Document scores from segment scores (the segments need a document: read the
     ratings with a key, :meth:`Ratings.with_documents`). ``digits`` rounds the segment means
     to that many significant digits first (15: as the scripts read them back from the file)."""
@@ -213,13 +235,13 @@ def document_scores(seg: SegmentScores, digits: Optional[int] = None) -> Documen
 
 
 def system_scores(r: Ratings, z: np.ndarray, seg: SegmentScores, types: Sequence[str] = SCORED_TYPES
-                  ) -> Dict[str, np.ndarray]:
+                  ) -> dict[str, np.ndarray]:
     """System scores (A7) both ways: ``z``/``raw`` = mean over the system's judgements
     (NLE, Thesis), ``z_seg``/``raw_seg`` = mean of its segment means (WMT). Returns a dict of
     arrays (K,) sorted by ``z`` descending: system, z, raw, z_seg, raw_seg, n, n_segments."""
     m = np.isin(r.item_type, list(types)) & np.isfinite(z)
     names = np.unique(r.system[m])
-    out: Dict[str, List] = {k: [] for k in ("system", "z", "raw", "z_seg", "raw_seg", "n", "n_segments")}
+    out: dict[str, list] = {k: [] for k in ("system", "z", "raw", "z_seg", "raw_seg", "n", "n_segments")}
     for s in names:
         j = m & (r.system == s)
         g = seg.system == s
@@ -244,11 +266,11 @@ class DAResult:
     z: np.ndarray
     used: np.ndarray
     segments: SegmentScores
-    documents: Optional[DocumentScores]
-    systems: Dict[str, np.ndarray]
+    documents: DocumentScores | None
+    systems: dict[str, np.ndarray]
 
 
-def da_pipeline(r: Ratings, key: Optional[SegmentKey] = None, alpha: float = 0.05, use_repeats: bool = False,
+def da_pipeline(r: Ratings, key: SegmentKey | None = None, alpha: float = 0.05, use_repeats: bool = False,
                 drop_rejected: bool = True, min_n: int = 1, replicate_r: bool = True,
                 adequacy: bool = True) -> DAResult:
     """Raw ratings -> red flags, worker QC, z-scores, segment / document / system scores, in
@@ -272,7 +294,7 @@ def da_pipeline(r: Ratings, key: Optional[SegmentKey] = None, alpha: float = 0.0
                     documents=docs, systems=system_scores(r, zu, seg))
 
 
-def run_correlation(a: DocumentScores, b: DocumentScores, field: str = "z") -> Tuple[float, int]:
+def run_correlation(a: DocumentScores, b: DocumentScores, field: str = "z") -> tuple[float, int]:
     """Reliability by self-replication (A11): Pearson r of two runs' document scores
     (``field`` 'z' or 'raw') over the (system, document) pairs both scored. Returns (r, n);
     r is NaN with fewer than 3 common documents or a constant side."""
@@ -288,7 +310,7 @@ def run_correlation(a: DocumentScores, b: DocumentScores, field: str = "z") -> T
 
 
 def downsampling_curve(res: DAResult, other: DocumentScores, order: str = "submit", field: str = "z"
-                       ) -> Dict[str, np.ndarray]:
+                       ) -> dict[str, np.ndarray]:
     """Reliability as a function of effort (A11): the QC-passing assignments of ``res`` are
     added one HIT at a time (``order`` 'submit': by submit time, as collected; 'file': batch
     order); after each, document scores are recomputed from those HITs only (same z-scores)
@@ -310,7 +332,7 @@ def downsampling_curve(res: DAResult, other: DocumentScores, order: str = "submi
         ids = np.array(sorted(ids.tolist(), key=lambda a: (sub[a], a)), dtype=str)
     rank = {a: i for i, a in enumerate(ids.tolist())}
     pos = np.array([rank.get(a, -1) for a in r.assignment.tolist()])
-    out: Dict[str, List] = {k: [] for k in ("hits", "min_n", "mean_n", "n_docs", "r")}
+    out: dict[str, list] = {k: [] for k in ("hits", "min_n", "mean_n", "n_docs", "r")}
     for k in range(1, len(ids) + 1):
         zz = np.where(used & (pos >= 0) & (pos < k), res.z, np.nan)
         docs = document_scores(segment_scores(r, zz))

@@ -13,7 +13,6 @@ Numbers are printed as R prints them (7 significant digits for p and t, 15 for m
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Union
 
 import numpy as np
 
@@ -55,7 +54,7 @@ def _hit_times(res: DAResult, replicate_r: bool) -> str:
     first = {a: i for i, a in reversed(list(enumerate(r.assignment.tolist())))}
     out = ["hit wid src trg item work.seconds accept.time submit.time concurrent.hits corrected.work.seconds "
            "approval \n"]
-    order: List[int] = []
+    order: list[int] = []
     for w in dict.fromkeys(h.worker.tolist()):
         order.extend(hit_rows(h, np.flatnonzero(h.worker == w), replicate_r).tolist())
     for j in order:
@@ -92,7 +91,7 @@ def _doc_key(res: DAResult, key: SegmentKey) -> str:
     return "".join(out)
 
 
-def release_files(res: DAResult, key: Union[SegmentKey, None] = None, replicate_r: bool = True) -> Dict[str, str]:
+def release_files(res: DAResult, key: SegmentKey | None = None, replicate_r: bool = True) -> dict[str, str]:
     """File name -> content of the DA scripts' per-run outputs (the key ones need ``key``);
     ``replicate_r`` lists an assignment sharing its accept time once per sharer, as they do."""
     files = {"ad-trk-stats.csv": _trk(res), "ad-wrkr-stats.csv": _wrkr(res),
@@ -103,8 +102,8 @@ def release_files(res: DAResult, key: Union[SegmentKey, None] = None, replicate_
     return files
 
 
-def write_release_files(res: DAResult, folder: Union[str, Path], key: Union[SegmentKey, None] = None,
-                        replicate_r: bool = True) -> List[Path]:
+def write_release_files(res: DAResult, folder: str | Path, key: SegmentKey | None = None,
+                        replicate_r: bool = True) -> list[Path]:
     """Write :func:`release_files` into ``folder`` (created if missing), each atomically."""
     from .report import write_atomic
 

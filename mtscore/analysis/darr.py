@@ -9,15 +9,15 @@ tau = (C - D) / (C + D), micro-averaged over all pairs of the language pair.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["darr_pairs", "darr_kendall", "darr_bootstrap"]
+__all__ = ["darr_bootstrap", "darr_kendall", "darr_pairs"]
 
 
 def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
-               exclude_systems: Iterable[str] = (), human_prefix: Optional[str] = "Human"):
+               exclude_systems: Iterable[str] = (), human_prefix: str | None = "Human"):
     """Build DARR pairs from per-(system, segment) DA rows.
 
     systems (N,) str, segments (N,) hashable segment ids, raw (N,) raw DA scores (0-100).
@@ -27,7 +27,7 @@ def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
     """
     sys_arr = np.asarray(systems, dtype=object)
     raw = np.asarray(raw, dtype=np.float64)
-    seg_codes, seg_idx = np.unique(np.asarray(segments), return_inverse=True)
+    _seg_codes, seg_idx = np.unique(np.asarray(segments), return_inverse=True)
     excl = set(exclude_systems)
     keep = np.array([(s not in excl) and not (human_prefix and str(s).startswith(human_prefix))
                      for s in sys_arr], dtype=bool)
@@ -85,7 +85,7 @@ def darr_kendall(metric_scores, better, worse):
 
 
 def darr_bootstrap(metric_scores, better, worse, n_resamples: int = 1000, alpha: float = 0.05,
-                   seed: Optional[int] = 12345):
+                   seed: int | None = 12345):
     """Percentile bootstrap over DARR pairs (Thesis 2.3.3, E5), the same draws for every metric.
 
     Returns dict: ``tau`` (m,), ``low``/``high`` (m,) and ``p_diff`` (m, m): the paired-bootstrap

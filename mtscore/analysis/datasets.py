@@ -6,10 +6,10 @@ metric file to the rows of the segment-level DA file.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -17,8 +17,16 @@ import pyarrow as pa
 from . import loaders
 from .errors import AnalysisInputError
 
-__all__ = ["SysLevel", "load_sys_level", "wmt20_sys_level", "wmt20_seg_da", "wmt20_seg_metric",
-           "wmt20_outliers", "tangled_sys_level", "WMT20_LPS"]
+__all__ = [
+    "WMT20_LPS",
+    "SysLevel",
+    "load_sys_level",
+    "tangled_sys_level",
+    "wmt20_outliers",
+    "wmt20_seg_da",
+    "wmt20_seg_metric",
+    "wmt20_sys_level",
+]
 
 WMT20_LPS = ["cs-en", "de-en", "iu-en", "ja-en", "km-en", "pl-en", "ps-en", "ru-en", "ta-en",
              "zh-en", "en-cs", "en-de", "en-iu", "en-ja", "en-pl", "en-ru", "en-ta", "en-zh"]
@@ -28,32 +36,32 @@ WMT20_LPS = ["cs-en", "de-en", "iu-en", "ja-en", "km-en", "pl-en", "ps-en", "ru-
 class SysLevel:
     """One language pair's system-level scores."""
     lp: str
-    systems: List[str]
+    systems: list[str]
     human: np.ndarray                 # (s,) float64 DA z
-    metrics: List[str]
+    metrics: list[str]
     scores: np.ndarray                # (m, s) float64, NaN = missing
-    human_raw: Optional[np.ndarray] = None
-    extra: Dict[str, object] = field(default_factory=dict)
+    human_raw: np.ndarray | None = None
+    extra: dict[str, object] = field(default_factory=dict)
 
-    def subset(self, keep: np.ndarray) -> "SysLevel":
+    def subset(self, keep: np.ndarray) -> SysLevel:
         keep = np.asarray(keep, dtype=bool)
         return SysLevel(self.lp, [s for s, k in zip(self.systems, keep) if k], self.human[keep],
                         list(self.metrics), self.scores[:, keep],
                         None if self.human_raw is None else self.human_raw[keep], dict(self.extra))
 
-    def without(self, systems: Sequence[str]) -> "SysLevel":
+    def without(self, systems: Sequence[str]) -> SysLevel:
         drop = set(systems)
         return self.subset(np.array([s not in drop for s in self.systems]))
 
-    def complete_metrics(self) -> "SysLevel":
+    def complete_metrics(self) -> SysLevel:
         """Drop metrics with any missing system score."""
         ok = ~np.isnan(self.scores).any(axis=1)
         return SysLevel(self.lp, list(self.systems), self.human, [m for m, k in zip(self.metrics, ok) if k],
                         self.scores[ok], self.human_raw, dict(self.extra))
 
 
-def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: Optional[str] = "Human",
-                   raw_col: Optional[str] = "HUMAN_RAW", metrics_as_columns: bool = True) -> SysLevel:
+def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: str | None = "Human",
+                   raw_col: str | None = "HUMAN_RAW", metrics_as_columns: bool = True) -> SysLevel:
     """Read an ``LP SYSTEM HUMAN <metric...>`` table (WMT20 results, Tangled WMT19) and drop
     human "systems" (names starting with ``exclude_prefix``). ``HUMAN_RAW`` (if present) is kept
     both as ``human_raw`` and as a metric column, like the WMT20 tables. A metric cell may be
@@ -106,7 +114,7 @@ def _single_lp(path, lps: Sequence[str], linenos: Sequence[int]) -> str:
 
 
 def _check_unique_systems(path, systems: Sequence[str], linenos: Sequence[int]) -> None:
-    first: Dict[str, int] = {}
+    first: dict[str, int] = {}
     for s, ln in zip(systems, linenos):
         if s in first:
             raise AnalysisInputError(
@@ -114,7 +122,7 @@ def _check_unique_systems(path, systems: Sequence[str], linenos: Sequence[int]) 
         first[s] = ln
 
 
-def wmt20_outliers(root, lp: str) -> List[str]:
+def wmt20_outliers(root, lp: str) -> list[str]:
     d = loaders.read_outlier_dict(Path(root) / "manual-evaluation" / "outlier-systems-dict.json")
     if lp in d:
         return d[lp]
@@ -196,7 +204,7 @@ def wmt20_seg_metric_matrix(root, metric: str, lp: str, systems: Sequence[str],
     t = t.set_column(t.column_names.index("score"), "score",
                      pa.array(loaders.metric_score_column(path, t), pa.float64()))
     t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
-    per: Dict[str, Dict] = {}
+    per: dict[str, dict] = {}
     for s, d, g, v in zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),
                           t.column("seg").to_pylist(), t.column("score").to_numpy()):
         per.setdefault(s, {})[(d, g)] = v

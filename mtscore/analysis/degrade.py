@@ -17,12 +17,23 @@ Words are whitespace-separated tokens (``str.split()``); the output joins them w
 from __future__ import annotations
 
 import random
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from .errors import AnalysisInputError
 
-__all__ = ["METHODS", "replaced_words", "deleted_words", "ngram_pool", "replace_phrase",
-           "delete_phrase", "duplicate_words", "degradable", "degrade", "degrade_text", "span_bounds"]
+__all__ = [
+    "METHODS",
+    "degradable",
+    "degrade",
+    "degrade_text",
+    "delete_phrase",
+    "deleted_words",
+    "duplicate_words",
+    "ngram_pool",
+    "replace_phrase",
+    "replaced_words",
+    "span_bounds",
+]
 
 METHODS = ("replace", "delete", "duplicate")
 _MIN_WORDS = {"replace": 1, "delete": 2, "duplicate": 4}
@@ -58,12 +69,12 @@ def deleted_words(n: int) -> int:
     return n // 5
 
 
-def ngram_pool(texts: Sequence[str], max_n: int = MAX_NGRAM) -> Dict[int, List[str]]:
+def ngram_pool(texts: Sequence[str], max_n: int = MAX_NGRAM) -> dict[int, list[str]]:
     """n -> the distinct n-grams (1 <= n <= ``max_n``) of the interior words of ``texts``
     (the first and last word of each text are skipped, the first n-gram word is lower-cased),
     in order of first appearance. This is the replacement material of :func:`replace_phrase`;
     WMT builds it from the reference translations."""
-    seen: Dict[int, Dict[str, None]] = {k: {} for k in range(1, max_n + 1)}
+    seen: dict[int, dict[str, None]] = {k: {} for k in range(1, max_n + 1)}
     for text in texts:
         w = text.split()
         inner = w[1:-1]
@@ -71,11 +82,11 @@ def ngram_pool(texts: Sequence[str], max_n: int = MAX_NGRAM) -> Dict[int, List[s
             for k in range(1, max_n + 1):
                 if j + k > len(inner):
                     break
-                seen[k].setdefault(" ".join([inner[j].lower()] + inner[j + 1:j + k]), None)
+                seen[k].setdefault(" ".join([inner[j].lower(), *inner[j + 1:j + k]]), None)
     return {k: list(v) for k, v in seen.items()}
 
 
-def _pick(pool: Dict[int, List[str]], k: int, rng: random.Random) -> str:
+def _pick(pool: dict[int, list[str]], k: int, rng: random.Random) -> str:
     choices = pool.get(k) or []
     if not choices:
         raise AnalysisInputError(f"the replacement pool has no {k}-gram: give more (or longer) texts "
@@ -83,7 +94,7 @@ def _pick(pool: Dict[int, List[str]], k: int, rng: random.Random) -> str:
     return choices[rng.randrange(len(choices))]
 
 
-def replace_phrase(text: str, pool: Dict[int, List[str]], rng: random.Random) -> str:
+def replace_phrase(text: str, pool: dict[int, list[str]], rng: random.Random) -> str:
     """``text`` with one span replaced by a random n-gram of ``pool`` (WMT ``bad-refs.py``).
 
     n = 1: the whole output becomes one random word (title-cased); n = 2: word 2 is replaced;
@@ -98,10 +109,10 @@ def replace_phrase(text: str, pool: Dict[int, List[str]], rng: random.Random) ->
         return _pick(pool, 1, rng).title()
     if n <= 4:
         k = 1 if n < 4 else 2
-        return " ".join([w[0], _pick(pool, k, rng)] + w[1 + k:])
+        return " ".join([w[0], _pick(pool, k, rng), *w[1 + k:]])
     r = replaced_words(n)
     start = rng.randrange(1, n - r - 1)
-    return " ".join(w[:start] + [_pick(pool, min(r, MAX_NGRAM), rng)] + w[start + r:])
+    return " ".join([*w[:start], _pick(pool, min(r, MAX_NGRAM), rng), *w[start + r:]])
 
 
 def delete_phrase(text: str, rng: random.Random) -> str:
@@ -135,8 +146,8 @@ def degradable(text: str, method: str = "replace") -> bool:
     return len(text.split()) >= _MIN_WORDS[method]
 
 
-def degrade(texts: Sequence[str], method: str = "replace", seed: Optional[int] = 0,
-            pool_texts: Optional[Sequence[str]] = None) -> List[str]:
+def degrade(texts: Sequence[str], method: str = "replace", seed: int | None = 0,
+            pool_texts: Sequence[str] | None = None) -> list[str]:
     """One degraded version of each of ``texts`` (``method`` in :data:`METHODS`), the same
     for the same ``seed`` (Python ``random.Random(seed)``, drawn in input order).
 
@@ -155,14 +166,14 @@ def degrade(texts: Sequence[str], method: str = "replace", seed: Optional[int] =
     return out
 
 
-def degrade_text(method: str, text: str, pool: Dict[int, List[str]], rng: random.Random) -> str:
+def degrade_text(method: str, text: str, pool: dict[int, list[str]], rng: random.Random) -> str:
     """One degraded version of ``text`` by ``method`` (``pool`` is used by "replace" only)."""
     if method == "replace":
         return replace_phrase(text, pool, rng)
     return delete_phrase(text, rng) if method == "delete" else duplicate_words(text, rng)
 
 
-def span_bounds(original: str, degraded: str) -> Tuple[int, int]:
+def span_bounds(original: str, degraded: str) -> tuple[int, int]:
     """(common prefix words, common suffix words) of two texts: where they differ (for tests
     and reports)."""
     a, b = original.split(), degraded.split()

@@ -6,21 +6,34 @@ and where needed ``item_type`` (N,) in {SYSTEM, REPEAT, REF, BAD_REF}, ``system`
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 __all__ = [
-    "standardize", "qc_paired_ttest", "qc_ranksum", "qc_repeats", "red_flags",
-    "segment_scores", "document_scores", "system_scores", "mann_whitney_greater",
-    "wilcoxon_matrix", "wmt_wilcoxon_table", "round_significant", "rank_clusters", "equal_effort_subsample",
-    "self_replication", "sequence_effect", "SCORED_TYPES",
+    "SCORED_TYPES",
+    "document_scores",
+    "equal_effort_subsample",
+    "mann_whitney_greater",
+    "qc_paired_ttest",
+    "qc_ranksum",
+    "qc_repeats",
+    "rank_clusters",
+    "red_flags",
+    "round_significant",
+    "segment_scores",
+    "self_replication",
+    "sequence_effect",
+    "standardize",
+    "system_scores",
+    "wilcoxon_matrix",
+    "wmt_wilcoxon_table",
 ]
 
 SCORED_TYPES = ("SYSTEM", "REPEAT")  # WMT: annotations of the MT outputs and the repeats count
 
 
-def _codes(x) -> Tuple[np.ndarray, np.ndarray]:
+def _codes(x) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x)
     if x.dtype == object:
         x = x.astype(str)
@@ -63,7 +76,7 @@ def _pairs(worker, item_type, key, score, a_type: str, b_types: Sequence[str]):
     t = np.asarray(item_type).astype(str)
     key = np.asarray(key)
     s = np.asarray(score, dtype=np.float64)
-    lut: Dict[Tuple[int, object], float] = {}
+    lut: dict[tuple[int, object], float] = {}
     for i in np.flatnonzero(np.isin(t, list(b_types))):
         lut.setdefault((w[i], key[i] if key.ndim == 1 else tuple(key[i])), s[i])
     ws, sa, sb = [], [], []
@@ -268,8 +281,8 @@ def round_significant(x, digits: int = 15) -> np.ndarray:
     return np.array([float("%.*g" % (digits, v)) for v in x.ravel()]).reshape(x.shape)
 
 
-def wilcoxon_matrix(groups: Dict[str, np.ndarray], order: Optional[Sequence[str]] = None,
-                    significant_digits: Optional[int] = 15):
+def wilcoxon_matrix(groups: dict[str, np.ndarray], order: Sequence[str] | None = None,
+                    significant_digits: int | None = 15):
     """All ordered pairs of one-sided rank-sum tests: p[i, j] = P-value for "system i is
     greater than system j" on the score samples in ``groups`` (WMT: segment-averaged z).
     ``order`` defaults to descending mean. Values are rounded to ``significant_digits`` before
@@ -336,7 +349,7 @@ def equal_effort_subsample(system, order_key, per_system: int):
     ok = np.argsort(np.asarray(order_key), kind="mergesort")
     _, codes = _codes(sysv[ok])
     rank_in_sys = np.empty(ok.size, np.int64)
-    counts: Dict[int, int] = {}
+    counts: dict[int, int] = {}
     for pos, c in enumerate(codes):
         rank_in_sys[pos] = counts.get(c, 0)
         counts[c] = rank_in_sys[pos] + 1

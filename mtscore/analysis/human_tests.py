@@ -18,16 +18,25 @@ that system i is better than system j (NaN diagonal).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .errors import AnalysisInputError
 
-__all__ = ["RankSumResult", "rank_sum_test", "nle_worker_test", "sign_test", "sign_test_matrix",
-           "combine_adequacy_fluency", "significant_pair_share", "significance_curve", "EXACT_LIMIT"]
+__all__ = [
+    "EXACT_LIMIT",
+    "RankSumResult",
+    "combine_adequacy_fluency",
+    "nle_worker_test",
+    "rank_sum_test",
+    "sign_test",
+    "sign_test_matrix",
+    "significance_curve",
+    "significant_pair_share",
+]
 
 EXACT_LIMIT = 50  # R wilcox.test: exact p when both samples have fewer than 50 values (and no ties)
 _ALTERNATIVES = ("greater", "less", "two-sided")
@@ -43,7 +52,7 @@ class RankSumResult:
 
 
 @lru_cache(maxsize=256)
-def _u_cdf(m: int, n: int) -> Tuple[np.ndarray, int]:
+def _u_cdf(m: int, n: int) -> tuple[np.ndarray, int]:
     """Cumulative counts (exact Python integers, object array of length m*n + 1) of the orderings
     of m + n distinct values with U <= u, and their total C(m+n, m). The counts are the
     coefficients of the Gaussian binomial [m+n choose m]_q = prod_i (1 - q^(n+i)) / (1 - q^i)."""
@@ -63,7 +72,7 @@ def _u_cdf(m: int, n: int) -> Tuple[np.ndarray, int]:
 
 def _exact_p(u: float, m: int, n: int, alternative: str) -> float:
     cdf, total = _u_cdf(m, n)
-    k = int(round(u))
+    k = round(u)
     lower = int(cdf[k])                                # #(U <= u)
     upper = total - (int(cdf[k - 1]) if k > 0 else 0)  # #(U >= u)
     if alternative == "greater":
@@ -73,7 +82,7 @@ def _exact_p(u: float, m: int, n: int, alternative: str) -> float:
     return min(1.0, 2.0 * min(upper, lower) / total)
 
 
-def rank_sum_test(a, b, alternative: str = "greater", exact: Optional[bool] = None,
+def rank_sum_test(a, b, alternative: str = "greater", exact: bool | None = None,
                   correct: bool = True) -> RankSumResult:
     """Wilcoxon rank-sum test of samples ``a`` (n1,) and ``b`` (n2,) float64, as R
     ``wilcox.test(a, b, alternative=..., exact=..., correct=...)``.
@@ -121,12 +130,12 @@ def rank_sum_test(a, b, alternative: str = "greater", exact: Optional[bool] = No
     return RankSumResult(u, float(ndtr(-z) if alternative == "greater" else ndtr(z)), False)
 
 
-def _pair_scores(w, t, key, s, a_type: str, b_type: str) -> Dict[Tuple[str, object], Tuple[float, float]]:
+def _pair_scores(w, t, key, s, a_type: str, b_type: str) -> dict[tuple[str, object], tuple[float, float]]:
     """(worker, key) -> (score of the ``b_type`` item, score of the ``a_type`` item), first match."""
-    first: Dict[Tuple[str, object], float] = {}
+    first: dict[tuple[str, object], float] = {}
     for i in np.flatnonzero(t == b_type):
         first.setdefault((w[i], key[i]), s[i])
-    out: Dict[Tuple[str, object], Tuple[float, float]] = {}
+    out: dict[tuple[str, object], tuple[float, float]] = {}
     for i in np.flatnonzero(t == a_type):
         k = (w[i], key[i])
         if k in first and k not in out:
@@ -135,7 +144,7 @@ def _pair_scores(w, t, key, s, a_type: str, b_type: str) -> Dict[Tuple[str, obje
 
 
 def nle_worker_test(worker, item_type, key, score, alpha: float = 0.05, absolute_repeat: bool = False,
-                    exact: Optional[bool] = None) -> Dict[str, np.ndarray]:
+                    exact: bool | None = None) -> dict[str, np.ndarray]:
     """NLE rater test (A4.1), per worker: one-sided rank-sum test that the bad-reference
     differences d_bad = s(SYSTEM) - s(BAD_REF) exceed the repeat differences
     d_rep = s(SYSTEM) - s(REPEAT) (``absolute_repeat``: |d_rep|), with R's exact small-sample
@@ -159,8 +168,8 @@ def nle_worker_test(worker, item_type, key, score, alpha: float = 0.05, absolute
     names = np.unique(w)
     res = {"worker": names, "n_bad": np.zeros(names.size, np.int64), "n_repeat": np.zeros(names.size, np.int64),
            "p": np.full(names.size, np.nan), "exact": np.zeros(names.size, bool)}
-    d_bad: Dict[str, List[float]] = {}
-    d_rep: Dict[str, List[float]] = {}
+    d_bad: dict[str, list[float]] = {}
+    d_rep: dict[str, list[float]] = {}
     for (wk, _), (orig, b) in bad.items():
         d_bad.setdefault(wk, []).append(orig - b)
     for (wk, _), (orig, rp) in rep.items():
@@ -196,7 +205,7 @@ def sign_test(wins: int, losses: int, alternative: str = "greater") -> float:
     return min(1.0, 2 * min(upper, lower) / total)
 
 
-def sign_test_matrix(system_a, system_b, outcome, order: Optional[Sequence[str]] = None):
+def sign_test_matrix(system_a, system_b, outcome, order: Sequence[str] | None = None):
     """Sign tests from pairwise comparisons (relative ranking, A8): ``outcome`` (N,) is +1 when
     ``system_a`` (N,) won, -1 when ``system_b`` (N,) won, 0 for a tie (ignored).
 
@@ -254,9 +263,9 @@ def combine_adequacy_fluency(p_adequacy, p_fluency, alpha: float = 0.05, adequac
         raise AnalysisInputError("combine_adequacy_fluency: alpha and adequacy_alpha must lie in (0, 1)")
     pa_ = np.nan_to_num(pa, nan=1.0)
     pf_ = np.nan_to_num(pf, nan=1.0)
-    adeq = np.where(pa_ < alpha, 1, 0) - np.where(pa_.T < alpha, 1, 0)
-    adeq_ns = (pa_ >= adequacy_alpha) & (pa_.T >= adequacy_alpha)
-    flu = np.where(pf_ < alpha, 1, 0) - np.where(pf_.T < alpha, 1, 0)
+    adeq = np.where(pa_ < alpha, 1, 0) - np.where(alpha > pa_.T, 1, 0)
+    adeq_ns = (pa_ >= adequacy_alpha) & (adequacy_alpha <= pa_.T)
+    flu = np.where(pf_ < alpha, 1, 0) - np.where(alpha > pf_.T, 1, 0)
     decision = np.where(adeq != 0, adeq, np.where(adeq_ns, flu, 0)).astype(np.int8)
     np.fill_diagonal(decision, 0)
     source = np.where(adeq != 0, "adequacy", np.where(adeq_ns & (flu != 0), "fluency", ""))
@@ -264,7 +273,7 @@ def combine_adequacy_fluency(p_adequacy, p_fluency, alpha: float = 0.05, adequac
     return decision, source
 
 
-def significant_pair_share(p, thresholds: Sequence[float] = (0.05, 0.01, 0.001)) -> Dict[float, float]:
+def significant_pair_share(p, thresholds: Sequence[float] = (0.05, 0.01, 0.001)) -> dict[float, float]:
     """A10: the share of the k(k-1)/2 system pairs with a significant difference at each
     threshold, from a (k, k) matrix in ranking order (best first) where ``p[i, j]`` is the
     one-sided p that i beats j: the test is read once per pair, in the direction of the
@@ -281,7 +290,7 @@ def significant_pair_share(p, thresholds: Sequence[float] = (0.05, 0.01, 0.001))
 
 
 def significance_curve(system, score, order_key, sizes: Sequence[int],
-                       thresholds: Sequence[float] = (0.05, 0.01, 0.001)) -> Dict[str, np.ndarray]:
+                       thresholds: Sequence[float] = (0.05, 0.01, 0.001)) -> dict[str, np.ndarray]:
     """A10 / NLE Figure 5: for each n in ``sizes``, keep the first n judgements of every system
     in ``order_key`` order (e.g. HIT submission time), rank systems by mean score, run the
     one-sided rank-sum test on the judgement scores of every pair in ranking direction and

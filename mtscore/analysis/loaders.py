@@ -21,8 +21,9 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Union
 
 import numpy as np
 import pyarrow as pa
@@ -33,27 +34,27 @@ from .errors import AnalysisInputError
 PathLike = Union[str, Path]
 
 __all__ = [
+    "SEG_METRIC_LEVELS",
+    "float_column",
+    "metric_score_column",
+    "read_combined_sys_scores",
+    "read_combined_sys_scores_lines",
+    "read_cor",
+    "read_da_scores",
+    "read_da_scores_lines",
+    "read_darr_cor",
+    "read_judge_groups",
+    "read_judge_ratings",
+    "read_matrix",
+    "read_metric_scores",
+    "read_outlier_dict",
+    "read_ratings",
+    "read_ratings_lines",
+    "read_sys_ranking",
     "read_table",
     "read_table_lines",
     "read_text",
-    "float_column",
-    "read_da_scores",
-    "read_da_scores_lines",
-    "metric_score_column",
-    "read_sys_ranking",
-    "read_ratings",
-    "read_ratings_lines",
-    "read_judge_ratings",
-    "read_judge_groups",
-    "read_metric_scores",
-    "read_combined_sys_scores",
-    "read_combined_sys_scores_lines",
-    "read_matrix",
-    "read_outlier_dict",
-    "read_cor",
-    "read_darr_cor",
     "wmt20_paths",
-    "SEG_METRIC_LEVELS",
 ]
 
 SEG_METRIC_LEVELS = ("sys", "doc", "seg")
@@ -91,14 +92,14 @@ def read_text(path: PathLike) -> str:
     return text
 
 
-def _line_col(data: bytes, offset: int) -> Tuple[int, int]:
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
     """1-based line and column of byte ``offset`` in ``data``."""
     start = data.rfind(b"\n", 0, offset) + 1
     return data.count(b"\n", 0, offset) + 1, offset - start + 1
 
 
-def read_table(path: PathLike, sep: Optional[str] = None, header: bool = True,
-               names: Optional[Sequence[str]] = None, ragged: str = "error",
+def read_table(path: PathLike, sep: str | None = None, header: bool = True,
+               names: Sequence[str] | None = None, ragged: str = "error",
                string_columns: Iterable[str] = ()) -> pa.Table:
     """Read a delimited text file into a pyarrow Table.
 
@@ -132,9 +133,9 @@ def read_table(path: PathLike, sep: Optional[str] = None, header: bool = True,
 NULL_VALUES = ("", "NA", "None", "nan", "NaN")  # cells read as missing (null) in numeric columns
 
 
-def read_table_lines(path: PathLike, sep: Optional[str] = None, header: bool = True,
-                     names: Optional[Sequence[str]] = None, ragged: str = "error",
-                     string_columns: Iterable[str] = ()) -> Tuple[pa.Table, List[int]]:
+def read_table_lines(path: PathLike, sep: str | None = None, header: bool = True,
+                     names: Sequence[str] | None = None, ragged: str = "error",
+                     string_columns: Iterable[str] = ()) -> tuple[pa.Table, list[int]]:
     """:func:`read_table` plus the 1-based file line number of every row (blank lines and the
     header are skipped, so row i is not line i + 2 in general), for error messages."""
     path = Path(path)
@@ -156,7 +157,7 @@ def read_table_lines(path: PathLike, sep: Optional[str] = None, header: bool = T
     return _parse_tsv(path, rows, uniq, names, set(string_columns)), linenos
 
 
-def _split_lines(text: str, sep: Optional[str]) -> Tuple[List[str], List[int]]:
+def _split_lines(text: str, sep: str | None) -> tuple[list[str], list[int]]:
     """Non-blank lines with cells joined by tabs, and their 1-based line numbers."""
     import re
 
@@ -170,8 +171,8 @@ def _split_lines(text: str, sep: Optional[str]) -> Tuple[List[str], List[int]]:
     return [lines[i] for i in keep], [i + 1 for i in keep]
 
 
-def _fix_ragged(path: Path, rows: List[str], linenos: List[int], ncol: int, ragged: str,
-                whitespace: bool) -> Tuple[List[str], List[int]]:
+def _fix_ragged(path: Path, rows: list[str], linenos: list[int], ncol: int, ragged: str,
+                whitespace: bool) -> tuple[list[str], list[int]]:
     counts = [ln.count("\t") + 1 for ln in rows]
     bad = [i for i, c in enumerate(counts) if c != ncol]
     if bad and ragged == "pad":
@@ -190,9 +191,9 @@ def _fix_ragged(path: Path, rows: List[str], linenos: List[int], ncol: int, ragg
     return rows, linenos
 
 
-def _unique_names(names: Sequence[str]) -> List[str]:
+def _unique_names(names: Sequence[str]) -> list[str]:
     """Duplicated names (e.g. Tangled has a metric called "LP") get a suffix: LP, LP.1."""
-    seen: Dict[str, int] = {}
+    seen: dict[str, int] = {}
     uniq = []
     for n in names:
         if n in seen:
@@ -204,7 +205,7 @@ def _unique_names(names: Sequence[str]) -> List[str]:
     return uniq
 
 
-def _parse_tsv(path: Path, rows: List[str], uniq: List[str], names: List[str],
+def _parse_tsv(path: Path, rows: list[str], uniq: list[str], names: list[str],
                string_columns: set) -> pa.Table:
     from pyarrow import csv as pacsv
 
@@ -230,7 +231,7 @@ def read_da_scores(path: PathLike) -> pa.Table:
     return read_table(path, string_columns=("SYS", "SEGID"))
 
 
-def read_da_scores_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
+def read_da_scores_lines(path: PathLike) -> tuple[pa.Table, list[int]]:
     """:func:`read_da_scores` plus each row's line number (for :func:`float_column`)."""
     return read_table_lines(path, string_columns=("SYS", "SEGID"))
 
@@ -251,7 +252,7 @@ def read_ratings(path: PathLike) -> pa.Table:
     return read_ratings_lines(path)[0]
 
 
-def read_ratings_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
+def read_ratings_lines(path: PathLike) -> tuple[pa.Table, list[int]]:
     """:func:`read_ratings` plus each row's line number (see :func:`read_table_lines`).
 
     A rating given twice is refused (:func:`check_repeated_ratings`): a file concatenated
@@ -284,7 +285,7 @@ def check_repeated_ratings(path: PathLike, t: pa.Table, linenos: Sequence[int]) 
         names = list(t.column_names)
         what = "repeats a row"
     cols = [t.column(c).to_pylist() for c in names]
-    first: Dict[tuple, int] = {}
+    first: dict[tuple, int] = {}
     repeats = []
     for i, key in enumerate(zip(*cols)):
         j = first.setdefault(key, i)
@@ -302,7 +303,7 @@ ITEM_COLUMNS = ("item", "item_id", "segment", "segment_id", "seg", "sid", "id")
 RATING_COLUMNS = ("rating", "score")
 
 
-def _sep_of(header: str) -> Optional[str]:
+def _sep_of(header: str) -> str | None:
     for sep in (";", ",", "\t"):
         if sep in header:
             return sep
@@ -310,7 +311,7 @@ def _sep_of(header: str) -> Optional[str]:
 
 
 def _rating(path: PathLike, lineno: int, col: int, name: str, cell: str,
-            levels: Optional[Sequence[float]]) -> float:
+            levels: Sequence[float] | None) -> float:
     """One rating cell: empty / NA / NaN / None is missing (NaN); text, inf and (with
     ``levels``) a value off the scale raise :class:`AnalysisInputError` naming line and column."""
     cell = cell.strip()
@@ -327,8 +328,8 @@ def _rating(path: PathLike, lineno: int, col: int, name: str, cell: str,
     return v
 
 
-def read_judge_ratings(path: PathLike, levels: Optional[Sequence[float]] = None
-                       ) -> Tuple[List[str], List[str], np.ndarray]:
+def read_judge_ratings(path: PathLike, levels: Sequence[float] | None = None
+                       ) -> tuple[list[str], list[str], np.ndarray]:
     """Ratings of several judges on the same items: (judges, items, (J, I) float64 matrix),
     NaN where a judge did not rate an item.
 
@@ -350,7 +351,7 @@ def read_judge_ratings(path: PathLike, levels: Optional[Sequence[float]] = None
     return _wide_judge_ratings(path, header, rows, levels)
 
 
-def _judge_table(path: PathLike) -> Tuple[List[str], List[Tuple[int, List[str]]]]:
+def _judge_table(path: PathLike) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """``(header cells, [(line number, cells)])`` of a ratings table, the separator read off
     the header; every row has as many cells as the header."""
     text = read_text(path)
@@ -359,7 +360,7 @@ def _judge_table(path: PathLike) -> Tuple[List[str], List[Tuple[int, List[str]]]
         raise AnalysisInputError(f"{path}: empty file (or only blank lines), expected a header line")
     sep = _sep_of(lines[0][1])
 
-    def cells(ln: str) -> List[str]:
+    def cells(ln: str) -> list[str]:
         return [c.strip() for c in (ln.split(sep) if sep else ln.split())]
 
     header = cells(lines[0][1])
@@ -373,8 +374,8 @@ def _judge_table(path: PathLike) -> Tuple[List[str], List[Tuple[int, List[str]]]
     return header, rows
 
 
-def _long_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int, List[str]]], jcol: int,
-                        levels: Optional[Sequence[float]]) -> Tuple[List[str], List[str], np.ndarray]:
+def _long_judge_ratings(path: PathLike, header: list[str], rows: list[tuple[int, list[str]]], jcol: int,
+                        levels: Sequence[float] | None) -> tuple[list[str], list[str], np.ndarray]:
     """The long layout: one row per rating, columns judge, item and rating."""
     low = [h.lower() for h in header]
     icol = next((i for i, h in enumerate(low) if h in ITEM_COLUMNS and i != jcol), None)
@@ -384,9 +385,9 @@ def _long_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int,
     if missing or icol is None or rcol is None:
         raise AnalysisInputError(f"{path}:1: missing column(s) {', '.join(missing)}; a table with a judge "
                                  f"column ({header[jcol]}) needs judge, item and rating columns")
-    judges: Dict[str, int] = {}
-    items: Dict[str, int] = {}
-    seen: Dict[Tuple[int, int], int] = {}
+    judges: dict[str, int] = {}
+    items: dict[str, int] = {}
+    seen: dict[tuple[int, int], int] = {}
     trip = []
     for lineno, c in rows:
         j = judges.setdefault(c[jcol], len(judges))
@@ -402,8 +403,8 @@ def _long_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int,
     return list(judges), list(items), R
 
 
-def _wide_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int, List[str]]],
-                        levels: Optional[Sequence[float]]) -> Tuple[List[str], List[str], np.ndarray]:
+def _wide_judge_ratings(path: PathLike, header: list[str], rows: list[tuple[int, list[str]]],
+                        levels: Sequence[float] | None) -> tuple[list[str], list[str], np.ndarray]:
     """The wide layout: one column per judge, one row per item (an optional item-id column first)."""
     first = 1 if header[0].lower() in ITEM_COLUMNS else 0
     judges_w = header[first:]
@@ -423,16 +424,16 @@ def _wide_judge_ratings(path: PathLike, header: List[str], rows: List[Tuple[int,
     return judges_w, item_ids, R
 
 
-def read_judge_groups(path: PathLike, judges: Sequence[str]) -> Dict[str, List[str]]:
+def read_judge_groups(path: PathLike, judges: Sequence[str]) -> dict[str, list[str]]:
     """Judge groups, one per line: ``NAME: judge judge ...`` (judges separated by blanks, commas
     or semicolons; ``NAME = [a, b]`` works too; ``#`` starts a comment). Every judge of
     ``judges`` must be in exactly one group; errors name the file and line."""
     import re
 
     known = set(judges)
-    groups: Dict[str, List[str]] = {}
-    where: Dict[str, int] = {}  # judge -> line
-    group_line: Dict[str, int] = {}
+    groups: dict[str, list[str]] = {}
+    where: dict[str, int] = {}  # judge -> line
+    group_line: dict[str, int] = {}
     for lineno, ln in enumerate(read_text(path).splitlines(), 1):
         ln = ln.split("#", 1)[0].strip()
         if not ln:
@@ -463,7 +464,7 @@ def read_judge_groups(path: PathLike, judges: Sequence[str]) -> Dict[str, List[s
     return groups
 
 
-def read_metric_scores(path: PathLike, level: Optional[str] = None) -> pa.Table:
+def read_metric_scores(path: PathLike, level: str | None = None) -> pa.Table:
     """WMT20 metric score file ``<METRIC>.<level>.score[.gz]`` (tab separated, no header).
 
     sys level: metric lp testset refset system score;
@@ -504,12 +505,12 @@ def read_combined_sys_scores(path: PathLike) -> pa.Table:
     return read_combined_sys_scores_lines(path)[0]
 
 
-def read_combined_sys_scores_lines(path: PathLike) -> Tuple[pa.Table, List[int]]:
+def read_combined_sys_scores_lines(path: PathLike) -> tuple[pa.Table, list[int]]:
     """:func:`read_combined_sys_scores` plus each row's line number."""
     return read_table_lines(path, ragged="pad", string_columns=("LP", "SYSTEM"))
 
 
-def read_matrix(path: PathLike, sep: Optional[str] = None) -> Tuple[List[str], List[str], np.ndarray]:
+def read_matrix(path: PathLike, sep: str | None = None) -> tuple[list[str], list[str], np.ndarray]:
     """Square/rectangular matrix with a header of column names and row names in column 0
     (``adwilcox-*.csv``: space separated; ``DA-*-sig.csv``: tab separated). Returns
     (row_names, col_names, values float64 (r, c)); cells that are not plain decimal numbers
@@ -540,7 +541,7 @@ def read_matrix(path: PathLike, sep: Optional[str] = None) -> Tuple[List[str], L
     return rows, cols, np.asarray(vals, dtype=np.float64).reshape(len(rows), len(cols))
 
 
-def read_outlier_dict(path: PathLike) -> Dict[str, List[str]]:
+def read_outlier_dict(path: PathLike) -> dict[str, list[str]]:
     """WMT20 curated outlier list (``manual-evaluation/outlier-systems-dict.json``)."""
     with open(path, encoding="utf-8") as fh:
         return {k: list(v) for k, v in json.load(fh).items()}
@@ -549,7 +550,7 @@ def read_outlier_dict(path: PathLike) -> Dict[str, List[str]]:
 def read_cor(path: PathLike) -> pa.Table:
     """WMT20 ``DA-<lp>-cor[-excloutl].csv`` (tab separated; first column = metric)."""
     t = read_table(path, sep="\t", string_columns=("",))
-    return t.rename_columns(["metric"] + t.column_names[1:])
+    return t.rename_columns(["metric", *t.column_names[1:]])
 
 
 def _undash(name: str) -> str:
@@ -563,7 +564,7 @@ def read_darr_cor(path: PathLike) -> pa.Table:
     return t.set_column(0, "metric", pa.array(names, type=pa.string()))
 
 
-def wmt20_paths(root: PathLike, lp: str) -> Dict[str, Path]:
+def wmt20_paths(root: PathLike, lp: str) -> dict[str, Path]:
     """Paths of the WMT20 metrics-task files for one language pair (``de-en``; en-iu is
     ``en-iu_full`` / ``en-iu_news`` for the system-level tables)."""
     root = Path(root)

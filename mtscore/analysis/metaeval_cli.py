@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import List, Optional
 
 from ..engine.errors import nonnegative_int, positive_int, probability
 from .errors import AnalysisInputError
@@ -47,7 +46,7 @@ def add_parser(msub) -> None:
     p.set_defaults(run_metaeval=run)
 
 
-def _emit(text: str, output: Optional[str]) -> None:
+def _emit(text: str, output: str | None) -> None:
     """Print, or write ``--output`` atomically (a failure names the option and the path)."""
     if not output:
         sys.stdout.write(text)
@@ -88,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         task = _mqm_task(args)
     else:
         default = WMT20_SEG_METRICS if args.release == "wmt20" else WMT21_SEG_METRICS
-        metrics: List[str] = [m for m in (args.metrics or ",".join(default)).split(",") if m]
+        metrics: list[str] = [m for m in (args.metrics or ",".join(default)).split(",") if m]
         if not metrics or not args.lp:
             raise AnalysisInputError("--lp and --metrics: give a language pair and at least one metric")
         load = wmt20_seg_task if args.release == "wmt20" else wmt21_seg_task

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAD_B", "MAD_CUTOFF", "robust_z", "mad_outliers"]
+__all__ = ["MAD_B", "MAD_CUTOFF", "mad_outliers", "robust_z"]
 
 MAD_B = 1.4826
 MAD_CUTOFF = 2.5

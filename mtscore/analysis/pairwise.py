@@ -15,16 +15,25 @@ matrix and reduces all systems' statistics with one matrix product.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable
 
 import numpy as np
 
 from .human import mann_whitney_greater
 
 __all__ = [
-    "metric_score_fn", "bleu_from_stats", "ter_from_stats", "paired_bootstrap_all", "paired_ttest_all",
-    "human_decisions", "pairwise_decisions", "error_table", "agreement_matrix", "DEFAULT_BINS",
+    "DEFAULT_BINS",
+    "agreement_matrix",
+    "bleu_from_stats",
+    "error_table",
+    "human_decisions",
+    "metric_score_fn",
+    "paired_bootstrap_all",
+    "paired_ttest_all",
+    "pairwise_decisions",
+    "ter_from_stats",
 ]
 
 DEFAULT_BINS = (0.0, 1.0, 2.0, 3.0, 5.0, 10.0, np.inf)  # BLEU-point bins for |metric delta|
@@ -67,7 +76,7 @@ def ter_from_stats(stats: np.ndarray) -> np.ndarray:
 
 
 def paired_bootstrap_all(stats: np.ndarray, score_fn: Callable[[np.ndarray], np.ndarray],
-                         n_resamples: int = 1000, seed: Optional[int] = 12345):
+                         n_resamples: int = 1000, seed: int | None = 12345):
     """Paired bootstrap for every pair of S systems at once.
 
     stats (S, N, k) per-segment sufficient statistics (the same N segments for every system);
@@ -104,7 +113,7 @@ def paired_ttest_all(seg_scores: np.ndarray):
     from scipy.stats import t as tdist
 
     X = np.asarray(seg_scores, dtype=np.float64)
-    S, N = X.shape
+    _S, N = X.shape
     d = X[:, None, :] - X[None, :, :]
     mean = d.mean(axis=-1)
     sd = d.std(axis=-1, ddof=1)
@@ -116,7 +125,7 @@ def paired_ttest_all(seg_scores: np.ndarray):
     return X.mean(axis=1), p
 
 
-def human_decisions(groups: Dict[str, np.ndarray], systems: Sequence[str], alpha: float = 0.05):
+def human_decisions(groups: dict[str, np.ndarray], systems: Sequence[str], alpha: float = 0.05):
     """Human outcome matrix D (S, S) int8 in ``systems`` order: +1 if a > b significantly
     (one-sided rank-sum p < alpha), -1 if b > a, 0 otherwise; plus p (S, S)."""
     S = len(systems)
@@ -127,13 +136,13 @@ def human_decisions(groups: Dict[str, np.ndarray], systems: Sequence[str], alpha
                 p[i, j] = mann_whitney_greater(groups[systems[i]], groups[systems[j]])
     D = np.zeros((S, S), np.int8)
     D[p < alpha] = 1
-    D[p.T < alpha] = -1
+    D[alpha > p.T] = -1
     np.fill_diagonal(D, 0)
     return D, p
 
 
-def pairwise_decisions(systems: Sequence[str], human_groups: Dict[str, np.ndarray],
-                       metric_scores: Dict[str, np.ndarray], metric_p: Dict[str, np.ndarray],
+def pairwise_decisions(systems: Sequence[str], human_groups: dict[str, np.ndarray],
+                       metric_scores: dict[str, np.ndarray], metric_p: dict[str, np.ndarray],
                        alpha: float = 0.05, two_sided_metric: bool = True):
     """One row per (pair, metric). ``metric_scores[m]`` (S,) system scores (higher = better),
     ``metric_p[m]`` (S, S) one-sided p for "a > b" (from :func:`paired_bootstrap_all` or
@@ -146,7 +155,7 @@ def pairwise_decisions(systems: Sequence[str], human_groups: Dict[str, np.ndarra
     D, _ = human_decisions(human_groups, systems, alpha)
     hmean = np.array([np.mean(human_groups[s]) for s in systems])
     thr = alpha / 2 if two_sided_metric else alpha
-    rows: Dict[str, List] = {k: [] for k in ("metric", "sys_a", "sys_b", "metric_delta", "human_delta",
+    rows: dict[str, list] = {k: [] for k in ("metric", "sys_a", "sys_b", "metric_delta", "human_delta",
                                              "human", "metric_sig", "error")}
     for m, sc in metric_scores.items():
         sc = np.asarray(sc, dtype=np.float64)
@@ -185,7 +194,7 @@ def error_table(decisions, metric: str, bins: Sequence[float] = DEFAULT_BINS):
     return {"labels": labels, "counts": counts, "type_I": int(type1), "type_II": int(type2)}
 
 
-def agreement_matrix(decisions, metrics: Optional[Sequence[str]] = None):
+def agreement_matrix(decisions, metrics: Sequence[str] | None = None):
     """Thesis Fig 6.12: cell (A, B) = number of system pairs where metric A errs and B is
     correct; the diagonal holds A's total errors. Returns (metrics, (m, m) int64)."""
     ms = list(metrics) if metrics is not None else list(dict.fromkeys(decisions["metric"].tolist()))

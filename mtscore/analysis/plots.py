@@ -5,15 +5,26 @@ Every function returns PNG bytes (so reports can embed them) and optionally writ
 from __future__ import annotations
 
 import io
-from typing import Dict, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..engine.missing_extra import MissingExtraError, install_hint
 
-__all__ = ["require_matplotlib", "scatter_fit", "topn_plot", "rolling_plot", "pairwise_plot",
-           "heatmap", "diverging_norm", "worker_heatmap", "sequence_bins_plot", "coefficient_plot",
-           "subset_boxplot", "significance_curve_plot"]
+__all__ = [
+    "coefficient_plot",
+    "diverging_norm",
+    "heatmap",
+    "pairwise_plot",
+    "require_matplotlib",
+    "rolling_plot",
+    "scatter_fit",
+    "sequence_bins_plot",
+    "significance_curve_plot",
+    "subset_boxplot",
+    "topn_plot",
+    "worker_heatmap",
+]
 
 
 def require_matplotlib():
@@ -43,9 +54,9 @@ def _finish(fig, path) -> bytes:
     return data
 
 
-def scatter_fit(human, metric, labels: Optional[Sequence[str]] = None, outliers=None,
+def scatter_fit(human, metric, labels: Sequence[str] | None = None, outliers=None,
                 title: str = "", xlabel: str = "human (DA z)", ylabel: str = "metric",
-                n_boot: int = 1000, seed: int = 12345, path: Optional[str] = None) -> bytes:
+                n_boot: int = 1000, seed: int = 12345, path: str | None = None) -> bytes:
     """Metric vs human scatter with the least-squares line, its 95% bootstrap band, outliers
     marked (red x) and r over all systems / without outliers in the legend."""
     from .correlation import pearson
@@ -112,21 +123,21 @@ def _lines_with_ci(x, r, low, high, names, title, xlabel, path, invert=False):
     return _finish(fig, path)
 
 
-def topn_plot(res: Dict[str, np.ndarray], names: Sequence[str], title: str = "",
-              path: Optional[str] = None) -> bytes:
+def topn_plot(res: dict[str, np.ndarray], names: Sequence[str], title: str = "",
+              path: str | None = None) -> bytes:
     """Top-N correlation (x = N, decreasing) with bootstrap error bars if present."""
     return _lines_with_ci(res["n"].astype(float), res["r"], res.get("low"), res.get("high"), names,
                           title, "N (top systems by DA)", path, invert=True)
 
 
-def rolling_plot(res: Dict[str, np.ndarray], names: Sequence[str], window: int, title: str = "",
-                 path: Optional[str] = None) -> bytes:
+def rolling_plot(res: dict[str, np.ndarray], names: Sequence[str], window: int, title: str = "",
+                 path: str | None = None) -> bytes:
     """Rolling-window correlation (x = index of the window's worst system)."""
     return _lines_with_ci(res["start"].astype(float), res["r"], res.get("low"), res.get("high"), names,
                           title, f"start of window (w={window}, systems sorted by DA ascending)", path)
 
 
-def pairwise_plot(decisions, metric: str, title: str = "", path: Optional[str] = None) -> bytes:
+def pairwise_plot(decisions, metric: str, title: str = "", path: str | None = None) -> bytes:
     """Tangled Fig 3/4 style: x = human delta, y = metric delta (oriented >= 0), colour = human
     outcome (cyan n.s., green better, red worse); hollow markers = metric n.s."""
     plt = require_matplotlib()
@@ -154,7 +165,7 @@ def pairwise_plot(decisions, metric: str, title: str = "", path: Optional[str] =
 
 
 def heatmap(mat, rows: Sequence[str], cols: Sequence[str], title: str = "", fmt: str = "{:.2g}",
-            cmap: str = "viridis_r", path: Optional[str] = None) -> bytes:
+            cmap: str = "viridis_r", path: str | None = None) -> bytes:
     """Annotated heat map (p-value matrices, agreement matrices)."""
     plt = require_matplotlib()
     M = np.asarray(mat, dtype=np.float64)
@@ -183,7 +194,7 @@ def diverging_norm(centre: float, vmin: float = -1.0, vmax: float = 1.0):
 
 
 def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
-                   path: Optional[str] = None) -> bytes:
+                   path: str | None = None) -> bytes:
     """B6 diagnostic heat map (Thesis §3.5.5): pairwise Pearson r of workers (rows by inferred
     precision), the model and the z-mean; the diverging map is centred at ``centre`` (the
     one-sided 95% critical r, 0.198 for 70 items; see ``rater_model.critical_r``)."""
@@ -202,7 +213,7 @@ def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
     return _finish(fig, path)
 
 
-def sequence_bins_plot(res: Dict[str, np.ndarray], title: str = "", path: Optional[str] = None) -> bytes:
+def sequence_bins_plot(res: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
     """C4: mean score per previous-gold bin (Low .. High) for each N of averaged workers, with
     High - Low and Welch p in the legend."""
     plt = require_matplotlib()
@@ -223,8 +234,8 @@ def sequence_bins_plot(res: Dict[str, np.ndarray], title: str = "", path: Option
     return _finish(fig, path)
 
 
-def coefficient_plot(fits: Dict[str, object], term: str = "lag", title: str = "",
-                     path: Optional[str] = None) -> bytes:
+def coefficient_plot(fits: dict[str, object], term: str = "lag", title: str = "",
+                     path: str | None = None) -> bytes:
     """One coefficient (``term``) of several regressions (e.g. worker subsets or position
     buckets) with 95% Wald intervals; ``fits`` maps a label to a ``sequence_effects.Regression``."""
     plt = require_matplotlib()
@@ -242,7 +253,7 @@ def coefficient_plot(fits: Dict[str, object], term: str = "lag", title: str = ""
     return _finish(fig, path)
 
 
-def subset_boxplot(res: Dict, metrics: Sequence[str], title: str = "", path: Optional[str] = None) -> bytes:
+def subset_boxplot(res: dict, metrics: Sequence[str], title: str = "", path: str | None = None) -> bytes:
     """E8 / Tangled Figure 2: per metric, boxes of Pearson r over the system subsets of each
     group (box: quartiles, whiskers: 5% and 95% quantiles) from ``subsets.subset_correlations``."""
     plt = require_matplotlib()
@@ -272,7 +283,7 @@ def subset_boxplot(res: Dict, metrics: Sequence[str], title: str = "", path: Opt
     return _finish(fig, path)
 
 
-def significance_curve_plot(curve: Dict[str, np.ndarray], title: str = "", path: Optional[str] = None) -> bytes:
+def significance_curve_plot(curve: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
     """A10 / NLE Figure 5: share of system pairs significantly different vs judgements per system."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))

@@ -23,15 +23,23 @@ mean precision of 16.7 (error sd 0.24 on a z-scale), so we read theta as a **sca
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .errors import AnalysisInputError
 
-__all__ = ["RaterModelResult", "fit_rater_model", "remove_spammers", "simulate", "qc_links",
-           "worker_correlations", "critical_r"]
+__all__ = [
+    "RaterModelResult",
+    "critical_r",
+    "fit_rater_model",
+    "qc_links",
+    "remove_spammers",
+    "simulate",
+    "worker_correlations",
+]
 
 
 @dataclass
@@ -72,12 +80,12 @@ class _Judgements(NamedTuple):
     tau0: float          # initial precision (the prior mean)
 
 
-def fit_rater_model(item, worker, score, n_items: Optional[int] = None, n_workers: Optional[int] = None,
-                    repeat_of: Optional[Sequence[Tuple[int, int]]] = None,
-                    degraded: Optional[Sequence[Tuple[int, int]]] = None,
+def fit_rater_model(item, worker, score, n_items: int | None = None, n_workers: int | None = None,
+                    repeat_of: Sequence[tuple[int, int]] | None = None,
+                    degraded: Sequence[tuple[int, int]] | None = None,
                     prior_shape: float = 5.0, prior_scale: float = 0.3, method: str = "vb",
                     max_iter: int = 200, tol: float = 1e-6, n_samples: int = 500, burn_in: int = 200,
-                    seed: Optional[int] = 0) -> RaterModelResult:
+                    seed: int | None = 0) -> RaterModelResult:
     """Fit the model to judgements (item (N,) int, worker (N,) int, score (N,) float64 z).
 
     ``repeat_of``: pairs (repeat_item, original_item) tied to one quality; ``degraded``: pairs
@@ -120,7 +128,7 @@ def fit_rater_model(item, worker, score, n_items: Optional[int] = None, n_worker
     return RaterModelResult(mm[canon], var[canon], tau, burn_in + n_samples, True)
 
 
-def _canonical_items(n_items: int, repeat_of: Optional[Sequence[Tuple[int, int]]]) -> np.ndarray:
+def _canonical_items(n_items: int, repeat_of: Sequence[tuple[int, int]] | None) -> np.ndarray:
     """Equality constraints: each item's canonical item (repeats mapped onto their original)."""
     canon = np.arange(n_items)
     if repeat_of:
@@ -131,10 +139,10 @@ def _canonical_items(n_items: int, repeat_of: Optional[Sequence[Tuple[int, int]]
     return canon
 
 
-def _edge_classes(deg: np.ndarray) -> List[np.ndarray]:
+def _edge_classes(deg: np.ndarray) -> list[np.ndarray]:
     """Split constraint pairs into classes in which no item occurs twice (greedy edge
     colouring), so each class can be updated with vectorised assignments."""
-    used: Dict[int, set] = {}
+    used: dict[int, set] = {}
     colour = np.empty(deg.shape[0], np.int64)
     for e, (b, o) in enumerate(deg.tolist()):
         c = 0
@@ -220,14 +228,14 @@ def _fit_gibbs(d: _Judgements, n_samples: int, burn_in: int, rng: np.random.Gene
     return mm, sum_mu2 / n_samples - mm * mm, sum_tau / n_samples
 
 
-def _item_blocks(deg: np.ndarray, n_items: int) -> List[np.ndarray]:
+def _item_blocks(deg: np.ndarray, n_items: int) -> list[np.ndarray]:
     """Constrained items split into blocks with no constraint inside a block (greedy vertex
     colouring), so each block can be drawn at once given the others."""
-    nbrs: Dict[int, List[int]] = {}
+    nbrs: dict[int, list[int]] = {}
     for b, o in deg.tolist():
         nbrs.setdefault(b, []).append(o)
         nbrs.setdefault(o, []).append(b)
-    colour: Dict[int, int] = {}
+    colour: dict[int, int] = {}
     for i in sorted(nbrs):
         taken = {colour[j] for j in nbrs[i] if j in colour}
         colour[i] = min(c for c in range(len(taken) + 1) if c not in taken)
@@ -293,10 +301,7 @@ def simulate(n_items: int = 100, n_workers: int = 20, n_spammers: int = 0, cover
     items, workers, scores = [], [], []
     for j in range(W):
         its = np.flatnonzero(rng.random(n_items) < coverage) if coverage < 1 else np.arange(n_items)
-        if spam[j]:
-            sc = rng.standard_normal(its.size)
-        else:
-            sc = mu[its] + rng.standard_normal(its.size) / np.sqrt(tau[j])
+        sc = rng.standard_normal(its.size) if spam[j] else mu[its] + rng.standard_normal(its.size) / np.sqrt(tau[j])
         items.append(its)
         workers.append(np.full(its.size, j))
         scores.append(sc)

@@ -13,7 +13,7 @@ import html
 import io
 import json
 import warnings
-from typing import Dict, List, Optional, Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -23,16 +23,26 @@ from .errors import AnalysisInputError
 from .outliers import mad_outliers
 from .williams import williams_matrix, winners
 
-__all__ = ["meta_evaluate", "MIN_SYSTEMS", "jsonable", "render_text", "render_json", "render_csv", "render_html",
-           "write_atomic", "figures_for", "render_procedure_html"]
+__all__ = [
+    "MIN_SYSTEMS",
+    "figures_for",
+    "jsonable",
+    "meta_evaluate",
+    "render_csv",
+    "render_html",
+    "render_json",
+    "render_procedure_html",
+    "render_text",
+    "write_atomic",
+]
 
 
 MIN_SYSTEMS = 4  # the Williams test has n - 3 degrees of freedom; Pearson over 3 points says little
 
 
-def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resamples: int = 1000,
+def meta_evaluate(sl: SysLevel, outliers: Sequence[str] | None = None, n_resamples: int = 1000,
                   seed: int = 12345, min_n: int = 4, windows: Sequence[int] = (4, 8),
-                  subsets_k: Optional[int] = None, subset_draws: int = 10000) -> Dict:
+                  subsets_k: int | None = None, subset_draws: int = 10000) -> dict:
     """System-level battery for one language pair. ``outliers``: names to remove; None means
     MAD on the human scores (1.4826, |z| > 2.5). Metrics with missing systems are dropped.
     ``subsets_k`` adds ``res["subsets"]``: every metric's r over all k-system subsets (random
@@ -50,7 +60,7 @@ def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resa
         oset = set(outliers)
         out_mask = np.array([s in oset for s in sl.systems], dtype=bool)
         source = "given list"
-    res: Dict = {"lp": sl.lp, "systems": list(sl.systems), "human": sl.human.tolist(),
+    res: dict = {"lp": sl.lp, "systems": list(sl.systems), "human": sl.human.tolist(),
                  "metrics": list(sl.metrics), "outliers": [s for s, o in zip(sl.systems, out_mask) if o],
                  "outlier_source": source, "n_all": len(sl.systems), "n_excl": int((~out_mask).sum()),
                  "notes": notes}
@@ -72,7 +82,7 @@ def meta_evaluate(sl: SysLevel, outliers: Optional[Sequence[str]] = None, n_resa
     return res
 
 
-def _subsets(sl: SysLevel, out_mask: np.ndarray, k: int, draws: int, seed: int, notes: List[str]) -> Dict:
+def _subsets(sl: SysLevel, out_mask: np.ndarray, k: int, draws: int, seed: int, notes: list[str]) -> dict:
     """E8 for the report: r over k-subsets, marked by (at most 6 of) the outliers."""
     import math
 
@@ -111,7 +121,7 @@ def _usable(sl: SysLevel) -> SysLevel:
     return full
 
 
-def _metric_notes(sl: SysLevel, full: SysLevel) -> List[str]:
+def _metric_notes(sl: SysLevel, full: SysLevel) -> list[str]:
     """One line each about metrics left out (incomplete) and metrics that cannot correlate."""
     notes = []
     partial = [m for m in sl.metrics if m not in set(full.metrics)]
@@ -127,7 +137,7 @@ def _metric_notes(sl: SysLevel, full: SysLevel) -> List[str]:
 
 
 def _battery(sl: SysLevel, mask: np.ndarray, tag: str, n_resamples: int, seed: int,
-             notes: List[str]) -> Optional[Dict]:
+             notes: list[str]) -> dict | None:
     """Correlations, CIs and Williams winners over the systems in ``mask`` (None: too few)."""
     h, M = sl.human[mask], sl.scores[:, mask]
     if tag == "excl" and (h.size < MIN_SYSTEMS or np.ptp(h) == 0):
@@ -135,13 +145,13 @@ def _battery(sl: SysLevel, mask: np.ndarray, tag: str, n_resamples: int, seed: i
         notes.append(f"no correlations without the outliers: {why} (need {MIN_SYSTEMS} distinct)")
         return None
     r, lo, hi = bootstrap_ci(h, M, "pearson", n_resamples, seed=seed)
-    rr, p = williams_matrix(h, M)
+    _rr, p = williams_matrix(h, M)
     return {"pearson": r, "pearson_low": lo, "pearson_high": hi,
             "spearman": spearman(h, M), "kendall": kendall(h, M),
             "williams_p": p, "winner": winners(p) & np.isfinite(r), "n": int(h.size)}
 
 
-def _rows(res: Dict) -> List[Dict]:
+def _rows(res: dict) -> list[dict]:
     rows = []
     t = res["table"]
     for i in res["order"]:
@@ -158,7 +168,7 @@ def _rows(res: Dict) -> List[Dict]:
     return rows
 
 
-def render_text(res: Dict) -> str:
+def render_text(res: dict) -> str:
     out = [f"language pair {res['lp']}: {res['n_all']} systems, {res['n_all'] - res['n_excl']} outliers "
            f"({res['outlier_source']}): {', '.join(res['outliers']) or '-'}", ""]
     hdr = f"{'metric':<22} {'r all':>7} {'95% CI':>17} {'tau':>7} {'r -out':>7} {'95% CI':>17} {'tau':>7}"
@@ -207,13 +217,13 @@ def jsonable(x):
     return x
 
 
-def render_json(res: Dict) -> str:
+def render_json(res: dict) -> str:
     payload = {k: v for k, v in res.items() if k not in ("out_mask",)}
     payload["rows"] = _rows(res)
     return json.dumps(jsonable(payload), indent=1) + "\n"
 
 
-def render_csv(res: Dict) -> str:
+def render_csv(res: dict) -> str:
     rows = _rows(res)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0].keys()) if rows else ["metric"])
@@ -223,12 +233,12 @@ def render_csv(res: Dict) -> str:
     return buf.getvalue()
 
 
-def figures_for(res: Dict, sl: SysLevel, max_curves: int = 6, decisions=None) -> Dict[str, bytes]:
+def figures_for(res: dict, sl: SysLevel, max_curves: int = 6, decisions=None) -> dict[str, bytes]:
     """PNG figures for a report: scatter per top metric, top-N, rolling windows, Williams heat map."""
     from . import plots
 
     sl = sl.complete_metrics()
-    figs: Dict[str, bytes] = {}
+    figs: dict[str, bytes] = {}
     order = res["order"]
     show = [i for i in order if sl.metrics[i] not in ("HUMAN_RAW",)][:max_curves]
     for i in show[:4]:
@@ -262,7 +272,7 @@ def figures_for(res: Dict, sl: SysLevel, max_curves: int = 6, decisions=None) ->
     return figs
 
 
-def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = None) -> str:
+def render_html(res: dict, figures: dict[str, bytes], title: str | None = None) -> str:
     """Self-contained HTML page: summary, correlation table, DARR table, figures (base64 PNG)."""
     esc = html.escape
     title = title or f"mtscore meta-evaluation: {res['lp']}"
@@ -319,7 +329,7 @@ def render_html(res: Dict, figures: Dict[str, bytes], title: Optional[str] = Non
     return "\n".join(parts)
 
 
-def _subsets_html(sub: Dict) -> List[str]:
+def _subsets_html(sub: dict) -> list[str]:
     esc = html.escape
     how = "all" if sub["exhaustive"] else "random"
     parts = [f"<h2>Correlation over subsets of {sub['k']} systems</h2><p>Pearson r of each metric over {how} "
@@ -338,7 +348,7 @@ _PROC_STYLE = ("<style>body{font-family:sans-serif;margin:2em;max-width:1100px}p
                "padding:8px}figure{display:inline-block;margin:8px}img{max-width:720px}</style>")
 
 
-def render_procedure_html(title: str, sections: Sequence[Dict]) -> str:
+def render_procedure_html(title: str, sections: Sequence[dict]) -> str:
     """Self-contained HTML page for the thesis procedures (``mtscore human worker-test``,
     ``significance``, ``rater-heatmap``, ``sequence``, ``mtscore meta subsets``): each section a
     dict with ``heading``, optional ``about`` (one paragraph of plain text), ``text`` (the
@@ -360,7 +370,7 @@ def render_procedure_html(title: str, sections: Sequence[Dict]) -> str:
     return "\n".join(parts)
 
 
-def write_atomic(path: str, data: Union[str, bytes]) -> None:
+def write_atomic(path: str, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8) through :func:`mtscore.engine.atomic.atomic_write`: a
     temporary file in the target folder, then a rename (never a half-written file); an
     ``OSError`` names ``path`` (not the temporary file)."""

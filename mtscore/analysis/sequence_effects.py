@@ -19,15 +19,23 @@ Inputs are parallel arrays with one entry per judgement: ``worker`` (N,), ``hit`
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .errors import AnalysisInputError
 
-__all__ = ["Regression", "welch_test", "sequence_bins", "sequence_logistic", "binary_worker_subsets",
-           "sequence_pooled", "lagged_pairs", "worker_gold_correlation"]
+__all__ = [
+    "Regression",
+    "binary_worker_subsets",
+    "lagged_pairs",
+    "sequence_bins",
+    "sequence_logistic",
+    "sequence_pooled",
+    "welch_test",
+    "worker_gold_correlation",
+]
 
 
 @dataclass
@@ -35,7 +43,7 @@ class Regression:
     """A fitted regression: ``names`` (p,), ``coef``/``se``/``stat``/``p_value`` (p,) float64
     (``stat`` is t for OLS, z for logistic), ``n`` observations, ``converged``."""
 
-    names: List[str]
+    names: list[str]
     coef: np.ndarray
     se: np.ndarray
     stat: np.ndarray
@@ -43,7 +51,7 @@ class Regression:
     n: int
     converged: bool = True
 
-    def __getitem__(self, name: str) -> Tuple[float, float, float]:
+    def __getitem__(self, name: str) -> tuple[float, float, float]:
         """(coef, se, p) of the named term, e.g. ``res['lag']``."""
         i = self.names.index(name)
         return float(self.coef[i]), float(self.se[i]), float(self.p_value[i])
@@ -74,7 +82,7 @@ def _finite(name: str, a) -> np.ndarray:
     return a
 
 
-def lagged_pairs(worker, hit, position, group=None) -> Tuple[np.ndarray, np.ndarray]:
+def lagged_pairs(worker, hit, position, group=None) -> tuple[np.ndarray, np.ndarray]:
     """Indices (cur (M,), prev (M,)) of every judgement and the same worker's previous judgement
     in the same HIT (and same ``group``, e.g. aspect) in presentation order; the first item of
     each sequence has no lag and is left out. Duplicate positions raise."""
@@ -95,7 +103,7 @@ def lagged_pairs(worker, hit, position, group=None) -> Tuple[np.ndarray, np.ndar
     return order[idx], order[idx - 1]
 
 
-def _p_two_sided(stat: np.ndarray, dof: Optional[float]) -> np.ndarray:
+def _p_two_sided(stat: np.ndarray, dof: float | None) -> np.ndarray:
     from scipy.special import ndtr
     from scipy.stats import t as tdist
 
@@ -104,7 +112,7 @@ def _p_two_sided(stat: np.ndarray, dof: Optional[float]) -> np.ndarray:
     return 2 * tdist.sf(np.abs(stat), dof)
 
 
-def _ols(X: np.ndarray, y: np.ndarray, names: List[str]) -> Regression:
+def _ols(X: np.ndarray, y: np.ndarray, names: list[str]) -> Regression:
     n, p = X.shape
     if n <= p:
         raise AnalysisInputError(f"regression: {n} lagged observations for {p} coefficients; need more ratings")
@@ -122,7 +130,7 @@ def _ols(X: np.ndarray, y: np.ndarray, names: List[str]) -> Regression:
     return Regression(names, beta, se, t, _p_two_sided(t, dof), n)
 
 
-def _logit(X: np.ndarray, y: np.ndarray, names: List[str], max_iter: int = 100, tol: float = 1e-10) -> Regression:
+def _logit(X: np.ndarray, y: np.ndarray, names: list[str], max_iter: int = 100, tol: float = 1e-10) -> Regression:
     """Logistic regression by Newton-Raphson (IRLS); Wald z tests from the inverse information.
     Perfect separation raises :class:`AnalysisInputError`."""
     n, p = X.shape
@@ -153,7 +161,7 @@ def _logit(X: np.ndarray, y: np.ndarray, names: List[str], max_iter: int = 100, 
     return Regression(names, beta, se, z, _p_two_sided(z, None), n, converged)
 
 
-def welch_test(a, b) -> Tuple[float, float, float]:
+def welch_test(a, b) -> tuple[float, float, float]:
     """Welch's two-sample t-test of mean(a) - mean(b), two-sided: (t, dof, p). NaN when a
     sample has fewer than 2 values or both have zero variance."""
     a = np.asarray(a, dtype=np.float64)
@@ -169,7 +177,7 @@ def welch_test(a, b) -> Tuple[float, float, float]:
 
 
 def sequence_bins(worker, hit, position, score, gold, n_workers: Sequence[int] = (1, 5, 10, 15),
-                  bins: int = 3, residual: bool = False, seed: int = 0) -> Dict[str, np.ndarray]:
+                  bins: int = 3, residual: bool = False, seed: int = 0) -> dict[str, np.ndarray]:
     """C4 (Thesis Table 4.3): worst-case effect of the previous item on scores.
 
     An item is a (HIT, position) slot rated by several workers in one order; ``gold`` (N,) is the
@@ -236,8 +244,8 @@ def _slot_means(y: np.ndarray, slot: np.ndarray, cnt: np.ndarray, use: np.ndarra
     return vals
 
 
-def binary_worker_subsets(worker, label, expert, extreme: Tuple[float, float] = (0.2, 0.8),
-                          min_accuracy: float = 0.6) -> Dict[str, np.ndarray]:
+def binary_worker_subsets(worker, label, expert, extreme: tuple[float, float] = (0.2, 0.8),
+                          min_accuracy: float = 0.6) -> dict[str, np.ndarray]:
     """C5 worker subsets as judgement masks (N,) bool: ``all``; ``non_extreme`` (the worker's
     share of positive labels within ``extreme``, inclusive); ``good`` (accuracy against the
     expert label at least ``min_accuracy``)."""

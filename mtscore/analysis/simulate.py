@@ -27,18 +27,28 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Union
 
 import numpy as np
 
 from .campaign import HIT_SIZE, Campaign, HitItem
 from .errors import AnalysisInputError
 
-__all__ = ["KINDS", "Rater", "Assignment", "Simulation", "rater_pool", "simulate", "batch_results_csv",
-           "write_batch_results", "RESULT_COLUMNS"]
+__all__ = [
+    "KINDS",
+    "RESULT_COLUMNS",
+    "Assignment",
+    "Rater",
+    "Simulation",
+    "batch_results_csv",
+    "rater_pool",
+    "simulate",
+    "write_batch_results",
+]
 
 KINDS = ("good", "random", "constant")
 PathLike = Union[str, Path]
@@ -83,21 +93,21 @@ class Assignment:
 class Simulation:
     """What :func:`simulate` produced, with the truth it was drawn from."""
 
-    assignments: List[Assignment]
-    raters: List[Rater]
-    truth: Dict[Tuple[str, int], float]
-    system_truth: Dict[str, float] = field(default_factory=dict)
+    assignments: list[Assignment]
+    raters: list[Rater]
+    truth: dict[tuple[str, int], float]
+    system_truth: dict[str, float] = field(default_factory=dict)
 
 
-def rater_pool(good: int, random: int = 0, constant: int = 0, seed: Optional[int] = 0,
-               bias_sd: float = 5.0, noise: Tuple[float, float] = (8.0, 16.0)) -> List[Rater]:
+def rater_pool(good: int, random: int = 0, constant: int = 0, seed: int | None = 0,
+               bias_sd: float = 5.0, noise: tuple[float, float] = (8.0, 16.0)) -> list[Rater]:
     """``good`` + ``random`` + ``constant`` raters named W0001, W0002, ... in that order. Good
     raters draw bias ~ N(0, ``bias_sd``), scale ~ U(0.8, 1.2), noise ~ U(``noise``)."""
     if min(good, random, constant) < 0 or good + random + constant == 0:
         raise AnalysisInputError(f"rater counts must be 0 or more and not all 0, got good={good} "
                                  f"random={random} constant={constant}")
     rng = np.random.default_rng(seed)
-    out: List[Rater] = []
+    out: list[Rater] = []
     for _ in range(good):
         out.append(Rater(f"W{len(out) + 1:04d}", "good", float(rng.normal(0, bias_sd)),
                          float(rng.uniform(0.8, 1.2)), float(rng.uniform(*noise))))
@@ -108,7 +118,7 @@ def rater_pool(good: int, random: int = 0, constant: int = 0, seed: Optional[int
 
 
 def _truth(campaign: Campaign, quality: Mapping[str, float], rng: np.random.Generator, segment_sd: float,
-           item_sd: float) -> Tuple[Dict[Tuple[str, int], float], Dict[int, float]]:
+           item_sd: float) -> tuple[dict[tuple[str, int], float], dict[int, float]]:
     outputs = sorted({(it.system, it.segment) for it in campaign.items})
     missing = sorted({s for s, _ in outputs} - set(quality))
     if missing:
@@ -131,7 +141,7 @@ def _answer(r: Rater, true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[Rater],
-             assignments: int = 3, seed: Optional[int] = 0, segment_sd: float = 10.0, item_sd: float = 5.0,
+             assignments: int = 3, seed: int | None = 0, segment_sd: float = 10.0, item_sd: float = 5.0,
              ref_quality: float = 95.0, bad_ref_drop: float = 30.0,
              start: datetime = datetime(2016, 11, 21, 9, 0, tzinfo=timezone.utc),
              display: str = "input") -> Simulation:
@@ -167,13 +177,13 @@ def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[
             clock[r.worker] = accept + timedelta(seconds=secs)
             order = rng.permutation(HIT_SIZE) if display == "shuffled" else np.arange(HIT_SIZE)
             out.append(Assignment(h, r.worker, _answer(r, true[order], rng), accept, secs, order.astype(np.int64)))
-    sys_truth: Dict[str, List[float]] = {}
+    sys_truth: dict[str, list[float]] = {}
     for (s, _), v in truth.items():
         sys_truth.setdefault(s, []).append(v)
     return Simulation(out, list(raters), truth, {s: float(np.mean(v)) for s, v in sys_truth.items()})
 
 
-def _item_truth(it: HitItem, truth: Dict[Tuple[str, int], float], d: Dict[int, float], ref_quality: float,
+def _item_truth(it: HitItem, truth: dict[tuple[str, int], float], d: dict[int, float], ref_quality: float,
                 drop: float) -> float:
     if it.type == "REF":
         return ref_quality + d[it.segment] / 2
@@ -192,7 +202,7 @@ def _token(rng: np.random.Generator, n: int = 30) -> str:
 
 
 def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, item: str = "ad",
-                      batch_id: int = 1, reward: str = "$0.99", seed: Optional[int] = 0,
+                      batch_id: int = 1, reward: str = "$0.99", seed: int | None = 0,
                       title: str = "Rate the meaning of texts") -> str:
     """The Mechanical Turk batch result file of ``sim`` as text, in the layout of the
     ``docqe-eacl2017`` raw batches: every field in double quotes, CRLF line ends, the 27
@@ -230,7 +240,7 @@ def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, i
 
 
 def write_batch_results(campaign: Campaign, sim: Simulation, path: PathLike, src: str, trg: str,
-                        item: str = "ad", batch_id: int = 1, seed: Optional[int] = 0) -> None:
+                        item: str = "ad", batch_id: int = 1, seed: int | None = 0) -> None:
     """Write :func:`batch_results_csv` to ``path`` (UTF-8, atomically)."""
     from .report import write_atomic
 

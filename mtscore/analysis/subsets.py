@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .correlation import pow2_normalise
 from .errors import AnalysisInputError
 
-__all__ = ["system_subsets", "subset_correlations", "QUANTILES", "MAX_ENUMERATE"]
+__all__ = ["MAX_ENUMERATE", "QUANTILES", "subset_correlations", "system_subsets"]
 
 MAX_ENUMERATE = 2_000_000  # C(22, 10) = 646,646 subsets (Tangled en-de) are enumerated
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 _CHUNK = 16384
 
 
-def system_subsets(n: int, k: int, draws: Optional[int] = None, seed: int = 0,
+def system_subsets(n: int, k: int, draws: int | None = None, seed: int = 0,
                    max_enumerate: int = MAX_ENUMERATE) -> np.ndarray:
     """(S, k) int64 sorted system indices: all C(n, k) subsets in lexicographic order when
     ``draws`` is None (refused above ``max_enumerate``), else ``draws`` uniform random subsets
@@ -57,7 +58,7 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return r
 
 
-def _group_stats(r: np.ndarray, code: np.ndarray, groups: List[int]) -> Dict[str, np.ndarray]:
+def _group_stats(r: np.ndarray, code: np.ndarray, groups: list[int]) -> dict[str, np.ndarray]:
     """count (G,), mean/std/min/max (G, m) and quantiles (G, m, 5) of r per subset group."""
     G, m = len(groups), r.shape[1]
     out = {"count": np.zeros(G, np.int64), "mean": np.full((G, m), np.nan), "std": np.full((G, m), np.nan),
@@ -75,9 +76,9 @@ def _group_stats(r: np.ndarray, code: np.ndarray, groups: List[int]) -> Dict[str
     return out
 
 
-def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws: Optional[int] = None,
-                        seed: int = 0, names: Optional[Sequence[str]] = None,
-                        return_all: bool = False) -> Dict[str, Any]:
+def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws: int | None = None,
+                        seed: int = 0, names: Sequence[str] | None = None,
+                        return_all: bool = False) -> dict[str, Any]:
     """Pearson r of every metric on every k-subset of the systems.
 
     ``human`` (n,) float64 system scores; ``scores`` (m, n) float64 metric scores (one row per
@@ -123,9 +124,9 @@ def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws
         present[i] = 1 << bit
     code = present[sub].sum(axis=1)
     groups = [c for c in range(1 << len(marked)) if (code == c).any()]
-    labels: List[str] = ["+".join(label_names[marked[b]] for b in range(len(marked)) if c >> b & 1) or "none"
+    labels: list[str] = ["+".join(label_names[marked[b]] for b in range(len(marked)) if c >> b & 1) or "none"
                          for c in groups]
-    out: Dict[str, Any] = {"subsets": S, "exhaustive": draws is None, "k": k, "groups": labels}
+    out: dict[str, Any] = {"subsets": S, "exhaustive": draws is None, "k": k, "groups": labels}
     out.update(_group_stats(r, code, groups))
     if return_all:
         out.update({"r": r, "group": np.searchsorted(np.asarray(groups), code), "indices": sub})

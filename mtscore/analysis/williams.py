@@ -11,7 +11,7 @@ import numpy as np
 
 from .correlation import pow2_normalise
 
-__all__ = ["williams_test", "williams_matrix", "winners", "wmt_sig_table", "WMT_SENTINEL"]
+__all__ = ["WMT_SENTINEL", "williams_matrix", "williams_test", "winners", "wmt_sig_table"]
 
 WMT_SENTINEL = 0.12  # what the WMT tables print for "not significant / not tested"
 

@@ -10,8 +10,9 @@ reused by every system; large corpora are processed in chunks so memory stays bo
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import numpy as np
 
@@ -38,11 +39,11 @@ class ScoreResult:
     """
 
     def __init__(self, corpus, sentence_scores, systems, n, single, stats, signatures, metrics):
-        self.corpus: Dict[str, Any] = corpus
-        self.sentence_scores: Dict[str, np.ndarray] = sentence_scores
-        self.stats: Dict[str, Dict[str, np.ndarray]] = stats
-        self.signatures: Dict[str, str] = signatures
-        self.metrics: Dict[str, Metric] = metrics
+        self.corpus: dict[str, Any] = corpus
+        self.sentence_scores: dict[str, np.ndarray] = sentence_scores
+        self.stats: dict[str, dict[str, np.ndarray]] = stats
+        self.signatures: dict[str, str] = signatures
+        self.metrics: dict[str, Metric] = metrics
         self._systems = systems
         self._n = n
         self._single = single
@@ -78,9 +79,9 @@ def _as_systems(hyps) -> tuple:
     return {"hyp": hyps}, True
 
 
-def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[dict],
-                    ter_kwargs: Optional[dict], workers: int,
-                    missing_refs: Optional[str] = None) -> Dict[str, Metric]:
+def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
+                    ter_kwargs: dict | None, workers: int,
+                    missing_refs: str | None = None) -> dict[str, Metric]:
     """``{key: metric}`` for names or configured objects, in the given order, one distinct key
     each (see :func:`metric_keys`); ``workers`` threads each (0 = all); ``missing_refs`` (if
     given) the policy of every metric for segments without a reference."""
@@ -91,7 +92,7 @@ def _metric_objects(metrics, bleu_kwargs: Optional[dict], chrf_kwargs: Optional[
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     workers = resolve_workers(workers)
-    named: List[Tuple[str, Metric]] = []
+    named: list[tuple[str, Metric]] = []
     for i, m in enumerate(metrics):
         if isinstance(m, Metric):
             named.append((metric_name(m), m))
@@ -127,7 +128,7 @@ def metric_name(metric: Metric) -> str:
     return name
 
 
-def metric_keys(named: Sequence[Tuple[str, Metric]]) -> List[str]:
+def metric_keys(named: Sequence[tuple[str, Metric]]) -> list[str]:
     """One distinct key per ``(name, metric)``, in order, that says what was computed.
 
     The first metric of a name keeps the plain name (``bleu``, ``chrf++``: every single-metric
@@ -139,8 +140,8 @@ def metric_keys(named: Sequence[Tuple[str, Metric]]) -> List[str]:
     that vary among the call's metrics of that name) when the signature fields alone do not
     tell the metrics apart. The same configuration twice is a
     ValueError (it would compute the same numbers under two keys)."""
-    keys: List[str] = []
-    configs: Dict[int, tuple] = {}
+    keys: list[str] = []
+    configs: dict[int, tuple] = {}
 
     def config(i: int) -> tuple:  # only for repeated names: the constructor options need inspect
         if i not in configs:
@@ -158,7 +159,7 @@ def metric_keys(named: Sequence[Tuple[str, Metric]]) -> List[str]:
                                  f"metrics[{j}]; give each configuration once")
         f0, (f, o) = config(same[0])[0], config(i)
         parts = [f"{k}:{v}" for k, v in f.items() if f0.get(k) != v]
-        key = "|".join([name] + parts)
+        key = "|".join([name, *parts])
         if not parts or key in keys:  # spell out the options that vary among this name's metrics
             group = [config(j)[1] for j, (n, _) in enumerate(named) if n == name]
             key = "|".join([name] + parts + [f"{k}={v}" for k, v in o.items()
@@ -170,7 +171,7 @@ def metric_keys(named: Sequence[Tuple[str, Metric]]) -> List[str]:
     return keys
 
 
-def _constructor_options(metric: Metric) -> Dict[str, str]:
+def _constructor_options(metric: Metric) -> dict[str, str]:
     """``{option: repr(value)}`` of the constructor arguments a metric keeps as attributes
     (only on the error path of equal signatures: ``inspect`` costs milliseconds to import)."""
     import inspect
@@ -183,11 +184,11 @@ def _constructor_options(metric: Metric) -> Dict[str, str]:
     return {p: repr(getattr(metric, p)) for p in params if p not in skip and hasattr(metric, p)}
 
 
-def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), *,
+def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
           workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
-          progress: Optional[bool] = None, bleu_kwargs: Optional[dict] = None,
-          chrf_kwargs: Optional[dict] = None, ter_kwargs: Optional[dict] = None,
-          missing_refs: Optional[str] = None) -> ScoreResult:
+          progress: bool | None = None, bleu_kwargs: dict | None = None,
+          chrf_kwargs: dict | None = None, ter_kwargs: dict | None = None,
+          missing_refs: str | None = None) -> ScoreResult:
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
@@ -240,8 +241,8 @@ def score(hyps, refs, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), 
                          progress, shared)
 
 
-def score_table(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
-                system=None, metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"),
+def score_table(source, hyp: str = "hyp", refs: Sequence[str] | None = None,
+                system=None, metrics: Sequence[str | Metric] = ("bleu", "chrf"),
                 **kwargs) -> ScoreResult:
     """Score a table: a TSV/CSV/JSONL/Parquet/Arrow file, a pyarrow Table or a pandas DataFrame
     with a hypothesis column, reference columns (default ``ref``/``ref_0``, ``ref_1``, ...) and
@@ -256,11 +257,11 @@ def score_table(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
     return score(corpus.hyps(), corpus.ref_streams(), metrics, **kwargs)
 
 
-def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"),
+def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[str | Metric] = ("bleu", "chrf"),
                 *, workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
-                encoding: str = "utf-8", errors: str = "strict", progress: Optional[bool] = None,
-                bleu_kwargs: Optional[dict] = None, chrf_kwargs: Optional[dict] = None,
-                ter_kwargs: Optional[dict] = None) -> ScoreResult:
+                encoding: str = "utf-8", errors: str = "strict", progress: bool | None = None,
+                bleu_kwargs: dict | None = None, chrf_kwargs: dict | None = None,
+                ter_kwargs: dict | None = None) -> ScoreResult:
     """Like :func:`score`, streaming text files (one segment per line, ``.gz`` ok) chunk by chunk,
     so memory stays bounded for corpora of any size (only the (N, k) statistics and the per-segment
     scores grow with N). ``hyp_paths``: one path or ``{system: path}``; ``ref_paths``: K paths."""
@@ -291,10 +292,10 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[Union[str
     return _score_chunks(chunks(), None, names, single, mobjs, sentence_level, progress)
 
 
-def score_stream(chunks: Iterable[Tuple[Sequence[Sequence[Optional[str]]], Mapping[str, Sequence[str]]]],
-                 metrics: Sequence[Union[str, Metric]] = ("bleu", "chrf"), *, workers: int = 1,
-                 sentence_level: bool = True, progress: Optional[bool] = None,
-                 missing_refs: Optional[str] = None, n_chunks: Optional[int] = None,
+def score_stream(chunks: Iterable[tuple[Sequence[Sequence[str | None]], Mapping[str, Sequence[str]]]],
+                 metrics: Sequence[str | Metric] = ("bleu", "chrf"), *, workers: int = 1,
+                 sentence_level: bool = True, progress: bool | None = None,
+                 missing_refs: str | None = None, n_chunks: int | None = None,
                  **metric_kwargs) -> ScoreResult:
     """Score a stream of aligned chunks in bounded memory: each item is ``(refs, systems)``,
     K reference streams of n segments and ``{system name: n hypotheses}`` (the same systems in
@@ -327,8 +328,8 @@ def score_stream(chunks: Iterable[Tuple[Sequence[Sequence[Optional[str]]], Mappi
     return _score_chunks(checked(), n_chunks, names, False, mobjs, sentence_level, progress)
 
 
-def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], single: bool,
-                  mobjs: Dict[str, Metric], sentence_level: bool, progress: Optional[bool],
+def _score_chunks(chunks: Iterable, n_chunks: int | None, names: list[str], single: bool,
+                  mobjs: dict[str, Metric], sentence_level: bool, progress: bool | None,
                   shared=None) -> ScoreResult:
     """The shared loop: per chunk of segments, prepare each metric's references once and score
     every system; then sum statistics into corpus scores.
@@ -337,7 +338,7 @@ def _score_chunks(chunks: Iterable, n_chunks: Optional[int], names: List[str], s
     when its reference rows repeat: a lexical metric then prepares the distinct rows once (if
     they fit its memory bound) and scores every chunk against slices of them."""
     acc = _Accumulator(names, mobjs, sentence_level)
-    whole: Dict[str, Prepared] = {}
+    whole: dict[str, Prepared] = {}
     bar = _progress(n_chunks * len(mobjs) if n_chunks else None, progress)
     for ref_slice, hyp_slices in chunks:
         a, z = acc.add_chunk(ref_slice, hyp_slices)
@@ -358,15 +359,15 @@ class _Accumulator:
     """Statistics and sentence scores of every (system, metric), chunk by chunk, and the
     per-segment reference counts (sacrebleu's num_refs) seen so far."""
 
-    def __init__(self, names: List[str], mobjs: Dict[str, Metric], sentence_level: bool):
+    def __init__(self, names: list[str], mobjs: dict[str, Metric], sentence_level: bool):
         self.names, self.mobjs, self.sentence_level = names, mobjs, sentence_level
-        self.stats: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
-        self.scores: Dict[str, Dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
+        self.stats: dict[str, dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
+        self.scores: dict[str, dict[str, list]] = {s: {m: [] for m in mobjs} for s in names}
         self.ref_counts: set = set()
         self.n = 0
-        self.unreferenced: Optional[np.ndarray] = None  # this chunk's segments without references
+        self.unreferenced: np.ndarray | None = None  # this chunk's segments without references
 
-    def add_chunk(self, ref_slice, hyp_slices) -> Tuple[int, int]:
+    def add_chunk(self, ref_slice, hyp_slices) -> tuple[int, int]:
         """Count the chunk's references; returns its segment range ``(a, z)``."""
         from ..engine.metrics.base import present_mask
 
@@ -401,9 +402,9 @@ class _Accumulator:
     def result(self, single: bool) -> ScoreResult:
         """Corpus scores from the summed statistics; the per-segment columns."""
         num_refs = next(iter(self.ref_counts)) if len(self.ref_counts) == 1 else -1
-        corpus: Dict[str, Dict[str, Score]] = {s: {} for s in self.names}
-        stats: Dict[str, Dict[str, np.ndarray]] = {s: {} for s in self.names}
-        cols: Dict[str, list] = {m: [] for m in self.mobjs}
+        corpus: dict[str, dict[str, Score]] = {s: {} for s in self.names}
+        stats: dict[str, dict[str, np.ndarray]] = {s: {} for s in self.names}
+        cols: dict[str, list] = {m: [] for m in self.mobjs}
         for sname in self.names:
             for mname, metric in self.mobjs.items():
                 st = _joined(self.stats[sname][mname])
@@ -422,7 +423,7 @@ def _joined(parts: list) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _nan_where(scores: np.ndarray, mask: Optional[np.ndarray]) -> np.ndarray:
+def _nan_where(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     """``scores`` with NaN where ``mask`` (segments without any reference) is set."""
     if mask is not None:
         scores = np.array(scores, dtype=np.float64)
@@ -430,7 +431,7 @@ def _nan_where(scores: np.ndarray, mask: Optional[np.ndarray]) -> np.ndarray:
     return scores
 
 
-def _progress(total: Optional[int], enabled: Optional[bool]):
+def _progress(total: int | None, enabled: bool | None):
     """A bar per (chunk, metric) by :mod:`mtscore.engine.progress`'s rule (a terminal, not CI,
     unless forced); by default only when there are more than 4 steps to show."""
     from ..engine.progress import progress_bar

@@ -21,18 +21,18 @@ Differences, all deliberate:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import metadata
-from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..engine.bertscore import BERTScore, BERTScoreResult
 from ..engine.encoder.bert_score_tables import bert_score_defaults
 
-__all__ = ["score", "bert_score_hash", "BERT_SCORE_VERSION"]
+__all__ = ["BERT_SCORE_VERSION", "bert_score_hash", "score"]
 
 #: the ``__version__`` that bert_score 0.3.13 (the release mtscore reproduces) reports in its hash
 BERT_SCORE_VERSION = "0.3.12"
 
-_ENCODERS: Dict[tuple, object] = {}  # the last encoder loaded: one model load for repeated calls
+_ENCODERS: dict[tuple, object] = {}  # the last encoder loaded: one model load for repeated calls
 
 
 def bert_score_hash(model_type: str, num_layers: int, idf: bool, rescale_with_baseline: bool,
@@ -52,7 +52,7 @@ def bert_score_hash(model_type: str, num_layers: int, idf: bool, rescale_with_ba
     return msg
 
 
-def _streams(refs: Sequence) -> List[List[Optional[str]]]:
+def _streams(refs: Sequence) -> list[list[str | None]]:
     """bert_score's refs (N strings, or N lists of strings of any lengths) as K streams of N,
     ``None`` where a segment has fewer references."""
     if len(refs) == 0 or isinstance(refs[0], str):
@@ -65,13 +65,13 @@ def _streams(refs: Sequence) -> List[List[Optional[str]]]:
     return [[g[j] if j < len(g) else None for g in groups] for j in range(k)]
 
 
-def score(cands: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], model_type: Optional[str] = None,
-          num_layers: Optional[int] = None, verbose: bool = False, idf: Union[bool, dict] = False,
-          device: Optional[str] = None, batch_size: int = 64, nthreads: int = 4, all_layers: bool = False,
-          lang: Optional[str] = None, return_hash: bool = False, rescale_with_baseline: bool = False,
-          baseline_path: Optional[str] = None, use_fast_tokenizer: bool = False, *,
-          revision: Optional[str] = None, long_inputs: str = "truncate", cache_dir: Optional[str] = None,
-          threads: Optional[int] = None) -> Union[BERTScoreResult, Tuple[tuple, str]]:
+def score(cands: Sequence[str], refs: Sequence[str | Sequence[str]], model_type: str | None = None,
+          num_layers: int | None = None, verbose: bool = False, idf: bool | dict = False,
+          device: str | None = None, batch_size: int = 64, nthreads: int = 4, all_layers: bool = False,
+          lang: str | None = None, return_hash: bool = False, rescale_with_baseline: bool = False,
+          baseline_path: str | None = None, use_fast_tokenizer: bool = False, *,
+          revision: str | None = None, long_inputs: str = "truncate", cache_dir: str | None = None,
+          threads: int | None = None) -> BERTScoreResult | tuple[tuple, str]:
     """BERTScore of ``cands`` (N strings) against ``refs`` (N strings, or N lists of references:
     each candidate takes its best reference, per metric), with bert_score's arguments.
 
@@ -96,7 +96,7 @@ def score(cands: Sequence[str], refs: Sequence[Union[str, Sequence[str]]], model
     if all_layers:
         raise ValueError("all_layers=True is not supported by mtscore: score one layer (num_layers=) per call")
     model, layer = bert_score_defaults(model_type, lang, num_layers)
-    rescale: Union[None, bool, str] = None
+    rescale: bool | str | None = None
     if rescale_with_baseline:
         rescale = baseline_path if baseline_path is not None else True
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

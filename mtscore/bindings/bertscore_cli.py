@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 from ..engine.bertscore import BERTScore, write_baseline
 from ..engine.bertscore_baseline import compute_baseline
@@ -23,7 +23,7 @@ def scorer_from_args(args: argparse.Namespace) -> BERTScore:
 
 
 def score_system(scorer: BERTScore, hyps: Sequence[str],
-                 refs: Sequence[Sequence[Optional[str]]]) -> dict:
+                 refs: Sequence[Sequence[str | None]]) -> dict:
     """``{"name", "score" (100 * mean F), "precision", "recall", "f1" (0..1 means),
     "signature", "segments": {...}, "truncated": {...}}`` of one system (``refs``: K streams
     of N). Truncation and cache warnings are Python warnings, shown as one line by the CLI."""
@@ -36,7 +36,7 @@ def score_system(scorer: BERTScore, hyps: Sequence[str],
                           "max_length": r.max_length}}
 
 
-def baseline_main(argv: Optional[List[str]] = None, run_command=None) -> int:
+def baseline_main(argv: list[str] | None = None, run_command=None) -> int:
     """``mtscore bertscore baseline --corpus FILE --out FILE [--model M | --lang L] [--layers 1,2]``;
     ``run_command``: the CLI's error-policy runner (one line per user error)."""
     from ..engine.errors import OneLineErrorParser, nonnegative_int, positive_int
@@ -96,13 +96,13 @@ class BERTScoreRunner:
     Each system's scoring draws a bar that moves with every encoder batch (on a terminal, or
     with ``--progress``), labelled ``BERTScore i/n`` (``n_systems`` given) or ``BERTScore system i``."""
 
-    def __init__(self, args: argparse.Namespace, n_systems: Optional[int] = None):
+    def __init__(self, args: argparse.Namespace, n_systems: int | None = None):
         self.args = args
-        self.scorer: Optional[BERTScore] = None
+        self.scorer: BERTScore | None = None
         self.n_systems = n_systems
         self.systems_done = 0
 
-    def result(self, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> dict:
+    def result(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> dict:
         if self.scorer is None:
             self.scorer = scorer_from_args(self.args)
         self.systems_done += 1
@@ -111,7 +111,7 @@ class BERTScoreRunner:
                                      else f"BERTScore system {i}")
         return score_system(self.scorer, hyps, refs)
 
-    def format(self, hyps: Sequence[str], refs: Sequence[Sequence[Optional[str]]]) -> str:
+    def format(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> str:
         args = self.args
         res = self.result(hyps, refs)
         w = args.width

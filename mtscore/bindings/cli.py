@@ -16,13 +16,26 @@ import errno
 import logging
 import os
 import sys
-from typing import List, Optional
 
 from .cli_input import CLIError, UsageError, open_inputs
-from .cli_options import build_metrics, check_options, input_output_options, metric_options, \
-    report_options, statistics_options
-from .cli_report import corpus_metrics, emit, json_args, multi_system_table, paired_text, sentence_level_text, \
-    single_system_text, write_table
+from .cli_options import (
+    build_metrics,
+    check_options,
+    input_output_options,
+    metric_options,
+    report_options,
+    statistics_options,
+)
+from .cli_report import (
+    corpus_metrics,
+    emit,
+    json_args,
+    multi_system_table,
+    paired_text,
+    sentence_level_text,
+    single_system_text,
+    write_table,
+)
 
 log = logging.getLogger("mtscore")
 
@@ -89,7 +102,7 @@ class _Collect:
 
     def __init__(self, chunks):
         self.chunks = chunks
-        self.refs: List[List[str]] = []
+        self.refs: list[list[str]] = []
         self.systems: dict = {}
 
     def __iter__(self):
@@ -151,7 +164,7 @@ def _report(args, names, metrics: dict, stats: dict, paired: bool, bert=None, ch
     return multi_system_table(args, names, metrics, stats, bert, chunks)
 
 
-def _bertscore_runner(args, n_systems: Optional[int] = None):
+def _bertscore_runner(args, n_systems: int | None = None):
     """BERTScore for the report, loaded on first use (needs the 'bertscore' extra)."""
     try:
         from .bertscore_cli import BERTScoreRunner
@@ -177,7 +190,7 @@ def _single_threaded_blas() -> None:
         os.environ.setdefault(var, "1")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not (argv and argv[0] in ("meta", "human")):
         _single_threaded_blas()

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from itertools import chain
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 log = logging.getLogger("mtscore")
 
@@ -19,7 +20,7 @@ log = logging.getLogger("mtscore")
 CHUNK = 16384
 
 #: (K reference streams of n, {system: n hypotheses}) for one chunk of n segments
-Chunk = Tuple[List[List[str]], Dict[str, List[str]]]
+Chunk = tuple[list[list[str]], dict[str, list[str]]]
 
 
 class CLIError(Exception):
@@ -36,10 +37,10 @@ class Inputs(NamedTuple):
     paired tests), a stream of chunks keyed by the plain system names (``systems``: the file
     names, or ``System i`` on stdin; what a per-segment table's system column holds), and the
     reference files' display names."""
-    names: List[str]
+    names: list[str]
     chunks: Iterator[Chunk]
-    ref_names: List[str]
-    systems: List[str]
+    ref_names: list[str]
+    systems: list[str]
 
 
 def open_inputs(args, chunk_size: int = CHUNK) -> Inputs:
@@ -57,7 +58,7 @@ def open_inputs(args, chunk_size: int = CHUNK) -> Inputs:
     n_sys = len(first[1])
     if stdin:
         systems = [f"System {i + 1}" for i in range(n_sys)]
-        names = list(systems) if not paired else ["Baseline"] + systems[:-1]
+        names = list(systems) if not paired else ["Baseline", *systems[:-1]]
     else:
         systems = list(sys_paths)
         names = list(systems)
@@ -67,7 +68,7 @@ def open_inputs(args, chunk_size: int = CHUNK) -> Inputs:
     return Inputs(names, renamed, list(args.refs), systems)
 
 
-def _rename(chunk: Chunk, names: List[str]) -> Chunk:
+def _rename(chunk: Chunk, names: list[str]) -> Chunk:
     refs, systems = chunk
     return refs, dict(zip(names, systems.values()))
 
@@ -93,8 +94,8 @@ def _check_file(path: str, what: str) -> None:
         raise CLIError(f"{what} is a directory, not a file: {path}")
 
 
-def _system_paths(inputs: List[str], paired: bool) -> List[str]:
-    paths: List[str] = []
+def _system_paths(inputs: list[str], paired: bool) -> list[str]:
+    paths: list[str] = []
     for path in inputs:
         if path in paths:
             if paired and path == paths[0]:
@@ -106,12 +107,12 @@ def _system_paths(inputs: List[str], paired: bool) -> List[str]:
     return paths
 
 
-def _chunks(args, sys_paths: List[str], chunk_size: int, stdin: bool) -> Iterator[Chunk]:
+def _chunks(args, sys_paths: list[str], chunk_size: int, stdin: bool) -> Iterator[Chunk]:
     """Aligned chunks: systems first (line-count errors name the system file), then references."""
     from ..engine.textio import iter_aligned_lines
 
     n_sys = len(sys_paths)
-    width: Optional[int] = None  # stdin: systems per line, fixed by the first line
+    width: int | None = None  # stdin: systems per line, fixed by the first line
     paths = [*sys_paths, *args.refs]
     limit = getattr(args, "max_line_chars", 0)
     for start, blocks in iter_aligned_lines(paths, chunk_size, args.encoding,
@@ -129,7 +130,7 @@ def _chunks(args, sys_paths: List[str], chunk_size: int, stdin: bool) -> Iterato
         yield refs, {str(i): s for i, s in enumerate(systems)}
 
 
-def _check_line_lengths(paths: List[str], blocks: List[List[str]], start: int, limit: int) -> None:
+def _check_line_lengths(paths: list[str], blocks: list[list[str]], start: int, limit: int) -> None:
     """A line longer than ``--max-line-chars`` names its file and line (the metrics check their
     inputs too, but only know a chunk's lines)."""
     for path, lines in zip(paths, blocks):
@@ -141,10 +142,10 @@ def _check_line_lengths(paths: List[str], blocks: List[List[str]], start: int, l
                            "--max-line-chars 0: no limit)")
 
 
-def _stdin_columns(lines: List[str], start: int, width: int) -> List[List[str]]:
+def _stdin_columns(lines: list[str], start: int, width: int) -> list[list[str]]:
     """Tab-separated system outputs on stdin (sacrebleu: the first line's fields are kept as
     they are, the fields of later lines are ``rstrip()``'d)."""
-    cols: List[List[str]] = [[] for _ in range(width)]
+    cols: list[list[str]] = [[] for _ in range(width)]
     for no, line in enumerate(lines, start + 1):
         fields = line.split("\t")
         if len(fields) != width:
@@ -155,8 +156,8 @@ def _stdin_columns(lines: List[str], start: int, width: int) -> List[List[str]]:
     return cols
 
 
-def _tab_references(lines: List[str], start: int, k: int, path: str) -> List[List[str]]:
-    cols: List[List[str]] = [[] for _ in range(k)]
+def _tab_references(lines: list[str], start: int, k: int, path: str) -> list[list[str]]:
+    cols: list[list[str]] = [[] for _ in range(k)]
     for no, line in enumerate(lines, start + 1):
         fields = line.split("\t", k - 1)
         if len(fields) != k:

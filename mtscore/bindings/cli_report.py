@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import List, Optional
 
 from ..engine.atomic import atomic_write
 
@@ -17,7 +16,7 @@ def emit(text: str, args) -> None:
         sys.stdout.flush()
 
 
-def single_results_text(results: List[str], args) -> str:
+def single_results_text(results: list[str], args) -> str:
     """sacrebleu's print_single_results."""
     out = io.StringIO()
     if args.format == "json":
@@ -67,7 +66,7 @@ def corpus_metrics(metrics: dict) -> dict:
     return out
 
 
-def write_table(table, args, report: Optional[str] = None) -> None:
+def write_table(table, args, report: str | None = None) -> None:
     """The per-segment table as TSV or Parquet. ``report``: the JSON report of the paired tests
     or confidence intervals (Parquet only: stored in the schema metadata under
     :data:`REPORT_KEY`, read back with ``pyarrow.parquet.read_schema(path).metadata``)."""
@@ -114,7 +113,7 @@ def single_system_text(args, metrics: dict, stats: dict, bert, collected) -> str
     return single_results_text(results, args)
 
 
-def paired_text(args, names: List[str], metrics: dict, stats: dict) -> str:
+def paired_text(args, names: list[str], metrics: dict, stats: dict) -> str:
     from ..engine.significance import compare_stats
     from .significance_report import colors_enabled, format_comparison
 
@@ -125,7 +124,7 @@ def paired_text(args, names: List[str], metrics: dict, stats: dict) -> str:
     return format_comparison(res, args.format, args.width, args.short, colors_enabled(args))
 
 
-def multi_system_table(args, names: List[str], metrics: dict, stats: dict, bert=None,
+def multi_system_table(args, names: list[str], metrics: dict, stats: dict, bert=None,
                         collected=None) -> str:
     """sacrebleu's multi-system table (no paired test): one row per system, sorted metrics,
     then BERTScore (100 x mean F1) when requested."""

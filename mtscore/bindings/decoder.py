@@ -20,11 +20,12 @@ expected / actual TER for it, the highest score for every other metric.
 from __future__ import annotations
 
 import math
-from itertools import chain
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,10 +41,10 @@ __all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggreg
 
 # ---- metric ---------------------------------------------------------------------------------
 #: set once the sentence-BLEU-without-effective-order warning was given (once per process)
-_WARNED: List[bool] = []
+_WARNED: list[bool] = []
 
 
-def resolve_metric(metric: Union[str, Metric], options: dict, workers: Optional[int] = None) -> Metric:
+def resolve_metric(metric: str | Metric, options: dict, workers: int | None = None) -> Metric:
     """A metric object from a name + constructor options, or the given object (no options).
     By name, sentence-level defaults apply (``registry.SENTENCE_DEFAULTS``: BLEU with
     ``effective_order=True`` unless ``options`` say otherwise, as sacrebleu's sentence mode)."""
@@ -79,7 +80,7 @@ def lower_is_better(metric: Metric) -> bool:
     return bool(metric.lower_is_better)
 
 
-def _texts(items, what: str) -> List[str]:
+def _texts(items, what: str) -> list[str]:
     if isinstance(items, str):
         raise TypeError(f"{what} must be a sequence of strings, not a single string")
     out = items if type(items) is list else list(items)
@@ -96,7 +97,7 @@ def _is_seq(r) -> bool:
 
 
 # ---- sentence scores ------------------------------------------------------------------------
-def _ref_streams(refs, n: int, layout: str) -> List[List[Optional[str]]]:
+def _ref_streams(refs, n: int, layout: str) -> list[list[str | None]]:
     """K reference streams of n segments (None where a hypothesis has fewer references)."""
     if isinstance(refs, str):
         raise TypeError("refs must be a sequence (per hypothesis, or K streams), not a string")
@@ -139,7 +140,7 @@ def _ref_streams(refs, n: int, layout: str) -> List[List[Optional[str]]]:
     return [[rs[j] if j < len(rs) else None for rs in per] for j in range(k)]
 
 
-def sentence_scores(hyps: Sequence[str], refs, metric: Union[str, Metric] = "chrf",
+def sentence_scores(hyps: Sequence[str], refs, metric: str | Metric = "chrf",
                     workers: int = 1, layout: str = "auto", **options) -> np.ndarray:
     """Sentence scores of n hypotheses, float64 (n,): ``out[i] ==
     metric.sentence_score(hyps[i], refs_i).score`` bit for bit.
@@ -163,8 +164,8 @@ def sentence_scores(hyps: Sequence[str], refs, metric: Union[str, Metric] = "chr
 
 
 # ---- pairwise -------------------------------------------------------------------------------
-def pairwise(candidates: Optional[Sequence[str]] = None, references: Optional[Sequence[str]] = None,
-             metric: Union[str, Metric] = "chrf", workers: int = 1, groups=None, **options):
+def pairwise(candidates: Sequence[str] | None = None, references: Sequence[str] | None = None,
+             metric: str | Metric = "chrf", workers: int = 1, groups=None, **options):
     """All-pairs sentence scores, like ``rapidfuzz.process.cdist``: float64 ``(n, m)`` with
     ``out[i, j] == metric.sentence_score(candidates[i], [references[j]]).score`` bit for bit.
 
@@ -186,7 +187,7 @@ def pairwise(candidates: Optional[Sequence[str]] = None, references: Optional[Se
         return m.pairwise_scores(cand, refs, workers=workers)
     if candidates is not None or references is not None:
         raise ValueError("pairwise: give either candidates/references or groups=, not both")
-    jobs: List[tuple] = []
+    jobs: list[tuple] = []
     for g, grp in enumerate(groups):
         if isinstance(grp, tuple):
             if len(grp) != 2:
@@ -219,7 +220,7 @@ class MBRResult:
 
     index: int
     expected_utility: np.ndarray
-    matrix: Optional[np.ndarray]
+    matrix: np.ndarray | None
     probabilities: np.ndarray
     sample: str
 
@@ -274,7 +275,7 @@ def _probabilities(n: int, weights, log_probs, fn: str = "mbr") -> np.ndarray:
     return p / math.fsum(p.tolist())
 
 
-def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf",
+def mbr(samples: Sequence[str], weights=None, metric: str | Metric = "chrf",
         workers: int = 1, log_probs=None, utility: str = "pairwise", **options) -> MBRResult:
     """Minimum-Bayes-risk selection: the sample with the highest expected utility against all
     samples as pseudo-references (lowest expected TER for TER).
@@ -301,7 +302,7 @@ def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf
         raise ValueError(f"mbr: utility must be 'pairwise' or 'aggregate', got {utility!r}")
     p = _probabilities(len(samples), weights, log_probs)
     m = resolve_metric(metric, options)
-    mat: Optional[np.ndarray] = None
+    mat: np.ndarray | None = None
     if utility == "aggregate":
         eu = _aggregate_utility(m, samples, samples, p)
     else:
@@ -311,7 +312,7 @@ def mbr(samples: Sequence[str], weights=None, metric: Union[str, Metric] = "chrf
     return MBRResult(idx, eu, mat, p, samples[idx])
 
 
-def _aggregate_utility(m: Metric, hyps: List[str], refs: List[str], p: np.ndarray) -> np.ndarray:
+def _aggregate_utility(m: Metric, hyps: list[str], refs: list[str], p: np.ndarray) -> np.ndarray:
     from ..engine.metrics import aggregate
     from ..engine.metrics.bleu import BLEU
     from ..engine.metrics.chrf import CHRF
@@ -323,7 +324,7 @@ def _aggregate_utility(m: Metric, hyps: List[str], refs: List[str], p: np.ndarra
     raise ValueError(f"utility='aggregate' needs chrF/chrF++ or BLEU, not {type(m).__name__}")
 
 
-def _aggregate_args(fn: str, hyps, references, weights) -> Tuple[List[str], List[str], np.ndarray]:
+def _aggregate_args(fn: str, hyps, references, weights) -> tuple[list[str], list[str], np.ndarray]:
     hyps = _texts(hyps, "hyps")
     refs = hyps if references is None else _texts(references, "references")
     if not hyps or not refs:
@@ -331,8 +332,8 @@ def _aggregate_args(fn: str, hyps, references, weights) -> Tuple[List[str], List
     return hyps, refs, _probabilities(len(refs), weights, None, fn)
 
 
-def aggregate_chrf(hyps: Sequence[str], references: Optional[Sequence[str]] = None,
-                   weights=None, metric: Union[str, Metric] = "chrf", **options) -> np.ndarray:
+def aggregate_chrf(hyps: Sequence[str], references: Sequence[str] | None = None,
+                   weights=None, metric: str | Metric = "chrf", **options) -> np.ndarray:
     """Reference-aggregated chrF (Vamvas & Sennrich 2024; fastChrF's ``aggregate_chrf``):
     float64 (n,), each hypothesis' chrF against the ``weights``-averaged n-gram counts of
     ``references`` (None: the hypotheses themselves, for MBR). O(n + m) instead of O(n * m);
@@ -347,8 +348,8 @@ def aggregate_chrf(hyps: Sequence[str], references: Optional[Sequence[str]] = No
     return _aggregate_utility(m, hyps, refs, p)
 
 
-def expected_bleu(hyps: Sequence[str], references: Optional[Sequence[str]] = None,
-                  weights=None, metric: Union[str, Metric] = "bleu", **options) -> np.ndarray:
+def expected_bleu(hyps: Sequence[str], references: Sequence[str] | None = None,
+                  weights=None, metric: str | Metric = "bleu", **options) -> np.ndarray:
     """Sentence BLEU against expected n-gram counts (DeNero et al. 2009, consensus decoding):
     float64 (n,), each hypothesis' BLEU against the ``weights``-averaged n-gram counts and
     length of ``references`` (None: the hypotheses themselves). O(n + m); a different utility
@@ -376,15 +377,15 @@ class NBestOracle:
 
     index: np.ndarray
     score: np.ndarray
-    scores: List[np.ndarray]
+    scores: list[np.ndarray]
     lower_is_better: bool = False
 
     @cached_property
-    def ranking(self) -> List[np.ndarray]:
+    def ranking(self) -> list[np.ndarray]:
         return _rankings(self.scores, self.lower_is_better)
 
 
-def _rankings(scores: List[np.ndarray], low: bool) -> List[np.ndarray]:
+def _rankings(scores: list[np.ndarray], low: bool) -> list[np.ndarray]:
     """Candidate indices best first per list (int64; stable: ties keep list order, NaN last);
     lists of one length in one 2-D argsort."""
     if scores and len({len(x) for x in scores}) == 1:
@@ -398,7 +399,7 @@ def _rankings(scores: List[np.ndarray], low: bool) -> List[np.ndarray]:
 _NBEST_BLOCK = 4096
 
 
-def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, Metric] = "bleu",
+def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: str | Metric = "bleu",
                  workers: int = 1, **options) -> NBestOracle:
     """Oracle selection and metric ranking of n-best lists: ``nbest[s]`` are the candidates of
     source s, ``references[s]`` its reference(s) (a string or a list of strings). Each
@@ -442,12 +443,12 @@ def nbest_oracle(nbest: Sequence[Sequence[str]], references, metric: Union[str, 
     return _oracle(flat, sizes, lower_is_better(m))
 
 
-def _blocks(sizes: List[int], target: int) -> List[Tuple[int, int]]:
+def _blocks(sizes: list[int], target: int) -> list[tuple[int, int]]:
     """Ranges ``(s0, s1)`` of whole lists (``sizes`` candidates each) holding about ``target``
     candidates each: one block's token ids and statistics stay in cache between tokenizing and
     matching, and their buffers are reused instead of faulting in fresh pages for the whole
     batch (page faults were ~10 % of a first call on 100,000 candidates)."""
-    out: List[Tuple[int, int]] = []
+    out: list[tuple[int, int]] = []
     s0 = count = 0
     for s, n in enumerate(sizes):
         count += n
@@ -459,7 +460,7 @@ def _blocks(sizes: List[int], target: int) -> List[Tuple[int, int]]:
     return out
 
 
-def _nbest_lists(nbest, check: bool = True) -> List[List[str]]:
+def _nbest_lists(nbest, check: bool = True) -> list[list[str]]:
     """The n-best lists, each a list of str. Lists of strings (the common input) are checked in
     one C pass over the joined candidates instead of list by list (each pass over 100,000 cold
     string objects costs milliseconds), or not at all when ``check`` is False (the caller's
@@ -467,13 +468,12 @@ def _nbest_lists(nbest, check: bool = True) -> List[List[str]]:
     if isinstance(nbest, str):
         raise TypeError("nbest must be a sequence of n-best lists, not a single string")
     lists = nbest if type(nbest) is list else list(nbest)
-    if all(type(c) is list for c in lists):
-        if not check or first_non_str(list(chain.from_iterable(lists))) < 0:
-            return lists
+    if all(type(c) is list for c in lists) and (not check or first_non_str(list(chain.from_iterable(lists))) < 0):
+        return lists
     return [_texts(c, f"nbest[{s}]") for s, c in enumerate(lists)]  # raises the precise error
 
 
-def _oracle(flat: np.ndarray, sizes: List[int], low: bool) -> NBestOracle:
+def _oracle(flat: np.ndarray, sizes: list[int], low: bool) -> NBestOracle:
     """Oracles of the candidates' scores ``flat`` (float64, the lists' candidates one after
     another; ``sizes`` candidates per list): the first best candidate of each list, as the
     first entry of its stable ranking (NaN, as in a sort, last)."""
@@ -485,15 +485,15 @@ def _oracle(flat: np.ndarray, sizes: List[int], low: bool) -> NBestOracle:
         index = (mat.argmin(axis=1) if low else mat.argmax(axis=1)).astype(np.int64, copy=False)
     else:
         index = np.array([int(x.argmin() if low else x.argmax()) for x in scores], dtype=np.int64)
-    starts = np.cumsum([0] + sizes, dtype=np.int64)[:-1]
+    starts = np.cumsum([0, *sizes], dtype=np.int64)[:-1]
     return NBestOracle(index, flat[starts + index], scores, low)
 
 
-def _split(flat: np.ndarray, sizes: List[int]) -> List[np.ndarray]:
+def _split(flat: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
     """``flat`` cut into consecutive views of ``sizes`` entries."""
     if len(set(sizes)) == 1:
         return list(flat.reshape(len(sizes), sizes[0]))
-    cuts = np.cumsum([0] + sizes)
+    cuts = np.cumsum([0, *sizes])
     return [flat[a:b] for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
 
 
@@ -511,10 +511,10 @@ class NBestFormatError(ValueError):
     """A malformed line of a Moses n-best file (the message names file:line)."""
 
 
-def parse_moses_nbest(lines: Iterable[str], name: str = "<n-best>") -> List[List[NBestEntry]]:
+def parse_moses_nbest(lines: Iterable[str], name: str = "<n-best>") -> list[list[NBestEntry]]:
     """Moses n-best lines -> one list of entries per source id (0 .. max id; a source with no
     line gets an empty list). Lines of one id must be contiguous, ids ascending."""
-    out: List[List[NBestEntry]] = []
+    out: list[list[NBestEntry]] = []
     last = -1
     for no, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
@@ -546,7 +546,7 @@ def parse_moses_nbest(lines: Iterable[str], name: str = "<n-best>") -> List[List
     return out
 
 
-def read_moses_nbest(path: Union[str, Path], encoding: str = "utf-8") -> List[List[NBestEntry]]:
+def read_moses_nbest(path: str | Path, encoding: str = "utf-8") -> list[list[NBestEntry]]:
     """Read a Moses n-best file (``id ||| hypothesis ||| features ||| score``; .gz ok): one list
     of :class:`NBestEntry` per source. Malformed lines raise :class:`NBestFormatError` (a
     ValueError) naming ``file:line``; invalid UTF-8 likewise."""

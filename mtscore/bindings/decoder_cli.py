@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Optional
 
 from ..engine.atomic import atomic_write
 from .cli_input import CLIError
@@ -38,8 +38,8 @@ def _common(p: argparse.ArgumentParser, default_metric: str) -> None:
     p.add_argument("--encoding", "-e", default="utf-8", help="input encoding (default utf-8)")
 
 
-def _options(pairs: List[str]) -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
+def _options(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for kv in pairs:
         key, sep, value = kv.partition("=")
         if not sep or not key.strip():
@@ -70,7 +70,7 @@ def _emit(text: str, args) -> None:
         sys.stdout.flush()
 
 
-def _read_lines(path: str, encoding: str) -> List[str]:
+def _read_lines(path: str, encoding: str) -> list[str]:
     data = Path(path).read_bytes()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
@@ -85,11 +85,11 @@ def _read_lines(path: str, encoding: str) -> List[str]:
 
 
 # ---- mbr --------------------------------------------------------------------------------------
-Group = Tuple[List[str], Optional[List[float]], int]  # samples, log-probs, first line
+Group = tuple[list[str], Optional[list[float]], int]  # samples, log-probs, first line
 
 
-def _jsonl_groups(path: str, lines: List[str]) -> List[Group]:
-    groups: List[Group] = []
+def _jsonl_groups(path: str, lines: list[str]) -> list[Group]:
+    groups: list[Group] = []
     for no, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -117,12 +117,12 @@ def _jsonl_groups(path: str, lines: List[str]) -> List[Group]:
     return groups
 
 
-def _block_groups(path: str, lines: List[str], with_log_probs: bool) -> List[Group]:
-    groups: List[Group] = []
-    cur: List[str] = []
-    lps: List[float] = []
+def _block_groups(path: str, lines: list[str], with_log_probs: bool) -> list[Group]:
+    groups: list[Group] = []
+    cur: list[str] = []
+    lps: list[float] = []
     start = 0
-    for no, line in enumerate(lines + [""], 1):
+    for no, line in enumerate([*lines, ""], 1):
         if line.strip():
             if not cur:
                 start = no
@@ -144,7 +144,7 @@ def _block_groups(path: str, lines: List[str], with_log_probs: bool) -> List[Gro
     return groups
 
 
-def mbr_main(argv: List[str], run_command) -> int:
+def mbr_main(argv: list[str], run_command) -> int:
     """``mtscore mbr``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
     from ..engine.errors import OneLineErrorParser
 
@@ -201,7 +201,7 @@ def _run_mbr(args) -> int:
 
 
 # ---- nbest ------------------------------------------------------------------------------------
-def nbest_main(argv: List[str], run_command) -> int:
+def nbest_main(argv: list[str], run_command) -> int:
     """``mtscore nbest``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
     from ..engine.errors import OneLineErrorParser
 

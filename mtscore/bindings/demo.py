@@ -8,7 +8,7 @@ the demo drives the CLI without importing it, so the two modules do not import e
 from __future__ import annotations
 
 from importlib import resources
-from typing import Callable, List, Optional
+from typing import Callable
 
 
 def demo_files():
@@ -16,10 +16,10 @@ def demo_files():
     return str(base / "ref.en"), str(base / "sys1.en"), str(base / "sys2.en")
 
 
-def main(argv: Optional[List[str]] = None, *, cli_main: Callable[[List[str]], int]) -> int:
+def main(argv: list[str] | None = None, *, cli_main: Callable[[list[str]], int]) -> int:
     import os
 
-    ref, sys1, sys2 = demo_files()
+    ref, _sys1, _sys2 = demo_files()
     print(f"# mtscore demo on the bundled example in {os.path.dirname(ref)}\n"
           "# ref.en: 16 English reference segments; sys1.en, sys2.en: two systems\n", flush=True)
     here = os.getcwd()

@@ -23,7 +23,7 @@ padding; rows are separated by ``├─┼┤`` lines, and framed by ``╒═╤
 from __future__ import annotations
 
 import re
-from typing import List, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = ["fancy_grid"]
 
@@ -63,7 +63,7 @@ def _line(left: str, fill: str, sep: str, end: str, widths: Sequence[int]) -> st
     return left + sep.join(fill * (w + 2) for w in widths) + end
 
 
-def fancy_grid(columns: Mapping[str, Sequence[str]]) -> Optional[str]:
+def fancy_grid(columns: Mapping[str, Sequence[str]]) -> str | None:
     """sacrebleu's text table of ``columns`` (header -> cells, in column order, first column
     right-aligned, the others centred), or None where tabulate's output is not certain to be
     reproduced (the caller then uses tabulate)."""
@@ -78,7 +78,7 @@ def fancy_grid(columns: Mapping[str, Sequence[str]]) -> Optional[str]:
     lines_of = [[x.strip().split("\n") for x in c] for c in cols]
     widths = [max(len(_visible(h)) + 2, max(len(_visible(ln)) for cell in cell_lines for ln in cell))
               for h, cell_lines in zip(headers, lines_of)]
-    out: List[str] = [_line("╒", "═", "╤", "╕", widths)]
+    out: list[str] = [_line("╒", "═", "╤", "╕", widths)]
     out += _row([[h] for h in headers], widths)
     out.append(_line("╞", "═", "╪", "╡", widths))
     n_rows = len(cols[0])
@@ -90,7 +90,7 @@ def fancy_grid(columns: Mapping[str, Sequence[str]]) -> Optional[str]:
     return "\n".join(out)
 
 
-def _row(cells: Sequence[Sequence[str]], widths: Sequence[int]) -> List[str]:
+def _row(cells: Sequence[Sequence[str]], widths: Sequence[int]) -> list[str]:
     """The text lines of one row (cells given as their lines; shorter cells get blank lines)."""
     height = max(len(c) for c in cells)
     lines = []

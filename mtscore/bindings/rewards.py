@@ -37,8 +37,8 @@ Runnable example (no trainer needed)::
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from .token_scores import text_stats_and_scores
 __all__ = ["reward_fn"]
 
 
-def _completion_text(c: Any, i: int) -> Optional[str]:
+def _completion_text(c: Any, i: int) -> str | None:
     """The text of completion ``i`` (a str or chat messages), or None when it is token ids."""
     if isinstance(c, str):
         return c
@@ -79,7 +79,7 @@ def _is_ids(x: Any) -> bool:
     return False
 
 
-def _flatten_refs(refs: Sequence[Any], n: int, ids: bool, column: str) -> Tuple[list, np.ndarray]:
+def _flatten_refs(refs: Sequence[Any], n: int, ids: bool, column: str) -> tuple[list, np.ndarray]:
     """Per-completion references (one, or a list of several) -> (R flat references, int64
     (N + 1,) group offsets)."""
     if len(refs) != n:
@@ -125,7 +125,7 @@ def _column(values: Any, column: str) -> list:
                         "one reference (or list of references) per completion") from None
 
 
-def _completion_texts(comps: List[Any]) -> Optional[List[str]]:
+def _completion_texts(comps: list[Any]) -> list[str] | None:
     """The texts of the completions, or None when they are all token ids (a mix is an error)."""
     texts = [_completion_text(c, i) for i, c in enumerate(comps)]
     if comps and all(t is None for t in texts):
@@ -137,9 +137,9 @@ def _completion_texts(comps: List[Any]) -> Optional[List[str]]:
     return [t for t in texts if t is not None]
 
 
-def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "reference",
+def reward_fn(metric: str | Metric = "chrf", reference_column: str = "reference",
               scale: float = 0.01, *, vocab: Any = None, use_completion_ids: bool = False,
-              **metric_options) -> Callable[..., List[float]]:
+              **metric_options) -> Callable[..., list[float]]:
     """A reward function ``fn(completions, **columns) -> list[float]`` (see the module docstring
     for the call contract). ``metric``: "chrf", "chrf++", "bleu", "ter" (with
     ``metric_options`` as constructor arguments; sentence BLEU uses ``effective_order=True``
@@ -149,7 +149,7 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
     # by name, sentence defaults: BLEU with effective order unless metric_options say otherwise
     text_metric = make_sentence_metric(metric, **metric_options) if isinstance(metric, str) else metric
     decoder = load_vocabulary(vocab) if vocab is not None else None
-    id_mode_metric: List[Any] = []  # built on first use (only BLEU / TER have an id mode)
+    id_mode_metric: list[Any] = []  # built on first use (only BLEU / TER have an id mode)
     sign = -1.0 if text_metric.lower_is_better else 1.0
 
     def score_ids(hyps: Any, refs: Sequence[Any]) -> np.ndarray:
@@ -166,12 +166,12 @@ def reward_fn(metric: Union[str, Metric] = "chrf", reference_column: str = "refe
         assert scores is not None
         return scores
 
-    def score_text(hyps: List[str], flat: list, groups: np.ndarray) -> np.ndarray:
+    def score_text(hyps: list[str], flat: list, groups: np.ndarray) -> np.ndarray:
         scores = text_stats_and_scores(hyps, flat, text_metric, ref_groups=groups)[2]
         assert scores is not None
         return scores
 
-    def fn(completions: Optional[Sequence[Any]] = None, **columns: Any) -> List[float]:
+    def fn(completions: Sequence[Any] | None = None, **columns: Any) -> list[float]:
         if reference_column not in columns:
             raise KeyError(f"reward: no {reference_column!r} column among the keyword arguments "
                            f"({', '.join(sorted(columns)) or 'none'}); pass "

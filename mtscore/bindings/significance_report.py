@@ -13,7 +13,8 @@ import json
 import os
 import re
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..engine.significance import ComparisonResult, compare
 from .grid_table import fancy_grid
@@ -46,9 +47,9 @@ def _tabulate():
     return tabulate
 
 
-def _format_score_lines(scores: Dict[str, list], width: int, multiline: bool, color: bool) -> Dict[str, List[str]]:
+def _format_score_lines(scores: dict[str, list], width: int, multiline: bool, color: bool) -> dict[str, list[str]]:
     scores = dict(scores)
-    new_scores: Dict[str, List[str]] = {"System": scores.pop("System")}
+    new_scores: dict[str, list[str]] = {"System": scores.pop("System")}
     brk = "\n" if multiline else " "
     is_bootstrap = False
 
@@ -87,9 +88,9 @@ def _jsonable(v):
     return v
 
 
-def format_results_table(scores: Dict[str, list], signatures: Mapping[str, Any], fmt: str = "text",
+def format_results_table(scores: dict[str, list], signatures: Mapping[str, Any], fmt: str = "text",
                          width: int = 1, short: bool = False, color: bool = False,
-                         paired: Optional[str] = None, n_samples: Optional[int] = None) -> str:
+                         paired: str | None = None, n_samples: int | None = None) -> str:
     """sacrebleu's ``print_results_table`` as a string.
 
     scores: ``{"System": [names...], metric: [Result-like or str, ...]}`` (PairedTest layout,
@@ -106,12 +107,12 @@ def format_results_table(scores: Dict[str, list], signatures: Mapping[str, Any],
     return "\n".join(lines) + "\n"
 
 
-def _results_json(scores: Dict[str, list]) -> str:
+def _results_json(scores: dict[str, list]) -> str:
     """The ``json`` format: one object per system."""
     proper = []
     keys = list(scores.keys())
     for i in range(len(scores["System"])):
-        value: Dict[str, Any] = {"system": scores["System"][i]}
+        value: dict[str, Any] = {"system": scores["System"][i]}
         for k in keys[1:]:
             r = scores[k][i]
             value[k] = r if isinstance(r, str) else {a: _jsonable(b) for a, b in vars(r).items()}
@@ -119,14 +120,14 @@ def _results_json(scores: Dict[str, list]) -> str:
     return json.dumps(proper, indent=4) + "\n"
 
 
-def _results_grid(scores: Dict[str, list], fmt: str, width: int, color: bool) -> Tuple[str, str]:
+def _results_grid(scores: dict[str, list], fmt: str, width: int, color: bool) -> tuple[str, str]:
     """The tabulated scores (``text``: fancy grid, ``latex``: booktabs) and the baseline's name."""
     tablefmt = {"text": "fancy_grid", "latex": "latex_booktabs"}.get(fmt, fmt)
     res = _format_score_lines(scores, width, multiline=tablefmt == "fancy_grid", color=color)
-    new: Dict[str, List[str]] = {}
+    new: dict[str, list[str]] = {}
     has_baseline = False
     baseline_name = ""
-    for name in res.keys():
+    for name in res:
         val = list(res[name])
         if val[0].startswith("Baseline:") or has_baseline:
             if val[0].startswith("Baseline:"):
@@ -141,7 +142,7 @@ def _results_grid(scores: Dict[str, list], fmt: str, width: int, color: bool) ->
     return table, baseline_name
 
 
-def _paired_legend(paired: str, n_samples: Optional[int], baseline_name: str, color: bool) -> List[str]:
+def _paired_legend(paired: str, n_samples: int | None, baseline_name: str, color: bool) -> list[str]:
     """sacrebleu's explanation of a paired test under the table."""
     test_type = "bootstrap resampling" if paired == "bs" else "approximate randomization"
     sample_type = "resampling trials" if paired == "bs" else "trials"
@@ -174,7 +175,7 @@ def _paired_legend(paired: str, n_samples: Optional[int], baseline_name: str, co
     return lines
 
 
-def _signature_lines(signatures: Mapping[str, Any], short: bool) -> List[str]:
+def _signature_lines(signatures: Mapping[str, Any], short: bool) -> list[str]:
     lines = ["-----------------", "Metric signatures", "-----------------"]
     for name, sig in signatures.items():
         s = sig.format(short) if hasattr(sig, "format") and not isinstance(sig, str) else str(sig)
@@ -211,19 +212,19 @@ def format_pairwise_matrix(result: ComparisonResult, fmt: str = "text", width: i
         rows = [[result.systems[i]] + ["-" if i == j else f"{mat[i, j]:.{width}f}" for j in range(len(result.systems))]
                 for i in range(len(result.systems))]
         out.append(f"{m} pairwise p-values ({result.test}, n={result.n_samples}, seed={result.seed})")
-        out.append(_tabulate()(rows, headers=["System"] + list(result.systems), tablefmt=tablefmt))
+        out.append(_tabulate()(rows, headers=["System", *list(result.systems)], tablefmt=tablefmt))
         out.append("")
     return "\n".join(out)
 
 
-def _ordered_metrics(metrics) -> List[Any]:
+def _ordered_metrics(metrics) -> list[Any]:
     if isinstance(metrics, Mapping):
         return list(metrics.values())
     return list(metrics)
 
 
-def run_paired_cli(args, systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequence[str]]]],
-                   refs, metrics, color: Optional[bool] = None) -> str:
+def run_paired_cli(args, systems: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]],
+                   refs, metrics, color: bool | None = None) -> str:
     """What ``sacrebleu -i A B C -pbs|-par ...`` prints, as a string.
 
     args: the CLI namespace (uses ``paired_bs``, ``paired_ar``, ``paired_bs_n``, ``paired_ar_n``,
@@ -243,13 +244,10 @@ def run_paired_cli(args, systems: Union[Mapping[str, Sequence[str]], Sequence[Tu
     return format_comparison(res, fmt, getattr(args, "width", 1), getattr(args, "short", False), color)
 
 
-def run_ci_cli(args, hyps: Sequence[str], refs, metrics, color: Optional[bool] = None) -> str:
+def run_ci_cli(args, hyps: Sequence[str], refs, metrics, color: bool | None = None) -> str:
     """What ``sacrebleu -i A -ci [-cin S]`` prints for one system, as a string (metrics are
     evaluated in sorted name order, as the CLI does with its metric dict keys)."""
-    if isinstance(metrics, Mapping):
-        items = [metrics[k] for k in sorted(metrics)]
-    else:
-        items = list(metrics)
+    items = [metrics[k] for k in sorted(metrics)] if isinstance(metrics, Mapping) else list(metrics)
     n_boot = getattr(args, "confidence_n", 1000) if getattr(args, "confidence", False) else 1
     fmt = getattr(args, "format", "json")
     seed = getattr(args, "seed", None)
@@ -270,7 +268,7 @@ def run_ci_cli(args, hyps: Sequence[str], refs, metrics, color: Optional[bool] =
     return format_single_results(out, fmt, color)
 
 
-def format_single_results(results: List[str], fmt: str = "json", color: bool = False) -> str:
+def format_single_results(results: list[str], fmt: str = "json", color: bool = False) -> str:
     """sacrebleu's ``print_single_results`` as a string."""
     if fmt == "json":
         if len(results) > 1:

@@ -9,15 +9,21 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple
 
 from ..engine.corpus_error import CorpusError
 from ..engine.metrics.base import MissingReferenceError
 from .cli_input import CLIError
-from .cli_options import (build_metrics, check_options, metric_kwargs, metric_options, report_options,
-                          statistics_options)
-from .cli_report import corpus_metrics, emit, json_args, multi_system_table, paired_text, single_system_text, \
-    write_table
+from .cli_options import build_metrics, check_options, metric_kwargs, metric_options, report_options, statistics_options
+from .cli_report import (
+    corpus_metrics,
+    emit,
+    json_args,
+    multi_system_table,
+    paired_text,
+    single_system_text,
+    write_table,
+)
 
 
 def _table_parser() -> argparse.ArgumentParser:
@@ -68,8 +74,8 @@ def _table_parser() -> argparse.ArgumentParser:
 
 class _Part(NamedTuple):
     """The scores of one test set (``ts`` None: the table has no test-set column)."""
-    ts: Optional[str]
-    names: List[str]
+    ts: str | None
+    names: list[str]
     stats: dict      # {NAME: [stats matrix per system]}
     metrics: dict    # {NAME: metric}
     table: Any       # per-segment pyarrow Table, or None
@@ -77,7 +83,7 @@ class _Part(NamedTuple):
     collected: Any = None  # what ``bert`` is given: ``.systems`` {name: hyps}, ``.refs``
 
 
-def _check_paths(paths: List[str]) -> None:
+def _check_paths(paths: list[str]) -> None:
     """Each local path exists and is a table (format from its extension; a folder is a Parquet
     dataset); remote URIs (``s3://``...) are left to Ray."""
     from ..engine.tables import TABLE_FORMATS, guess_format
@@ -140,7 +146,7 @@ def _report_text(args, part: _Part, paired: bool) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def _join_test_sets(texts: List[Tuple[Optional[str], str]], args) -> str:
+def _join_test_sets(texts: list[tuple[str | None, str]], args) -> str:
     """One report, or with a test-set column one per test set: under a ``test set: NAME`` line
     (json: one object ``{NAME: report}``)."""
     if len(texts) == 1 and texts[0][0] is None:
@@ -236,7 +242,7 @@ def _cli_names(message: str) -> str:
     return message
 
 
-def _split_test_sets(corpus, test_sets: Optional[List[str]]):
+def _split_test_sets(corpus, test_sets: list[str] | None):
     """``(test set, corpus of its rows)`` in order of first appearance (one ``(None, corpus)``
     without a test-set column)."""
     if test_sets is None:
@@ -313,11 +319,11 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     return parts
 
 
-def _bertscore_kwargs(args) -> Dict[str, Any]:
+def _bertscore_kwargs(args) -> dict[str, Any]:
     """``BERTScore`` arguments from the BERTScore options, for the scoring actors (the device
     only when one other than the default "cpu" is named: otherwise Ray puts each actor on a GPU
     when the cluster has GPUs, and on the CPU when not)."""
-    kw: Dict[str, Any] = {"model": args.bertscore_model, "layer": args.bertscore_layer,
+    kw: dict[str, Any] = {"model": args.bertscore_model, "layer": args.bertscore_layer,
                           "rescale_baseline": args.bertscore_baseline,
                           "batch_tokens": args.bertscore_batch_tokens, "quantize": args.bertscore_int8}
     if args.bertscore_device not in (None, "cpu"):
@@ -351,7 +357,7 @@ def _ray_bertscore(args, r, ts: str):
     return RayRunner(args)
 
 
-def _segments_of(table, ts: str, names: List[str]):
+def _segments_of(table, ts: str, names: list[str]):
     """One test set's rows of the Ray segments file, in ``mtscore.score``'s order (system by
     system, segment by segment), without the test-set column."""
     import pyarrow as pa
@@ -366,7 +372,7 @@ def _segments_of(table, ts: str, names: List[str]):
         .drop(["_rank"])
 
 
-def table_main(argv: List[str], run_command) -> int:
+def table_main(argv: list[str], run_command) -> int:
     """``mtscore score-table ARGS``; ``run_command`` is the CLI's errors contract
     (:func:`mtscore.bindings.cli.run_command`)."""
     args = _table_parser().parse_args(argv)

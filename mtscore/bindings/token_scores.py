@@ -27,7 +27,8 @@ array([59.46035575])
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,12 +38,19 @@ from ..engine.metrics.base import Metric, Score
 from ..engine.metrics.registry import make_metric, sentence_options
 from ..engine.token_ids import TokenIds, as_token_ids
 
-__all__ = ["id_sentence_scores", "id_corpus_score", "id_stats", "decode_ids",
-           "text_sentence_scores", "text_corpus_score", "text_stats_and_scores",
-           "grouped_ref_streams"]
+__all__ = [
+    "decode_ids",
+    "grouped_ref_streams",
+    "id_corpus_score",
+    "id_sentence_scores",
+    "id_stats",
+    "text_corpus_score",
+    "text_sentence_scores",
+    "text_stats_and_scores",
+]
 
 
-def _id_inputs(hyps, refs, pad_id, hyp_lengths, ref_lengths) -> Tuple[TokenIds, TokenIds]:
+def _id_inputs(hyps, refs, pad_id, hyp_lengths, ref_lengths) -> tuple[TokenIds, TokenIds]:
     h = as_token_ids(hyps, pad_id=pad_id if hyp_lengths is None else None, lengths=hyp_lengths,
                      what="hyps")
     r = as_token_ids(refs, pad_id=pad_id if ref_lengths is None else None, lengths=ref_lengths,
@@ -58,8 +66,8 @@ def _corpus(metric: Metric, stats: np.ndarray) -> Score:
 
 
 # ---- id mode --------------------------------------------------------------------------------
-def id_stats(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_groups=None,
-             pad_id: Optional[int] = None, hyp_lengths=None, ref_lengths=None,
+def id_stats(hyps, refs, metric: str | Metric = "bleu", *, ref_groups=None,
+             pad_id: int | None = None, hyp_lengths=None, ref_lengths=None,
              **options) -> np.ndarray:
     """Per-hypothesis sufficient statistics in id mode: BLEU int64 ``(N, 2 + 2 * order)``
     ``[hyp_len, ref_len, correct_1.., total_1..]``, TER float64 ``(N, 2)`` ``[edits,
@@ -69,8 +77,8 @@ def id_stats(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_groups=None
     return id_stats_and_scores(m, h, r, ref_groups, sentence_level=False)[0]
 
 
-def id_sentence_scores(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_groups=None,
-                       pad_id: Optional[int] = None, hyp_lengths=None, ref_lengths=None,
+def id_sentence_scores(hyps, refs, metric: str | Metric = "bleu", *, ref_groups=None,
+                       pad_id: int | None = None, hyp_lengths=None, ref_lengths=None,
                        **options) -> np.ndarray:
     """Sentence BLEU or TER of each hypothesis, float64 ``(N,)``: ``out[i]`` equals
     ``sacrebleu.BLEU(tokenize="none", effective_order=True, **options).sentence_score(h_i,
@@ -93,8 +101,8 @@ def id_sentence_scores(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_g
     return scores
 
 
-def id_corpus_score(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_groups=None,
-                    pad_id: Optional[int] = None, hyp_lengths=None, ref_lengths=None,
+def id_corpus_score(hyps, refs, metric: str | Metric = "bleu", *, ref_groups=None,
+                    pad_id: int | None = None, hyp_lengths=None, ref_lengths=None,
                     **options) -> Score:
     """Corpus BLEU / TER of the batch (a ``BLEUScore`` / ``TERScore``), equal to sacrebleu's
     ``corpus_score`` on the space-joined ids (several references per hypothesis: reference
@@ -105,8 +113,8 @@ def id_corpus_score(hyps, refs, metric: Union[str, Metric] = "bleu", *, ref_grou
 
 
 # ---- text mode ------------------------------------------------------------------------------
-def decode_ids(ids, vocab: Any, *, rule: Optional[str] = None, skip_ids=(),
-               pad_id: Optional[int] = None, lengths=None, what: str = "ids") -> List[str]:
+def decode_ids(ids, vocab: Any, *, rule: str | None = None, skip_ids=(),
+               pad_id: int | None = None, lengths=None, what: str = "ids") -> list[str]:
     """Token-id sequences -> N strings with ``vocab``'s own decoder (a tokenizers / transformers
     tokenizer, a tokenizer.json or SentencePiece .model path, a SentencePieceProcessor, or a
     list of pieces with a ``rule``; see ``mtscore.engine.id_text``)."""
@@ -118,11 +126,11 @@ def _is_text_batch(x: Any) -> bool:
     if isinstance(x, (list, tuple)):
         return len(x) > 0 and all(isinstance(s, str) for s in x)
     dtype = getattr(x, "dtype", None)
-    return dtype is not None and getattr(dtype, "kind", None) in ("U", "S") or str(dtype) in ("string", "large_string")
+    return (dtype is not None and getattr(dtype, "kind", None) in ("U", "S")) or str(dtype) in ("string", "large_string")
 
 
-def grouped_ref_streams(refs: Sequence[Optional[str]], n: int,
-                        ref_groups=None) -> List[List[Optional[str]]]:
+def grouped_ref_streams(refs: Sequence[str | None], n: int,
+                        ref_groups=None) -> list[list[str | None]]:
     """R reference strings grouped per hypothesis (CSR ``ref_groups``, default one each) ->
     K = max K_i reference streams of N strings, None where a hypothesis has fewer (sacrebleu's
     ``refs[k][i]`` layout)."""
@@ -136,7 +144,7 @@ def grouped_ref_streams(refs: Sequence[Optional[str]], n: int,
             for k in range(max(k_max, 1))]
 
 
-def _text_metric(metric: Union[str, Metric], options: dict, sentence_level: bool) -> Metric:
+def _text_metric(metric: str | Metric, options: dict, sentence_level: bool) -> Metric:
     if isinstance(metric, str):  # sentence scores: BLEU with effective order unless told otherwise
         return make_metric(metric, **(sentence_options(metric, options) if sentence_level else options))
     if options:
@@ -145,9 +153,9 @@ def _text_metric(metric: Union[str, Metric], options: dict, sentence_level: bool
     return metric
 
 
-def text_stats_and_scores(hyps: List[str], refs: Sequence[Optional[str]],
-                          metric: Union[str, Metric] = "chrf", *, ref_groups=None,
-                          sentence_level: bool = True, **options) -> Tuple[Metric, np.ndarray, Optional[np.ndarray]]:
+def text_stats_and_scores(hyps: list[str], refs: Sequence[str | None],
+                          metric: str | Metric = "chrf", *, ref_groups=None,
+                          sentence_level: bool = True, **options) -> tuple[Metric, np.ndarray, np.ndarray | None]:
     """``(metric object, stats, sentence scores or None)`` of N hypothesis strings against R
     reference strings grouped by ``ref_groups`` (default one each), through the metric's batch
     path (references prepared once, one kernel pass)."""
@@ -162,16 +170,16 @@ def _text_inputs(hyps, refs, vocab, rule, skip_ids, pad_id, hyp_lengths, ref_len
     h = dec.decode(as_token_ids(hyps, pad_id=pad_id if hyp_lengths is None else None,
                                 lengths=hyp_lengths, what="hyps"))
     if _is_text_batch(refs):
-        r: List[Optional[str]] = [str(s) for s in refs]
+        r: list[str | None] = [str(s) for s in refs]
     else:
         r = list(dec.decode(as_token_ids(refs, pad_id=pad_id if ref_lengths is None else None,
                                          lengths=ref_lengths, what="refs")))
     return h, r
 
 
-def text_sentence_scores(hyps, refs, metric: Union[str, Metric] = "chrf", *, vocab: Any,
-                         rule: Optional[str] = None, skip_ids=(), ref_groups=None,
-                         pad_id: Optional[int] = None, hyp_lengths=None, ref_lengths=None,
+def text_sentence_scores(hyps, refs, metric: str | Metric = "chrf", *, vocab: Any,
+                         rule: str | None = None, skip_ids=(), ref_groups=None,
+                         pad_id: int | None = None, hyp_lengths=None, ref_lengths=None,
                          **options) -> np.ndarray:
     """Sentence scores float64 ``(N,)`` of id hypotheses decoded with ``vocab`` (``refs``: ids
     decoded the same way, or R strings), equal to sacrebleu's ``sentence_score`` on the decoded
@@ -183,9 +191,9 @@ def text_sentence_scores(hyps, refs, metric: Union[str, Metric] = "chrf", *, voc
     return scores
 
 
-def text_corpus_score(hyps, refs, metric: Union[str, Metric] = "chrf", *, vocab: Any,
-                      rule: Optional[str] = None, skip_ids=(), ref_groups=None,
-                      pad_id: Optional[int] = None, hyp_lengths=None, ref_lengths=None,
+def text_corpus_score(hyps, refs, metric: str | Metric = "chrf", *, vocab: Any,
+                      rule: str | None = None, skip_ids=(), ref_groups=None,
+                      pad_id: int | None = None, hyp_lengths=None, ref_lengths=None,
                       **options) -> Score:
     """Corpus score of id hypotheses decoded with ``vocab`` (see :func:`text_sentence_scores`)."""
     h, r = _text_inputs(hyps, refs, vocab, rule, skip_ids, pad_id, hyp_lengths, ref_lengths)

@@ -15,23 +15,32 @@ should not). The one helper every output and cache write uses. Imports nothing f
 """
 from __future__ import annotations
 
+import contextlib
 import errno as errno_
 import os
 import stat
 import threading
-from typing import IO, Callable, Iterable, Optional, Set, Union
+from collections.abc import Iterable
+from typing import IO, Callable, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["OutputError", "atomic_write", "same_file", "first_clash", "is_stream", "register_temporary",
-           "pending_temporary_files"]
+__all__ = [
+    "OutputError",
+    "atomic_write",
+    "first_clash",
+    "is_stream",
+    "pending_temporary_files",
+    "register_temporary",
+    "same_file",
+]
 
 
 class OutputError(OSError):
     """A file could not be written. ``filename`` is the requested path (never the temporary
     file), ``strerror`` the reason; ``str()`` reads ``cannot write LABEL: reason``."""
 
-    def __init__(self, code: Optional[int], reason: str, path: str, label: str):
+    def __init__(self, code: int | None, reason: str, path: str, label: str):
         super().__init__(code, reason, path)
         self.label = label
 
@@ -61,7 +70,7 @@ def same_file(a: PathLike, b: PathLike) -> bool:
         return False
 
 
-def first_clash(output: PathLike, inputs: Iterable[PathLike]) -> Optional[str]:
+def first_clash(output: PathLike, inputs: Iterable[PathLike]) -> str | None:
     """The first of ``inputs`` that is the same file as ``output`` (see :func:`same_file`), or None."""
     for p in inputs:
         if same_file(output, p):
@@ -70,12 +79,12 @@ def first_clash(output: PathLike, inputs: Iterable[PathLike]) -> Optional[str]:
 
 
 # ---- temporary files removed on a terminating signal ---------------------------------------
-_pending: Set[str] = set()
+_pending: set[str] = set()
 _lock = threading.Lock()
 _SIGNALS = ("SIGTERM", "SIGHUP")
 
 
-def pending_temporary_files() -> Set[str]:
+def pending_temporary_files() -> set[str]:
     """The temporary files being written now (removed by the signal handler). For tests."""
     with _lock:
         return set(_pending)
@@ -88,10 +97,8 @@ def _remove_pending_and_reraise(signum, frame) -> None:  # pragma: no cover - ru
         paths = list(_pending)
         _pending.clear()
     for p in paths:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(p)
-        except OSError:
-            pass
     # die of the same signal, as the default action would have (exit status 128 + signum)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)

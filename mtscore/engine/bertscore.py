@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable
 
 import numpy as np
 
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 class _Prepared:
     """References prepared once: streams, and idf weights when idf is computed over them."""
 
-    def __init__(self, streams: List[List[Optional[str]]], idf_table: Optional[np.ndarray]):
+    def __init__(self, streams: list[list[str | None]], idf_table: np.ndarray | None):
         self.streams = streams
         self.idf_table = idf_table
         self.n = len(streams[0]) if streams else 0
@@ -61,11 +62,11 @@ class _Prepared:
         self.num_refs = count_refs(present)
         self._missing = np.asarray(~present.any(axis=0), dtype=bool)
 
-    def slice(self, a: int, z: int) -> "_Prepared":
+    def slice(self, a: int, z: int) -> _Prepared:
         """Segments ``a:z`` (the idf weights stay those of the whole reference set)."""
         return _Prepared([st[a:z] for st in self.streams], self.idf_table)
 
-    def missing(self) -> Optional[np.ndarray]:
+    def missing(self) -> np.ndarray | None:
         """bool (n,): segments without any reference, or None."""
         return self._missing if self._missing.any() else None
 
@@ -117,16 +118,16 @@ class BERTScore(Metric):
             reference set scored against many systems is encoded once.
     """
 
-    def __init__(self, model: Optional[str] = None, layer: Optional[int] = None, idf=False,
-                 idf_sents: Optional[Sequence[str]] = None,
-                 rescale_baseline: Union[None, bool, str, Path, Sequence[float]] = None,
-                 batch_tokens: Optional[int] = None, device: str = "cpu", threads: Optional[int] = None,
-                 fused: bool = False, quantize: bool = False, precision: Optional[str] = None,
-                 chunk_size: int = DEFAULT_CHUNK, progress: Optional[bool] = None,
-                 cache_dir: Optional[str] = None, pad_quirk_batch: Optional[int] = None,
-                 encoder=None, reuse_embeddings: bool = False, lang: Optional[str] = None,
-                 revision: Optional[str] = None, long_inputs: str = "truncate",
-                 window_overlap: int = DEFAULT_OVERLAP, batch_size: Optional[int] = None):
+    def __init__(self, model: str | None = None, layer: int | None = None, idf=False,
+                 idf_sents: Sequence[str] | None = None,
+                 rescale_baseline: bool | str | Path | Sequence[float] | None = None,
+                 batch_tokens: int | None = None, device: str = "cpu", threads: int | None = None,
+                 fused: bool = False, quantize: bool = False, precision: str | None = None,
+                 chunk_size: int = DEFAULT_CHUNK, progress: bool | None = None,
+                 cache_dir: str | None = None, pad_quirk_batch: int | None = None,
+                 encoder=None, reuse_embeddings: bool = False, lang: str | None = None,
+                 revision: str | None = None, long_inputs: str = "truncate",
+                 window_overlap: int = DEFAULT_OVERLAP, batch_size: int | None = None):
         super().__init__()
         from .encoder import DEFAULT_BATCH_TOKENS, load_encoder
         from .encoder.bert_score_tables import bert_score_defaults
@@ -161,7 +162,7 @@ class BERTScore(Metric):
         self.progress_desc = "BERTScore"
         self.pad_quirk_batch = pad_quirk_batch
         self._special = self.tokenizer.special_weights()
-        self._fixed_idf: Optional[np.ndarray] = None
+        self._fixed_idf: np.ndarray | None = None
         self.idf_mode = "no"
         if isinstance(idf, dict):
             self._fixed_idf = self._idf_from_dict(idf)
@@ -176,7 +177,7 @@ class BERTScore(Metric):
                 self.idf_mode = "sents"
         self.baseline, self.rescale = self._baseline(rescale_baseline)
 
-    def _baseline(self, rescale_baseline) -> Tuple[Optional[np.ndarray], str]:
+    def _baseline(self, rescale_baseline) -> tuple[np.ndarray | None, str]:
         """(float64 [3] P, R, F baseline or None, its description for the signature)."""
         if rescale_baseline is None or rescale_baseline is False:
             return None, "no"
@@ -205,7 +206,7 @@ class BERTScore(Metric):
             table[int(k)] = float(v)
         return table
 
-    def idf_weights(self, refs: Sequence[Optional[str]]) -> np.ndarray:
+    def idf_weights(self, refs: Sequence[str | None]) -> np.ndarray:
         """float64 ``[vocab]`` idf over ``refs`` exactly like bert_score's ``get_idf_dict``:
         M = number of references, df over sets of token ids (specials included)."""
         present = [r for r in refs if r is not None]
@@ -217,15 +218,15 @@ class BERTScore(Metric):
         # bert_score stores Python floats and pads them into a float32 tensor
         return np.log((M + 1) / (df + 1.0)).astype(np.float32).astype(np.float64)
 
-    def _encode(self, texts: Sequence[str]) -> Tuple[List[np.ndarray], np.ndarray]:
+    def _encode(self, texts: Sequence[str]) -> tuple[list[np.ndarray], np.ndarray]:
         """(token ids, bool [n] cut): truncated as bert_score does, or whole for the window."""
         if self.long_inputs == "window":
             ids = self.tokenizer.encode_full(texts)
             return ids, np.zeros(len(ids), dtype=bool)
         return self.tokenizer.encode_flagged(texts)
 
-    def _embed(self, ids: List[np.ndarray], progress: Optional[Callable[[int, int], None]] = None
-               ) -> Tuple[np.ndarray, np.ndarray]:
+    def _embed(self, ids: list[np.ndarray], progress: Callable[[int, int], None] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
         if self.long_inputs == "window":
             head, tail = self.tokenizer.special_frame()
             return embed_windowed(self.encoder, ids, head, tail, self.tokenizer.max_length, self.window_overlap,
@@ -242,7 +243,7 @@ class BERTScore(Metric):
             table = self.idf_weights([r for s in streams for r in s])
         return _Prepared(streams, table)
 
-    def _streams(self, refs, n: Optional[int]) -> List[List[Optional[str]]]:
+    def _streams(self, refs, n: int | None) -> list[list[str | None]]:
         if isinstance(refs, _Prepared):
             return refs.streams
         if not isinstance(refs, str) and hasattr(refs, "__len__") and len(refs) and \
@@ -316,7 +317,7 @@ class BERTScore(Metric):
         """``Score`` with ``score = 100 * mean F`` and attributes precision/recall/f1 (0..1 means)."""
         return super().corpus_score(hyps, refs, n_bootstrap)
 
-    def _score_prepared(self, cands: List[str], prepared: _Prepared) -> BERTScoreResult:
+    def _score_prepared(self, cands: list[str], prepared: _Prepared) -> BERTScoreResult:
         streams = prepared.streams
         if any(len(s) != len(cands) for s in streams):
             raise ValueError(f"BERTScore: {len(cands)} candidates but reference streams of lengths "
@@ -336,7 +337,7 @@ class BERTScore(Metric):
                                truncated_candidates=int(n_cands), truncated_references=int(n_refs),
                                max_length=self.tokenizer.max_length)
 
-    def _weights_table(self, prepared: Optional[_Prepared]) -> np.ndarray:
+    def _weights_table(self, prepared: _Prepared | None) -> np.ndarray:
         if self._fixed_idf is not None:
             return self._fixed_idf
         if self.idf_mode == "refs":
@@ -346,7 +347,7 @@ class BERTScore(Metric):
             return prepared.idf_table
         return self._special
 
-    def iter_scores(self, cands: Iterable[str], refs: Sequence[Iterable[Optional[str]]]
+    def iter_scores(self, cands: Iterable[str], refs: Sequence[Iterable[str | None]]
                     ) -> Iterator[np.ndarray]:
         """Stream: yields float64 ``[n_chunk, 3]`` (P, R, F) blocks of ``chunk_size`` segments.
         ``cands`` and each reference stream may be lazy iterables (e.g. open files); memory stays
@@ -373,8 +374,8 @@ class BERTScore(Metric):
             warn_truncated(n_cands, n_refs, self.tokenizer.max_length, stacklevel=3)
 
     # ---- core -----------------------------------------------------------------------------
-    def _iter_chunks(self, cands: List[str], streams: List[List[Optional[str]]],
-                     table: np.ndarray, bar=None) -> Iterator[Tuple[np.ndarray, int, int]]:
+    def _iter_chunks(self, cands: list[str], streams: list[list[str | None]],
+                     table: np.ndarray, bar=None) -> Iterator[tuple[np.ndarray, int, int]]:
         """``(prf [n_chunk, 3], truncated candidates, truncated reference entries)`` per chunk;
         ``bar``: the stream's bar (kept open), else one over these segments (closed at the end)."""
         from ..kernels._greedy import greedy_prf
@@ -395,10 +396,10 @@ class BERTScore(Metric):
             if own:
                 bar.close()
 
-    def _score_chunk(self, cands, streams, table, greedy_prf, tick=None) -> Tuple[np.ndarray, int, int]:
+    def _score_chunk(self, cands, streams, table, greedy_prf, tick=None) -> tuple[np.ndarray, int, int]:
         n = len(cands)
-        index: Dict[str, int] = {}
-        texts: List[str] = []
+        index: dict[str, int] = {}
+        texts: list[str] = []
 
         def idx(s: str) -> int:
             key = s.strip()
@@ -448,7 +449,7 @@ class BERTScore(Metric):
                    ).astype(np.float64)
         return out, n_cut[0], n_cut[1]
 
-    def _quirk_flags(self, off, ph, pr, K) -> Tuple[np.ndarray, np.ndarray]:
+    def _quirk_flags(self, off, ph, pr, K) -> tuple[np.ndarray, np.ndarray]:
         n = len(ph)
         cp = np.zeros(n, dtype=np.uint8)
         cr = np.zeros(n, dtype=np.uint8)

@@ -12,21 +12,21 @@ padding quirk, reproduced by ``pad_quirk_batch``). Its shipped baselines contain
 quirk-free means mtscore's own scores would have on the same pairs."""
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from .bertscore import BERTScore
 
-__all__ = ["compute_baseline", "baseline_pairs"]
+__all__ = ["baseline_pairs", "compute_baseline"]
 
 MAX_LINES = 1_000_000
 #: pairs per bert_score call in its recipe (the padding-quirk batches restart at each chunk)
 CHUNK_PAIRS = 1000
 
 
-def baseline_pairs(sentences: Iterable[str], n_pairs: Optional[int] = None, seed: int = 0,
-                   max_words: int = 32, max_lines: int = MAX_LINES) -> "tuple[list[str], list[str]]":
+def baseline_pairs(sentences: Iterable[str], n_pairs: int | None = None, seed: int = 0,
+                   max_words: int = 32, max_lines: int = MAX_LINES) -> tuple[list[str], list[str]]:
     """``(cands, refs)``: bert_score's random pairing of a corpus (see the module docstring);
     ``n_pairs`` keeps only that many of the pairs (default: all, ``len // 2``)."""
     lines = []
@@ -46,9 +46,9 @@ def baseline_pairs(sentences: Iterable[str], n_pairs: Optional[int] = None, seed
     return [lines[i] for i in pick[0]], [lines[i] for i in pick[1]]
 
 
-def compute_baseline(sentences: Sequence[str], model: Optional[str] = None, layers: Optional[Iterable[int]] = None,
-                     n_pairs: Optional[int] = None, seed: int = 0, max_words: int = 32,
-                     revision: Optional[str] = None, batch_size: Optional[int] = 64, **encoder_kw) -> np.ndarray:
+def compute_baseline(sentences: Sequence[str], model: str | None = None, layers: Iterable[int] | None = None,
+                     n_pairs: int | None = None, seed: int = 0, max_words: int = 32,
+                     revision: str | None = None, batch_size: int | None = 64, **encoder_kw) -> np.ndarray:
     """float64 ``[L+1, 3]``: the mean P, R, F of :func:`baseline_pairs` for each layer 0..L of
     ``model`` (rows of layers not in ``layers`` are NaN), with bert_score's padding quirk for its
     ``batch_size`` (None: without it). Save it with ``write_baseline``."""

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import List, Union
 
 import numpy as np
 
-__all__ = ["read_baseline", "write_baseline", "packaged_baseline"]
+__all__ = ["packaged_baseline", "read_baseline", "write_baseline"]
 
 
-def read_baseline(path: Union[str, Path], layer: int) -> np.ndarray:
+def read_baseline(path: str | Path, layer: int) -> np.ndarray:
     """float64 ``[3]`` (P, R, F) baseline for ``layer`` from a bert_score baseline file
     (CSV despite the .tsv name: header ``LAYER,P,R,F``, one row per layer 0..L; row index = layer).
     A malformed file raises ValueError naming ``--rescale-baseline``, the file, the line and the
@@ -37,7 +36,7 @@ def read_baseline(path: Union[str, Path], layer: int) -> np.ndarray:
     return np.asarray(rows[layer], dtype=np.float32).astype(np.float64)
 
 
-def _baseline_rows(f, opt: str) -> List[List[float]]:
+def _baseline_rows(f, opt: str) -> list[list[float]]:
     """The P, R, F rows of an open baseline file, checked (see :func:`read_baseline`)."""
     header = [h.strip() for h in f.readline().strip().split(",")]
     if [h.upper() for h in header[-3:]] != ["P", "R", "F"]:
@@ -62,7 +61,7 @@ def _baseline_rows(f, opt: str) -> List[List[float]]:
     return rows
 
 
-def write_baseline(path: Union[str, Path], table: np.ndarray) -> None:
+def write_baseline(path: str | Path, table: np.ndarray) -> None:
     """Write ``table`` float ``[L+1, 3]`` (P, R, F per layer) in bert_score's baseline format."""
     from .atomic import atomic_write
 

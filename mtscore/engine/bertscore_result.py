@@ -79,7 +79,7 @@ class BERTScoreResult:
 
     def as_dict(self) -> dict:
         return {"precision": self.mean_precision, "recall": self.mean_recall, "f1": self.mean_f1,
-                "n": int(len(self.f1)), "signature": self.signature}
+                "n": len(self.f1), "signature": self.signature}
 
     def __iter__(self):  # P, R, F = result
         return iter((self.precision, self.recall, self.f1))

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from typing import List, Literal, Optional, Union, overload
+from typing import Literal, overload
 
 from .corpus_error import CorpusError
 
-__all__ = ["as_text_list", "as_ref_streams", "to_list", "is_missing", "is_tabular",
-           "table_columns"]
+__all__ = [
+    "as_ref_streams",
+    "as_text_list",
+    "is_missing",
+    "is_tabular",
+    "table_columns",
+    "to_list",
+]
 
 
 def is_tabular(x) -> bool:
@@ -73,14 +79,14 @@ def is_missing(v) -> bool:
 
 
 @overload
-def as_text_list(x, what: str, allow_none: Literal[False] = False) -> List[str]: ...
+def as_text_list(x, what: str, allow_none: Literal[False] = False) -> list[str]: ...
 
 
 @overload
-def as_text_list(x, what: str, allow_none: bool) -> List[Optional[str]]: ...
+def as_text_list(x, what: str, allow_none: bool) -> list[str | None]: ...
 
 
-def as_text_list(x, what: str, allow_none: bool = False) -> Union[List[str], List[Optional[str]]]:
+def as_text_list(x, what: str, allow_none: bool = False) -> list[str] | list[str | None]:
     """``x`` as a fresh ``list`` of ``str`` (length N), or ``str``/``None`` if ``allow_none``.
 
     Accepts list, tuple, numpy arrays (``<U`` or object dtype), pandas Series, pyarrow
@@ -128,7 +134,7 @@ def _streams_from(refs, what: str) -> list:
     return to_list(refs, what)
 
 
-def as_ref_streams(refs, n: Optional[int], what: str) -> List[List[Optional[str]]]:
+def as_ref_streams(refs, n: int | None, what: str) -> list[list[str | None]]:
     """K reference streams, each a fresh list of N ``str``-or-``None`` (``refs[k][i]``).
 
     ``refs`` may be a list/tuple of streams (each anything :func:`as_text_list` accepts), a 2-D

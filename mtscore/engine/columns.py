@@ -10,36 +10,37 @@ columns into one with the columns ``hyp``, ``ref_0 .. ref_{K-1}``, optional ``sy
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Callable, NamedTuple
 
 from .corpus_error import CorpusError
 
-__all__ = ["ColumnSpec", "auto_ref_columns", "resolve_columns", "normalise"]
+__all__ = ["ColumnSpec", "auto_ref_columns", "normalise", "resolve_columns"]
 
 
 class ColumnSpec(NamedTuple):
     """The source column names of a table, by role (None: no such column)."""
 
     hyp: str
-    refs: Tuple[str, ...]
-    system: Optional[str]
-    doc: Optional[str]
-    seg: Optional[str]
+    refs: tuple[str, ...]
+    system: str | None
+    doc: str | None
+    seg: str | None
 
-    def source_columns(self) -> List[str]:
+    def source_columns(self) -> list[str]:
         return [c for c in (self.hyp, *self.refs, self.system, self.doc, self.seg) if c is not None]
 
-    def labels(self) -> Dict[str, str]:
+    def labels(self) -> dict[str, str]:
         """The user's column name of each Corpus column (``ref_0`` -> ``ref``...)."""
         return dict(zip(self.target_names(), self.source_columns()))
 
-    def target_names(self) -> List[str]:
+    def target_names(self) -> list[str]:
         out = ["hyp"] + [f"ref_{k}" for k in range(len(self.refs))]
         return out + [n for n, c in (("system", self.system), ("doc", self.doc),
                                      ("seg", self.seg)) if c is not None]
 
 
-def auto_ref_columns(names: Sequence[str]) -> List[str]:
+def auto_ref_columns(names: Sequence[str]) -> list[str]:
     """Reference columns by convention: ``ref`` and/or ``ref_0``, ``ref1``, ``reference_2``...,
     ordered by their number (``ref`` first)."""
     import re
@@ -84,9 +85,9 @@ def resolve_columns(names: Sequence[str], source: str, hyp, refs, system, doc, s
             _claim(taken, c, "a reference column", "refs", source)
     for c in r:
         taken.setdefault(c, "a reference column")
-    roles: List[Optional[str]] = []
+    roles: list[str | None] = []
     for arg, col in (("system", system), ("doc", doc), ("seg", seg)):
-        picked: Optional[str] = optional(col, arg, arg)
+        picked: str | None = optional(col, arg, arg)
         if picked is not None and picked in taken:
             if col is None:  # picked by convention only: leave the role out
                 picked = None
@@ -111,7 +112,7 @@ def _claim(taken: dict, col: str, role: str, arg: str, source: str) -> None:
 
 
 def _string_array(col, name: str, source: str, allow_null: bool, row0: int = 0, cast_any=False,
-                  lines: Optional[Callable[[int], Optional[int]]] = None):
+                  lines: Callable[[int], int | None] | None = None):
     """A pyarrow string (or large_string) array/chunked array; errors name the column/row."""
     import pyarrow as pa
     import pyarrow.types as pt
@@ -144,7 +145,7 @@ def _string_array(col, name: str, source: str, allow_null: bool, row0: int = 0, 
 
 
 def normalise(tbl, spec: ColumnSpec, source: str, row0: int = 0,
-              lines: Optional[Callable[[int], Optional[int]]] = None):
+              lines: Callable[[int], int | None] | None = None):
     """Table/RecordBatch with the source columns -> same kind with columns hyp, ref_k, ...
 
     ``row0``: the 0-based row of ``tbl``'s first row in the whole table; ``lines``: the file

@@ -26,23 +26,46 @@ load time; pyarrow is imported inside the functions that need it.
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Callable
 
 from .coerce import as_ref_streams, as_text_list, is_missing, is_tabular, to_list
 from .columns import normalise, resolve_columns
 from .corpus_error import CorpusError
 from .tables import TABLE_FORMATS, batch_lists, guess_format, iter_batches, read_located
-from .textio import (PathLike, TextChunk, count_lines, count_mismatch, iter_aligned_lines,
-                     iter_text_chunks, read_lines, read_stdin_systems, read_tab_refs, source_name)
+from .textio import (
+    PathLike,
+    TextChunk,
+    count_lines,
+    count_mismatch,
+    iter_aligned_lines,
+    iter_text_chunks,
+    read_lines,
+    read_stdin_systems,
+    read_tab_refs,
+    source_name,
+)
 
 __all__ = [
+    "TABLE_FORMATS",
     # defined here
-    "Corpus", "load_corpus", "read_table",
+    "Corpus",
     # re-exported from their own modules, for code written against the single corpus module
-    "CorpusError", "TextChunk", "TABLE_FORMATS",
-    "as_text_list", "as_ref_streams",
-    "read_lines", "count_lines", "read_tab_refs", "read_stdin_systems", "iter_text_chunks",
-    "iter_aligned_lines", "guess_format", "iter_batches", "batch_lists",
+    "CorpusError",
+    "TextChunk",
+    "as_ref_streams",
+    "as_text_list",
+    "batch_lists",
+    "count_lines",
+    "guess_format",
+    "iter_aligned_lines",
+    "iter_batches",
+    "iter_text_chunks",
+    "load_corpus",
+    "read_lines",
+    "read_stdin_systems",
+    "read_tab_refs",
+    "read_table",
 ]
 
 
@@ -58,19 +81,19 @@ class Corpus:
     (A plain class rather than a dataclass: ``dataclasses`` costs ~30 ms of CLI start-up.)
     """
 
-    __slots__ = ("_table", "_lists", "_names", "source", "_labels", "_lines")
+    __slots__ = ("_labels", "_lines", "_lists", "_names", "_table", "source")
 
     def __init__(self, table=None, *, source: str = "<memory>", _lists=None, _names=None):
         if table is None and _lists is None:
             raise TypeError("Corpus needs a table (use Corpus.from_lists / load_corpus)")
         self._table = table
-        self._lists: Dict[str, list] = dict(_lists or {})
-        self._names: List[str] = list(_names if _names is not None else table.schema.names)
+        self._lists: dict[str, list] = dict(_lists or {})
+        self._names: list[str] = list(_names if _names is not None else table.schema.names)
         self.source = source
         #: for errors about rows of a table file: the user's column names ({'ref_0': 'ref'}) and
         #: the file line of a 0-based row (None: name the row); set by read_table
-        self._labels: Dict[str, str] = {}
-        self._lines: Optional[Callable[[int], Optional[int]]] = None
+        self._labels: dict[str, str] = {}
+        self._lines: Callable[[int], int | None] | None = None
         if "hyp" not in self._names:
             raise CorpusError(f"{source}: a Corpus table needs a 'hyp' column")
         if len(self) == 0:
@@ -79,8 +102,8 @@ class Corpus:
     # ---- construction ----------------------------------------------------------------------
     @classmethod
     def from_lists(cls, hyps, refs=None, *, system=None, doc=None, seg=None,
-                   hyp_source: str = "hyps", ref_sources: Optional[Sequence[str]] = None,
-                   source: Optional[str] = None) -> "Corpus":
+                   hyp_source: str = "hyps", ref_sources: Sequence[str] | None = None,
+                   source: str | None = None) -> Corpus:
         """From in-memory hypotheses (N) and K reference streams (``refs[k][i]``; None = K = 0).
 
         Any input :func:`as_text_list` / :func:`as_ref_streams` accept. ``ref_sources`` (file
@@ -89,18 +112,15 @@ class Corpus:
         h = as_text_list(hyps, hyp_source)
         n = len(h)
         if refs is None:
-            streams: List[List[Optional[str]]] = []
+            streams: list[list[str | None]] = []
         elif ref_sources is not None:
             streams = [as_text_list(r, str(s), allow_none=True) for r, s in zip(refs, ref_sources)]
             for s, r in zip(ref_sources, streams):
                 if len(r) != n:
                     raise count_mismatch(hyp_source, n, s, len(r))
         else:
-            if isinstance(refs, (list, tuple)) and len(refs) == 0:
-                streams = []
-            else:
-                streams = as_ref_streams(refs, n, "refs")
-        lists: Dict[str, list] = {"hyp": h}
+            streams = [] if isinstance(refs, (list, tuple)) and len(refs) == 0 else as_ref_streams(refs, n, "refs")
+        lists: dict[str, list] = {"hyp": h}
         for k, r in enumerate(streams):
             lists[f"ref_{k}"] = r
         for name, col in (("system", system), ("doc", doc), ("seg", seg)):
@@ -119,15 +139,15 @@ class Corpus:
         return cls(None, source=source or hyp_source, _lists=lists, _names=list(lists))
 
     @classmethod
-    def from_files(cls, hyp_path: PathLike, ref_paths: Union[PathLike, Sequence[PathLike]] = (),
-                   encoding: str = "utf-8", errors: str = "strict") -> "Corpus":
+    def from_files(cls, hyp_path: PathLike, ref_paths: PathLike | Sequence[PathLike] = (),
+                   encoding: str = "utf-8", errors: str = "strict") -> Corpus:
         """From a hypothesis text file and K reference text files (:func:`read_lines` semantics)."""
         if isinstance(ref_paths, (str, os.PathLike)):
             ref_paths = [ref_paths]
         hyps = read_lines(hyp_path, encoding, errors)
         if not hyps:
             raise CorpusError(f"{source_name(hyp_path)}: empty input (no lines)")
-        lists: Dict[str, list] = {"hyp": hyps}
+        lists: dict[str, list] = {"hyp": hyps}
         for k, p in enumerate(ref_paths):  # lists of str already: no re-validation/copy
             ref = read_lines(p, encoding, errors)
             if len(ref) != len(hyps):
@@ -136,13 +156,13 @@ class Corpus:
         return cls(None, source=source_name(hyp_path), _lists=lists, _names=list(lists))
 
     @classmethod
-    def from_systems(cls, systems: Dict[str, Sequence[str]], refs=None, **kw) -> "Corpus":
+    def from_systems(cls, systems: dict[str, Sequence[str]], refs=None, **kw) -> Corpus:
         """A long table: the hypotheses of every system, one after the other, each with the
         same K reference streams (the inverse of :meth:`by_system`)."""
         if not systems:
             raise CorpusError("no systems given")
-        hyps: List[str] = []
-        names: List[str] = []
+        hyps: list[str] = []
+        names: list[str] = []
         streams = None
         n = None
         for name, h in systems.items():
@@ -161,8 +181,8 @@ class Corpus:
         return cls.from_lists(hyps, long_refs, system=names, **kw)
 
     @classmethod
-    def from_table(cls, table, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
-                   system=None, doc=None, seg=None, source: str = "<table>") -> "Corpus":
+    def from_table(cls, table, hyp: str = "hyp", refs: Sequence[str] | None = None, *,
+                   system=None, doc=None, seg=None, source: str = "<table>") -> Corpus:
         """From a pyarrow Table/RecordBatch, a pandas or polars DataFrame, or anything with the
         Arrow PyCapsule stream interface; column arguments as in :func:`read_table`."""
         import pyarrow as pa
@@ -186,7 +206,7 @@ class Corpus:
         return self._table.num_rows
 
     @property
-    def columns(self) -> List[str]:
+    def columns(self) -> list[str]:
         return list(self._names)
 
     @property
@@ -202,11 +222,11 @@ class Corpus:
             self._lists[name] = self._table.column(name).to_pylist()
         return self._lists[name]
 
-    def hyps(self) -> List[str]:
+    def hyps(self) -> list[str]:
         """The N hypotheses, a new list of ``str``."""
         return list(self.column("hyp"))
 
-    def ref_streams(self) -> List[List[Optional[str]]]:
+    def ref_streams(self) -> list[list[str | None]]:
         """K new lists of N ``str``-or-``None`` (``refs[k][i]``), what the metrics take."""
         return [list(self.column(f"ref_{k}")) for k in range(self.n_refs)]
 
@@ -226,13 +246,13 @@ class Corpus:
     def to_pandas(self):
         return self.table.to_pandas()
 
-    def systems(self) -> List[str]:
+    def systems(self) -> list[str]:
         """Distinct system names in order of first appearance ([] without a system column)."""
         if "system" not in self._names:
             return []
         return list(dict.fromkeys(self.column("system")))
 
-    def by_system(self) -> Tuple[Dict[str, List[str]], List[List[Optional[str]]]]:
+    def by_system(self) -> tuple[dict[str, list[str]], list[list[str | None]]]:
         """Split a long multi-system table into ``({system: hyps}, refs)`` with ONE shared set of
         K reference streams. Every system must have the same segments in the same order: the
         same count, the same references and (where present) the same ``doc``/``seg`` keys;
@@ -241,7 +261,7 @@ class Corpus:
         if "system" not in self._names:
             return {"": self.hyps()}, self.ref_streams()
         sys_col = self.column("system")
-        rows: Dict[str, List[int]] = {}
+        rows: dict[str, list[int]] = {}
         for i, s in enumerate(sys_col):
             rows.setdefault(s, []).append(i)
         names = list(rows)
@@ -288,8 +308,8 @@ class Corpus:
                 f"source={self.source!r})")
 
 
-def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
-               fmt: Optional[str] = None, *, system=None, doc=None, seg=None,
+def read_table(path: PathLike, hyp: str = "hyp", refs: Sequence[str] | None = None,
+               fmt: str | None = None, *, system=None, doc=None, seg=None,
                encoding: str = "utf-8", errors: str = "strict") -> Corpus:
     """A :class:`Corpus` from a table file with named columns.
 
@@ -315,8 +335,8 @@ def read_table(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] =
     return corpus
 
 
-def load_corpus(hyps, refs=None, *, hyp: str = "hyp", ref_columns: Optional[Sequence[str]] = None,
-                system=None, doc=None, seg=None, fmt: Optional[str] = None,
+def load_corpus(hyps, refs=None, *, hyp: str = "hyp", ref_columns: Sequence[str] | None = None,
+                system=None, doc=None, seg=None, fmt: str | None = None,
                 encoding: str = "utf-8", errors: str = "strict") -> Corpus:
     """A :class:`Corpus` from whatever the user has.
 

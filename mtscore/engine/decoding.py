@@ -8,13 +8,25 @@ Imports only the standard library (``codecs``, inside the functions).
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Tuple, Union
+from collections.abc import Iterable
 
 from .corpus_error import CorpusError
 
-__all__ = ["REPLACE_HINT", "DECODE_BLOCK", "check_codec", "sniff_wide", "check_head", "ascii_compatible", "display_encoding",
-           "line_column", "decode_error", "decode_text", "decode_lines", "split_lines",
-           "LineCounter"]
+__all__ = [
+    "DECODE_BLOCK",
+    "REPLACE_HINT",
+    "LineCounter",
+    "ascii_compatible",
+    "check_codec",
+    "check_head",
+    "decode_error",
+    "decode_lines",
+    "decode_text",
+    "display_encoding",
+    "line_column",
+    "sniff_wide",
+    "split_lines",
+]
 
 
 REPLACE_HINT = "use --encoding-errors replace (errors='replace' in Python) to substitute"
@@ -54,7 +66,7 @@ def display_encoding(encoding: str) -> str:
     return {"utf-8": "UTF-8", "utf-8-sig": "UTF-8"}.get(name, encoding)
 
 
-def line_column(prefix_chunks: Iterable[Union[bytes, memoryview]], encoding: str) -> Tuple[int, int]:
+def line_column(prefix_chunks: Iterable[bytes | memoryview], encoding: str) -> tuple[int, int]:
     """(1-based line, 1-based column) of the byte just after ``prefix_chunks``.
 
     The column counts bytes for ASCII-compatible encodings, characters otherwise.
@@ -188,7 +200,7 @@ DECODE_BLOCK = 1 << 16
 
 
 def decode_lines(data: bytes, source: str, encoding: str, errors: str,
-                 rstrip: bool = False) -> List[str]:
+                 rstrip: bool = False) -> list[str]:
     """``data`` decoded and split on '\n' (a final '\n' ends the last line, not a new one).
 
     For UTF-8 and other block-safe codecs the buffer is decoded in ~64 KiB pieces cut after a
@@ -199,7 +211,7 @@ def decode_lines(data: bytes, source: str, encoding: str, errors: str,
         lines = split_lines(decode_text(data, source, encoding, errors))
         return [x.rstrip() for x in lines] if rstrip else lines
     check_head(data[:4], source, encoding)
-    out: List[str] = []
+    out: list[str] = []
     n = len(data)
     mv = memoryview(data)
     s = 0
@@ -223,7 +235,7 @@ def decode_lines(data: bytes, source: str, encoding: str, errors: str,
     return out
 
 
-def split_lines(text: str) -> List[str]:
+def split_lines(text: str) -> list[str]:
     """Lines split on '\\n' only (``newline='\\n'``: a bare '\\r' stays inside its line)."""
     lines = text.split("\n")
     if lines[-1] == "":
@@ -236,7 +248,7 @@ class LineCounter:
     error on a stream that cannot be re-read (stdin) still names its line and column (bytes
     for ASCII-compatible encodings; other encodings get the offset's line from the same count)."""
 
-    __slots__ = ("lines", "last_nl")
+    __slots__ = ("last_nl", "lines")
 
     def __init__(self) -> None:
         self.lines = 0
@@ -248,7 +260,7 @@ class LineCounter:
             self.lines += nl
             self.last_nl = start + raw.rfind(b"\n")
 
-    def position(self, raw: bytes, upto: int, start: int, encoding: str) -> Tuple[int, int]:
+    def position(self, raw: bytes, upto: int, start: int, encoding: str) -> tuple[int, int]:
         """(1-based line, 1-based column) of absolute offset ``start + upto``."""
         upto = max(0, upto)
         head = raw[:upto]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Callable, NoReturn, Union
+from typing import Callable, NoReturn
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -102,7 +102,7 @@ def probability(text: str) -> float:
     return v
 
 
-def _parse(kind: Callable[[str], Union[int, float]], text: str, what: str) -> Union[int, float]:
+def _parse(kind: Callable[[str], int | float], text: str, what: str) -> int | float:
     try:
         return kind(text)
     except ValueError:

@@ -14,19 +14,25 @@ handled by the metric's ``missing_refs`` policy).
 from __future__ import annotations
 
 import warnings
-from typing import Optional, Tuple, Union
+from typing import Union
 
 import numpy as np
 
 from ..kernels import _ngram
-from .metrics.base import MissingReferenceError, MissingReferenceWarning, Metric
+from .metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
 from .metrics.bleu import BLEU
 from .metrics.ter import TER, ter_stats
 from .parallel import chunk_bounds, resolve_workers, run_parallel
 from .token_ids import TokenIds
 
-__all__ = ["IdMetric", "ID_MODE_TOKENIZERS", "id_metric", "reference_groups",
-           "id_stats", "id_stats_and_scores"]
+__all__ = [
+    "ID_MODE_TOKENIZERS",
+    "IdMetric",
+    "id_metric",
+    "id_stats",
+    "id_stats_and_scores",
+    "reference_groups",
+]
 
 IdMetric = Union[BLEU, TER]
 
@@ -35,7 +41,7 @@ IdMetric = Union[BLEU, TER]
 ID_MODE_TOKENIZERS = ("none", "13a", "intl")
 
 
-def id_metric(metric: Union[str, Metric] = "bleu", **options) -> IdMetric:
+def id_metric(metric: str | Metric = "bleu", **options) -> IdMetric:
     """``"bleu"`` (``tokenize="none"`` unless given), ``"ter"`` (with ``options`` as constructor
     arguments), or a BLEU/TER object, checked to be usable on ids."""
     if isinstance(metric, str):
@@ -131,7 +137,7 @@ def _num_refs(counts: np.ndarray) -> int:
 
 
 def id_stats(metric: IdMetric, hyps: TokenIds, refs: TokenIds,
-             groups: Optional[np.ndarray] = None) -> np.ndarray:
+             groups: np.ndarray | None = None) -> np.ndarray:
     """Per-segment statistics of id sequences: BLEU int64 ``(N, 2 + 2 * order)``, TER float64
     ``(N, 2)`` (the layouts of the text path). Segments without a reference follow
     ``metric.missing_refs`` (error, or zero rows under "skip")."""
@@ -139,8 +145,8 @@ def id_stats(metric: IdMetric, hyps: TokenIds, refs: TokenIds,
 
 
 def id_stats_and_scores(metric: IdMetric, hyps: TokenIds, refs: TokenIds,
-                        groups: Optional[np.ndarray] = None,
-                        sentence_level: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+                        groups: np.ndarray | None = None,
+                        sentence_level: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """``(stats, sentence scores float64 (N,) or None)``; each score is bit-identical to
     sacrebleu's ``sentence_score`` of the space-joined ids (NaN for skipped segments)."""
     g = reference_groups(len(hyps), len(refs), groups)

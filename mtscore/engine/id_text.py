@@ -29,8 +29,9 @@ with ``SetDecodeExtraOptions``, which cannot be read back, is not supported.)
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, List, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,11 +47,11 @@ PIECE_RULES = ("space", "concat", "metaspace", "wordpiece")
 class IdDecoder:
     """``decode(ids: TokenIds) -> list of N str`` with one vocabulary; ``name`` describes it."""
 
-    def __init__(self, decode: Callable[[TokenIds], List[str]], name: str):
+    def __init__(self, decode: Callable[[TokenIds], list[str]], name: str):
         self._decode = decode
         self.name = name
 
-    def decode(self, ids: TokenIds) -> List[str]:
+    def decode(self, ids: TokenIds) -> list[str]:
         return self._decode(ids)
 
     def __repr__(self) -> str:
@@ -74,12 +75,12 @@ def _check_range(ids: TokenIds, size: int, what: str) -> None:
 # id(vocabulary object) -> (the object, its fingerprint, its piece table or None): the table is
 # built once per object (tens of ms for a 30k vocabulary) and rebuilt when the fingerprint moves;
 # the oldest entries go first. Holding the object keeps its id from being reused meanwhile.
-_TABLES: "OrderedDict[int, Tuple[Any, Any, Optional[PieceTable]]]" = OrderedDict()
+_TABLES: OrderedDict[int, tuple[Any, Any, PieceTable | None]] = OrderedDict()
 _TABLES_MAX = 8
 
 
-def _cached_table(obj: Any, fingerprint: Any, build: Callable[[Any], Optional[PieceTable]]
-                  ) -> Optional[PieceTable]:
+def _cached_table(obj: Any, fingerprint: Any, build: Callable[[Any], PieceTable | None]
+                  ) -> PieceTable | None:
     hit = _TABLES.get(id(obj))
     if hit is not None and hit[0] is obj and hit[1] == fingerprint:
         return hit[2]
@@ -110,7 +111,7 @@ def _tokenizers_decoder(tok: Any) -> IdDecoder:
         size = max([int(tok.get_vocab_size(with_added_tokens=False))] + [int(i) + 1 for i in added])
         library = _hf_decoder(tok, "decode_batch")
 
-        def decode_library(ids: TokenIds) -> List[str]:
+        def decode_library(ids: TokenIds) -> list[str]:
             _check_range(ids, size, "tokenizer's")
             return library.decode(ids)
         return IdDecoder(decode_library, name)
@@ -118,7 +119,7 @@ def _tokenizers_decoder(tok: Any) -> IdDecoder:
 
 
 def _table_decoder(table: PieceTable, what: str, name: str) -> IdDecoder:
-    def decode(ids: TokenIds) -> List[str]:
+    def decode(ids: TokenIds) -> list[str]:
         _check_range(ids, table.size, what)
         return table.decode(ids.values, ids.offsets)
     return IdDecoder(decode, name)
@@ -130,7 +131,7 @@ def _spm_decoder(sp: Any) -> IdDecoder:
         return _table_decoder(table, "SentencePiece", "sentencepiece (compiled)")
     size = int(sp.get_piece_size())
 
-    def decode(ids: TokenIds) -> List[str]:
+    def decode(ids: TokenIds) -> list[str]:
         _check_range(ids, size, "SentencePiece")
         return [str(s) for s in sp.decode(ids.to_lists())]
 
@@ -162,7 +163,7 @@ def _load_path(path: Path) -> IdDecoder:
 
 
 # (resolved path, mtime, size) -> its decoder: a vocabulary named by path in a loop is read once
-_LOADED: "OrderedDict[Tuple[str, int, int], IdDecoder]" = OrderedDict()
+_LOADED: OrderedDict[tuple[str, int, int], IdDecoder] = OrderedDict()
 
 
 def _load_file(path: Path) -> IdDecoder:
@@ -184,12 +185,12 @@ def _load_file(path: Path) -> IdDecoder:
                      ".model file")
 
 
-def _join_rows(tokens: List[str], offsets: np.ndarray, sep: str) -> List[str]:
+def _join_rows(tokens: list[str], offsets: np.ndarray, sep: str) -> list[str]:
     o = offsets.tolist()
     return [sep.join(tokens[o[i]:o[i + 1]]) for i in range(len(o) - 1)]
 
 
-def _pieces_decoder(pieces: List[str], rule: Optional[str], skip_ids: Iterable[int]) -> IdDecoder:
+def _pieces_decoder(pieces: list[str], rule: str | None, skip_ids: Iterable[int]) -> IdDecoder:
     if rule not in PIECE_RULES:
         raise ValueError(f"a list of pieces needs rule= to say how pieces join: one of "
                          f"{', '.join(PIECE_RULES)} (got {rule!r})")
@@ -199,7 +200,7 @@ def _pieces_decoder(pieces: List[str], rule: Optional[str], skip_ids: Iterable[i
     table = np.array(pieces, dtype=object)
     skip = np.array(sorted(set(int(x) for x in skip_ids)), dtype=np.int64)
 
-    def decode(ids: TokenIds) -> List[str]:
+    def decode(ids: TokenIds) -> list[str]:
         values, offsets = ids.values, ids.offsets
         if len(values) and int(values.max()) >= len(table):
             k = int(np.argmax(values >= len(table)))
@@ -224,7 +225,7 @@ def _pieces_decoder(pieces: List[str], rule: Optional[str], skip_ids: Iterable[i
     return IdDecoder(decode, f"pieces[{len(table)}], rule={rule}")
 
 
-def load_vocabulary(vocab: Any, *, rule: Optional[str] = None,
+def load_vocabulary(vocab: Any, *, rule: str | None = None,
                     skip_ids: Iterable[int] = ()) -> IdDecoder:
     """An :class:`IdDecoder` for ``vocab`` (see the module docstring). ``rule`` and
     ``skip_ids`` apply to a list of pieces only (tokenizers skip their own special tokens)."""

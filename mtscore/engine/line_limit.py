@@ -10,7 +10,7 @@ raises or lifts the limit; the command line's ``--max-line-chars`` sets it.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from .corpus_error import CorpusError
 
@@ -25,8 +25,8 @@ class LineTooLongError(CorpusError):
     """A line longer than the metric's ``max_line_chars``."""
 
 
-def check_line_lengths(texts: Sequence[Optional[str]], what: str,
-                       limit: Optional[int] = MAX_LINE_CHARS) -> None:
+def check_line_lengths(texts: Sequence[str | None], what: str,
+                       limit: int | None = MAX_LINE_CHARS) -> None:
     """Raise :class:`LineTooLongError` (a ``ValueError``) naming the first line of ``texts``
     (str or None items) longer than ``limit`` characters; ``limit`` 0 or None: no check.
     One C-level pass (``max(map(len, texts))``) when every line is within the limit."""

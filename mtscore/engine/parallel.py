@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable
 
 
-def chunk_bounds(n: int, parts: int) -> List[Tuple[int, int]]:
+def chunk_bounds(n: int, parts: int) -> list[tuple[int, int]]:
     """``parts`` contiguous ``(start, stop)`` ranges covering ``range(n)``, sizes within one."""
     parts = max(1, min(parts, n)) if n else 1
     edges = [n * i // parts for i in range(parts + 1)]
@@ -70,4 +71,4 @@ def run_parallel(fn: Callable, items: Sequence, workers: int) -> list:
         first = fn(items[0])
     finally:
         results = [f.result() for f in futures]
-    return [first] + results
+    return [first, *results]

@@ -22,8 +22,9 @@ leading U+2581) and the byte of a byte piece; see ``mtscore/kernels/_detok.pyx``
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,14 +47,14 @@ class PieceTable:
     mode: int
     bos_strip: bool = False
     bos_once: bool = False
-    strip_char: Optional[np.ndarray] = None
+    strip_char: np.ndarray | None = None
     strip_count: int = 0
 
     @property
     def size(self) -> int:
         return len(self.flags)
 
-    def decode(self, values: np.ndarray, offsets: np.ndarray) -> List[str]:
+    def decode(self, values: np.ndarray, offsets: np.ndarray) -> list[str]:
         """CSR ids (values int32, offsets int64) -> list of str (ids must be in [0, size))."""
         return _detok.decode_rows(values, offsets, self.data, self.form_offsets, self.flags,
                                   self.byte_values, self.mode, self.bos_strip, self.bos_once,
@@ -72,7 +73,7 @@ def _pack(first: Sequence[bytes], later: Sequence[bytes], flags: np.ndarray,
 
 
 # ---- Hugging Face tokenizers ----------------------------------------------------------------
-def _gpt2_char_bytes() -> Dict[str, int]:
+def _gpt2_char_bytes() -> dict[str, int]:
     """GPT-2's bytes_to_unicode inverted: the character of each byte -> the byte."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) \
         + list(range(ord("\xae"), ord("\xff") + 1))
@@ -106,7 +107,7 @@ def _wordpiece_cleanup(s: str) -> str:
             .replace(" 're", "'re"))
 
 
-def _rust_hex_byte(token: str) -> Optional[int]:
+def _rust_hex_byte(token: str) -> int | None:
     """ByteFallback's test: a 6-byte token ``<0x??>`` whose bytes 3..5 parse with Rust's
     ``u8::from_str_radix(_, 16)`` (which accepts a leading ``+``), else None."""
     b = token.encode("utf-8")
@@ -123,7 +124,7 @@ def _rust_hex_byte(token: str) -> Optional[int]:
 _Step = Callable[[str, int], str]
 
 
-def _per_token_step(step: Dict[str, Any]) -> Optional[_Step]:
+def _per_token_step(step: dict[str, Any]) -> _Step | None:
     """One decoder step that maps each token on its own (``i``: the token's position)."""
     t = step.get("type")
     if t == "Replace":
@@ -163,14 +164,14 @@ def _per_token_step(step: Dict[str, Any]) -> Optional[_Step]:
     return None
 
 
-def _hf_plan(decoder: Optional[Dict[str, Any]]):
+def _hf_plan(decoder: dict[str, Any] | None):
     """``(kind, per-token steps, byte_fallback, final strip)`` of a decoder's serialisation, or
     None when the kernel does not follow it. kind: "join" (no decoder), "bytelevel", "pieces"."""
     if decoder is None:
         return "join", [], False, None
-    steps: List[Dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
 
-    def flatten(d: Dict[str, Any]) -> None:
+    def flatten(d: dict[str, Any]) -> None:
         if d.get("type") == "Sequence":
             for x in d.get("decoders", []):
                 flatten(x)
@@ -179,9 +180,9 @@ def _hf_plan(decoder: Optional[Dict[str, Any]]):
     flatten(decoder)
     if [s.get("type") for s in steps] == ["ByteLevel"]:
         return "bytelevel", [], False, None
-    per_token: List[_Step] = []
+    per_token: list[_Step] = []
     byte_fallback = fused = False
-    strip: Optional[Tuple[str, int]] = None
+    strip: tuple[str, int] | None = None
     for s in steps:
         t = s.get("type")
         if strip is not None:
@@ -205,7 +206,7 @@ def _hf_plan(decoder: Optional[Dict[str, Any]]):
     return "pieces", per_token, byte_fallback, strip
 
 
-def hf_table(tok: Any) -> Optional[PieceTable]:
+def hf_table(tok: Any) -> PieceTable | None:
     """The piece table of a ``tokenizers.Tokenizer`` decoding with ``skip_special_tokens=True``,
     or None when its decoder is not one the kernel follows."""
     dec = tok.decoder
@@ -216,8 +217,8 @@ def hf_table(tok: Any) -> Optional[PieceTable]:
     added = tok.get_added_tokens_decoder()
     special = {t.content for t in added.values() if t.special and t.content}
     size = max([int(tok.get_vocab_size(with_added_tokens=False))] + [int(i) + 1 for i in added])
-    first: List[bytes] = []
-    later: List[bytes] = []
+    first: list[bytes] = []
+    later: list[bytes] = []
     flags = np.zeros(size, dtype=np.uint8)
     byte_values = np.zeros(size, dtype=np.uint8)
     for i in range(size):
@@ -245,14 +246,14 @@ def hf_table(tok: Any) -> Optional[PieceTable]:
             f0, f1 = t0.encode(), t1.encode()
         first.append(f0)
         later.append(f1)
-    options: Dict[str, Any] = {}
+    options: dict[str, Any] = {}
     if strip is not None and strip[1] > 0:
         options = {"strip_char": np.frombuffer(strip[0].encode(), dtype=np.uint8).copy(),
                    "strip_count": strip[1]}
     return _pack(first, later, flags, byte_values, _detok.MODE_HF, **options)
 
 
-def hf_fingerprint(tok: Any) -> Tuple[Any, ...]:
+def hf_fingerprint(tok: Any) -> tuple[Any, ...]:
     """What a cached table of ``tok`` depends on, cheap to read: the decoder, the added tokens
     (their decoding strings included) and the sizes, and the tokens of 64 ids spread over the
     vocabulary (a replaced model)."""
@@ -266,10 +267,10 @@ def hf_fingerprint(tok: Any) -> Tuple[Any, ...]:
 
 
 # ---- SentencePiece ------------------------------------------------------------------------
-def _proto_fields(buf: bytes) -> Dict[int, List[Any]]:
+def _proto_fields(buf: bytes) -> dict[int, list[Any]]:
     """Protocol-buffer wire format -> {field number: [values]} (varints as int, length-delimited
     fields as bytes); enough to read a few scalar fields of a SentencePiece ModelProto."""
-    out: Dict[int, List[Any]] = {}
+    out: dict[int, list[Any]] = {}
     i, n = 0, len(buf)
 
     def varint() -> int:
@@ -302,7 +303,7 @@ def _proto_fields(buf: bytes) -> Dict[int, List[Any]]:
     return out
 
 
-def spm_table(sp: Any) -> Optional[PieceTable]:
+def spm_table(sp: Any) -> PieceTable | None:
     """The piece table of a ``SentencePieceProcessor`` (``decode`` of ids), or None when its
     model has a denormaliser (not followed)."""
     model = _proto_fields(sp.serialized_model_proto())
@@ -315,8 +316,8 @@ def spm_table(sp: Any) -> Optional[PieceTable]:
     add_dummy_prefix = bool(normalizer.get(3, [1])[-1])
     remove_extra_whitespaces = bool(normalizer.get(4, [1])[-1])
     size = int(sp.get_piece_size())
-    first: List[bytes] = []
-    later: List[bytes] = []
+    first: list[bytes] = []
+    later: list[bytes] = []
     flags = np.zeros(size, dtype=np.uint8)
     byte_values = np.zeros(size, dtype=np.uint8)
     for i in range(size):

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional, TextIO
+from typing import Any, TextIO
 
 __all__ = ["NullBar", "progress_bar", "progress_enabled"]
 
 _TRUE = {"1", "true", "yes", "on"}
 
 
-def progress_enabled(enabled: Optional[bool] = None, stream: Optional[TextIO] = None) -> bool:
+def progress_enabled(enabled: bool | None = None, stream: TextIO | None = None) -> bool:
     """True when a bar should be drawn: forced by ``enabled``, else when ``stream`` (default
     stderr) is a terminal and ``CI`` is not true."""
     if enabled is not None:
@@ -45,14 +45,14 @@ class NullBar:
 
     disable = True
 
-    def __init__(self, total: Optional[float] = None):
+    def __init__(self, total: float | None = None):
         self.total = total
         self.n: float = 0
 
     def update(self, n: float = 1) -> None:
         self.n += n
 
-    def set_description(self, desc: Optional[str] = None, refresh: bool = True) -> None:
+    def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
         pass
 
     def refresh(self) -> None:
@@ -61,14 +61,14 @@ class NullBar:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "NullBar":
+    def __enter__(self) -> NullBar:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
-def progress_bar(total: Optional[float], desc: str, enabled: Optional[bool] = None, unit: str = "it",
+def progress_bar(total: float | None, desc: str, enabled: bool | None = None, unit: str = "it",
                  leave: bool = False) -> Any:
     """A ``tqdm`` bar on stderr of ``total`` ``unit``\\ s labelled ``desc`` when
     :func:`progress_enabled` (``enabled``) says so, else a :class:`NullBar`."""

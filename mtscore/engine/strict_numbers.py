@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Collection, Optional, Sequence
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["NumberSyntaxError", "parse_number", "parse_numbers", "PLAIN_NUMBER"]
+__all__ = ["PLAIN_NUMBER", "NumberSyntaxError", "parse_number", "parse_numbers"]
 
 # ASCII only: [0-9] (not \d, which matches every Unicode decimal digit)
 PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -78,7 +79,7 @@ def parse_number(text: str) -> float:
     raise NumberSyntaxError(text)
 
 
-def parse_numbers(cells: Sequence[Optional[str]], missing: Collection[str] = ()) -> "np.ndarray":
+def parse_numbers(cells: Sequence[str | None], missing: Collection[str] = ()) -> np.ndarray:
     """A column of cells as float64 (n,). ``None`` and cells equal (after trimming blanks) to a
     word of ``missing`` become NaN; every other cell must pass :func:`parse_number`. The first
     bad cell raises :class:`NumberSyntaxError` with its ``index``."""

@@ -16,30 +16,39 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
-                    Union)
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable, NamedTuple, Union
 
 from .columns import ColumnSpec, normalise, resolve_columns
 from .corpus_error import CorpusError
 from .decoding import ascii_compatible, check_codec, check_head, decode_lines, display_encoding
 from .textio import PathLike, iter_raw_line_blocks, open_binary, read_bytes, source_name
 
-__all__ = ["TABLE_FORMATS", "FORMATS", "TableFormat", "TableRequest", "guess_format",
-           "read_columns", "read_located", "iter_batches", "batch_lists"]
+__all__ = [
+    "FORMATS",
+    "TABLE_FORMATS",
+    "TableFormat",
+    "TableRequest",
+    "batch_lists",
+    "guess_format",
+    "iter_batches",
+    "read_columns",
+    "read_located",
+]
 
 #: what :meth:`TableFormat.read` returns: a pyarrow Table, or a dict of Python lists by column
 #: name (TSV, so that reading it never imports pyarrow); either way in the Corpus schema
-Columns = Union[Dict[str, list], Any]
+Columns = Union[dict[str, list], Any]
 
 
 class TableRequest(NamedTuple):
     """One read of a table file: where, which columns (as the user named them), how to decode."""
     path: Any                   #: str / PathLike, ``'-'`` = stdin
     source: str                 #: the name errors use
-    columns: Tuple[Any, ...]    #: (hyp, refs, system, doc, seg) as in :func:`read_columns`
+    columns: tuple[Any, ...]    #: (hyp, refs, system, doc, seg) as in :func:`read_columns`
     encoding: str
     errors: str
-    resolved: Optional[List[ColumnSpec]] = None  #: when a list, :meth:`resolve` adds its spec
+    resolved: list[ColumnSpec] | None = None  #: when a list, :meth:`resolve` adds its spec
 
     def resolve(self, names: Sequence[str]) -> ColumnSpec:
         """The columns to take, given the table's column names."""
@@ -53,8 +62,8 @@ class TableFormat:
     """One table file format: :meth:`read` the whole file, or :meth:`iter_batches` of it."""
 
     name = ""                               #: the format name, ``fmt=``
-    aliases: Tuple[str, ...] = ()           #: other names ``fmt=`` accepts
-    extensions: Tuple[str, ...] = ()        #: file extensions :func:`guess_format` maps to it
+    aliases: tuple[str, ...] = ()           #: other names ``fmt=`` accepts
+    extensions: tuple[str, ...] = ()        #: file extensions :func:`guess_format` maps to it
     compressible = True                     #: may be ``.gz``/``.bz2``/... compressed as a file
 
     def read(self, req: TableRequest) -> Columns:
@@ -66,7 +75,7 @@ class TableFormat:
         bounded by the batch."""
         raise NotImplementedError
 
-    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+    def row_line(self, req: TableRequest, row: int) -> int | None:
         """The file line (1-based, the header counted) of 0-based data row ``row``, for error
         messages (error path: may read the file again); None for formats without lines."""
         return None
@@ -97,7 +106,7 @@ def _arrow_source(path):
 _WIDE_HOW = "read it with encoding='{codec}'"
 
 
-def _check_head(req: "TableRequest") -> None:
+def _check_head(req: TableRequest) -> None:
     """A UTF-16/32 file about to be read as UTF-8 (or another ASCII-compatible codec) is named
     as such from its first 4 bytes, before any reader turns it into garbage column names or a
     decoding error (stdin, which cannot be peeked at, is checked where its bytes are decoded)."""
@@ -119,7 +128,7 @@ def _drop_bom(line: str) -> str:
 class TsvFormat(TableFormat):
     name, aliases, extensions = "tsv", ("tab",), (".tsv", ".tab")
 
-    def read(self, req: TableRequest) -> Dict[str, list]:
+    def read(self, req: TableRequest) -> dict[str, list]:
         check_codec(req.encoding, req.errors)
         data = read_bytes(req.path)
         check_head(data[:4], req.source, req.encoding, _WIDE_HOW)
@@ -143,7 +152,7 @@ class TsvFormat(TableFormat):
             yield pa.RecordBatch.from_arrays(arrays, names=spec.target_names())
 
     def _iter_lists(self, req: TableRequest,
-                    batch_size: int) -> Iterator[Tuple[ColumnSpec, List[List[str]]]]:
+                    batch_size: int) -> Iterator[tuple[ColumnSpec, list[list[str]]]]:
         header, spec, idx = None, None, None
         lineno = 1
         _check_head(req)
@@ -154,7 +163,8 @@ class TsvFormat(TableFormat):
                 idx = [header.index(c) for c in spec.source_columns()]
                 block = block[1:]
                 lineno = 2
-            assert spec is not None and idx is not None  # set with the header
+            assert spec is not None
+            assert idx is not None
             for s in range(0, len(block), batch_size):
                 part = block[s:s + batch_size]
                 yield spec, self._columns(part, len(header), idx, lineno, req.source)
@@ -162,18 +172,18 @@ class TsvFormat(TableFormat):
         if header is None:
             raise CorpusError(f"{req.source}: empty file (no header line)")
 
-    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+    def row_line(self, req: TableRequest, row: int) -> int | None:
         return row + 2  # every line after the header is a row
 
     @staticmethod
-    def _header(line: str) -> List[str]:
+    def _header(line: str) -> list[str]:
         if line.endswith("\r"):
             line = line[:-1]
         return _drop_bom(line).split("\t")
 
     @staticmethod
-    def _columns(lines: List[str], ncol: int, idx: List[int], first_lineno: int,
-                 source: str) -> List[List[str]]:
+    def _columns(lines: list[str], ncol: int, idx: list[int], first_lineno: int,
+                 source: str) -> list[list[str]]:
         rows = [(s[:-1] if s.endswith("\r") else s).split("\t") for s in lines]
         if len(set(map(len, rows))) > 1 or (rows and len(rows[0]) != ncol):
             i = next(i for i, r in enumerate(rows) if len(r) != ncol)
@@ -204,7 +214,7 @@ class JsonlFormat(TableFormat):
                 yield normalise(b, spec, req.source, row0, lambda row: self.row_line(req, row))
                 row0 += b.num_rows
 
-    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+    def row_line(self, req: TableRequest, row: int) -> int | None:
         if req.path == "-":
             return None
         n = -1
@@ -215,7 +225,7 @@ class JsonlFormat(TableFormat):
                     return lineno
         return None
 
-    def _tables(self, req: TableRequest, block_bytes: Optional[int] = None):
+    def _tables(self, req: TableRequest, block_bytes: int | None = None):
         """(spec, pyarrow Table) per block of complete lines; every block is UTF-8 validated
         first (pyarrow.json would silently replace invalid bytes)."""
         import pyarrow as pa
@@ -251,7 +261,7 @@ class JsonlFormat(TableFormat):
             raise CorpusError(f"{source}: empty input (no JSON lines)")
 
     @staticmethod
-    def _parse(block: List[str], spec: ColumnSpec, first: dict) -> Any:
+    def _parse(block: list[str], spec: ColumnSpec, first: dict) -> Any:
         """One block of JSON lines -> pyarrow Table of the source columns."""
         import pyarrow as pa
         import pyarrow.json as pj
@@ -285,7 +295,7 @@ class JsonlFormat(TableFormat):
         raise CorpusError(f"{source}: empty input (no JSON lines)")
 
     @staticmethod
-    def _explain(text_lines: List[str], first_lineno: int, spec: ColumnSpec, source: str,
+    def _explain(text_lines: list[str], first_lineno: int, spec: ColumnSpec, source: str,
                  err: Exception) -> CorpusError:
         """Locate the first line pyarrow rejected (error path only) with Python's json."""
         import json
@@ -346,11 +356,11 @@ class CsvFormat(TableFormat):
             raise self._error(req, e) from None
         self._check_quotes(req, counted)
 
-    def row_line(self, req: TableRequest, row: int) -> Optional[int]:
+    def row_line(self, req: TableRequest, row: int) -> int | None:
         return _CsvLines(req).line_of(row)
 
     @staticmethod
-    def _names(req: TableRequest) -> List[str]:
+    def _names(req: TableRequest) -> list[str]:
         """The header's column names, read with the file's encoding (a UTF-8 byte-order mark is
         not part of the first name: pyarrow skips it too) and CSV quoting."""
         import csv
@@ -374,7 +384,7 @@ class CsvFormat(TableFormat):
         return first
 
     @staticmethod
-    def _check_quotes(req: TableRequest, counted: "_QuoteCounter") -> None:
+    def _check_quotes(req: TableRequest, counted: _QuoteCounter) -> None:
         """pyarrow (``newlines_in_values``) reads a quoted field that is never closed as the rest
         of the file; an odd number of b'"' bytes is the cheap sign that one may be open at the
         end, and only then is the file looked at again (:func:`_unterminated_quote`)."""
@@ -447,7 +457,7 @@ class _QuoteCounter:
         self._f.close()
         self.closed = True
 
-    def __enter__(self) -> "_QuoteCounter":
+    def __enter__(self) -> _QuoteCounter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -460,7 +470,7 @@ def _unterminated_error(source: str, line: int) -> CorpusError:
         "rest of the file); close it with '\"' (a '\"' inside a quoted field is written '\"\"')")
 
 
-def _last_odd_quote_run(path) -> Optional[Tuple[int, int, int]]:
+def _last_odd_quote_run(path) -> tuple[int, int, int] | None:
     """``(offset, line, previous byte or -1)`` of the first b'"' of the last run of consecutive
     b'"' bytes of odd length, or None: a quoted field still open at the end of the file was
     opened by such a run (inside a quoted field quotes come in pairs, and any odd run closes it),
@@ -535,7 +545,7 @@ def _limited(f, limit: int):
 _SENTINEL = "\x01mtscore-open-quote\x01"
 
 
-def _unterminated_quote(req: TableRequest) -> Optional[int]:
+def _unterminated_quote(req: TableRequest) -> int | None:
     """The line where a quoted field that runs to the end of the file starts, or None.
     The candidate opening quote (:func:`_last_odd_quote_run`) must be at the start of a field
     (first byte, or after ',' or a line end) and, confirmed by Python's csv module over the
@@ -567,7 +577,7 @@ def _unterminated_quote(req: TableRequest) -> Optional[int]:
             else:
                 yield prev_line + '"' + _SENTINEL
 
-        last: Optional[List[str]] = None
+        last: list[str] | None = None
         try:
             for rec in csv.reader(lines()):
                 last = rec
@@ -605,14 +615,14 @@ class _CsvLines:
             except csv.Error:
                 return
 
-    def line_of(self, row: int) -> Optional[int]:
+    def line_of(self, row: int) -> int | None:
         """The file line of 0-based data row ``row``, or None if it cannot be found."""
         for i, (line, _) in enumerate(self._records()):
             if i == row:
                 return line
         return None
 
-    def field_count_error(self) -> Optional[CorpusError]:
+    def field_count_error(self) -> CorpusError | None:
         ncol = None
         for line, rec in self._records():
             if ncol is None:
@@ -651,10 +661,10 @@ class _ParquetFile:
             raise CorpusError(f"{source}: not a Parquet file ({e})") from None
         self.names = self.file.schema_arrow.names
 
-    def read(self, columns: List[str]) -> Any:
+    def read(self, columns: list[str]) -> Any:
         return self.file.read(columns=columns)
 
-    def iter_batches(self, columns: List[str], batch_size: int) -> Iterator[Any]:
+    def iter_batches(self, columns: list[str], batch_size: int) -> Iterator[Any]:
         return self.file.iter_batches(batch_size=batch_size, columns=columns)
 
 
@@ -667,10 +677,10 @@ class _ParquetDataset:
         self.dataset = ds.dataset(path, format="parquet")
         self.names = self.dataset.schema.names
 
-    def read(self, columns: List[str]) -> Any:
+    def read(self, columns: list[str]) -> Any:
         return self.dataset.to_table(columns=columns)
 
-    def iter_batches(self, columns: List[str], batch_size: int) -> Iterator[Any]:
+    def iter_batches(self, columns: list[str], batch_size: int) -> Iterator[Any]:
         import pyarrow.dataset as ds
 
         # no pre-buffering / little read-ahead: memory stays at about one row group
@@ -694,7 +704,7 @@ class ParquetFormat(TableFormat):
                             batch_size)
 
     @staticmethod
-    def _open(req: TableRequest, **file_kw) -> Union[_ParquetFile, _ParquetDataset]:
+    def _open(req: TableRequest, **file_kw) -> _ParquetFile | _ParquetDataset:
         src = _arrow_source(req.path)
         if isinstance(src, str) and os.path.isdir(src):
             return _ParquetDataset(src)
@@ -745,7 +755,7 @@ class ArrowFormat(TableFormat):
 # ==================================================================================================
 
 #: every table format by name, in the order error messages list them
-FORMATS: Dict[str, TableFormat] = {
+FORMATS: dict[str, TableFormat] = {
     f.name: f for f in (TsvFormat(), CsvFormat(), JsonlFormat(), ParquetFormat(), ArrowFormat())}
 #: formats :func:`read_columns` / :func:`iter_batches` understand
 TABLE_FORMATS = tuple(FORMATS)
@@ -773,7 +783,7 @@ def guess_format(path: PathLike) -> str:
     return fmt
 
 
-def _table_format(fmt: Optional[str], path) -> TableFormat:
+def _table_format(fmt: str | None, path) -> TableFormat:
     """The reader for ``fmt`` (a name or alias), or for the extension of ``path`` when None."""
     if fmt is None:
         if path == "-":
@@ -792,8 +802,8 @@ def _table_format(fmt: Optional[str], path) -> TableFormat:
     return FORMATS[f]
 
 
-def read_columns(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
-                 fmt: Optional[str] = None, *, system=None, doc=None, seg=None,
+def read_columns(path: PathLike, hyp: str = "hyp", refs: Sequence[str] | None = None,
+                 fmt: str | None = None, *, system=None, doc=None, seg=None,
                  encoding: str = "utf-8", errors: str = "strict") -> Columns:
     """The whole table file in the Corpus schema: a pyarrow Table, or for TSV a dict of Python
     lists by column name (pyarrow never imported). Arguments as in
@@ -803,23 +813,23 @@ def read_columns(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
     return reader.read(req)
 
 
-def read_located(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
-                 fmt: Optional[str] = None, *, system=None, doc=None, seg=None,
+def read_located(path: PathLike, hyp: str = "hyp", refs: Sequence[str] | None = None,
+                 fmt: str | None = None, *, system=None, doc=None, seg=None,
                  encoding: str = "utf-8",
-                 errors: str = "strict") -> Tuple[Columns, Dict[str, str], Callable[[int], Optional[int]]]:
+                 errors: str = "strict") -> tuple[Columns, dict[str, str], Callable[[int], int | None]]:
     """:func:`read_columns`, and what errors about the rows need later: the user's column name
     of each Corpus column (``{'ref_0': 'ref', ...}``) and the file line of a 0-based row
     (None where the format has no lines; it may read the file again: error path only)."""
     reader = _table_format(fmt, path)
-    specs: List[ColumnSpec] = []
+    specs: list[ColumnSpec] = []
     req = TableRequest(path, source_name(path), (hyp, refs, system, doc, seg), encoding, errors,
                        specs)
     cols = reader.read(req)
     return cols, specs[0].labels(), lambda row: reader.row_line(req, row)
 
 
-def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]] = None,
-                 fmt: Optional[str] = None, batch_size: int = 65536, *, system=None, doc=None,
+def iter_batches(path: PathLike, hyp: str = "hyp", refs: Sequence[str] | None = None,
+                 fmt: str | None = None, batch_size: int = 65536, *, system=None, doc=None,
                  seg=None, encoding: str = "utf-8", errors: str = "strict") -> Iterator[Any]:
     """Stream ``pyarrow.RecordBatch`` es of at most ``batch_size`` rows with the :class:`Corpus`
     schema (``hyp``, ``ref_0..``, optional ``system``/``doc``/``seg``) from a table file, with
@@ -834,7 +844,7 @@ def iter_batches(path: PathLike, hyp: str = "hyp", refs: Optional[Sequence[str]]
     yield from reader.iter_batches(req, batch_size)
 
 
-def batch_lists(batch) -> Tuple[List[str], List[List[Optional[str]]]]:
+def batch_lists(batch) -> tuple[list[str], list[list[str | None]]]:
     """``(hyps, refs)`` as Python lists from a batch/table with the Corpus schema:
     hyps is a list of n ``str``, refs K lists of n ``str``-or-``None``."""
     names = batch.schema.names

@@ -14,15 +14,41 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple, Union
 
 from .corpus_error import CorpusError
-from .decoding import (REPLACE_HINT, LineCounter, ascii_compatible, check_codec, check_head,
-                       decode_error, decode_lines, decode_text, display_encoding, line_column, split_lines)
+from .decoding import (
+    REPLACE_HINT,
+    LineCounter,
+    ascii_compatible,
+    check_codec,
+    check_head,
+    decode_error,
+    decode_lines,
+    decode_text,
+    display_encoding,
+    line_column,
+    split_lines,
+)
 
-__all__ = ["BLOCK_BYTES", "PathLike", "TextChunk", "rereadable", "source_name", "open_binary", "read_bytes",
-           "read_lines", "count_lines", "read_tab_refs", "read_stdin_systems",
-           "iter_raw_line_blocks", "iter_text_chunks", "iter_aligned_lines", "count_mismatch"]
+__all__ = [
+    "BLOCK_BYTES",
+    "PathLike",
+    "TextChunk",
+    "count_lines",
+    "count_mismatch",
+    "iter_aligned_lines",
+    "iter_raw_line_blocks",
+    "iter_text_chunks",
+    "open_binary",
+    "read_bytes",
+    "read_lines",
+    "read_stdin_systems",
+    "read_tab_refs",
+    "rereadable",
+    "source_name",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -96,7 +122,7 @@ def read_bytes(path) -> bytes:
         return read_block(f, -1, path)
 
 
-def read_lines(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> List[str]:
+def read_lines(path: PathLike, encoding: str = "utf-8", errors: str = "strict") -> list[str]:
     """All lines of a text file, each ``rstrip()``'d, exactly like sacrebleu's CLI reads files.
 
     ``path``: a file, ``*.gz`` (decompressed transparently) or ``-`` for stdin. Lines are split on
@@ -127,7 +153,7 @@ def count_lines(path: PathLike) -> int:
 
 
 def read_tab_refs(path: PathLike, num_refs: int, encoding: str = "utf-8",
-                  errors: str = "strict") -> List[List[str]]:
+                  errors: str = "strict") -> list[list[str]]:
     """K = ``num_refs`` reference streams from one file with tab-separated references per line
     (sacrebleu ``--num-refs``): each line is ``rstrip()``'d, then split on the first K-1 tabs.
     A line with fewer fields raises :class:`CorpusError` naming the line."""
@@ -136,7 +162,7 @@ def read_tab_refs(path: PathLike, num_refs: int, encoding: str = "utf-8",
     lines = read_lines(path, encoding, errors)
     if num_refs == 1:
         return [lines]
-    streams: List[List[str]] = [[] for _ in range(num_refs)]
+    streams: list[list[str]] = [[] for _ in range(num_refs)]
     for lineno, line in enumerate(lines, 1):
         fields = line.split("\t", num_refs - 1)
         if len(fields) != num_refs:
@@ -149,7 +175,7 @@ def read_tab_refs(path: PathLike, num_refs: int, encoding: str = "utf-8",
 
 
 def read_stdin_systems(stream=None, encoding: str = "utf-8", errors: str = "strict",
-                       source: str = "<stdin>") -> List[List[str]]:
+                       source: str = "<stdin>") -> list[list[str]]:
     """System outputs from tab-separated columns on stdin, with sacrebleu's CLI semantics.
 
     ``stream``: a binary or text file object (default ``sys.stdin.buffer``). Lines are split with
@@ -170,7 +196,7 @@ def read_stdin_systems(stream=None, encoding: str = "utf-8", errors: str = "stri
     # universal newlines, as io.TextIOWrapper(newline=None) reads them
     lines = split_lines(data.replace("\r\n", "\n").replace("\r", "\n"))
     first = lines[0].rstrip().split("\t")
-    systems: List[List[str]] = [[f] for f in first]
+    systems: list[list[str]] = [[f] for f in first]
     n_sys = len(first)
     for lineno, line in enumerate(lines[1:], 2):
         fields = line.rstrip().split("\t")
@@ -184,7 +210,7 @@ def read_stdin_systems(stream=None, encoding: str = "utf-8", errors: str = "stri
 
 
 def iter_raw_line_blocks(path, encoding: str, errors: str,
-                         block_bytes: Optional[int] = None) -> Iterator[List[str]]:
+                         block_bytes: int | None = None) -> Iterator[list[str]]:
     """Decoded lines (not stripped) in blocks of about ``block_bytes``; memory is bounded by the
     block size plus the longest line. Files split on '\n' only (sacrebleu opens them with
     ``newline='\n'``); stdin (``path == '-'``) with universal newlines, as sacrebleu's
@@ -262,8 +288,8 @@ def _locate_stream_error(path, source, e, err_offset, encoding, head) -> CorpusE
 class TextChunk(NamedTuple):
     """One aligned chunk from :func:`iter_text_chunks`."""
     start: int                   #: 0-based index of the chunk's first segment
-    hyps: List[str]              #: n hypotheses
-    refs: List[List[str]]        #: K streams of n references
+    hyps: list[str]              #: n hypotheses
+    refs: list[list[str]]        #: K streams of n references
 
 
 def iter_text_chunks(hyp_path: PathLike, ref_paths: Sequence[PathLike] = (),
@@ -285,7 +311,7 @@ def iter_text_chunks(hyp_path: PathLike, ref_paths: Sequence[PathLike] = (),
 
 def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
                        encoding: str = "utf-8", errors: str = "strict",
-                       precount: bool = True) -> Iterator[Tuple[int, List[List[str]]]]:
+                       precount: bool = True) -> Iterator[tuple[int, list[list[str]]]]:
     """``(start, [lines of paths[0], lines of paths[1], ...])`` in aligned blocks of at most
     ``batch_size`` lines, each line ``rstrip()``'d (one path may be ``'-'``, stdin). Line counts
     must agree: the first path is the one the others are compared with (precounted by a binary
@@ -305,7 +331,7 @@ def iter_aligned_lines(paths: Sequence[PathLike], batch_size: int = 65536,
         if counts[0] == 0:
             raise CorpusError(f"{source_name(paths[0])}: empty input (no lines)")
     gens = [iter_raw_line_blocks(p, encoding, errors) for p in paths]
-    bufs: List[List[str]] = [[] for _ in paths]
+    bufs: list[list[str]] = [[] for _ in paths]
     done = [False] * len(paths)
     start = 0
     while True:

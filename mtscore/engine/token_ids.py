@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from array import array
 from itertools import chain
-from typing import Any, List, Optional
+from typing import Any
 
 import numpy as np
 
-__all__ = ["TokenIds", "as_token_ids", "MAX_ID"]
+__all__ = ["MAX_ID", "TokenIds", "as_token_ids"]
 
 #: the largest token id (ids are stored as int32)
 MAX_ID = 2 ** 31 - 1
@@ -42,7 +42,7 @@ class TokenIds:
     :func:`as_token_ids`; ``TokenIds(values, offsets)`` also validates.
     """
 
-    __slots__ = ("values", "offsets")
+    __slots__ = ("offsets", "values")
 
     values: np.ndarray
     offsets: np.ndarray
@@ -68,13 +68,13 @@ class TokenIds:
         self.offsets = o
 
     @classmethod
-    def from_arrays(cls, values, offsets, what: str = "TokenIds") -> "TokenIds":
+    def from_arrays(cls, values, offsets, what: str = "TokenIds") -> TokenIds:
         """Validated CSR pair (ids in range, offsets consistent); ``values`` is cast to int32
         (no copy when it already is contiguous int32)."""
         return cls(values, offsets, what)
 
     @classmethod
-    def from_lengths(cls, values, lengths, what: str = "TokenIds") -> "TokenIds":
+    def from_lengths(cls, values, lengths, what: str = "TokenIds") -> TokenIds:
         """``values`` (T,) cut into sequences of ``lengths`` (N,) (summing to T)."""
         lens = np.asarray(lengths)
         if lens.ndim != 1 or (lens.size and lens.dtype.kind not in "iu"):
@@ -87,7 +87,7 @@ class TokenIds:
         return cls(values, offsets, what)
 
     @classmethod
-    def _trusted(cls, values: np.ndarray, offsets: np.ndarray) -> "TokenIds":
+    def _trusted(cls, values: np.ndarray, offsets: np.ndarray) -> TokenIds:
         """Arrays already checked (int32 ids in range, int64 offsets from 0 to T)."""
         out = cls.__new__(cls)
         out.values = values
@@ -113,7 +113,7 @@ class TokenIds:
             raise IndexError(f"sequence {i} out of range for {n} sequences")
         return self.values[self.offsets[i]:self.offsets[i + 1]]
 
-    def take(self, idx) -> "TokenIds":
+    def take(self, idx) -> TokenIds:
         """The sequences ``idx`` (int array), in that order, as a new CSR pair (one gather)."""
         idx = np.asarray(idx, dtype=np.int64)
         starts = self.offsets[idx]
@@ -124,7 +124,7 @@ class TokenIds:
         pos = np.repeat(starts - offsets[:-1], lens) + np.arange(offsets[-1], dtype=np.int64)
         return TokenIds._trusted(self.values[pos], offsets)
 
-    def to_lists(self) -> List[List[int]]:
+    def to_lists(self) -> list[list[int]]:
         """The sequences as lists of Python ints."""
         flat = self.values.tolist()
         o = self.offsets.tolist()
@@ -328,7 +328,7 @@ def _first_bad_item(flat: list, offsets: np.ndarray, what: str) -> None:
     raise TypeError(f"{what}: token ids must be integers")  # pragma: no cover - mixed kinds
 
 
-def as_token_ids(x: Any, *, pad_id: Optional[int] = None, lengths: Any = None,
+def as_token_ids(x: Any, *, pad_id: int | None = None, lengths: Any = None,
                  what: str = "hyps") -> TokenIds:
     """``x`` as a :class:`TokenIds` (see the module docstring for the accepted forms).
 

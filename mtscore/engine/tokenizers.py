@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
-from typing import Callable, List, Optional
+from typing import Callable
 
 from ..kernels import _text
 from .atomic import atomic_write
@@ -80,7 +80,7 @@ class Tokenizer:
                 f"unknown tokenizer {name!r}; choose one of: {', '.join(TOKENIZERS)}")
         self.name = name
         self.mode = _COMPILED.get(name)
-        self._external: Optional[Callable[[str], str]] = None
+        self._external: Callable[[str], str] | None = None
         self._signature = name
         if name == "intl":
             intl_table()
@@ -91,7 +91,7 @@ class Tokenizer:
         return self._signature
 
     @property
-    def external(self) -> Optional[Callable[[str], str]]:
+    def external(self) -> Callable[[str], str] | None:
         """The external tokenizer (MeCab, SentencePiece: str -> tokens joined by spaces, to be
         whitespace-split with ``MODE_NONE``), or None for a compiled one (``mode``)."""
         return self._external
@@ -100,13 +100,13 @@ class Tokenizer:
         """Tokenized string, exactly as sacrebleu's tokenizer (after BLEU's rstrip) returns it."""
         return self.tokenize([line])[0]
 
-    def tokenize(self, lines: List[str]) -> List[str]:
+    def tokenize(self, lines: list[str]) -> list[str]:
         if self._external is not None:
             return [" ".join(self._external(x.rstrip()).split()) for x in lines]
         assert self.mode is not None  # a compiled tokenizer (no external one)
         return _text.tokenize_strings(list(lines), self.mode, True)
 
-    def encode(self, texts: List[str], vocab, lookup: bool = False):
+    def encode(self, texts: list[str], vocab, lookup: bool = False):
         """Token ids (CSR ``values`` int32, ``offsets`` int64) of ``texts`` in ``vocab``;
         ``lookup``: tokens ``vocab`` lacks get ``_text.UNSEEN_ID``, ``vocab`` unchanged."""
         if self._external is not None:

@@ -1,5 +1,6 @@
 """List helpers for the Python layer: C loops over the items of a Python list."""
-from typing import Any, Hashable, TypeVar, overload
+from collections.abc import Hashable
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt

@@ -1,6 +1,6 @@
 """One hypothesis against its references in one call (sentence BLEU, chrF/chrF++): tokenize,
 count and score without numpy; see the module docstring of _sentence.pyx."""
-from typing import Sequence
+from collections.abc import Sequence
 
 def bleu_sentence(
     hyp: str,

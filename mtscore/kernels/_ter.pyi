@@ -1,6 +1,6 @@
 """TER kernels: the Tercom normaliser (code points -> interned token ids) and sacrebleu 2.6.0's
 translation_edit_rate on int32 token ids (CSR inputs)."""
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt

@@ -65,7 +65,7 @@ def test_every_judge_pair_equals_psych(refbias):
     assert worst.max() < 1e-9, worst
 
 
-@pytest.mark.parametrize("name, setting, n", [("same_ref_kappas.txt", "SAME", 40),
+@pytest.mark.parametrize(("name", "setting", "n"), [("same_ref_kappas.txt", "SAME", 40),
                                               ("diff_ref_kappas.txt", "DIFF", 150),
                                               ("src_kappas.txt", "SOURCE", 10)])
 def test_setting_files_equal_pairwise_table(refbias, table, name, setting, n):
@@ -82,7 +82,8 @@ def test_group_means_and_corrected_bootstrap(table):
     corrected bootstrap (M=1000, with replacement, n=N, 95%) SAME [0.165, 0.230], DIFF
     [0.147, 0.179] (a different RNG: agreement within Monte Carlo error), and they overlap."""
     mean = {s: table.kappa[table.where(s)].mean() for s in ("SAME", "DIFF", "SOURCE")}
-    assert round(mean["SAME"], 3) == 0.197 and round(mean["DIFF"], 3) == 0.164
+    assert round(mean["SAME"], 3) == 0.197
+    assert round(mean["DIFF"], 3) == 0.164
     assert round(mean["SOURCE"], 3) == 0.247
     assert round(mean["SAME"] - mean["DIFF"], 3) in (0.032, 0.033)
     quoted = {"SAME": (0.165, 0.230), "DIFF": (0.147, 0.179)}
@@ -101,7 +102,8 @@ def test_figure1_panels(table):
     relative to (d) (finite-population effect), and M=50 (e) is noisier than (f) but centred."""
     v = table.kappa[table.where("SAME")]
     panels = figure1_intervals(v, original_sample_size=20, original_level=0.90, seed=7)
-    assert [p.panel for p in FIGURE1_PANELS] == list("abcdef") and set(panels) == set("abcdef")
+    assert [p.panel for p in FIGURE1_PANELS] == list("abcdef")
+    assert set(panels) == set("abcdef")
     assert panels["f"] == bootstrap_mean_ci(v, 1000, None, True, 0.95, seed=7)
     width = {p: hi - lo for p, (_, lo, hi) in panels.items()}
     assert width["a"] < width["b"]  # a narrower proportion than 95%
@@ -139,7 +141,8 @@ def test_rating_crosstab(refbias, table):
     _, _, R = refbias
     ct = rating_crosstab(R, table, source_groups=["batch5"])
     assert set(ct) == {"SAME", "DIFF", "SOURCE", "SOURCE-REF"}
-    assert ct["SAME"]["counts"].sum() == 2 * 40 * 100 and ct["SOURCE-REF"]["counts"].sum() == 100 * 100
+    assert ct["SAME"]["counts"].sum() == 2 * 40 * 100
+    assert ct["SOURCE-REF"]["counts"].sum() == 100 * 100
     assert np.array_equal(ct["DIFF"]["counts"], ct["DIFF"]["counts"].T)
     assert np.allclose(ct["SOURCE"]["row_percent"].sum(axis=1), 100)
     # SOURCE-REF rows are the source judge's ratings: row sums = how often source judges gave each
@@ -155,8 +158,11 @@ def test_textbook_values():
     x = np.array([0] * 25 + [1] * 25)
     y = np.array([0] * 20 + [1] * 5 + [0] * 10 + [1] * 15)
     k = cohen_kappa(x, y)
-    assert k.kappa == pytest.approx(0.4) and k.observed == pytest.approx(0.7) and k.expected == pytest.approx(0.5)
-    assert k.n == 50 and k.table.tolist() == [[20, 5], [10, 15]]
+    assert k.kappa == pytest.approx(0.4)
+    assert k.observed == pytest.approx(0.7)
+    assert k.expected == pytest.approx(0.5)
+    assert k.n == 50
+    assert k.table.tolist() == [[20, 5], [10, 15]]
     assert k.low == pytest.approx(k.kappa - 1.959963984540054 * k.se)
     # two categories: linear and quadratic weights are the identity, so all three agree
     assert cohen_kappa(x, y, "quadratic").kappa == pytest.approx(0.4)
@@ -185,32 +191,45 @@ def test_nan_policy():
     assert k.n == 3
     # no common item: n = 0, everything NaN
     e = cohen_kappa([1, nan], [nan, 2])
-    assert e.n == 0 and math.isnan(e.kappa) and math.isnan(e.low) and math.isnan(e.high)
+    assert e.n == 0
+    assert math.isnan(e.kappa)
+    assert math.isnan(e.low)
+    assert math.isnan(e.high)
     # both judges constant on the same value: undefined
     c = cohen_kappa([3, 3, 3], [3, 3, 3], weights="quadratic")
-    assert math.isnan(c.kappa) and math.isnan(c.high) and c.n == 3
+    assert math.isnan(c.kappa)
+    assert math.isnan(c.high)
+    assert c.n == 3
     c5 = cohen_kappa([3, 3, 3], [3, 3, 3], levels=[1, 2, 3, 4, 5])
     assert math.isnan(c5.kappa)
     # one constant judge against a varied one: defined, 0 (as psych)
     z = cohen_kappa([3, 3, 3, 3], [1, 3, 2, 3])
-    assert z.kappa == 0 and z.low <= 0 <= z.high
+    assert z.kappa == 0
+    assert z.low <= 0 <= z.high
     # strings work as categories
     s = cohen_kappa(["red", "yellow", "blue", "red"], ["red", "blue", "blue", "red"])
-    assert s.levels == ("blue", "red", "yellow") and -1 <= s.kappa <= 1
+    assert s.levels == ("blue", "red", "yellow")
+    assert -1 <= s.kappa <= 1
 
 
 def test_bounds_clipped_to_one():
     k = cohen_kappa([1, 2, 1, 2, 1], [1, 2, 1, 2, 1])
-    assert k.kappa == 1 and k.high == 1 and k.var == 0 and not k.variance_clamped
+    assert k.kappa == 1
+    assert k.high == 1
+    assert k.var == 0
+    assert not k.variance_clamped
 
 
 def test_pairwise_errors_and_settings():
     R = np.array([[1, 2, 3, np.nan], [np.nan, np.nan, np.nan, 1.0], [1, 2, 2, 3]])
     t = pairwise_kappas(R, ["a", "b", "c"])
-    assert list(t.setting) == ["ALL"] * 3 and t.n.tolist() == [0, 3, 1]
+    assert list(t.setting) == ["ALL"] * 3
+    assert t.n.tolist() == [0, 3, 1]
     assert math.isnan(t.kappa[0])  # a-b: no common item
-    assert pair_setting("g1", "g1") == "SAME" and pair_setting("g1", "g2") == "DIFF"
-    assert pair_setting("s", "s", ["s"]) == "SOURCE" and pair_setting("g1", "s", ["s"]) == "SOURCE-REF"
+    assert pair_setting("g1", "g1") == "SAME"
+    assert pair_setting("g1", "g2") == "DIFF"
+    assert pair_setting("s", "s", ["s"]) == "SOURCE"
+    assert pair_setting("g1", "s", ["s"]) == "SOURCE-REF"
     with pytest.raises(ValueError, match="in no group"):
         pairwise_kappas(R, ["a", "b", "c"], {"g": ["a", "b"]})
     with pytest.raises(ValueError, match="two groups"):

@@ -6,8 +6,8 @@ import csv
 import io
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -24,7 +24,7 @@ batch5: j3 j11 j12 j17 j23
 """
 
 
-def run(capsys, *argv: str) -> Tuple[int, str, str]:
+def run(capsys, *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     try:
         rc = main(["human", "agreement", *argv])
@@ -58,33 +58,43 @@ def test_refbias_json(ratings_all, tmp_path, capsys):
                        "--seed", "3")
     assert rc == 0 and err == "", err
     res = json.loads(out)
-    assert res["judges"] == 25 and res["items"] == 100 and len(res["pairs"]) == 300
+    assert res["judges"] == 25
+    assert res["items"] == 100
+    assert len(res["pairs"]) == 300
     st = {s["setting"]: s for s in res["settings"]}
     assert [s["setting"] for s in res["settings"]] == ["SOURCE", "SAME", "DIFF", "SOURCE-REF"]
-    assert round(st["SAME"]["mean_kappa"], 3) == 0.197 and round(st["DIFF"]["mean_kappa"], 3) == 0.164
-    assert abs(st["SAME"]["low"] - 0.165) < 0.005 and abs(st["DIFF"]["high"] - 0.179) < 0.005
+    assert round(st["SAME"]["mean_kappa"], 3) == 0.197
+    assert round(st["DIFF"]["mean_kappa"], 3) == 0.164
+    assert abs(st["SAME"]["low"] - 0.165) < 0.005
+    assert abs(st["DIFF"]["high"] - 0.179) < 0.005
     table2 = {(r["setting_a"], r["setting_b"]): (round(100 * r["share"]), r["total"]) for r in res["nonoverlap"]}
-    assert table2[("SOURCE", "SOURCE")] == (47, 45) and table2[("SAME", "DIFF")] == (13, 6000)
+    assert table2[("SOURCE", "SOURCE")] == (47, 45)
+    assert table2[("SAME", "DIFF")] == (13, 6000)
     j1j4 = next(p for p in res["pairs"] if (p["judge_a"], p["judge_b"]) == ("j1", "j4"))
     assert (j1j4["low"], j1j4["kappa"], j1j4["high"]) == pytest.approx(
         (-0.0586780694867343, 0.0735461801596351, 0.205770429806004), abs=1e-12)  # psych, kappas_all.txt
-    assert j1j4["setting"] == "SAME" and j1j4["group_a"] == "batch1"
+    assert j1j4["setting"] == "SAME"
+    assert j1j4["group_a"] == "batch1"
     pct = np.array(res["crosstab"]["SAME"]["row_percent"])
     assert np.allclose(pct.sum(axis=1), 100)
 
 
 def test_refbias_csv_weighted_and_text(ratings_all, tmp_path, capsys):
     rc, err, out = run(capsys, ratings_all, "--weights", "quadratic", "--format", "csv")
-    assert rc == 0 and err == ""
+    assert rc == 0
+    assert err == ""
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert len(rows) == 300 and rows[0]["setting"] == "ALL"
+    assert len(rows) == 300
+    assert rows[0]["setting"] == "ALL"
     j1j2 = rows[0]
     assert (j1j2["judge_a"], j1j2["judge_b"]) == ("j1", "j2")
     assert float(j1j2["kappa"]) == pytest.approx(0.422081849338082, abs=1e-12)
     assert float(j1j2["high"]) == pytest.approx(0.573947608427091, abs=1e-12)
     out_path = tmp_path / "k.txt"
     rc, err, out = run(capsys, ratings_all, "-o", str(out_path))
-    assert rc == 0 and out == "" and "ALL" in out_path.read_text()
+    assert rc == 0
+    assert out == ""
+    assert "ALL" in out_path.read_text()
 
 
 def test_long_layout_equals_wide(tmp_path, capsys):
@@ -93,26 +103,31 @@ def test_long_layout_equals_wide(tmp_path, capsys):
                                              for j, c in enumerate(ln.split(";")) if c != "NA"]
     a = json.loads(run(capsys, write(tmp_path, "w.csv", wide), "--format", "json")[2])
     b = json.loads(run(capsys, write(tmp_path, "l.csv", long), "--format", "json")[2])
-    assert a["pairs"] == b["pairs"] and a["pairs"][0]["n"] == 4
+    assert a["pairs"] == b["pairs"]
+    assert a["pairs"][0]["n"] == 4
 
 
 def test_no_common_items_and_constant_ratings_are_nan_with_warning(tmp_path, capsys):
     # j1 and j2 never rate the same item; j3 and j4 both always say 3 where both rate
     lines = ["j1 j2 j3 j4", "1 NA 3 3", "2 NA 3 3", "NA 1 3 3", "NA 2 3 3", "NA 3 3 3"]
     rc, err, out = run(capsys, write(tmp_path, "r.txt", lines), "--format", "json")
-    assert rc == 0 and "Traceback" not in err
+    assert rc == 0
+    assert "Traceback" not in err
     assert "1 judge pair(s) share no rated item: kappa is NaN for j1-j2" in err
     assert "1 judge pair(s) gave one and the same rating to every common item (kappa undefined): kappa is NaN " \
            "for j3-j4" in err
     pairs = {(p["judge_a"], p["judge_b"]): p for p in json.loads(out)["pairs"]}
-    assert pairs[("j1", "j2")]["n"] == 0 and pairs[("j1", "j2")]["kappa"] is None  # NaN -> null in JSON
-    assert pairs[("j3", "j4")]["n"] == 5 and pairs[("j3", "j4")]["kappa"] is None
+    assert pairs[("j1", "j2")]["n"] == 0
+    assert pairs[("j1", "j2")]["kappa"] is None
+    assert pairs[("j3", "j4")]["n"] == 5
+    assert pairs[("j3", "j4")]["kappa"] is None
     assert pairs[("j1", "j3")]["kappa"] == 0  # one constant judge: kappa 0, as psych
     rc, err, out = run(capsys, write(tmp_path, "r.txt", lines), "--format", "csv")
-    assert rc == 0 and "j1,j2,,,ALL,0,nan,nan,nan,nan" in out
+    assert rc == 0
+    assert "j1,j2,,,ALL,0,nan,nan,nan,nan" in out
 
 
-@pytest.mark.parametrize("lines, extra, fragments", [
+@pytest.mark.parametrize(("lines", "extra", "fragments"), [
     (["judge;segment_id", "j1;1", "j2;1"], (), ("r.csv:1: missing column(s) rating (rating, score)",)),
     (["judge;rating", "j1;1", "j2;1"], (), ("r.csv:1: missing column(s) item (item, segment_id, sid)",)),
     (["j1;j2", "1;2", "7;1"], ("--levels", "1-5"),
@@ -134,7 +149,7 @@ def test_bad_ratings(tmp_path, capsys, lines, extra, fragments):
     assert_one_line(err, *fragments)
 
 
-@pytest.mark.parametrize("groups, extra, fragments", [
+@pytest.mark.parametrize(("groups", "extra", "fragments"), [
     (["g1: j1 j2", "g2: j3 j9"], (), ("g.txt:2: judge 'j9' of group 'g2' is not a judge of the ratings",)),
     (["g1: j1 j2", "g2: j2 j3"], (), ("g.txt:2: judge 'j2' is already in a group (line 1)",)),
     (["g1: j1 j2"], (), ("g.txt: judge(s) j3 are in no group",)),
@@ -151,7 +166,7 @@ def test_bad_groups(tmp_path, capsys, groups, extra, fragments):
     assert_one_line(err, *fragments)
 
 
-@pytest.mark.parametrize("argv, fragment", [
+@pytest.mark.parametrize(("argv", "fragment"), [
     (("--levels", "5"), "--levels"), (("--levels", "a-b"), "--levels"), (("--levels", "1,1"), "--levels"),
     (("--weights", "cubic"), "--weights"), (("--alpha", "0"), "--alpha"), (("--bootstrap", "0"), "--bootstrap"),
 ])
@@ -173,5 +188,6 @@ def test_levels_use_every_category(tmp_path, capsys):
     r = write(tmp_path, "r.csv", ["a b", "1 2", "2 2", "5 5", "5 2", "1 1", "2 5"])
     k3 = json.loads(run(capsys, r, "--weights", "linear", "--format", "json")[2])["pairs"][0]["kappa"]
     k5 = json.loads(run(capsys, r, "--weights", "linear", "--levels", "1-5", "--format", "json")[2])["pairs"][0]
-    assert k3 == pytest.approx(0.4) and k5["kappa"] == pytest.approx(10 / 31)
+    assert k3 == pytest.approx(0.4)
+    assert k5["kappa"] == pytest.approx(10 / 31)
     assert not math.isnan(k5["low"])

@@ -4,8 +4,8 @@ import json
 import re
 
 import pytest
-
 from conftest import require
+
 from mtscore.analysis.cli import main
 
 
@@ -14,7 +14,9 @@ def test_help_explains(capsys):
         main(["meta", "--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert "Williams" in out and "wmt20" in out and "sys" in out
+    assert "Williams" in out
+    assert "wmt20" in out
+    assert "sys" in out
     with pytest.raises(SystemExit):
         main(["human", "rater-model", "--help"])
     assert "Gamma" in capsys.readouterr().out
@@ -37,7 +39,8 @@ def test_meta_wmt20_html_report(shared_data, tmp_path, capsys):
     pngs = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", html)
     assert len(pngs) >= 6
     assert all(base64.b64decode(p)[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
-    assert "Type I" in html and "Kendall" in html
+    assert "Type I" in html
+    assert "Kendall" in html
 
 
 def test_meta_sys_csv_and_errors(shared_data, tmp_path, capsys):
@@ -46,7 +49,8 @@ def test_meta_sys_csv_and_errors(shared_data, tmp_path, capsys):
     assert main(["meta", "sys", "--scores", str(f), "--outliers", "mad", "--metrics", "chrF,sacreBLEU-BLEU",
                  "--bootstrap", "100", "--format", "csv", "-o", str(out)]) == 0
     lines = out.read_text().splitlines()
-    assert lines[0].startswith("metric,pearson_all") and len(lines) == 3
+    assert lines[0].startswith("metric,pearson_all")
+    assert len(lines) == 3
     chrf = dict(zip(lines[0].split(","), next(line for line in lines if line.startswith("chrF")).split(",")))
     assert float(chrf["pearson_all"]) == pytest.approx(0.979, abs=5e-4)
     assert float(chrf["pearson_excl"]) == pytest.approx(0.881, abs=5e-4)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence, Tuple
 
 import pytest
 
@@ -18,7 +18,7 @@ HEADER = "LP SYSTEM HUMAN BLEU chrF TER"
 RATINGS_HEADER = "HITId WorkerId Input.src Input.trg Input.item hit sys_id rid type sid score time"
 
 
-def sys_rows(n: int = 8, seed: int = 1) -> List[str]:
+def sys_rows(n: int = 8, seed: int = 1) -> list[str]:
     rnd = random.Random(seed)
     return [f"en-de sys{i} {rnd.gauss(0, 1):.3f} {rnd.uniform(10, 40):.2f} {rnd.uniform(30, 60):.2f} "
             f"{-rnd.uniform(30, 60):.2f}" for i in range(n)]
@@ -36,7 +36,7 @@ def set_cell(row: str, col: int, value: str) -> str:
     return " ".join(cells)
 
 
-def run_out(capsys, *argv: str) -> Tuple[int, str, str]:
+def run_out(capsys, *argv: str) -> tuple[int, str, str]:
     """Exit status, stderr and stdout of ``mtscore <argv>`` (argparse exits become a status)."""
     capsys.readouterr()
     try:
@@ -47,7 +47,7 @@ def run_out(capsys, *argv: str) -> Tuple[int, str, str]:
     return rc, got.err, got.out
 
 
-def run(capsys, *argv: str) -> Tuple[int, str]:
+def run(capsys, *argv: str) -> tuple[int, str]:
     return run_out(capsys, *argv)[:2]
 
 
@@ -58,7 +58,7 @@ def assert_one_line(err: str, *fragments: str, prefix: str = "mtscore: error: ")
         assert f in err, (f, err)
 
 
-def meta_sys(capsys, path: str, *extra: str) -> Tuple[int, str]:
+def meta_sys(capsys, path: str, *extra: str) -> tuple[int, str]:
     return run(capsys, "meta", "sys", "--scores", path, "--bootstrap", "20", *extra)
 
 
@@ -68,7 +68,7 @@ def meta_sys(capsys, path: str, *extra: str) -> Tuple[int, str]:
 def test_bad_human_cell_names_line_and_column(tmp_path, capsys, cell):
     rows = sys_rows()
     rows[2] = set_cell(rows[2], 2, cell)
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows))
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "t.txt:4:", "column 3 (HUMAN)")
 
@@ -76,7 +76,7 @@ def test_bad_human_cell_names_line_and_column(tmp_path, capsys, cell):
 def test_text_in_metric_column_is_an_error(tmp_path, capsys):
     rows = sys_rows()
     rows[3] = set_cell(rows[3], 4, "xyz")
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows))
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "t.txt:5:", "column 5 (chrF)", "'xyz' is not a number")
 
@@ -84,7 +84,7 @@ def test_text_in_metric_column_is_an_error(tmp_path, capsys):
 def test_infinite_metric_is_an_error(tmp_path, capsys):
     rows = sys_rows()
     rows[3] = set_cell(rows[3], 3, "inf")
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows))
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "t.txt:5:", "column 4 (BLEU)", "NA")
 
@@ -92,30 +92,31 @@ def test_infinite_metric_is_an_error(tmp_path, capsys):
 def test_missing_metric_cell_leaves_the_metric_out(tmp_path, capsys):
     rows = sys_rows()
     rows[3] = set_cell(rows[3], 4, "NA")
-    rc, err, out = run_out(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+    rc, err, out = run_out(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                            "--bootstrap", "20", "--format", "csv")
     assert rc == 0
     assert_one_line(err, "chrF", prefix="mtscore: warning: ")
-    assert "chrF" not in out and "BLEU" in out
+    assert "chrF" not in out
+    assert "BLEU" in out
 
 
 def test_line_numbers_count_blank_lines(tmp_path, capsys):
     rows = sys_rows()
     rows[5] = set_cell(rows[5], 2, "oops")
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, ""] + rows[:3] + ["", ""] + rows[3:]))
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, "", *rows[:3], "", "", *rows[3:]]))
     assert rc == 1
     assert_one_line(err, "t.txt:10:")
 
 
 def test_no_human_column(tmp_path, capsys):
-    lines = [" ".join(row.split()[:2] + row.split()[3:]) for row in [HEADER] + sys_rows()]
+    lines = [" ".join(row.split()[:2] + row.split()[3:]) for row in [HEADER, *sys_rows()]]
     rc, err = meta_sys(capsys, write(tmp_path, "t.txt", lines))
     assert rc == 1
     assert_one_line(err, "t.txt:1:", "no HUMAN column", "LP SYSTEM HUMAN")
 
 
 def test_comma_separated_table(tmp_path, capsys):
-    lines = [",".join(row.split()) for row in [HEADER] + sys_rows()]
+    lines = [",".join(row.split()) for row in [HEADER, *sys_rows()]]
     rc, err = meta_sys(capsys, write(tmp_path, "t.csv", lines))
     assert rc == 1
     assert_one_line(err, "t.csv", "looks comma-separated", "whitespace")
@@ -129,19 +130,20 @@ def test_header_only(tmp_path, capsys):
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_too_few_systems(tmp_path, capsys, n):
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + sys_rows(n)))
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *sys_rows(n)]))
     assert rc == 1
     assert_one_line(err, "t.txt", f"{n} MT system", "at least 4", "Williams")
 
 
 def test_four_systems_are_enough(tmp_path, capsys):
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + sys_rows(4)))
-    assert rc == 0 and err == ""
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *sys_rows(4)]))
+    assert rc == 0
+    assert err == ""
 
 
 def test_human_rows_do_not_count_as_systems(tmp_path, capsys):
-    rows = sys_rows(3) + ["en-de Human-A.0 0.5 30 40 -40", "en-de Human-B.0 0.6 31 41 -41"]
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows))
+    rows = [*sys_rows(3), "en-de Human-A.0 0.5 30 40 -40", "en-de Human-B.0 0.6 31 41 -41"]
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "3 MT system", "Human")
 
@@ -150,7 +152,7 @@ def test_constant_human_scores(tmp_path, capsys):
     rows = [set_cell(r, 2, "0.25") for r in sys_rows()]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows))
+        rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "t.txt", "HUMAN scores are equal", "undefined")
 
@@ -159,7 +161,7 @@ def test_constant_metric_is_never_a_winner_and_numpy_stays_quiet(tmp_path, capsy
     rows = [set_cell(r, 4, "42") for r in sys_rows()]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a raw numpy RuntimeWarning fails the test
-        rc, err, text = run_out(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+        rc, err, text = run_out(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                                 "--bootstrap", "20", "--format", "csv")
     assert rc == 0
     assert_one_line(err, "chrF", "same score", prefix="mtscore: warning: ")
@@ -171,7 +173,7 @@ def test_constant_metric_is_never_a_winner_and_numpy_stays_quiet(tmp_path, capsy
 def test_constant_human_after_outliers_is_a_note(tmp_path, capsys):
     rows = [set_cell(r, 2, "0.5") for r in sys_rows(6)]
     rows[0] = set_cell(rows[0], 2, "1.5")
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows), "--outliers", "mad")
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]), "--outliers", "mad")
     assert rc == 0
     assert_one_line(err, "without the outliers", prefix="mtscore: warning: ")
 
@@ -179,13 +181,13 @@ def test_constant_human_after_outliers_is_a_note(tmp_path, capsys):
 def test_duplicate_system_names_both_lines(tmp_path, capsys):
     rows = sys_rows()
     rows[4] = set_cell(rows[4], 1, "sys1")
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows))
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "t.txt:6:", "'sys1'", "line 3")
 
 
 def test_unknown_outlier_names(tmp_path, capsys):
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + sys_rows()), "--outliers", "FOO,sys1,BAR")
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *sys_rows()]), "--outliers", "FOO,sys1,BAR")
     assert rc == 1
     assert_one_line(err, "--outliers", "FOO, BAR", "sys0, sys1")
     assert "sys1," not in err.split("systems:")[0]
@@ -193,14 +195,14 @@ def test_unknown_outlier_names(tmp_path, capsys):
 
 @pytest.mark.parametrize("spec", [",", " , "])
 def test_empty_metrics_list(tmp_path, capsys, spec):
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + sys_rows()), "--metrics", spec)
+    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *sys_rows()]), "--metrics", spec)
     assert rc == 1
     assert_one_line(err, "--metrics")
 
 
 # --- numeric options (argparse: one line naming the option, exit 2) ----------------------------
 
-@pytest.mark.parametrize("argv, option", [
+@pytest.mark.parametrize(("argv", "option"), [
     (["meta", "sys", "--scores", "x", "--bootstrap", "-1"], "--bootstrap"),
     (["meta", "sys", "--scores", "x", "--bootstrap", "0"], "--bootstrap"),
     (["meta", "sys", "--scores", "x", "--bootstrap", "1.5"], "--bootstrap"),
@@ -246,7 +248,7 @@ def test_empty_file(tmp_path, capsys):
 
 
 def test_invalid_utf8_names_line_and_column(tmp_path, capsys):
-    lines = [HEADER] + sys_rows()
+    lines = [HEADER, *sys_rows()]
     data = ("\n".join(lines) + "\n").encode().replace(b"sys4", b"sys\xff4")
     p = tmp_path / "u.txt"
     p.write_bytes(data)
@@ -265,7 +267,7 @@ def test_binary_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("option", ["-o", "--html"])
 def test_output_in_missing_folder_names_the_path(tmp_path, capsys, option):
-    f = write(tmp_path, "t.txt", [HEADER] + sys_rows())
+    f = write(tmp_path, "t.txt", [HEADER, *sys_rows()])
     target = str(tmp_path / "no" / "such" / "out.txt")
     rc, err = meta_sys(capsys, f, option, target)
     assert rc == 1
@@ -274,14 +276,14 @@ def test_output_in_missing_folder_names_the_path(tmp_path, capsys, option):
 
 
 def test_output_is_a_folder(tmp_path, capsys):
-    f = write(tmp_path, "t.txt", [HEADER] + sys_rows())
+    f = write(tmp_path, "t.txt", [HEADER, *sys_rows()])
     rc, err = meta_sys(capsys, f, "-o", str(tmp_path))
     assert rc == 1
     assert_one_line(err, "--output", str(tmp_path), "folder")
 
 
 def test_figdir_is_a_file(tmp_path, capsys):
-    f = write(tmp_path, "t.txt", [HEADER] + sys_rows())
+    f = write(tmp_path, "t.txt", [HEADER, *sys_rows()])
     rc, err = meta_sys(capsys, f, "--figdir", f)
     assert rc == 1
     assert_one_line(err, "--figdir", "not a folder")
@@ -291,14 +293,15 @@ def test_bad_input_writes_no_output(tmp_path, capsys):
     rows = sys_rows()
     rows[1] = set_cell(rows[1], 2, "x")
     out = tmp_path / "r.json"
-    rc, err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER] + rows), "-o", str(out))
-    assert rc == 1 and not out.exists()
+    rc, _err = meta_sys(capsys, write(tmp_path, "t.txt", [HEADER, *rows]), "-o", str(out))
+    assert rc == 1
+    assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]  # no temp files left
 
 
 def test_write_failure_names_the_requested_path(tmp_path, capsys, monkeypatch):
     """A failure while writing (after the up-front checks) names -o's path, not the temp file."""
-    f = write(tmp_path, "t.txt", [HEADER] + sys_rows())
+    f = write(tmp_path, "t.txt", [HEADER, *sys_rows()])
     target = tmp_path / "out.txt"
 
     def refuse(src, dst):
@@ -323,7 +326,7 @@ def test_write_atomic_error_names_the_target(tmp_path):
 
 def test_programming_errors_keep_their_traceback(tmp_path, capsys, monkeypatch):
     """Only user-input errors become one line: a bug is not swallowed."""
-    f = write(tmp_path, "t.txt", [HEADER] + sys_rows())
+    f = write(tmp_path, "t.txt", [HEADER, *sys_rows()])
 
     def bug(*a, **k):
         raise KeyError("a bug")
@@ -335,7 +338,7 @@ def test_programming_errors_keep_their_traceback(tmp_path, capsys, monkeypatch):
 
 # --- human ratings ---------------------------------------------------------------------------
 
-def ratings_rows(n_workers: int = 4, n_systems: int = 4, n_seg: int = 6, seed: int = 3) -> List[str]:
+def ratings_rows(n_workers: int = 4, n_systems: int = 4, n_seg: int = 6, seed: int = 3) -> list[str]:
     rnd = random.Random(seed)
     rows = []
     for w in range(n_workers):
@@ -347,7 +350,7 @@ def ratings_rows(n_workers: int = 4, n_systems: int = 4, n_seg: int = 6, seed: i
     return rows
 
 
-def human(capsys, cmd: str, path: str, *extra: str) -> Tuple[int, str]:
+def human(capsys, cmd: str, path: str, *extra: str) -> tuple[int, str]:
     return run(capsys, "human", cmd, "--ratings", path, *extra)
 
 
@@ -355,7 +358,7 @@ def human(capsys, cmd: str, path: str, *extra: str) -> Tuple[int, str]:
 def test_short_ratings_row(tmp_path, capsys, cmd):
     rows = ratings_rows()
     rows[9] = "\t".join(rows[9].split("\t")[:8])
-    rc, err = human(capsys, cmd, write(tmp_path, "r.csv", [RATINGS_HEADER] + rows))
+    rc, err = human(capsys, cmd, write(tmp_path, "r.csv", [RATINGS_HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "r.csv:11:", "expected 12 fields", "found 8")
 
@@ -382,13 +385,13 @@ def test_ratings_comma_separated(tmp_path, capsys):
     assert_one_line(err, "r.csv:1:", "comma-separated")
 
 
-@pytest.mark.parametrize("cell, says", [("abc", "'abc' is not a number"), ("NaN", "missing"), ("-inf", "finite")])
+@pytest.mark.parametrize(("cell", "says"), [("abc", "'abc' is not a number"), ("NaN", "missing"), ("-inf", "finite")])
 def test_ratings_bad_score(tmp_path, capsys, cell, says):
     rows = ratings_rows()
     cells = rows[20].split("\t")
     cells[10] = cell
     rows[20] = "\t".join(cells)
-    rc, err = human(capsys, "ratings", write(tmp_path, "r.csv", [RATINGS_HEADER] + rows))
+    rc, err = human(capsys, "ratings", write(tmp_path, "r.csv", [RATINGS_HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "r.csv:22:", "column 11 (score)", says)
 
@@ -399,7 +402,7 @@ def test_ratings_text_score_after_the_first_megabyte(tmp_path, capsys):
     cells = rows[-1].split("\t")
     cells[10] = "oops"
     rows[-1] = "\t".join(cells)
-    path = write(tmp_path, "r.csv", [RATINGS_HEADER] + rows)
+    path = write(tmp_path, "r.csv", [RATINGS_HEADER, *rows])
     assert Path(path).stat().st_size > 1 << 20
     rc, err = human(capsys, "ratings", path)
     assert rc == 1
@@ -408,18 +411,19 @@ def test_ratings_text_score_after_the_first_megabyte(tmp_path, capsys):
 
 def test_ratings_without_system_items(tmp_path, capsys):
     rows = [r.replace("\tSYSTEM\t", "\tREF\t").replace("\tREPEAT\t", "\tBAD_REF\t") for r in ratings_rows()]
-    rc, err = human(capsys, "ratings", write(tmp_path, "r.csv", [RATINGS_HEADER] + rows))
+    rc, err = human(capsys, "ratings", write(tmp_path, "r.csv", [RATINGS_HEADER, *rows]))
     assert rc == 1
     assert_one_line(err, "SYSTEM or REPEAT")
 
 
 def test_keep_more_workers_than_the_file_has(tmp_path, capsys):
-    f = write(tmp_path, "r.csv", [RATINGS_HEADER] + ratings_rows())
+    f = write(tmp_path, "r.csv", [RATINGS_HEADER, *ratings_rows()])
     rc, err = human(capsys, "rater-model", f, "--keep", "50")
     assert rc == 1
     assert_one_line(err, "--keep 50", "4 workers")
     rc, err = human(capsys, "rater-model", f, "--keep", "2")
-    assert rc == 0 and err == ""
+    assert rc == 0
+    assert err == ""
 
 
 # --- help --------------------------------------------------------------------------------------
@@ -428,7 +432,7 @@ def test_keep_more_workers_than_the_file_has(tmp_path, capsys):
                                   ["human", "ratings"], ["human", "rater-model"], []])
 def test_help_has_no_doubled_percent(capsys, argv):
     with pytest.raises(SystemExit):
-        main(argv + ["--help"])
+        main([*argv, "--help"])
     out = capsys.readouterr().out
     assert "%%" not in out
     if argv == ["meta"]:

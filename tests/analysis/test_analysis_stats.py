@@ -2,7 +2,8 @@
 stats_test vectors)."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from mtscore.analysis import correlation as C
@@ -31,8 +32,9 @@ def test_mtme_williams():
     r1, r2 = C.pearson(gold, m1), C.pearson(gold, m2)
     p = williams_test(r1, r2, C.pearson(m1, m2), 5)
     assert p == pytest.approx(0.0191, abs=1e-4)
-    r, P = williams_matrix(gold, np.vstack([m1, m2]))
-    assert P[0, 1] == pytest.approx(p) and np.isnan(P[1, 0])
+    _r, P = williams_matrix(gold, np.vstack([m1, m2]))
+    assert P[0, 1] == pytest.approx(p)
+    assert np.isnan(P[1, 0])
     assert winners(P).tolist() == [True, False]
     assert williams_test(r1, r2, C.pearson(m1, m2), 5, one_sided=False) == pytest.approx(2 * p)
 
@@ -77,9 +79,10 @@ def test_bootstrap_ci_and_curves():
     h = rng.normal(size=15)
     M = np.vstack([h + rng.normal(0, s, 15) for s in (0.1, 0.5, 2.0)])
     r, lo, hi = C.bootstrap_ci(h, M, n_resamples=1000, seed=1)
-    assert np.all(lo <= r) and np.all(r <= hi)
+    assert np.all(lo <= r)
+    assert np.all(r <= hi)
     assert hi[0] - lo[0] < hi[2] - lo[2]
-    r2, lo2, hi2 = C.bootstrap_ci(h, M, n_resamples=1000, seed=1)
+    _r2, lo2, _hi2 = C.bootstrap_ci(h, M, n_resamples=1000, seed=1)
     assert np.array_equal(lo, lo2)
     # same draws as a per-resample loop
     _, _, _, S = C.bootstrap_ci(h, M, n_resamples=50, seed=3, return_samples=True)
@@ -88,7 +91,8 @@ def test_bootstrap_ci_and_curves():
     _, lo_k, hi_k = C.bootstrap_ci(h, M, "kendall", n_resamples=100, seed=1)
     assert np.all(lo_k <= hi_k)
     t = C.top_n(h, M, min_n=4, ci=True, n_resamples=50)
-    assert t["n"].tolist() == list(range(15, 3, -1)) and t["r"].shape == (12, 3)
+    assert t["n"].tolist() == list(range(15, 3, -1))
+    assert t["r"].shape == (12, 3)
     np.testing.assert_allclose(t["r"][0], C.pearson(h, M))
     w = C.rolling_window(h, M, 4)
     order = np.argsort(h)

@@ -1,8 +1,8 @@
 """MAD outliers on the Tangled WMT19 system scores (nitikam/tangled) and Tangled Tables 1-2."""
 import numpy as np
 import pytest
-
 from conftest import require
+
 from mtscore.analysis import datasets
 from mtscore.analysis.correlation import pearson
 from mtscore.analysis.outliers import mad_outliers

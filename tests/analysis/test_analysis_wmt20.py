@@ -3,8 +3,8 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest import require
+
 from mtscore.analysis import datasets, loaders
 from mtscore.analysis.correlation import kendall, pearson
 from mtscore.analysis.darr import darr_kendall, darr_pairs
@@ -57,7 +57,7 @@ def test_sys_pearson_kendall_williams_all_files(w20):
             sig = w20 / f"results/output/system-level/DA-{key}-sig{'-excloutl' if excl else ''}.csv"
             if not sig.exists():
                 continue
-            rows, cols, ref = loaders.read_matrix(sig)
+            rows, _cols, ref = loaders.read_matrix(sig)
             M = np.vstack([sub.scores[idx[m]] for m in rows])
             r, p = williams_matrix(sub.human, M, only_better=False)
             with np.errstate(invalid="ignore"):
@@ -77,7 +77,9 @@ def test_sys_pearson_kendall_williams_all_files(w20):
                 for m, w in zip(rows, win):
                     assert bool(w) == (wref[m] in (True, "True")), (key, m)
                     n_win += 1
-    assert n_k == 872 and n_p == 872 and n_win == 872
+    assert n_k == 872
+    assert n_p == 872
+    assert n_win == 872
     assert n_w == 6123  # every non-sentinel p in the 40 DA-*-sig*.csv files
     print(f"kendall {n_k}, pearson-excl {n_p}, williams {n_w}, winners {n_win}")
 
@@ -158,4 +160,5 @@ def test_segment_pearson_and_document_scores(w20):
     lut = {(s, g): (z, n) for s, g, z, n in zip(*(ref.column(c).to_pylist() for c in ("SYS", "SEGID", "Z.SCR", "N")))}
     assert len(lut) == len(d["score"]) == 1412
     for s, g, z, n in zip(d["system"], d["document"], d["score"], d["n_segments"]):
-        assert lut[(s, g)][1] == n and z == pytest.approx(lut[(s, g)][0], abs=1e-12)
+        assert lut[(s, g)][1] == n
+        assert z == pytest.approx(lut[(s, g)][0], abs=1e-12)

@@ -8,11 +8,22 @@ import re
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mtscore.analysis import degrade as dg
-from mtscore.analysis.campaign import (HIT_SIZE, Campaign, HitItem, batch_input_csv, build_campaign,
-                                       hit_problems, items_tsv, plan_hits, read_batch_input, write_batch_input)
+from mtscore.analysis.campaign import (
+    HIT_SIZE,
+    Campaign,
+    HitItem,
+    batch_input_csv,
+    build_campaign,
+    hit_problems,
+    items_tsv,
+    plan_hits,
+    read_batch_input,
+    write_batch_input,
+)
 from mtscore.analysis.errors import AnalysisInputError
 from tests.conftest import require
 
@@ -46,7 +57,8 @@ def test_ngram_pool_skips_edge_words_and_lowercases_the_first():
     assert pool[1] == ["big", "cat", "sat", "on"]
     assert pool[2] == ["big Cat", "cat sat", "sat on"]
     assert pool[4] == ["big Cat sat on"]
-    assert pool[5] == [] and pool[6] == []
+    assert pool[5] == []
+    assert pool[6] == []
 
 
 def test_replace_small_cases_exactly():
@@ -74,7 +86,8 @@ def test_replace_phrase_keeps_the_length_rule(ws, seed):
     assert len(out) == n - r + k
     start = out.index("<0>")
     assert 1 <= start <= n - r - 2                          # the first word always stays
-    assert out[:start] == ws[:start] and out[start + k:] == ws[start + r:]
+    assert out[:start] == ws[:start]
+    assert out[start + k:] == ws[start + r:]
 
 
 @settings(max_examples=150)
@@ -109,7 +122,8 @@ def test_duplicate_words_small_cases():
 def test_degrade_is_deterministic_and_names_the_bad_text():
     texts = [f"a sentence number {i} with some words in it" for i in range(20)]
     a = dg.degrade(texts, "replace", seed=7)
-    assert a == dg.degrade(texts, "replace", seed=7) and a != dg.degrade(texts, "replace", seed=8)
+    assert a == dg.degrade(texts, "replace", seed=7)
+    assert a != dg.degrade(texts, "replace", seed=8)
     assert all(x != t for x, t in zip(a, texts))
     with pytest.raises(AnalysisInputError, match=r"text 1 \('x'\) is too short to degrade by delete"):
         dg.degrade(["a b", "x"], "delete")
@@ -157,7 +171,8 @@ def test_hits_follow_the_composition_and_spacing(balance):
         _check_hit(c.hit(h), balance)
     assert hit_problems(c) == []
     seen = Counter((it.system, it.segment) for it in c.items if it.type == "SYSTEM")
-    assert set(seen) == set(pool) and set(seen.values()) == {1}   # every output exactly once
+    assert set(seen) == set(pool)
+    assert set(seen.values()) == {1}
     rids = [it.rid for it in c.items]
     assert sorted(rids) == list(range(1000000, 1000000 + 1000))
 
@@ -169,7 +184,9 @@ def test_last_hit_wraps_round_and_balance_is_tight():
     for h in range(3):
         _check_hit(c.hit(h), balance=h < 2)  # the wrapped HIT mixes both ends of the order
     seen = Counter((it.system, it.segment) for it in c.items if it.type == "SYSTEM")
-    assert set(seen) == set(pool) and sum(seen.values()) == 210 and max(seen.values()) == 2
+    assert set(seen) == set(pool)
+    assert sum(seen.values()) == 210
+    assert max(seen.values()) == 2
     for h in range(2):
         full = Counter(it.system for it in c.hit(h) if it.type == "SYSTEM")
         assert sorted(full.values()) == [23, 23, 24]
@@ -188,7 +205,8 @@ def test_seed_determinism_and_texts():
         elif it.type == "REF":
             assert it.text == refs[it.segment - 1]
         else:
-            assert it.text != orig and it.text.split()[0] == orig.split()[0]
+            assert it.text != orig
+            assert it.text.split()[0] == orig.split()[0]
             n, r = len(orig.split()), dg.replaced_words(len(orig.split()))
             assert len(it.text.split()) == (n if n < 5 else n - r + min(r, 6))
     f = build_campaign(outs, refs, seed=5, degrade="duplicate")  # every output has 4+ words
@@ -209,9 +227,12 @@ def test_batch_input_csv_is_what_mturk_reads(tmp_path):
     raw = path.read_bytes()
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
     head = rows[0]
-    assert head[:8] == ["src", "trg", "item", "hit", "sys_0", "sid_0", "tst_0", "rid_0"] and len(head) == 404
-    assert len(set(head)) == len(head) and all(re.fullmatch(r"[A-Za-z0-9_]+", h) for h in head)  # template names
-    assert len(rows) == 1 + c.n_hits and {len(r) for r in rows} == {404}
+    assert head[:8] == ["src", "trg", "item", "hit", "sys_0", "sid_0", "tst_0", "rid_0"]
+    assert len(head) == 404
+    assert len(set(head)) == len(head)
+    assert all(re.fullmatch(r"[A-Za-z0-9_]+", h) for h in head)
+    assert len(rows) == 1 + c.n_hits
+    assert {len(r) for r in rows} == {404}
     first = c.hit(0)[0]
     assert rows[1][:8] == ["'en'", "'de'", "'ad'", "0", f"'{first.system}'", f"'{first.segment}'",
                            f"'{first.type}'", f"'{first.rid}'"]
@@ -221,7 +242,8 @@ def test_batch_input_csv_is_what_mturk_reads(tmp_path):
     assert back.meta == {"src": "en", "trg": "de", "item": "ad"}
     with_texts = list(csv.reader(io.StringIO(batch_input_csv(c, "en", "de", texts=True), newline="")))
     assert with_texts[0][4:10] == ["sys_0", "sid_0", "tst_0", "rid_0", "text_0", "ref_0"]
-    assert with_texts[1][8] == first.text and with_texts[1][9] == refs[first.segment - 1]
+    assert with_texts[1][8] == first.text
+    assert with_texts[1][9] == refs[first.segment - 1]
 
 
 def test_release_hits_obey_the_same_rules(shared_data):
@@ -232,15 +254,18 @@ def test_release_hits_obey_the_same_rules(shared_data):
         hits = [read_batch_input(f) for f in sorted((folder / run).glob("Batch_*.csv"))]
         assert sum(c.n_hits for c in hits) >= 16
         for c in hits:
-            assert hit_problems(c) == [] and c.meta == {"src": "en", "trg": "es", "item": "ad"}
+            assert hit_problems(c) == []
+            assert c.meta == {"src": "en", "trg": "es", "item": "ad"}
     c = read_batch_input(folder / "runA" / "Batch_2603232_batch_results.csv")
-    assert c.n_hits == 16 and c.items[0] == HitItem(0, 0, "all", 746, "SYSTEM", 1009117)
+    assert c.n_hits == 16
+    assert c.items[0] == HitItem(0, 0, "all", 746, "SYSTEM", 1009117)
     # and the check finds broken HITs: swap a QC item into the next block, drop an original
     items = list(c.items)
     q = next(i for i, it in enumerate(items[:10]) if it.type != "SYSTEM")
     items[q], items[q + 10] = items[q + 10], items[q]
     bad = hit_problems(Campaign(items[:100], None))
-    assert any("positions 0-9 hold" in m for m in bad) and any(f"position {q + 10} " in m for m in bad)
+    assert any("positions 0-9 hold" in m for m in bad)
+    assert any(f"position {q + 10} " in m for m in bad)
     orig = next(i for i, it in enumerate(items) if it.type == "SYSTEM" and
                 any(o.type == "REF" and (o.system, o.segment) == (it.system, it.segment) for o in items[:100]))
     items[orig] = HitItem(0, orig, "other", 1, "SYSTEM", 1)

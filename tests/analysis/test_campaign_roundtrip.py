@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Tuple
 
 import numpy as np
 import pytest
@@ -48,7 +47,8 @@ def roundtrip(tmp_path_factory):
 
 def test_everything_comes_back_exactly(roundtrip):
     camp, sim, r = roundtrip
-    assert len(r) == camp.n_hits * 5 * 100 == 5000 and r.skipped == ()
+    assert len(r) == camp.n_hits * 5 * 100 == 5000
+    assert r.skipped == ()
     assert np.array_equal(r.score, np.concatenate([a.scores for a in sim.assignments]).astype(float))
     assert r.worker.tolist() == [a.worker for a in sim.assignments for _ in range(100)]
     assert r.hit_index.tolist() == [a.hit for a in sim.assignments for _ in range(100)]
@@ -57,7 +57,8 @@ def test_everything_comes_back_exactly(roundtrip):
     assert r.segment.tolist() == [str(it.segment) for it in items]
     assert r.position.tolist() == [it.position for it in items]
     assert r.time.tolist() == [float(a.seconds) for a in sim.assignments for _ in range(100)]
-    assert set(r.src_lang.tolist()) == {"en"} and set(r.task.tolist()) == {"ad"}
+    assert set(r.src_lang.tolist()) == {"en"}
+    assert set(r.task.tolist()) == {"ad"}
 
 
 def test_awkward_system_names_survive_the_files(tmp_path):
@@ -68,7 +69,8 @@ def test_awkward_system_names_survive_the_files(tmp_path):
     write_batch_results(camp, sim, tmp_path / "Batch_1.csv", "en", "de")
     r = read_mturk_batches(tmp_path / "Batch_1.csv")
     items = [it for a in sim.assignments for it in camp.hit(a.hit)]
-    assert r.system.tolist() == [it.system for it in items] and set(r.system.tolist()) == set(names)
+    assert r.system.tolist() == [it.system for it in items]
+    assert set(r.system.tolist()) == set(names)
     assert r.item_type.tolist() == [it.type for it in items]
 
 
@@ -82,12 +84,17 @@ def test_bad_workers_are_flagged(roundtrip, da):
     kind = {x.worker: x.kind for x in sim.raters if x.worker in set(r.worker.tolist())}
     good = {w for w in kind if kind[w] == "good"}
     qc = da.qc
-    assert set(qc.worker.tolist()) == set(kind) and len(good) >= 10 and len(kind) - len(good) >= 4
+    assert set(qc.worker.tolist()) == set(kind)
+    assert len(good) >= 10
+    assert len(kind) - len(good) >= 4
     passed = {w for w, ok in zip(qc.worker.tolist(), qc.passed.tolist()) if ok}
     p = dict(zip(qc.worker.tolist(), qc.p.tolist()))
-    assert good <= passed and max(p[w] for w in good) < 1e-2     # every good worker passes, clearly
+    assert good <= passed
+    assert max(p[w] for w in good) < 1e-2
     # a random worker passes the 5% test by chance 1 time in 20: here one of five does (p 0.026)
-    assert passed - good == {"W0013"} and kind["W0013"] == "random" and 0.02 < p["W0013"] < 0.03
+    assert passed - good == {"W0013"}
+    assert kind["W0013"] == "random"
+    assert 0.02 < p["W0013"] < 0.03
     # the same p-values from the other implementation of the WMT test (human.qc_paired_ttest)
     key = np.char.add(np.char.add(r.hit, "|"), np.char.add(np.char.add(r.system, "|"), r.segment))
     other = human.qc_paired_ttest(r.worker, r.item_type, key, r.score)
@@ -98,7 +105,8 @@ def test_bad_workers_are_flagged(roundtrip, da):
             for k in ("flag_time", "flag_seq", "flag_scores", "flag_rej")}
     assert flag["flag_time"] == set(kind) - good                    # so the lucky random worker is caught too
     assert flag["flag_seq"] == {w for w in kind if kind[w] == "constant"}
-    assert flag["flag_scores"] >= set(kind) - good and flag["flag_rej"] == set()
+    assert flag["flag_scores"] >= set(kind) - good
+    assert flag["flag_rej"] == set()
     # a good worker can only trip the adequacy rule mean(REF) < 90 (a harsh or compressed
     # scale); the order BAD_REF < SYSTEM < REF always holds for them
     for j, w in enumerate(ws.worker.tolist()):
@@ -134,7 +142,8 @@ def test_system_quality_is_recovered(roundtrip, da):
     # segment level: each output's mean z tracks its true quality
     seg = da.segments
     t = np.array([sim.truth[(s, int(g))] for s, g in zip(seg.system.tolist(), seg.segment.tolist())])
-    assert seg.system.size == len(sim.truth) and pearsonr(seg.z, t)[0] > 0.8
+    assert seg.system.size == len(sim.truth)
+    assert pearsonr(seg.z, t)[0] > 0.8
     # degraded items sit below, references above, the MT outputs (QC-passing workers)
     good = r.score[da.used]
     m = {k: good[r.item_type[da.used] == k].mean() for k in ("BAD_REF", "SYSTEM", "REF")}
@@ -157,9 +166,11 @@ def test_layout_equals_the_docqe_release(shared_data: Path):
         if name.startswith("Input.") and name != "Input.hit":
             assert mine[0] == mine[-1] == theirs[0] == theirs[-1] == "'", name
         if name in ("AcceptTime", "SubmitTime", "CreationTime"):
-            assert mine.split()[4] == theirs.split()[4] == "PST" and len(mine.split()) == 6
+            assert mine.split()[4] == theirs.split()[4] == "PST"
+            assert len(mine.split()) == 6
     answer = rows[1][rows[0].index("Answer.Q1")].split("|")
-    assert len(answer) == 100 and answer[0].rsplit("__", 1)[0].endswith("_0")
+    assert len(answer) == 100
+    assert answer[0].rsplit("__", 1)[0].endswith("_0")
 
 
 def test_shuffled_display_like_the_release(shared_data: Path, tmp_path):
@@ -212,7 +223,7 @@ def test_simulation_is_deterministic_and_rejects_bad_settings():
 
 # ---- CLI --------------------------------------------------------------------------------------------
 
-def _run(capsys, *argv: str) -> Tuple[int, str, str]:
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     rc = main(["human", *argv])
     got = capsys.readouterr()
@@ -230,18 +241,22 @@ def test_cli_build_then_simulate_reads_back(tmp_path, capsys):
     hits, items = tmp_path / "hits.csv", tmp_path / "items.tsv"
     rc, err, _ = _run(capsys, "build-hits", *args, "--reference", str(tmp_path / "ref"), "--src", "en",
                       "--trg", "de", "--seed", "4", "-o", str(hits), "--items", str(items))
-    assert rc == 0 and "2 HITs of 100 items from 2 systems x 60 segments" in err
+    assert rc == 0
+    assert "2 HITs of 100 items from 2 systems x 60 segments" in err
     first = hits.read_bytes()
     rc, _, _ = _run(capsys, "build-hits", *args, "--reference", str(tmp_path / "ref"), "--src", "en",
                     "--trg", "de", "--seed", "4", "-o", str(hits))
-    assert rc == 0 and hits.read_bytes() == first                  # deterministic for the seed
+    assert rc == 0
+    assert hits.read_bytes() == first
     assert items.read_text(encoding="utf-8").count("\tBAD_REF\t") == 20
     res = tmp_path / "Batch_7_batch_results.csv"
     rc, err, out = _run(capsys, "simulate-batches", "--hits", str(hits), "--quality", "A=80,B=50", "--good", "4",
                         "--random", "1", "--assignments", "3", "-o", str(res), "--truth", str(tmp_path / "t.tsv"))
-    assert rc == 0 and out == ""
+    assert rc == 0
+    assert out == ""
     r = read_mturk_batches(res)
-    assert len(r) == 600 and set(r.trg_lang.tolist()) == {"de"}
+    assert len(r) == 600
+    assert set(r.trg_lang.tolist()) == {"de"}
     sc = np.isin(r.item_type, ["SYSTEM", "REPEAT"])
     good = ~np.isin(r.worker, ["W0005"])                          # the random worker
     assert r.score[sc & good & (r.system == "A")].mean() > r.score[sc & good & (r.system == "B")].mean() + 15
@@ -255,7 +270,8 @@ def test_cli_check_hits(tmp_path, capsys, shared_data):
     assert main(["human", "build-hits", "--system", f"A={ref}", "--reference", str(ref), "--src", "en",
                  "--trg", "de", "--degrade", "duplicate", "-o", str(hits)]) == 0
     rc, _, out = _run(capsys, "check-hits", str(hits))
-    assert rc == 0 and out == f"{hits}: 2 HITs, all follow the rules\n"
+    assert rc == 0
+    assert out == f"{hits}: 2 HITs, all follow the rules\n"
     text = hits.read_bytes().decode("utf-8").split("\r\n")
     cells = text[1].split(",")
     j = next(k for k in range(6, 404, 4) if cells[k] != "'SYSTEM'")   # a QC item's type -> SYSTEM
@@ -263,13 +279,17 @@ def test_cli_check_hits(tmp_path, capsys, shared_data):
     text[1] = ",".join(cells)
     hits.write_bytes("\r\n".join(text).encode("utf-8"))
     rc, _, out = _run(capsys, "check-hits", str(hits))
-    assert rc == 1 and "2 HITs, " in out and "item types" in out and "expected 7 SYSTEM + 1 of each QC type" in out
+    assert rc == 1
+    assert "2 HITs, " in out
+    assert "item types" in out
+    assert "expected 7 SYSTEM + 1 of each QC type" in out
     real = require(shared_data / "docqe-eacl2017" / "batched-hits" / "runA" / "Batch_2607652_batch_results.csv")
     rc, _, out = _run(capsys, "check-hits", str(real))
-    assert rc == 0 and "all follow the rules" in out
+    assert rc == 0
+    assert "all follow the rules" in out
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize(("argv", "message"), [
     (["build-hits", "--reference", "REF", "--src", "en", "--trg", "de"], "--system: give at least one NAME=PATH"),
     (["build-hits", "--system", "A", "--reference", "REF", "--src", "en", "--trg", "de"], "expected NAME=PATH"),
     (["build-hits", "--system", "A=MISSING", "--reference", "REF", "--src", "en", "--trg", "de"], "file not found"),
@@ -299,4 +319,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
 
     argv = [fill(a) for a in argv]
     rc, err, _ = _run(capsys, *argv)
-    assert rc == 1 and message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert rc == 1
+    assert message in err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err

@@ -82,7 +82,8 @@ def test_segment_and_document_scores(runs, docqe, run):
         i = seg[c[3]]
         assert res.segments.document[i] == c[1]
         assert res.segments.n[i] == int(c[6])
-        assert abs(res.segments.z[i] - float(c[4])) < 1e-13 and abs(res.segments.raw[i] - float(c[5])) < 1e-12
+        assert abs(res.segments.z[i] - float(c[4])) < 1e-13
+        assert abs(res.segments.raw[i] - float(c[5])) < 1e-12
     docs = res.documents
     idx = {d: i for i, d in enumerate(docs.document.tolist())}
     rows = _rows(docqe / run / "doc-key-enes.csv")
@@ -90,7 +91,8 @@ def test_segment_and_document_scores(runs, docqe, run):
     for c in rows:
         i = idx[c[1]]
         assert docs.n[i] == int(c[4])
-        assert abs(docs.z[i] - float(c[2])) < 1e-13 and abs(docs.raw[i] - float(c[3])) < 1e-12
+        assert abs(docs.z[i] - float(c[2])) < 1e-13
+        assert abs(docs.raw[i] - float(c[3])) < 1e-12
 
 
 def test_counts_after_qc(runs):
@@ -99,13 +101,15 @@ def test_counts_after_qc(runs):
     assert int(a.used.sum()) == 7700
     assert int((b.used & np.isin(b.ratings.item_type, ["SYSTEM", "REPEAT"])).sum()) == 6640
     # judgements per document: 99.4 (repo runA) and 107.1 (repo runB)
-    assert round(a.documents.n.mean(), 1) == 99.4 and round(b.documents.n.mean(), 1) == 107.1
+    assert round(a.documents.n.mean(), 1) == 99.4
+    assert round(b.documents.n.mean(), 1) == 107.1
 
 
 def test_run_correlation_and_downsampling(runs):
     a, b = runs["runA"].documents, runs["runB"].documents
     r, n = run_correlation(a, b)
-    assert n == 62 and round(r, 4) == 0.9013      # DocQE §3.1: r = 0.901
+    assert n == 62
+    assert round(r, 4) == 0.9013
     assert round(run_correlation(a, b, "raw")[0], 3) == 0.863
     curve = downsampling_curve(runs["runB"], a)
     # rows of the release's n/cor.csv (ygraham/eacl2017): min repeats, mean per document, r
@@ -115,7 +119,8 @@ def test_run_correlation_and_downsampling(runs):
     assert len(curve["r"]) == 83
     for k, (mn, mean, rr) in golden.items():
         assert curve["min_n"][k] == mn
-        assert abs(curve["mean_n"][k] - mean) < 1e-9 and abs(curve["r"][k] - rr) < 1e-8
+        assert abs(curve["mean_n"][k] - mean) < 1e-9
+        assert abs(curve["r"][k] - rr) < 1e-8
 
 
 def test_uncorrected_quirks_mode(docqe, runs):
@@ -139,9 +144,11 @@ def test_cli_da_batches(docqe, capsys):
     assert main(["human", "da-batches", str(hits / "runA"), "--run-b", str(hits / "runB"),
                  "--segment-key", str(docqe / "seg-key-enes"), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert round(out["reliability"]["r_z"], 4) == 0.9013 and out["reliability"]["documents"] == 62
+    assert round(out["reliability"]["r_z"], 4) == 0.9013
+    assert out["reliability"]["documents"] == 62
     assert len(out["reliability"]["downsampling"]["r"]) == 83
-    assert out["run_a"]["workers_passed"] == 29 and out["run_b"]["ratings_used"] == 8300
+    assert out["run_a"]["workers_passed"] == 29
+    assert out["run_b"]["ratings_used"] == 8300
 
 
 @pytest.mark.parametrize("run", ["runA", "runB"])
@@ -174,15 +181,20 @@ def test_perl_atof():
     # correctly rounded 27.40367 gives 15 of its z-scores 1 unit higher in the 15th digit
     assert perl_atof("27.40367") == np.nextafter(27.40367, 0) != 27.40367
     assert perl_atof("23.95181") == np.nextafter(23.95181, 99)      # run A's F0044 (failed QC)
-    assert perl_atof("74.78") == 74.78 and perl_atof("-0.5") == -0.5 and perl_atof("12") == 12.0
-    assert perl_atof("1.5e-3") == 1.5 / 1000 and perl_atof("2e+05") == 2e5 and np.isnan(perl_atof("NaN"))
+    assert perl_atof("74.78") == 74.78
+    assert perl_atof("-0.5") == -0.5
+    assert perl_atof("12") == 12.0
+    assert perl_atof("1.5e-3") == 1.5 / 1000
+    assert perl_atof("2e+05") == 2e5
+    assert np.isnan(perl_atof("NaN"))
     rng = np.random.default_rng(1)
     x = rng.uniform(0, 100, 20000)
-    txt = ["%.7g" % v for v in x]
+    txt = [f"{v:.7g}" for v in x]
     got = np.array([perl_atof(t) for t in txt])
     ref = np.array([float(t) for t in txt])
     ulp = np.abs(got - ref) / np.spacing(ref)
-    assert ulp.max() == 1 and 0 < int((ulp > 0).sum()) < 0.05 * x.size     # ~1% one ulp off, never more
+    assert ulp.max() == 1
+    assert 0 < int((ulp > 0).sum()) < 0.05 * x.size
 
 
 def test_figures(runs, tmp_path):
@@ -191,7 +203,8 @@ def test_figures(runs, tmp_path):
 
     curve = {"mean_n": np.array([2.1, 3.0, 4.1]), "min_n": np.array([1, 1, 3]), "r": np.array([0.48, 0.38, 0.57])}
     png = downsampling_plot(curve, path=str(tmp_path / "d.png"))
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (tmp_path / "d.png").read_bytes() == png
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "d.png").read_bytes() == png
     res = runs["runA"]
     assert worker_means_plot(res.workers, res.qc)[:4] == b"\x89PNG"
 
@@ -200,12 +213,14 @@ def test_r_number_reading():
     from mtscore.analysis.crowd_qc import r_print_read, r_read
 
     # R_strtod's long-double reading is not always the correctly rounded double
-    assert r_read("0.1") == 0.1 and r_read("-2.5e-07") == -2.5e-07 and r_read("1e+05") == 1e5
+    assert r_read("0.1") == 0.1
+    assert r_read("-2.5e-07") == -2.5e-07
+    assert r_read("1e+05") == 1e5
     rng = np.random.default_rng(0)
     x = rng.normal(0, 2, 3000)
     bulk = r_print_read(x)
-    assert np.array_equal(bulk, [r_read("%.15g" % v) for v in x])
+    assert np.array_equal(bulk, [r_read(f"{v:.15g}") for v in x])
     assert np.abs(bulk - x).max() < 1e-14 * np.abs(x).max()
     # about 2 in 10,000 15-digit values read differently from the correctly rounded double
     y = rng.normal(0, 2, 100000)
-    assert 0 < int((r_print_read(y) != np.array([float("%.15g" % v) for v in y])).sum()) < 100
+    assert 0 < int((r_print_read(y) != np.array([float(f"{v:.15g}") for v in y])).sum()) < 100

@@ -48,7 +48,9 @@ def test_missing_column(tmp_path, capsys):
         read_mturk_batches(f, items_per_hit=None)
     assert main(["human", "da-batches", str(f), "--items-per-hit", "0"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("mtscore: error:") and "WorkTimeInSeconds" in err and "Traceback" not in err
+    assert err.startswith("mtscore: error:")
+    assert "WorkTimeInSeconds" in err
+    assert "Traceback" not in err
 
 
 def test_rating_outside_scale(tmp_path, capsys):
@@ -77,9 +79,11 @@ def test_worker_with_one_rating_and_incomplete_hit(tmp_path, capsys):
     r = read_mturk_batches(f, items_per_hit=None)
     res = da_pipeline(r)
     one = r.worker == "W3"
-    assert np.isnan(res.z[one]).all() and not res.used[one].any()     # SD undefined: NaN, not used
+    assert np.isnan(res.z[one]).all()
+    assert not res.used[one].any()
     i = int(np.flatnonzero(res.qc.worker == "W3")[0])
-    assert res.qc.status[i] == "untestable" and np.isnan(res.qc.p[i])
+    assert res.qc.status[i] == "untestable"
+    assert np.isnan(res.qc.p[i])
     assert set(res.qc.worker[res.qc.passed]) == {"W1", "W2"}
     # each segment 0..9 has the SYSTEM and REPEAT ratings of W1 and W2
     assert res.segments.n.tolist() == [4] * 10
@@ -88,7 +92,8 @@ def test_worker_with_one_rating_and_incomplete_hit(tmp_path, capsys):
     cap = capsys.readouterr()
     assert "incomplete HIT: 1 answers instead of 40" in cap.err
     out = json.loads(cap.out)["run_a"]
-    assert out["ratings"] == 80 and out["workers_passed"] == 2
+    assert out["ratings"] == 80
+    assert out["workers_passed"] == 2
 
 
 def test_run_b_needs_key(tmp_path, capsys):
@@ -118,14 +123,17 @@ def test_system_scores_two_ways(tmp_path):
     rows = [("H1", "W1", [("A", "1", "SYSTEM", 10), ("A", "1", "REPEAT", 20), ("A", "2", "SYSTEM", 30),
                           ("B", "1", "SYSTEM", 40)])]
     r = read_mturk_batches(_batch(tmp_path / "Batch_7.csv", rows), items_per_hit=None)
-    z, keep = standardize_ratings(r, replicate_r=False)
+    z, _keep = standardize_ratings(r, replicate_r=False)
     sd = np.std([10, 20, 30, 40], ddof=1)
     assert np.allclose(z, (np.array([10, 20, 30, 40]) - 25) / sd)
     seg = segment_scores(r, z)
-    assert seg.system.tolist() == ["A", "A", "B"] and seg.n.tolist() == [2, 1, 1]
+    assert seg.system.tolist() == ["A", "A", "B"]
+    assert seg.n.tolist() == [2, 1, 1]
     sy = system_scores(r, z, seg)
     assert sy["system"].tolist() == ["B", "A"]
     i = sy["system"].tolist().index("A")
     assert np.isclose(sy["z"][i], (-15 - 5 + 5) / 3 / sd)              # mean over judgements
     assert np.isclose(sy["z_seg"][i], ((-15 - 5) / 2 + 5) / 2 / sd)    # mean of segment means
-    assert sy["raw"][i] == 20.0 and sy["raw_seg"][i] == 22.5 and sy["n_segments"][i] == 2
+    assert sy["raw"][i] == 20.0
+    assert sy["raw_seg"][i] == 22.5
+    assert sy["n_segments"][i] == 2

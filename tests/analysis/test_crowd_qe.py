@@ -40,13 +40,15 @@ def test_gold_simulation_recovers_gold(docs):
     rng = np.random.default_rng(7)
     da = -ter / 30 + rng.normal(0, 0.2, ter.size)         # a DA-like score, higher = better
     t1 = simulate_ter_pe1(ter, da, mean=25.0, sd=10.0)
-    assert abs(t1.mean() - 25) < 1e-9 and abs(t1.std(ddof=1) - 10) < 1e-9
+    assert abs(t1.mean() - 25) < 1e-9
+    assert abs(t1.std(ddof=1) - 10) < 1e-9
     # the TER ranking is kept, the shape is the DA's
     assert (np.argsort(t1) == np.argsort(ter, kind="stable")).all()
     true_t2 = np.abs(rng.normal(0.5, 0.3, ter.size))
     gold = t1 + 13 * true_t2
     sweep = qe_gold_sweep(t1, gold, da=da, predictions={"ter": ter})
-    assert np.allclose(sweep["ter_pe2"], true_t2) and np.allclose(sweep["gold"][12], gold)
+    assert np.allclose(sweep["ter_pe2"], true_t2)
+    assert np.allclose(sweep["gold"][12], gold)
     # as W2 grows the label is dominated by the (TER-unrelated) second term
     assert sweep["r_ter"][0] > sweep["r_ter"][12] > sweep["r_ter"][-1]
 
@@ -71,8 +73,11 @@ def test_cli_document_ter_against_release_da(shared_data, docs, tmp_path, capsys
                  "--qe-texts", str(d / "data" / "wmt16-qe-task3.en-es.mt"), str(d / "data" / "wmt16-qe-task3-enes-ref.es"),
                  "--qe-gold", str(gold), "--format", "json"]) == 0
     qe = json.loads(capsys.readouterr().out)["qe"]
-    assert abs(qe["r_negTER_run_a"] - expect) < 1e-12 and round(expect, 4) == 0.5199
-    assert qe["document"] == names and qe["ter"] == ter and len(qe["sweep"]["w2"]) == 25
+    assert abs(qe["r_negTER_run_a"] - expect) < 1e-12
+    assert round(expect, 4) == 0.5199
+    assert qe["document"] == names
+    assert qe["ter"] == ter
+    assert len(qe["sweep"]["w2"]) == 25
     # a bad gold line is one clear error
     gold.write_text("docA\n")
     assert main(["human", "da-batches", str(d / "batched-hits" / "runA"), "--segment-key", str(d / "seg-key-enes"),

@@ -21,11 +21,14 @@ def test_mturk_runs_counts(docqe):
     # DocQE Table 1 as the release has it (evaluation-methods Part G 12): 10,500 and 14,600 judgements
     a = read_mturk_batches(docqe / "runA")
     b = read_mturk_batches(docqe / "runB")
-    assert len(a) == 10500 and len(b) == 14600
+    assert len(a) == 10500
+    assert len(b) == 14600
     assert Counter(a.item_type.tolist()) == {"SYSTEM": 7350, "REF": 1050, "REPEAT": 1050, "BAD_REF": 1050}
     assert Counter(b.status.tolist()) == {"Submitted": 8900, "Rejected": 3400, "Approved": 2300}
-    assert len(np.unique(a.assignment)) == 105 and len(np.unique(b.assignment)) == 146
-    assert a.skipped == () and b.skipped == ()
+    assert len(np.unique(a.assignment)) == 105
+    assert len(np.unique(b.assignment)) == 146
+    assert a.skipped == ()
+    assert b.skipped == ()
     # first assignment of runA, first answer item: all_784_REF_0__71, 671 work seconds
     assert (a.worker[0], a.item_type[0], a.segment[0], a.position[0], a.score[0], a.time[0]) == \
         ("F0028", "REF", "784", 0, 71.0, 671.0)
@@ -33,7 +36,8 @@ def test_mturk_runs_counts(docqe):
     # two runB records are glued onto the comment before them (comment typed with Enter):
     # they are split again, so F0013's and F0027's assignments both count
     glued = b.select(b.assignment == "3X73LLYYQ2AZFEES3DMRPHQQJ45NHC")
-    assert len(glued) == 100 and set(glued.worker.tolist()) == {"F0027"}
+    assert len(glued) == 100
+    assert set(glued.worker.tolist()) == {"F0027"}
     assert glued.time[0] == 1451.0
 
 
@@ -58,7 +62,8 @@ def test_appraise_round_trip_reproduces_release_qc(docqe, tmp_path):
 
     a = read_mturk_batches(docqe / "runA")
     ap = read_appraise_export(_to_appraise(a, tmp_path / "export.csv"))
-    assert len(ap) == len(a) and Counter(ap.item_type.tolist()) == Counter(a.item_type.tolist())
+    assert len(ap) == len(a)
+    assert Counter(ap.item_type.tolist()) == Counter(a.item_type.tolist())
     assert (ap.time == 1000 - 10 + 9.5).all()          # 100 items, 10 s apart, 9.5 s the last
     qc = qc_workers(ap, worker_stats(ap, hit_stats(ap)))
     rel = {}
@@ -67,7 +72,8 @@ def test_appraise_round_trip_reproduces_release_qc(docqe, tmp_path):
         rel[c[0]] = (float(c[1]), int(c[3]))
     for w, (p, n) in rel.items():
         i = int(np.flatnonzero(qc.worker == w)[0])
-        assert signif(qc.p[i]) == p and qc.n_pairs[i] == n
+        assert signif(qc.p[i]) == p
+        assert qc.n_pairs[i] == n
 
 
 def test_appraise_document_layout_and_errors(tmp_path):
@@ -80,9 +86,12 @@ def test_appraise_document_layout_and_errors(tmp_path):
                  "u1,sysA,d1,TGT,eng,deu,65,d1,True,106.0,110.0\n")
     r = read_appraise_export(f)
     assert r.item_type.tolist() == ["BAD_REF", "SYSTEM"]        # presentation (start time) order
-    assert r.document.tolist() == ["d1", "d1"] and r.position.tolist() == [0, 1]
-    assert r.time.tolist() == [14.0, 14.0] and r.hit.tolist() == ["-", "-"]
-    assert len(r.skipped) == 1 and "1 whole-document ratings" in r.skipped[0]
+    assert r.document.tolist() == ["d1", "d1"]
+    assert r.position.tolist() == [0, 1]
+    assert r.time.tolist() == [14.0, 14.0]
+    assert r.hit.tolist() == ["-", "-"]
+    assert len(r.skipped) == 1
+    assert "1 whole-document ratings" in r.skipped[0]
     f.write_text("u1,sysA,1,XYZ,eng,deu,70,100.0,104.0\n")
     with pytest.raises(AnalysisInputError, match="doc.csv:1: item type 'XYZ'"):
         read_appraise_export(f)
@@ -154,10 +163,11 @@ def test_appraise_through_cli(docqe, tmp_path, capsys):
     assert main(["human", "da-batches", str(f), "--input-format", "appraise", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)["run_a"]
     # Appraise has no rejections: every worker is tested, the release's 29 good ones among them
-    assert out["ratings"] == 10500 and out["workers_passed"] >= 29
+    assert out["ratings"] == 10500
+    assert out["workers_passed"] >= 29
 
 
-@pytest.mark.parametrize("answer, kept", [
+@pytest.mark.parametrize(("answer", "kept"), [
     ("undefined_7_SYSTEM_0__55|B_8_REF_1__60", True),       # a system named 'undefined' is a system
     ("A_7_SYSTEM_0__55|my-undefined-sys_8_REF_1__60", True),
     ("A_7_SYSTEM_0__55|undefined", False),                  # JavaScript's undefined: image not loaded

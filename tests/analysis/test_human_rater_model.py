@@ -125,13 +125,15 @@ def test_several_copies_on_simulated_crowd():
         assert np.all(res.item_mean[b] < res.item_mean[o]), method
         r_model, r_mean = pearson(d["mu"], res.item_mean[:60]), pearson(d["mu"], _plain_mean(d, 60))
         print(method, r_model, r_mean)
-        assert r_model > 0.8 and r_model >= r_mean - 0.02
+        assert r_model > 0.8
+        assert r_model >= r_mean - 0.02
 
 
 def test_qc_links_on_wmt21_ratings(shared_data):
     """WMT21 cs-en: REPEATs share their original's item, each (HIT, system, segment) degraded
     copy is linked below its original; the CLI path fits with those links."""
     from conftest import require
+
     from mtscore.analysis import loaders
     from mtscore.analysis.rater_model import qc_links
 
@@ -151,10 +153,11 @@ def test_qc_links_on_wmt21_ratings(shared_data):
     r = int(np.flatnonzero(ty == "REPEAT")[0])
     s_ = np.flatnonzero((ty == "SYSTEM") & (c["sys_id"] == c["sys_id"][r]) & (c["sid"] == c["sid"][r]))
     assert item[r] == item[s_[0]]
-    wu, worker = np.unique(c["WorkerId"].astype(str), return_inverse=True)
+    _wu, worker = np.unique(c["WorkerId"].astype(str), return_inverse=True)
     res = fit_rater_model(item, worker, c["score"], n_items=len(labels), degraded=degraded)
     b, o = degraded.T
-    assert np.all(res.item_mean[b] < res.item_mean[o]) and res.converged
+    assert np.all(res.item_mean[b] < res.item_mean[o])
+    assert res.converged
     zmean = np.bincount(item, c["score"]) / np.bincount(item)
     assert pearson(zmean[is_sys], res.item_mean[is_sys]) > 0.8
 
@@ -170,7 +173,8 @@ def test_b6_worker_correlation_matrix_and_critical_r():
     d = simulate(n_items=70, n_workers=4, n_spammers=2, seed=2, prior_scale=1.0)
     fit = fit_rater_model(d["item"], d["worker"], d["score"])
     labels, R = worker_correlations(d["item"], d["worker"], d["score"], fit)
-    assert labels[-2:] == ["model", "z-mean"] and R.shape == (8, 8)
+    assert labels[-2:] == ["model", "z-mean"]
+    assert R.shape == (8, 8)
     assert set(labels[-4:-2]) == {4, 5}  # the spammers are the least precise rows
     i, j = labels.index(0), labels.index(1)
     sel0, sel1 = d["worker"] == 0, d["worker"] == 1
@@ -201,4 +205,5 @@ def test_rater_model_bad_input():
         qc_links(["s"], ["1"], ["BAD"])
     # a worker with a single rating is fine (precision from the prior plus one residual)
     res = fit_rater_model([0, 1, 0], [0, 0, 1], [0.5, -0.5, 0.4])
-    assert np.isfinite(res.item_mean).all() and res.worker_precision.shape == (2,)
+    assert np.isfinite(res.item_mean).all()
+    assert res.worker_precision.shape == (2,)

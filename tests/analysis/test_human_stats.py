@@ -13,7 +13,8 @@ def test_standardize():
     assert keep.tolist() == [True] * 9 + [False] * 3  # worker c has sd 0
     for name in "ab":
         zz = z[w == name]
-        assert zz.mean() == pytest.approx(0, abs=1e-12) and zz.std(ddof=1) == pytest.approx(1)
+        assert zz.mean() == pytest.approx(0, abs=1e-12)
+        assert zz.std(ddof=1) == pytest.approx(1)
     with pytest.raises(ValueError, match="finite"):
         human.standardize(w, np.r_[s[:-1], np.nan])
 
@@ -34,22 +35,27 @@ def test_scores_clusters_subsample():
     score = np.r_[rng.normal(1, 1, 300), rng.normal(0.9, 1, 300), rng.normal(-1, 1, 300)]
     types = np.array(["SYSTEM"] * 900)
     s = human.segment_scores(systems, seg, score, types)
-    assert len(s["system"]) == 300 and s["n"].tolist() == [3] * 300
+    assert len(s["system"]) == 300
+    assert s["n"].tolist() == [3] * 300
     g = {k: s["score"][s["system"] == k] for k in ("good", "mid", "bad")}
     names, p = human.wilcoxon_matrix(g)
     assert names[-1] == "bad"
     assert human.rank_clusters(p).tolist() == [1, 1, 2]
     assert human.rank_clusters(p, rule="strict").tolist() == [1, 1, 2]
     tab = human.wmt_wilcoxon_table(p)
-    assert tab[0, 2] < 0.05 and tab[2, 0] == 0.12
+    assert tab[0, 2] < 0.05
+    assert tab[2, 0] == 0.12
     sy = human.system_scores(s["system"], s["score"])
     assert sy["system"][-1] == "bad"
     d = human.document_scores(s["system"], s["segment"] // 10, s["score"])
     assert len(d["score"]) == 30
     m = human.equal_effort_subsample(systems, np.arange(900)[::-1], 50)
-    assert m.sum() == 150 and m[-50:].all() and not m[:250].any()
+    assert m.sum() == 150
+    assert m[-50:].all()
+    assert not m[:250].any()
     r, n = human.self_replication(np.arange(50), np.arange(50.0), np.arange(10, 60), np.arange(10, 60.0) * 2)
-    assert n == 40 and r == pytest.approx(1.0)
+    assert n == 40
+    assert r == pytest.approx(1.0)
 
 
 def test_qc_tests():
@@ -64,7 +70,8 @@ def test_qc_tests():
             noise = rng.normal(0, 15 if w == "random" else 3, 2)
             score += [orig, orig - gap + noise[0], orig + noise[1]]
     q = human.qc_paired_ttest(worker, types, key, score)
-    assert q["worker"].tolist() == ["good", "random"] and q["passed"].tolist() == [True, False]
+    assert q["worker"].tolist() == ["good", "random"]
+    assert q["passed"].tolist() == [True, False]
     d = np.array(score)[np.array(types) == "BAD_REF"][:10] - np.array(score)[np.array(types) == "SYSTEM"][:10]
     assert q["p"][0] == pytest.approx(stats.ttest_1samp(d, 0, alternative="less").pvalue)
     assert human.qc_ranksum(worker, types, key, score)["passed"].tolist() == [True, False]
@@ -90,8 +97,10 @@ def test_sequence_effect_recovers_coefficients():
             gs.append(gold[t])
             prev = y
     res = human.sequence_effect(ws, hs, pos, ys, gs)[0]
-    assert res["coef"][1] == pytest.approx(0.2, abs=0.03) and res["coef"][2] == pytest.approx(0.7, abs=0.03)
-    assert res["p_value"][1] < 1e-3 and res["n"] == n_w * (n_items - 1)
+    assert res["coef"][1] == pytest.approx(0.2, abs=0.03)
+    assert res["coef"][2] == pytest.approx(0.7, abs=0.03)
+    assert res["p_value"][1] < 1e-3
+    assert res["n"] == n_w * (n_items - 1)
     assert len(human.sequence_effect(ws, hs, pos, ys, gs, buckets=3)) == 3
 
 
@@ -106,7 +115,8 @@ def test_pairwise_decisions_and_tables():
     systems = ["s0", "s1", "s2", "s3"]
     hum = {s: rng.normal(mu, 1, 400) for s, mu in zip(systems, (0.5, 0.45, 0.0, -0.5))}
     dec = pairwise.pairwise_decisions(systems, hum, {"m": means}, {"m": p})
-    assert len(dec["metric"]) == 6 and (dec["metric_delta"] >= 0).all()
+    assert len(dec["metric"]) == 6
+    assert (dec["metric_delta"] >= 0).all()
     tab = pairwise.error_table(dec, "m")
     assert tab["counts"].sum() == 6
     dec2 = dict(dec)
@@ -114,7 +124,9 @@ def test_pairwise_decisions_and_tables():
     dec2["metric"] = np.r_[dec["metric"], np.array(["n"] * 6)]
     dec2["error"] = np.r_[dec["error"], np.array(["I"] * 6)]
     ms, A = pairwise.agreement_matrix(dec2)
-    assert ms == ["m", "n"] and A[1, 1] == 6 and A[0, 1] == 0
+    assert ms == ["m", "n"]
+    assert A[1, 1] == 6
+    assert A[0, 1] == 0
     # corpus BLEU from sacrebleu statistics; paired bootstrap decisions
     refs = [" ".join(rng.choice(list("abcdefgh"), 12)) for _ in range(60)]
     hyps = [[" ".join(w if rng.random() > q else "z" for w in r.split()) for r in refs] for q in (0.1, 0.3, 0.6)]
@@ -123,4 +135,5 @@ def test_pairwise_decisions_and_tables():
     scores, pb = pairwise.paired_bootstrap_all(stats_, pairwise.bleu_from_stats, n_resamples=300)
     for i, hs in enumerate(hyps):
         assert scores[i] == pytest.approx(sacrebleu.corpus_bleu(hs, [refs]).score, abs=1e-9)
-    assert pb[0, 2] < 0.01 and pb[2, 0] > 0.99
+    assert pb[0, 2] < 0.01
+    assert pb[2, 0] > 0.99

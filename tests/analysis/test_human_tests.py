@@ -7,15 +7,21 @@ import math
 
 import numpy as np
 import pytest
+from conftest import require
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import require
 from mtscore.analysis import human, loaders
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.human_tests import (combine_adequacy_fluency, nle_worker_test, rank_sum_test,
-                                          sign_test, sign_test_matrix, significance_curve,
-                                          significant_pair_share)
+from mtscore.analysis.human_tests import (
+    combine_adequacy_fluency,
+    nle_worker_test,
+    rank_sum_test,
+    sign_test,
+    sign_test_matrix,
+    significance_curve,
+    significant_pair_share,
+)
 
 
 def _brute_upper(a, b):
@@ -54,7 +60,8 @@ def test_exact_rank_sum_matches_scipy(vals, m, alt):
         return
     r = rank_sum_test(a, b, alt)
     ref = mannwhitneyu(a, b, alternative=alt, method="exact")
-    assert r.exact and r.u == ref.statistic
+    assert r.exact
+    assert r.u == ref.statistic
     assert r.p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
 
 
@@ -105,7 +112,8 @@ def test_nle_worker_test_on_wmt21_csen(csen):
     ref = mannwhitneyu(db, dr, alternative="greater", method="exact").pvalue
     j = int(np.flatnonzero(res["worker"] == w)[0])
     assert res["p"][j] == pytest.approx(ref, rel=1e-10)
-    assert res["n_bad"][j] == len(db) and res["n_repeat"][j] == len(dr)
+    assert res["n_bad"][j] == len(db)
+    assert res["n_repeat"][j] == len(dr)
     # the exact p is never the normal approximation's value for those workers
     approx = nle_worker_test(c["WorkerId"], c["type"], key, c["score"], exact=False)
     assert not np.allclose(approx["p"][res["exact"]], res["p"][res["exact"]])
@@ -115,7 +123,8 @@ def test_nle_worker_test_bad_input():
     with pytest.raises(AnalysisInputError, match="one length"):
         nle_worker_test(["w"], ["SYSTEM", "BAD_REF"], ["k"], [1.0])
     res = nle_worker_test(["w", "w"], ["SYSTEM", "BAD_REF"], ["k", "k"], [80.0, 20.0])
-    assert np.isnan(res["p"][0]) and not res["passed"][0]  # no repeat pair: documented NaN
+    assert np.isnan(res["p"][0])
+    assert not res["passed"][0]
 
 
 def test_sign_test_against_binomial_sums():
@@ -149,7 +158,8 @@ def test_sign_test_matrix_on_wmt21_segment_pairs(csen):
             o.append(int(np.sign(d[x] - d[y])))
     res = sign_test_matrix(a, b, o)
     k = len(res["systems"])
-    assert k == 9 and res["wins"].sum() == sum(v != 0 for v in o)
+    assert k == 9
+    assert res["wins"].sum() == sum(v != 0 for v in o)
     i, j = 0, k - 1  # best vs worst: recount and test with the binomial sum
     wi, wj = int(res["wins"][i, j]), int(res["wins"][j, i])
     n = wi + wj
@@ -168,13 +178,18 @@ def test_combine_adequacy_fluency_rules():
     pf = np.array([[np.nan, 0.9, 0.01, 0.5], [0.001, np.nan, 0.3, 0.5],
                    [0.9, 0.02, np.nan, 0.5], [0.5, 0.5, 0.5, np.nan]])
     d, src = combine_adequacy_fluency(pa, pf, alpha=0.05)
-    assert d[0, 1] == 1 and src[0, 1] == "adequacy"  # adequacy wins although fluency says 1 > 0
+    assert d[0, 1] == 1
+    assert src[0, 1] == "adequacy"
     assert d[1, 0] == -1
-    assert d[0, 2] == 1 and src[0, 2] == "fluency"   # adequacy n.s. -> fluency decides
-    assert d[2, 1] == 1 and d[1, 2] == -1
-    assert d[0, 3] == 1 and d[3, 0] == -1
+    assert d[0, 2] == 1
+    assert src[0, 2] == "fluency"
+    assert d[2, 1] == 1
+    assert d[1, 2] == -1
+    assert d[0, 3] == 1
+    assert d[3, 0] == -1
     d2, src2 = combine_adequacy_fluency(pa, pf, alpha=0.01)
-    assert d2[0, 3] == 0 and src2[0, 3] == ""         # 0.01 <= adequacy p < 0.05: undecided
+    assert d2[0, 3] == 0
+    assert src2[0, 3] == ""
     assert (d + d.T == 0).all()
     with pytest.raises(AnalysisInputError, match="square"):
         combine_adequacy_fluency(pa, pf[:3])
@@ -208,7 +223,8 @@ def test_significance_curve_grows_with_judgements(csen):
     cur = significance_curve(c["sys_id"][sel], c["score"][sel], order, [50, 200, 2000])
     print(cur)
     s05 = cur["share"][:, 0]
-    assert s05[0] < s05[-1] and np.all(np.diff(s05) >= -0.05)
+    assert s05[0] < s05[-1]
+    assert np.all(np.diff(s05) >= -0.05)
     # at 2000 (>= every system's count) the curve equals the full-data matrix on judgements
     z = c["score"][sel]
     sy = c["sys_id"][sel].astype(str)
@@ -232,5 +248,6 @@ def test_combine_adequacy_fluency_recovers_simulated_systems():
     d, src = combine_adequacy_fluency(pa, pf)
     expected = np.array([[0, 1, 1, 1], [-1, 0, 1, 1], [-1, -1, 0, 1], [-1, -1, -1, 0]])
     assert (d == expected).all(), (d, pa, pf)
-    assert src[0, 1] == src[2, 3] == "fluency" and src[1, 2] == src[0, 3] == "adequacy"
+    assert src[0, 1] == src[2, 3] == "fluency"
+    assert src[1, 2] == src[0, 3] == "adequacy"
     assert pf[2, 1] < 0.05  # fluency alone would have ranked 2 above 1

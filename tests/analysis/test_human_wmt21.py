@@ -2,8 +2,8 @@
 reproduced from the individual standardised ratings (wmt21-news-systems @f41750d)."""
 import numpy as np
 import pytest
-
 from conftest import require
+
 from mtscore.analysis import human, loaders
 
 KNOWN_DUPLICATES = {"de-en": 73, "is-en": 1}
@@ -67,7 +67,7 @@ def test_wmt21_from_individual_ratings(he, lp):
     n_dup = 0
     for s, g, z, n in zip(seg["system"], seg["segment"], seg["score"], seg["n"]):
         rz, rn = lut[(s, int(g))]
-        assert z == float("%.15g" % rz) or z == pytest.approx(rz, abs=1e-14)
+        assert z == float(f"{rz:.15g}") or z == pytest.approx(rz, abs=1e-14)
         n_dup += int(rn - n)
     # the released seg file counts a duplicated judgement (same worker, same z) twice (73 extra
     # judgements over 64 de-en segments, 1 in is-en); the de-duplicated ratings file has it once.
@@ -110,7 +110,8 @@ def test_qc_paired_ttest_matches_released_worker_stats(he):
     checked = 0
     for w, n, t, p in zip(q["worker"], q["n_pairs"], q["t"], q["p"]):
         if w in refd and refd[w][2] == n and len(lps_of[w]) == 1:
-            assert p == pytest.approx(refd[w][0], rel=1e-5) and t == pytest.approx(refd[w][1], rel=1e-5)
+            assert p == pytest.approx(refd[w][0], rel=1e-5)
+            assert t == pytest.approx(refd[w][1], rel=1e-5)
             checked += 1
     assert checked > 250
     assert q["passed"].mean() > 0.8

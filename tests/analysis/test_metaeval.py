@@ -5,13 +5,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from metaeval_oracle import oracle
+
 from mtscore.analysis import correlation
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.metaeval import (compare_metrics, kendall_variant, pairwise_accuracy,
-                                       pairwise_permutation_test, pairwise_pvalues, permutation_test,
-                                       significance_clusters, soft_pairwise_accuracy, tie_calibrated_accuracy)
+from mtscore.analysis.metaeval import (
+    compare_metrics,
+    kendall_variant,
+    pairwise_accuracy,
+    pairwise_permutation_test,
+    pairwise_pvalues,
+    permutation_test,
+    significance_clusters,
+    soft_pairwise_accuracy,
+    tie_calibrated_accuracy,
+)
 
 pytest.importorskip("numba")
 
@@ -79,7 +87,8 @@ def test_tie_calibration_equals_oracle(mme, average_by):
         got = tie_calibrated_accuracy(h, m, variant, average_by)
         assert (got.value, got.epsilon) == (want[0], want[1])
         opt = mme.stats.KendallWithTiesOpt(c.gold_scores, c.metric_scores, variant, h.shape[0], average_by, 1.0)[2]
-        assert got.thresholds.tolist() == opt.thresholds and got.values.tolist() == opt.taus
+        assert got.thresholds.tolist() == opt.thresholds
+        assert got.values.tolist() == opt.taus
         assert got.epsilon > 0
 
 
@@ -101,8 +110,8 @@ def test_pairwise_accuracy_equals_agreement(mme):
     agree, n = mme.stats.Agreement([None if np.isnan(v) else v for v in g], list(x))
     assert pairwise_accuracy(g, x) == (agree / n, n)
     # pooled over two language-pair blocks, as CompareMetricsWithGlobalAccuracy
-    a1, n1 = mme.stats.Agreement(list(h[:5, 1]), list(m[:5, 1]))
-    a2, n2 = mme.stats.Agreement(list(h[5:, 1]), list(m[5:, 1]))
+    _a1, _n1 = mme.stats.Agreement(list(h[:5, 1]), list(m[:5, 1]))
+    _a2, _n2 = mme.stats.Agreement(list(h[5:, 1]), list(m[5:, 1]))
     hv = h[:, 1].copy()
     hv[np.isnan(hv)] = 0.0
     assert pairwise_accuracy(hv, m[:, 1], blocks=[5, 4])[1] == 10 + 6
@@ -121,7 +130,7 @@ SCORE_CASES = [("pearson", "b", 0.0), ("kendall", "b", 0.0), ("kendall", "acc23"
 
 
 @pytest.mark.parametrize("average_by", ["none", "sys", "item"])
-@pytest.mark.parametrize("statistic,variant,eps", SCORE_CASES)
+@pytest.mark.parametrize(("statistic", "variant", "eps"), SCORE_CASES)
 def test_perm_both_equals_oracle_for_shared_seed(mme, average_by, statistic, variant, eps):
     import scipy.stats
 
@@ -138,7 +147,8 @@ def test_perm_both_equals_oracle_for_shared_seed(mme, average_by, statistic, var
     assert r.delta == pytest.approx(delta, abs=1e-12)
     np.testing.assert_allclose(r.draws, np.asarray(draws), rtol=0, atol=1e-12)
     if statistic == "kendall":  # exact rational statistics: bit for bit
-        assert r.delta == delta and r.draws.tolist() == [list(d) for d in draws]
+        assert r.delta == delta
+        assert r.draws.tolist() == [list(d) for d in draws]
 
 
 @pytest.mark.parametrize("average_by", ["none", "sys", "item"])
@@ -162,7 +172,8 @@ def test_seeded_legacy_stream_does_not_touch_global_state():
     a = permutation_test(h, m1, m2, "kendall", k=50, stream="legacy", seed=3)
     assert np.random.random() == np.random.RandomState(1).random_sample()
     b = permutation_test(h, m1, m2, "kendall", k=50, stream="legacy", seed=3)
-    assert a.p_value == b.p_value and np.array_equal(a.draws, b.draws)
+    assert a.p_value == b.p_value
+    assert np.array_equal(a.draws, b.draws)
 
 
 def test_fast_stream_within_monte_carlo_error(mme):
@@ -202,14 +213,16 @@ def test_fast_stream_within_monte_carlo_error(mme):
 def test_early_stopping_k_block(mme):
     h, (m1, m2) = _task(11, noise=(2.0, 0.5))     # metric 2 is clearly better: stops after one block
     r = permutation_test(h, m1, m2, "pearson", k=1000, block_size=100, seed=1)
-    assert r.n_draws == 100 and r.p_value < 0.02
+    assert r.n_draws == 100
+    assert r.p_value < 0.02
     r = permutation_test(h, m2, m1, "pearson", k=1000, block_size=100, seed=1)
-    assert r.n_draws == 100 and r.p_value > 0.5
+    assert r.n_draws == 100
+    assert r.p_value > 0.5
     assert permutation_test(h, m1, m2, "pearson", k=300, block_size=300, early_min=0, early_max=1,
                             seed=1).n_draws == 300
 
 
-@pytest.mark.parametrize("statistic,perm", [("kendall", "scores"), ("acc_eq", "pairs")])
+@pytest.mark.parametrize(("statistic", "perm"), [("kendall", "scores"), ("acc_eq", "pairs")])
 def test_compare_metrics_equals_oracle(mme, statistic, perm):
     rng = np.random.default_rng(12)
     S, N = 5, 16
@@ -326,8 +339,10 @@ def test_pairs_test_plain_early_stopping():
     quirk = pairwise_permutation_test(h, m1, m2, "acc23", "item", k=400, block_size=50, seed=2)
     plain = pairwise_permutation_test(h, m1, m2, "acc23", "item", k=400, block_size=50, seed=2,
                                       legacy_early_stop=False)
-    assert quirk.n_draws == 400 and quirk.p_value == 0.0     # no large draw: the reference rule never stops
-    assert plain.n_draws == 50 and plain.p_value == 0.0
+    assert quirk.n_draws == 400
+    assert quirk.p_value == 0.0
+    assert plain.n_draws == 50
+    assert plain.p_value == 0.0
 
 
 @st.composite
@@ -385,7 +400,8 @@ def test_soft_accuracy_perm_both_equals_oracle(mme):
     assert (r.p_value, r.delta, r.n_draws) == (p, delta, used)
     assert r.draws.tolist() == [list(d) for d in draws]
     fast = soft_permutation_test(h, m1, m2, k=30, block_size=30, seed=1)
-    assert fast.n_draws == 30 and 0 <= fast.p_value <= 1
+    assert fast.n_draws == 30
+    assert 0 <= fast.p_value <= 1
 
 
 def test_compare_metrics_soft_equals_oracle(mme):
@@ -400,7 +416,8 @@ def test_compare_metrics_soft_equals_oracle(mme):
     ranks, sig, _, _ = mme.data.CompareMetricsWithPairwiseConfidenceError(corrs, 20, psd, 0.05)
     np.random.seed(1)
     res = compare_metrics(h, metrics, names, "soft", k=20, block_size=10, stream="legacy")
-    assert res.names == list(ranks) and res.values.tolist() == [v[0] for v in ranks.values()]
+    assert res.names == list(ranks)
+    assert res.values.tolist() == [v[0] for v in ranks.values()]
     assert res.ranks.tolist() == [v[1] for v in ranks.values()]
     np.testing.assert_array_equal(res.sig_matrix, sig)
 
@@ -416,4 +433,5 @@ def test_help_does_not_load_numpy(command):
             f"    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
             "print('numpy' in sys.modules, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "usage: mtscore" in out.stdout and out.stderr.strip() == "False"
+    assert "usage: mtscore" in out.stdout
+    assert out.stderr.strip() == "False"

@@ -4,12 +4,17 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import require
 from metaeval_oracle import oracle
+
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.metaeval import (kendall_variant, pairwise_permutation_test, read_mqm_ratings,
-                                       soft_pairwise_accuracy, tie_calibrated_accuracy)
+from mtscore.analysis.metaeval import (
+    kendall_variant,
+    pairwise_permutation_test,
+    read_mqm_ratings,
+    soft_pairwise_accuracy,
+    tie_calibrated_accuracy,
+)
 from mtscore.analysis.metaeval.wmt import wmt20_seg_task, wmt21_seg_task
 
 pytest.importorskip("numba")
@@ -32,7 +37,9 @@ def _corr(mme, h, m):
 
 def test_wmt20_seg_task_shape(w20):
     S, N = w20.human.shape
-    assert w20.metrics.shape == (3, S, N) and S >= 7 and N > 500
+    assert w20.metrics.shape == (3, S, N)
+    assert S >= 7
+    assert N > 500
     assert not any(s.startswith("Human") for s in w20.systems)
     assert np.isfinite(w20.metrics[:, ~np.isnan(w20.human)]).all()
 
@@ -63,7 +70,9 @@ def test_wmt20_pairs_permutation_equals_oracle(mme, w20):
 def test_wmt21_seg_task_and_soft_accuracy(mme, shared_data):
     t = wmt21_seg_task(require(shared_data / "wmt21-news-systems"), "is-en", metrics=("chrF",))
     S, N = t.human.shape
-    assert t.metrics.shape == (1, S, N) and N == 1000 and S >= 8
+    assert t.metrics.shape == (1, S, N)
+    assert N == 1000
+    assert S >= 8
     # soft pairwise accuracy needs complete segments: those every system has a DA score for
     full = ~np.isnan(t.human).any(axis=0)
     h, m = t.human[:, full], t.metrics[0][:, full]
@@ -96,11 +105,15 @@ def test_mqm_ratings_scores(tmp_path):
     r = read_mqm_ratings(p)
     assert r.systems == ["A", "B"]
     np.testing.assert_array_equal(r.raters, [[1, 1, 0], [2, 0, 1]])
-    assert r.scores[0, 0] == 0.0 and r.scores[0, 1] == -25.0 and np.isnan(r.scores[0, 2])
+    assert r.scores[0, 0] == 0.0
+    assert r.scores[0, 1] == -25.0
+    assert np.isnan(r.scores[0, 2])
     assert r.scores[1, 0] == pytest.approx(-(5.1 + 1.0) / 2)
     assert r.scores[1, 2] == 0.0                       # unknown severity: weight 0, like score_mqm
     r = read_mqm_ratings(p, weights={"major": 5, "minor": 1, "critical": 10}, systems=["B", "A"], n_segments=4)
-    assert r.scores.shape == (2, 4) and r.scores[0, 2] == -10.0 and r.scores[0, 0] == -3.5
+    assert r.scores.shape == (2, 4)
+    assert r.scores[0, 2] == -10.0
+    assert r.scores[0, 0] == -3.5
 
 
 def test_mqm_ratings_errors_name_file_and_line(tmp_path):
@@ -135,7 +148,8 @@ def test_cli_meta_seg(shared_data, w20, tmp_path, capsys):
     assert [m["rank"] for m in got["metrics"]] == want.ranks.tolist()
     assert got["sig_matrix"] == want.sig_matrix.tolist()
     rc = main(["meta", "seg", "--data", str(tmp_path), "--release", "wmt20", "--lp", "en-de", "--k", "0"])
-    assert rc == 1 and "error" in capsys.readouterr().err
+    assert rc == 1
+    assert "error" in capsys.readouterr().err
 
 
 def test_mqm_ratings_meta_evaluation_equals_oracle(mme, tmp_path):
@@ -156,13 +170,15 @@ def test_mqm_ratings_meta_evaluation_equals_oracle(mme, tmp_path):
     path = tmp_path / "mqm.jsonl"
     _write(path, rows)
     mqm = read_mqm_ratings(path)
-    assert mqm.systems == systems and mqm.scores.shape == (4, n_seg)
+    assert mqm.systems == systems
+    assert mqm.scores.shape == (4, n_seg)
     metric = np.round(quality + 0.7 * rng.normal(size=quality.shape), 1)
     metric2 = np.round(quality + 0.9 * rng.normal(size=quality.shape), 1)
     c = _corr(mme, mqm.scores, metric)
     want = mme.stats.KendallWithTiesOpt(c.gold_scores, c.metric_scores, "acc23", 4, "item", 1.0)
     got = tie_calibrated_accuracy(mqm.scores, metric, "acc23", "item")
-    assert (got.value, got.epsilon) == (want[0], want[1]) and got.epsilon > 0
+    assert (got.value, got.epsilon) == (want[0], want[1])
+    assert got.epsilon > 0
     c2 = _corr(mme, mqm.scores, metric2)
     psd = mme.stats.PermutationSigDiffParams(25, 0.02, 0.5)
     np.random.seed(9)
@@ -204,4 +220,5 @@ def test_cli_meta_seg_on_mqm_ratings(tmp_path, capsys):
     bad = tmp_path / "short.seg.score"
     bad.write_text("a 0.1\n")
     rc = main(["meta", "seg", "--release", "mqm", "--data", str(ratings), "--metrics", f"x={bad}", "--k", "0"])
-    assert rc == 1 and "short.seg.score: system a has 1 scores" in capsys.readouterr().err
+    assert rc == 1
+    assert "short.seg.score: system a has 1 scores" in capsys.readouterr().err

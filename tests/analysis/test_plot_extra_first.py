@@ -11,7 +11,7 @@ SCRIPT = ("import sys; sys.modules['matplotlib'] = None\n"
           "sys.exit(main(sys.argv[1:]))\n")
 
 
-@pytest.mark.parametrize("argv, option", [
+@pytest.mark.parametrize(("argv", "option"), [
     (["human", "significance", "--ratings", "missing.csv", "--sizes", "100", "--plot", "a.png"], "--plot"),
     (["human", "rater-heatmap", "--ratings", "missing.csv", "--png", "b.png"], "--png"),
     (["meta", "subsets", "--scores", "missing.csv", "--k", "3", "--plot", "e.png"], "--plot"),
@@ -30,5 +30,7 @@ def test_png_output_onto_the_ratings_file_is_refused(tmp_path):
     ratings.write_text("x\n")
     r = subprocess.run([sys.executable, "-m", "mtscore", "human", "rater-heatmap", "--ratings",
                         str(ratings), "--png", str(ratings)], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "--png" in r.stderr and "is also an input" in r.stderr
+    assert r.returncode == 2
+    assert "--png" in r.stderr
+    assert "is also an input" in r.stderr
     assert ratings.read_text() == "x\n"

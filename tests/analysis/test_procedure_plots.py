@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from mtscore.analysis import plots  # noqa: E402
-from mtscore.analysis.rater_model import critical_r, fit_rater_model, simulate, worker_correlations  # noqa: E402
-from mtscore.analysis.sequence_effects import sequence_bins, sequence_pooled  # noqa: E402
-from mtscore.analysis.subsets import subset_correlations  # noqa: E402
+from mtscore.analysis import plots
+from mtscore.analysis.rater_model import critical_r, fit_rater_model, simulate, worker_correlations
+from mtscore.analysis.sequence_effects import sequence_bins, sequence_pooled
+from mtscore.analysis.subsets import subset_correlations
 
 
 def _image(png: bytes):
@@ -23,14 +23,16 @@ def _image(png: bytes):
 def test_b6_heatmap_centred_at_critical_r(tmp_path):
     norm = plots.diverging_norm(critical_r(70))
     assert norm(critical_r(70)) == pytest.approx(0.5)
-    assert norm(1.0) == pytest.approx(1.0) and norm(-1.0) == pytest.approx(0.0)
+    assert norm(1.0) == pytest.approx(1.0)
+    assert norm(-1.0) == pytest.approx(0.0)
     d = simulate(n_items=70, n_workers=5, n_spammers=2, seed=1, prior_scale=1.0)
     fit = fit_rater_model(d["item"], d["worker"], d["score"])
     labels, R = worker_correlations(d["item"], d["worker"], d["score"], fit)
     out = tmp_path / "b6.png"
     png = plots.worker_heatmap(labels, R, centre=critical_r(70), path=str(out))
     img = _image(png)
-    assert out.read_bytes() == png and img.shape[0] > 100
+    assert out.read_bytes() == png
+    assert img.shape[0] > 100
     # the good workers' block is red (r >> centre): some strongly red pixels exist, and blue ones
     rgb = img[..., :3]
     assert ((rgb[..., 0] > 0.6) & (rgb[..., 2] < 0.4)).sum() > 100
@@ -66,6 +68,7 @@ def test_meta_report_draws_the_subset_figure():
     h = np.r_[rng.normal(0, 0.2, 7), -2.0]  # one low outlier (MAD)
     sl = SysLevel("xx-yy", [f"s{i}" for i in range(8)], h, ["m"], (h + rng.normal(0, 0.1, 8))[None])
     res = report.meta_evaluate(sl, n_resamples=20, subsets_k=4)
-    assert res["subsets"]["groups"] == ["none", "s7"] and res["subsets"]["subsets"] == 70
+    assert res["subsets"]["groups"] == ["none", "s7"]
+    assert res["subsets"]["subsets"] == 70
     figs = report.figures_for(res, sl)
     _image(figs["subsets of 4 systems"])

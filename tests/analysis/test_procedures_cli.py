@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import require
+
 from mtscore.analysis.cli import main
 
 
@@ -17,7 +17,9 @@ def csen(shared_data):
 def test_worker_test_and_significance(csen, capsys, tmp_path):
     assert main(["human", "worker-test", "--ratings", str(csen), "--format", "json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert len(res["worker"]) == 92 and sum(res["exact"]) == 29 and sum(res["passed"]) == 53
+    assert len(res["worker"]) == 92
+    assert sum(res["exact"]) == 29
+    assert sum(res["passed"]) == 53
     assert main(["human", "worker-test", "--ratings", str(csen), "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("worker,n_bad,n_repeat,p,exact,passed\nM0013,")
     png, page = tmp_path / "a10.png", tmp_path / "a10.html"
@@ -27,14 +29,17 @@ def test_worker_test_and_significance(csen, capsys, tmp_path):
     assert "p < 0.05: 61.1% of pairs" in out  # = the released adwilcox-csen.csv (22 of 36 pairs)
     assert png.read_bytes()[:4] == b"\x89PNG"
     html = page.read_text()
-    assert "61.1% of pairs" in html and html.count("data:image/png;base64,") == 1 and "A10" in html
+    assert "61.1% of pairs" in html
+    assert html.count("data:image/png;base64,") == 1
+    assert "A10" in html
 
 
 def test_rater_heatmap_and_rater_model_links(csen, capsys, tmp_path):
     png = tmp_path / "b6.png"
     assert main(["human", "rater-heatmap", "--ratings", str(csen), "--png", str(png)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("HIT 140: 3 workers, 66 MT items, centre r = 0.204") and png.exists()
+    assert out.startswith("HIT 140: 3 workers, 66 MT items, centre r = 0.204")
+    assert png.exists()
     assert main(["human", "rater-model", "--ratings", str(csen)]) == 0
     assert "degraded links 1045" in capsys.readouterr().out
     assert main(["human", "rater-heatmap", "--ratings", str(csen), "--png", str(png), "--hit", "nope"]) == 1
@@ -47,7 +52,8 @@ def test_meta_subsets(shared_data, capsys, tmp_path):
     assert main(["meta", "subsets", "--scores", str(f), "--metrics", "chrF", "--plot", str(png),
                  "--format", "json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["subsets"] == 646646 and res["groups"] == ["none", "en_de_task", "online-X", "en_de_task+online-X"]
+    assert res["subsets"] == 646646
+    assert res["groups"] == ["none", "en_de_task", "online-X", "en_de_task+online-X"]
     assert png.exists()
     assert main(["meta", "subsets", "--scores", str(f), "--metrics", "chrF", "--mark", "online-X",
                  "--k", "5", "--draws", "500"]) == 0
@@ -83,18 +89,23 @@ def test_sequence_command(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     reg = res["regression"]["all"]
     lag, se = reg["coef"][reg["names"].index("lag")], reg["se"][reg["names"].index("lag")]
-    assert abs(lag - 0.3) < 4 * se and res["bins"]["high_minus_low"][0] > 0 and png.exists()
+    assert abs(lag - 0.3) < 4 * se
+    assert res["bins"]["high_minus_low"][0] > 0
+    assert png.exists()
     assert set(res["regression"]) == {"all", "good"}  # every simulated worker correlates > 0.5 with gold
     fb = tmp_path / "bin.tsv"
     _write_table(fb, binary=True)
     page = tmp_path / "c5.html"
     assert main(["human", "sequence", "--table", str(fb), "--binary", "--html", str(page)]) == 0
     out = capsys.readouterr().out
-    assert "C5 logistic regression, all workers" in out and "non_extreme workers" in out and "good workers" in out
-    assert "C5 logistic regression" in page.read_text() and "<img" not in page.read_text()
+    assert "C5 logistic regression, all workers" in out
+    assert "non_extreme workers" in out
+    assert "good workers" in out
+    assert "C5 logistic regression" in page.read_text()
+    assert "<img" not in page.read_text()
 
 
-@pytest.mark.parametrize("content,message", [
+@pytest.mark.parametrize(("content", "message"), [
     ("worker\thit\tscore\tgold\nw\th\t1\t2\n", "missing column(s) position"),
     ("worker\thit\tposition\tscore\tgold\nw\th\t1\tabc\t2\n", "'abc' is not a number"),
     ("worker\thit\tposition\tscore\tgold\nw\th\t1\t1\t2\nw\th\t1\t2\t2\n", "two ratings at position 1"),
@@ -105,7 +116,9 @@ def test_sequence_bad_tables(tmp_path, capsys, content, message):
     f.write_text(content)
     assert main(["human", "sequence", "--table", str(f)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("mtscore: error:") and message in err and "Traceback" not in err
+    assert err.startswith("mtscore: error:")
+    assert message in err
+    assert "Traceback" not in err
 
 
 def test_bad_ratings_and_options(tmp_path, capsys, csen):

@@ -29,7 +29,8 @@ def test_no_bar_when_stderr_is_not_a_terminal(not_a_terminal, face):
 @pytest.mark.parametrize("face", ["meta seg", "score"])
 def test_a_forced_bar_is_drawn(not_a_terminal, face):
     bar = _bars()[face](True)
-    assert not isinstance(bar, NullBar) and bar.total == 10
+    assert not isinstance(bar, NullBar)
+    assert bar.total == 10
     bar.close()
 
 
@@ -39,7 +40,8 @@ def test_meta_seg_leaves_the_choice_to_the_rule():
     from mtscore.analysis import metaeval_cli
 
     src = inspect.getsource(metaeval_cli)
-    assert "progress=True" not in src and "progress=None" in src
+    assert "progress=True" not in src
+    assert "progress=None" in src
 
 
 def test_significance_curve_draws_a_bar_on_a_terminal_only(monkeypatch):

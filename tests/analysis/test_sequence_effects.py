@@ -7,9 +7,15 @@ import pytest
 
 from mtscore.analysis import human
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.sequence_effects import (binary_worker_subsets, lagged_pairs, sequence_bins,
-                                               sequence_logistic, sequence_pooled, welch_test,
-                                               worker_gold_correlation)
+from mtscore.analysis.sequence_effects import (
+    binary_worker_subsets,
+    lagged_pairs,
+    sequence_bins,
+    sequence_logistic,
+    sequence_pooled,
+    welch_test,
+    worker_gold_correlation,
+)
 
 
 def simulate(n_hits=30, n_items=100, n_workers=10, beta1=0.2, beta2=0.7, sigma=0.6, n_aspects=1, seed=0,
@@ -60,9 +66,11 @@ def test_c4_bins_recover_the_carry_over():
         print(beta1, res["high_minus_low"], expected, res["welch_p"], res["n_items"][0])
         se = np.abs(res["high_minus_low"] / res["welch_t"])
         assert np.all(np.abs(res["high_minus_low"] - expected) < 4 * se)
-        assert res["n_items"][0].sum() == 30 * 99 and abs(res["n_items"][0, 0] - 990) <= 1
+        assert res["n_items"][0].sum() == 30 * 99
+        assert abs(res["n_items"][0, 0] - 990) <= 1
         if beta1:
-            assert np.all(res["welch_p"] < 1e-3) and np.all(res["high_minus_low"] > 0.15)
+            assert np.all(res["welch_p"] < 1e-3)
+            assert np.all(res["high_minus_low"] > 0.15)
         else:
             assert np.all(res["welch_p"] > 1e-3)
     # at N = 1 averaging is a random single draw: the overall mean is the mean of one rating per item
@@ -80,7 +88,8 @@ def test_c4_bad_input():
     with pytest.raises(AnalysisInputError, match="at least 1"):
         sequence_bins(d["worker"], d["hit"], d["position"], d["score"], d["gold"], n_workers=(0,))
     res = sequence_bins(d["worker"], d["hit"], d["position"], d["score"], d["gold"], n_workers=(4,))
-    assert np.isnan(res["high_minus_low"][0]) and res["n_items"].sum() == 0  # no item has 4 raters: NaN
+    assert np.isnan(res["high_minus_low"][0])
+    assert res["n_items"].sum() == 0
 
 
 def test_c6_pooled_regression_recovers_parameters():
@@ -89,7 +98,7 @@ def test_c6_pooled_regression_recovers_parameters():
     res = sequence_pooled(d["worker"], d["hit"], d["position"], d["score"], d["gold"], aspect=d["aspect"])
     print(res)
     for name, true in (("lag", 0.15), ("gold", 0.6), ("worker_corr", 0.0)):
-        coef, se, p = res[name]
+        coef, se, _p = res[name]
         assert abs(coef - true) < 3.5 * se, (name, coef, se)
     assert res["lag"][2] < 1e-6
     # ignoring the aspects takes the wrong lag (the previous, different aspect): no effect left
@@ -109,7 +118,8 @@ def test_c6_pooled_regression_recovers_parameters():
     good = (r > 0.5)[np.unique(d["worker"], return_inverse=True)[1]]
     res_good = sequence_pooled(d["worker"], d["hit"], d["position"], d["score"], d["gold"], aspect=d["aspect"],
                                mask=good)
-    assert res_good.n < res.n and res_good["gold"][0] == pytest.approx(0.6, abs=0.1)
+    assert res_good.n < res.n
+    assert res_good["gold"][0] == pytest.approx(0.6, abs=0.1)
 
 
 def _sim_binary(beta=(-0.4, 0.8, 1.5), n_hits=40, n_items=20, n_workers=10, seed=5):
@@ -150,7 +160,8 @@ def test_c5_logistic_recovers_parameters_and_matches_an_optimiser():
 
     opt = minimize(nll, np.zeros(4), method="BFGS", options={"gtol": 1e-9})
     np.testing.assert_allclose(full.coef, opt.x, atol=2e-4)
-    assert full.names == ["const", "lag", "expert", "prop"] and full.n == cur.size
+    assert full.names == ["const", "lag", "expert", "prop"]
+    assert full.n == cur.size
 
 
 def test_c5_subsets_and_bad_input():
@@ -158,8 +169,10 @@ def test_c5_subsets_and_bad_input():
     y = np.array([1, 1, 1, 1, 1, 1, 0, 1, 0, 0])
     e = np.array([1, 0, 0, 0, 1, 1, 0, 1, 0, 1])
     sub = binary_worker_subsets(wk, y, e)
-    assert not sub["non_extreme"][0] and sub["non_extreme"][5]  # a: 100% positive, b: 40%
-    assert not sub["good"][0] and sub["good"][5]                 # accuracy: a 2/5, b 4/5
+    assert not sub["non_extreme"][0]
+    assert sub["non_extreme"][5]
+    assert not sub["good"][0]
+    assert sub["good"][5]
     wk2, hit, pos, y2, e2 = _sim_binary(n_hits=4)
     with pytest.raises(AnalysisInputError, match="binary"):
         sequence_logistic(wk2, hit, pos, y2 * 2, e2)
@@ -196,7 +209,8 @@ def test_c4_c6_on_docqe_raw_batches(shared_data):
         sequence_bins(worker, hit, pos, raw, raw)
     seq = np.char.add(np.char.add(worker.astype(str), "@"), assignment.astype(str))
     z, keep = human.standardize(seq, raw)
-    assert keep.all() and z.size == 14400
+    assert keep.all()
+    assert z.size == 14400
     _, slot = np.unique(np.char.add(np.char.add(hit.astype(str), "|"), pos.astype(str)), return_inverse=True)
     gold = (np.bincount(slot, z) / np.bincount(slot))[slot]
     res = sequence_bins(seq, hit, pos, z, gold, n_workers=(1, 5, 10))
@@ -206,7 +220,8 @@ def test_c4_c6_on_docqe_raw_batches(shared_data):
     np.testing.assert_allclose(res["high_minus_low"], [-0.00633, 0.09101, 0.05688], atol=5e-5)
     np.testing.assert_allclose(res["welch_p"][1], 0.001033, rtol=1e-3)
     fit = sequence_pooled(seq, hit, pos, z, gold)
-    assert fit.n == 14400 - 144 and fit["lag"][0] == pytest.approx(0.10083, abs=5e-5)
+    assert fit.n == 14400 - 144
+    assert fit["lag"][0] == pytest.approx(0.10083, abs=5e-5)
     ref = human.sequence_effect(seq, hit, pos, z, gold)[0]
     plain = sequence_pooled(seq, hit, pos, z, gold, worker_covariate=False)
     np.testing.assert_allclose(plain.coef, ref["coef"], rtol=1e-9)

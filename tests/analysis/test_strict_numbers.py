@@ -9,8 +9,8 @@ generated here: no shared data needed."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ HEADER = "LP SYSTEM HUMAN BLEU chrF TER"
 RATINGS_HEADER = "HITId WorkerId Input.src Input.trg Input.item hit sys_id rid type sid score time"
 
 
-def sys_rows(n: int = 8, seed: int = 1, lp: str = "en-de") -> List[str]:
+def sys_rows(n: int = 8, seed: int = 1, lp: str = "en-de") -> list[str]:
     rnd = random.Random(seed)
     return [f"{lp} sys{i} {rnd.gauss(0, 1):.3f} {rnd.uniform(10, 40):.2f} {rnd.uniform(30, 60):.2f} "
             f"{-rnd.uniform(30, 60):.2f}" for i in range(n)]
@@ -43,7 +43,7 @@ def set_cell(row: str, col: int, value: str, sep: str = " ") -> str:
     return sep.join(cells)
 
 
-def run(capsys, *argv: str) -> Tuple[int, str, str]:
+def run(capsys, *argv: str) -> tuple[int, str, str]:
     capsys.readouterr()
     rc = main(list(argv))
     got = capsys.readouterr()
@@ -58,14 +58,14 @@ def one_line_error(err: str) -> str:
 
 # --- the parser --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, value", [("12", 12.0), ("-1.5", -1.5), ("+3", 3.0), ("1e5", 1e5), ("1E-3", 1e-3),
+@pytest.mark.parametrize(("text", "value"), [("12", 12.0), ("-1.5", -1.5), ("+3", 3.0), ("1e5", 1e5), ("1E-3", 1e-3),
                                          ("1.", 1.0), (".5", 0.5), (" 7\t", 7.0), ("-0", 0.0),
                                          ("84.5966801256169", 84.5966801256169)])
 def test_plain_decimals_are_read_as_python_does(text, value):
     assert parse_number(text) == value == float(text)
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("1_000", "'1_000' is not a number in plain decimal notation (digit separator '_'; write it without)"),
     ("１２", "'１２' is not a number in plain decimal notation (non-ASCII digit '１', U+FF11; "
             "only ASCII 0-9 . + - e E are allowed)"),
@@ -84,12 +84,16 @@ def test_plain_decimals_are_read_as_python_does(text, value):
 def test_what_float_accepts_but_a_score_file_must_not(text, message):
     with pytest.raises(NumberSyntaxError) as exc:
         parse_number(text)
-    assert str(exc.value) == message and exc.value.text == text and isinstance(exc.value, ValueError)
+    assert str(exc.value) == message
+    assert exc.value.text == text
+    assert isinstance(exc.value, ValueError)
 
 
 def test_float_itself_accepts_the_probe_inputs():
     """The finding: Python's float() (used by the readers before) takes all of these."""
-    assert float("1_000") == 1000.0 and float("１２") == 12.0 and float("12\u3000") == 12.0
+    assert float("1_000") == 1000.0
+    assert float("１２") == 12.0
+    assert float("12\u3000") == 12.0
 
 
 def test_parse_numbers_missing_words_and_index_of_the_bad_cell():
@@ -97,7 +101,8 @@ def test_parse_numbers_missing_words_and_index_of_the_bad_cell():
     np.testing.assert_array_equal(got, [1.0, np.nan, np.nan, 2.5, np.nan])
     with pytest.raises(NumberSyntaxError) as exc:
         parse_numbers(["1", "2", "３", "4"])
-    assert exc.value.index == 2 and exc.value.text == "３"
+    assert exc.value.index == 2
+    assert exc.value.text == "３"
 
 
 # --- meta sys ------------------------------------------------------------------------------------
@@ -106,9 +111,10 @@ def test_meta_sys_full_width_human_score_is_refused(tmp_path, capsys):
     """Before: '１２' read as 12, the system jumped to rank 1 and the correlations collapsed."""
     rows = sys_rows()
     rows[2] = set_cell(rows[2], 2, "１２")
-    rc, err, out = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+    rc, err, out = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                        "--bootstrap", "20")
-    assert rc == 1 and out == ""
+    assert rc == 1
+    assert out == ""
     assert one_line_error(err) == (
         f"{tmp_path / 't.txt'}:4: column 3 (HUMAN): '１２' is not a number in plain decimal notation "
         "(non-ASCII digit '１', U+FF11; only ASCII 0-9 . + - e E are allowed)")
@@ -117,7 +123,7 @@ def test_meta_sys_full_width_human_score_is_refused(tmp_path, capsys):
 def test_meta_sys_digit_separator_in_metric_is_refused(tmp_path, capsys):
     rows = sys_rows()
     rows[5] = set_cell(rows[5], 3, "1_000")
-    rc, err, _ = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+    rc, err, _ = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                      "--bootstrap", "20")
     assert rc == 1
     assert one_line_error(err) == (
@@ -125,14 +131,14 @@ def test_meta_sys_digit_separator_in_metric_is_refused(tmp_path, capsys):
         "(digit separator '_'; write it without)")
 
 
-@pytest.mark.parametrize("column, line, says", [
+@pytest.mark.parametrize(("column", "line", "says"), [
     (["false"] * 8, 2, "column 4 (BLEU): 'false' is not a number"),
     (["1.5", "NAN"] + ["1.5"] * 6, 3, "column 4 (BLEU) is nan, not a finite number"),
 ])
 def test_meta_sys_what_the_csv_reader_infers_is_not_a_score(tmp_path, capsys, column, line, says):
     """pyarrow reads a column of true/false as booleans (then 1.0/0.0) and NAN as a NaN float."""
     rows = [set_cell(r, 3, c) for r, c in zip(sys_rows(), column)]
-    rc, err, _ = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+    rc, err, _ = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                      "--bootstrap", "20")
     assert rc == 1
     assert one_line_error(err).startswith(f"{tmp_path / 't.txt'}:{line}: {says}"), err
@@ -141,9 +147,10 @@ def test_meta_sys_what_the_csv_reader_infers_is_not_a_score(tmp_path, capsys, co
 def test_meta_sys_mixed_language_pairs_are_refused(tmp_path, capsys):
     """Before: reported as one pair (the first row's) with correlations over both pairs' systems."""
     rows = sys_rows(6) + [r.replace("sys", "other") for r in sys_rows(4, seed=2, lp="de-en")]
-    rc, err, out = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+    rc, err, out = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                        "--bootstrap", "20")
-    assert rc == 1 and out == ""
+    assert rc == 1
+    assert out == ""
     assert one_line_error(err) == (
         f"{tmp_path / 't.txt'}:8: language pair 'de-en' in column LP, but line 2 has 'en-de'; "
         "a system-level table holds one language pair: split it into one file per pair")
@@ -151,7 +158,7 @@ def test_meta_sys_mixed_language_pairs_are_refused(tmp_path, capsys):
 
 def test_meta_sys_one_language_pair_still_reads(tmp_path, capsys):
     rows = [r.replace("en-de", "en-iu_news", 1) for r in sys_rows()]
-    rc, err, out = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER] + rows),
+    rc, err, out = run(capsys, "meta", "sys", "--scores", write(tmp_path, "t.txt", [HEADER, *rows]),
                        "--bootstrap", "20", "--format", "json")
     assert rc == 0, err
     assert '"lp": "en-iu"' in out
@@ -175,8 +182,8 @@ def test_meta_sys_human_scores_times_1e300_give_the_same_correlations(tmp_path, 
         rows.append(f"en-de sys{i} {h:.4f} {20 + 5 * h + rnd.gauss(0, 0.5):.3f} {40 + 2 * h + rnd.gauss(0, 3):.3f} "
                     f"{-50 + rnd.gauss(0, 3):.3f}")
     big = [set_cell(r, 2, repr(float(r.split()[2]) * 1e300)) for r in rows]
-    a = _meta_json(capsys, write(tmp_path, "a.txt", [HEADER] + rows))["rows"]
-    b = _meta_json(capsys, write(tmp_path, "b.txt", [HEADER] + big))["rows"]
+    a = _meta_json(capsys, write(tmp_path, "a.txt", [HEADER, *rows]))["rows"]
+    b = _meta_json(capsys, write(tmp_path, "b.txt", [HEADER, *big]))["rows"]
     assert [x["metric"] for x in a] == [x["metric"] for x in b]
     assert sorted(x["metric"] for x in a) == ["BLEU", "TER", "chrF"]
     ra, rb = [x["pearson_all"] for x in a], [x["pearson_all"] for x in b]
@@ -193,7 +200,7 @@ def test_meta_sys_human_scores_times_1e300_give_the_same_correlations(tmp_path, 
 def test_human_ratings_digit_separator_is_refused(tmp_path, capsys):
     rows = ratings_rows()
     rows[20] = set_cell(rows[20], 10, "1_000", "\t")
-    rc, err, _ = run(capsys, "human", "ratings", "--ratings", write(tmp_path, "r.csv", [RATINGS_HEADER] + rows))
+    rc, err, _ = run(capsys, "human", "ratings", "--ratings", write(tmp_path, "r.csv", [RATINGS_HEADER, *rows]))
     assert rc == 1
     assert one_line_error(err) == (
         f"{tmp_path / 'r.csv'}:22: column 11 (score): '1_000' is not a number in plain decimal notation "
@@ -203,7 +210,7 @@ def test_human_ratings_digit_separator_is_refused(tmp_path, capsys):
 def test_human_ratings_full_width_score_is_refused(tmp_path, capsys):
     rows = ratings_rows()
     rows[7] = set_cell(rows[7], 10, "９９", "\t")
-    rc, err, _ = run(capsys, "human", "ratings", "--ratings", write(tmp_path, "r.csv", [RATINGS_HEADER] + rows))
+    rc, err, _ = run(capsys, "human", "ratings", "--ratings", write(tmp_path, "r.csv", [RATINGS_HEADER, *rows]))
     assert rc == 1
     assert one_line_error(err).startswith(f"{tmp_path / 'r.csv'}:9: column 11 (score): '９９' is not a number")
 
@@ -214,8 +221,9 @@ def test_human_ratings_every_row_twice_is_refused(tmp_path, capsys, cmd):
     worker's REPEAT/degraded pairs twice)."""
     rows = ratings_rows()
     n = len(rows)
-    rc, err, out = run(capsys, "human", cmd, "--ratings", write(tmp_path, "r.csv", [RATINGS_HEADER] + rows + rows))
-    assert rc == 1 and out == ""
+    rc, err, out = run(capsys, "human", cmd, "--ratings", write(tmp_path, "r.csv", [RATINGS_HEADER, *rows, *rows]))
+    assert rc == 1
+    assert out == ""
     assert one_line_error(err) == (
         f"{tmp_path / 'r.csv'}:{n + 2}: this rating rates the same item again (same HITId, WorkerId, sys_id, "
         f"type, sid) as line 2; {n} repeated rows in all; remove the duplicated rows "
@@ -226,7 +234,7 @@ def test_human_ratings_one_repeated_judgement_with_another_score_is_refused(tmp_
     rows = ratings_rows()
     extra = set_cell(rows[3], 10, "0.5", "\t")
     rc, err, _ = run(capsys, "human", "ratings", "--ratings",
-                     write(tmp_path, "r.csv", [RATINGS_HEADER] + rows[:10] + [extra] + rows[10:]))
+                     write(tmp_path, "r.csv", [RATINGS_HEADER, *rows[:10], extra, *rows[10:]]))
     assert rc == 1
     assert one_line_error(err) == (
         f"{tmp_path / 'r.csv'}:12: this rating rates the same item again (same HITId, WorkerId, sys_id, "
@@ -236,10 +244,10 @@ def test_human_ratings_one_repeated_judgement_with_another_score_is_refused(tmp_
 def test_ratings_without_hitid_refuse_only_identical_rows(tmp_path):
     hdr = "WorkerId sys_id type sid score"
     rows = ["W1\tA\tSYSTEM\t1\t50", "W1\tA\tSYSTEM\t1\t60", "W1\tA\tSYSTEM\t1\t50"]
-    t, _ = loaders.read_ratings_lines(write(tmp_path, "ok.tsv", [hdr] + rows[:2]))
+    t, _ = loaders.read_ratings_lines(write(tmp_path, "ok.tsv", [hdr, *rows[:2]]))
     assert t.num_rows == 2  # the same item in two HITs (no HITId to tell them apart): allowed
     with pytest.raises(AnalysisInputError, match=r"bad.tsv:4: this rating repeats a row as line 2; remove"):
-        loaders.read_ratings_lines(write(tmp_path, "bad.tsv", [hdr] + rows))
+        loaders.read_ratings_lines(write(tmp_path, "bad.tsv", [hdr, *rows]))
 
 
 def test_real_wmt21_ratings_have_no_repeats():
@@ -280,7 +288,7 @@ def test_appraise_export_full_width_score_is_refused(tmp_path):
     from mtscore.analysis.crowd import read_appraise_export
 
     row = ["u1", "sysA", "1", "TGT", "ces", "eng", "75", "1600000000.0", "1600000060.0"]
-    p = write(tmp_path, "export.csv", [",".join(row), ",".join(row[:6] + ["７５"] + row[7:])])
+    p = write(tmp_path, "export.csv", [",".join(row), ",".join([*row[:6], "７５", *row[7:]])])
     with pytest.raises(AnalysisInputError) as exc:
         read_appraise_export(p)
     assert str(exc.value).startswith(f"{p}:2: cell 7 (score): '７５' is not a number in plain decimal notation")
@@ -304,7 +312,7 @@ def _naive_pearson(h: np.ndarray, M: np.ndarray) -> np.ndarray:
     return np.clip((Mc @ hc) / np.sqrt((Mc * Mc).sum(axis=1) * (hc @ hc)), -1, 1)
 
 
-def _data(n: int = 12, m: int = 4, seed: int = 5) -> Tuple[np.ndarray, np.ndarray]:
+def _data(n: int = 12, m: int = 4, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     h = rng.normal(size=n)
     return h, h[None, :] * rng.uniform(0.2, 1.0, size=(m, 1)) + rng.normal(size=(m, n))
@@ -368,7 +376,8 @@ def test_permutation_test_pearson_is_scale_safe():
     a = permutation_test(h, m1, m2, "pearson", average_by="none", k=200, seed=1)
     b = permutation_test(h * 1e300, m1, m2, "pearson", average_by="none", k=200, seed=1)
     assert abs(a.delta) > 0.01
-    assert abs(b.delta - a.delta) < 1e-12 and b.p_value == a.p_value
+    assert abs(b.delta - a.delta) < 1e-12
+    assert b.p_value == a.p_value
 
 
 # --- options and matrices use the same parser ----------------------------------------------------
@@ -379,7 +388,8 @@ def test_scale_options_refuse_what_float_accepts():
     from mtscore.analysis.cli import _levels
     from mtscore.analysis.crowd_cli import _scale
 
-    assert _levels("1-5") == [1.0, 2.0, 3.0, 4.0, 5.0] and _levels("0,0.5,1") == [0.0, 0.5, 1.0]
+    assert _levels("1-5") == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert _levels("0,0.5,1") == [0.0, 0.5, 1.0]
     assert _scale("0,100") == (0.0, 100.0)
     for bad in ("１-５", "1_0,2", "１,２"):
         with pytest.raises(argparse.ArgumentTypeError):
@@ -391,7 +401,8 @@ def test_scale_options_refuse_what_float_accepts():
 def test_matrix_cells_that_are_not_plain_numbers_are_nan(tmp_path):
     p = write(tmp_path, "sig.csv", ["a b", "a - 0.01", "b １ 1_0"])
     rows, cols, v = loaders.read_matrix(p)
-    assert rows == ["a", "b"] and cols == ["a", "b"]
+    assert rows == ["a", "b"]
+    assert cols == ["a", "b"]
     np.testing.assert_array_equal(v, [[np.nan, 0.01], [np.nan, np.nan]])
 
 

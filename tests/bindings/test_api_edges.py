@@ -36,14 +36,15 @@ def test_reward_broadcast_reference_list_works():
     comps = ["Hello world", "Hi world"]
     got = fn(completions=comps, reference=["Hello world"] * 2)
     want = [mtscore.CHRF().sentence_score(c, ["Hello world"]).score for c in comps]
-    assert got == want and got[1] < 100.0
+    assert got == want
+    assert got[1] < 100.0
 
 
 # ---- scores_from_stats: shape and dtype checked once ---------------------------------------
 METRICS = {"bleu": 10, "chrf": 18, "chrf++": 24, "ter": 2, "wer": 2, "per": 2, "cer": 2, "eed": 2}
 
 
-@pytest.mark.parametrize("name, k", sorted(METRICS.items()))
+@pytest.mark.parametrize(("name", "k"), sorted(METRICS.items()))
 def test_scores_from_stats_rejects_a_wrong_column_count(name, k):
     m = make_metric(name)
     assert m.stats_columns() == k
@@ -137,7 +138,7 @@ def _uniform_ref():
     return decoder.mbr(SAMPLES, weights=[1.0, 2.0, 3.0, 4.0])
 
 
-@pytest.mark.parametrize("w, match", [
+@pytest.mark.parametrize(("w", "match"), [
     (np.ones((1, 4)), r"weights must be 1-D, one value per sample \(4\), got shape \(1, 4\)"),
     (np.ones((2, 2)), r"weights must be 1-D.*\(2, 2\)"),
     (3.0, r"weights must be 1-D.*shape \(\)"),
@@ -153,7 +154,8 @@ def test_mbr_weights_are_validated(w, match):
 
 def test_mbr_weights_of_1e308_are_normalised_safely():
     res = decoder.mbr(SAMPLES, weights=[1e308, 1e308, 1e308, 1e308])
-    assert np.all(np.isfinite(res.probabilities)) and res.probabilities.tolist() == [0.25] * 4
+    assert np.all(np.isfinite(res.probabilities))
+    assert res.probabilities.tolist() == [0.25] * 4
     plain = decoder.mbr(SAMPLES)
     assert res.index == plain.index
     np.testing.assert_allclose(res.expected_utility, plain.expected_utility, rtol=1e-15)
@@ -181,7 +183,8 @@ def test_mbr_accepts_torch_tensors_of_any_dtype_and_grad_state():
         assert res.index == want.index
     lp = torch.log(torch.tensor(w, requires_grad=True))
     res = decoder.mbr(SAMPLES, log_probs=lp.to(torch.bfloat16))
-    assert res.index == want.index and np.isfinite(res.probabilities).all()
+    assert res.index == want.index
+    assert np.isfinite(res.probabilities).all()
     with pytest.raises(ValueError, match="weights must be 1-D"):
         decoder.mbr(SAMPLES, weights=torch.ones(2, 2, dtype=torch.bfloat16))
 

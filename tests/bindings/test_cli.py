@@ -6,10 +6,9 @@ import subprocess
 import sys
 
 import pytest
+from wmt21 import load_pair, pairs
 
 from mtscore.engine.missing_extra import install_hint
-
-from wmt21 import load_pair, pairs
 
 PY = sys.executable
 ENV = dict(os.environ, NO_COLOR="1")
@@ -85,7 +84,8 @@ def test_stdin_and_num_refs(files):
     data = open(files["sys0"], "rb").read()
     a = sacre([files["tab"], "-nr", "2", "-m", "bleu", "chrf"], stdin=data)
     b = run([files["tab"], "-nr", "2", "-m", "bleu", "chrf"], stdin=data)
-    assert b.returncode == 0 and b.stdout == a.stdout
+    assert b.returncode == 0
+    assert b.stdout == a.stdout
 
 
 def test_tsv_and_parquet_segments(files):
@@ -102,7 +102,8 @@ def test_tsv_and_parquet_segments(files):
     assert t.column("chrf").to_pylist() == exp
     tsv = run([files["ref0"], "-i", files["sys0"], "-m", "bleu", "chrf", "-f", "tsv"])
     lines = tsv.stdout.decode().splitlines()
-    assert lines[0] == "seg\tbleu\tchrf" and len(lines) == len(hyps) + 1
+    assert lines[0] == "seg\tbleu\tchrf"
+    assert len(lines) == len(hyps) + 1
     assert [float(x.split("\t")[2]) for x in lines[1:]] == exp
 
 
@@ -113,7 +114,10 @@ def test_error_line_count_mismatch(files):
     r = run([files["ref0"], "-i", str(short), "-f", "tsv", "-o", str(out)])
     assert r.returncode == 1
     err = r.stderr.decode().strip()
-    assert err.count("\n") == 0 and "short.de" in err and "2" in err and "300" in err
+    assert err.count("\n") == 0
+    assert "short.de" in err
+    assert "2" in err
+    assert "300" in err
     assert not out.exists()
 
 
@@ -125,7 +129,9 @@ def test_error_invalid_utf8(files):
     r = run([files["ref0"], "-i", str(bad)])
     assert r.returncode == 1
     err = r.stderr.decode().strip()
-    assert "bad.de:7" in err and "UTF-8" in err.upper() and err.count("\n") == 0
+    assert "bad.de:7" in err
+    assert "UTF-8" in err.upper()
+    assert err.count("\n") == 0
     ok = run([files["ref0"], "-i", str(bad), "--encoding-errors", "replace", "-b"])
     assert ok.returncode == 0
 
@@ -133,16 +139,22 @@ def test_error_invalid_utf8(files):
 def test_error_unknown_tokenizer_and_options(files):
     r = run([files["ref0"], "-i", files["sys0"], "-tok", "bogus"])
     err = r.stderr.decode().strip()
-    assert r.returncode == 2 and "--tokenize/-tok" in err and "'bogus'" in err
+    assert r.returncode == 2
+    assert "--tokenize/-tok" in err
+    assert "'bogus'" in err
     assert err.count("\n") == 0, err  # one line, not argparse's usage block
     for args in (["meta", "--bogus"], ["human", "nosuch"]):
         r = run(args)
         err = r.stderr.decode().strip()
-        assert r.returncode == 2 and err.startswith(f"mtscore {args[0]}: error:") and err.count("\n") == 0
+        assert r.returncode == 2
+        assert err.startswith(f"mtscore {args[0]}: error:")
+        assert err.count("\n") == 0
     r = run([files["ref0"], "-i", files["sys0"], "-m", "bleu", "chrf", "-sl"])
-    assert r.returncode == 1 and b"sentence-level" in r.stderr
+    assert r.returncode == 1
+    assert b"sentence-level" in r.stderr
     r = run(["-i", files["sys0"]])
-    assert r.returncode == 1 and b"reference" in r.stderr
+    assert r.returncode == 1
+    assert b"reference" in r.stderr
 
 
 def test_missing_extra_message(files, monkeypatch):
@@ -156,7 +168,8 @@ def test_missing_extra_message(files, monkeypatch):
     r = subprocess.run([PY, "-c", code, files["ref0"], "-i", files["sys0"], "-tok", "ja-mecab"],
                        capture_output=True, env=ENV, timeout=300)
     assert r.returncode == 1
-    assert install_hint("ja").encode() in r.stderr and r.stderr.decode().strip().count("\n") == 0
+    assert install_hint("ja").encode() in r.stderr
+    assert r.stderr.decode().strip().count("\n") == 0
 
 
 def test_json_bertscore_skipped_when_not_requested(files):
@@ -183,11 +196,14 @@ def test_multi_system_table_with_bertscore():
     assert r.returncode == 0, r.stderr.decode()
     rows = [line for line in r.stdout.decode().splitlines() if "sys1.en" in line or "sys2.en" in line]
     header = next(line for line in r.stdout.decode().splitlines() if "System" in line)
-    assert "BERTScore" in header and "BLEU" in header
+    assert "BERTScore" in header
+    assert "BLEU" in header
     got = [row.split("│")[-2].strip() for row in rows[:2]]
     assert got == [a.stdout.decode().strip() for a in alone]
     assert "model:all-MiniLM-L6-v2" in r.stdout.decode()
     r = run([ref, "-i", s1, s2, "-m", "bleu", "bertscore", "--paired-bs"])
     err = r.stderr.decode().strip()
-    assert r.returncode == 1 and "bertscore" in err and "compare_segment_scores" in err
+    assert r.returncode == 1
+    assert "bertscore" in err
+    assert "compare_segment_scores" in err
     assert err.count("\n") == 0

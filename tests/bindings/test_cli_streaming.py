@@ -23,7 +23,7 @@ REFS = [f"the cat sat on the mat {i} ." for i in range(LINES)]
 REFS2 = [f"a cat is on the mat {i % 3}" for i in range(LINES)]
 
 
-@pytest.fixture()
+@pytest.fixture
 def files(tmp_path):
     out = {}
     for name, lines in (("h1", HYPS), ("h2", HYPS2), ("r1", REFS), ("r2", REFS2)):
@@ -88,22 +88,28 @@ def test_stdin_systems_chunked(files, capsys, monkeypatch):
 def test_stdin_invalid_utf8_names_the_line(files, capsys, monkeypatch):
     data = ("\n".join(HYPS[:40]) + "\nbad \xff line\n").encode("latin-1")
     rc, out, err = _run([files["r1"], "-m", "bleu"], capsys, monkeypatch, 7, stdin=data)
-    assert rc == 1 and out == ""
-    assert err.startswith("mtscore: error: <stdin>:41: invalid UTF-8") and err.count("\n") == 1
+    assert rc == 1
+    assert out == ""
+    assert err.startswith("mtscore: error: <stdin>:41: invalid UTF-8")
+    assert err.count("\n") == 1
 
 
 def test_stdin_field_count_names_the_line(files, capsys, monkeypatch):
     data = "".join(f"{a}\t{b}\n" for a, b in zip(HYPS, HYPS2)).encode()
     data = data.replace(b"\n", b"\tx\n", 30).replace(b"\tx\n", b"\n", 29)  # line 30 has 3 fields
     rc, _, err = _run([files["r1"], "-m", "bleu"], capsys, monkeypatch, 7, stdin=data)
-    assert rc == 1 and "<stdin>:30: 3 tab-separated fields" in err
+    assert rc == 1
+    assert "<stdin>:30: 3 tab-separated fields" in err
 
 
 def test_line_count_mismatch_found_while_streaming(files, tmp_path, capsys, monkeypatch):
     short = tmp_path / "short"
     short.write_text("\n".join(HYPS[:20]) + "\n", encoding="utf-8")
     rc, out, err = _run([files["r1"], "-i", str(short), "-m", "bleu"], capsys, monkeypatch, 7)
-    assert rc == 1 and out == "" and "20 lines" in err and f"{LINES} lines" in err
+    assert rc == 1
+    assert out == ""
+    assert "20 lines" in err
+    assert f"{LINES} lines" in err
 
 
 def test_num_refs_short_line_names_the_line(files, tmp_path, capsys, monkeypatch):
@@ -111,25 +117,33 @@ def test_num_refs_short_line_names_the_line(files, tmp_path, capsys, monkeypatch
     tab.write_text("\n".join(f"{a}\t{b}" if i != 33 else a for i, (a, b) in
                              enumerate(zip(REFS, REFS2))) + "\n", encoding="utf-8")
     rc, _, err = _run([str(tab), "-nr", "2", "-i", files["h1"], "-m", "chrf"], capsys, monkeypatch, 7)
-    assert rc == 1 and f"{tab}:34: expected 2 tab-separated references, found 1" in err
+    assert rc == 1
+    assert f"{tab}:34: expected 2 tab-separated references, found 1" in err
 
 
-@pytest.mark.parametrize("flag,value", [("-w", "-2"), ("--workers", "-1"), ("-cin", "1"),
+@pytest.mark.parametrize(("flag", "value"), [("-w", "-2"), ("--workers", "-1"), ("-cin", "1"),
                                         ("-pbsn", "0"), ("-parn", "-5"), ("-nr", "0")])
 def test_bad_numbers_name_the_option(flag, value, files, capsys, monkeypatch):
     with pytest.raises(SystemExit) as exc:  # a usage error: one line, exit 2 (argparse's)
         _run([files["r1"], "-i", files["h1"], flag, value], capsys, monkeypatch)
     _, err = capsys.readouterr()
-    assert exc.value.code == 2 and err.count("\n") == 1
-    assert flag in err and "or more, got " + value in err and "Format specifier" not in err
+    assert exc.value.code == 2
+    assert err.count("\n") == 1
+    assert flag in err
+    assert "or more, got " + value in err
+    assert "Format specifier" not in err
 
 
 def test_output_errors_name_the_requested_path(files, tmp_path, capsys, monkeypatch):
     target = tmp_path / "missing-dir" / "out.json"
     rc, _, err = _run([files["r1"], "-i", files["h1"], "-o", str(target)], capsys, monkeypatch)
-    assert rc == 1 and f"--output {target}" in err and ".tmp" not in err
+    assert rc == 1
+    assert f"--output {target}" in err
+    assert ".tmp" not in err
     rc, _, err = _run([files["r1"], "-i", files["h1"], "-o", str(tmp_path)], capsys, monkeypatch)
-    assert rc == 1 and "is a folder" in err and ".tmp" not in err
+    assert rc == 1
+    assert "is a folder" in err
+    assert ".tmp" not in err
     assert sorted(os.listdir(tmp_path)) == ["h1", "h2", "r1", "r2", "tab"]  # no temp file left
 
 

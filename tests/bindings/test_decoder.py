@@ -132,9 +132,12 @@ def test_pairwise_equals_sacrebleu_on_adversarial_unicode(config):
 
 def test_pairwise_groups_of_different_sizes_give_a_list():
     out = decoder.pairwise(None, groups=[["a b", "a c"], ["x"], (["p q"], ["p", "q", "r"])])
-    assert isinstance(out, list) and [m.shape for m in out] == [(2, 2), (1, 1), (1, 3)]
+    assert isinstance(out, list)
+    assert [m.shape for m in out] == [(2, 2), (1, 1), (1, 3)]
     same = decoder.pairwise(None, groups=[["a b", "a c"], ["x", "y"]], workers=2)
-    assert isinstance(same, np.ndarray) and same.shape == (2, 2, 2) and same.dtype == np.float64
+    assert isinstance(same, np.ndarray)
+    assert same.shape == (2, 2, 2)
+    assert same.dtype == np.float64
 
 
 def test_pairwise_metric_object_and_generic_fallback():
@@ -174,7 +177,7 @@ def test_sentence_scores_equal_sacrebleu_ragged_refs(config):
     sb = make()
     hyps = [h for g in groups for h in g[1:]]
     # K = 1..3 references per hypothesis (ragged): the group's reference plus other outputs
-    refs = [[g[0]] + g[1:1 + (j % 3)] for g in groups for j, _ in enumerate(g[1:])]
+    refs = [[g[0], *g[1:1 + j % 3]] for g in groups for j, _ in enumerate(g[1:])]
     got = decoder.sentence_scores(hyps, refs, metric=name, **opts)
     want = np.array([sb.sentence_score(h, r).score for h, r in zip(hyps, refs)])
     assert_bits(got, want)
@@ -226,18 +229,20 @@ def test_mbr_uniform_and_weighted():
     assert_bits(res.matrix, mat)
     p = np.full(len(g), 1.0 / len(g))
     assert_bits(res.expected_utility, mat @ p)
-    assert res.index == int(np.argmax(mat @ p)) and res.sample == g[res.index]
+    assert res.index == int(np.argmax(mat @ p))
+    assert res.sample == g[res.index]
     w = np.arange(1, len(g) + 1, dtype=np.float64)
     res_w = decoder.mbr(g, weights=w)
     assert_bits(res_w.expected_utility, mat @ (w / w.sum()))
     lp = np.log(w)
     res_l = decoder.mbr(g, log_probs=lp)
-    assert np.allclose(res_l.probabilities, w / w.sum()) and res_l.index == res_w.index
+    assert np.allclose(res_l.probabilities, w / w.sum())
+    assert res_l.index == res_w.index
     ter = decoder.mbr(g, metric="ter")  # an error rate: the lowest expected TER wins
     assert ter.index == int(np.argmin(ter.expected_utility))
 
 
-@pytest.mark.parametrize("kw, msg", [
+@pytest.mark.parametrize(("kw", "msg"), [
     ({"weights": [1.0, -1.0, 1.0]}, r"weights\[1\] = -1.0 is negative"),
     ({"weights": [1.0, float("nan"), 1.0]}, r"weights\[1\] is nan"),
     ({"weights": [1.0, 2.0]}, "weights has 2 values for 3 samples"),
@@ -266,7 +271,8 @@ def test_nbest_oracle_equals_sacrebleu():
     for s, cands in enumerate(nbest):
         want = np.array([sb.sentence_score(h, [refs[s]]).score for h in cands])
         assert_bits(res.scores[s], want)
-        assert res.index[s] == int(np.argmax(want)) and res.score[s] == want.max()
+        assert res.index[s] == int(np.argmax(want))
+        assert res.score[s] == want.max()
         assert list(res.ranking[s]) == list(np.argsort(-want, kind="stable"))
     ter = decoder.nbest_oracle(nbest, [[r] for r in refs], metric="ter")
     assert all(ter.score[s] == ter.scores[s].min() for s in range(len(nbest)))
@@ -282,12 +288,15 @@ def test_nbest_oracle_equal_lengths_rank_like_ragged_lists(metric):
     lists[3] = ["a b", "a b", "c", "a b", "c", "a b", "d"]   # ties
     refs = [" ".join(rng.choice(words, size=4)) for _ in range(30)]
     same = decoder.nbest_oracle(lists, refs, metric=metric)
-    ragged = decoder.nbest_oracle(lists + [["a"]], refs + ["a"], metric=metric)
+    ragged = decoder.nbest_oracle([*lists, ["a"]], [*refs, "a"], metric=metric)
     for s in range(30):
         assert_bits(same.scores[s], ragged.scores[s])
-        assert same.ranking[s].dtype == np.int64 and list(same.ranking[s]) == list(ragged.ranking[s])
-    assert same.index.dtype == np.int64 and list(same.index) == list(ragged.index[:30])
-    assert same.score.dtype == np.float64 and list(same.score) == list(ragged.score[:30])
+        assert same.ranking[s].dtype == np.int64
+        assert list(same.ranking[s]) == list(ragged.ranking[s])
+    assert same.index.dtype == np.int64
+    assert list(same.index) == list(ragged.index[:30])
+    assert same.score.dtype == np.float64
+    assert list(same.score) == list(ragged.score[:30])
 
 
 def test_nbest_oracle_errors():
@@ -303,10 +312,12 @@ def test_read_moses_nbest(tmp_path):
                  "2 ||| x ||| F= 0 ||| 0.25\n", encoding="utf-8")
     lists = decoder.read_moses_nbest(p)
     assert [[e.hypothesis for e in x] for x in lists] == [["the cat", "a cat"], [], ["x"]]
-    assert lists[0][1].score == -2.0 and lists[0][0].features == "F0= 1 2" and lists[2][0].line == 3
+    assert lists[0][1].score == -2.0
+    assert lists[0][0].features == "F0= 1 2"
+    assert lists[2][0].line == 3
 
 
-@pytest.mark.parametrize("text, msg", [
+@pytest.mark.parametrize(("text", "msg"), [
     ("0 ||| a ||| F= 1\n", r"nbest.txt:1: expected 'id \|\|\| hypothesis"),
     ("0 ||| a ||| F= 1 ||| 1\nx ||| a ||| F= 1 ||| 1\n", r"nbest.txt:2: sentence id 'x'"),
     ("0 ||| a ||| F= 1 ||| one\n", r"nbest.txt:1: total score 'one'"),
@@ -348,7 +359,8 @@ def test_cli_mbr_jsonl_and_text_groups(tmp_path, capsys):
                        "-f", "jsonl", "-o", str(tmp_path / "o.jsonl")], capsys)
     rows = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
     want = decoder.mbr(g[2:], metric="bleu", effective_order=True)
-    assert rc == 0 and rows[1]["index"] == want.index
+    assert rc == 0
+    assert rows[1]["index"] == want.index
     assert rows[1]["expected_utility"] == want.expected_utility.tolist()
 
 
@@ -358,16 +370,19 @@ def test_cli_nbest_oracle_and_rerank(tmp_path, capsys):
     (tmp_path / "ref").write_text("the cat sat\nx y z\n", encoding="utf-8")
     rc, out, _ = _cli(["nbest", str(tmp_path / "nb"), "-r", str(tmp_path / "ref"), "-O",
                        "effective_order=true"], capsys)
-    assert rc == 0 and out.splitlines() == ["the cat sat", "x y"]
+    assert rc == 0
+    assert out.splitlines() == ["the cat sat", "x y"]
     rc, out, _ = _cli(["nbest", str(tmp_path / "nb"), "-r", str(tmp_path / "ref"), "--mode", "rerank",
                        "-m", "chrf"], capsys)
     first = out.splitlines()[0].split(" ||| ")
-    assert rc == 0 and first[1] == "the cat sat" and first[2].startswith("F= 2 CHRF= ")
+    assert rc == 0
+    assert first[1] == "the cat sat"
+    assert first[2].startswith("F= 2 CHRF= ")
     assert float(first[2].split()[-1]) == sacrebleu.metrics.CHRF().sentence_score(
         "the cat sat", ["the cat sat"]).score
 
 
-@pytest.mark.parametrize("files, argv, msg", [
+@pytest.mark.parametrize(("files", "argv", "msg"), [
     ({"nb": "0 ||| a ||| b\n"}, ["nbest", "{nb}", "-r", "{ref}"], "nb:1: expected 'id"),
     ({"nb": "0 ||| a ||| F ||| 1\n2 ||| b ||| F ||| 1\n"}, ["nbest", "{nb}", "-r", "{ref}"],
      "sentence id 1 has no hypotheses"),
@@ -400,7 +415,8 @@ def test_cli_workers_checked_by_the_parser(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         _cli(["mbr", str(tmp_path / "s.jsonl"), "--workers", "-1"], capsys)
     err = capsys.readouterr().err
-    assert e.value.code == 2 and "argument --workers: must be 0 or more, got -1" in err
+    assert e.value.code == 2
+    assert "argument --workers: must be 0 or more, got -1" in err
 
 
 # ---- reference aggregation ---------------------------------------------------------------------
@@ -466,7 +482,8 @@ def test_expected_bleu_single_reference_is_sentence_bleu_and_mbr_aggregate():
         assert_bits(decoder.expected_bleu(g, [g[1]] * 3), [sb.sentence_score(h, [g[1]]).score for h in g])
         eb = decoder.expected_bleu(g)
         res = decoder.mbr(g, metric="bleu", utility="aggregate", effective_order=True)
-        assert res.matrix is None and res.index == int(np.argmax(eb))
+        assert res.matrix is None
+        assert res.index == int(np.argmax(eb))
         assert_bits(res.expected_utility, eb)
         res = decoder.mbr(g, metric="chrf", utility="aggregate")
         assert_bits(res.expected_utility, decoder.aggregate_chrf(g))
@@ -505,7 +522,8 @@ def test_error_rates_are_lower_is_better_everywhere():
     res = decoder.mbr(samples, metric="wer")
     assert res.index == int(np.argmin(res.expected_utility))
     oracle = decoder.nbest_oracle([samples], ["a b c d"], metric="wer")
-    assert oracle.index[0] == 0 and oracle.score[0] == 0.0
+    assert oracle.index[0] == 0
+    assert oracle.score[0] == 0.0
     reward = decoder.reward_fn("wer", scale=1.0)
     assert reward(completions=["a b c d", "x y"], reference=["a b c d"] * 2)[0] == -0.0
 
@@ -529,7 +547,9 @@ def test_sentence_bleu_defaults_to_effective_order_in_every_decoder_face(tmp_pat
     ref.write_text("hello world\n")
     r = subprocess.run([sys.executable, "-m", "mtscore", "nbest", str(nb), "-r", str(ref), "-m", "bleu",
                         "-f", "jsonl"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and json.loads(r.stdout)["score"] == want and r.stderr == ""
+    assert r.returncode == 0
+    assert json.loads(r.stdout)["score"] == want
+    assert r.stderr == ""
     groups = tmp_path / "g.txt"
     groups.write_text("hello world\nhello world\nhi there\n\nhello world\nhello world\n")
     r = subprocess.run([sys.executable, "-m", "mtscore", "mbr", str(groups), "-m", "bleu", "-O",

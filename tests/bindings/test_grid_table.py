@@ -1,7 +1,8 @@
 """The own fancy_grid table equals tabulate's output byte for byte wherever it answers, and answers
 for the tables of sacrebleu's paired reports."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mtscore.bindings.grid_table import fancy_grid
 
@@ -77,7 +78,7 @@ def test_report_like_tables(names, scores, multiline):
     # answers for most of them, and then equals tabulate
     n = min(len(names), len(scores))
     cells = [s + ("\n(p = 0.0010)*" if multiline and i else "") for i, s in enumerate(scores[:n])]
-    cols = {"System": ["Baseline: " + names[0]] + names[1:n], "BLEU (μ ± 95% CI)": cells}
+    cols = {"System": ["Baseline: " + names[0], *names[1:n]], "BLEU (μ ± 95% CI)": cells}
     cols["BLEU (μ ± 95% CI)"][0] += " (base)"
     got = fancy_grid(cols)
     assert got is not None

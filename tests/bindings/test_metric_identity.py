@@ -64,7 +64,8 @@ def test_options_a_signature_does_not_print_are_spelled_out():
                                            mtscore.BLEU(tokenize="char", max_ngram_order=3)])
     assert len(set(r.corpus)) == 3
     key = list(r.corpus)[2]
-    assert key.startswith("bleu|tok:char|") and "max_ngram_order=3" in key
+    assert key.startswith("bleu|tok:char|")
+    assert "max_ngram_order=3" in key
     _check(r, key, "BLEU", {"tokenize": "char", "max_ngram_order": 3})
 
 
@@ -84,7 +85,7 @@ def test_name_and_object_of_one_configuration_mix():
     _check(r, "bleu|case:lc", "BLEU", {"lowercase": True})
 
 
-@pytest.mark.parametrize("metrics, kwargs, match", [
+@pytest.mark.parametrize(("metrics", "kwargs", "match"), [
     (["chrf++"], {"chrf_kwargs": {"word_order": 0}}, r"'chrf\+\+'.*word_order=0"),
     (["chrf++"], {"chrf_kwargs": {"word_order": 1}}, r"'chrf\+\+'.*word_order=1"),
     (["chrf"], {"chrf_kwargs": {"word_order": 2}}, r"'chrf'.*word_order=2.*'chrf\+\+'"),
@@ -120,7 +121,7 @@ def test_several_systems_keep_every_configuration():
         assert list(r.corpus[s]) == keys
         for key, opts in zip(keys, [{}, {"tokenize": "char"}, {"lowercase": True}]):
             assert r.corpus[s][key].score == _sacre("BLEU", **opts).corpus_score(hyps, REFS).score
-    assert r.segments.column_names == ["system", "seg"] + keys
+    assert r.segments.column_names == ["system", "seg", *keys]
 
 
 def test_score_table_and_stream_and_files_keep_every_configuration(tmp_path):

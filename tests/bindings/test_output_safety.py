@@ -59,7 +59,8 @@ def test_output_onto_a_reference_or_hypothesis_is_refused_before_any_work(files)
         assert r.returncode == 2, r.stderr
         assert open(files[victim], "rb").read() == before
         msg = r.stderr.decode()
-        assert msg.count("\n") == 1 and "refusing to overwrite it" in msg
+        assert msg.count("\n") == 1
+        assert "refusing to overwrite it" in msg
         assert f"--output {files[victim]} is also an input" in msg
 
 
@@ -124,7 +125,8 @@ def test_output_through_a_symlink_replaces_the_target_and_keeps_the_link(files, 
     os.symlink(target, link)
     r = run([files["ref"], "-i", files["hyp"], "-b", "-o", str(link)])
     assert r.returncode == 0, r.stderr
-    assert os.path.islink(link) and os.readlink(link) == str(target)
+    assert os.path.islink(link)
+    assert os.readlink(link) == str(target)
     assert target.read_text() == sacrebleu_score() + "\n"
 
 
@@ -150,7 +152,8 @@ def test_the_signal_handler_is_only_there_while_writing(tmp_path):
     atomic_write(tmp_path / "a", lambda f: seen.append((signal.getsignal(signal.SIGTERM),
                                                         pending_temporary_files())))
     handler, pending = seen[0]
-    assert handler not in (signal.SIG_DFL, None) and len(pending) == 1
+    assert handler not in (signal.SIG_DFL, None)
+    assert len(pending) == 1
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     assert pending_temporary_files() == set()
 
@@ -205,12 +208,14 @@ def test_a_truncated_gz_is_one_line_naming_the_file(files, tmp_path):
     r = run([files["ref"], "-i", str(gz), "-b"])
     assert r.returncode == 1
     msg = r.stderr.decode()
-    assert "Traceback" not in msg and msg.count("\n") == 1
+    assert "Traceback" not in msg
+    assert msg.count("\n") == 1
     assert f"{gz}: cannot read: the compressed file is truncated" in msg
     bad = tmp_path / "bad.gz"
     bad.write_bytes(b"\x1f\x8b\x08\x00garbage that is no deflate stream" * 3)
     r = run([files["ref"], "-i", str(bad), "-b"])
-    assert r.returncode == 1 and f"{bad}: cannot read:" in r.stderr.decode()
+    assert r.returncode == 1
+    assert f"{bad}: cannot read:" in r.stderr.decode()
     assert "Traceback" not in r.stderr.decode()
 
 
@@ -269,14 +274,16 @@ def test_score_table_parquet_with_a_paired_test_carries_the_report(tmp_path):
     want = run([*argv, "-f", "json"])
     assert json.loads(_report_of(out)) == json.loads(want.stdout)
     r = run([*argv, "-f", "tsv"])
-    assert r.returncode == 2 and b"--paired-bs with --format tsv" in r.stderr
+    assert r.returncode == 2
+    assert b"--paired-bs with --format tsv" in r.stderr
 
 
 def test_no_stray_temporary_files_after_success(files, tmp_path):
     out = tmp_path / "out.txt"
     t0 = time.time()
     r = run([files["ref"], "-i", files["hyp"], "-b", "-o", str(out)])
-    assert r.returncode == 0 and out.read_text() == sacrebleu_score() + "\n"
+    assert r.returncode == 0
+    assert out.read_text() == sacrebleu_score() + "\n"
     assert out.stat().st_mtime >= t0 - 1
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
@@ -301,4 +308,5 @@ def test_a_line_over_the_limit_is_refused_naming_file_and_line(tmp_path):
     table = tmp_path / "t.jsonl"
     table.write_text(json.dumps({"hyp": "y" * 300, "ref": "y"}) + "\n")
     r = run(["score-table", str(table), "-m", "chrf", "--max-line-chars", "100"])
-    assert r.returncode == 1 and "line 1 has 300 characters, more than the limit of 100" in r.stderr.decode()
+    assert r.returncode == 1
+    assert "line 1 has 300 characters, more than the limit of 100" in r.stderr.decode()

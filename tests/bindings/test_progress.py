@@ -30,7 +30,7 @@ class _Stream(io.StringIO):
 
 # ---- the rule ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("enabled, tty, ci, expected", [
+@pytest.mark.parametrize(("enabled", "tty", "ci", "expected"), [
     (True, False, None, True),      # forced (--progress): also into a pipe or a file
     (True, True, "true", True),     # forced wins over CI
     (False, True, None, False),     # off
@@ -70,13 +70,15 @@ def test_progress_bar_off_is_a_null_bar_and_on_is_tqdm(monkeypatch):
     with bar as b:
         b.update(3)
         b.set_description("y")
-    assert bar.n == 3 and err.getvalue() == ""
+    assert bar.n == 3
+    assert err.getvalue() == ""
     bar = P.progress_bar(10, "forced", enabled=True, unit="seg")
     assert not isinstance(bar, P.NullBar)
     bar.update(4)
     bar.refresh()  # tqdm draws at most every 0.1 s by itself
     bar.close()
-    assert "forced" in err.getvalue() and "4/10 [" in err.getvalue()
+    assert "forced" in err.getvalue()
+    assert "4/10 [" in err.getvalue()
 
 
 # ---- BERTScore: the bar moves with every encoder batch --------------------------------------
@@ -87,7 +89,7 @@ pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
 def _lines(n: int, seed: int):
     rnd = random.Random(seed)
-    words = "the cat sat on a mat while dogs barked loudly at passing cars near old houses".split()
+    words = ["the", "cat", "sat", "on", "a", "mat", "while", "dogs", "barked", "loudly", "at", "passing", "cars", "near", "old", "houses"]
     return [" ".join(rnd.choice(words) for _ in range(rnd.randint(3, 25))) for _ in range(n)]
 
 
@@ -123,7 +125,8 @@ def test_bertscore_bar_moves_per_encoder_batch(cache_dir, monkeypatch):
     bars = []
 
     def recorder(total, desc, enabled=None, unit="it", leave=False):
-        assert enabled is True and unit == "seg"
+        assert enabled is True
+        assert unit == "seg"
         bars.append(_Recorder(total, desc))
         return bars[-1]
 
@@ -133,11 +136,15 @@ def test_bertscore_bar_moves_per_encoder_batch(cache_dir, monkeypatch):
     hyps, refs = _lines(30, 1), _lines(30, 2)
     s.score(hyps, [refs])
     (bar,) = bars
-    assert bar.desc == "BERTScore 2/5" and bar.total == 30 and bar.closed
-    assert sum(bar.steps) == 30 and all(k > 0 for k in bar.steps)
+    assert bar.desc == "BERTScore 2/5"
+    assert bar.total == 30
+    assert bar.closed
+    assert sum(bar.steps) == 30
+    assert all(k > 0 for k in bar.steps)
     ids = s.tokenizer.encode_flagged([x.strip() for x in hyps + refs])[0]
     n_batches = len(s.encoder.batches(np.array([len(x) for x in ids])))
-    assert n_batches >= 5 and len(bar.steps) >= 5  # moved per batch, not once per 4,096-segment chunk
+    assert n_batches >= 5
+    assert len(bar.steps) >= 5
 
 
 def _write_inputs(tmp_path: Path, n_systems: int = 2, n: int = 40):
@@ -224,7 +231,7 @@ def test_cli_no_bar_when_stderr_is_a_pipe(cache_dir, tmp_path):
 
 
 def test_cli_progress_forces_the_bar_into_a_pipe(cache_dir, tmp_path):
-    r = _run_piped(_write_inputs(tmp_path) + ["--progress"], cache_dir, tmp_path)
+    r = _run_piped([*_write_inputs(tmp_path), "--progress"], cache_dir, tmp_path)
     assert r.returncode == 0, r.stderr
     counts = {int(done) for desc, done, _ in FRAME.findall(r.stderr) if desc.startswith("BERTScore")}
     assert len(counts - {0}) >= 2, r.stderr

@@ -20,10 +20,10 @@ pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install \
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+from wmt21 import load_pair, pairs  # noqa: E402
 
 import mtscore  # noqa: E402
 from mtscore.bindings.ray import score_ray  # noqa: E402
-from wmt21 import load_pair, pairs  # noqa: E402
 
 METRICS = ["bleu", "chrf", "chrf++", "ter"]
 N = 240  # segments per system
@@ -65,7 +65,7 @@ def local_ray():
     if not ray.is_initialized():
         # address="local": a new instance even when another test process (pytest-xdist) runs one
         ray.init(address="local", num_cpus=2, include_dashboard=False, runtime_env=_worker_env())
-    yield ray
+    return ray
 
 
 def _check_equal(r, loc, systems, metrics=METRICS, stats=True):
@@ -88,7 +88,7 @@ def test_every_metric_equals_local(local_ray, tables, tmp_path):
                   segments=str(seg_path))
     _check_equal(r, loc, tables["names"])
     seg = pq.read_table(seg_path)
-    assert seg.column_names == ["system", "seg"] + METRICS
+    assert seg.column_names == ["system", "seg", *METRICS]
     assert seg.to_pydict() == loc.segments.to_pydict()
     # only the sums travel (TER's float rows added in order in the driver): same scores; actors
     for kw in ({"batch_size": 100}, {"batch_size": 77, "compute": "actors", "concurrency": 2}):
@@ -113,7 +113,7 @@ def test_parquet_files_on_tasks(local_ray, tables, tmp_path):
         pq.write_table(pa.table({"hyp": ["x"], "ref": ["x"]}), d / f"{name}.parquet")
     (d / "_SUCCESS").write_text("")
     assert local_parquet_files(str(d), None) == [str(d / f"{n}.parquet") for n in ("10", "a", "b")]
-    assert local_parquet_files([tables["multi"], str(d)], None) == [tables["multi"]] + local_parquet_files(str(d), None)
+    assert local_parquet_files([tables["multi"], str(d)], None) == [tables["multi"], *local_parquet_files(str(d), None)]
     assert local_parquet_files(tables["multi"], "jsonl") is None
     assert local_parquet_files("s3://bucket/x.parquet", None) is None
     assert local_parquet_files(str(d / "none.parquet"), None) is None  # Ray Data's error
@@ -164,7 +164,8 @@ def test_significance_equals_local(local_ray, tables):
         metric = loc1.metrics[m]
         st = loc1.stats["hyp"][m]
         want = bootstrap_ci(metric, st, metric.compute_score_from_stats(metric.sum_stats(st)), 300, seed=5)
-        assert str(got[m]) == str(want) and (got[m]._mean, got[m]._ci) == (want._mean, want._ci)
+        assert str(got[m]) == str(want)
+        assert (got[m]._mean, got[m]._ci) == (want._mean, want._ci)
     with pytest.raises(ValueError, match="keep_stats=True"):
         score_ray(tables["single"], metrics=["bleu"]).confidence()
 
@@ -409,7 +410,7 @@ def test_cli_same_output_as_local(tables):
     for args in (["-m", "bleu", "chrf", "ter", "--paired-bs", "-pbsn", "100"], ["-m", "bleu", "ter", "-f", "text"]):
         cmd = [sys.executable, "-m", "mtscore", "score-table", tables["multi"], "-q", *args]
         local = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-        on_ray = subprocess.run(cmd + ["--ray", "local"], capture_output=True, text=True, timeout=300, env=env)
+        on_ray = subprocess.run([*cmd, "--ray", "local"], capture_output=True, text=True, timeout=300, env=env)
         assert local.returncode == 0 and on_ray.returncode == 0, on_ray.stderr[-2000:]
         assert on_ray.stdout == local.stdout
 
@@ -504,7 +505,8 @@ def test_missing_refs_global_row_and_one_warning(local_ray, tables, tmp_path):
         warnings.simplefilter("always")
         score_ray(d, metrics=["chrf"], batch_size=50, chrf_kwargs={"missing_refs": "skip"})
     mine = [str(w.message) for w in caught if issubclass(w.category, MissingReferenceWarning)]
-    assert len(mine) == 1 and "2 of 450 segment(s) have no reference and were skipped by chrf " in mine[0]
+    assert len(mine) == 1
+    assert "2 of 450 segment(s) have no reference and were skipped by chrf " in mine[0]
 
 
 def _score_table(argv, capsys):
@@ -535,16 +537,17 @@ def test_cli_test_sets_local_and_on_ray(local_ray, tables, tmp_path, capsys):
     assert json.loads(local)["b"] == json.loads(_score_table([str(only_b), *base], capsys))
     assert _score_table([str(both), *base, "--ray"], capsys) == local
     text = _score_table([str(both), *base, "-f", "text"], capsys)
-    assert text.startswith("test set: a\n") and "\ntest set: b\n" in text
+    assert text.startswith("test set: a\n")
+    assert "\ntest set: b\n" in text
     assert text.split("test set: b\n")[1] == _score_table([str(only_b), *base, "-f", "text"], capsys)
     assert _score_table([str(both), *base, "-f", "text", "--ray"], capsys) == text
     paired = [str(both), *base, "--paired-bs", "-pbsn", "50", "--seed", "3"]
-    assert _score_table(paired + ["--ray"], capsys) == _score_table(paired, capsys)
+    assert _score_table([*paired, "--ray"], capsys) == _score_table(paired, capsys)
     seg = [str(both), "-m", "bleu", "ter", "-q", "-f", "tsv"]
     seg_local = _score_table(seg, capsys)
     assert seg_local.splitlines()[0].split("\t")[:3] == ["test_set", "system", "seg"]
     assert len(seg_local.splitlines()) == 1 + 5 * N
-    assert _score_table(seg + ["--ray"], capsys) == seg_local
+    assert _score_table([*seg, "--ray"], capsys) == seg_local
     from mtscore.bindings.cli import run_command
     from mtscore.bindings.table_cli import table_main
 
@@ -567,7 +570,7 @@ def test_cli_bertscore_on_ray(local_ray, tables, tmp_path, capsys):
         argv = [str(path), "-m", "bleu", "bertscore", "-q", "-f", fmt, "--batch-tokens", "512"]
         local = _score_table(argv, capsys)
         assert "BERTScore" in local
-        assert _score_table(argv + ["--ray"], capsys) == local
+        assert _score_table([*argv, "--ray"], capsys) == local
     from mtscore.bindings.cli import run_command
     from mtscore.bindings.table_cli import table_main
 

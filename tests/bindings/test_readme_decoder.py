@@ -48,7 +48,8 @@ def _check_mbr_translate(mbr_translate):
 
     class Tokenizer:
         def __call__(self, sources, return_tensors=None, padding=None):
-            assert return_tensors == "pt" and padding
+            assert return_tensors == "pt"
+            assert padding
             return {"input_ids": sources}
 
         def batch_decode(self, out, skip_special_tokens=False):

@@ -33,7 +33,7 @@ def trl_call(fn, completions, **columns):
               completion_ids=[[1, 2]] * len(completions), trainer_state=object(), **columns)
 
 
-@pytest.mark.parametrize("metric,opts,sb", [
+@pytest.mark.parametrize(("metric", "opts", "sb"), [
     ("chrf", {}, lambda: sacrebleu.CHRF()),
     ("chrf++", {}, lambda: sacrebleu.CHRF(word_order=2)),
     ("bleu", {"effective_order": True}, lambda: sacrebleu.BLEU(effective_order=True)),

@@ -6,14 +6,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import require
 
 pytest.importorskip("sacrebleu")
 pytest.importorskip("tabulate")
-from sacrebleu.metrics import BLEU as SBLEU, CHRF as SCHRF  # noqa: E402
+from sacrebleu.metrics import BLEU as SBLEU
+from sacrebleu.metrics import CHRF as SCHRF
 
-from mtscore.bindings.significance_report import run_ci_cli, run_paired_cli  # noqa: E402
+from mtscore.bindings.significance_report import run_ci_cli, run_paired_cli
 
 try:
     from mtscore import BLEU, CHRF
@@ -45,7 +45,7 @@ def _lines(p: Path):
     return [x.rstrip() for x in p.read_text(encoding="utf-8").split("\n")][:200]
 
 
-@pytest.mark.parametrize("fmt,test,metrics", [("text", "bs", ("bleu", "chrf")), ("latex", "ar", ("bleu", "chrf")),
+@pytest.mark.parametrize(("fmt", "test", "metrics"), [("text", "bs", ("bleu", "chrf")), ("latex", "ar", ("bleu", "chrf")),
                                               ("json", "bs", ("bleu",)), ("text", "ar", ("chrf", "bleu"))])
 def test_paired_report_equals_sacrebleu_cli(files, fmt, test, metrics, monkeypatch):
     monkeypatch.setenv("SACREBLEU_SEED", "12345")
@@ -91,4 +91,5 @@ def test_json_with_chrf_does_not_crash(files):
     refs = [_lines(files / "ref.txt")]
     systems = {f"{s}.txt": _lines(files / f"{s}.txt") for s in SYS}
     out = json.loads(run_paired_cli(args, systems, refs, [CHRF()], color=False))
-    assert out[0]["system"] == "Baseline: LIUM-NMT.4900.txt" and isinstance(out[1]["chrF2"]["mean"], float)
+    assert out[0]["system"] == "Baseline: LIUM-NMT.4900.txt"
+    assert isinstance(out[1]["chrF2"]["mean"], float)

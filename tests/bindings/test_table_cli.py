@@ -32,20 +32,26 @@ def tables(tmp_path):
 
 def test_missing_refs_error_names_the_option(tables, capsys):
     rc, out, err = _cli(["score-table", str(tables[0]), "-m", "bleu"], capsys)
-    assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1
-    assert "segment 1 (0-based) has no reference" in err and "pass --missing-refs skip" in err
+    assert rc == 1
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "segment 1 (0-based) has no reference" in err
+    assert "pass --missing-refs skip" in err
 
 
 def test_missing_refs_skip_equals_the_table_without_those_rows(tables, capsys):
     argv = ["-m", "bleu", "chrf", "ter", "wer", "--score-only", "-f", "json"]
     rc, skipped, err = _cli(["score-table", str(tables[0]), "--missing-refs", "skip", *argv], capsys)
-    assert rc == 0 and err.count("1 of 4 segment(s) have no reference and were skipped") == 4
+    assert rc == 0
+    assert err.count("1 of 4 segment(s) have no reference and were skipped") == 4
     rc, kept, _ = _cli(["score-table", str(tables[1]), *argv], capsys)
-    assert rc == 0 and json.loads(skipped) == json.loads(kept)
-    assert len(json.loads(kept)) == 4 and json.loads(kept)[1] > 0  # chrF of the kept rows
+    assert rc == 0
+    assert json.loads(skipped) == json.loads(kept)
+    assert len(json.loads(kept)) == 4
+    assert json.loads(kept)[1] > 0
 
 
-@pytest.mark.parametrize("name, argv, msg", [
+@pytest.mark.parametrize(("name", "argv", "msg"), [
     ("nope.parquet", [], "nope.parquet: file not found"),
     ("hyp.bin", [], "hyp.bin: not a table file (the format comes from the extension: tsv, csv"),
     ("t.parquet", ["--hyp", "h"], "no column 'h' (available: 'hyp', 'ref'); pass --hyp to name it"),

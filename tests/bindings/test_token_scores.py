@@ -15,8 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtscore.bindings.token_scores import (decode_ids, id_corpus_score, id_sentence_scores, id_stats,
-                                           text_corpus_score, text_sentence_scores)
+from mtscore.bindings.token_scores import (
+    decode_ids,
+    id_corpus_score,
+    id_sentence_scores,
+    id_stats,
+    text_corpus_score,
+    text_sentence_scores,
+)
 from mtscore.engine.metrics.base import MissingReferenceError, MissingReferenceWarning
 from mtscore.engine.metrics.bleu import BLEU
 from mtscore.engine.token_ids import MAX_ID, TokenIds
@@ -203,7 +209,8 @@ def test_bleu_object_and_stats_layout(ende_ids):
     hyps, refs = ende_ids
     b = BLEU(tokenize="none", effective_order=True, max_ngram_order=3)
     st_ = id_stats(hyps, refs[0], b)
-    assert st_.shape == (len(hyps), 8) and st_.dtype == np.int64
+    assert st_.shape == (len(hyps), 8)
+    assert st_.dtype == np.int64
     assert id_sentence_scores(hyps, refs[0], b).tolist() == b.scores_from_stats(st_).tolist()
 
 
@@ -242,7 +249,8 @@ def test_missing_references_follow_the_policy():
             got = id_sentence_scores([[1], [2], [3]], [[1], [3]], metric, ref_groups=groups,
                                      missing_refs="skip")
         sb = sacrebleu.BLEU(tokenize="none", **SENTENCE) if metric == "bleu" else sacrebleu.TER()
-        assert np.isnan(got[1]) and got[0] == sb.sentence_score("1", ["1"]).score
+        assert np.isnan(got[1])
+        assert got[0] == sb.sentence_score("1", ["1"]).score
         assert got[2] == sb.sentence_score("3", ["3"]).score
 
 
@@ -304,7 +312,7 @@ def test_text_mode_pieces_rules(ende):
     hyps, refs = ende
     words = sorted({w for s in hyps + refs[0] for w in s.split()})
     index = {w: i + 1 for i, w in enumerate(words)}  # id 0: a special token, skipped
-    pieces = ["<s>"] + words
+    pieces = ["<s>", *words]
     hyp_ids = [[0] + [index[w] for w in s.split()] for s in hyps]
     ref_ids = [[index[w] for w in s.split()] + [0] for s in refs[0]]
     hyp_text = [" ".join(s.split()) for s in hyps]

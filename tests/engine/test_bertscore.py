@@ -10,7 +10,6 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
 from conftest import require
 
 pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip install 'mtscore[bertscore]')")
@@ -154,8 +153,11 @@ def test_edge_cases(plain):
     k = len(EDGE)
     f = ours.f1[-k:]
     # empty / whitespace candidates and the empty reference score 0, as in bert_score
-    assert f[0] == 0 and f[1] == 0 and f[8] == 0
-    assert ours.precision[-k] == 0 and ours.recall[-2] == 0
+    assert f[0] == 0
+    assert f[1] == 0
+    assert f[8] == 0
+    assert ours.precision[-k] == 0
+    assert ours.recall[-2] == 0
     assert np.all((f[[2, 3, 4, 5, 6, 7, 9]] > 0) & (f[[2, 3, 4, 5, 6, 7, 9]] <= 1 + 1e-6))
     _check(type(ours)(ours.precision[-k:], ours.recall[-k:], ours.f1[-k:]),
            tuple(t[-k:] for t in theirs), "edge")
@@ -214,11 +216,14 @@ def test_supplied_idf_dict_and_corpus_score(bert_score_mod, model_dir, pairs, ca
     assert stats.shape == (100, 4)
     sc = scorer.compute_score_from_stats(stats.sum(0))
     r = scorer.score(h, [a])
-    assert abs(sc.score - 100 * r.mean_f1) < 1e-9 and abs(sc.precision - r.mean_precision) < 1e-12
+    assert abs(sc.score - 100 * r.mean_f1) < 1e-9
+    assert abs(sc.precision - r.mean_precision) < 1e-12
     cs = scorer.corpus_score(h, [a])
     assert abs(cs.score - 100 * r.mean_f1) < 1e-9
     sig = str(scorer.get_signature())
-    assert "layer:6" in sig and "idf:no" in sig and "@53aa5117" in sig
+    assert "layer:6" in sig
+    assert "idf:no" in sig
+    assert "@53aa5117" in sig
 
 
 def test_streaming_equals_batch(cache_dir, pairs):
@@ -237,7 +242,9 @@ def test_baseline_roundtrip_and_compute(cache_dir, tmp_path, pairs):
 
     h, a, _ = pairs["deen"]
     table = compute_baseline(h[:60] + a[:60], layers=[6], cache_dir=cache_dir, threads=1)
-    assert table.shape == (7, 3) and np.isnan(table[0]).all() and 0 < table[6, 2] < 1
+    assert table.shape == (7, 3)
+    assert np.isnan(table[0]).all()
+    assert 0 < table[6, 2] < 1
     f = tmp_path / "b.tsv"
     write_baseline(f, np.nan_to_num(table))
     np.testing.assert_allclose(read_baseline(f, 6), table[6], atol=1e-7)

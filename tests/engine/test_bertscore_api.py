@@ -6,7 +6,6 @@ import os
 
 import numpy as np
 import pytest
-
 from conftest import require
 
 pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip install 'mtscore[bertscore]')")
@@ -94,19 +93,21 @@ def test_score_matches_bert_score(bs, data, model_dir, cache_dir, baseline_file,
     ours = _ours(data["hyp"], data["a"], cache_dir, model_type=model_dir, **kw)
     P, R, F = ours
     for name, a, b in (("P", P, tp), ("R", R, tr), ("F", F, tf)):
-        assert a.dtype == np.float64 and a.shape == (N,)
+        assert a.dtype == np.float64
+        assert a.shape == (N,)
         assert np.max(np.abs(a - b)) < TOL, f"{case} {name}: max |diff| {np.max(np.abs(a - b))}"
     assert ours.hash == their_hash
     assert ours.signature.startswith("nrefs:1|model:all-MiniLM-L6-v2@")
     if "rescaled" in case:
-        assert "-custom-rescaled" in ours.hash and "rescale:file:minilm.tsv" in ours.signature
+        assert "-custom-rescaled" in ours.hash
+        assert "rescale:file:minilm.tsv" in ours.signature
 
 
 def test_ragged_multi_reference_and_return_hash(bs, data, model_dir, cache_dir):
     n = 12
     groups = [[a, b] if i % 3 else [a] for i, (a, b) in enumerate(zip(data["a"][:n], data["b"][:n]))]
-    (tp, tr, tf), their_hash = _theirs(bs, data["hyp"][:n], groups, model_type=model_dir)
-    (P, R, F), our_hash = _ours(data["hyp"][:n], groups, cache_dir, model_type=model_dir, return_hash=True)
+    (tp, _tr, tf), their_hash = _theirs(bs, data["hyp"][:n], groups, model_type=model_dir)
+    (P, _R, F), our_hash = _ours(data["hyp"][:n], groups, cache_dir, model_type=model_dir, return_hash=True)
     np.testing.assert_allclose(F, tf, atol=TOL, rtol=0)
     np.testing.assert_allclose(P, tp, atol=TOL, rtol=0)
     assert our_hash == their_hash
@@ -138,8 +139,10 @@ def test_baseline_recipe_matches_bert_score_on_the_same_pairs(bs, data, model_di
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     cands, refs = baseline_pairs(lines, seed=3)
     kept = [s.strip() for s in lines if len(s.strip().split(" ")) < 32]
-    assert len(cands) == len(refs) == len(kept) // 2 and len(kept) < len(lines)
-    assert sorted(cands + refs) == sorted(kept)[:0] + sorted(cands + refs) and set(cands + refs) <= set(kept)
+    assert len(cands) == len(refs) == len(kept) // 2
+    assert len(kept) < len(lines)
+    assert sorted(cands + refs) == sorted(kept)[:0] + sorted(cands + refs)
+    assert set(cands + refs) <= set(kept)
     assert baseline_pairs(lines, seed=4) != (cands, refs)  # the seed picks the pairing
     out = tmp_path / "base.tsv"
     monkeypatch.setenv("MTSCORE_CACHE", cache_dir)

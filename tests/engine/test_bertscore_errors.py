@@ -25,9 +25,8 @@ import pytest
 pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip install 'mtscore[bertscore]')")
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
-from mtscore.engine.bertscore import BERTScore, BERTScoreTruncationWarning, read_baseline  # noqa: E402
-from mtscore.engine.encoder import (EncoderCacheWarning, EncoderError, cuda_available,  # noqa: E402
-                                    default_model_dir, load_encoder)
+from mtscore.engine.bertscore import BERTScore, BERTScoreTruncationWarning, read_baseline
+from mtscore.engine.encoder import EncoderCacheWarning, EncoderError, cuda_available, default_model_dir, load_encoder
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = " ".join(["word"] * 2000)  # 2002 tokens with [CLS]/[SEP]
@@ -149,8 +148,10 @@ def test_read_only_cache_without_int8_builds_it_in_a_temp_dir(filled_cache, tmp_
     with pytest.warns(EncoderCacheWarning) as record:
         enc = load_encoder(None, 6, threads=1, quantize=True)
     msg = _one_cache_warning(record, "MTSCORE_CACHE", ro)
-    assert "Read-only file system" in msg and "int8" in msg
-    assert enc.onnx_path.name == "model.int8.onnx" and not str(enc.onnx_path).startswith(str(ro))
+    assert "Read-only file system" in msg
+    assert "int8" in msg
+    assert enc.onnx_path.name == "model.int8.onnx"
+    assert not str(enc.onnx_path).startswith(str(ro))
     assert not list(ro.rglob("*.tmp*"))
 
 
@@ -210,7 +211,9 @@ def test_unusable_cache_and_no_temp_dir_is_one_clear_error(model_dir, tmp_path):
     assert out.returncode == 1, out.stderr
     lines = [ln for ln in out.stderr.splitlines() if ln.startswith("mtscore:")]
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
-    assert "MTSCORE_CACHE" in lines[0] and str(afile) in lines[0] and "writable directory" in lines[0]
+    assert "MTSCORE_CACHE" in lines[0]
+    assert str(afile) in lines[0]
+    assert "writable directory" in lines[0]
 
 
 def test_concurrent_exports_into_one_cache(model_dir, tmp_path):
@@ -237,7 +240,9 @@ def test_truncation_warns_once_with_counts(scorer):
     mine = [w for w in record if issubclass(w.category, BERTScoreTruncationWarning)]
     assert len(mine) == 1
     msg = str(mine[0].message)
-    assert "2 candidate(s) and 1 reference(s)" in msg and "512 tokens" in msg and "bert_score" in msg
+    assert "2 candidate(s) and 1 reference(s)" in msg
+    assert "512 tokens" in msg
+    assert "bert_score" in msg
     assert (r.truncated_candidates, r.truncated_references, r.n_truncated, r.max_length) == (2, 1, 3, 512)
 
 
@@ -256,7 +261,8 @@ def test_truncation_counted_per_segment_over_chunks_and_references(filled_cache)
     assert (r.truncated_candidates, r.truncated_references) == (2, 3)
     with pytest.warns(BERTScoreTruncationWarning, match=r"2 candidate\(s\) and 3 reference\(s\)") as rec2:
         blocks = list(s.iter_scores(iter([LONG, LONG, "x"]), [iter([LONG, "y", "z"]), iter([LONG, LONG, None])]))
-    assert len(rec2) == 1 and len(blocks) == 3
+    assert len(rec2) == 1
+    assert len(blocks) == 3
 
 
 def test_no_truncation_warning_at_exactly_max_length(scorer):
@@ -356,10 +362,12 @@ def test_empty_candidate_list(scorer):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = scorer.score([], [[]])
-    assert r.f1.shape == (0,) and np.isnan(r.mean_f1) and r.n_truncated == 0
+    assert r.f1.shape == (0,)
+    assert np.isnan(r.mean_f1)
+    assert r.n_truncated == 0
 
 
-@pytest.mark.parametrize("text, match", [
+@pytest.mark.parametrize(("text", "match"), [
     ("LAYER,P,R,F\n0,0.1,0.2\n", r":2: 3 field\(s\)"),
     ("garbage\n", r":1: expected a header ending in P,R,F"),
     ("LAYER,P,R,F\n0,a,b,c\n", r":2: not a number"),
@@ -383,7 +391,7 @@ def test_baseline_not_utf8_or_a_directory(tmp_path):
         read_baseline(tmp_path, 0)
 
 
-@pytest.mark.parametrize("extra, match", [
+@pytest.mark.parametrize(("extra", "match"), [
     (["--batch-tokens", "0"], "--batch-tokens 0: must be a positive"),
     (["--device", "gpu"], "--device 'gpu': expected cpu"),
     (["--layer", "7"], "--layer 7: all-MiniLM-L6-v2 has hidden layers 0..6"),

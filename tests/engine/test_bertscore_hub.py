@@ -13,10 +13,13 @@ pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip inst
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 pytest.importorskip("huggingface_hub", reason="loading by name needs huggingface_hub")
 
-from mtscore.engine.encoder import EncoderError, resolve_source  # noqa: E402
-from mtscore.engine.encoder import bert_score_tables as tables  # noqa: E402
-from mtscore.engine.encoder import hub  # noqa: E402
-from mtscore.engine.encoder import model_dir as md  # noqa: E402
+from mtscore.engine.encoder import (
+    EncoderError,
+    hub,
+    resolve_source,
+)
+from mtscore.engine.encoder import bert_score_tables as tables
+from mtscore.engine.encoder import model_dir as md
 
 REPO = "mtscore-test/minilm-copy"
 COMMIT_MAIN = "a" * 40
@@ -34,7 +37,7 @@ def bs_utils():
 
 
 def test_model_layer_table_equals_bert_score(bs_utils):
-    assert tables.MODEL_LAYERS == bs_utils.model2layers
+    assert bs_utils.model2layers == tables.MODEL_LAYERS
     assert len(tables.MODEL_LAYERS) >= 140
 
 
@@ -63,7 +66,8 @@ def test_rescale_baseline_files_of_bert_score(bs_utils):
     from mtscore.engine.bertscore_files import packaged_baseline
 
     f = packaged_baseline("EN", "roberta-large")
-    assert f.name == "roberta-large.tsv" and f.parent.name == "en"
+    assert f.name == "roberta-large.tsv"
+    assert f.parent.name == "en"
     want = pd.read_csv(f).iloc[17].to_numpy()[1:].astype(np.float32)  # bert_score's reading
     np.testing.assert_array_equal(read_baseline(f, 17), want.astype(np.float64))
     with pytest.raises(FileNotFoundError, match="no baseline for model 'all-MiniLM-L6-v2'.*mtscore bertscore baseline"):
@@ -122,7 +126,7 @@ def hf_home(tmp_path_factory):
     return home
 
 
-@pytest.fixture()
+@pytest.fixture
 def offline_env(hf_home, monkeypatch):
     for v in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(v, raising=False)
@@ -138,10 +142,12 @@ def cache_dir(tmp_path_factory):
 
 def test_resolves_repo_name_from_hf_cache(offline_env):
     src = resolve_source(REPO)
-    assert src.name == REPO and src.revision == COMMIT_MAIN
+    assert src.name == REPO
+    assert src.revision == COMMIT_MAIN
     assert src.path == offline_env / "hub" / "models--mtscore-test--minilm-copy" / "snapshots" / COMMIT_MAIN
     v2 = resolve_source(REPO, revision="v2")
-    assert v2.revision == COMMIT_V2 and v2.path.name == COMMIT_V2
+    assert v2.revision == COMMIT_V2
+    assert v2.path.name == COMMIT_V2
     assert resolve_source(REPO, revision=COMMIT_V2).path == v2.path  # a commit hash directly
 
 
@@ -157,7 +163,8 @@ def test_local_path_comes_first(offline_env, tmp_path, monkeypatch):
     local.mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     src = resolve_source(REPO)  # a directory of that name in the working directory
-    assert src.path == local.absolute() and src.revision is None
+    assert src.path == local.absolute()
+    assert src.revision is None
 
 
 def test_offline_error_is_clear(offline_env):
@@ -196,7 +203,8 @@ def test_scores_by_repo_name_equal_packaged_and_export_keyed_on_revision(offline
     v2 = BERTScore(model=REPO, layer=6, revision="v2", cache_dir=cache_dir, progress=False, threads=1)
     m_main = json.loads((by_name.encoder.onnx_path.parent / "manifest.json").read_text())
     m_v2 = json.loads((v2.encoder.onnx_path.parent / "manifest.json").read_text())
-    assert m_main["revision"] == COMMIT_MAIN and m_v2["revision"] == COMMIT_V2
+    assert m_main["revision"] == COMMIT_MAIN
+    assert m_v2["revision"] == COMMIT_V2
     assert by_name.encoder.onnx_path.parent != v2.encoder.onnx_path.parent
     np.testing.assert_array_equal(v2.score(cands, [refs]).f1, a.f1)
     # default layer when the model is not in bert_score's table: the last one
@@ -247,7 +255,10 @@ def test_download_path_when_the_network_is_allowed(hf_home, monkeypatch, tmp_pat
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
     src = resolve_source("someone/bin-only", revision="main")
-    assert src.revision == "c" * 40 and (src.path / "pytorch_model.bin").is_file()
+    assert src.revision == "c" * 40
+    assert (src.path / "pytorch_model.bin").is_file()
     assert [c[0] for c in calls] == [True, False, False]
-    assert "model.safetensors" in calls[1][1] and "pytorch_model.bin" not in calls[1][1]
-    assert "pytorch_model.bin" in calls[2][1] and "tokenizer.json" in calls[2][1]
+    assert "model.safetensors" in calls[1][1]
+    assert "pytorch_model.bin" not in calls[1][1]
+    assert "pytorch_model.bin" in calls[2][1]
+    assert "tokenizer.json" in calls[2][1]

@@ -5,16 +5,15 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import require
 
 pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip install 'mtscore[bertscore]')")
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
-from mtscore.engine.bertscore import INVARIANCE_TOL, BERTScore, BERTScoreTruncationWarning  # noqa: E402
-from mtscore.engine.encoder.windows import window_owners, embed_windowed, window_starts  # noqa: E402
+from mtscore.engine.bertscore import INVARIANCE_TOL, BERTScore, BERTScoreTruncationWarning
+from mtscore.engine.encoder.windows import embed_windowed, window_owners, window_starts
 
 N = 32
 
@@ -128,14 +127,16 @@ def test_truncation_warns_with_counts_and_window_scores_the_tails(scorer, window
         warnings.simplefilter("always")
         cut = scorer.score([cand, "A short one."], [[ref, "A short one!"]])
     msgs = [str(w.message) for w in caught if issubclass(w.category, BERTScoreTruncationWarning)]
-    assert len(msgs) == 1 and "1 candidate(s) and 1 reference(s) longer than the model's 512 tokens" in msgs[0]
+    assert len(msgs) == 1
+    assert "1 candidate(s) and 1 reference(s) longer than the model's 512 tokens" in msgs[0]
     assert (cut.truncated_candidates, cut.truncated_references) == (1, 1)
     assert cut.f1[0] > 0.999  # only the shared first 500 words are seen: the texts look identical
     win = windowed
     with warnings.catch_warnings():
         warnings.simplefilter("error", BERTScoreTruncationWarning)  # nothing is cut: no warning
         whole = win.score([cand, "A short one."], [[ref, "A short one!"]])
-    assert whole.n_truncated == 0 and "long:window128" in whole.signature
+    assert whole.n_truncated == 0
+    assert "long:window128" in whole.signature
     assert whole.f1[0] < cut.f1[0] - 0.05  # the different tails now count
     assert whole.f1[1] == cut.f1[1]  # a segment that fits is encoded as before, bit for bit
     same = win.score([cand], [[cand]])
@@ -163,11 +164,13 @@ def test_window_overlap_is_checked(scorer):
 def test_window_starts_cover_and_owners_are_central(n, width, data):
     overlap = data.draw(st.integers(0, width - 1))
     starts = window_starts(n, width, overlap)
-    assert starts[0] == 0 and starts == sorted(set(starts))
+    assert starts[0] == 0
+    assert starts == sorted(set(starts))
     if n <= width:
         assert starts == [0]
         return
-    assert starts[-1] == n - width and all(b - a <= width - overlap for a, b in zip(starts, starts[1:]))
+    assert starts[-1] == n - width
+    assert all(b - a <= width - overlap for a, b in zip(starts, starts[1:]))
     owner = window_owners(n, width, starts)
     s = np.asarray(starts)[owner]
     pos = np.arange(n)
@@ -195,7 +198,8 @@ def test_stitching_keeps_every_token_in_order():
     assert off.tolist() == [0, 992, 996]
     np.testing.assert_array_equal(long[:, 0], ids[0])  # the stitched sequence is the whole segment
     starts = window_starts(990, 510, 100)
-    assert long[0, 2] == 0 and long[-1, 2] == len(starts) - 1  # [CLS] from the first, [SEP] from the last
+    assert long[0, 2] == 0
+    assert long[-1, 2] == len(starts) - 1
     k = long[1:-1, 2].astype(int)
     np.testing.assert_array_equal(long[1:-1, 1], np.arange(990) - np.asarray(starts)[k] + 1)
     np.testing.assert_array_equal(emb[off[1]:off[2], 0], ids[1])

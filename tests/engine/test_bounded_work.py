@@ -37,7 +37,8 @@ def _csr(rows):
 def _same(a, b):
     assert len(a) == len(b)
     for x, y in zip(a, b):
-        assert x.dtype == y.dtype and np.array_equal(x, y)
+        assert x.dtype == y.dtype
+        assert np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("order", [1, 2, 4])
@@ -124,7 +125,8 @@ def test_line_limit_refuses_before_work():
             m.corpus_score(["h" * 150], [["x"]])
         except LineTooLongError as e:
             msg = str(e)
-        assert msg is not None and "\n" not in msg
+        assert msg is not None
+        assert "\n" not in msg
         # at the limit: scored; 0 / None: no limit
         m.corpus_score(["h" * 100], [["x" * 100]])
         for off in (0, None):

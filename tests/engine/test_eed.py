@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wmt21 import load_pair, pairs
 
 from mtscore.engine.metrics.eed import EED, preprocess_en, preprocess_ja
 from mtscore.engine.metrics.registry import make_metric
-from wmt21 import load_pair, pairs
 
 tm = pytest.importorskip("torchmetrics.functional.text.eed",
                          reason="the EED parity tests need torchmetrics (test extra)")

@@ -12,9 +12,9 @@ pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip inst
 pytest.importorskip("onnx", reason="BERTScore needs onnx")
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
-from mtscore.engine.encoder import EncoderError, load_encoder  # noqa: E402
-from mtscore.engine.encoder import cache as enc_cache  # noqa: E402
-from mtscore.engine.encoder import model_dir as md  # noqa: E402
+from mtscore.engine.encoder import EncoderError, load_encoder
+from mtscore.engine.encoder import cache as enc_cache
+from mtscore.engine.encoder import model_dir as md
 
 
 def _default_dir():
@@ -73,7 +73,8 @@ def test_minilm_hidden_states_match_transformers(cache_dir):
         got = _run_onnx(man["onnx"], ids, mask)
         want = _torch_hidden(d, ids, mask, layer)
         _assert_close_on_tokens(got, want, mask)
-        assert man["layer"] == layer and man["opset"] == 17
+        assert man["layer"] == layer
+        assert man["opset"] == 17
         assert man["source_sha256"] == md.file_sha256(md.weights_file(d))
 
 
@@ -116,7 +117,8 @@ def test_cache_manifest_and_reuse(cache_dir):
     man1 = enc_cache.export_encoder(d, 6, cache_dir=cache_dir)
     mtime = Path(man1["onnx"]).stat().st_mtime_ns
     man2 = enc_cache.export_encoder(d, 6, cache_dir=cache_dir)
-    assert man1 == man2 and Path(man2["onnx"]).stat().st_mtime_ns == mtime
+    assert man1 == man2
+    assert Path(man2["onnx"]).stat().st_mtime_ns == mtime
     stored = json.loads((Path(man1["onnx"]).parent / "manifest.json").read_text())
     for key in ("source_sha256", "layer", "opset", "dtype", "builder_version"):
         assert key in stored
@@ -143,8 +145,11 @@ def test_tokenizer_matches_bert_score_rules(cache_dir):
     enc = load_encoder(None, 6, cache_dir=cache_dir, threads=1)
     tok = enc.tokenizer
     ids = tok.encode(["", "   ", "word " * 700, "  Hello  "])
-    assert ids[0].tolist() == [101, 102] and ids[1].tolist() == [101, 102]
-    assert len(ids[2]) == 512 and ids[2][0] == 101 and ids[2][-1] == 102  # not the baked-in 128
+    assert ids[0].tolist() == [101, 102]
+    assert ids[1].tolist() == [101, 102]
+    assert len(ids[2]) == 512
+    assert ids[2][0] == 101
+    assert ids[2][-1] == 102
     assert ids[3].tolist() == tok.encode(["hello"])[0].tolist()
     transformers = pytest.importorskip("transformers", reason="transformers is needed for the slow-tokenizer check")
     slow = transformers.AutoTokenizer.from_pretrained(str(d), use_fast=False)

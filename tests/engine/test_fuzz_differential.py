@@ -242,7 +242,8 @@ def check_case(metric, opts, hyps, refs):
     if metric == "bleu":
         assert (list(sb.counts), list(sb.totals), sb.sys_len, sb.ref_len) == \
             (list(sa.counts), list(sa.totals), sa.sys_len, sa.ref_len)
-        assert sb.bp == sa.bp and list(sb.precisions) == list(sa.precisions)
+        assert sb.bp == sa.bp
+        assert list(sb.precisions) == list(sa.precisions)
     assert str(b.get_signature()) == str(a.get_signature())
 
     if metric == "ter":
@@ -375,7 +376,7 @@ def rejected_case(draw):
 def _outcome(fn):
     try:
         return fn(), None
-    except Exception as e:  # noqa: BLE001 - the class is what we compare
+    except Exception as e:
         return None, e
 
 
@@ -426,7 +427,8 @@ def test_segment_without_any_reference_raises(metric, corpus):
             warnings.simplefilter("ignore")
             ours = mtscore.BLEU(missing_refs="skip").corpus_score(hyps, refs)
         unreferenced = sum(all(st[i] is None for st in refs) for i in range(len(hyps)))
-        assert name == "BLEU" and theirs.ref_len == ours.ref_len - unreferenced
+        assert name == "BLEU"
+        assert theirs.ref_len == ours.ref_len - unreferenced
     with pytest.raises(ValueError, match="no reference"):
         getattr(mtscore, name)().corpus_score(hyps, refs)
     with pytest.raises(ValueError, match="no reference"):
@@ -494,7 +496,8 @@ def test_replay_fuzz_corpus(case):
 
 
 def test_fuzz_corpus_is_small_and_present():
-    assert CORPUS_FILE.exists() and CORPUS_FILE.stat().st_size < 200_000
+    assert CORPUS_FILE.exists()
+    assert CORPUS_FILE.stat().st_size < 200_000
     assert len(_CASES) >= 200
 
 

@@ -48,7 +48,7 @@ def setuptools_metadata():
 
 
 def test_fallback_table_equals_pyproject():
-    assert EXTRA_REQUIREMENTS == {k: tuple(v) for k, v in EXTRAS.items() if k not in DEV_EXTRAS}
+    assert {k: tuple(v) for k, v in EXTRAS.items() if k not in DEV_EXTRAS} == EXTRA_REQUIREMENTS
 
 
 @pytest.mark.parametrize("extra", sorted(EXTRAS))

@@ -110,13 +110,16 @@ def test_repeated_reference_rows_match_sacrebleu(corpus, bopts, copts):
 def test_dedupe_rows():
     from mtscore.engine.metrics.lexical import dedupe_rows
     first, seg_map = dedupe_rows([["a", "b", "a", None, "b", None], ["x", "y", "x", "z", "y", "z"]])
-    assert first.tolist() == [0, 1, 3] and seg_map.tolist() == [0, 1, 0, 2, 1, 2]
+    assert first.tolist() == [0, 1, 3]
+    assert seg_map.tolist() == [0, 1, 0, 2, 1, 2]
     first, seg_map = dedupe_rows([["a", "a", "a"]])
-    assert first.tolist() == [0] and seg_map.tolist() == [0, 0, 0]
+    assert first.tolist() == [0]
+    assert seg_map.tolist() == [0, 0, 0]
     # max_distinct: None as soon as more rows than that are distinct
     assert dedupe_rows([["a", "b", "a", "c"]], 2) is None
     first, seg_map = dedupe_rows([["a", "b", "a", "c"]], 3)
-    assert first.tolist() == [0, 1, 3] and seg_map.tolist() == [0, 1, 0, 2]
+    assert first.tolist() == [0, 1, 3]
+    assert seg_map.tolist() == [0, 1, 0, 2]
 
 
 def test_repeated_rows_only_for_heavy_repetition():
@@ -125,9 +128,11 @@ def test_repeated_rows_only_for_heavy_repetition():
     from mtscore.engine.metrics.lexical import DEDUPE_MAX_SHARE, repeated_rows
     table = [f"reference {i}" for i in range(500)] * 3
     first, seg_map = repeated_rows([table])
-    assert len(first) == 500 and seg_map.tolist() == list(range(500)) * 3
+    assert len(first) == 500
+    assert seg_map.tolist() == list(range(500)) * 3
     few = [f"segment {i}" for i in range(900)] + ["segment 0"] * 100
-    assert len(set(few)) > DEDUPE_MAX_SHARE * len(few) and repeated_rows([few]) is None
+    assert len(set(few)) > DEDUPE_MAX_SHARE * len(few)
+    assert repeated_rows([few]) is None
     assert repeated_rows([table], max_distinct=499) is None
 
 
@@ -148,7 +153,7 @@ README_REFS = [["The dog bit the man.", "It was not unexpected.", "The man bit h
                ["The dog had bit the man.", "No one was surprised.", "The man had bitten the dog."]]
 
 
-@pytest.mark.parametrize("kw, expected", [
+@pytest.mark.parametrize(("kw", "expected"), [
     ({}, 48.530827), ({"tokenize": "none"}, 49.1919566), ({"tokenize": "intl"}, 43.91623493),
     ({"max_ngram_order": 1}, 77.65), ({"max_ngram_order": 2}, 60.50), ({"max_ngram_order": 5}, 46.14),
     ({"max_ngram_order": 6}, 43.28),
@@ -160,10 +165,13 @@ def test_readme_example(kw, expected):
 
 def test_worked_example_and_compute_bleu():
     b = mtscore.BLEU().corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]])
-    assert b.counts == [5, 3, 2, 1] and b.totals == [5, 4, 3, 2]
+    assert b.counts == [5, 3, 2, 1]
+    assert b.totals == [5, 4, 3, 2]
     assert abs(b.score - 57.893) < 1e-3
     k = mtscore.BLEU(smooth_method="add-k").corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]])
-    assert k.counts == [5, 4, 3, 2] and k.totals == [5, 5, 4, 3] and abs(k.score - 65.1113) < 1e-4
+    assert k.counts == [5, 4, 3, 2]
+    assert k.totals == [5, 5, 4, 3]
+    assert abs(k.score - 65.1113) < 1e-4
     s = mtscore.BLEU.compute_bleu([9, 7, 5, 3], [10, 8, 6, 4], 11, 11)
     assert abs(s.score - 83.75922397) < 1e-6
 
@@ -253,7 +261,7 @@ def test_repeated_references_prepared_once_for_chunked_corpora(monkeypatch):
     from mtscore.engine.metrics.lexical import LexicalMetric
 
     distinct = [f"The {w} no. {i} sat on the mat, didn't it?" for i, w in
-                enumerate("cat dog cow hen owl elk yak ram emu bee ant fox".split())]
+                enumerate(["cat", "dog", "cow", "hen", "owl", "elk", "yak", "ram", "emu", "bee", "ant", "fox"])]
     refs = [distinct * 3, [r.upper() for r in distinct] * 3]
     hyps = [f"the {i % 5} cat sat on a mat {i}" for i in range(36)]
     calls = []
@@ -313,11 +321,13 @@ def test_list_helpers_match_python(items):
     first = [seg.index(j) for j in range(len(seen))]
     f, s = _lists.dedupe_index(items)
     assert f.dtype == s.dtype == np.int64
-    assert f.tolist() == first and s.tolist() == seg
+    assert f.tolist() == first
+    assert s.tolist() == seg
     strs = [x for x in items if not isinstance(x, tuple)]
     mask = [x is not None for x in strs]
     row = _lists.present_row(strs)
-    assert (row is None) == all(mask) and (row is None or row.tolist() == [int(m) for m in mask])
+    assert (row is None) == all(mask)
+    assert (row is None or row.tolist() == [int(m) for m in mask])
     bad = [i for i, x in enumerate(items) if type(x) is not str]
     assert _lists.first_non_str(items) == (bad[0] if bad else -1)
     bad = [i for i, x in enumerate(items) if type(x) is not str and x is not None]
@@ -346,8 +356,10 @@ def test_dedupe_columns_matches_python(rows, n_cols):
                 exp_strings.append(c[i])
                 exp_seg.append(i)
             exp_index[s][i] = seen[c[i]]
-    assert strings == exp_strings and seg.tolist() == exp_seg
-    assert index.dtype == seg.dtype == np.int64 and index.tolist() == exp_index
+    assert strings == exp_strings
+    assert seg.tolist() == exp_seg
+    assert index.dtype == seg.dtype == np.int64
+    assert index.tolist() == exp_index
 
 
 def test_dedupe_columns_errors():

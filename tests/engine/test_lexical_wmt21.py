@@ -4,9 +4,9 @@ smoothing and effective-order setting, and sentence scores)."""
 import numpy as np
 import pytest
 import sacrebleu
+from wmt21 import load_pair, pairs
 
 import mtscore
-from wmt21 import load_pair, pairs
 
 PAIRS = pairs()
 if not PAIRS:
@@ -42,7 +42,8 @@ def _check_bleu_scores(ours_stats, kw, check_sentences):
             a = ref_m._compute_score_from_stats(list(total))
             b = our_m.compute_score_from_stats(list(total))
             assert a.score == b.score and a.counts == b.counts and a.totals == b.totals, args
-            assert a.precisions == b.precisions and a.bp == b.bp
+            assert a.precisions == b.precisions
+            assert a.bp == b.bp
             if check_sentences:
                 sent = our_m.sentence_scores_from_stats(ours_stats)
                 expect = [ref_m._compute_score_from_stats([int(x) for x in row]).score
@@ -80,7 +81,7 @@ CHRF_CONFIGS = [dict(), dict(eps_smoothing=True), dict(whitespace=True), dict(lo
                          ids=lambda kw: "-".join(f"{k}={v}" for k, v in kw.items()) or "default")
 @pytest.mark.parametrize("pair", PAIRS)
 def test_chrf_all_systems(pair, kw):
-    refs, systems, trg = load_pair(pair)
+    refs, systems, _trg = load_pair(pair)
     ref_sets = [refs] if len(refs) == 1 else [refs, refs[:1]]
     if kw and len(refs) > 1:
         ref_sets = [refs]  # options on multi-ref; both layouts for the default

@@ -92,7 +92,9 @@ def test_kernel_rejects_bad_input():
     w, sv, so = np.ones(1), np.zeros(0, np.int32), np.zeros(1, np.int64)
     out = np.zeros((1, 3))
     _meteor.meteor_scores(hk, off, hk, off, lo, hi, w, sv, so, -1, 1, 0.9, 3.0, 0.5, out)
-    assert out[0, 0] == (1 - 0.5 * 0.5 ** 3) and out[0, 1] == 2 and out[0, 2] == 1
+    assert out[0, 0] == (1 - 0.5 * 0.5 ** 3)
+    assert out[0, 1] == 2
+    assert out[0, 2] == 1
     for fn in (_meteor.meteor_scores, twin.meteor_scores):
         with pytest.raises(ValueError, match="outside"):  # key 0 with n_keys 0
             fn(hk, off, hk, off, lo, hi, w, sv, so, -1, 0, 0.9, 3.0, 0.5, out)
@@ -145,7 +147,8 @@ def test_registry_batch_api_and_workers():
     refs = [[f"the cat {i} sat on the mats" for i in range(700)]]
     one = METEOR().corpus_stats(hyps, refs)
     np.testing.assert_array_equal(METEOR(workers=3).corpus_stats(hyps, refs), one)
-    assert isinstance(make_metric("meteor"), METEOR) and mtscore.METEOR is METEOR
+    assert isinstance(make_metric("meteor"), METEOR)
+    assert mtscore.METEOR is METEOR
     r = mtscore.score({"A": hyps, "B": other}, refs, metrics=["meteor"], workers=2)
     assert r.corpus["A"]["meteor"].score == METEOR().corpus_score(hyps, refs).score
     assert r.corpus["B"]["meteor"].score == METEOR().corpus_score(other, refs).score
@@ -180,7 +183,8 @@ def test_cli(tmp_path):
     got = {d["name"]: d for d in json.loads(out)}
     want = METEOR().corpus_score(["The cats sat on a mat .", "the dog barks"],
                                  [["The cat sat on the mat.", "A dogs barked"]])
-    assert got["METEOR"]["score"] == round(want.score, 1) and got["METEOR"]["mod"] == "exact+stem"
+    assert got["METEOR"]["score"] == round(want.score, 1)
+    assert got["METEOR"]["mod"] == "exact+stem"
 
 
 def test_cli_stems_in_the_target_language(tmp_path):
@@ -199,7 +203,8 @@ def test_cli_stems_in_the_target_language(tmp_path):
                                               [["Die Katze saß auf der Matte"]])
     assert want.score != METEOR().corpus_score(["Die Katzen saßen auf Matten"],
                                                [["Die Katze saß auf der Matte"]]).score
-    assert de["score"] == round(want.score, 1) and "german" in de["stem"]
+    assert de["score"] == round(want.score, 1)
+    assert "german" in de["stem"]
     zh = run("en-zh")
     assert zh["mod"] == "exact"
 
@@ -238,7 +243,8 @@ def test_missing_stemmer_names_the_install_command(monkeypatch, tmp_path):
     out = subprocess.run([sys.executable, "-c", "import sys; sys.modules['Stemmer'] = None; "
                           "from mtscore.bindings.cli import main; sys.exit(main())", str(tmp_path / "t.txt"),
                           "-i", str(tmp_path / "t.txt"), "-m", "meteor"], capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 1 and install_hint("meteor") in out.stderr
+    assert out.returncode == 1
+    assert install_hint("meteor") in out.stderr
     assert "Traceback" not in out.stderr
 
 

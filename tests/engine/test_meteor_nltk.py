@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wmt21 import load_pair, pairs
 
 from mtscore.engine.metrics.meteor import METEOR
-from wmt21 import load_pair, pairs
 
 nltk_meteor = pytest.importorskip("nltk.translate.meteor_score", reason="METEOR parity needs nltk (test extra)")
 pytest.importorskip("Stemmer", reason="METEOR's default stemmer needs PyStemmer (meteor extra)")
@@ -177,7 +177,7 @@ def test_adversarial_unicode_equals_nltk(rows):
 _VOCAB = ["car", "auto", "automobile", "machine", "run", "running", "operate", "go", "went",
           "big", "large", "great", "Big", "house", "home", "dog", "dogs", "hound", "new_york"]
 SENT = st.lists(st.sampled_from(_VOCAB), max_size=12).map(" ".join)
-WORDNET = st.dictionaries(st.sampled_from(_VOCAB + ["hous", "oper", "larg"]),
+WORDNET = st.dictionaries(st.sampled_from([*_VOCAB, "hous", "oper", "larg"]),
                           st.lists(st.lists(st.sampled_from(_VOCAB), max_size=4), max_size=3))
 
 

@@ -4,8 +4,6 @@ metric works everywhere (corpus/sentence scores, the batch API, bootstrap CIs, p
 once it implements the hooks. README "Architecture" walks through the same toy."""
 from __future__ import annotations
 
-from typing import List, Optional
-
 import numpy as np
 import pytest
 
@@ -16,15 +14,15 @@ from mtscore.engine.metrics.base import Metric, Score, Signature, unreferenced_m
 class PreparedWords:
     """Prepared references of the toy metric: the word sets of each segment's references."""
 
-    def __init__(self, sets: List[List[set]], num_refs: int):
+    def __init__(self, sets: list[list[set]], num_refs: int):
         self.sets = sets
         self.n = len(sets)
         self.num_refs = num_refs
 
-    def slice(self, a: int, z: int) -> "PreparedWords":
+    def slice(self, a: int, z: int) -> PreparedWords:
         return PreparedWords(self.sets[a:z], self.num_refs)
 
-    def missing(self) -> Optional[np.ndarray]:
+    def missing(self) -> np.ndarray | None:
         m = np.array([not s for s in self.sets], dtype=bool)
         return m if m.any() else None
 
@@ -101,8 +99,10 @@ def metric(request) -> Metric:
 def test_stats_are_an_additive_matrix(metric):
     prepared = metric.prepare(REFS)
     st = metric.stats(HYPS, prepared)
-    assert st.shape[0] == len(HYPS) and st.ndim == 2
-    assert prepared.n == len(HYPS) and prepared.missing() is None
+    assert st.shape[0] == len(HYPS)
+    assert st.ndim == 2
+    assert prepared.n == len(HYPS)
+    assert prepared.missing() is None
     whole = metric.compute_score_from_stats(metric.sum_stats(st)).score
     assert metric.corpus_score(HYPS, REFS).score == whole
 
@@ -118,7 +118,7 @@ def test_stats_and_scores_is_one_pass_of_the_same(metric):
     st, sc = metric.stats_and_scores(HYPS, prepared)
     np.testing.assert_array_equal(st, metric.stats(HYPS, prepared))
     assert sc.tolist() == metric.scores_from_stats(st).tolist()
-    st2, sc2 = metric.stats_and_scores(HYPS, prepared, sentence_level=False)
+    st2, _sc2 = metric.stats_and_scores(HYPS, prepared, sentence_level=False)
     np.testing.assert_array_equal(st2, st)
 
 
@@ -161,6 +161,7 @@ def test_the_toy_metric_works_everywhere():
     assert r.corpus["A"]["wordrecall"].score == WordRecall().corpus_score(HYPS, REFS).score
     assert r.segments.num_rows == 2 * len(HYPS)
     ci = WordRecall().corpus_score(HYPS, REFS, n_bootstrap=100)
-    assert ci._ci >= 0 and ci._mean > 0
+    assert ci._ci >= 0
+    assert ci._mean > 0
     res = mtscore.compare({"A": HYPS, "B": OTHER}, REFS, metrics=[WordRecall()], n=100)
     assert res.results["WordRecall"][1].p_value is not None

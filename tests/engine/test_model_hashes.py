@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip install 'mtscore[bertscore]')")
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
-from mtscore.engine.encoder import EncoderError, load_encoder, resolve_source  # noqa: E402
-from mtscore.engine.encoder import model_dir as md  # noqa: E402
-from mtscore.engine.encoder import model_hashes as mh  # noqa: E402
+from mtscore.engine.encoder import EncoderError, load_encoder, resolve_source
+from mtscore.engine.encoder import model_dir as md
+from mtscore.engine.encoder import model_hashes as mh
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +37,10 @@ def test_the_pinned_files_are_all_the_encoder_reads(real_dir, tmp_path, monkeypa
     model = _fake_package(tmp_path / "pkg", real_dir, monkeypatch, only_pinned=True)
     assert sorted(p.name for p in model.iterdir()) == sorted(mh.PINNED_SHA256)
     enc = load_encoder(None, 6, cache_dir=str(tmp_path / "cache"), threads=1)
-    assert enc.name == md.DEFAULT_MODEL_NAME and enc.model_hash == mh.PINNED_SHA256["model.safetensors"]
+    assert enc.name == md.DEFAULT_MODEL_NAME
+    assert enc.model_hash == mh.PINNED_SHA256["model.safetensors"]
     ids = enc.tokenizer.encode_flagged(["a pinned model, read in full"])[0]
-    emb, off = enc.embed(ids)
+    emb, _off = enc.embed(ids)
     assert emb.shape == (len(ids[0]), 384)
 
 
@@ -106,7 +107,9 @@ def test_tampered_weights_are_refused_before_the_export(real_dir, tmp_path, monk
     with pytest.raises(EncoderError) as ei:
         load_encoder(None, 6, cache_dir=str(tmp_path / "cache"), threads=1)
     msg = str(ei.value)
-    assert str(w) in msg and f"expected {mh.PINNED_SHA256['model.safetensors']}" in msg and actual in msg
+    assert str(w) in msg
+    assert f"expected {mh.PINNED_SHA256['model.safetensors']}" in msg
+    assert actual in msg
     assert not list((tmp_path / "cache").glob("encoders/*/model.onnx"))  # nothing exported from it
 
 
@@ -136,7 +139,7 @@ def test_each_file_is_hashed_once_and_a_warm_start_reads_no_weights(real_dir, tm
     cache = str(tmp_path / "cache")
     load_encoder(None, 6, cache_dir=cache, threads=1)  # cold: checked, exported
     small = sorted(n for n in mh.PINNED_SHA256 if n != "model.safetensors")
-    assert sorted(hashed) == sorted(small + ["model.safetensors"])  # weights once: check and export share it
+    assert sorted(hashed) == sorted([*small, "model.safetensors"])  # weights once: check and export share it
     hashed.clear()
     load_encoder(None, 6, cache_dir=cache, threads=1)  # same process: nothing hashed again
     resolve_source(None)

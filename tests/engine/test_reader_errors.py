@@ -36,7 +36,7 @@ def csv_file(tmp_path):
 
 
 # ---------------------------------------------------------------- 1. a column named for two roles
-@pytest.mark.parametrize("argv, msg", [
+@pytest.mark.parametrize(("argv", "msg"), [
     (["--ref-columns", "hyp"], "column 'hyp' is both the hypothesis column and a reference column; "
                                "pass --ref-columns another column"),
     (["--ref-columns", "ref", "ref"], "column 'ref' is named twice as a reference column; "
@@ -57,7 +57,9 @@ def test_score_table_column_used_twice(csv_file, capsys, argv, msg):
 def test_score_table_column_used_twice_subprocess(csv_file):
     r = subprocess.run([sys.executable, "-m", "mtscore", "score-table", str(csv_file),
                         "--ref-columns", "hyp"], capture_output=True, text=True)
-    assert r.returncode == 1 and r.stdout == "" and "Traceback" not in r.stderr
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [
         f"mtscore score-table: error: {csv_file}: column 'hyp' is both the hypothesis column and "
         "a reference column; pass --ref-columns another column"]
@@ -102,7 +104,8 @@ def test_utf8_bom_is_not_part_of_the_header(tmp_path, capsys, fmt):
     got = [b.to_pydict() for b in iter_batches(bom, batch_size=1)]
     assert got == [b.to_pydict() for b in iter_batches(plain, batch_size=1)]
     rc, out, err = _cli(["score-table", str(bom), "-m", "chrf", "--score-only"], capsys)
-    assert rc == 0 and err == ""
+    assert rc == 0
+    assert err == ""
     assert out == _cli(["score-table", str(plain), "-m", "chrf", "--score-only"], capsys)[1]
 
 
@@ -138,7 +141,7 @@ def test_utf16_table_is_named(tmp_path, capsys, fmt):
     assert read_table(p, encoding="utf-16").ref_streams() == [["b"]]
 
 
-@pytest.mark.parametrize("data, what, why, codec", [
+@pytest.mark.parametrize(("data", "what", "why", "codec"), [
     ("a b\nc\n".encode("utf-16"), "UTF-16 LE", "it starts with a UTF-16 LE byte-order mark",
      "utf-16"),
     (b"\xfe\xff" + "a b\nc\n".encode("utf-16-be"), "UTF-16 BE",
@@ -191,7 +194,7 @@ def test_cli_utf16_text_file_is_named_not_a_line_count_mismatch(tmp_path, capsys
 
 
 # ---------------------------------------------------------------- 4. unterminated CSV quotes
-@pytest.mark.parametrize("text, line", [
+@pytest.mark.parametrize(("text", "line"), [
     ('hyp,ref\na,b\nc,"d\ne,f\n', 3),          # pyarrow took "d\ne,f\n" as one field
     ('hyp,ref\na,b\nc,"d', 3),                 # no final newline
     ('hyp,ref\na,b\n"c,d\ne,f\n', 3),          # pyarrow: "Expected 2 columns, got 1" (3 lines)
@@ -212,7 +215,7 @@ def test_unterminated_quote_names_its_line(tmp_path, capsys, text, line):
     assert _one_error(["score-table", str(p)], capsys) == f"mtscore score-table: error: {msg}"
 
 
-@pytest.mark.parametrize("text, hyps", [
+@pytest.mark.parametrize(("text", "hyps"), [
     ('hyp,ref\na 5" x,b\nc,d\n', ['a 5" x', "c"]),             # a quote inside an unquoted field
     ('hyp,ref\n"a\n",b\nc,"d"\n', ["a\n", "c"]),               # closing quote at a line start
     ('hyp,ref\n"a ""b"" c",x\n"",y\n', ['a "b" c', ""]),

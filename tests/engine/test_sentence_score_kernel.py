@@ -9,14 +9,16 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from conftest import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mtscore
-from conftest import data_dir
 
 sacrebleu = pytest.importorskip("sacrebleu")
-from sacrebleu.metrics import BLEU as SB, CHRF as SC, TER as ST  # noqa: E402
+from sacrebleu.metrics import BLEU as SB  # noqa: E402
+from sacrebleu.metrics import CHRF as SC
+from sacrebleu.metrics import TER as ST
 
 BLEU_TOKENIZERS = ["13a", "none", "intl", "char", "zh"]
 try:  # ja-mecab where MeCab + ipadic are installed (ko-mecab likewise)
@@ -74,12 +76,17 @@ ROWS = _wmt_rows() if (data_dir() / "wmt21-news-systems").is_dir() else []
 def same_bleu(a, b):
     assert (a.score, a.counts, a.totals, a.precisions, a.bp, a.sys_len, a.ref_len, a.ratio) == \
         (b.score, b.counts, b.totals, b.precisions, b.bp, b.sys_len, b.ref_len, b.ratio)
-    assert a.prec_str == b.prec_str and a._verbose == b._verbose and a.format() == b.format()
-    assert type(a.counts[0]) is type(b.counts[0]) and type(a.precisions[0]) is type(b.precisions[0])
+    assert a.prec_str == b.prec_str
+    assert a._verbose == b._verbose
+    assert a.format() == b.format()
+    assert type(a.counts[0]) is type(b.counts[0])
+    assert type(a.precisions[0]) is type(b.precisions[0])
 
 
 def same(a, b):
-    assert type(a).__name__ == type(b).__name__ and a.name == b.name and a.score == b.score
+    assert type(a).__name__ == type(b).__name__
+    assert a.name == b.name
+    assert a.score == b.score
     assert a.format() == b.format()
     for attr in ("num_edits", "ref_length", "beta", "char_order", "word_order"):
         assert getattr(a, attr, None) == getattr(b, attr, None), attr
@@ -177,7 +184,7 @@ def test_threads_calling_at_once_get_their_own_scratch():
     the scores equal the serial ones."""
     from concurrent.futures import ThreadPoolExecutor
 
-    words = "the cat sat on a mat while dogs barked at the old house near the river".split()
+    words = ["the", "cat", "sat", "on", "a", "mat", "while", "dogs", "barked", "at", "the", "old", "house", "near", "the", "river"]
     pairs = [(" ".join(words[i % 7:] + words[:i % 5]),
               [" ".join(words[i % 3:]), " ".join(words[:i % 11 + 1])]) for i in range(400)]
     for m in (mtscore.BLEU(effective_order=True), mtscore.CHRF(word_order=2), mtscore.TER()):

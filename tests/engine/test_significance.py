@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-from hypothesis.extra import numpy as hnp
-
 from conftest import require
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import mtscore
 import mtscore.engine.significance as sig
@@ -22,7 +22,9 @@ from mtscore.engine.significance.resampling import draw_masks
 from mtscore.kernels import _resample
 
 sacrebleu = pytest.importorskip("sacrebleu")
-from sacrebleu.metrics import BLEU as SBLEU, CHRF as SCHRF, TER as STER  # noqa: E402
+from sacrebleu.metrics import BLEU as SBLEU  # noqa: E402
+from sacrebleu.metrics import CHRF as SCHRF
+from sacrebleu.metrics import TER as STER
 from sacrebleu.significance import PairedTest  # noqa: E402
 
 try:
@@ -189,7 +191,8 @@ def test_chunked_draws_equal_sacrebleu_draws(monkeypatch):
     r = np.random.default_rng(7)
     got_m = np.concatenate([c for _, c in draw_masks(r, s, n)])
     got_i = np.concatenate([c for _, c in bootstrap.draw_indices(r, 5, n)])
-    assert np.array_equal(want_m, got_m) and np.array_equal(want_i, got_i)
+    assert np.array_equal(want_m, got_m)
+    assert np.array_equal(want_i, got_i)
 
 
 # ---------------------------------------------------------------- stored sacrebleu numbers
@@ -230,7 +233,7 @@ MULTEVAL_P = {"C-3MA.4959": 0.0001, "FBK.4870": 0.0218, "KIT.4950": 0.0410, "LMU
               "SYSTRAN.4847": 0.59914, "TALP-UPC.4834": 0.0001, "uedin-nmt.4722": 0.0001, "xmu.4910": 0.71073}
 
 
-@pytest.mark.parametrize("test,n,table", [("bs", 2000, MOSES_P), ("ar", 10000, MULTEVAL_P)])
+@pytest.mark.parametrize(("test", "n", "table"), [("bs", 2000, MOSES_P), ("ar", 10000, MULTEVAL_P)])
 def test_moses_multeval_reference_p_values(wmt17, test, n, table):
     _, systems, refs = wmt17
     r = compare(systems, refs, metrics=[BLEU(tokenize="none")], test=test, n=n, seed=12345)
@@ -255,7 +258,7 @@ def _fresh(named, refs, make_metrics, test, n, ours_metrics=None, n_ar_confidenc
     return ours
 
 
-@pytest.mark.parametrize("test,n,conf", [("bs", 1000, -1), ("ar", 1000, -1), ("ar", 500, 200)])
+@pytest.mark.parametrize(("test", "n", "conf"), [("bs", 1000, -1), ("ar", 1000, -1), ("ar", 500, 200)])
 def test_ter_fresh_sacrebleu(wmt17, test, n, conf):
     _, systems, refs = wmt17
     named = [(k, v[:120]) for k, v in list(systems.items())[:4]]
@@ -273,7 +276,8 @@ def test_ter_single_system_ci_fresh(wmt17):
     got = m._compute_score_from_stats(exact_total(m, stats))
     sig.bootstrap_ci(m, stats, got, 500)
     assert (got.score, got._mean, got._ci) == (want.score, want._mean, want._ci)
-    assert m.seed == "12345" and m.n_bootstrap == 500
+    assert m.seed == "12345"
+    assert m.n_bootstrap == 500
 
 
 WMT21_PAIRS = {"cs-en": ("en", ["A", "B"]), "en-de": ("de", ["A", "C", "D"]), "en-zh": ("zh", ["A", "B"])}
@@ -290,7 +294,7 @@ def _wmt21(shared_data, lp, n_refs, n_sys=4, n_seg=300):
 
 
 @pytest.mark.parametrize("lp", sorted(WMT21_PAIRS))
-@pytest.mark.parametrize("test,n", [("bs", 1000), ("ar", 2000)])
+@pytest.mark.parametrize(("test", "n"), [("bs", 1000), ("ar", 2000)])
 def test_wmt21_three_language_pairs_fresh_sacrebleu(shared_data, lp, test, n):
     named, refs = _wmt21(shared_data, lp, 1)
     tok = "zh" if lp.endswith("zh") else "13a"
@@ -334,7 +338,8 @@ def test_seed_env_and_override(wmt17, monkeypatch):
     c = compare(small, r, metrics=[SBLEU()], n=200)
     assert "seed:none" in str(c.signatures["BLEU"])
     assert all(0 < x.p_value <= 1 for x in c.results["BLEU"][1:])
-    assert sig.resolve_seed("None") == (None, "none") and sig.resolve_seed(5) == (5, "5")
+    assert sig.resolve_seed("None") == (None, "none")
+    assert sig.resolve_seed(5) == (5, "5")
     with pytest.raises(ValueError, match="seed"):
         sig.resolve_seed("abc")
 
@@ -347,7 +352,8 @@ def test_all_pairs_matrix_matches_baseline_runs(wmt17):
         allp = compare(small, r, metrics=[BLEU(), CHRF()], test=test, n=n, all_pairs=True)
         for m in allp.metrics:
             mat = allp.p_values[m]
-            assert np.allclose(mat, mat.T, equal_nan=True) and np.isnan(np.diag(mat)).all()
+            assert np.allclose(mat, mat.T, equal_nan=True)
+            assert np.isnan(np.diag(mat)).all()
         names = list(small)
         for b in names:
             base = compare(small, r, metrics=[BLEU(), CHRF()], test=test, n=n, baseline=b)
@@ -356,7 +362,8 @@ def test_all_pairs_matrix_matches_baseline_runs(wmt17):
                     assert allp.p_value(m, b, s) == res.p_value
                     if test == "bs":
                         i = allp.systems.index(s)
-                        assert allp.results[m][i].mean == res.mean and allp.results[m][i].ci == res.ci
+                        assert allp.results[m][i].mean == res.mean
+                        assert allp.results[m][i].ci == res.ci
 
 
 def test_ar_kernel_path_equals_blas_path(wmt17, monkeypatch):
@@ -392,7 +399,8 @@ def test_paired_ttest_matches_scipy():
     b = a + rng.normal(0.01, 0.1, 500)
     t, p = paired_ttest(a, b)
     want = ttest_rel(a, b)
-    assert t == pytest.approx(want.statistic, rel=1e-12) and p == pytest.approx(want.pvalue, rel=1e-9)
+    assert t == pytest.approx(want.statistic, rel=1e-12)
+    assert p == pytest.approx(want.pvalue, rel=1e-9)
     assert paired_ttest(a, a) == (0.0, 1.0)
 
 
@@ -410,7 +418,8 @@ def test_segment_mean_bootstrap_and_ttest():
         assert r.results["score"][i].ci == pytest.approx(ci, rel=1e-9)
     assert r.results["score"][1].p_value < 0.01
     t = compare_segment_scores(scores, test="ttest", all_pairs=True)
-    assert t.p_values["score"][0, 1] < 1e-10 and t.p_values["score"][0, 2] > 0.01
+    assert t.p_values["score"][0, 1] < 1e-10
+    assert t.p_values["score"][0, 2] > 0.01
 
 
 # ---------------------------------------------------------------- vectorised formulas

@@ -10,8 +10,7 @@ spm = pytest.importorskip("sentencepiece")
 def model_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("spm")
     corpus = d / "corpus.txt"
-    words = ("the cat sat on the mat while a dog barked loudly near the old house "
-             "Der Hund bellte laut neben dem alten Haus und die Katze saß auf der Matte").split()
+    words = ["the", "cat", "sat", "on", "the", "mat", "while", "a", "dog", "barked", "loudly", "near", "the", "old", "house", "Der", "Hund", "bellte", "laut", "neben", "dem", "alten", "Haus", "und", "die", "Katze", "saß", "auf", "der", "Matte"]
     lines = [" ".join(words[i % len(words):] + words[: i % len(words)]) for i in range(300)]
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     (d / "models").mkdir()

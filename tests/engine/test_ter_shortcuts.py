@@ -79,7 +79,7 @@ def test_edges_of_the_short_reference_case():
         cases.append((r[m // 2:] + r[:m // 2], r))   # a block move
         cases.append(([rng.randrange(6) for _ in range(100)], r))
         cases.append(([rng.randrange(40) for _ in range(3)], r))
-        cases.append((r[:-1] + [99], r))
+        cases.append(([*r[:-1], 99], r))
     kinds = set()
     for h, r in cases:
         assert _kernel(h, r) == _sacre(h, r), (h, r)

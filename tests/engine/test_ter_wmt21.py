@@ -21,7 +21,6 @@ import functools
 import hashlib
 import os
 from pathlib import Path
-from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -29,7 +28,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 #: option sets checked beyond the default (sacrebleu TER keyword arguments)
-OPTION_SETS: Dict[str, dict] = {
+OPTION_SETS: dict[str, dict] = {
     "default": {},
     "normalized": {"normalized": True},
     "no_punct": {"no_punct": True},
@@ -48,14 +47,14 @@ def txt_dir() -> Path:
     return data_dir() / "wmt21-news-systems" / "txt"
 
 
-def read_lines(path: Path) -> List[str]:
+def read_lines(path: Path) -> list[str]:
     lines = path.read_text(encoding="utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
 
 
-def parse_system(name: str) -> Tuple[str, str, str, str]:
+def parse_system(name: str) -> tuple[str, str, str, str]:
     """``<testset>.<pair>.hyp.<SYS>.<trg>`` -> (testset, pair, system, trg); SYS may hold dots."""
     testset, pair, rest = name.split(".", 2)
     assert rest.startswith("hyp."), name
@@ -63,14 +62,14 @@ def parse_system(name: str) -> Tuple[str, str, str, str]:
     return testset, pair, system, trg
 
 
-def systems() -> List[str]:
+def systems() -> list[str]:
     d = txt_dir() / "system-outputs"
     if not d.is_dir():
         return []
     return sorted(p.name for p in d.iterdir() if ".hyp." in p.name)
 
 
-def reference_files(testset: str, pair: str) -> List[Path]:
+def reference_files(testset: str, pair: str) -> list[Path]:
     """All references of a test set / pair, ref A first, then B, C, ..."""
     d = txt_dir() / "references"
     return sorted(d.glob(f"{testset}.{pair}.ref.*"), key=lambda p: p.name.split(".")[3])
@@ -89,7 +88,7 @@ def stats_digest(stats) -> str:
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "data" / "ter_wmt21_golden.jsonl"
 
 
-def golden_jobs() -> List[dict]:
+def golden_jobs() -> list[dict]:
     """Every system under default TER with reference A; every system of the multi-reference
     pairs with all references; one system per pair under each non-default option set (the
     first 480 runs); then every other system under each non-default option set (1890 in all)."""
@@ -151,7 +150,7 @@ def make_golden(n_procs: int = 2) -> None:  # pragma: no cover - generator
     # round-robin over language pairs (every pair gets covered early), defaults first, the
     # heaviest pair (zh-en, ~100 s per run) after the others at each rank and its option runs
     # after everything else
-    rank: Dict[Tuple[str, str], int] = {}
+    rank: dict[tuple[str, str], int] = {}
     order = []
     for j in todo:
         pair = parse_system(j["system"])[:2]
@@ -167,7 +166,7 @@ def make_golden(n_procs: int = 2) -> None:  # pragma: no cover - generator
             print(res["key"], res["cpu_s"], flush=True)
 
 
-def load_golden() -> Dict[str, dict]:
+def load_golden() -> dict[str, dict]:
     """``{key: row}`` of ``tests/data/ter_wmt21_golden.jsonl`` (one sacrebleu run per line)."""
     from jsonl import read_jsonl
 
@@ -205,8 +204,8 @@ def test_against_sacrebleu_golden(shared_data, key):
     assert stats_digest(stats) == gold["stats_sha256"]
 
 
-def _pairs() -> Dict[Tuple[str, str], List[str]]:
-    out: Dict[Tuple[str, str], List[str]] = {}
+def _pairs() -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
     for name in systems():
         testset, pair, _, _ = parse_system(name)
         out.setdefault((testset, pair), []).append(name)
@@ -236,7 +235,7 @@ def test_live_vs_sacrebleu(shared_data, testset_pair):
     # segment length as sacrebleu's most splitting option sees it (CJK -> characters)
     split_most = TercomTokenizer(normalized=True, asian_support=True, case_sensitive=True)
     keep = [i for i in range(len(hyps_all))
-            if max(len(split_most(x[i].rstrip()).split()) for x in [hyps_all] + refs_all)
+            if max(len(split_most(x[i].rstrip()).split()) for x in [hyps_all, *refs_all])
             <= LIVE_MAX_TOKENS]
     keep = keep[:LIVE_SEGMENTS]
     hyps = [hyps_all[i] for i in keep]

@@ -52,7 +52,8 @@ def expected(seqs=SEQS):
 
 def check(t: TokenIds, seqs=SEQS):
     values, offsets = expected(seqs)
-    assert t.values.dtype == np.int32 and t.offsets.dtype == np.int64
+    assert t.values.dtype == np.int32
+    assert t.offsets.dtype == np.int64
     np.testing.assert_array_equal(t.values, values)
     np.testing.assert_array_equal(t.offsets, offsets)
     assert t.to_lists() == [list(s) for s in seqs]
@@ -75,7 +76,7 @@ def forms():
     yield "numpy (has __dlpack__)", lambda: as_token_ids(np.ascontiguousarray(a), lengths=lens)
 
 
-@pytest.mark.parametrize("name,make", list(forms()), ids=[n for n, _ in forms()])
+@pytest.mark.parametrize(("name", "make"), list(forms()), ids=[n for n, _ in forms()])
 def test_every_form_gives_the_same_csr(name, make):
     check(make())
 
@@ -85,7 +86,7 @@ def test_pyarrow_forms():
     check(as_token_ids(pa.array(SEQS, type=pa.list_(pa.int64()))))
     check(as_token_ids(pa.array(SEQS, type=pa.large_list(pa.int32()))))
     check(as_token_ids(pa.chunked_array([pa.array(SEQS[:2]), pa.array(SEQS[2:])])))
-    whole = pa.array([[1, 2]] + SEQS + [[3]])
+    whole = pa.array([[1, 2], *SEQS, [3]])
     check(as_token_ids(whole.slice(1, len(SEQS))))  # a slice: offsets rebased, no row copy
     fixed = pa.array([[1, 2], [3, 4]], type=pa.list_(pa.int64(), 2))
     check(as_token_ids(fixed), [[1, 2], [3, 4]])
@@ -133,7 +134,7 @@ def test_generated_round_trip(seqs):
         check(as_token_ids(padded(seqs), lengths=[len(s) for s in seqs]), seqs)
 
 
-@pytest.mark.parametrize("bad,kw,exc,msg", [
+@pytest.mark.parametrize(("bad", "kw", "exc", "msg"), [
     ([[1, -1]], {}, ValueError, r"hyps\[0\]\[1\] = -1: token ids must be >= 0"),
     ([[1], [2, 2 ** 31]], {}, ValueError, r"hyps\[1\]\[1\] = 2147483648: token ids must be < 2\*\*31"),
     ([[1, 2.5]], {}, TypeError, r"hyps\[0\]\[1\] = 2.5 is not an integer token id"),

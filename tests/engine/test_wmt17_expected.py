@@ -3,10 +3,10 @@ wmt17-en-de-systems/expected), reproduced by mtscore without running sacrebleu."
 import json
 
 import pytest
-
-import mtscore
 from conftest import require
 from wmt21 import read_segments
+
+import mtscore
 
 
 @pytest.fixture(scope="module")

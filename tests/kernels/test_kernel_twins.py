@@ -21,15 +21,13 @@ import unicodedata
 
 import numpy as np
 import pytest
+from conftest import data_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import data_dir
 from mtscore.engine.tokenizers import intl_table
-from mtscore.kernels import (
-    _detok, _edit, _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text)
-from mtscore.kernels.reference import (
-    detok, edit, greedy, lists, ngram, pairwise, resample, sentence, ter, text)
+from mtscore.kernels import _detok, _edit, _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text
+from mtscore.kernels.reference import detok, edit, greedy, lists, ngram, pairwise, resample, sentence, ter, text
 
 MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
            "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
@@ -102,7 +100,7 @@ def corpus(data, source, n_max=6, k_max=3, max_words=None, none_refs=True):
         refs = [[r[j % len(r)] for _, r in picked] for j in range(k)]
     else:
         seg = ADVERSARIAL if not max_words else st.lists(
-            st.sampled_from(_CHARS + ["w", "x", "y"]), max_size=max_words).map(" ".join)
+            st.sampled_from([*_CHARS, "w", "x", "y"]), max_size=max_words).map(" ".join)
         hyps = data.draw(st.lists(seg, min_size=n, max_size=n), label="hyps")
         refs = [data.draw(st.lists(seg, min_size=n, max_size=n), label="refs") for _ in range(k)]
     if none_refs and k > 1:
@@ -289,12 +287,12 @@ def _(data, source):
 @case("_lists.dedupe_columns")
 def _(data, source):
     hyps, refs = corpus(data, source, none_refs=False)
-    pool = [hyps] + refs
+    pool = [hyps, *refs]
     s = data.draw(st.sampled_from([1, 3, 33, 40]), label="S")  # pairwise (<= 32) and dict paths
     cols = [list(data.draw(st.sampled_from(pool), label="col")) for _ in range(s)]
     both("_lists.dedupe_columns", cols)
-    both("_lists.dedupe_columns", cols + [cols[0][:-1]])  # ValueError
-    both("_lists.dedupe_columns", cols + [[None] * len(cols[0])])  # TypeError
+    both("_lists.dedupe_columns", [*cols, cols[0][:-1]])  # ValueError
+    both("_lists.dedupe_columns", [*cols, [None] * len(cols[0])])  # TypeError
 
 
 @case("_lists.take")
@@ -434,7 +432,7 @@ def _(data, source):
 
 @case("_ngram.order_by_row")
 def _(data, source):
-    hyps, refs = corpus(data, source)
+    _hyps, refs = corpus(data, source)
     _, seg_map = _lists.dedupe_index(list(zip(*refs)))  # real use: rows of repeated references
     rows = data.draw(st.sampled_from([seg_map, np.array(data.draw(
         st.lists(st.integers(-1, 9), max_size=40), label="rows"), dtype=np.int64)]), label="which")
@@ -466,8 +464,8 @@ def _group(data, source):
 def _(data, source):
     _, streams, orders = _group(data, source)
     both("_pairwise.group_ngrams", streams, orders)
-    both("_pairwise.group_ngrams", streams, orders + [1])  # ValueError
-    both("_pairwise.group_ngrams", streams, [-1] + orders[1:])  # ValueError
+    both("_pairwise.group_ngrams", streams, [*orders, 1])  # ValueError
+    both("_pairwise.group_ngrams", streams, [-1, *orders[1:]])  # ValueError
     v, o = streams[0]
     both("_pairwise.group_ngrams", [(v, o[::-1].copy())], orders[:1])  # decreasing offsets
 
@@ -477,7 +475,7 @@ def _matrix_args(data, source, func):
     twin each their own ``out``."""
     _, streams, orders = _group(data, source)
     if func == "chrf" and sum(orders) == 0:
-        orders = [1] + orders[1:]
+        orders = [1, *orders[1:]]
     if func == "bleu":
         streams, orders = streams[:1], orders[:1]
     g = _pairwise.group_ngrams(streams, orders)
@@ -533,7 +531,7 @@ def _(data, source):
     if source == "wmt":  # pieces: a segment's UTF-8 bytes cut at random points
         raw = " ".join(texts(data, source)).encode("utf-8")[:400]
         cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=60), label="cuts")))
-        pieces = [raw[a:b] for a, b in zip([0] + cuts, cuts + [len(raw)])]
+        pieces = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
     else:
         pieces = data.draw(st.lists(st.sampled_from(_PIECE_BYTES) | st.text(max_size=4).map(
             lambda t: t.encode("utf-8", "surrogatepass")), min_size=1, max_size=12), label="pieces")
@@ -595,7 +593,7 @@ def _(data, source):
                  {"rstrip": True}, {"lowercase": True}, {"normalized": True, "rstrip": True,
                                                          "lowercase": True}):
         both("_ter.tercom_normalize_texts", lines, **opts)
-    both("_ter.tercom_normalize_texts", lines + [None])  # TypeError
+    both("_ter.tercom_normalize_texts", [*lines, None])  # TypeError
 
 
 @case("_ter.tercom_tokenize")
@@ -651,7 +649,7 @@ def _(data, source):
 @case("_ter.ter_pair_ids", 80)
 def _(data, source):
     if source == "wmt":
-        hyp_ids, hyp_off, ref_ids, ref_off, seg_refs = _ter_inputs(data, source)
+        hyp_ids, hyp_off, ref_ids, ref_off, _seg_refs = _ter_inputs(data, source)
         h, r = hyp_ids[hyp_off[0]:hyp_off[1]], ref_ids[ref_off[0]:ref_off[1]]
     else:  # few distinct tokens: many equal blocks, so many shift candidates
         ints = st.lists(st.integers(0, 6), max_size=15)
@@ -713,7 +711,7 @@ def _(data, source):
     opts = {k: data.draw(st.booleans(), label=k) for k in ("no_punct", "asian_support", "lowercase")}
     hyps, refs = corpus(data, source, k_max=1, none_refs=False)
     both("_ter.ter_corpus_plain", hyps, refs[0], **opts)
-    both("_ter.ter_corpus_plain", hyps, refs[0][:-1] + [None], **opts)  # None: not handled here
+    both("_ter.ter_corpus_plain", hyps, [*refs[0][:-1], None], **opts)  # None: not handled here
     both("_ter.ter_corpus_plain", hyps, refs[0] + ["a"], **opts)  # ValueError
 
 
@@ -896,7 +894,7 @@ def _(data, source):
     lines = texts(data, source)
     for strip in (False, True):
         both("_edit.code_points", lines, strip)
-    both("_edit.code_points", lines + [None])  # TypeError
+    both("_edit.code_points", [*lines, None])  # TypeError
 
 
 @case("_edit.edit_stats_range", 60)
@@ -980,8 +978,8 @@ def _(data, source):
     _edit.word_stats_texts(hyps, flat, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
     assert_same(o1, o2)
     for bad in ((hyps, flat, lo, hi + 1, np.zeros((n, 2))),
-                (hyps + [None], flat, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
-                (hyps, flat + [None], lo, np.where(hi == hi.max(), len(flat) + 1, hi), np.zeros((n, 2))),
+                ([*hyps, None], flat, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
+                (hyps, [*flat, None], lo, np.where(hi == hi.max(), len(flat) + 1, hi), np.zeros((n, 2))),
                 (hyps, flat, lo, hi, np.zeros((n, 3)))):
         assert outcome(k, *bad) == outcome(t, *bad)
 
@@ -1061,7 +1059,7 @@ def _word_set_texts(data):
 def _(data, source):
     refs = texts(data, source) + _word_set_texts(data)
     assert len(_edit.WordSets(refs)) == len(edit.WordSets(refs)) == len(refs)
-    assert outcome(_edit.WordSets, refs + [None]) == outcome(edit.WordSets, refs + [None])
+    assert outcome(_edit.WordSets, [*refs, None]) == outcome(edit.WordSets, [*refs, None])
 
 
 @case("_edit.word_stats_sets", 60)
@@ -1084,7 +1082,7 @@ def _(data, source):
         words = list(dict.fromkeys("".join(rng.choice(list("abcdefgh"), size=int(rng.integers(2, 7))))
                                    for _ in range(80)))[:int(rng.integers(60, 65))]
         flat.append(" ".join(words))
-        hyps.append(" ".join(list(rng.permutation(words)[:int(rng.integers(1, 70))]) + ["x", "w1"]))
+        hyps.append(" ".join([*list(rng.permutation(words)[:int(rng.integers(1, 70))]), "x", "w1"]))
         counts.append(1)
     if data.draw(st.booleans(), label="copy"):  # a reference equal to its hypothesis
         flat[0] = hyps[0]
@@ -1110,7 +1108,7 @@ def _(data, source):
     assert outcome(k, hyps, sk, lo, hi, outs[0], 2, a, b) == outcome(t, hyps, stw, lo, hi, outs[1], 2, a, b)
     assert_same(outs[0], outs[1])
     for bad in ((hyps, sk, lo, hi + 1, np.zeros((n, 2))),
-                (hyps + [None], sk, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
+                ([*hyps, None], sk, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
                 (hyps, sk, lo, hi, np.zeros((n, 3))),
                 (hyps, None, lo, hi, np.zeros((n, 2))),
                 (hyps, flat, lo, hi, np.zeros((n, 2)))):

@@ -96,10 +96,13 @@ def test_vocab_interning_is_exact():
     v = _text.Vocab()
     toks = ["a", "b", "ab", "a", "𝔘", "\ud800", "", "b"]
     ids = [v.intern(t) for t in toks]
-    assert ids[0] == ids[3] and ids[1] == ids[7]
+    assert ids[0] == ids[3]
+    assert ids[1] == ids[7]
     assert len(set(ids)) == 6
     assert [v.token(i) for i in ids] == toks
-    assert v.lookup("zz") == -1 and v.lookup("ab") == ids[2] and len(v) == 6
+    assert v.lookup("zz") == -1
+    assert v.lookup("ab") == ids[2]
+    assert len(v) == 6
 
 
 # none / 13a scan whole lines as bit masks, 16 code points per step in 64-code-point blocks:
@@ -122,7 +125,7 @@ def test_long_lines_across_scan_blocks(name, lines):
 
 @given(word=st.text(st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
                     min_size=1, max_size=40).filter(
-                        lambda w: not any(c.isspace() or ord(c) < 128 and not c.isalnum()
+                        lambda w: not any(c.isspace() or (ord(c) < 128 and not c.isalnum())
                                           for c in w)))
 @settings(max_examples=200)
 def test_token_hash_is_one_function_of_the_token(word):

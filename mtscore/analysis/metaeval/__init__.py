@@ -15,13 +15,30 @@ Arrays: human scores (S, N) float64 (systems x items, NaN = unrated), metrics (S
 """
 from .ratings import MQMScores, read_mqm_ratings
 from .results import PermutationResult
-from .significance import (MetricComparison, compare_metrics, pairwise_permutation_test, permutation_test,
-                           significance_clusters)
+from .significance import (
+                           MetricComparison,
+                           compare_metrics,
+                           pairwise_permutation_test,
+                           permutation_test,
+                           significance_clusters,
+)
 from .soft import pairwise_pvalues, soft_pairwise_accuracy, soft_permutation_test
 from .stats import TieCalibration, kendall_variant, pairwise_accuracy, tie_calibrated_accuracy
 
-__all__ = ["kendall_variant", "pairwise_accuracy", "tie_calibrated_accuracy", "TieCalibration",
-           "soft_pairwise_accuracy", "pairwise_pvalues", "soft_permutation_test", "permutation_test",
-           "pairwise_permutation_test",
-           "PermutationResult", "compare_metrics", "MetricComparison", "significance_clusters",
-           "read_mqm_ratings", "MQMScores"]
+__all__ = [
+                           "MQMScores",
+                           "MetricComparison",
+                           "PermutationResult",
+                           "TieCalibration",
+                           "compare_metrics",
+                           "kendall_variant",
+                           "pairwise_accuracy",
+                           "pairwise_permutation_test",
+                           "pairwise_pvalues",
+                           "permutation_test",
+                           "read_mqm_ratings",
+                           "significance_clusters",
+                           "soft_pairwise_accuracy",
+                           "soft_permutation_test",
+                           "tie_calibrated_accuracy",
+]

@@ -1,18 +1,18 @@
 """Input checking, grouping by ``average_by`` and the random streams of the kernels."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
 from ..errors import AnalysisInputError
 
-__all__ = ["as_scores", "groups", "Stream"]
+__all__ = ["Stream", "as_scores", "groups"]
 
 AVERAGE_BY = ("none", "sys", "item")
 
 
-def as_scores(human, *metrics, names: Tuple[str, ...] = ()) -> Tuple[np.ndarray, ...]:
+def as_scores(human, *metrics, names: tuple[str, ...] = ()) -> tuple[np.ndarray, ...]:
     """``human`` (S, N) float64 (NaN = no human score) and metrics of the same shape; a 1-D
     input is one row (S = 1, used for system-level vectors). Metrics must be finite wherever
     the human score is present."""
@@ -38,7 +38,7 @@ def as_scores(human, *metrics, names: Tuple[str, ...] = ()) -> Tuple[np.ndarray,
     return tuple(out)
 
 
-def groups(h: np.ndarray, average_by: str) -> Tuple[np.ndarray, np.ndarray]:
+def groups(h: np.ndarray, average_by: str) -> tuple[np.ndarray, np.ndarray]:
     """Flat positions (into the system-major flattening of ``h``) of the scored cells, grouped
     as mt-metrics-eval does for ``average_by`` ('none': one group; 'sys': one per system row;
     'item': one per item column, systems in order), and the group offsets (G+1,) int64.
@@ -72,7 +72,7 @@ class Stream:
     ``np.random`` state, so results equal mt-metrics-eval's run after ``np.random.seed(s)``.
     """
 
-    def __init__(self, kind: str = "fast", seed: Optional[int] = None):
+    def __init__(self, kind: str = "fast", seed: int | None = None):
         if kind not in ("fast", "legacy"):
             raise AnalysisInputError(f"stream={kind!r}: use 'fast' or 'legacy'")
         self.kind = kind

@@ -15,9 +15,19 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kern_base import (mt_coin, mt_double, mt_twist, nanmean_np, popcount, random_bit, stable_argsort_nonneg,
-                         temper, xs_next)
-from ._kern_base import mt_doubles, seqmean  # noqa: F401  (re-exported: used through _jit.kernels())
+from ._kern_base import (  # noqa: F401  (re-exported: used through _jit.kernels())
+    mt_coin,
+    mt_double,
+    mt_doubles,
+    mt_twist,
+    nanmean_np,
+    popcount,
+    random_bit,
+    seqmean,
+    stable_argsort_nonneg,
+    temper,
+    xs_next,
+)
 
 
 # --------------------------------------------------------------------------- pair outcomes
@@ -392,10 +402,7 @@ def scores_permutation(gold, s1, s2, offs, kind, variant, eps, k, block, early_m
     i = 0
     for i in range(1, k + 1):
         for t in range(n):
-            if mode == 0:
-                w = mt_coin(key, st)
-            else:
-                w = random_bit(xs, buf)
+            w = mt_coin(key, st) if mode == 0 else random_bit(xs, buf)
             if w:
                 m1[t] = s1[t]
                 m2[t] = s2[t]

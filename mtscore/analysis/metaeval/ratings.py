@@ -12,19 +12,19 @@ shorter prefixes (case-insensitive), 0 when none matches.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ...engine.strict_numbers import NumberSyntaxError, parse_number
 from ..errors import AnalysisInputError
 
-__all__ = ["MQM_WEIGHTS", "MQMScores", "read_mqm_ratings", "mqm_error_weight", "read_score_file"]
+__all__ = ["MQM_WEIGHTS", "MQMScores", "mqm_error_weight", "read_mqm_ratings", "read_score_file"]
 
 #: WMT MQM weights (Freitag et al. 2021), as mt-metrics-eval's converter defaults.
-MQM_WEIGHTS: Dict[str, float] = {"major": 5.0, "minor": 1.0, "neutral": 0.0,
+MQM_WEIGHTS: dict[str, float] = {"major": 5.0, "minor": 1.0, "neutral": 0.0,
                                  "major/non-translation!": 25.0, "minor/fluency/punctuation": 0.1}
 
 
@@ -32,12 +32,12 @@ MQM_WEIGHTS: Dict[str, float] = {"major": 5.0, "minor": 1.0, "neutral": 0.0,
 class MQMScores:
     """``systems`` (S,), ``scores`` (S, N) float64 (NaN = segment not rated for that system),
     ``raters`` (S, N) int64 (number of raters averaged)."""
-    systems: List[str]
+    systems: list[str]
     scores: np.ndarray
     raters: np.ndarray
 
 
-def mqm_error_weight(severity: Optional[str], category: Optional[str], weights: Mapping[str, float]) -> float:
+def mqm_error_weight(severity: str | None, category: str | None, weights: Mapping[str, float]) -> float:
     """Weight of one error: the longest ``severity/category/...`` prefix found in ``weights``."""
     items = [str(severity or "").lower()] + [c.lower() for c in str(category or "").split("/") if c]
     while items:
@@ -55,15 +55,15 @@ def _field(path: Path, lineno: int, rec: dict, name: str, kind: type):
     return v
 
 
-def read_mqm_ratings(path, weights: Optional[Mapping[str, float]] = None,
-                     systems: Optional[Sequence[str]] = None, n_segments: Optional[int] = None) -> MQMScores:
+def read_mqm_ratings(path, weights: Mapping[str, float] | None = None,
+                     systems: Sequence[str] | None = None, n_segments: int | None = None) -> MQMScores:
     """Read a standalone ratings JSONL file into MQM scores (higher is better, 0 = no error).
     ``systems`` fixes the row order (default: sorted system ids), ``n_segments`` the number of
     columns (default: largest segment id + 1). A repeated (rater, system, segment) rating or a
     malformed line raises :class:`AnalysisInputError` naming the file and line."""
     p = Path(path)
     w = {k.lower(): float(v) for k, v in (MQM_WEIGHTS if weights is None else weights).items()}
-    per: Dict[Tuple[str, int], Dict[str, float]] = {}
+    per: dict[tuple[str, int], dict[str, float]] = {}
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -114,7 +114,7 @@ def read_score_file(path, systems: Sequence[str], n_segments: int) -> np.ndarray
     """An mt-metrics-eval score file (``SYSTEM SCORE`` per line, each system's segments in
     order, ``None`` = missing) as (S, N) float64 for ``systems`` (NaN = missing)."""
     p = Path(path)
-    per: Dict[str, List[float]] = {}
+    per: dict[str, list[float]] = {}
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except OSError as exc:

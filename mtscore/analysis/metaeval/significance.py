@@ -11,8 +11,8 @@ legacy generator so that a shared seed gives mt-metrics-eval's p-values exactly;
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
 
 import numpy as np
 
@@ -23,8 +23,15 @@ from .results import PermutationResult
 from .soft import soft_pairwise_accuracy, soft_permutation_test
 from .stats import tie_calibrated_accuracy, variant_code
 
-__all__ = ["PermutationResult", "permutation_test", "pairwise_permutation_test", "significance_clusters",
-           "MetricComparison", "compare_metrics", "STATISTICS"]
+__all__ = [
+    "STATISTICS",
+    "MetricComparison",
+    "PermutationResult",
+    "compare_metrics",
+    "pairwise_permutation_test",
+    "permutation_test",
+    "significance_clusters",
+]
 
 STATISTICS = {"pearson": 0, "kendall": 1, "accuracy": 2}
 COMPARE_STATISTICS = ("pearson", "kendall", "accuracy", "soft", "acc_eq", "tau_eq")
@@ -38,7 +45,7 @@ def _check_k(k: int, block_size: int) -> None:
 def permutation_test(human, metric1, metric2, statistic: str = "pearson", variant: str = "b",
                      epsilon: float = 0.0, average_by: str = "none", k: int = 1000, block_size: int = 1000,
                      early_min: float = 0.02, early_max: float = 0.5, replace_nans_with_zeros: bool = False,
-                     stream: str = "fast", seed: Optional[int] = None) -> PermutationResult:
+                     stream: str = "fast", seed: int | None = None) -> PermutationResult:
     """PERM-BOTH test (Deutsch et al. 2021): the two metrics' z-scored scores are swapped cell
     by cell with probability 1/2 and the ``statistic`` ('pearson', 'kendall' with ``variant``
     and ``epsilon``, or 'accuracy' = pooled pairwise accuracy over the groups) recomputed."""
@@ -63,11 +70,11 @@ def permutation_test(human, metric1, metric2, statistic: str = "pearson", varian
 
 
 def pairwise_permutation_test(human, metric1, metric2, variant: str = "acc23", average_by: str = "item",
-                              epsilon1: Optional[float] = None, epsilon2: Optional[float] = None,
+                              epsilon1: float | None = None, epsilon2: float | None = None,
                               sample_rate: float = 1.0, k: int = 1000, block_size: int = 1000,
                               early_min: float = 0.02, early_max: float = 0.5,
                               replace_nans_with_zeros: bool = False, stream: str = "fast",
-                              seed: Optional[int] = None, legacy_early_stop: bool = True) -> PermutationResult:
+                              seed: int | None = None, legacy_early_stop: bool = True) -> PermutationResult:
     """Permutation test over pairwise comparisons (mt-metrics-eval ``PairwisePermutationSigDiff``):
     each pair's outcome (under each metric's own tie threshold; None = the optimal epsilon of
     :func:`tie_calibrated_accuracy`) is swapped with probability 1/2. ``legacy_early_stop``
@@ -136,12 +143,12 @@ class MetricComparison:
     (``[i, j]``, j > i: p-value that metric j is not worse than metric i; zeros elsewhere),
     ``n_draws`` (M, M) int64 (draws used by each test, early stopping included) and, for the
     tie-calibrated statistics, each metric's ``epsilons`` (M,) float64."""
-    names: List[str]
+    names: list[str]
     values: np.ndarray
     ranks: np.ndarray
     sig_matrix: np.ndarray
     n_draws: np.ndarray
-    epsilons: Optional[np.ndarray] = None
+    epsilons: np.ndarray | None = None
 
 
 def _values(h, metrics, statistic, variant, epsilon, average_by, zero_nan) -> np.ndarray:
@@ -163,7 +170,7 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
                     epsilon: float = 0.0, average_by: str = "none", k: int = 1000, block_size: int = 1000,
                     early_min: float = 0.02, early_max: float = 0.5, pval: float = 0.05,
                     replace_nans_with_zeros: bool = False, stream: str = "fast",
-                    seed: Optional[int] = None, progress: Optional[bool] = False) -> MetricComparison:
+                    seed: int | None = None, progress: bool | None = False) -> MetricComparison:
     """Rank metrics (``metrics`` (M, S, N) float64, ``names`` (M,)) by ``statistic`` and group
     them into significance clusters, as mt-metrics-eval ``CompareMetrics``.
 
@@ -183,7 +190,7 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
     if M.ndim != 3 or M.shape[0] != len(names):
         raise AnalysisInputError(f"metrics have shape {M.shape} for {len(names)} names: need (M, S, N)")
     h = as_scores(human, *M, names=tuple(names))[0]
-    M = M.reshape((M.shape[0],) + h.shape)
+    M = M.reshape((M.shape[0], *h.shape))
     tied = statistic in ("acc_eq", "tau_eq")
     soft = statistic == "soft"
     eps = None
@@ -228,7 +235,7 @@ def compare_metrics(human, metrics, names: Sequence[str], statistic: str = "pear
                             None if eps is None else eps[order])
 
 
-def _progress(total: int, show: Optional[bool]):
+def _progress(total: int, show: bool | None):
     """``show``: True forces a bar, False none, None: :mod:`mtscore.engine.progress`'s rule (a
     terminal, not CI)."""
     from ...engine.progress import progress_bar

@@ -7,8 +7,6 @@ is 1 - mean |p_human - p_metric| over the pairs. The permutation signs come from
 """
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from ..errors import AnalysisInputError
@@ -64,7 +62,7 @@ def soft_pairwise_accuracy(human, metric, n_permutations: int = 1000, seed: int 
 
 def soft_permutation_test(human, metric1, metric2, k: int = 1000, block_size: int = 1000, early_min: float = 0.02,
                           early_max: float = 0.5, n_permutations: int = 1000, seed_pvalues: int = 4,
-                          stream: str = "fast", seed: Optional[int] = None) -> PermutationResult:
+                          stream: str = "fast", seed: int | None = None) -> PermutationResult:
     """PERM-BOTH test between two metrics' soft pairwise accuracies (mt-metrics-eval
     ``CompareMetricsWithPairwiseConfidenceError``): the z-scored metric matrices (S, N) are
     swapped cell by cell with probability 1/2. Returns a :class:`PermutationResult` for

@@ -7,8 +7,8 @@ rows) or 'item' (mean over item columns, the WMT23+ segment-level "group by item
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from ..errors import AnalysisInputError
 from ._inputs import Stream, as_scores, groups
 from ._jit import kernels
 
-__all__ = ["VARIANTS", "kendall_variant", "pairwise_accuracy", "TieCalibration", "tie_calibrated_accuracy"]
+__all__ = ["VARIANTS", "TieCalibration", "kendall_variant", "pairwise_accuracy", "tie_calibrated_accuracy"]
 
 VARIANTS = {"b": 0, "23": 1, "acc23": 2}
 
@@ -29,7 +29,7 @@ def variant_code(variant: str) -> int:
                                  f"(tau-c: mtscore.analysis.correlation.kendall)") from None
 
 
-def grouped(human, metric, average_by: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def grouped(human, metric, average_by: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gold (T,), metric (T,), offs (G+1,)) of the scored cells grouped by ``average_by``."""
     h, m = as_scores(human, metric)
     pos, offs = groups(h, average_by)
@@ -50,7 +50,7 @@ def kendall_variant(human, metric, variant: str = "b", average_by: str = "none",
     return float(k.seqmean(vals, replace_nans_with_zeros))
 
 
-def pairwise_accuracy(human, metric, blocks: Optional[Sequence[int]] = None) -> Tuple[float, int]:
+def pairwise_accuracy(human, metric, blocks: Sequence[int] | None = None) -> tuple[float, int]:
     """Pairwise (system) accuracy of Kocmi et al. 2021: the share of system pairs whose human
     and metric differences have the same sign (a tie agrees only with a tie), pooled over
     ``blocks`` (sizes of consecutive language-pair blocks of the (n,) vectors; default one
@@ -90,7 +90,7 @@ class TieCalibration:
 
 
 def tie_calibrated_accuracy(human, metric, variant: str = "acc23", average_by: str = "none",
-                            sample_rate: float = 1.0, seed: Optional[int] = None) -> TieCalibration:
+                            sample_rate: float = 1.0, seed: int | None = None) -> TieCalibration:
     """Pairwise accuracy with tie calibration (acc_eq, Deutsch et al. 2023): sweep every
     candidate epsilon (the sorted |metric differences|), treat metric differences <= epsilon
     as ties, and keep the epsilon with the best mean ``variant`` ('acc23' = acc_eq, '23' =

@@ -6,16 +6,17 @@ better; cells without a metric score are dropped from ``human``).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import datasets, loaders
 from ..errors import AnalysisInputError
 
-__all__ = ["SegTask", "wmt20_seg_task", "wmt21_seg_task", "WMT20_SEG_METRICS", "WMT21_SEG_METRICS"]
+__all__ = ["WMT20_SEG_METRICS", "WMT21_SEG_METRICS", "SegTask", "wmt20_seg_task", "wmt21_seg_task"]
 
 #: WMT20 segment-level metric files present in the snapshot (larger ones are missing).
 WMT20_SEG_METRICS = ("chrF", "TER", "parbleu", "parchrf++", "YiSi-2", "EQ_static", "BAQ_static")
@@ -26,14 +27,14 @@ WMT21_SEG_METRICS = ("BLEU", "chrF", "chrF++", "TER")
 @dataclass
 class SegTask:
     lp: str
-    systems: List[str]
+    systems: list[str]
     human: np.ndarray
-    metric_names: List[str]
+    metric_names: list[str]
     metrics: np.ndarray
 
 
-def _finish(lp: str, systems: List[str], human: np.ndarray, names: List[str], metrics: List[np.ndarray]) -> SegTask:
-    M = np.stack(metrics) if metrics else np.zeros((0,) + human.shape)
+def _finish(lp: str, systems: list[str], human: np.ndarray, names: list[str], metrics: list[np.ndarray]) -> SegTask:
+    M = np.stack(metrics) if metrics else np.zeros((0, *human.shape))
     human = human.copy()
     human[np.isnan(M).any(axis=0)] = np.nan
     M[:, np.isnan(human)] = 0.0
@@ -71,12 +72,12 @@ def _wmt21_system(name: str) -> str:
 
 
 def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, gold: str = "z",
-                   ref: str = "A", systems: Optional[Sequence[str]] = None) -> SegTask:
+                   ref: str = "A", systems: Sequence[str] | None = None) -> SegTask:
     """WMT21 newstest2021 to-English segment DA (``humaneval/newstest2021-toen/ad-seg-scores``,
     SID = 1-based line) and sentence-level ``metrics`` computed by mtscore on the primary
     outputs against reference ``ref`` (error metrics negated)."""
     root = Path(root)
-    src, tgt = lp.split("-")
+    _src, tgt = lp.split("-")
     da_path = root / "humaneval" / "newstest2021-toen" / f"ad-seg-scores-{lp}.csv"
     t, linenos = loaders.read_da_scores_lines(da_path)
     txt = root / "txt"
@@ -99,12 +100,12 @@ def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, go
     return _finish(lp, sysl, human, list(metrics), mats)
 
 
-def _sentence_scores(name: str, hyps: List[str], refs: List[str]) -> np.ndarray:
-    from ...engine.metrics.chrf import CHRF
+def _sentence_scores(name: str, hyps: list[str], refs: list[str]) -> np.ndarray:
     from ...engine.metrics.bleu import BLEU
+    from ...engine.metrics.chrf import CHRF
     from ...engine.metrics.ter import TER
 
-    makers: Dict[str, Callable[[], Any]] = {"BLEU": lambda: BLEU(effective_order=True), "chrF": CHRF,
+    makers: dict[str, Callable[[], Any]] = {"BLEU": lambda: BLEU(effective_order=True), "chrF": CHRF,
                                             "chrF++": lambda: CHRF(word_order=2), "TER": TER}
     if name not in makers:
         raise AnalysisInputError(f"metric {name!r}: WMT21 tasks compute one of {', '.join(makers)}")

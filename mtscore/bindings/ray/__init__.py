@@ -48,5 +48,15 @@ from .score import score_ray
 from .sources import read_dataset, text_dataset
 from .worker import DEFAULT_BATCH, BatchScorer
 
-__all__ = ["score_ray", "connect", "text_dataset", "RayScoreResult", "BatchScorer", "require_ray",
-           "read_dataset", "check_reachable", "DEFAULT_BATCH", "PIP_HINT"]
+__all__ = [
+           "DEFAULT_BATCH",
+           "PIP_HINT",
+           "BatchScorer",
+           "RayScoreResult",
+           "check_reachable",
+           "connect",
+           "read_dataset",
+           "require_ray",
+           "score_ray",
+           "text_dataset",
+]

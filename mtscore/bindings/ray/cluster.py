@@ -3,7 +3,7 @@ one-line errors."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import Any
 
 from ...engine.missing_extra import MissingExtraError, install_hint
 
@@ -15,14 +15,14 @@ def require_ray():
     """The ``ray`` module (with Ray Data), or :class:`MissingExtraError` naming the extra."""
     try:
         import ray
-        import ray.data  # noqa: F401  (Ray Data is the part of ray[data] mtscore uses)
+        import ray.data
     except ImportError as e:
         raise MissingExtraError(
             f"mtscore.bindings.ray needs Ray Data ({e}); install it with: {PIP_HINT}") from None
     return ray
 
 
-def connect(address: Optional[str] = None, num_cpus: Optional[int] = None, **init_kwargs):
+def connect(address: str | None = None, num_cpus: int | None = None, **init_kwargs):
     """Start or join a Ray cluster. ``address``: ``None`` (an already initialised Ray, else
     ``RAY_ADDRESS``, else a local instance), ``"local"`` (a new single-machine instance with
     ``num_cpus``), ``"auto"`` (the cluster this machine belongs to) or ``"HOST:PORT"`` /
@@ -30,7 +30,7 @@ def connect(address: Optional[str] = None, num_cpus: Optional[int] = None, **ini
     ray = require_ray()
     if ray.is_initialized():
         return ray
-    kwargs: Dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True}
     kwargs.update(init_kwargs)
     if address in (None, "local"):
         if address == "local":
@@ -89,7 +89,7 @@ def _is_this_machine(address: str) -> bool:
         from ray.util import get_node_ip_address
 
         return host == get_node_ip_address()
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -112,7 +112,7 @@ def local_address(address: str, timeout: float = 2.0) -> str:
         from ray.util import get_node_ip_address
 
         node = get_node_ip_address()
-    except Exception:  # noqa: BLE001 - no better guess: keep the user's address
+    except Exception:
         return address
     if node and _listening(node, int(port), timeout):
         return f"{scheme}{sep}{node}:{port}"

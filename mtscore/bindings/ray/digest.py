@@ -4,12 +4,11 @@ were), to check that every system of a test set has the same references in the s
 from __future__ import annotations
 
 import zlib
-from typing import List, Optional, Tuple
 
 import numpy as np
 
 
-def ref_crcs(table, k: int, idx: Optional[np.ndarray]) -> List[Tuple[int, int, int, int]]:
+def ref_crcs(table, k: int, idx: np.ndarray | None) -> list[tuple[int, int, int, int]]:
     """Per reference column of one group's rows: ``(crc, bytes)`` of the row lengths (int32
     little-endian, -1 for null) and of the text bytes, straight from the Arrow buffers (no
     Python strings). CRC-32s of consecutive pieces combine (:func:`crc32_combine`), so the
@@ -49,7 +48,7 @@ def _multmodp(a: int, b: int) -> int:
     return p
 
 
-def _x2n_table() -> List[int]:
+def _x2n_table() -> list[int]:
     table, p = [], 1 << 30  # x^1
     for _ in range(32):
         table.append(p)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
-from typing import Any, Dict, Generator, List, Optional, Sequence, Tuple
+from collections.abc import Generator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,17 +20,17 @@ from .digest import crc32_combine
 class Group:
     """What the driver keeps of one (test set, system): sums, or statistics parts, and counts."""
 
-    __slots__ = ("n", "ref_counts", "sums", "carry", "parts", "digest")
+    __slots__ = ("carry", "digest", "n", "parts", "ref_counts", "sums")
 
     def __init__(self, metric_names: Sequence[str]):
         self.n = 0
         self.ref_counts: set = set()
-        self.sums: Dict[str, List[int]] = {}
-        self.carry: Dict[str, list] = {}
-        self.parts: Dict[str, List[np.ndarray]] = {m: [] for m in metric_names}
-        self.digest: Optional[List[List[int]]] = None  # per reference column: CRC-32s and sizes
+        self.sums: dict[str, list[int]] = {}
+        self.carry: dict[str, list] = {}
+        self.parts: dict[str, list[np.ndarray]] = {m: [] for m in metric_names}
+        self.digest: list[list[int]] | None = None  # per reference column: CRC-32s and sizes
 
-    def add(self, g: dict, metrics: Dict[str, Metric], keep: bool) -> None:
+    def add(self, g: dict, metrics: dict[str, Metric], keep: bool) -> None:
         self.n += g["n"]
         if g["ref_counts"] is not None:
             self.ref_counts.update(g["ref_counts"])
@@ -71,7 +72,7 @@ class Group:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def dataset_payloads(mapped, ordered: bool, progress: Optional[bool]) -> Generator[List[bytes], None, None]:
+def dataset_payloads(mapped, ordered: bool, progress: bool | None) -> Generator[list[bytes], None, None]:
     """The payload lists of a mapped Ray Dataset as its batches arrive (in input order when
     ``ordered``)."""
     # a Dataset carries the DataContext of its creation (the caller's, for a Dataset passed
@@ -88,13 +89,13 @@ def dataset_payloads(mapped, ordered: bool, progress: Optional[bool]) -> Generat
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
 
 
-def gather(payloads: Generator[List[bytes], None, None], metrics: Dict[str, Metric], keep: bool, segments: Optional[str],
-           has_ts: bool, has_sys: bool) -> Tuple[Dict[Tuple[str, str], Group], int]:
+def gather(payloads: Generator[list[bytes], None, None], metrics: dict[str, Metric], keep: bool, segments: str | None,
+           has_ts: bool, has_sys: bool) -> tuple[dict[tuple[str, str], Group], int]:
     """Run the job and fold the payloads as they stream in (``payloads``: lists of pickled
     payloads, in input order when the statistics kept, the sentence scores or the float sums
     need it): ``(groups, segments skipped for want of a reference)`` (``missing_refs="skip"``)."""
     metric_names = list(metrics)
-    groups: Dict[Tuple[str, str], Group] = {}
+    groups: dict[tuple[str, str], Group] = {}
     writer = _SegmentWriter(segments, metric_names, has_ts, has_sys) if segments else None
     logged: set = set()
     skipped = 0
@@ -120,7 +121,7 @@ def gather(payloads: Generator[List[bytes], None, None], metrics: Dict[str, Metr
         if writer is not None:
             writer.abort()
         raise
-    except Exception as e:  # noqa: BLE001 - Ray's own failures (a job that cannot finish)
+    except Exception as e:
         if writer is not None:
             writer.abort()
         raise user_error(e, "score_ray") from None
@@ -131,10 +132,10 @@ def gather(payloads: Generator[List[bytes], None, None], metrics: Dict[str, Metr
     return groups, skipped
 
 
-def check_same_segments(groups: Dict[Tuple[str, str], Group], source: str) -> None:
+def check_same_segments(groups: dict[tuple[str, str], Group], source: str) -> None:
     """Every system of a test set has the same number of segments and the same references in
     the same order (``Corpus.by_system``'s rule), checked on CRC-32s of their reference columns (lengths and bytes)."""
-    first: Dict[str, Tuple[str, Group]] = {}
+    first: dict[str, tuple[str, Group]] = {}
     for (ts, sy), g in groups.items():
         if ts not in first:
             first[ts] = (sy, g)
@@ -150,7 +151,7 @@ def check_same_segments(groups: Dict[Tuple[str, str], Group], source: str) -> No
                               "segments in the same order")
 
 
-def check_ref_counts(groups: Dict[Tuple[str, str], Group], source: str) -> None:
+def check_ref_counts(groups: dict[tuple[str, str], Group], source: str) -> None:
     for (ts, _sy), g in groups.items():
         if len(g.ref_counts) > 1:
             where = f" (test set {ts!r})" if ts else ""
@@ -166,7 +167,7 @@ class _SegmentWriter:
     file renamed at the end, so a failed job leaves nothing (and a retried task, whose output
     Ray delivers once, is written once)."""
 
-    def __init__(self, path: str, metric_names: List[str], has_ts: bool, has_sys: bool):
+    def __init__(self, path: str, metric_names: list[str], has_ts: bool, has_sys: bool):
         import tempfile
 
         import pyarrow as pa
@@ -191,11 +192,11 @@ class _SegmentWriter:
         self.cleanup = register_temporary(self.tmp).__enter__()  # removed on SIGTERM too
         self.writer = pq.ParquetWriter(self.tmp, self.schema)
 
-    def add(self, key: Tuple[str, str], start: int, g: dict) -> None:
+    def add(self, key: tuple[str, str], start: int, g: dict) -> None:
         import pyarrow as pa
 
         n = g["n"]
-        cols: List[Any] = []
+        cols: list[Any] = []
         if self.has_ts:
             cols.append(pa.array([key[0]] * n, pa.string()))
         if self.has_sys:

@@ -4,8 +4,6 @@ finds the first such row of the whole dataset with one ordered pass over its col
 path only: a run that succeeds never pays for it)."""
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
 from ...engine.columns import ColumnSpec, normalise
 from ...engine.metrics.base import MissingReferenceError, present_mask
 
@@ -14,7 +12,7 @@ PATH_COLUMN = "path"
 
 
 def first_unreferenced(ds, cols: ColumnSpec, source: str, with_path: bool
-                       ) -> Optional[Tuple[int, int, Optional[str], int]]:
+                       ) -> tuple[int, int, str | None, int] | None:
     """``(row, rows without reference in all, file or None, row in that file)`` of the first
     row (0-based, dataset order) whose reference columns are all null; None if there is none.
     ``with_path``: ``ds`` has Ray's ``path`` column (read with ``include_paths=True``)."""
@@ -24,9 +22,9 @@ def first_unreferenced(ds, cols: ColumnSpec, source: str, with_path: bool
     saved = (ctx.execution_options.preserve_order, ctx.enable_progress_bars)
     ctx.execution_options.preserve_order, ctx.enable_progress_bars = True, False
     wanted = cols.source_columns() + ([PATH_COLUMN] if with_path else [])
-    first: Optional[Tuple[int, Optional[str], int]] = None
+    first: tuple[int, str | None, int] | None = None
     total = offset = 0
-    per_file: Dict[str, int] = {}
+    per_file: dict[str, int] = {}
     try:
         for batch in ds.select_columns(wanted).iter_batches(batch_size=None, batch_format="pyarrow"):
             table = normalise(batch, cols, source)
@@ -50,7 +48,7 @@ def first_unreferenced(ds, cols: ColumnSpec, source: str, with_path: bool
     return None if first is None else (first[0], total, first[1], first[2])
 
 
-def located_error(found: Tuple[int, int, Optional[str], int], source: str,
+def located_error(found: tuple[int, int, str | None, int], source: str,
                   cols: ColumnSpec) -> MissingReferenceError:
     """The user's error for :func:`first_unreferenced`'s answer: the dataset row, and the file
     and its row when the input was paths."""

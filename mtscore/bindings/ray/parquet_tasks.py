@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Generator, List, Optional, Sequence, Tuple
+from collections.abc import Generator, Sequence
+from typing import Any
 
 from ...engine.corpus_error import CorpusError
 from .worker import DEFAULT_BATCH, BatchScorer
@@ -30,7 +31,7 @@ from .worker import DEFAULT_BATCH, BatchScorer
 MAX_UNIT_ROWS = 2_000_000
 
 
-def local_parquet_files(source, fmt: Optional[str]) -> Optional[List[str]]:
+def local_parquet_files(source, fmt: str | None) -> list[str] | None:
     """The Parquet files of ``source`` in dataset order when it is eligible for this path
     (see the module's doc), else None (read through Ray Data)."""
     if fmt not in (None, "parquet") or not isinstance(source, (str, os.PathLike, list, tuple)):
@@ -38,7 +39,7 @@ def local_parquet_files(source, fmt: Optional[str]) -> Optional[List[str]]:
     paths = [os.fspath(source)] if isinstance(source, (str, os.PathLike)) else list(source)
     if not paths or not all(isinstance(p, (str, os.PathLike)) for p in paths):
         return None
-    files: List[str] = []
+    files: list[str] = []
     for p in map(os.fspath, paths):
         if "://" in p:
             return None
@@ -56,7 +57,7 @@ def local_parquet_files(source, fmt: Optional[str]) -> Optional[List[str]]:
     return files or None
 
 
-def _directory_files(d: str) -> Optional[List[str]]:
+def _directory_files(d: str) -> list[str] | None:
     names = sorted(n for n in os.listdir(d) if not n.startswith((".", "_")))
     out = [os.path.join(d, n) for n in names]
     if not out or not all(n.lower().endswith(".parquet") and os.path.isfile(f) for n, f in zip(names, out)):
@@ -74,7 +75,7 @@ class ParquetFiles:
 
         self.files = list(files)
         self.label = label
-        self.row_groups: List[List[int]] = []
+        self.row_groups: list[list[int]] = []
         fields: dict = {}
         for f in self.files:
             try:
@@ -87,10 +88,10 @@ class ParquetFiles:
         self.types = fields
 
     @property
-    def names(self) -> List[str]:
+    def names(self) -> list[str]:
         return list(self.types)
 
-    def units(self, cpus: int) -> List[Tuple[str, int, int]]:
+    def units(self, cpus: int) -> list[tuple[str, int, int]]:
         """``[(file, first row group, end row group)]`` in dataset order: consecutive row groups
         of one file, about ``total / (4 x cpus)`` rows each (so every CPU gets several tasks),
         between one slice and :data:`MAX_UNIT_ROWS`."""
@@ -109,7 +110,7 @@ class ParquetFiles:
         return out
 
 
-def score_unit(unit: Tuple[str, int, int], columns: List[Tuple[str, Any]], spec: dict) -> List[bytes]:
+def score_unit(unit: tuple[str, int, int], columns: list[tuple[str, Any]], spec: dict) -> list[bytes]:
     """Ray task body: the pickled payloads of one unit's rows, scored in slices of
     ``spec["slice_rows"]`` (``columns``: ``(name, Arrow type)`` to read; those the file lacks
     are nulls). Input errors come back as a payload (see :class:`BatchScorer`)."""
@@ -121,7 +122,7 @@ def score_unit(unit: Tuple[str, int, int], columns: List[Tuple[str, Any]], spec:
     pf = pq.ParquetFile(path)
     have = set(pf.schema_arrow.names)
     present = [name for name, _ in columns if name in have]
-    blobs: List[bytes] = []
+    blobs: list[bytes] = []
     for rb in pf.iter_batches(batch_size=spec.get("slice_rows") or DEFAULT_BATCH,
                               row_groups=range(first, end), columns=present, use_threads=False):
         arrays = [rb.column(name) if name in have else pa.nulls(rb.num_rows, typ)
@@ -133,8 +134,8 @@ def score_unit(unit: Tuple[str, int, int], columns: List[Tuple[str, Any]], spec:
     return blobs
 
 
-def run_units(ray, parts: ParquetFiles, columns: List[str], spec: dict,
-              progress: Optional[bool]) -> Generator[List[bytes], None, None]:
+def run_units(ray, parts: ParquetFiles, columns: list[str], spec: dict,
+              progress: bool | None) -> Generator[list[bytes], None, None]:
     """The payload lists of every unit, in dataset order, as the tasks finish (all submitted
     at once; Ray retries a task whose worker or node dies, and a retried task's payloads
     reach the driver once)."""

@@ -2,12 +2,14 @@
 statistics, and significance tests on the gathered matrices with the local code."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ...engine.metrics.base import Metric, Score
 from .gather import Group
+
 
 class RayScoreResult:
     """Result of :func:`score_ray`.
@@ -23,8 +25,8 @@ class RayScoreResult:
     metrics     : ``{name: metric object}`` (the driver's copies; they score resamples)
     """
 
-    def __init__(self, groups: Dict[Tuple[str, str], Group], metrics: Dict[str, Metric],
-                 has_test_set: bool, has_system: bool, keep_stats: bool, segments: Optional[str]):
+    def __init__(self, groups: dict[tuple[str, str], Group], metrics: dict[str, Metric],
+                 has_test_set: bool, has_system: bool, keep_stats: bool, segments: str | None):
         self._groups = groups
         self.metrics = metrics
         self._has_test_set = has_test_set
@@ -32,10 +34,10 @@ class RayScoreResult:
         self._keep = keep_stats
         self.segments = segments
         self.n = {k: g.n for k, g in groups.items()}
-        self.corpus: Dict[str, Any] = {}
-        self.stats: Dict[str, Any] = {}
-        self.signatures: Dict[str, str] = {}
-        self._scores: Dict[Tuple[str, str], Dict[str, Score]] = {}
+        self.corpus: dict[str, Any] = {}
+        self.stats: dict[str, Any] = {}
+        self.signatures: dict[str, str] = {}
+        self._scores: dict[tuple[str, str], dict[str, Score]] = {}
         for ts in self.test_sets():
             num_refs = _num_refs([g.ref_counts for (t, _), g in groups.items() if t == ts])
             for (t, sy), g in groups.items():
@@ -64,13 +66,13 @@ class RayScoreResult:
         """Whether the input had a test-set column (``corpus`` is then keyed by test set)."""
         return self._has_test_set
 
-    def test_sets(self) -> List[str]:
+    def test_sets(self) -> list[str]:
         return list(dict.fromkeys(t for t, _ in self._groups))
 
-    def systems(self, test_set: str = "") -> List[str]:
+    def systems(self, test_set: str = "") -> list[str]:
         return [s for t, s in self._groups if t == test_set]
 
-    def group_stats(self, test_set: str = "", system: str = "") -> Dict[str, np.ndarray]:
+    def group_stats(self, test_set: str = "", system: str = "") -> dict[str, np.ndarray]:
         """``{metric: (N, k)}`` of one (test set, system); needs ``keep_stats=True``."""
         if not self._keep:
             raise ValueError("score_ray(..., keep_stats=True) keeps the statistics matrices that "
@@ -83,8 +85,8 @@ class RayScoreResult:
         score was computed from)."""
         return self._groups[(test_set, system)].sum_row(metric, self.metrics[metric])
 
-    def compare(self, test: str = "bs", n: Optional[int] = None, seed=None, test_set: str = "",
-                baseline: Optional[str] = None, all_pairs: bool = False, n_ar_confidence: int = -1):
+    def compare(self, test: str = "bs", n: int | None = None, seed=None, test_set: str = "",
+                baseline: str | None = None, all_pairs: bool = False, n_ar_confidence: int = -1):
         """Paired bootstrap (``bs``) / approximate randomisation (``ar``) of the systems of
         ``test_set`` on the gathered statistics: :func:`mtscore.compare_stats`, so the result
         equals the local ``mtscore.compare`` for the same seed. The first system (or
@@ -102,7 +104,7 @@ class RayScoreResult:
         return compare_stats(names, metrics, stats, test=test, n=n, seed=seed, all_pairs=all_pairs,
                              n_ar_confidence=n_ar_confidence)
 
-    def confidence(self, n: int = 1000, seed=None, test_set: str = "", system: str = "") -> Dict[str, Score]:
+    def confidence(self, n: int = 1000, seed=None, test_set: str = "", system: str = "") -> dict[str, Score]:
         """Single-system bootstrap 95% CIs (sacrebleu's ``--confidence``) of every metric:
         ``{metric: Score}`` with ``_mean`` / ``_ci`` set, equal to the local result."""
         from ...engine.significance import bootstrap_ci

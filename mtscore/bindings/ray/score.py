@@ -3,7 +3,8 @@ it on Ray, gather the statistics on the driver and score them."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
@@ -11,22 +12,22 @@ from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferen
 from .cluster import connect, user_error
 from .gather import check_ref_counts, check_same_segments, dataset_payloads, gather
 from .locate import PATH_COLUMN, first_unreferenced, located_error
-from .result import RayScoreResult
 from .parquet_tasks import ParquetFiles, local_parquet_files, run_units
+from .result import RayScoreResult
 from .sources import read_dataset, source_label
 from .worker import DEFAULT_BATCH, BatchScorer, build_metrics, score_batch
 
 
-def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *, system=None,
+def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, system=None,
               test_set=None, metrics: Sequence[str] = ("bleu", "chrf"),
-              bleu_kwargs: Optional[dict] = None, chrf_kwargs: Optional[dict] = None,
-              ter_kwargs: Optional[dict] = None, missing_refs: Optional[str] = None,
-              keep_stats: bool = False, segments: Optional[str] = None,
-              batch_size: Optional[int] = None, compute: str = "tasks",
-              concurrency: Optional[int] = None, address: Optional[str] = None,
-              fmt: Optional[str] = None, progress: Optional[bool] = None,
-              varying_refs: str = "error", bertscore_kwargs: Optional[dict] = None,
-              num_gpus: Optional[float] = None) -> RayScoreResult:
+              bleu_kwargs: dict | None = None, chrf_kwargs: dict | None = None,
+              ter_kwargs: dict | None = None, missing_refs: str | None = None,
+              keep_stats: bool = False, segments: str | None = None,
+              batch_size: int | None = None, compute: str = "tasks",
+              concurrency: int | None = None, address: str | None = None,
+              fmt: str | None = None, progress: bool | None = None,
+              varying_refs: str = "error", bertscore_kwargs: dict | None = None,
+              num_gpus: float | None = None) -> RayScoreResult:
     """Score a table on Ray: corpus scores per (test set, system), equal to ``mtscore.score``.
 
     source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s);
@@ -94,7 +95,7 @@ def score_ray(source, hyp: str = "hyp", refs: Optional[Sequence[str]] = None, *,
                           keep_stats, segments)
 
 
-def _warn_skipped(skipped: int, groups: dict, metrics: Dict[str, Metric], source_name: str) -> None:
+def _warn_skipped(skipped: int, groups: dict, metrics: dict[str, Metric], source_name: str) -> None:
     """One warning for the whole run (the workers' per-slice warnings are dropped)."""
     names = ", ".join(n for n, m in metrics.items() if m.missing_refs == "skip")
     warnings.warn(MissingReferenceWarning(
@@ -103,7 +104,7 @@ def _warn_skipped(skipped: int, groups: dict, metrics: Dict[str, Metric], source
         "sentence scores)"), stacklevel=3)
 
 
-def _check_arguments(varying_refs: str, compute: str, batch_size: Optional[int]) -> None:
+def _check_arguments(varying_refs: str, compute: str, batch_size: int | None) -> None:
     if varying_refs not in ("error", "allow"):
         raise ValueError(f"score_ray: varying_refs must be 'error' or 'allow', got {varying_refs!r}")
     if compute not in ("tasks", "actors"):
@@ -112,8 +113,8 @@ def _check_arguments(varying_refs: str, compute: str, batch_size: Optional[int])
         raise ValueError(f"score_ray: batch_size must be >= 1, got {batch_size}")
 
 
-def _place_bertscore(ray, metric_specs: List[Tuple[str, dict]], num_gpus: Optional[float],
-                     compute: str) -> Tuple[List[Tuple[str, dict]], float, str]:
+def _place_bertscore(ray, metric_specs: list[tuple[str, dict]], num_gpus: float | None,
+                     compute: str) -> tuple[list[tuple[str, dict]], float, str]:
     """``(metric specs, GPUs per actor, compute)``: BERTScore runs on actors (the encoder is
     loaded once per actor), on a GPU each when the cluster has GPUs (or ``num_gpus`` says)."""
     if not any(n == "bertscore" for n, _ in metric_specs):
@@ -126,8 +127,8 @@ def _place_bertscore(ray, metric_specs: List[Tuple[str, dict]], num_gpus: Option
     return metric_specs, gpus, "actors"
 
 
-def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[str]], system,
-                 test_set, files: Optional[List[str]]) -> Tuple[Any, str, ColumnSpec, Optional[str]]:
+def _open_source(source, fmt: str | None, hyp: str, refs: Sequence[str] | None, system,
+                 test_set, files: list[str] | None) -> tuple[Any, str, ColumnSpec, str | None]:
     """``(dataset, or the local Parquet files to read on tasks; source name; columns; test-set
     column or None)``."""
     if files:
@@ -141,7 +142,7 @@ def _open_source(source, fmt: Optional[str], hyp: str, refs: Optional[Sequence[s
     return ds, source_name, cols, ts_col
 
 
-def _locate(err: MissingReferenceError, ray, source, fmt: Optional[str], ds, cols: ColumnSpec,
+def _locate(err: MissingReferenceError, ray, source, fmt: str | None, ds, cols: ColumnSpec,
             source_name: str) -> MissingReferenceError:
     """The error to raise for a worker's :class:`MissingReferenceError` ``err``:
     :func:`located_error` of :func:`first_unreferenced` over the input (paths re-read with
@@ -156,19 +157,19 @@ def _locate(err: MissingReferenceError, ray, source, fmt: Optional[str], ds, col
             found = first_unreferenced(with_paths, cols, source_name, True)
         else:
             found = first_unreferenced(ds, cols, source_name, False)
-    except Exception:  # noqa: BLE001 - the pass failing (a lost cluster): the worker's own error
+    except Exception:
         return err
     return err if found is None else located_error(found, source_name, cols)
 
 
-def _driver_metrics(metric_specs: List[Tuple[str, dict]], missing_refs: Optional[str]) -> Dict[str, Metric]:
+def _driver_metrics(metric_specs: list[tuple[str, dict]], missing_refs: str | None) -> dict[str, Metric]:
     """The driver's copies of the metrics: they score the summed statistics and give the
     signatures (a BERTScore copy runs on the CPU: it encodes nothing but a probe)."""
     return build_metrics([(n, {**kw, "device": "cpu"} if n == "bertscore" else kw)
                           for n, kw in metric_specs], missing_refs)
 
 
-def _in_order(spec: dict, driver_metrics: Dict[str, Metric]) -> bool:
+def _in_order(spec: dict, driver_metrics: dict[str, Metric]) -> bool:
     """Whether the payloads must reach the driver in input order: for kept matrices, sentence
     scores, reference digests, and float statistics (TER's mean reference length, added in
     segment order)."""
@@ -176,11 +177,11 @@ def _in_order(spec: dict, driver_metrics: Dict[str, Metric]) -> bool:
     return bool(spec["keep_stats"] or spec["sentence"] or spec["digest"] or float_stats)
 
 
-def _map_scorer(ray, projected, spec: dict, compute: str, batch_size: Optional[int],
-                concurrency: Optional[int], gpus: float):
+def _map_scorer(ray, projected, spec: dict, compute: str, batch_size: int | None,
+                concurrency: int | None, gpus: float):
     """The lazy Dataset of payloads: :class:`BatchScorer` as tasks fused with the read, or on
     an actor pool."""
-    kw: Dict[str, Any] = {"batch_format": "pyarrow", "batch_size": batch_size}
+    kw: dict[str, Any] = {"batch_format": "pyarrow", "batch_size": batch_size}
     if compute == "actors":
         kw["batch_size"] = batch_size or DEFAULT_BATCH
         res = ray.cluster_resources()
@@ -205,14 +206,14 @@ def _check_groups(groups: dict, source_name: str, has_system: bool, varying_refs
 
 
 def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs=None,
-                  missing_refs: Optional[str] = None) -> List[Tuple[str, dict]]:
+                  missing_refs: str | None = None) -> list[tuple[str, dict]]:
     from ...engine.metrics.base import check_missing_refs_policy
 
     if missing_refs is not None:
         check_missing_refs_policy(missing_refs, "score_ray")
     by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
                "bertscore": bertscore_kwargs or {}}
-    out: List[Tuple[str, dict]] = []
+    out: list[tuple[str, dict]] = []
     for m in metrics:
         if not isinstance(m, str):
             raise TypeError("score_ray: give metrics by name ('bleu', 'chrf', 'chrf++', 'ter') and "
@@ -230,17 +231,17 @@ def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwarg
     return out
 
 
-def _schema_names(ds, source: str) -> List[str]:
+def _schema_names(ds, source: str) -> list[str]:
     try:
         schema = ds.schema()
-    except Exception as e:  # noqa: BLE001 - Ray wraps read errors in its own types
+    except Exception as e:
         raise user_error(e, source) from None
     if schema is None:
         raise CorpusError(f"{source}: empty input (no rows, no schema)")
     return list(schema.names)
 
 
-def _optional_column(names: Sequence[str], col, default: str, source: str) -> Optional[str]:
+def _optional_column(names: Sequence[str], col, default: str, source: str) -> str | None:
     if col is False:
         return None
     if col is None:

@@ -3,13 +3,13 @@ as given, Parquet / JSONL / CSV paths, or plain text files."""
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from ...engine.corpus_error import CorpusError
 from .cluster import require_ray
 
 
-def read_dataset(source, fmt: Optional[str] = None, include_paths: bool = False):
+def read_dataset(source, fmt: str | None = None, include_paths: bool = False):
     """``(dataset, source name)``: a ``ray.data.Dataset`` from a Dataset, or Parquet / JSONL /
     CSV path(s) (a directory is Parquet); ``fmt`` overrides the guess from the extension;
     ``include_paths``: read paths with Ray's ``path`` column (each row's file)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pickle
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,14 +25,14 @@ _NO_GROUP = ("", "")
 
 
 #: metric objects by scorer spec, per worker process (tasks reuse their process)
-_METRIC_CACHE: Dict[bytes, Dict[str, Metric]] = {}
+_METRIC_CACHE: dict[bytes, dict[str, Metric]] = {}
 
 
-def build_metrics(metric_specs: Sequence[Tuple[str, dict]], missing_refs: Optional[str]) -> Dict[str, Metric]:
+def build_metrics(metric_specs: Sequence[tuple[str, dict]], missing_refs: str | None) -> dict[str, Metric]:
     from ...engine.metrics.base import check_missing_refs_policy
     from ...engine.metrics.registry import make_metric
 
-    out: Dict[str, Metric] = {}
+    out: dict[str, Metric] = {}
     for name, kwargs in metric_specs:
         if name == "bertscore":
             from ...engine.bertscore import BERTScore
@@ -69,7 +70,7 @@ class BatchScorer:
 
         return pa.table({"payload": pa.array(self.payloads(batch), pa.binary())})
 
-    def payloads(self, batch) -> List[bytes]:
+    def payloads(self, batch) -> list[bytes]:
         """The pickled payloads of ``batch`` (an Arrow table), one per slice of
         ``spec["slice_rows"]`` rows; after an input error the last one carries it and
         :attr:`failed` is set."""
@@ -107,7 +108,7 @@ class BatchScorer:
         hyps = table.column("hyp").to_pylist()
         streams = [table.column(f"ref_{k}").to_pylist() for k in range(len(cols.refs))]
         groups = self._groups(batch, table, n)
-        payload: Dict[str, Any] = {"n": n, "groups": {}}
+        payload: dict[str, Any] = {"n": n, "groups": {}}
         per_metric = {}
         counts = present_mask(streams).sum(axis=0) if streams else np.zeros(n, dtype=np.int64)
         if any(m.missing_refs == "skip" for m in self.metrics.values()):
@@ -122,7 +123,7 @@ class BatchScorer:
                 f"{w.category.__name__}: {w.message}" for w in caught
                 if not issubclass(w.category, MissingReferenceWarning))
         for key, idx in groups.items():
-            g: Dict[str, Any] = {"n": n if idx is None else len(idx)}
+            g: dict[str, Any] = {"n": n if idx is None else len(idx)}
             c = counts if idx is None else counts[idx]
             have = c[c > 0]
             g["ref_counts"] = (int(have.min()), int(have.max())) if have.size else None
@@ -139,11 +140,11 @@ class BatchScorer:
             payload["groups"][key] = g
         return payload
 
-    def _groups(self, batch, table, n: int) -> Dict[Tuple[str, str], Optional[np.ndarray]]:
+    def _groups(self, batch, table, n: int) -> dict[tuple[str, str], np.ndarray | None]:
         """``{(test set, system): row indices}`` in order of first appearance (None = all rows);
         vectorised (dictionary codes), since a batch of a long table is usually one system."""
         ts_col = self.spec["test_set"]
-        cols: List[Any] = []
+        cols: list[Any] = []
         if ts_col:
             col = batch.column(ts_col).cast("string")
             if col.null_count:
@@ -155,7 +156,7 @@ class BatchScorer:
         cols.append(table.column("system") if "system" in table.schema.names else None)
         if cols[0] is None and cols[1] is None:
             return {_NO_GROUP: None}
-        values: List[List[str]] = []
+        values: list[list[str]] = []
         codes = []
         for col in cols:
             if col is None:
@@ -171,14 +172,14 @@ class BatchScorer:
         combined = codes[0] * width + codes[1]
         uniq, first = np.unique(combined, return_index=True)
 
-        def key(c: int) -> Tuple[str, str]:
+        def key(c: int) -> tuple[str, str]:
             return values[0][c // width], values[1][c % width]
 
         if len(uniq) == 1:
             return {key(int(uniq[0])): None}
         order = np.argsort(combined, kind="stable")
         starts = np.asarray(np.searchsorted(combined[order], uniq), dtype=np.int64)
-        cuts: List[int] = starts.tolist() + [n]
+        cuts: list[int] = [*starts.tolist(), n]
         return {key(int(uniq[k])): order[cuts[k]:cuts[k + 1]]
                 for k in np.argsort(first, kind="stable").tolist()}
 

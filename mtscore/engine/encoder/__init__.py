@@ -9,5 +9,17 @@ from .hub import ModelSource, resolve_model, resolve_source
 from .model_dir import EncoderError, EncoderWarning, default_model_dir
 from .runtime import DEFAULT_BATCH_TOKENS, Encoder, cuda_available, load_encoder
 
-__all__ = ["Encoder", "EncoderError", "EncoderWarning", "EncoderCacheError", "EncoderCacheWarning",
-           "load_encoder", "default_model_dir", "resolve_model", "resolve_source", "ModelSource", "cuda_available", "DEFAULT_BATCH_TOKENS"]
+__all__ = [
+           "DEFAULT_BATCH_TOKENS",
+           "Encoder",
+           "EncoderCacheError",
+           "EncoderCacheWarning",
+           "EncoderError",
+           "EncoderWarning",
+           "ModelSource",
+           "cuda_available",
+           "default_model_dir",
+           "load_encoder",
+           "resolve_model",
+           "resolve_source",
+]

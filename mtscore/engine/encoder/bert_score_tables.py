@@ -5,13 +5,17 @@ model (tuned by its authors on WMT16 segment-level correlation). Both are data, 
 tables and its ``score()`` defaulting rules."""
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
-
-__all__ = ["LANG_MODELS", "FALLBACK_LANG_MODEL", "MODEL_LAYERS", "model_for_lang", "default_layer",
-           "bert_score_defaults"]
+__all__ = [
+    "FALLBACK_LANG_MODEL",
+    "LANG_MODELS",
+    "MODEL_LAYERS",
+    "bert_score_defaults",
+    "default_layer",
+    "model_for_lang",
+]
 
 #: language code (lower case) -> model; any other language gets FALLBACK_LANG_MODEL.
-LANG_MODELS: Dict[str, str] = {
+LANG_MODELS: dict[str, str] = {
     "en": "roberta-large",
     "zh": "bert-base-chinese",
     "tr": "dbmdz/bert-base-turkish-cased",
@@ -20,7 +24,7 @@ LANG_MODELS: Dict[str, str] = {
 FALLBACK_LANG_MODEL = "bert-base-multilingual-cased"
 
 #: model name -> hidden layer bert_score uses by default (hidden_states[layer], 0 = embeddings).
-MODEL_LAYERS: Dict[str, int] = {
+MODEL_LAYERS: dict[str, int] = {
     "bert-base-uncased": 9, "bert-large-uncased": 18, "bert-base-cased-finetuned-mrpc": 9,
     "bert-base-multilingual-cased": 9, "bert-base-chinese": 8, "roberta-base": 10, "roberta-large": 17,
     "roberta-large-mnli": 19, "roberta-base-openai-detector": 7, "roberta-large-openai-detector": 15,
@@ -88,14 +92,14 @@ def model_for_lang(lang: str) -> str:
     return LANG_MODELS.get(str(lang).lower(), FALLBACK_LANG_MODEL)
 
 
-def default_layer(model: str) -> Optional[int]:
+def default_layer(model: str) -> int | None:
     """bert_score's default layer for ``model`` (a name from its table), or None when the model
     is not in the table (bert_score then raises KeyError; mtscore uses the model's last layer)."""
     return MODEL_LAYERS.get(model)
 
 
-def bert_score_defaults(model: Optional[str], lang: Optional[str],
-                        layer: Optional[int]) -> Tuple[Optional[str], Optional[int]]:
+def bert_score_defaults(model: str | None, lang: str | None,
+                        layer: int | None) -> tuple[str | None, int | None]:
     """``(model, layer)`` after bert_score's defaulting: no model -> the language's model; no
     layer -> the model's tuned layer when the table has it (else None: the last layer)."""
     if model is None and lang is not None:

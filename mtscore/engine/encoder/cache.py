@@ -35,15 +35,24 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, Optional
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 from ..atomic import atomic_write
 from . import onnx_builder
-from .model_dir import (EncoderError, EncoderWarning, file_sha256, load_weights, memo_file_sha256, quick_key,
-                        read_config, weights_file)
+from .model_dir import (
+    EncoderError,
+    EncoderWarning,
+    file_sha256,
+    load_weights,
+    memo_file_sha256,
+    quick_key,
+    read_config,
+    weights_file,
+)
 
 
 class EncoderCacheWarning(EncoderWarning):
@@ -64,7 +73,7 @@ class CacheLocation(NamedTuple):
         return f"{self.path} (from {self.source})"
 
 
-def cache_location(cache_dir: Optional[str] = None) -> CacheLocation:
+def cache_location(cache_dir: str | None = None) -> CacheLocation:
     """Where the cache lives and which setting put it there."""
     if cache_dir:
         return CacheLocation(Path(cache_dir).expanduser(), "cache_dir=")
@@ -78,13 +87,13 @@ def cache_location(cache_dir: Optional[str] = None) -> CacheLocation:
     return CacheLocation(home, "the default ~/.cache; MTSCORE_CACHE and XDG_CACHE_HOME are unset")
 
 
-def cache_root(cache_dir: Optional[str] = None) -> Path:
+def cache_root(cache_dir: str | None = None) -> Path:
     return cache_location(cache_dir).path
 
 
 # ---- writing: atomic, with a per-process temporary fallback ---------------------------------
 
-_PROCESS_TMP: Optional[Path] = None
+_PROCESS_TMP: Path | None = None
 
 
 def _process_tmp() -> Path:
@@ -145,7 +154,7 @@ def _save_model(model, path: Path) -> None:
 
 # ---- reading ----------------------------------------------------------------------------------
 
-def _read_manifest(folder: Path) -> Optional[dict]:
+def _read_manifest(folder: Path) -> dict | None:
     """The folder's manifest with ``onnx`` pointing at its existing ONNX file, or None (missing,
     unreadable or stale). The file is taken from the manifest's own folder, not from the absolute
     path recorded at export time, so a cache copied or mounted elsewhere is self-contained."""
@@ -161,8 +170,8 @@ def _read_manifest(folder: Path) -> Optional[dict]:
 
 
 def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: bool = False,
-                   cache_dir: Optional[str] = None, force: bool = False, revision: Optional[str] = None,
-                   check_source: Optional[Callable[[Path, str], None]] = None) -> dict:
+                   cache_dir: str | None = None, force: bool = False, revision: str | None = None,
+                   check_source: Callable[[Path, str], None] | None = None) -> dict:
     """Export (or find the cached export of) ``hidden_states[layer]`` of a HF model directory.
     ``revision``: the Hugging Face commit the directory is a snapshot of (part of the cache key and
     the manifest, so each Hub revision has its own export). ``check_source(weights file, sha256)``
@@ -256,7 +265,7 @@ def _fuse(onnx_path: Path, config: dict) -> Path:
     return out
 
 
-def quantized_path(onnx_path: Path, cache_dir: Optional[str] = None) -> Path:
+def quantized_path(onnx_path: Path, cache_dir: str | None = None) -> Path:
     """int8 dynamic quantisation (approximate: F moves by ~0.01 on MiniLM), kept next to the fp32
     file (``model.int8.onnx`` in the export's cache folder). An existing one is used without any
     write; if it must be made and that folder is not writable, it is made in this process's
@@ -310,7 +319,7 @@ def _quiet_ort_quantizer() -> Iterator[None]:
             root.removeHandler(null)
 
 
-def onnx_file_hash(path: Path, cache_dir: Optional[str] = None) -> str:
+def onnx_file_hash(path: Path, cache_dir: str | None = None) -> str:
     """sha256 of a user-supplied .onnx file, memoised in the cache by (path, size, mtime); the memo
     is best effort (an unreadable or unwritable cache only costs the re-hash)."""
     idx = cache_root(cache_dir) / "onnx-hashes" / (quick_key(Path(path)) + ".txt")
@@ -320,8 +329,6 @@ def onnx_file_hash(path: Path, cache_dir: Optional[str] = None) -> str:
     except OSError:
         pass
     h = file_sha256(Path(path))
-    try:
+    with contextlib.suppress(OSError):
         _atomic_write_bytes(idx, h.encode())
-    except OSError:
-        pass
     return h

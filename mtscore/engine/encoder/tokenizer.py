@@ -8,8 +8,8 @@ switched off here: no padding, truncation at ``model_max_length``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class Tokenizer:
     Attributes: ``cls_id``, ``sep_id``, ``pad_id`` (int), ``max_length`` (int), ``vocab_size`` (int).
     """
 
-    def __init__(self, tokenizer_dir: Path, config: Optional[dict] = None):
+    def __init__(self, tokenizer_dir: Path, config: dict | None = None):
         try:
             import tokenizers
         except ImportError:
@@ -66,7 +66,7 @@ class Tokenizer:
         self._full.no_truncation()
         self._tok.enable_truncation(self.max_length)
 
-        def special(name: str, fallback: Sequence[str]) -> Optional[int]:
+        def special(name: str, fallback: Sequence[str]) -> int | None:
             for src in (stm, tcfg):
                 v = src.get(name)
                 if isinstance(v, dict):
@@ -85,11 +85,11 @@ class Tokenizer:
         self.pad_id = int(cfg_pad) if cfg_pad is not None else (pad if pad is not None else 0)
         self.vocab_size = max(int(config.get("vocab_size", 0)), self._tok.get_vocab_size(with_added_tokens=True))
 
-    def encode(self, sentences: Sequence[str]) -> List[np.ndarray]:
+    def encode(self, sentences: Sequence[str]) -> list[np.ndarray]:
         """int64 id arrays, one per sentence (``strip()`` first, specials added, truncated)."""
         return self.encode_flagged(sentences)[0]
 
-    def encode_flagged(self, sentences: Sequence[str]) -> Tuple[List[np.ndarray], np.ndarray]:
+    def encode_flagged(self, sentences: Sequence[str]) -> tuple[list[np.ndarray], np.ndarray]:
         """``(ids, truncated)``: the ids of :meth:`encode` and a bool ``[n]`` array, True where the
         sentence had more than ``max_length`` tokens and was cut (bert_score cuts silently).
 
@@ -102,11 +102,11 @@ class Tokenizer:
                                 dtype=bool, count=len(ids))
         return ids, truncated
 
-    def encode_full(self, sentences: Sequence[str]) -> List[np.ndarray]:
+    def encode_full(self, sentences: Sequence[str]) -> list[np.ndarray]:
         """int64 id arrays like :meth:`encode` but never truncated (for the sliding window)."""
         return [np.asarray(e.ids, dtype=np.int64) for e in self._full.encode_batch([s.strip() for s in sentences])]
 
-    def special_frame(self) -> Tuple[int, int]:
+    def special_frame(self) -> tuple[int, int]:
         """``(head, tail)``: how many special tokens the tokenizer puts before and after the text
         (1, 1 for ``[CLS] ... [SEP]``); a window of a long segment keeps them around its slice."""
         mask = self._full.encode("a").special_tokens_mask

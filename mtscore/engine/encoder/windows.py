@@ -12,18 +12,19 @@ Segments that fit are encoded as they are: with no long segment the result equal
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Callable
 
 import numpy as np
 
-__all__ = ["DEFAULT_OVERLAP", "window_starts", "window_owners", "embed_windowed"]
+__all__ = ["DEFAULT_OVERLAP", "embed_windowed", "window_owners", "window_starts"]
 
 #: tokens shared by neighbouring windows: each token keeps at least half of it as context on
 #: either side (apart from the segment's own ends)
 DEFAULT_OVERLAP = 256
 
 
-def window_starts(n: int, width: int, overlap: int) -> List[int]:
+def window_starts(n: int, width: int, overlap: int) -> list[int]:
     """Start offsets of windows of ``width`` tokens over ``n`` tokens, ``overlap`` shared between
     neighbours; the last window ends at ``n``. ValueError naming ``window_overlap`` when the
     overlap leaves no room to advance."""
@@ -49,14 +50,14 @@ def window_owners(n: int, width: int, starts: Sequence[int]) -> np.ndarray:
 
 def embed_windowed(encoder, ids: Sequence[np.ndarray], head: int, tail: int, max_length: int,
                    overlap: int = DEFAULT_OVERLAP, normalize: bool = True,
-                   progress: Optional[Callable[[int, int], None]] = None) -> Tuple[np.ndarray, np.ndarray]:
+                   progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Like ``encoder.embed(ids)`` (float32 ``[total_tokens, hidden]``, int64 offsets ``[n+1]``)
     for untruncated ``ids``: segments over ``max_length`` tokens are encoded in windows and
     stitched (see the module docstring). ``progress``: passed to ``encoder.embed`` (it then counts
     windows, not segments)."""
     width = max_length - head - tail
-    pieces: List[np.ndarray] = []
-    plan: List[Tuple[int, List[int]]] = []  # (first piece, window starts) per segment
+    pieces: list[np.ndarray] = []
+    plan: list[tuple[int, list[int]]] = []  # (first piece, window starts) per segment
     for x in ids:
         if len(x) <= max_length:
             plan.append((len(pieces), []))

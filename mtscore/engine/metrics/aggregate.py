@@ -21,7 +21,8 @@ hypothesis against it, up to float rounding in the weighted sums.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,12 +32,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from .pairwise import GroupNgrams
 
 
-def _entry_segments(g: "GroupNgrams") -> np.ndarray:
+def _entry_segments(g: GroupNgrams) -> np.ndarray:
     """The (text, order) segment index of every entry, int64 (E,)."""
     return np.repeat(np.arange(len(g.offsets) - 1, dtype=np.int64), np.diff(g.offsets))
 
 
-def _expected_and_matches(g: "GroupNgrams", n_hyps: int, p: np.ndarray):
+def _expected_and_matches(g: GroupNgrams, n_hyps: int, p: np.ndarray):
     """Texts ``0..n_hyps-1`` of ``g`` are hypotheses, the rest pseudo-references with weights
     ``p``. Returns (expected reference totals float64 (O,), matches float64 (n_hyps, O))."""
     n_orders = g.totals.shape[1]
@@ -59,7 +60,7 @@ def _weights(m: int, weights) -> np.ndarray:
     return p / p.sum()
 
 
-def aggregate_chrf_scores(metric: "CHRF", hyps: Sequence[str], refs: Sequence[str],
+def aggregate_chrf_scores(metric: CHRF, hyps: Sequence[str], refs: Sequence[str],
                           weights=None) -> np.ndarray:
     """chrF (the metric's char/word orders, beta, lowercase, whitespace, eps_smoothing) of each
     hypothesis against the averaged n-gram statistics of ``refs`` (weights: their
@@ -77,7 +78,7 @@ def aggregate_chrf_scores(metric: "CHRF", hyps: Sequence[str], refs: Sequence[st
     return out
 
 
-def expected_bleu_scores(metric: "BLEU", hyps: Sequence[str], refs: Sequence[str],
+def expected_bleu_scores(metric: BLEU, hyps: Sequence[str], refs: Sequence[str],
                          weights=None) -> np.ndarray:
     """Sentence BLEU (the metric's tokenizer, lowercase, smoothing, effective order) of each
     hypothesis against the expected n-gram counts and expected length of ``refs`` -> float64
@@ -88,7 +89,7 @@ def expected_bleu_scores(metric: "BLEU", hyps: Sequence[str], refs: Sequence[str
     ref_len = float(exp_totals[0])  # order-1 n-grams of a text = its length
     out = np.empty(len(hyps), dtype=np.float64)
     for i in range(len(hyps)):
-        totals: List = g.totals[i].tolist()
+        totals: list = g.totals[i].tolist()
         score = metric.compute_bleu(matches[i].tolist(), totals, int(totals[0]),
                                     ref_len,  # type: ignore[arg-type]  # expected: fractional
                                     smooth_method=metric.smooth_method,

@@ -13,7 +13,8 @@ multi-worker execution) is built on these two, because the statistics are additi
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
 
@@ -75,7 +76,7 @@ class Score:
     def format(self, width: int = 2, score_only: bool = False, signature: str = "",
                is_json: bool = False) -> str:
         """Text or JSON representation, identical to sacrebleu's ``Score.format``."""
-        d: Dict[str, Any] = {
+        d: dict[str, Any] = {
             "name": self.name,
             "score": float(f"{self.score:.{width}f}"),
             "signature": signature,
@@ -104,7 +105,7 @@ class Score:
             return json.dumps(d, indent=1, ensure_ascii=False)
         return full_score
 
-    def estimate_ci(self, scores: Sequence["Score"]) -> None:
+    def estimate_ci(self, scores: Sequence[Score]) -> None:
         """Store the mean and 95% CI half-width of bootstrap ``scores`` (sacrebleu rule:
         sorted scores at ``n // 40`` and ``n - n // 40 - 1``; exact rational mean)."""
         import statistics
@@ -140,16 +141,16 @@ class Signature:
         num_refs = args["num_refs"]
         if num_refs == -1:
             num_refs = "var"
-        self.info: Dict[str, Any] = {
+        self.info: dict[str, Any] = {
             "version": self.VERSION,
             "nrefs": num_refs,
-            "bs": args.get("n_bootstrap", None),
+            "bs": args.get("n_bootstrap"),
             "ar": None,
-            "seed": args.get("seed", None),
-            "test": args.get("test_set", None),
-            "lang": args.get("langpair", None),
-            "origlang": args.get("origlang", None),
-            "subset": args.get("subset", None),
+            "seed": args.get("seed"),
+            "test": args.get("test_set"),
+            "lang": args.get("langpair"),
+            "origlang": args.get("origlang"),
+            "subset": args.get("subset"),
         }
 
     def format(self, short: bool = False) -> str:
@@ -187,10 +188,10 @@ class Prepared(Protocol):
     #: sacrebleu's ``num_refs`` of these references (-1: it varies per segment)
     num_refs: int
 
-    def slice(self, a: int, z: int) -> "Prepared":
+    def slice(self, a: int, z: int) -> Prepared:
         """Segments ``a:z`` (sharing the prepared state, no copy of it)."""
 
-    def missing(self) -> "Optional[np.ndarray]":
+    def missing(self) -> np.ndarray | None:
         """bool (n,): segments without any reference, or None when every segment has one."""
 
 
@@ -229,7 +230,7 @@ class Metric:
     lower_is_better: bool = False
     #: longest line (characters) a hypothesis or reference may have; 0/None: no limit
     #: (engine/line_limit.py: a line of tens of millions of characters needs gigabytes)
-    max_line_chars: Optional[int] = MAX_LINE_CHARS
+    max_line_chars: int | None = MAX_LINE_CHARS
 
     def prepares_rows_once(self, n_rows: int, chunk_size: int) -> bool:
         """Whether the batch API should prepare the ``n_rows`` distinct reference rows of a
@@ -244,9 +245,9 @@ class Metric:
     num_refs: int
 
     def __init__(self, missing_refs: str = "error") -> None:
-        self._ref_cache: Optional[Prepared] = None
-        self.n_bootstrap: Optional[int] = None
-        self.seed: Optional[str] = None
+        self._ref_cache: Prepared | None = None
+        self.n_bootstrap: int | None = None
+        self.seed: str | None = None
         #: segments with no reference: "error" (sacrebleu cannot score them either: its BLEU,
         #: chrF and TER fail or, for BLEU, count a length of -1) or "skip" (zero statistics, so
         #: the corpus score is that of the other segments; NaN sentence score; a warning)
@@ -260,7 +261,7 @@ class Metric:
         (see ``lexical.repeated_rows``), which a metric may use to prepare each row once."""
         raise NotImplementedError
 
-    def stats(self, hyps, prepared) -> "np.ndarray":  # pragma: no cover - abstract
+    def stats(self, hyps, prepared) -> np.ndarray:  # pragma: no cover - abstract
         """``(N, k)`` statistics of N hypotheses against ``prepared`` (N segments)."""
         raise NotImplementedError
 
@@ -273,7 +274,7 @@ class Metric:
         st = self.stats(hyps, prepared)
         return st, self.scores_from_stats(st) if sentence_level else None
 
-    def rows_stats_and_scores(self, hyps: List[str], rows, prepared,
+    def rows_stats_and_scores(self, hyps: list[str], rows, prepared,
                               sentence_level: bool = True) -> tuple:  # pragma: no cover
         """Statistics (and sentence scores) of ``hyps[j]`` against prepared segment ``rows[j]``
         (int64, ascending); metrics with ``dedupes_outputs = True`` implement it."""
@@ -284,13 +285,13 @@ class Metric:
         return self.compute_score_from_stats(stats)
 
     # ---- shared -------------------------------------------------------------------
-    def _coerce_hyps(self, hyps) -> List[str]:
+    def _coerce_hyps(self, hyps) -> list[str]:
         """Hypotheses as a list of str (accepts list/tuple/numpy/pandas/pyarrow)."""
         out = as_text_list(hyps, f"{type(self).__name__}: hyps", allow_none=False)
         check_line_lengths(out, f"{type(self).__name__}: hyps", self.max_line_chars)
         return out
 
-    def _coerce_refs(self, refs, n: Optional[int] = None) -> List[List[Optional[str]]]:
+    def _coerce_refs(self, refs, n: int | None = None) -> list[list[str | None]]:
         """K reference streams, each a list of N str-or-None, validated against ``n``."""
         streams = as_ref_streams(refs, n, f"{type(self).__name__}: refs")
         for k, st in enumerate(streams):
@@ -300,7 +301,7 @@ class Metric:
     def get_signature(self) -> Signature:
         return self._SIGNATURE_TYPE(self.__dict__)
 
-    def option_fields(self) -> Dict[str, str]:
+    def option_fields(self) -> dict[str, str]:
         """The options that decide this metric's numbers, as its signature prints them
         (``{"case": "lc", "tok": "char", ...}``, sacrebleu's long field names), without the
         fields that describe a run rather than the metric (``nrefs``, ``version``, resampling,
@@ -337,7 +338,7 @@ class Metric:
             refs = self._coerce_refs(refs, len(hyps))
         return self.stats(hyps, self._get_prepared(refs))
 
-    def _unreferenced(self, missing: "np.ndarray", warn: bool = True) -> "Optional[np.ndarray]":
+    def _unreferenced(self, missing: np.ndarray, warn: bool = True) -> np.ndarray | None:
         """Apply the ``missing_refs`` policy to ``missing`` (bool (N,): segments with no
         reference): raise :class:`MissingReferenceError` ("error"), or warn with the count
         (unless ``warn`` is False: the caller already did for the whole corpus) and return the
@@ -367,12 +368,12 @@ class Metric:
     #: the statistics are counts (BLEU, chrF): a float matrix must hold whole numbers
     integer_stats: bool = False
 
-    def stats_columns(self) -> Optional[int]:
+    def stats_columns(self) -> int | None:
         """k, the number of columns of this metric's ``(N, k)`` statistics with its options
         (None: not declared, any k is accepted)."""
         return None
 
-    def check_stats(self, stats, owner: str = "scores_from_stats") -> "np.ndarray":
+    def check_stats(self, stats, owner: str = "scores_from_stats") -> np.ndarray:
         """``stats`` as an ndarray after checking what every score-from-statistics path needs:
         a 2-D ``(N, k)`` array of real numbers with k = :meth:`stats_columns` (whole numbers
         for count statistics). A wrong shape or dtype is a ValueError / TypeError naming
@@ -405,22 +406,22 @@ class Metric:
         """What the columns of the statistics are, in words (for error messages)."""
         return "see the metric's documentation"
 
-    def scores_from_stats(self, stats) -> "np.ndarray":
+    def scores_from_stats(self, stats) -> np.ndarray:
         """The sentence score of every row of an ``(N, k)`` stats matrix, float64 (N,), each
         equal to ``compute_score_from_stats(row).score`` (BLEU/chrF: one kernel call).
         ``stats`` is checked by :meth:`check_stats` first (the one place every metric's
         matrix is validated); metrics implement :meth:`_scores_of_checked`."""
         return self._scores_of_checked(self.check_stats(stats))
 
-    def _scores_of_checked(self, stats: "np.ndarray") -> "np.ndarray":
+    def _scores_of_checked(self, stats: np.ndarray) -> np.ndarray:
         """:meth:`scores_from_stats` of a checked matrix (default: the per-row loop)."""
         import numpy as np
 
         return np.array([self.compute_score_from_stats(list(row)).score for row in stats],
                         dtype=np.float64)
 
-    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
-                        workers: Optional[int] = None) -> "np.ndarray":
+    def pairwise_scores(self, rows: Sequence[str], cols: Sequence[str] | None = None,
+                        workers: int | None = None) -> np.ndarray:
         """All-pairs sentence scores, float64 ``(n, m)``: cell ``(i, j)`` equals
         ``sentence_score(rows[i], [cols[j]]).score`` (``cols`` None: ``rows`` against themselves,
         ``(n, n)``, as MBR needs). Each distinct string is scored once. ``workers``: threads
@@ -432,14 +433,14 @@ class Metric:
         return sentence_pairs_matrix(self, self._coerce_hyps(rows),
                                      None if cols is None else self._coerce_hyps(cols))
 
-    def resampled_scores(self, sums: "np.ndarray") -> "Optional[RowScores]":
+    def resampled_scores(self, sums: np.ndarray) -> RowScores | None:
         """Scores of many summed-statistics rows ((S, k): float32 bootstrap sums, int64/float64
         AR sums) at once, with sacrebleu's scalar semantics (see ``metrics.resampled``); None:
         no vectorised formula, the significance tests call ``compute_score_from_stats`` row
         by row. May raise ``resampled.Unsupported`` for rows it cannot reproduce exactly."""
         return None
 
-    def sentence_scores_from_stats(self, stats) -> "np.ndarray":
+    def sentence_scores_from_stats(self, stats) -> np.ndarray:
         """Alias of :meth:`scores_from_stats` (its name before the metric contract)."""
         return self.scores_from_stats(stats)
 
@@ -489,17 +490,17 @@ class Metric:
             refs = None
         return [self.corpus_stats(h, refs) for h in systems]
 
-    def sum_stats(self, stats) -> List:
+    def sum_stats(self, stats) -> list:
         """Column sums of an ``(N, k)`` stats matrix as Python numbers (exact for ints)."""
         return [x.item() for x in stats.sum(axis=0)]
 
-    def skipped_segments(self, refs=None) -> "Optional[np.ndarray]":
+    def skipped_segments(self, refs=None) -> np.ndarray | None:
         """bool (N,): the segments of ``refs`` (None: the cached references) that
         ``missing_refs="skip"`` leaves out (no reference at all); None when nothing is skipped
         (or the policy is "error"). Resampling tests drop these rows."""
         if self.missing_refs != "skip":
             return None
-        missing: Optional[np.ndarray]
+        missing: np.ndarray | None
         if refs is not None:
             missing = unreferenced_mask(self._coerce_refs(refs))
         elif self._ref_cache is not None:
@@ -523,7 +524,7 @@ class Metric:
         return score
 
 
-def present_mask(streams) -> "np.ndarray":
+def present_mask(streams) -> np.ndarray:
     """(K, N) uint8: 1 where reference k of segment i is not None."""
     import numpy as np
 
@@ -537,7 +538,7 @@ def present_mask(streams) -> "np.ndarray":
     return out
 
 
-def count_refs(present: "np.ndarray") -> int:
+def count_refs(present: np.ndarray) -> int:
     """sacrebleu's num_refs of a :func:`present_mask`: the single per-segment count, or -1 when
     it varies (segments with no reference, scored only under ``missing_refs="skip"``, do not
     count)."""
@@ -550,7 +551,7 @@ def count_refs(present: "np.ndarray") -> int:
     return lo if lo == hi else -1
 
 
-def unreferenced_mask(streams) -> "np.ndarray":
+def unreferenced_mask(streams) -> np.ndarray:
     """bool (N,): segments where every one of the K reference streams is None."""
     import numpy as np
 

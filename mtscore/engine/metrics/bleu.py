@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ...kernels import _lists, _ngram, _pairwise, _sentence, _text
 from ..tokenizers import MODE_NONE, TOKENIZER_MAP, TOKENIZERS, Tokenizer
-from .base import Score, Signature, check_sentence_args
 from . import pairwise, resampled
+from .base import Score, Signature, check_sentence_args
 from .lexical import LexicalMetric
 
 log = logging.getLogger("mtscore")
@@ -53,7 +53,7 @@ class BLEUSignature(Signature):
 class BLEUScore(Score):
     """BLEU score with ``counts``, ``totals``, ``precisions``, ``bp``, ``sys_len``, ``ref_len``."""
 
-    def __init__(self, score: float, counts: List, totals: List, precisions: List[float],
+    def __init__(self, score: float, counts: list, totals: list, precisions: list[float],
                  bp: float, sys_len: int, ref_len: int):
         # Score.__init__ inlined, without _verbose: prec_str and _verbose are formatted on first
         # use (__getattr__), as sentence scores (a decoder's thousands per second) seldom print
@@ -97,10 +97,10 @@ class BLEU(LexicalMetric):
     _REF_ROW_BYTES = 2048
 
     def __init__(self, lowercase: bool = False, force: bool = False,
-                 tokenize: Optional[str] = None, smooth_method: str = "exp",
-                 smooth_value: Optional[float] = None, max_ngram_order: int = MAX_NGRAM_ORDER,
+                 tokenize: str | None = None, smooth_method: str = "exp",
+                 smooth_value: float | None = None, max_ngram_order: int = MAX_NGRAM_ORDER,
                  effective_order: bool = False, trg_lang: str = "",
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 references: Sequence[Sequence[str]] | None = None, workers: int = 1,
                  missing_refs: str = "error"):
         super().__init__(missing_refs)
         self.workers = workers
@@ -131,10 +131,10 @@ class BLEU(LexicalMetric):
             self._ref_cache = self.prepare(references)
 
     # ---- preprocessing ---------------------------------------------------------------
-    def _lower(self, texts: List[str]) -> List[str]:
+    def _lower(self, texts: list[str]) -> list[str]:
         return [t.lower() for t in texts] if self.lowercase else texts
 
-    def _encode(self, texts: List[str], vocab, lookup: bool = False):
+    def _encode(self, texts: list[str], vocab, lookup: bool = False):
         return self.tokenizer.encode(self._lower(texts), vocab, lookup)
 
     def _prep_config(self) -> tuple:
@@ -164,7 +164,7 @@ class BLEU(LexicalMetric):
 
     # ---- scoring ---------------------------------------------------------------------
     @staticmethod
-    def compute_bleu(correct: List, total: List, sys_len: int, ref_len: int,
+    def compute_bleu(correct: list, total: list, sys_len: int, ref_len: int,
                      smooth_method: str = "none", smooth_value=None,
                      effective_order: bool = False,
                      max_ngram_order: int = MAX_NGRAM_ORDER) -> BLEUScore:
@@ -234,8 +234,8 @@ class BLEU(LexicalMetric):
             _SMOOTH_CODES[self.smooth_method], float(sv or 0.0), bool(self.effective_order),
             resampled.NEUMAIER_SUM)  # the sentence kernel sums like the running CPython
 
-    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
-                        workers: Optional[int] = None) -> np.ndarray:
+    def pairwise_scores(self, rows: Sequence[str], cols: Sequence[str] | None = None,
+                        workers: int | None = None) -> np.ndarray:
         """All-pairs sentence BLEU, float64 ``(n, m)`` (``cols`` None: ``(n, n)``, rows against
         themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``
         with this object's options (tokenizer, smoothing, effective order), without its
@@ -253,7 +253,7 @@ class BLEU(LexicalMetric):
             len(lay.cols), self.workers if workers is None else workers)
         return lay.expand(out)
 
-    def group_ngram_counts(self, texts: List[str]) -> pairwise.GroupNgrams:
+    def group_ngram_counts(self, texts: list[str]) -> pairwise.GroupNgrams:
         """The token n-gram counts (orders 1..max_ngram_order, this metric's tokenizer and
         lowercasing) of each of S texts, interned over the group: ``ids`` / ``counts`` int32 per
         (text, order) segment of ``offsets`` (int64 (S * max_ngram_order + 1,)), ``totals`` int64
@@ -274,7 +274,7 @@ class BLEU(LexicalMetric):
         stats = self.corpus_stats([hypothesis], [[r] for r in references])
         return self.compute_score_from_stats(self.sum_stats(stats))
 
-    def _sentence_score_kernel(self, hyp: str, refs) -> Optional[BLEUScore]:
+    def _sentence_score_kernel(self, hyp: str, refs) -> BLEUScore | None:
         """One call of the compiled single-pair kernel (tokenize, count, score; no numpy, no
         prepared-reference cache), or None when a reference is not a str."""
         tok = self.tokenizer

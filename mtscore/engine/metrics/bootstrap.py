@@ -11,15 +11,27 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ...kernels._resample import draw_counts, pcg64_draw_counts, resample_sums
 from .resampled import RowScores, Unsupported
 
-__all__ = ["resolve_seed", "rows_per_chunk", "draw_indices", "score_fn", "RowScorer", "bootstrap_sums",
-           "bootstrap_scores", "bootstrap_ci", "FORCE_KERNEL", "COUNT_MIN_CELLS", "CHUNK_BYTES"]
+__all__ = [
+    "CHUNK_BYTES",
+    "COUNT_MIN_CELLS",
+    "FORCE_KERNEL",
+    "RowScorer",
+    "bootstrap_ci",
+    "bootstrap_scores",
+    "bootstrap_sums",
+    "draw_indices",
+    "resolve_seed",
+    "rows_per_chunk",
+    "score_fn",
+]
 
 # AR sums: exact float64 BLAS matmul when every sum is an integer < 2**53 (any summation order
 # is then exact), the int64 kernel otherwise. Bootstrap sums: the exact counting kernels where
@@ -42,7 +54,7 @@ CHUNK_BYTES = 16 << 20
 _COUNT_ROWS_MAX = 256
 
 
-def resolve_seed(seed: Union[int, str, None] = None) -> Tuple[Optional[int], str]:
+def resolve_seed(seed: int | str | None = None) -> tuple[int | None, str]:
     """``(seed for default_rng or None, seed string for the signature)``.
 
     ``seed=None`` reads ``SACREBLEU_SEED`` (default ``"12345"``); ``"none"`` (any case) means
@@ -136,7 +148,7 @@ class RowScorer:
         return True
 
 
-def bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.Generator) -> List[np.ndarray]:
+def bootstrap_sums(blocks: Sequence[np.ndarray], n_samples: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Bootstrap sums of several (N, k_b) float32 blocks with one index stream.
 
     Returns one (n_samples, k_b) float32 array per block, each row bit-identical to sacrebleu's
@@ -206,7 +218,7 @@ def _pcg64_counted_sums(x: np.ndarray, rng: np.random.Generator, out: np.ndarray
 def _counted_sums(x: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> None:
     """Counting sums from drawn index chunks (any bit generator); the resamples with a sum of
     2**24 or more are recomputed by the sequential kernel."""
-    counts: Optional[np.ndarray] = None
+    counts: np.ndarray | None = None
     for start, idx in draw_indices(rng, len(out), x.shape[0]):
         dst = out[start:start + len(idx)]
         if counts is None or counts.shape[0] < len(idx):
@@ -222,7 +234,7 @@ def _counted_sums(x: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> N
             dst[over] = fix
 
 
-def _split_columns(out: np.ndarray, widths: Sequence[int]) -> List[np.ndarray]:
+def _split_columns(out: np.ndarray, widths: Sequence[int]) -> list[np.ndarray]:
     res, c = [], 0
     for w in widths:
         res.append(out[:, c:c + w])
@@ -248,7 +260,7 @@ class _CIScore:
 
 
 def bootstrap_ci(metric, stats: np.ndarray, score, n_bootstrap: int,
-                 seed: Union[int, str, None] = None, native: bool = True):
+                 seed: int | str | None = None, native: bool = True):
     """Single-system 95% bootstrap CI, as sacrebleu's ``corpus_score(..., n_bootstrap=S)``.
 
     metric: an mtscore metric (or, with ``native=False``, a sacrebleu one); stats: (N, k)

@@ -6,7 +6,7 @@ sentence-level score (strict >, first wins).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -58,7 +58,7 @@ class CHRF(LexicalMetric):
     def __init__(self, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER,
                  beta: int = BETA, lowercase: bool = False, whitespace: bool = False,
                  eps_smoothing: bool = False,
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 references: Sequence[Sequence[str]] | None = None, workers: int = 1,
                  missing_refs: str = "error"):
         super().__init__(missing_refs)
         self.workers = workers
@@ -77,7 +77,7 @@ class CHRF(LexicalMetric):
         if references is not None:
             self._ref_cache = self.prepare(references)
 
-    def _encode(self, texts: List[str], vocab, lookup: bool = False):
+    def _encode(self, texts: list[str], vocab, lookup: bool = False):
         """Code points and (chrF++) word ids of ``texts``; ``lookup``: words ``vocab`` lacks
         get ``_text.UNSEEN_ID`` and ``vocab`` is not changed."""
         if self.lowercase:
@@ -167,8 +167,8 @@ class CHRF(LexicalMetric):
         return _ngram.chrf_f_scores(np.ascontiguousarray(stats, dtype=np.int64),
                                     float(self.beta ** 2), bool(self.eps_smoothing))
 
-    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
-                        workers: Optional[int] = None) -> np.ndarray:
+    def pairwise_scores(self, rows: Sequence[str], cols: Sequence[str] | None = None,
+                        workers: int | None = None) -> np.ndarray:
         """All-pairs chrF, float64 ``(n, m)`` (``cols`` None: ``(n, n)``, rows against
         themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``.
         The n-grams of each distinct string are interned once for the whole group
@@ -185,7 +185,7 @@ class CHRF(LexicalMetric):
             len(lay.cols), self.workers if workers is None else workers)
         return lay.expand(out)
 
-    def group_ngram_counts(self, texts: List[str]) -> pairwise.GroupNgrams:
+    def group_ngram_counts(self, texts: list[str]) -> pairwise.GroupNgrams:
         """The character (then, for chrF++, word) n-gram counts of each of S texts, interned
         over the group: ``ids`` / ``counts`` int32 per (text, order) segment of ``offsets``
         (int64 (S * order + 1,), orders 1..char_order then 1..word_order), ``totals`` int64
@@ -207,7 +207,7 @@ class CHRF(LexicalMetric):
         stats = self.corpus_stats([hypothesis], [[r] for r in references])
         return self.compute_score_from_stats(self.sum_stats(stats))
 
-    def _sentence_score_kernel(self, hyp: str, refs) -> Optional[CHRFScore]:
+    def _sentence_score_kernel(self, hyp: str, refs) -> CHRFScore | None:
         """One call of the compiled single-pair kernel (characters, words, n-gram counts, the
         best reference's score; no numpy, no prepared-reference cache), or None when a
         reference is not a str."""

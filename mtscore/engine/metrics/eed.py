@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -103,7 +103,7 @@ class EED(MeanSentenceMetric):
 
     def __init__(self, language: str = "en", alpha: float = 2.0, rho: float = 0.3,
                  deletion: float = 0.2, insertion: float = 1.0,
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 references: Sequence[Sequence[str]] | None = None, workers: int = 1,
                  missing_refs: str = "error"):
         super().__init__(missing_refs)
         if language not in _PREPROCESS:
@@ -118,7 +118,7 @@ class EED(MeanSentenceMetric):
         if references is not None:
             self._ref_cache = self.prepare(references)
 
-    def tokenize(self, texts: List[str]):
+    def tokenize(self, texts: list[str]):
         """Preprocessed code points: ``(values int32, offsets int64 (N + 1))``."""
         pre = _PREPROCESS[self.language]
         return _edit.code_points([pre(t) for t in texts], False)
@@ -130,7 +130,7 @@ class EED(MeanSentenceMetric):
         ids, offsets = self.tokenize(flat)
         return PreparedSymbols(len(streams[0]), ids, offsets, seg_refs, num_refs)
 
-    def sentence_values(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+    def sentence_values(self, hyps: list[str], prepared: PreparedSymbols) -> np.ndarray:
         """float64 ``(N,)`` sentence EED (0..1; the lowest over references), NaN without one."""
         ids, offsets = self.tokenize(hyps)
         return self._scores(ids, offsets, prepared)

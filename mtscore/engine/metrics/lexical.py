@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -23,7 +22,7 @@ class PreparedRefs:
     reference rows were prepared once (chunks then hold ranges of those rows).
     ``row_missing`` (bool (rows,) or None): prepared rows with no reference at all."""
 
-    __slots__ = ("n", "chunks", "num_refs", "lock", "seg_map", "row_missing")
+    __slots__ = ("chunks", "lock", "n", "num_refs", "row_missing", "seg_map")
 
     def __init__(self, n: int, chunks: list, num_refs: int, seg_map=None, row_missing=None):
         self.n = n
@@ -33,13 +32,13 @@ class PreparedRefs:
         self.seg_map = seg_map
         self.row_missing = row_missing
 
-    def missing(self) -> Optional[np.ndarray]:
+    def missing(self) -> np.ndarray | None:
         """bool (n,): segments with no reference, or None when every segment has one."""
         if self.row_missing is None:
             return None
         return self.row_missing if self.seg_map is None else self.row_missing[self.seg_map]
 
-    def slice(self, a: int, z: int) -> "PreparedRefs":
+    def slice(self, a: int, z: int) -> PreparedRefs:
         """Segments ``a:z`` of these references: the same prepared state (and lock), so that a
         long corpus whose reference rows repeat is prepared once and scored chunk by chunk."""
         seg_map = (self.seg_map[a:z] if self.seg_map is not None
@@ -49,7 +48,7 @@ class PreparedRefs:
         return part
 
 
-def dedupe_rows(streams, max_distinct: int = -1) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+def dedupe_rows(streams, max_distinct: int = -1) -> tuple[np.ndarray, np.ndarray] | None:
     """``(first, seg_map)``: the index of the first occurrence of each distinct reference row
     (the K strings of a segment, None included) and, per segment, its distinct row; None when
     ``max_distinct`` >= 0 and more rows than that are distinct."""
@@ -74,7 +73,7 @@ def _sample_repeats(streams, size: int = 1024) -> bool:
     return len(dict.fromkeys(rows)) < len(rows)
 
 
-def repeated_rows(streams, max_distinct: Optional[int] = None):
+def repeated_rows(streams, max_distinct: int | None = None):
     """:func:`dedupe_rows` of the reference streams when preparing each distinct row once pays
     (at most ``DEDUPE_MAX_SHARE`` of the rows distinct and, if given, at most ``max_distinct``
     of them), else None."""
@@ -109,7 +108,7 @@ def _total_chars(streams, limit: int) -> bool:
 # Recently prepared reference sets, so that scoring system after system against the same
 # references (each call passing them again, the usual sacrebleu loop) prepares them once.
 # Keyed by the options that shape preparation; a hit needs equal reference streams.
-_PREPARED: "OrderedDict[tuple, tuple]" = OrderedDict()
+_PREPARED: OrderedDict[tuple, tuple] = OrderedDict()
 _PREPARED_LOCK = threading.Lock()
 _PREPARED_SLOTS = 2
 _PREPARED_MAX_SEGMENTS = 200_000
@@ -223,7 +222,7 @@ class LexicalMetric(Metric):
             scores[skip] = np.nan
         return stats, scores
 
-    def rows_stats_and_scores(self, hyps: List[str], rows, prepared: PreparedRefs,
+    def rows_stats_and_scores(self, hyps: list[str], rows, prepared: PreparedRefs,
                                sentence_level: bool = True):
         """Statistics of ``hyps[j]`` against prepared segment ``rows[j]`` (int64, ascending:
         consecutive hypotheses of one segment then share the kernel's reference table), for

@@ -5,7 +5,8 @@ so the corpus score, the sum over segments and the score of any row follow from 
 alone; this class holds those hooks of the metric contract once."""
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, cast
+from collections.abc import Sequence
+from typing import Callable, cast
 
 import numpy as np
 
@@ -23,7 +24,7 @@ class MeanSentenceMetric(Metric):
     _SCORE_TYPE: Callable[[float, float], Score]
     _NAME: str
 
-    def sentence_values(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+    def sentence_values(self, hyps: list[str], prepared: PreparedSymbols) -> np.ndarray:
         """float64 ``(N,)``: each segment's sentence score 0..1, NaN where it has no reference."""
         raise NotImplementedError  # pragma: no cover - abstract
 
@@ -43,12 +44,12 @@ class MeanSentenceMetric(Metric):
         out[np.isnan(scores)] = 0.0
         return out
 
-    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: PreparedSymbols,
+    def rows_stats_and_scores(self, hyps: list[str], rows: np.ndarray, prepared: PreparedSymbols,
                               sentence_level: bool = True):
         st = self.stats(hyps, prepared.gather(np.asarray(rows, dtype=np.int64)), warn=False)
         return st, (self.scores_from_stats(st) if sentence_level else None)
 
-    def sum_stats(self, stats) -> List:
+    def sum_stats(self, stats) -> list:
         """``[sum of sentence scores (added in segment order), count]``."""
         stats = np.asarray(stats, dtype=np.float64)
         if len(stats) == 0:
@@ -70,7 +71,7 @@ class MeanSentenceMetric(Metric):
         mean = np.divide(stats[:, 0], stats[:, 1], out=np.zeros(len(stats)), where=stats[:, 1] > 0)
         return 100 * mean
 
-    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> Score:
+    def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> Score:
         """The score of one segment against its references (combined as in ``corpus_score``)."""
         if not isinstance(hypothesis, str):
             raise TypeError(f"{self._NAME}: The argument `hyp` should be a string.")

@@ -57,7 +57,8 @@ segment without a reference under ``missing_refs="skip"``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -69,7 +70,7 @@ from .mean_score import MeanSentenceMetric
 from .meteor_lexicon import MeteorLexicon, UserStems, snowball_stemmer
 from .symbols import PreparedSymbols, flatten_refs
 
-__all__ = ["METEOR", "METEORScore", "METEORSignature", "MODULES"]
+__all__ = ["METEOR", "MODULES", "METEORScore", "METEORSignature"]
 
 #: the matching modules, in the order they act
 MODULES = ("exact", "stem", "synonym")
@@ -139,9 +140,9 @@ class METEOR(MeanSentenceMetric):
 
     def __init__(self, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5,
                  modules: Sequence[str] = MODULES, weights: Sequence[float] = (1.0, 1.0, 1.0),
-                 language: str = "en", stemmer: Optional[Callable[[str], str]] = None,
+                 language: str = "en", stemmer: Callable[[str], str] | None = None,
                  wordnet: Any = None, synonym_source: str = "stem", lowercase: bool = True,
-                 tokenize: str = "13a", references: Optional[Sequence[Sequence[str]]] = None,
+                 tokenize: str = "13a", references: Sequence[Sequence[str]] | None = None,
                  workers: int = 1, missing_refs: str = "error"):
         super().__init__(missing_refs)
         self.alpha = _number("alpha", alpha, 0.0, 1.0)
@@ -184,12 +185,12 @@ class METEOR(MeanSentenceMetric):
             self._ref_cache = self.prepare(references)
 
     # ---- keys per stage ----------------------------------------------------------------------
-    def _stage_keys(self, texts: List[str], hypotheses: bool) -> Tuple[np.ndarray, np.ndarray, Optional[tuple]]:
+    def _stage_keys(self, texts: list[str], hypotheses: bool) -> tuple[np.ndarray, np.ndarray, tuple | None]:
         """``(keys int32 (T, S), offsets int64 (N + 1), synonym table (values, offsets) or
         None)`` of N texts (the table only for hypotheses, with the synonym module)."""
         word, stem, offsets = self._lexicon.encode(texts)
-        columns: List[np.ndarray] = []
-        table: Optional[tuple] = None
+        columns: list[np.ndarray] = []
+        table: tuple | None = None
         for name in self._stage_names:
             if name == "exact":
                 columns.append(word)
@@ -206,7 +207,7 @@ class METEOR(MeanSentenceMetric):
         keys = np.ascontiguousarray(np.stack(columns, axis=1), dtype=np.int32)
         return keys, offsets, table
 
-    def words(self, text: str) -> List[str]:
+    def words(self, text: str) -> list[str]:
         """The keys of one text's tokens (lowercased words), for inspection and tests."""
         word, _, _ = self._lexicon.encode([text])
         return [self._lexicon.keys.token(int(k)) for k in word]
@@ -219,7 +220,7 @@ class METEOR(MeanSentenceMetric):
         keys, offsets, _ = self._stage_keys(flat, hypotheses=False)
         return PreparedSymbols(len(streams[0]), keys, offsets, seg_refs, num_refs)
 
-    def alignment_stats(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+    def alignment_stats(self, hyps: list[str], prepared: PreparedSymbols) -> np.ndarray:
         """``(N, 3)`` float64 ``[sentence METEOR, matches, chunks]`` against each segment's best
         reference (``[NaN, 0, 0]`` without a reference)."""
         keys, offsets, table = self._stage_keys(hyps, hypotheses=True)
@@ -241,6 +242,6 @@ class METEOR(MeanSentenceMetric):
                 f.result()
         return out
 
-    def sentence_values(self, hyps: List[str], prepared: PreparedSymbols) -> np.ndarray:
+    def sentence_values(self, hyps: list[str], prepared: PreparedSymbols) -> np.ndarray:
         """float64 ``(N,)`` sentence METEOR (0..1; the best over references), NaN without one."""
         return self.alignment_stats(hyps, prepared)[:, 0]

@@ -14,7 +14,8 @@ project's C library, the algorithm family the original METEOR's stem module used
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from collections.abc import Iterable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,7 +34,7 @@ SNOWBALL_LANGUAGES = {
     "st": "sesotho", "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
 }
 
-StemMany = Callable[[List[str]], List[str]]
+StemMany = Callable[[list[str]], list[str]]
 
 
 class SnowballStems:
@@ -46,7 +47,7 @@ class SnowballStems:
         self.algorithm = algorithm
         self._st = Stemmer.Stemmer(algorithm)
 
-    def __call__(self, words: List[str]) -> List[str]:
+    def __call__(self, words: list[str]) -> list[str]:
         try:
             return self._st.stemWords(words)
         except UnicodeEncodeError:
@@ -62,7 +63,7 @@ class SnowballStems:
         return (SnowballStems, (self.algorithm,))
 
 
-def snowball_stemmer(language: str) -> Tuple[StemMany, str]:
+def snowball_stemmer(language: str) -> tuple[StemMany, str]:
     """``(stem a list of words, signature name)`` for a language code or Snowball algorithm.
 
     Raises :class:`MissingExtraError` (with the pip command) without PyStemmer, ValueError for
@@ -90,7 +91,7 @@ class UserStems:
             raise TypeError(f"METEOR: stemmer must be a callable str -> str, got {type(fn).__name__}")
         self.fn = fn
 
-    def __call__(self, words: List[str]) -> List[str]:
+    def __call__(self, words: list[str]) -> list[str]:
         out = [self.fn(w) for w in words]
         for w, s in zip(words, out):
             if type(s) is not str:
@@ -109,7 +110,7 @@ class MeteorLexicon:
         lemmas with ``name()``, as ``nltk.corpus.wordnet``), or None.
     """
 
-    def __init__(self, encode: Callable, lowercase: bool, stem_many: Optional[StemMany],
+    def __init__(self, encode: Callable, lowercase: bool, stem_many: StemMany | None,
                  wordnet: Any = None):
         self._encode = encode
         self._lowercase = lowercase
@@ -119,7 +120,7 @@ class MeteorLexicon:
         self.keys = Vocab()
         self._word = np.zeros(0, dtype=np.int32)
         self._stem = np.zeros(0, dtype=np.int32)
-        self._synonyms: Dict[int, np.ndarray] = {}
+        self._synonyms: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -142,7 +143,7 @@ class MeteorLexicon:
     def n_keys(self) -> int:
         return len(self.keys)
 
-    def encode(self, texts: List[str]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(word keys int32 (T,), stem keys int32 (T,), offsets int64 (N + 1))`` of N texts
         (stem keys equal word keys without a stemmer)."""
         with self._lock:
@@ -166,7 +167,7 @@ class MeteorLexicon:
         self._word = np.concatenate([self._word, word_keys])
         self._stem = np.concatenate([self._stem, stem_keys])
 
-    def synonym_table(self, keys: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def synonym_table(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For the keys of N tokens: ``(row int32 (N,), values int32, offsets int64)``, row r of
         the CSR table the synonyms of a key (its WordNet lemma names without "_", and the key
         itself), token i using row ``row[i]``; each distinct key looked up once per lexicon."""

@@ -13,7 +13,8 @@ implementations live here:
 """
 from __future__ import annotations
 
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class Layout:
     against itself); ``row_of`` / ``col_of`` (int64 (n,), (m,)): the kernel row / column of
     each requested row / column."""
 
-    __slots__ = ("texts", "rows", "cols", "symmetric", "row_of", "col_of")
+    __slots__ = ("col_of", "cols", "row_of", "rows", "symmetric", "texts")
 
     def __init__(self, texts, rows, cols, symmetric, row_of, col_of):
         self.texts = texts
@@ -63,14 +64,14 @@ def _is_identity(ix: np.ndarray) -> bool:
     return bool((ix == np.arange(len(ix))).all())
 
 
-def _distinct(texts: Sequence[str]) -> Tuple[List[str], np.ndarray]:
+def _distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
     first: dict = {}
     inv = np.fromiter((first.setdefault(t, len(first)) for t in texts), dtype=np.int64,
                       count=len(texts))
     return list(first), inv
 
 
-def layout(rows: List[str], cols: Optional[List[str]]) -> Layout:
+def layout(rows: list[str], cols: list[str] | None) -> Layout:
     """The kernel layout of ``rows`` against ``cols`` (None: ``rows`` against themselves)."""
     if cols is None:
         texts, inv = _distinct(rows)
@@ -93,7 +94,7 @@ def fill_columns(fill: Callable[[np.ndarray], None], n_cols: int, workers) -> No
     run_parallel(fill, parts, w)
 
 
-def sentence_pairs_matrix(metric, rows: List[str], cols: Optional[List[str]]) -> np.ndarray:
+def sentence_pairs_matrix(metric, rows: list[str], cols: list[str] | None) -> np.ndarray:
     """The generic pairwise matrix of any metric, through its batch path: every (row, column)
     pair is one segment (hypothesis ``rows[i]``, single reference ``cols[j]``) of a corpus
     scored with ``stats`` + ``scores_from_stats``; each cell equals the sentence score."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Optional
 
 import numpy as np
 
@@ -25,9 +24,9 @@ class RowScores:
     ``scalars()`` gives the individual scores with sacrebleu's scalar types (np.float32 or
     float), as ``Score.estimate_ci`` / ``statistics.mean`` see them."""
 
-    __slots__ = ("values", "is32", "_scalars")
+    __slots__ = ("_scalars", "is32", "values")
 
-    def __init__(self, values: Optional[np.ndarray], is32: Optional[np.ndarray] = None, scalars=None):
+    def __init__(self, values: np.ndarray | None, is32: np.ndarray | None = None, scalars=None):
         # values is None when the scores were computed one by one (``scalars``)
         self.values = values
         self.is32 = is32

@@ -3,8 +3,6 @@
 references each segment has."""
 from __future__ import annotations
 
-from typing import List, Optional
-
 import numpy as np
 
 from ...kernels._lists import first_non_str
@@ -16,7 +14,7 @@ class PreparedSymbols:
     """References tokenised once: CSR symbols (``ref_ids`` int32, ``ref_offsets`` int64 (R + 1))
     and ``seg_refs`` int64 (n + 1): segment i uses references ``seg_refs[i]:seg_refs[i+1]``."""
 
-    __slots__ = ("n", "ref_ids", "ref_offsets", "seg_refs", "num_refs")
+    __slots__ = ("n", "num_refs", "ref_ids", "ref_offsets", "seg_refs")
 
     def __init__(self, n, ref_ids, ref_offsets, seg_refs, num_refs):
         self.n = n
@@ -25,18 +23,18 @@ class PreparedSymbols:
         self.seg_refs = seg_refs
         self.num_refs = num_refs
 
-    def slice(self, a: int, z: int) -> "PreparedSymbols":
+    def slice(self, a: int, z: int) -> PreparedSymbols:
         """Segments ``a:z`` (``seg_refs`` rebased; the reference arrays shared)."""
         first, last = int(self.seg_refs[a]), int(self.seg_refs[z])
         lo, hi = int(self.ref_offsets[first]), int(self.ref_offsets[last])
         return PreparedSymbols(z - a, self.ref_ids[lo:hi], self.ref_offsets[first:last + 1] - lo,
                                self.seg_refs[a:z + 1] - first, self.num_refs)
 
-    def missing(self) -> Optional[np.ndarray]:
+    def missing(self) -> np.ndarray | None:
         missing = np.diff(self.seg_refs) == 0
         return missing if missing.any() else None
 
-    def gather(self, rows: np.ndarray) -> "PreparedSymbols":
+    def gather(self, rows: np.ndarray) -> PreparedSymbols:
         """Segment ``rows[j]``'s references as entry j (rows may repeat)."""
         nrefs = np.diff(self.seg_refs)[rows]
         seg_refs = np.zeros(len(rows) + 1, dtype=np.int64)
@@ -59,7 +57,7 @@ class PreparedWords:
     references (into ``refs``) and, for WER, ``sets``: ``_edit.WordSets(refs)`` (each
     reference's words in a hash set, built once) or None."""
 
-    __slots__ = ("n", "refs", "seg_refs", "num_refs", "sets")
+    __slots__ = ("n", "num_refs", "refs", "seg_refs", "sets")
 
     def __init__(self, n, refs, seg_refs, num_refs, sets=None):
         self.n = n
@@ -68,11 +66,11 @@ class PreparedWords:
         self.num_refs = num_refs
         self.sets = sets
 
-    def slice(self, a: int, z: int) -> "PreparedWords":
+    def slice(self, a: int, z: int) -> PreparedWords:
         """Segments ``a:z`` (the same strings and sets; ``seg_refs`` stays absolute)."""
         return PreparedWords(z - a, self.refs, self.seg_refs[a:z + 1], self.num_refs, self.sets)
 
-    def missing(self) -> Optional[np.ndarray]:
+    def missing(self) -> np.ndarray | None:
         missing = np.diff(self.seg_refs) == 0
         return missing if missing.any() else None
 
@@ -83,7 +81,7 @@ def flatten_refs(streams) -> tuple:
     n = len(streams[0])
     if len(streams) == 1 and first_non_str(streams[0]) < 0:  # one stream, no None: one C loop
         return list(streams[0]), np.arange(n + 1, dtype=np.int64), 1
-    flat: List[str] = []
+    flat: list[str] = []
     seg_refs = np.zeros(n + 1, dtype=np.int64)
     counts = set()
     for i, seg in enumerate(zip(*streams)):

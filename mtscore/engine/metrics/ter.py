@@ -17,16 +17,17 @@ Work split:
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import List, Optional, Sequence, cast
+from typing import cast
 
 import numpy as np
 
 from ...kernels import _ter
 from ...kernels._lists import first_non_str, take
+from ..parallel import get_pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 from . import pairwise, resampled
 from .base import Metric, Score, Signature
-from ..parallel import get_pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 
 __all__ = ["TER", "TERScore", "TERSignature", "ter_stats"]
 
@@ -64,7 +65,7 @@ class _PreparedRefs:
     ``seg_refs`` int64 of length ``n + 1`` (segment i uses references
     ``seg_refs[i]:seg_refs[i+1]``, in stream order)."""
 
-    __slots__ = ("n", "ref_ids", "ref_offsets", "seg_refs", "num_refs")
+    __slots__ = ("n", "num_refs", "ref_ids", "ref_offsets", "seg_refs")
 
     def __init__(self, n, ref_ids, ref_offsets, seg_refs, num_refs):
         self.n = n
@@ -73,13 +74,13 @@ class _PreparedRefs:
         self.seg_refs = seg_refs
         self.num_refs = num_refs
 
-    def slice(self, a: int, z: int) -> "_PreparedRefs":
+    def slice(self, a: int, z: int) -> _PreparedRefs:
         """Segments ``a:z``: the same reference arrays, a range of ``seg_refs`` (it indexes
         ``ref_offsets`` absolutely, so it needs no rebasing)."""
         return _PreparedRefs(z - a, self.ref_ids, self.ref_offsets,
                              np.ascontiguousarray(self.seg_refs[a:z + 1]), self.num_refs)
 
-    def missing(self) -> Optional[np.ndarray]:
+    def missing(self) -> np.ndarray | None:
         """bool (n,): segments with no reference, or None when every segment has one."""
         missing = np.diff(self.seg_refs) == 0
         return missing if missing.any() else None
@@ -163,7 +164,7 @@ class TER(Metric):
 
     def __init__(self, normalized: bool = False, no_punct: bool = False,
                  asian_support: bool = False, case_sensitive: bool = False,
-                 references: Optional[Sequence[Sequence[str]]] = None, workers: int = 1,
+                 references: Sequence[Sequence[str]] | None = None, workers: int = 1,
                  missing_refs: str = "error"):
         super().__init__(missing_refs)
         self.no_punct = no_punct
@@ -172,7 +173,7 @@ class TER(Metric):
         self.case_sensitive = case_sensitive
         self.tokenizer_signature = "tercom"
         self.workers = workers
-        self._vocab: Optional[_ter.TercomVocab] = None  # made when first needed (_shared_vocab)
+        self._vocab: _ter.TercomVocab | None = None  # made when first needed (_shared_vocab)
         if references is not None:
             self._ref_cache = self.prepare(references)
 
@@ -198,14 +199,14 @@ class TER(Metric):
         return super().corpus_score(hyps, refs, n_bootstrap)
 
     # ---- text -> token ids ----------------------------------------------------------------
-    def tokenize(self, texts: List[str], vocab: Optional[_ter.TercomVocab] = None):
+    def tokenize(self, texts: list[str], vocab: _ter.TercomVocab | None = None):
         """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this
         metric's vocabulary, or ``vocab`` (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
         return _ter.tercom_tokenize(texts, self._shared_vocab() if vocab is None else vocab,
                                     self.normalized, self.no_punct, self.asian_support, True,
                                     not self.case_sensitive)
 
-    def tokenize_refs(self, texts: List[str], vocab: Optional[_ter.TercomVocab] = None):
+    def tokenize_refs(self, texts: list[str], vocab: _ter.TercomVocab | None = None):
         """Like :meth:`tokenize`, but with sacrebleu's treatment of references: its
         ``_cache_references`` preprocesses each reference and ``_extract_reference_info``
         preprocesses the result AGAIN. Only ``normalized=True`` is not idempotent (e.g.
@@ -219,7 +220,7 @@ class TER(Metric):
                                     self.normalized, self.no_punct, self.asian_support, False,
                                     lower)
 
-    def tokens(self, text: str) -> List[str]:
+    def tokens(self, text: str) -> list[str]:
         """The Tercom tokens of one string (for inspection and tests)."""
         ids, _ = self.tokenize([text])
         return [self._shared_vocab().token(int(i)) for i in ids]
@@ -239,12 +240,12 @@ class TER(Metric):
     def prepare(self, refs, rows=None) -> _PreparedRefs:
         streams = self._coerce_refs(refs)
         n = len(streams[0])
-        flat: List[str] = []
+        flat: list[str] = []
         seg_refs = np.zeros(n + 1, dtype=np.int64)
         counts = set()
         # the streams hold str or None: first_non_str(..., False) < 0 means no None (one C loop)
         if len(streams) == 1 and first_non_str(streams[0], False) < 0:
-            flat = cast(List[str], streams[0])  # no None in it
+            flat = cast(list[str], streams[0])  # no None in it
             seg_refs = np.arange(n + 1, dtype=np.int64)
             if n:
                 counts.add(1)
@@ -282,7 +283,7 @@ class TER(Metric):
         return ter_stats(hyp_ids, hyp_offsets, prepared.ref_ids, prepared.ref_offsets,
                          prepared.seg_refs, workers=workers)
 
-    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared: _PreparedRefs,
+    def rows_stats_and_scores(self, hyps: list[str], rows: np.ndarray, prepared: _PreparedRefs,
                                sentence_level: bool = True):
         """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
         (for :meth:`Metric.systems_stats_and_scores`): the references of those segments are
@@ -306,7 +307,7 @@ class TER(Metric):
                                  ref_offsets, seg_refs, prepared.num_refs)
         return self.stats(hyps, gathered, warn=False), None
 
-    def _pipelined_stats(self, hyps: List[str], prepared: _PreparedRefs, workers: int) -> np.ndarray:
+    def _pipelined_stats(self, hyps: list[str], prepared: _PreparedRefs, workers: int) -> np.ndarray:
         """Several threads: the calling thread tokenises chunks of ``_PIPE_CHUNK`` hypotheses
         (the tokeniser holds the GIL) while ``workers - 1`` pool threads already search the
         chunks tokenised so far; then it joins them, taking chunks from the end. Within a
@@ -315,7 +316,7 @@ class TER(Metric):
         n = len(hyps)
         out = np.zeros((n, 2), dtype=np.float64)
         ex = get_pool(workers - 1)
-        futs: List[Future] = []
+        futs: list[Future] = []
         chunks = []
         try:
             for a in range(0, n, _PIPE_CHUNK):
@@ -334,7 +335,7 @@ class TER(Metric):
                 f.result()
         return out
 
-    def sum_stats(self, stats) -> List:
+    def sum_stats(self, stats) -> list:
         """``[total edits (int), sum of avg_ref_len (float)]``; the lengths are added one by one
         in segment order, exactly like sacrebleu's ``sum_of_lists`` (not pairwise)."""
         stats = np.asarray(stats, dtype=np.float64)
@@ -381,8 +382,8 @@ class TER(Metric):
             score = 0.0  # both reference(s) and hypothesis are empty
         return TERScore(100 * score, total_edits, sum_ref_lengths)
 
-    def pairwise_scores(self, rows: Sequence[str], cols: Optional[Sequence[str]] = None,
-                        workers: Optional[int] = None) -> np.ndarray:
+    def pairwise_scores(self, rows: Sequence[str], cols: Sequence[str] | None = None,
+                        workers: int | None = None) -> np.ndarray:
         """All-pairs TER, float64 ``(n, m)`` (``cols`` None: ``(n, n)``, rows against
         themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``.
         Each distinct string is normalised and interned once as a hypothesis and once as a
@@ -404,7 +405,7 @@ class TER(Metric):
             score = np.where(ref_len > 0, e / ref_len, np.where(e > 0, 1.0, 0.0))
         return lay.expand(100 * score)
 
-    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> TERScore:
+    def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> TERScore:
         """TER of one segment against its references (a one-segment corpus)."""
         if type(hypothesis) is str and type(references) in (list, tuple) and references:
             score = self._sentence_score_kernel(hypothesis, references)
@@ -417,7 +418,7 @@ class TER(Metric):
             raise TypeError("TER: The argument `refs` should be a sequence of strings.")
         return cast(TERScore, self.corpus_score([hypothesis], [[r] for r in references]))
 
-    def _sentence_score_kernel(self, hyp: str, refs) -> Optional[TERScore]:
+    def _sentence_score_kernel(self, hyp: str, refs) -> TERScore | None:
         """One call of the compiled single-pair kernel (normalise, intern, shift search; no
         numpy, no prepared references), or None when a reference is not a str."""
         try:

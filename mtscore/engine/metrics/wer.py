@@ -40,7 +40,8 @@ WER / PER straight from the strings (words keyed within each segment, no corpus 
 from __future__ import annotations
 
 import threading
-from typing import Callable, Dict, List, Optional, Sequence, cast
+from collections.abc import Sequence
+from typing import Callable, cast
 
 import numpy as np
 
@@ -50,17 +51,17 @@ from ..parallel import chunk_bounds, get_pool
 from .base import Metric, OwnSignature, Score
 from .symbols import PreparedSymbols, PreparedWords, flatten_refs
 
-__all__ = ["WER", "CER", "PER", "EditRateScore", "EditRateSignature", "MULTI_REF"]
+__all__ = ["CER", "MULTI_REF", "PER", "WER", "EditRateScore", "EditRateSignature"]
 
 #: ``multi_ref`` names -> the kernel's codes
-MULTI_REF: Dict[str, int] = {"closest": _edit.MULTI_CLOSEST, "average": _edit.MULTI_AVERAGE,
+MULTI_REF: dict[str, int] = {"closest": _edit.MULTI_CLOSEST, "average": _edit.MULTI_AVERAGE,
                              "best": _edit.MULTI_BEST}
 
-_PUNCT_TABLE: Optional[Dict[int, None]] = None
+_PUNCT_TABLE: dict[int, None] | None = None
 _PUNCT_LOCK = threading.Lock()
 
 
-def punctuation_table() -> Dict[int, None]:
+def punctuation_table() -> dict[int, None]:
     """``str.translate`` table deleting every code point of Unicode category P* (jiwer's
     ``RemovePunctuation``; this Python's ``unicodedata``), built on first use (~0.3 s)."""
     global _PUNCT_TABLE
@@ -136,7 +137,7 @@ class _EditRate(Metric):
     _TOKENIZER = "jiwer"
 
     def __init__(self, lowercase: bool = False, remove_punctuation: bool = False,
-                 multi_ref: str = "closest", references: Optional[Sequence[Sequence[str]]] = None,
+                 multi_ref: str = "closest", references: Sequence[Sequence[str]] | None = None,
                  workers: int = 1, missing_refs: str = "error"):
         super().__init__(missing_refs)
         if multi_ref not in MULTI_REF:
@@ -150,7 +151,7 @@ class _EditRate(Metric):
         if references is not None:
             self._ref_cache = self.prepare(references)
 
-    def _normalise(self, texts: List[str]) -> List[str]:
+    def _normalise(self, texts: list[str]) -> list[str]:
         """The options applied before tokenisation (jiwer's ToLowerCase, RemovePunctuation)."""
         if self.lowercase:
             texts = [t.lower() for t in texts]
@@ -159,14 +160,14 @@ class _EditRate(Metric):
             texts = [t.translate(table) for t in texts]
         return texts
 
-    def tokens(self, text: str) -> List[str]:  # pragma: no cover - abstract
+    def tokens(self, text: str) -> list[str]:  # pragma: no cover - abstract
         """The words (characters for CER) of one string, for inspection and tests."""
         raise NotImplementedError
 
-    def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int):  # pragma: no cover
+    def _prepare_flat(self, n: int, flat: list[str], seg_refs: np.ndarray, num_refs: int):  # pragma: no cover
         raise NotImplementedError
 
-    def _hyp_stats(self, hyps: List[str], prepared, rows: Optional[np.ndarray]) -> np.ndarray:  # pragma: no cover
+    def _hyp_stats(self, hyps: list[str], prepared, rows: np.ndarray | None) -> np.ndarray:  # pragma: no cover
         """``(len(hyps), 2)`` statistics of normalised ``hyps`` against prepared segments
         ``rows`` (None: segment i for hypothesis i); ``[0, 0]`` where a segment has none."""
         raise NotImplementedError
@@ -191,7 +192,7 @@ class _EditRate(Metric):
             self._unreferenced(missing)
         return self._hyp_stats(self._normalise(hyps), prepared, None)
 
-    def rows_stats_and_scores(self, hyps: List[str], rows: np.ndarray, prepared,
+    def rows_stats_and_scores(self, hyps: list[str], rows: np.ndarray, prepared,
                               sentence_level: bool = True):
         """Statistics of ``hyps[j]`` against the references of prepared segment ``rows[j]``
         (segments without references, left to the caller's policy, get zero rows)."""
@@ -199,7 +200,7 @@ class _EditRate(Metric):
                              np.asarray(rows, dtype=np.int64))
         return st, (self.scores_from_stats(st) if sentence_level else None)
 
-    def sum_stats(self, stats) -> List:
+    def sum_stats(self, stats) -> list:
         """``[total errors (int), summed reference length (float)]``; lengths added one by one
         in segment order (exact for integer lengths; a fixed order for ``"average"`` means)."""
         stats = np.asarray(stats, dtype=np.float64)
@@ -227,7 +228,7 @@ class _EditRate(Metric):
         rate = np.divide(e, ln, out=e.copy(), where=ln > 0)
         return 100 * rate
 
-    def sentence_score(self, hypothesis: str, references: Sequence[Optional[str]]) -> EditRateScore:
+    def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> EditRateScore:
         """The error rate of one segment against its references."""
         if not isinstance(hypothesis, str):
             raise TypeError(f"{self._NAME}: The argument `hyp` should be a string.")
@@ -250,16 +251,16 @@ class WER(_EditRate):
 
     _NAME = "WER"
 
-    def tokens(self, text: str) -> List[str]:
+    def tokens(self, text: str) -> list[str]:
         vocab = Vocab()
         ids, _ = _edit.jiwer_words(self._normalise([text]), vocab)
         return [vocab.token(int(i)) for i in ids]
 
-    def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int) -> PreparedWords:
+    def _prepare_flat(self, n: int, flat: list[str], seg_refs: np.ndarray, num_refs: int) -> PreparedWords:
         sets = _edit.WordSets(flat) if self._MEASURE == _edit.MEASURE_LEVENSHTEIN else None
         return PreparedWords(n, flat, seg_refs, num_refs, sets)
 
-    def _hyp_stats(self, hyps: List[str], prepared: PreparedWords, rows: Optional[np.ndarray]) -> np.ndarray:
+    def _hyp_stats(self, hyps: list[str], prepared: PreparedWords, rows: np.ndarray | None) -> np.ndarray:
         seg = prepared.seg_refs
         lo, hi = (seg[:-1], seg[1:]) if rows is None else (seg[rows], seg[rows + 1])
         lo, hi = np.ascontiguousarray(lo), np.ascontiguousarray(hi)
@@ -288,14 +289,14 @@ class CER(_EditRate):
     _NAME = "CER"
     _TOKENIZER = "chars"
 
-    def tokens(self, text: str) -> List[str]:
+    def tokens(self, text: str) -> list[str]:
         return [chr(int(c)) for c in _edit.code_points(self._normalise([text]), True)[0]]
 
-    def _prepare_flat(self, n: int, flat: List[str], seg_refs: np.ndarray, num_refs: int) -> PreparedSymbols:
+    def _prepare_flat(self, n: int, flat: list[str], seg_refs: np.ndarray, num_refs: int) -> PreparedSymbols:
         ids, offsets = _edit.code_points(flat, True)
         return PreparedSymbols(n, ids, offsets, seg_refs, num_refs)
 
-    def _hyp_stats(self, hyps: List[str], prepared: PreparedSymbols, rows: Optional[np.ndarray]) -> np.ndarray:
+    def _hyp_stats(self, hyps: list[str], prepared: PreparedSymbols, rows: np.ndarray | None) -> np.ndarray:
         if rows is not None:
             prepared = prepared.gather(rows)
         ids, offsets = _edit.code_points(hyps, True)

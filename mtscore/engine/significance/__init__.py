@@ -43,7 +43,17 @@ from .results import ComparisonResult, TestResult
 from .segments import compare_segment_scores, paired_ttest
 
 __all__ = [
-    "DEFAULT_SAMPLES", "TestResult", "ComparisonResult", "resolve_seed", "bootstrap_ci",
-    "bootstrap_scores", "estimate_ci", "paired_bootstrap", "paired_ar", "compare", "compare_stats",
-    "paired_ttest", "compare_segment_scores",
+    "DEFAULT_SAMPLES",
+    "ComparisonResult",
+    "TestResult",
+    "bootstrap_ci",
+    "bootstrap_scores",
+    "compare",
+    "compare_segment_scores",
+    "compare_stats",
+    "estimate_ci",
+    "paired_ar",
+    "paired_bootstrap",
+    "paired_ttest",
+    "resolve_seed",
 ]

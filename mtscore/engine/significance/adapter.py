@@ -4,7 +4,8 @@ with an underscore and cache references themselves).
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -12,8 +13,16 @@ from ..metrics import bootstrap
 from ..metrics.base import Metric
 from ..metrics.bootstrap import RowScorer
 
-__all__ = ["score_fn", "row_scorer", "segment_stats", "systems_stats", "prepare_refs", "exact_total",
-           "corpus_score", "without_skipped"]
+__all__ = [
+    "corpus_score",
+    "exact_total",
+    "prepare_refs",
+    "row_scorer",
+    "score_fn",
+    "segment_stats",
+    "systems_stats",
+    "without_skipped",
+]
 
 
 def score_fn(metric):
@@ -33,7 +42,7 @@ def segment_stats(metric, hyps, refs=None) -> np.ndarray:
     return np.array(metric._extract_corpus_statistics(hyps, refs))
 
 
-def systems_stats(metric, systems) -> List[np.ndarray]:
+def systems_stats(metric, systems) -> list[np.ndarray]:
     """Statistics of every system against the metric's prepared references (mtscore metrics:
     one call, repeated outputs scored once; sacrebleu metrics: system by system). Systems of
     another length than the references raise the metric's error."""
@@ -68,7 +77,7 @@ def corpus_score(metric, stats: np.ndarray):
     return score_fn(metric)(exact_total(metric, stats))
 
 
-def without_skipped(metrics: Sequence[Any], stats: List[List[np.ndarray]]) -> List[List[np.ndarray]]:
+def without_skipped(metrics: Sequence[Any], stats: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
     """Drop the segments that a metric's ``missing_refs="skip"`` left out (no reference) from
     every system's statistics, so resampling draws only scored segments."""
     masks = [x for x in (m.skipped_segments() for m in metrics if isinstance(m, Metric)) if x is not None]

@@ -3,7 +3,8 @@ and :func:`compare_stats` (statistics already computed), identical to sacrebleu'
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def _default_metrics():
     return [make_metric("bleu")]
 
 
-def _resolve_metrics(metrics: Optional[Sequence[Any]]) -> List[Any]:
+def _resolve_metrics(metrics: Sequence[Any] | None) -> list[Any]:
     """Metric objects (default ``[BLEU()]``; names made by the registry)."""
     metrics = list(metrics) if metrics is not None else _default_metrics()
     if any(isinstance(m, str) for m in metrics):
@@ -32,10 +33,10 @@ def _resolve_metrics(metrics: Optional[Sequence[Any]]) -> List[Any]:
     return metrics
 
 
-def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequence[str]]]],
-            refs=None, metrics: Optional[Sequence[Any]] = None, test: str = "bs",
-            n: Optional[int] = None, seed: Union[int, str, None] = None,
-            baseline: Optional[str] = None, all_pairs: bool = False,
+def compare(systems: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[str]]],
+            refs=None, metrics: Sequence[Any] | None = None, test: str = "bs",
+            n: int | None = None, seed: int | str | None = None,
+            baseline: str | None = None, all_pairs: bool = False,
             n_ar_confidence: int = -1) -> ComparisonResult:
     """Paired significance tests of several systems, identical to sacrebleu's ``PairedTest``.
 
@@ -55,8 +56,8 @@ def compare(systems: Union[Mapping[str, Sequence[str]], Sequence[Tuple[str, Sequ
     or a paired t-test (``ttest``); see :func:`compare_segment_scores`.
     """
     _check_test(test)
-    items: List[Tuple[str, Sequence[str]]] = (list(systems.items()) if isinstance(systems, Mapping)
-                                             else [cast(Tuple[str, Sequence[str]], tuple(x)) for x in systems])
+    items: list[tuple[str, Sequence[str]]] = (list(systems.items()) if isinstance(systems, Mapping)
+                                             else [cast(tuple[str, Sequence[str]], tuple(x)) for x in systems])
     names = _check_names([x[0] for x in items], baseline)
     if baseline is not None and not all_pairs:
         items.insert(0, items.pop(names.index(baseline)))
@@ -75,7 +76,7 @@ def _check_test(test: str) -> None:
         raise ValueError(f"compare: test must be 'bs' or 'ar', got {test!r}")
 
 
-def _check_names(names: List[str], baseline: Optional[str]) -> List[str]:
+def _check_names(names: list[str], baseline: str | None) -> list[str]:
     if len(names) < 2:
         raise ValueError("compare: paired tests need at least 2 systems")
     if len(set(names)) != len(names):
@@ -95,7 +96,7 @@ def _check_lengths(names: Sequence[str], stats: Sequence[Sequence[np.ndarray]]) 
 
 def compare_stats(names: Sequence[str], metrics: Sequence[Any],
                   stats: Sequence[Sequence[np.ndarray]], test: str = "bs",
-                  n: Optional[int] = None, seed: Union[int, str, None] = None,
+                  n: int | None = None, seed: int | str | None = None,
                   all_pairs: bool = False, n_ar_confidence: int = -1) -> ComparisonResult:
     """:func:`compare` on statistics already computed (streamed from files, gathered from
     workers): ``stats[s][m]`` is system ``names[s]``'s (N, k) statistics matrix for
@@ -130,7 +131,7 @@ def compare_stats(names: Sequence[str], metrics: Sequence[Any],
 
 
 def _add_ar_baseline_cis(cis: CIs, metrics: Sequence[Any], stats: Sequence[Sequence[np.ndarray]],
-                         n_conf: int, seed_int: Optional[int], all_pairs: bool) -> None:
+                         n_conf: int, seed_int: int | None, all_pairs: bool) -> None:
     """CIs of the systems an AR test drew none for (the baseline; with ``all_pairs``, every system
     never in second place): sacrebleu's ``_bootstrap_resample`` with a fresh generator from
     ``SACREBLEU_SEED``."""
@@ -140,7 +141,7 @@ def _add_ar_baseline_cis(cis: CIs, metrics: Sequence[Any], stats: Sequence[Seque
                   for m, metric in enumerate(metrics)]
 
 
-def _signature(metric, test: str, n_samples: int, n_conf: int, seed_int: Optional[int]):
+def _signature(metric, test: str, n_samples: int, n_conf: int, seed_int: int | None):
     """The metric's signature with ``seed``, ``bs``/``ar`` added as sacrebleu adds them."""
     sig = metric.get_signature()
     sig.update("seed", seed_for_signature(seed_int))
@@ -150,8 +151,8 @@ def _signature(metric, test: str, n_samples: int, n_conf: int, seed_int: Optiona
     return sig
 
 
-def _unique_metric_names(names: Sequence[str]) -> List[str]:
-    out: List[str] = []
+def _unique_metric_names(names: Sequence[str]) -> list[str]:
+    out: list[str] = []
     for nm in names:
         while nm in out:
             nm = nm + "'"
@@ -159,8 +160,8 @@ def _unique_metric_names(names: Sequence[str]) -> List[str]:
     return out
 
 
-def _fill_results(results: Dict[str, List[TestResult]], metric_names: List[str], pv: PValues,
-                  cis: CIs, M: int, all_pairs: bool) -> Optional[Dict[str, np.ndarray]]:
+def _fill_results(results: dict[str, list[TestResult]], metric_names: list[str], pv: PValues,
+                  cis: CIs, M: int, all_pairs: bool) -> dict[str, np.ndarray] | None:
     """p-values and CIs into ``results``; the (M, M) p-value matrices when ``all_pairs``."""
     pmats = {nm: np.full((M, M), np.nan) for nm in metric_names} if all_pairs else None
     for (a, b), row in pv.items():

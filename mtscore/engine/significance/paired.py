@@ -9,7 +9,8 @@ one stream of resamples serves all systems and metrics.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,23 +20,23 @@ from .adapter import corpus_score, row_scorer
 from .resampling import ar_sums, dyadic_scale, estimate_ci, p_value, system_seed
 from .results import TestResult
 
-__all__ = ["system_pairs", "paired_bs_core", "paired_ar_core", "paired_bootstrap", "paired_ar"]
+__all__ = ["paired_ar", "paired_ar_core", "paired_bootstrap", "paired_bs_core", "system_pairs"]
 
 Stats = Sequence[Sequence[np.ndarray]]
 #: per-resample values (scores or sums) keyed by (system, metric)
-Table = Dict[Tuple[int, int], Any]
-PValues = Dict[Tuple[int, int], List[float]]
-CIs = Dict[int, List[Tuple[Any, Any]]]
+Table = dict[tuple[int, int], Any]
+PValues = dict[tuple[int, int], list[float]]
+CIs = dict[int, list[tuple[Any, Any]]]
 
 
-def system_pairs(n_systems: int, all_pairs: bool) -> List[Tuple[int, int]]:
+def system_pairs(n_systems: int, all_pairs: bool) -> list[tuple[int, int]]:
     """The (a, b) pairs to test: every pair (``all_pairs``), else the baseline 0 against each system."""
     if all_pairs:
         return [(i, j) for i in range(n_systems) for j in range(i + 1, n_systems)]
     return [(0, j) for j in range(1, n_systems)]
 
 
-def _scorers(metrics: Sequence[Any], stats: Stats) -> List[RowScorer]:
+def _scorers(metrics: Sequence[Any], stats: Stats) -> list[RowScorer]:
     return [row_scorer(metric, stats[0][m].shape[1]) for m, metric in enumerate(metrics)]
 
 
@@ -43,7 +44,7 @@ def _scorers(metrics: Sequence[Any], stats: Stats) -> List[RowScorer]:
 SCORE_BATCH_CELLS = 1 << 22
 
 
-def _split_scores(res: RowScores, bounds: Sequence[Tuple[int, int]]) -> List[np.ndarray]:
+def _split_scores(res: RowScores, bounds: Sequence[tuple[int, int]]) -> list[np.ndarray]:
     """``res`` (scores of stacked blocks) cut back into each block's ``.array``: exactly what
     scoring each block alone gives, as every row's score and float32 flag depend on that row
     only (the dtype of a block's array follows its own rows' flags)."""
@@ -54,11 +55,11 @@ def _split_scores(res: RowScores, bounds: Sequence[Tuple[int, int]]) -> List[np.
     return [RowScores(v[a:b], None if f is None else f[a:b]).array for a, b in bounds]
 
 
-def _score_blocks(scorer: RowScorer, blocks: Sequence[np.ndarray]) -> List[np.ndarray]:
+def _score_blocks(scorer: RowScorer, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Scores (``.array``) of several blocks of summed rows of one metric, stacked into few
     scorer calls (the vectorised formulas cost mostly per call on 1,000-row blocks). Blocks of
     different dtypes are never stacked (the formulas branch on the dtype)."""
-    out: List[np.ndarray] = []
+    out: list[np.ndarray] = []
     i = 0
     while i < len(blocks):
         j, cells = i + 1, blocks[i].size
@@ -71,7 +72,7 @@ def _score_blocks(scorer: RowScorer, blocks: Sequence[np.ndarray]) -> List[np.nd
         else:
             ends = np.cumsum([len(b) for b in blocks[i:j]]).tolist()
             res = scorer(np.concatenate(blocks[i:j]))
-            out += _split_scores(res, list(zip([0] + ends[:-1], ends)))
+            out += _split_scores(res, list(zip([0, *ends[:-1]], ends)))
         i = j
     return out
 
@@ -93,9 +94,9 @@ def _bootstrap_table(stats: Stats, scorers: Sequence[RowScorer], systems: Sequen
 # ------------------------------------------------------------------------------------------
 # paired bootstrap
 # ------------------------------------------------------------------------------------------
-def _bs_draws(stats: Stats, scorers: Sequence[RowScorer], n: int, seed_int: Optional[int],
-              pairs: Sequence[Tuple[int, int]], need_ci: Sequence[int]) -> Tuple[Dict[Tuple[int, int], Table],
-                                                                                  Dict[int, Table]]:
+def _bs_draws(stats: Stats, scorers: Sequence[RowScorer], n: int, seed_int: int | None,
+              pairs: Sequence[tuple[int, int]], need_ci: Sequence[int]) -> tuple[dict[tuple[int, int], Table],
+                                                                                  dict[int, Table]]:
     """The resampled scores each pair is tested on, and those each CI of ``need_ci`` comes from."""
     sys_seed = system_seed(seed_int)
     if sys_seed is not None:
@@ -121,8 +122,8 @@ def _bs_p_value(scores_a: np.ndarray, scores_b: np.ndarray, exact_a: float, exac
 
 
 def paired_bs_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequence[float]], n: int,
-                   seed_int: Optional[int], pairs: Sequence[Tuple[int, int]],
-                   need_ci: Sequence[int]) -> Tuple[PValues, CIs]:
+                   seed_int: int | None, pairs: Sequence[tuple[int, int]],
+                   need_ci: Sequence[int]) -> tuple[PValues, CIs]:
     """Paired bootstrap on precomputed statistics (see the module docstring for the arguments).
 
     need_ci: systems whose mean/CI is wanted. Returns (p[(a, b)][m], ci[s][m] = (mean, ci)).
@@ -139,10 +140,10 @@ def paired_bs_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequenc
 # ------------------------------------------------------------------------------------------
 # paired approximate randomisation
 # ------------------------------------------------------------------------------------------
-def _ar_scales(stats: Stats, systems: Sequence[int], n_met: int) -> List[Optional[int]]:
+def _ar_scales(stats: Stats, systems: Sequence[int], n_met: int) -> list[int | None]:
     """One dyadic scale per metric over all ``systems`` (None unless every system has one), so
     shuffled sums of different systems combine in one representation."""
-    scales: List[Optional[int]] = []
+    scales: list[int | None] = []
     for m in range(n_met):
         sc = [dyadic_scale(stats[s][m]) for s in systems]
         known = [x for x in sc if x is not None]
@@ -150,9 +151,9 @@ def _ar_scales(stats: Stats, systems: Sequence[int], n_met: int) -> List[Optiona
     return scales
 
 
-def _ar_draws(stats: Stats, scales: Sequence[Optional[int]], scorers: Sequence[RowScorer],
+def _ar_draws(stats: Stats, scales: Sequence[int | None], scorers: Sequence[RowScorer],
               systems: Sequence[int], n: int, n_ar_confidence: int,
-              rng: np.random.Generator) -> Tuple[Table, Optional[Table]]:
+              rng: np.random.Generator) -> tuple[Table, Table | None]:
     """AR sums of every (system, metric) of ``systems`` over one mask stream (see ``ar_sums``);
     then, when ``n_ar_confidence > 0``, scores of that many bootstrap resamples drawn from the
     same generator (sacrebleu's per-system CI of an AR test)."""
@@ -169,7 +170,7 @@ def _int_total(st: np.ndarray, scale: int) -> np.ndarray:
     return st.sum(axis=0, dtype=np.int64)
 
 
-def _shuffled_sums(pa, pb, st_a: np.ndarray, st_b: np.ndarray, scale: Optional[int]):
+def _shuffled_sums(pa, pb, st_a: np.ndarray, st_b: np.ndarray, scale: int | None):
     """Sums of the two pseudo-systems of each AR trial, from the masked sums ``pa``/``pb`` of
     systems a and b: with a scale, ``pos @ a + neg @ b`` and ``neg @ a + pos @ b`` exactly;
     without, from sacrebleu's float64 ``(pos @ x, neg @ x)`` pairs."""
@@ -184,8 +185,8 @@ def _shuffled_sums(pa, pb, st_a: np.ndarray, st_b: np.ndarray, scale: Optional[i
     return shuf_a, shuf_b
 
 
-def _ar_p_values(scorer: RowScorer, shuffled: Sequence[Tuple[np.ndarray, np.ndarray]],
-                 diffs: Sequence[float]) -> List[float]:
+def _ar_p_values(scorer: RowScorer, shuffled: Sequence[tuple[np.ndarray, np.ndarray]],
+                 diffs: Sequence[float]) -> list[float]:
     """p-values of the absolute score differences of each pair's pseudo-systems (sacrebleu's
     ``_paired_ar_test``), every pair's shuffled sums scored in few scorer calls."""
     scores = _score_blocks(scorer, [x for pair in shuffled for x in pair])
@@ -193,13 +194,13 @@ def _ar_p_values(scorer: RowScorer, shuffled: Sequence[Tuple[np.ndarray, np.ndar
             for i, diff in enumerate(diffs)]
 
 
-def _ar_metric_p_values(m: int, scorer: RowScorer, groups: Dict[Tuple[int, int], Any], stats: Stats,
-                        exact: Sequence[Sequence[float]], scale: Optional[int], n: int) -> List[float]:
+def _ar_metric_p_values(m: int, scorer: RowScorer, groups: dict[tuple[int, int], Any], stats: Stats,
+                        exact: Sequence[Sequence[float]], scale: int | None, n: int) -> list[float]:
     """Metric ``m``'s p-value of every pair of ``groups`` (pair -> (AR sums table, ...)), the
     shuffled sums of as many pairs at a time as fit :data:`SCORE_BATCH_CELLS`."""
     pairs = list(groups)
     step = max(1, SCORE_BATCH_CELLS // max(1, 2 * n * stats[0][m].shape[1]))
-    out: List[float] = []
+    out: list[float] = []
     for i in range(0, len(pairs), step):
         chunk = pairs[i:i + step]
         shuffled = [_shuffled_sums(groups[a, b][0][a, m], groups[a, b][0][b, m], stats[a][m], stats[b][m], scale)
@@ -209,8 +210,8 @@ def _ar_metric_p_values(m: int, scorer: RowScorer, groups: Dict[Tuple[int, int],
 
 
 def paired_ar_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequence[float]], n: int,
-                   seed_int: Optional[int], pairs: Sequence[Tuple[int, int]],
-                   n_ar_confidence: int = -1) -> Tuple[PValues, CIs]:
+                   seed_int: int | None, pairs: Sequence[tuple[int, int]],
+                   n_ar_confidence: int = -1) -> tuple[PValues, CIs]:
     """Paired approximate randomisation on precomputed statistics (see the module docstring).
     Returns (p[(a, b)][m], ci[b][m]) where ci is filled when n_ar_confidence > 0."""
     n_met = len(metrics)
@@ -237,7 +238,7 @@ def paired_ar_core(metrics: Sequence[Any], stats: Stats, exact: Sequence[Sequenc
 # one system against a baseline
 # ------------------------------------------------------------------------------------------
 def paired_bootstrap(baseline_stats: np.ndarray, system_stats: np.ndarray, metric,
-                     n_samples: int = 1000, seed: Union[int, str, None] = None) -> TestResult:
+                     n_samples: int = 1000, seed: int | str | None = None) -> TestResult:
     """Paired bootstrap of one system against a baseline on (N, k) statistics matrices;
     sacrebleu's ``_paired_bs_test`` (returns score, p_value, mean, ci of the system)."""
     seed_int, _ = resolve_seed(seed)
@@ -248,7 +249,7 @@ def paired_bootstrap(baseline_stats: np.ndarray, system_stats: np.ndarray, metri
 
 
 def paired_ar(baseline_stats: np.ndarray, system_stats: np.ndarray, metric,
-              n_samples: int = 10000, seed: Union[int, str, None] = None,
+              n_samples: int = 10000, seed: int | str | None = None,
               n_ar_confidence: int = -1) -> TestResult:
     """Paired approximate randomisation of one system against a baseline on (N, k) statistics
     matrices; sacrebleu's ``_paired_ar_test``."""

@@ -6,7 +6,8 @@ class that uses it for ``corpus_score(n_bootstrap=)``; its knobs ``FORCE_KERNEL`
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,25 +17,36 @@ from ..metrics.base import Metric
 from ..metrics.bootstrap import resolve_seed, rows_per_chunk
 from ..metrics.resampled import RowScores
 
-__all__ = ["DEFAULT_SAMPLES", "resolve_seed", "system_seed", "seed_for_signature", "estimate_ci", "p_value",
-           "draw_masks", "dyadic_scale", "ar_sums", "bootstrap_scores", "bootstrap_ci"]
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "ar_sums",
+    "bootstrap_ci",
+    "bootstrap_scores",
+    "draw_masks",
+    "dyadic_scale",
+    "estimate_ci",
+    "p_value",
+    "resolve_seed",
+    "seed_for_signature",
+    "system_seed",
+]
 
 #: default number of resamples / trials (sacrebleu ``PairedTest._DEFAULT_SAMPLES``)
 DEFAULT_SAMPLES = {"ar": 10000, "bs": 1000}
 
 
-def system_seed(seed_int: Optional[int]) -> Optional[int]:
+def system_seed(seed_int: int | None) -> int | None:
     """The seed of each system's generator in a paired test (None: unseeded)."""
     # sacrebleu PairedTest.__call__: ``seed = self._seed if self._seed else None``
     return seed_int if seed_int else None
 
 
-def seed_for_signature(seed_int: Optional[int]) -> str:
+def seed_for_signature(seed_int: int | None) -> str:
     """The ``seed:`` value of a paired test's signature."""
     return str(seed_int).lower()
 
 
-def estimate_ci(scores: np.ndarray) -> Tuple[Any, Any]:
+def estimate_ci(scores: np.ndarray) -> tuple[Any, Any]:
     """Mean and 95% CI half-width of resampled scores, exactly sacrebleu's
     ``significance.estimate_ci`` (numpy sort, indices ``n // 40`` and ``n - n // 40 - 1``,
     numpy mean; results keep the dtype of ``scores``)."""
@@ -61,7 +73,7 @@ def draw_masks(rng: np.random.Generator, n_trials: int, n: int, itemsize: int = 
         yield start, rng.integers(2, size=(c, n), dtype=bool)
 
 
-def dyadic_scale(stats: np.ndarray) -> Optional[int]:
+def dyadic_scale(stats: np.ndarray) -> int | None:
     """Smallest power of two 2**s (s <= 16) making every float statistic an integer, so that
     float64 sums are exact in any order; None if there is none. 1 for integer stats."""
     if stats.dtype.kind in "iub":
@@ -73,7 +85,7 @@ def dyadic_scale(stats: np.ndarray) -> Optional[int]:
     return None
 
 
-def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_trials: int,
+def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[int | None], n_trials: int,
              rng: np.random.Generator):
     """Masked sums of several (N, k_b) blocks with one mask stream.
 
@@ -84,16 +96,16 @@ def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tri
     n = blocks[0].shape[0]
     int_ids = [(i, s) for i, s in enumerate(scales) if s is not None]
     flt_ids = [i for i, s in enumerate(scales) if s is None]
-    xi: Optional[np.ndarray] = None
-    pi: Optional[np.ndarray] = None
+    xi: np.ndarray | None = None
+    pi: np.ndarray | None = None
     if int_ids:
         xi = np.ascontiguousarray(np.concatenate(
             [np.round(blocks[i] * float(s)).astype(np.int64) if blocks[i].dtype.kind == "f"
              else blocks[i].astype(np.int64) for i, s in int_ids], axis=1))
         pi = np.empty((n_trials, xi.shape[1]), dtype=np.int64)
-    xf: Optional[np.ndarray] = None
-    pf64: Optional[np.ndarray] = None
-    cols: Optional[np.ndarray] = None
+    xf: np.ndarray | None = None
+    pf64: np.ndarray | None = None
+    cols: np.ndarray | None = None
     if xi is not None and not bootstrap.FORCE_KERNEL:
         xf, cols = _blas_operand(xi)
         if xf is not None:
@@ -117,7 +129,7 @@ def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tri
             for i in flt_ids:
                 pf[i][0][start:stop] = mask @ fl[i]
                 pf[i][1][start:stop] = neg @ fl[i]
-    res: List[Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]] = []
+    res: list[np.ndarray | tuple[np.ndarray, np.ndarray]] = []
     c = 0
     for i, b in enumerate(blocks):
         if scales[i] is not None:
@@ -130,7 +142,7 @@ def ar_sums(blocks: Sequence[np.ndarray], scales: Sequence[Optional[int]], n_tri
     return res
 
 
-def _blas_operand(xi: np.ndarray) -> Tuple[Optional[np.ndarray], Optional[np.ndarray]]:
+def _blas_operand(xi: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The AR statistics ``xi`` (N, k) int64 as a BLAS operand ``(x, cols)`` with ``mask @ x``
     exact: float32 when every column's absolute sum is below 2**24 (integers up to 2**24 are
     float32 values, so every partial sum of 0/1 x integer products is exact in any order; half
@@ -160,7 +172,7 @@ def bootstrap_scores(metric, stats: np.ndarray, n_samples: int, rng: np.random.G
 
 
 def bootstrap_ci(metric, stats: np.ndarray, score, n_bootstrap: int,
-                 seed: Union[int, str, None] = None):
+                 seed: int | str | None = None):
     """Single-system 95% bootstrap CI, as sacrebleu's ``corpus_score(..., n_bootstrap=S)``.
 
     metric: an mtscore or sacrebleu metric; stats: (N, k) per-segment statistics (int64, or

@@ -5,11 +5,11 @@ sacrebleu's ``PairedTest`` shapes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
-__all__ = ["TestResult", "ComparisonResult"]
+__all__ = ["ComparisonResult", "TestResult"]
 
 
 @dataclass
@@ -20,7 +20,7 @@ class TestResult:
     bootstrap mean and 95% CI half-width (numpy scalars with sacrebleu's dtypes) or None."""
 
     score: Any
-    p_value: Optional[float] = None
+    p_value: float | None = None
     mean: Any = None
     ci: Any = None
 
@@ -37,19 +37,19 @@ class ComparisonResult:
     float64 matrix of pairwise p-values (all-pairs mode; NaN on the diagonal), else None.
     """
 
-    systems: List[str]
-    baseline: Optional[str]
+    systems: list[str]
+    baseline: str | None
     test: str
     n_samples: int
     seed: str
-    metrics: List[str]
-    results: Dict[str, List[TestResult]]
-    signatures: Dict[str, Any]
-    p_values: Optional[Dict[str, np.ndarray]] = None
+    metrics: list[str]
+    results: dict[str, list[TestResult]]
+    signatures: dict[str, Any]
+    p_values: dict[str, np.ndarray] | None = None
     n_ar_confidence: int = -1
-    extra: Dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def p_value(self, metric: str, a: str, b: Optional[str] = None) -> Optional[float]:
+    def p_value(self, metric: str, a: str, b: str | None = None) -> float | None:
         """p-value of system ``a`` vs ``b`` (or vs the baseline when ``b`` is None)."""
         if b is None:
             return self.results[metric][self.systems.index(a)].p_value
@@ -57,18 +57,18 @@ class ComparisonResult:
             raise ValueError("p_value(a, b): run compare(..., all_pairs=True) for pairwise p-values")
         return float(self.p_values[metric][self.systems.index(a), self.systems.index(b)])
 
-    def to_sacrebleu(self) -> Tuple[Dict[str, Any], Dict[str, list]]:
+    def to_sacrebleu(self) -> tuple[dict[str, Any], dict[str, list]]:
         """``(signatures, scores)`` in the shape ``sacrebleu.significance.PairedTest()`` returns."""
-        scores: Dict[str, list] = {"System": list(self.systems)}
+        scores: dict[str, list] = {"System": list(self.systems)}
         for name in self.metrics:
             scores[name] = list(self.results[name])
         return dict(self.signatures), scores
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (floats, lists)."""
         def f(v):
             return None if v is None else float(v)
-        d: Dict[str, Any] = {
+        d: dict[str, Any] = {
             "test": self.test, "n_samples": self.n_samples, "seed": self.seed,
             "baseline": self.baseline, "systems": list(self.systems),
             "signatures": {k: str(v) for k, v in self.signatures.items()},

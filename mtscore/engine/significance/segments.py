@@ -5,7 +5,7 @@ the mean with sacrebleu's seeds, centred statistic and p-value rule.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -15,10 +15,10 @@ from .paired import system_pairs
 from .resampling import DEFAULT_SAMPLES, estimate_ci, p_value, seed_for_signature, system_seed
 from .results import ComparisonResult, TestResult
 
-__all__ = ["paired_ttest", "compare_segment_scores"]
+__all__ = ["compare_segment_scores", "paired_ttest"]
 
 
-def paired_ttest(a: np.ndarray, b: np.ndarray) -> Tuple[float, float]:
+def paired_ttest(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Paired t-test on per-segment scores (Mathur et al. 2020, E12): d = a - b,
     t = mean(d) / (sd(d) / sqrt(n)) with the n-1 standard deviation, df = n - 1; two-sided p.
     a, b: (N,) float arrays. Returns (t, p); (0.0, 1.0) when all differences are zero."""
@@ -48,8 +48,8 @@ def paired_ttest(a: np.ndarray, b: np.ndarray) -> Tuple[float, float]:
     return float(t), p
 
 
-def _segment_arrays(scores: Mapping[str, Sequence[float]], baseline: Optional[str],
-                    all_pairs: bool) -> Tuple[List[str], List[np.ndarray]]:
+def _segment_arrays(scores: Mapping[str, Sequence[float]], baseline: str | None,
+                    all_pairs: bool) -> tuple[list[str], list[np.ndarray]]:
     """System names (the baseline first unless ``all_pairs``) and their (N,) float64 scores."""
     names = list(scores)
     if baseline is not None and not all_pairs:
@@ -94,15 +94,15 @@ def _resampled_means(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndar
     return out / N
 
 
-def _mean_bootstrap(arrs: Sequence[np.ndarray], means: Sequence[float], n: int, seed_int: Optional[int],
-                    pairs: Sequence[Tuple[int, int]]):
+def _mean_bootstrap(arrs: Sequence[np.ndarray], means: Sequence[float], n: int, seed_int: int | None,
+                    pairs: Sequence[tuple[int, int]]):
     """Paired bootstrap of the mean: ``({(a, b): p}, [(mean, ci) of each system])``, drawn as
     sacrebleu draws (one shared stream when seeded; else a fresh one per pair, and the CIs from
     ``default_rng(seed_int)``)."""
     sys_seed = system_seed(seed_int)
     x = np.ascontiguousarray(np.stack(arrs, axis=1))       # (N, M) float64
     shared = _resampled_means(x, n, np.random.default_rng(sys_seed)) if sys_seed is not None else None
-    pvals: Dict[Tuple[int, int], float] = {}
+    pvals: dict[tuple[int, int], float] = {}
     for a, b in pairs:
         res = shared if shared is not None else _resampled_means(x, n, np.random.default_rng(None))
         diff = abs(means[a] - means[b])
@@ -112,8 +112,8 @@ def _mean_bootstrap(arrs: Sequence[np.ndarray], means: Sequence[float], n: int, 
     return pvals, [estimate_ci(ci_src[:, i]) for i in range(x.shape[1])]
 
 
-def _place_p_values(pvals: Mapping[Tuple[int, int], float], results: List[TestResult],
-                    all_pairs: bool) -> Optional[np.ndarray]:
+def _place_p_values(pvals: Mapping[tuple[int, int], float], results: list[TestResult],
+                    all_pairs: bool) -> np.ndarray | None:
     """p-values into the (M, M) matrix (``all_pairs``; returned) or into ``results``."""
     if not all_pairs:
         for (_, b), p in pvals.items():
@@ -127,8 +127,8 @@ def _place_p_values(pvals: Mapping[Tuple[int, int], float], results: List[TestRe
 
 
 def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "ttest",
-                           n: Optional[int] = None, seed: Union[int, str, None] = None,
-                           baseline: Optional[str] = None, all_pairs: bool = False,
+                           n: int | None = None, seed: int | str | None = None,
+                           baseline: str | None = None, all_pairs: bool = False,
                            name: str = "score") -> ComparisonResult:
     """Significance for metrics whose corpus score is the mean of segment scores.
 

@@ -2,8 +2,6 @@
 one token at a time on Python bytes."""
 from __future__ import annotations
 
-from typing import List, Optional
-
 import numpy as np
 
 MODE_HF = 0
@@ -45,7 +43,7 @@ def _run_bytes(run: bytes, mode: int) -> bytes:
 
 def decode_rows(values, offsets, data, form_offsets, flags, byte_values, mode: int,
                 bos_strip: bool = False, bos_once: bool = False,
-                strip_char: Optional[np.ndarray] = None, strip_count: int = 0) -> List[str]:
+                strip_char: np.ndarray | None = None, strip_count: int = 0) -> list[str]:
     values, offsets = np.asarray(values), np.asarray(offsets)
     data, form_offsets = bytes(np.asarray(data)), np.asarray(form_offsets)
     flags, byte_values = np.asarray(flags), np.asarray(byte_values)

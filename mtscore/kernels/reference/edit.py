@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import List, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,7 +26,7 @@ MEASURE_PER = 1
 _MULTIPLE_SPACES = re.compile(r"\s\s+")
 
 
-def _csr(rows: List[List[int]]) -> Tuple[np.ndarray, np.ndarray]:
+def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(r) for r in rows], dtype=np.int64)
     values = np.array([x for r in rows for x in r], dtype=np.int32)
@@ -39,7 +39,7 @@ def _check_texts(texts) -> None:
             raise TypeError(f"segment {i} is {type(t).__name__}, expected str")
 
 
-def _jiwer_split(t: str) -> List[str]:
+def _jiwer_split(t: str) -> list[str]:
     """jiwer's wer_default: RemoveMultipleSpaces, Strip, split on " " without empty words."""
     return [w for w in _MULTIPLE_SPACES.sub(" ", t).strip().split(" ") if len(w) >= 1]
 

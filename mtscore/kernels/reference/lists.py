@@ -2,7 +2,8 @@
 results and errors, as list comprehensions and dicts."""
 from __future__ import annotations
 
-from typing import Any, Dict, Hashable, List, Optional, Tuple, TypeVar
+from collections.abc import Hashable
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -10,23 +11,23 @@ import numpy.typing as npt
 _T = TypeVar("_T")
 
 
-def first_non_str(items: List[Any], allow_none: bool = False) -> int:
+def first_non_str(items: list[Any], allow_none: bool = False) -> int:
     for i, x in enumerate(items):
         if type(x) is not str and not (allow_none and x is None):
             return i
     return -1
 
 
-def present_row(items: List[Any]) -> Optional[npt.NDArray[np.uint8]]:
+def present_row(items: list[Any]) -> npt.NDArray[np.uint8] | None:
     if all(x is not None for x in items):
         return None
     return np.array([x is not None for x in items], dtype=np.uint8)
 
 
-def dedupe_index(rows: List[Hashable], max_distinct: int = -1
-                 ) -> Optional[Tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
-    index: Dict[Hashable, int] = {}
-    first: List[int] = []
+def dedupe_index(rows: list[Hashable], max_distinct: int = -1
+                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    index: dict[Hashable, int] = {}
+    first: list[int] = []
     seg = []
     for i, r in enumerate(rows):
         if r not in index:
@@ -38,17 +39,17 @@ def dedupe_index(rows: List[Hashable], max_distinct: int = -1
     return np.array(first, dtype=np.int64), np.array(seg, dtype=np.int64)
 
 
-def dedupe_columns(columns: List[Any]) -> Tuple[List[str], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def dedupe_columns(columns: list[Any]) -> tuple[list[str], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     cols = [list(c) for c in columns]
     n = len(cols[0]) if cols else 0
     for s, c in enumerate(cols):
         if len(c) != n:
             raise ValueError(f"column {s} has {len(c)} items, expected {n}")
-    strings: List[str] = []
-    rows: List[int] = []
+    strings: list[str] = []
+    rows: list[int] = []
     index = np.empty((len(cols), n), dtype=np.int64)
     for i in range(n):
-        seen: Dict[str, int] = {}
+        seen: dict[str, int] = {}
         for s, c in enumerate(cols):
             t = c[i]
             if type(t) is not str:
@@ -61,7 +62,7 @@ def dedupe_columns(columns: List[Any]) -> Tuple[List[str], npt.NDArray[np.int64]
     return strings, np.array(rows, dtype=np.int64), index
 
 
-def take(items: List[_T], idx: npt.NDArray[np.int64]) -> List[_T]:
+def take(items: list[_T], idx: npt.NDArray[np.int64]) -> list[_T]:
     out = []
     for i in np.asarray(idx).tolist():
         if i < 0 or i >= len(items):
@@ -70,5 +71,5 @@ def take(items: List[_T], idx: npt.NDArray[np.int64]) -> List[_T]:
     return out
 
 
-def count_ending_with_space_period(texts: List[str]) -> int:
+def count_ending_with_space_period(texts: list[str]) -> int:
     return sum(1 for t in texts if t.endswith(" ."))

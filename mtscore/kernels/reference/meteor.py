@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Dict, List, Tuple
 
 import numpy as np
 
 
-def _stage(hyp: List[Tuple[int, object]], ref: List[Tuple[int, int]], is_set: bool):
+def _stage(hyp: list[tuple[int, object]], ref: list[tuple[int, int]], is_set: bool):
     """One matching stage over leftover ``(position, key)`` lists (a set stage: the hypothesis
     side holds tuples of keys): ``(matches [(hyp position, ref position)], hyp left, ref left)``."""
-    positions: Dict[int, List[int]] = defaultdict(list)
+    positions: dict[int, list[int]] = defaultdict(list)
     for j, (_, key) in enumerate(ref):
         positions[key].append(j)
     matched_h, matched_r, pairs = set(), set(), []
@@ -35,7 +34,7 @@ def _stage(hyp: List[Tuple[int, object]], ref: List[Tuple[int, int]], is_set: bo
             [x for j, x in enumerate(ref) if j not in matched_r])
 
 
-def _count_chunks(matches: List[Tuple[int, int]]) -> int:
+def _count_chunks(matches: list[tuple[int, int]]) -> int:
     chunks = 1
     for a, b in zip(matches, matches[1:]):
         if not (b[0] == a[0] + 1 and b[1] == a[1] + 1):
@@ -45,8 +44,8 @@ def _count_chunks(matches: List[Tuple[int, int]]) -> int:
 
 def _pair(hyp_rows, ref_rows, weights, syn, syn_stage, alpha, beta, gamma):
     """``(score, matches, chunks)`` of one hypothesis against one reference."""
-    weight_of: Dict[int, float] = {}
-    matches: List[Tuple[int, int]] = []
+    weight_of: dict[int, float] = {}
+    matches: list[tuple[int, int]] = []
     n_stages = len(weights)
     hyp_left: list = list(range(len(hyp_rows)))
     ref_left: list = list(range(len(ref_rows)))

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,10 +27,10 @@ _LOW = (1 << 32) - 1
 _I32 = npt.NDArray[np.int32]
 _I64 = npt.NDArray[np.int64]
 _F64 = npt.NDArray[np.float64]
-Gram = Tuple[int, ...]  # (kind, symbol, symbol, ...): kind 0 = characters / tokens, 1 = chrF++ words
+Gram = tuple[int, ...]  # (kind, symbol, symbol, ...): kind 0 = characters / tokens, 1 = chrF++ words
 
 
-def ngram_counts(seq: Sequence[Any], order: int) -> List[Counter]:
+def ngram_counts(seq: Sequence[Any], order: int) -> list[Counter]:
     return [Counter(tuple(seq[i:i + n]) for i in range(len(seq) - n + 1))
             for n in range(1, order + 1)]
 
@@ -38,15 +39,15 @@ def _npos(length: int, n: int) -> int:
     return length - n + 1 if length >= n else 0
 
 
-def _add_entries(seq: Sequence[int], order: int, kind: int, entries: Dict[Gram, int],
-                 keys: List[int]) -> Counter:
+def _add_entries(seq: Sequence[int], order: int, kind: int, entries: dict[Gram, int],
+                 keys: list[int]) -> Counter:
     """Give every new n-gram of ``seq`` (orders 1..order) an entry (and its key); the counts."""
     counts: Counter = Counter()
     for p in range(len(seq)):
         for n in range(1, order + 1):
             if p + n > len(seq):
                 break
-            g = (kind,) + tuple(seq[p:p + n])
+            g = (kind, *tuple(seq[p:p + n]))
             if g not in entries:
                 entries[g] = len(keys)
                 sym = seq[p + n - 1]
@@ -58,9 +59,9 @@ def _add_entries(seq: Sequence[int], order: int, kind: int, entries: Dict[Gram, 
     return counts
 
 
-def _decode(keys: Sequence[int]) -> List[Gram]:
+def _decode(keys: Sequence[int]) -> list[Gram]:
     """The n-gram tuple of each entry of one segment's (or pair's) entry list."""
-    grams: List[Gram] = []
+    grams: list[Gram] = []
     for key in keys:
         hi = key >> 32
         sym = key & _LOW
@@ -73,7 +74,7 @@ def _decode(keys: Sequence[int]) -> List[Gram]:
     return grams
 
 
-def _stream(s: Tuple[Any, Any]) -> Tuple[List[int], List[int]]:
+def _stream(s: tuple[Any, Any]) -> tuple[list[int], list[int]]:
     return (np.asarray(s[0], dtype=np.int32).tolist(), np.asarray(s[1], dtype=np.int64).tolist())
 
 
@@ -81,7 +82,7 @@ def _stream(s: Tuple[Any, Any]) -> Tuple[List[int], List[int]]:
 # BLEU
 # =====================================================================================
 def bleu_prepare_refs(streams: list, present: npt.NDArray[np.uint8],
-                      max_order: int) -> Tuple[_I64, _I64, _I32, _I32]:
+                      max_order: int) -> tuple[_I64, _I64, _I32, _I32]:
     """``(seg_offsets int64 (N+1,), keys int64 (E,), maxcounts int32 (E,), ref_lens int32 (N, K))``;
     an n-gram's count is its maximum count over the segment's references."""
     present = np.asarray(present)
@@ -95,8 +96,8 @@ def bleu_prepare_refs(streams: list, present: npt.NDArray[np.uint8],
     seg_offsets, keys, counts = [0], [], []
     ref_lens = np.full((N, K), -1, dtype=np.int32)
     for i in range(N):
-        entries: Dict[Gram, int] = {}
-        seg_keys: List[int] = []
+        entries: dict[Gram, int] = {}
+        seg_keys: list[int] = []
         maxc: Counter = Counter()
         for k, (val, off) in enumerate(data):
             if not present[k, i]:
@@ -112,8 +113,8 @@ def bleu_prepare_refs(streams: list, present: npt.NDArray[np.uint8],
             np.array(counts, dtype=np.int32), ref_lens)
 
 
-def _rows(n_prepared: int, start: int, stop: int, seg_map: Optional[_I64],
-          n_hyp_offsets: int) -> List[int]:
+def _rows(n_prepared: int, start: int, stop: int, seg_map: _I64 | None,
+          n_hyp_offsets: int) -> list[int]:
     if seg_map is not None:
         rows = np.asarray(seg_map).tolist()
         if rows and (min(rows) < 0 or max(rows) >= n_prepared):
@@ -129,7 +130,7 @@ def _rows(n_prepared: int, start: int, stop: int, seg_map: Optional[_I64],
 
 def bleu_stats(hyp_values: _I32, hyp_offsets: _I64, seg_offsets: _I64, keys: _I64,
                maxcounts: _I32, ref_lens: _I32, max_order: int, start: int = 0, stop: int = -1,
-               seg_map: Optional[_I64] = None) -> _I64:
+               seg_map: _I64 | None = None) -> _I64:
     """int64 ``(n, 2 + 2 * max_order)``: ``[hyp_len, closest_ref_len, correct_1..N, total_1..N]``."""
     rows = _rows(len(seg_offsets) - 1, start, stop, seg_map, len(hyp_offsets))
     hv = np.asarray(hyp_values).tolist()
@@ -146,14 +147,14 @@ def bleu_stats(hyp_values: _I32, hyp_offsets: _I64, seg_offsets: _I64, keys: _I6
                 closest_diff, closest_len = diff, r
             elif diff == closest_diff and r < closest_len:
                 closest_len = r
-        correct = [sum(min(c, ref.get((0,) + g, 0)) for g, c in cn.items())
+        correct = [sum(min(c, ref.get((0, *g), 0)) for g, c in cn.items())
                    for cn in ngram_counts(hyp, max_order)]
         total = [_npos(len(hyp), n) for n in range(1, max_order + 1)]
-        out[i] = [len(hyp), closest_len] + correct + total
+        out[i] = [len(hyp), closest_len, *correct, *total]
     return out
 
 
-def _check_csr(offsets: List[int], n_values: int, what: str) -> None:
+def _check_csr(offsets: list[int], n_values: int, what: str) -> None:
     if len(offsets) < 1:
         raise ValueError(f"{what}: offsets must hold N + 1 >= 1 entries")
     if offsets[0] < 0 or offsets[-1] > n_values:
@@ -197,7 +198,7 @@ def bleu_pair_stats(hyp_values: _I32, hyp_offsets: _I64, ref_values: _I32, ref_o
         correct = [sum(min(c, maxc.get(gram, 0)) for gram, c in cn.items())
                    for cn in ngram_counts(hyp, max_order)]
         total = [_npos(len(hyp), k) for k in range(1, max_order + 1)]
-        out[i] = [len(hyp), closest_len] + correct + total
+        out[i] = [len(hyp), closest_len, *correct, *total]
     return out
 
 
@@ -220,7 +221,7 @@ def _py_sum(xs: Sequence[float], neumaier: bool) -> float:
 
 def bleu_row(correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
              max_order: int, smooth: int, smooth_value: float, effective_order: bool,
-             neumaier: bool) -> Tuple[float, float, List[float]]:
+             neumaier: bool) -> tuple[float, float, list[float]]:
     """sacrebleu's ``BLEU.compute_bleu`` of one row, the twin of ``_ngram_common.bleu_row``:
     ``(score, bp, precisions)`` (smooth: 0 none, 1 floor, 2 add-k, 3 exp)."""
     bp = 1.0
@@ -267,7 +268,7 @@ def bleu_sentence_scores(stats: _I64, max_order: int, smooth: int, smooth_value:
 # chrF / chrF++
 # =====================================================================================
 def chrf_prepare_refs(char_streams: list, word_streams: list, present: npt.NDArray[np.uint8],
-                      char_order: int, word_order: int) -> Tuple[_I64, _I64, _I32, _I32, _I32]:
+                      char_order: int, word_order: int) -> tuple[_I64, _I64, _I32, _I32, _I32]:
     """``(pair_offsets int64 (N*K+1,), keys int64 (E,), counts int32 (E,), char_lens int32 (N, K),
     word_lens int32 (N, K))``: one entry list per (segment i, reference k), index ``i * K + k``."""
     present = np.asarray(present)
@@ -286,12 +287,12 @@ def chrf_prepare_refs(char_streams: list, word_streams: list, present: npt.NDArr
     for i in range(N):
         for k in range(K):
             if present[k, i]:
-                entries: Dict[Gram, int] = {}
-                pk: List[int] = []
+                entries: dict[Gram, int] = {}
+                pk: list[int] = []
                 cv, co = chars_d[k]
                 cs = cv[co[i]:co[i + 1]]
                 cnt = _add_entries(cs, char_order, 0, entries, pk)
-                ws: List[int] = []
+                ws: list[int] = []
                 if words:
                     wv, wo = words_d[k]
                     ws = wv[wo[i]:wo[i + 1]]
@@ -344,7 +345,7 @@ def chrf_stats(hyp_chars: _I32, hyp_char_offsets: _I64, hyp_words: _I32,
                hyp_word_offsets: _I64, pair_offsets: _I64, keys: _I64, counts: _I32,
                char_lens: _I32, word_lens: _I32, char_order: int, word_order: int, factor: float,
                eps_smoothing: bool, start: int = 0, stop: int = -1,
-               seg_map: Optional[_I64] = None) -> Tuple[_I64, _F64]:
+               seg_map: _I64 | None = None) -> tuple[_I64, _F64]:
     """``(stats int64 (n, 3 * (char_order + word_order)), scores float64 (n,))``; per segment the
     reference with the best sentence score (strict >, first wins)."""
     K = char_lens.shape[1]
@@ -367,7 +368,7 @@ def chrf_stats(hyp_chars: _I32, hyp_char_offsets: _I64, hyp_words: _I32,
                 continue
             lo, hi = int(pair_offsets[s * K + k]), int(pair_offsets[s * K + k + 1])
             ref = dict(zip(_decode(np.asarray(keys[lo:hi]).tolist()), np.asarray(counts[lo:hi]).tolist()))
-            cur: List[int] = []
+            cur: list[int] = []
             for o, (kind, cn) in enumerate(hyp_grams):
                 if o < char_order:
                     rc, hl = _npos(int(char_lens[s, k]), o + 1), _npos(len(cs), o + 1)

@@ -8,7 +8,6 @@ with Counters over each sample's entries and score them with the ``ngram`` twins
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, List, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -20,7 +19,7 @@ _I64 = npt.NDArray[np.int64]
 _F64 = npt.NDArray[np.float64]
 
 
-def group_ngrams(streams: list, orders: list) -> Tuple[_I32, _I32, _I64, _I64, int]:
+def group_ngrams(streams: list, orders: list) -> tuple[_I32, _I32, _I64, _I64, int]:
     """Twin of ``_pairwise.group_ngrams``."""
     if len(orders) != len(streams):
         raise ValueError("group_ngrams: one order per stream")
@@ -43,9 +42,9 @@ def group_ngrams(streams: list, orders: list) -> Tuple[_I32, _I32, _I64, _I64, i
             if o[s + 1] < o[s]:
                 raise ValueError(f"group_ngrams: offsets of stream {k} decrease at sample {s}")
     n_orders = sum(ords)
-    gid: Dict[tuple, int] = {}
-    ids: List[int] = []
-    counts: List[int] = []
+    gid: dict[tuple, int] = {}
+    ids: list[int] = []
+    counts: list[int] = []
     offsets = [0]
     totals = np.zeros((S, n_orders), dtype=np.int64)
     for s in range(S):
@@ -55,7 +54,7 @@ def group_ngrams(streams: list, orders: list) -> Tuple[_I32, _I32, _I64, _I64, i
             for n in range(1, ords[k] + 1):
                 c: Counter = Counter()
                 for p in range(len(seq) - n + 1):
-                    g = gid.setdefault((k,) + tuple(seq[p:p + n]), len(gid))
+                    g = gid.setdefault((k, *tuple(seq[p:p + n])), len(gid))
                     c[g] += 1  # a Counter keeps first-insertion order
                 ids.extend(c)
                 counts.extend(c.values())
@@ -95,13 +94,13 @@ def _check_matrix(ids, counts, offsets, totals, n_ids, rows, cols, symmetric, ou
             raise ValueError(f"{name}: part[{i}] = {b} is not a column")
 
 
-def _bags(ids, counts, offsets, n_orders: int, s: int) -> List[Counter]:
+def _bags(ids, counts, offsets, n_orders: int, s: int) -> list[Counter]:
     return [Counter(dict(zip(ids[offsets[s * n_orders + o]:offsets[s * n_orders + o + 1]].tolist(),
                              counts[offsets[s * n_orders + o]:offsets[s * n_orders + o + 1]].tolist())))
             for o in range(n_orders)]
 
 
-def _matches(a: List[Counter], b: List[Counter]) -> List[int]:
+def _matches(a: list[Counter], b: list[Counter]) -> list[int]:
     return [sum((x & y).values()) for x, y in zip(a, b)]
 
 
@@ -123,8 +122,8 @@ def chrf_matrix(ids: _I32, counts: _I32, offsets: _I64, totals: _I64, n_ids: int
         raise ValueError("chrf_matrix: no n-gram orders")
     tot = totals.tolist()
 
-    def score(h: int, r: int, m: List[int]) -> float:
-        row: List[int] = []
+    def score(h: int, r: int, m: list[int]) -> float:
+        row: list[int] = []
         for o in range(n_orders):
             row += [tot[h][o] if tot[r][o] > 0 else 0, tot[r][o], m[o]]
         return chrf_f(row, factor, eps_smoothing)
@@ -148,7 +147,7 @@ def bleu_matrix(ids: _I32, counts: _I32, offsets: _I64, totals: _I64, n_ids: int
         raise ValueError("bleu_matrix: max_order must be >= 1")
     tot = totals.tolist()
 
-    def score(h: int, r: int, m: List[int]) -> float:
+    def score(h: int, r: int, m: list[int]) -> float:
         st = np.array([[tot[h][0], tot[r][0]] + m + tot[h]], dtype=np.int64)
         return float(bleu_sentence_scores(st, N, smooth, smooth_value, effective_order, neumaier)[0])
 

@@ -4,7 +4,7 @@ signatures. The PCG64 draws are numpy's own generator (what the kernel reproduce
 The sums are written as explicit loops with numpy scalars of the kernel's dtype, so the accumulation order
 and precision are visibly the same as the compiled kernel's.
 """
-from typing import Any, Dict, Tuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +63,7 @@ def draw_counts(idx: npt.NDArray[np.int64], counts: npt.NDArray[np.float32]) -> 
         counts[s, :] = row
 
 
-def _generator(state: Dict[str, Any]) -> np.random.Generator:
+def _generator(state: dict[str, Any]) -> np.random.Generator:
     if state.get("bit_generator") != "PCG64":
         raise ValueError("not a PCG64 state")
     g = np.random.Generator(np.random.PCG64())
@@ -71,8 +71,8 @@ def _generator(state: Dict[str, Any]) -> np.random.Generator:
     return g
 
 
-def pcg64_draw_indices(state: Dict[str, Any], S: int, N: int, M: int = -1
-                       ) -> Tuple[npt.NDArray[np.int64], Dict[str, Any]]:
+def pcg64_draw_indices(state: dict[str, Any], S: int, N: int, M: int = -1
+                       ) -> tuple[npt.NDArray[np.int64], dict[str, Any]]:
     """``(rng.integers(0, N, size=(S, M), dtype=np.int64), rng.bit_generator.state)`` for a PCG64
     generator in ``state`` (M defaults to N)."""
     if M < 0:
@@ -86,7 +86,7 @@ def pcg64_draw_indices(state: Dict[str, Any], S: int, N: int, M: int = -1
     return idx, dict(g.bit_generator.state)
 
 
-def pcg64_draw_counts(state: Dict[str, Any], counts: npt.NDArray[np.float32]) -> Dict[str, Any]:
+def pcg64_draw_counts(state: dict[str, Any], counts: npt.NDArray[np.float32]) -> dict[str, Any]:
     """``counts[s, i]`` = how often row i is drawn in resample s of
     ``rng.integers(0, N, size=(S, N))`` (float32, overwritten); returns the new state."""
     S, N = counts.shape

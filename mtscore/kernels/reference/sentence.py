@@ -4,7 +4,7 @@ its references, tokenized with the ``text`` twins and counted with Counters of n
 from __future__ import annotations
 
 from collections import Counter
-from typing import List, Sequence
+from collections.abc import Sequence
 
 from . import ngram, text
 
@@ -19,7 +19,7 @@ def _check(hyp: object, refs: Sequence[object]) -> bool:
     return type(hyp) is str and all(type(r) is str for r in refs)
 
 
-def _clipped(hyp: Sequence, ref_counts: List[Counter], order: int) -> List[int]:
+def _clipped(hyp: Sequence, ref_counts: list[Counter], order: int) -> list[int]:
     return [sum(min(c, ref_counts[n][g]) for g, c in cn.items())
             for n, cn in enumerate(ngram.ngram_counts(hyp, order))]
 
@@ -38,7 +38,7 @@ def bleu_sentence(hyp: str, refs: Sequence[str], mode: int, rstrip: bool = True,
         return None
     toks = [text._tokens(t.rstrip() if rstrip else t, mode) for t in [hyp, *refs]]
     h, rs = toks[0], toks[1:]
-    ref_max: List[Counter] = [Counter() for _ in range(max_order)]
+    ref_max: list[Counter] = [Counter() for _ in range(max_order)]
     for r in rs:
         for n, cn in enumerate(ngram.ngram_counts(r, max_order)):
             for g, c in cn.items():
@@ -68,7 +68,7 @@ def chrf_sentence(hyp: str, refs: Sequence[str], char_order: int = 6, word_order
     best_f, best = -1.0, None
     for r in refs:
         rc, rw = seqs(r)
-        st: List[int] = []
+        st: list[int] = []
         for h_seq, r_seq, o in ((hc, rc, char_order), (hw, rw, word_order)):
             if o == 0:
                 continue

@@ -14,7 +14,7 @@ one loop of the compiled kernel:
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -145,10 +145,10 @@ def _tercom_steps(sent: str, normalized: bool, no_punct: bool, asian_support: bo
 # ---------------------------------------------------------------------------------------------
 # edit distance and shift search
 # ---------------------------------------------------------------------------------------------
-def band(n_h: int, n_r: int) -> List[Tuple[int, int]]:
+def band(n_h: int, n_r: int) -> list[tuple[int, int]]:
     """``[(lo, hi)]`` for rows 1..n_h (index 0 is row 0, the full row): the cells computed."""
     ratio = n_r / n_h if n_h else 1
-    beam = math.ceil(ratio / 2 + BEAM_WIDTH) if BEAM_WIDTH < ratio / 2 else BEAM_WIDTH
+    beam = math.ceil(ratio / 2 + BEAM_WIDTH) if ratio / 2 > BEAM_WIDTH else BEAM_WIDTH
     out = [(0, n_r + 1)]
     for i in range(1, n_h + 1):
         pd = math.floor(i * ratio)
@@ -159,7 +159,7 @@ def band(n_h: int, n_r: int) -> List[Tuple[int, int]]:
     return out
 
 
-def edit_distance(h: Sequence, r: Sequence) -> Tuple[int, str]:
+def edit_distance(h: Sequence, r: Sequence) -> tuple[int, str]:
     """Banded Levenshtein distance and its trace (ops from the hypothesis' point of view)."""
     n, m = len(h), len(r)
     cost = [[INF] * (m + 1) for _ in range(n + 1)]
@@ -280,7 +280,7 @@ def best_shift(h: list, r: Sequence, checked: int):
     return best[0][0], best[1], checked
 
 
-def translation_edit_rate(hyp: Sequence, ref: Sequence) -> Tuple[int, int]:
+def translation_edit_rate(hyp: Sequence, ref: Sequence) -> tuple[int, int]:
     """``(edits, len(ref))`` for one hypothesis/reference token sequence pair."""
     if len(ref) == 0:
         return len(hyp), 0
@@ -296,7 +296,7 @@ def translation_edit_rate(hyp: Sequence, ref: Sequence) -> Tuple[int, int]:
     return shifts + edit_distance(cur, ref)[0], len(ref)
 
 
-def segment_stats(hyp: Sequence, refs: Sequence[Sequence]) -> List[float]:
+def segment_stats(hyp: Sequence, refs: Sequence[Sequence]) -> list[float]:
     """``[best edits (min over refs, first wins), mean reference length over all refs]``."""
     best, total = int(1e16), 0
     for ref in refs:
@@ -322,8 +322,8 @@ class TercomVocab:
     """Exact interning of token strings to dense ids, in first-seen order."""
 
     def __init__(self) -> None:
-        self._ids: Dict[str, int] = {}
-        self._tokens: List[str] = []
+        self._ids: dict[str, int] = {}
+        self._tokens: list[str] = []
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -354,20 +354,20 @@ def _prepared(s: object, rstrip: bool, lowercase: bool) -> str:
     return s.lower() if lowercase else s
 
 
-def tercom_normalize_texts(texts: List[str], normalized: bool = False, no_punct: bool = False,
+def tercom_normalize_texts(texts: list[str], normalized: bool = False, no_punct: bool = False,
                            asian_support: bool = False, rstrip: bool = False,
-                           lowercase: bool = False) -> List[str]:
+                           lowercase: bool = False) -> list[str]:
     """The Tercom steps on each string (``rstrip()``-ed / ``lower()``-ed first on request),
     tokens joined by a space."""
     return [_tercom_steps(_prepared(t, rstrip, lowercase), normalized, no_punct, asian_support)
             for t in texts]
 
 
-def tercom_tokenize(texts: List[str], vocab: TercomVocab, normalized: bool = False,
+def tercom_tokenize(texts: list[str], vocab: TercomVocab, normalized: bool = False,
                     no_punct: bool = False, asian_support: bool = False, rstrip: bool = False,
-                    lowercase: bool = False) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+                    lowercase: bool = False) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """``(ids int32, offsets int64 (N + 1,))`` of the normalised tokens, interned in ``vocab``."""
-    ids: List[int] = []
+    ids: list[int] = []
     offsets = [0]
     for t in tercom_normalize_texts(texts, normalized, no_punct, asian_support, rstrip, lowercase):
         ids += [vocab.intern(tok) for tok in t.split()]
@@ -429,13 +429,13 @@ def ter_stats_shared(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np
             _fill_row(int(order[j]), hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out)
 
 
-def ter_pair_ids(hyp: npt.NDArray[np.int32], ref: npt.NDArray[np.int32]) -> Tuple[int, int]:
+def ter_pair_ids(hyp: npt.NDArray[np.int32], ref: npt.NDArray[np.int32]) -> tuple[int, int]:
     """``(edits, len(ref))`` of one token-id pair."""
     return translation_edit_rate([int(x) for x in hyp], [int(x) for x in ref])
 
 
 def ter_sentence(hyp: str, refs: Sequence[str], normalized: bool = False, no_punct: bool = False,
-                 asian_support: bool = False) -> Optional[Tuple[int, float]]:
+                 asian_support: bool = False) -> tuple[int, float] | None:
     """``(edits, avg_ref_len)`` of one hypothesis against its references (all already rstripped
     and lowercased as the metric needs); references normalised twice under ``normalized``
     (sacrebleu's reference caching); None when a reference is not a str."""
@@ -479,9 +479,9 @@ def ter_matrix(hyp_ids: npt.NDArray[np.int32], hyp_offsets: npt.NDArray[np.int64
             edits[a, b] = translation_edit_rate(hyps[a], ref)[0]
 
 
-def ter_corpus_plain(hyps: List[str], refs: List[Optional[str]], no_punct: bool = False,
+def ter_corpus_plain(hyps: list[str], refs: list[str | None], no_punct: bool = False,
                      asian_support: bool = False,
-                     lowercase: bool = True) -> Optional[Tuple[int, float]]:
+                     lowercase: bool = True) -> tuple[int, float] | None:
     """Twin of ``_ter.ter_corpus_plain``: summed edits and reference lengths of ``hyps[i]``
     against ``refs[i]`` (``normalized=False``); None when an element is not a str."""
     if len(refs) != len(hyps):

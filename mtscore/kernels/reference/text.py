@@ -8,7 +8,7 @@ the kernel and a disagreement with sacrebleu points at the rules.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -92,7 +92,7 @@ def tok_char(line: str) -> str:
     return " ".join(c for c in line if not c.isspace())
 
 
-def chrf_words(sent: str) -> List[str]:
+def chrf_words(sent: str) -> list[str]:
     out = []
     for w in sent.split():
         if len(w) == 1:
@@ -111,7 +111,7 @@ def chrf_chars(sent: str, whitespace: bool) -> str:
 
 
 # ---- the kernel's interface ------------------------------------------------------------------
-_intl_table: Optional[npt.NDArray[np.uint8]] = None
+_intl_table: npt.NDArray[np.uint8] | None = None
 
 
 def set_intl_table(table: npt.NDArray[np.uint8]) -> None:
@@ -137,8 +137,8 @@ class Vocab:
     """Exact interning of token strings to dense ids 0, 1, 2, ... in first-seen order."""
 
     def __init__(self) -> None:
-        self._ids: Dict[str, int] = {}
-        self._tokens: List[str] = []
+        self._ids: dict[str, int] = {}
+        self._tokens: list[str] = []
 
     def __len__(self) -> int:
         return len(self._tokens)
@@ -159,7 +159,7 @@ class Vocab:
         return self._ids.get(tok, -1)
 
 
-def _tokens(line: str, mode: int) -> List[str]:
+def _tokens(line: str, mode: int) -> list[str]:
     """The tokens of one line (characters for the chrF character modes)."""
     if mode == MODE_NONE:
         return line.split()
@@ -183,8 +183,8 @@ def _tokens(line: str, mode: int) -> List[str]:
 UNSEEN_ID = 0x7FFFFFFF
 
 
-def encode(texts: List[str], mode: int, vocab: Optional[Vocab] = None, rstrip: bool = False,
-           lookup: bool = False) -> Tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+def encode(texts: list[str], mode: int, vocab: Vocab | None = None, rstrip: bool = False,
+           lookup: bool = False) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """``(values int32, offsets int64 (N + 1,))``: token ids, or code points for MODE_CHARS /
     MODE_CHARS_WS; ``rstrip`` removes trailing whitespace first; ``lookup``: a token ``vocab``
     lacks gets ``UNSEEN_ID`` and ``vocab`` is not changed."""
@@ -192,7 +192,7 @@ def encode(texts: List[str], mode: int, vocab: Optional[Vocab] = None, rstrip: b
         raise RuntimeError("intl class table not installed")
     if vocab is None and mode not in (MODE_CHARS, MODE_CHARS_WS):
         raise ValueError("this mode needs a Vocab")
-    values: List[int] = []
+    values: list[int] = []
     offsets = [0]
     for i, t in enumerate(texts):
         if type(t) is not str:
@@ -210,7 +210,7 @@ def encode(texts: List[str], mode: int, vocab: Optional[Vocab] = None, rstrip: b
     return np.array(values, dtype=np.int32), np.array(offsets, dtype=np.int64)
 
 
-def tokenize_strings(texts: List[str], mode: int, rstrip: bool = False) -> List[str]:
+def tokenize_strings(texts: list[str], mode: int, rstrip: bool = False) -> list[str]:
     """The tokenized strings (tokens joined by one space; characters joined for the chrF
     character modes)."""
     v = Vocab()
