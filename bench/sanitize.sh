@@ -74,10 +74,10 @@ TESTS=(
   tests/kernels/test_kernel_twins.py          # every kernel function vs its plain-Python twin
                                       # (incl. _pairwise, _detok, _edit, bleu_pair_stats)
   tests/kernels/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
-  tests/engine/test_ter.py                   # _ter kernels vs sacrebleu
+  tests/engine/test_ter.py                   # _ter_normalize / _ter_shift kernels vs sacrebleu
   tests/engine/test_lexical_metrics.py       # _ngram kernels vs sacrebleu
   tests/engine/test_significance.py          # _resample kernels vs numpy / sacrebleu
-  # _sentence / _ter single-pair kernels vs sacrebleu (the WMT21 sweep is left to the plain run)
+  # _sentence / _ter_fused single-pair kernels vs sacrebleu (the WMT21 sweep is left to the plain run)
   tests/engine/test_sentence_score_kernel.py::test_adversarial_unicode_sentence_scores_equal_sacrebleu
   tests/engine/test_sentence_score_kernel.py::test_one_object_many_calls_keeps_no_state
   tests/engine/test_sentence_score_kernel.py::test_threads_calling_at_once_get_their_own_scratch

@@ -1,13 +1,13 @@
 # cython: language_level=3
 """Code-point helpers shared by the text kernels (``_text``: 13a/intl/zh/chrF tokenizers;
-``_ter``: the Tercom normaliser): one copy of each, all ``cdef inline`` and ``nogil``.
+``_ter_normalize``: the Tercom normaliser): one copy of each, all ``cdef inline`` and ``nogil``.
 
 * reading a ``str`` straight from CPython's compact storage (PEP 393) into a growable
   code-point buffer (``UBuf``);
 * the character classes both tokenizer families test (13a/Tercom punctuation, ASCII digits);
 * the token keys and hashes the vocabularies intern with (``_text``: a token of at most 16
   Latin-1 code points packed to bytes and hashed with one multiply, any other eight code points
-  per step, ``tok_key`` / ``hash_cps``; ``_ter``: FNV-1a steps with a cheap fold);
+  per step, ``tok_key`` / ``hash_cps``; ``_ter_normalize``: FNV-1a steps with a cheap fold);
 * an in-place literal ``str.replace`` on code points.
 
 A .pxd only: nothing here is a module of its own, the functions are compiled into each kernel

@@ -1,5 +1,5 @@
 """``sentence_score`` through the single-pair kernels (``_sentence.bleu_sentence`` /
-``chrf_sentence``, ``_ter.ter_sentence``) equals sacrebleu 2.6.0's for every option set, bit
+``chrf_sentence``, ``_ter_fused.ter_sentence``) equals sacrebleu 2.6.0's for every option set, bit
 for bit (``==``): every attribute of the Score (BLEU: counts, totals, precisions, bp, lengths,
 the verbose string), on newstest2021 segments of several scripts and on hypothesis-generated
 adversarial Unicode. Also: the general path still serves what the kernels do not take (None

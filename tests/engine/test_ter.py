@@ -15,7 +15,7 @@ from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
 import mtscore
 from mtscore.engine.metrics.ter import TER, ter_stats
-from mtscore.kernels import _ter
+from mtscore.kernels import _ter_normalize, _ter_shift
 
 OPTION_SETS = [
     {},
@@ -75,7 +75,7 @@ def _words(rng, n, vocab):
 def test_banded_case_gives_100_not_80():
     ref = [f"r{i}" for i in range(100)]
     hyp = [f"junk{i}" for i in range(40)] + ref[:60]
-    assert _ter.ter_pair_ids(ids([1000 + i for i in range(40)] + list(range(60))),
+    assert _ter_shift.ter_pair_ids(ids([1000 + i for i in range(40)] + list(range(60))),
                              ids(range(100))) == (100, 100)
     score = assert_same_as_sacrebleu([" ".join(hyp)], [[" ".join(ref)]])
     assert score.num_edits == 100
@@ -248,7 +248,7 @@ def test_ter_stats_shared_threads_fill_every_row_once():
     """Several threads sharing one counter, any grain, fill exactly the rows in ``order``."""
     import threading
 
-    from mtscore.kernels import _ter
+    from mtscore.kernels import _ter_shift
     rng = np.random.default_rng(11)
     n = 200
     hyp_len = rng.integers(0, 40, n)
@@ -259,15 +259,15 @@ def test_ter_stats_shared_threads_fill_every_row_once():
     ro = np.concatenate(([0], np.cumsum(ref_len))).astype(np.int64)
     sr = np.arange(n + 1, dtype=np.int64)
     want = np.zeros((n, 2))
-    _ter.ter_stats_range(hyp_ids, ho, ref_ids, ro, sr, want, 0, n)
+    _ter_shift.ter_stats_range(hyp_ids, ho, ref_ids, ro, sr, want, 0, n)
     for i in range(n):
-        e, m = _ter.ter_pair_ids(hyp_ids[ho[i]:ho[i + 1]], ref_ids[ro[i]:ro[i + 1]])
+        e, m = _ter_shift.ter_pair_ids(hyp_ids[ho[i]:ho[i + 1]], ref_ids[ro[i]:ro[i + 1]])
         assert want[i].tolist() == [e, m]
     for threads, grain in [(1, 1), (2, 3), (3, 1000), (4, 7)]:
         order = rng.permutation(n)[:150].astype(np.int64)
         out = np.full((n, 2), -1.0)
         counter = np.zeros(1, dtype=np.int64)
-        ts = [threading.Thread(target=_ter.ter_stats_shared,
+        ts = [threading.Thread(target=_ter_shift.ter_stats_shared,
                                args=(hyp_ids, ho, ref_ids, ro, sr, out, order, counter, grain))
               for _ in range(threads)]
         for t in ts:
@@ -280,7 +280,7 @@ def test_ter_stats_shared_threads_fill_every_row_once():
         assert (out[~done] == -1.0).all()
         assert counter[0] >= len(order)
     with pytest.raises(ValueError, match="not a segment"):
-        _ter.ter_stats_shared(hyp_ids, ho, ref_ids, ro, sr, out, np.array([n], np.int64),
+        _ter_shift.ter_stats_shared(hyp_ids, ho, ref_ids, ro, sr, out, np.array([n], np.int64),
                               np.zeros(1, np.int64))
 
 
@@ -312,7 +312,7 @@ token_lists = st.lists(st.integers(0, 6), min_size=0, max_size=35)
 @given(token_lists, token_lists)
 def test_kernel_equals_sacrebleu_on_random_token_ids(h, r):
     expected = sacre_ter_pair([str(x) for x in h], [str(x) for x in r])
-    assert _ter.ter_pair_ids(ids(h), ids(r)) == expected
+    assert _ter_shift.ter_pair_ids(ids(h), ids(r)) == expected
 
 
 # adversarial Unicode for the normaliser: everything its rules look at, plus whitespace and
@@ -370,19 +370,19 @@ def test_one_pass_tokenizer_lowercases_every_code_point_like_python(opts):
     from a table learnt from ``str.lower()`` (Python's own ``lower`` only for texts with capital
     sigma, multi-code-point lowercase forms or astral characters): equal to the twin, which
     lowercases the whole text with ``str.lower()`` first, on every BMP code point."""
-    from mtscore.kernels.reference import ter as twin
+    from mtscore.kernels.reference import ter_normalize as twin
 
     texts = _code_point_texts()
-    vk, vt = _ter.TercomVocab(), twin.TercomVocab()
-    k_ids, k_off = _ter.tercom_tokenize(texts, vk, **opts)
+    vk, vt = _ter_normalize.TercomVocab(), twin.TercomVocab()
+    k_ids, k_off = _ter_normalize.tercom_tokenize(texts, vk, **opts)
     t_ids, t_off = twin.tercom_tokenize(texts, vt, **opts)
     assert k_off.tolist() == t_off.tolist()
     assert [vk.token(int(i)) for i in k_ids] == [vt.token(int(i)) for i in t_ids]
     assert k_ids.tolist() == t_ids.tolist()  # same first-seen order of the vocabulary
     # a second call with the same vocabulary (table and vocabulary warm) gives the same ids
-    assert _ter.tercom_tokenize(texts, vk, **opts)[0].tolist() == k_ids.tolist()
+    assert _ter_normalize.tercom_tokenize(texts, vk, **opts)[0].tolist() == k_ids.tolist()
 
 
 def test_one_pass_tokenizer_rejects_non_str():
     with pytest.raises(TypeError, match="expected str"):
-        _ter.tercom_tokenize(["a", None], _ter.TercomVocab(), lowercase=True)
+        _ter_normalize.tercom_tokenize(["a", None], _ter_normalize.TercomVocab(), lowercase=True)

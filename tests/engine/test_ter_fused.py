@@ -1,5 +1,5 @@
 """TER ``corpus_score`` with references in the call: the one-kernel path
-(``_ter.ter_corpus_plain``, each pair interned on its own) against sacrebleu 2.6.0 and against
+(``_ter_fused.ter_corpus_plain``, each pair interned on its own) against sacrebleu 2.6.0 and against
 the general path (``corpus_stats`` + ``sum_stats``), for every option set it serves and the
 cases it hands back to the general path (None references, several streams, bootstrap,
 ``normalized``)."""

@@ -4,7 +4,7 @@
   row full) and whose distance equals the bag-of-words bound ``max(n, m) - |bag(h) & bag(r)|``
   skips the shift search; the distances of such pairs (and of their shift candidates) are
   computed bit-parallel;
-* the pair-local vocabulary of ``_ter.ter_corpus_plain`` (a rotate-xor token hash: colliding
+* the pair-local vocabulary of ``_ter_fused.ter_corpus_plain`` (a rotate-xor token hash: colliding
   tokens must stay distinct).
 
 Each test checks pairs that meet the shortcut's condition and pairs that miss it (classified
@@ -20,7 +20,7 @@ from sacrebleu.metrics.lib_ter import BeamEditDistance
 from sacrebleu.metrics.lib_ter import translation_edit_rate as sacre_ter_pair
 
 from mtscore.engine.metrics.ter import TER
-from mtscore.kernels import _ter
+from mtscore.kernels import _ter_shift
 
 
 def _bound_met(h, r):
@@ -32,7 +32,7 @@ def _bound_met(h, r):
 
 
 def _kernel(h, r):
-    return _ter.ter_pair_ids(np.asarray(h, np.int32), np.asarray(r, np.int32))
+    return _ter_shift.ter_pair_ids(np.asarray(h, np.int32), np.asarray(r, np.int32))
 
 
 def _sacre(h, r):

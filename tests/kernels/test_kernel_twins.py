@@ -26,11 +26,38 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mtscore.engine.tokenizers import intl_table
-from mtscore.kernels import _detok, _edit, _greedy, _lists, _ngram, _pairwise, _resample, _sentence, _ter, _text
-from mtscore.kernels.reference import detok, edit, greedy, lists, ngram, pairwise, resample, sentence, ter, text
+from mtscore.kernels import (
+    _detok,
+    _edit,
+    _greedy,
+    _lists,
+    _ngram,
+    _pairwise,
+    _resample,
+    _sentence,
+    _ter_fused,
+    _ter_normalize,
+    _ter_shift,
+    _text,
+)
+from mtscore.kernels.reference import (
+    detok,
+    edit,
+    greedy,
+    lists,
+    ngram,
+    pairwise,
+    resample,
+    sentence,
+    ter_fused,
+    ter_normalize,
+    ter_shift,
+    text,
+)
 
 MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
-           "_ter": (_ter, ter), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
+           "_ter_normalize": (_ter_normalize, ter_normalize), "_ter_shift": (_ter_shift, ter_shift),
+           "_ter_fused": (_ter_fused, ter_fused), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
            "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise),
            "_detok": (_detok, detok), "_edit": (_edit, edit)}
 
@@ -571,19 +598,19 @@ def _ter_corpus(data, source):
     return hyps, refs, opts
 
 
-@case("_ter.TercomVocab")
+@case("_ter_normalize.TercomVocab")
 def _(data, source):
     lines = [t.rstrip().lower() for t in texts(data, source)]
-    vk, vt = _ter.TercomVocab(), ter.TercomVocab()
-    _ter.tercom_tokenize(lines, vk, True)
-    ter.tercom_tokenize(lines, vt, True)
+    vk, vt = _ter_normalize.TercomVocab(), ter_normalize.TercomVocab()
+    _ter_normalize.tercom_tokenize(lines, vk, True)
+    ter_normalize.tercom_tokenize(lines, vt, True)
     assert len(vk) == len(vt)
     assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
     for i in (-1, len(vk)):
         assert outcome(vk.token, i) == outcome(vt.token, i) == ("raised", IndexError)
 
 
-@case("_ter.tercom_normalize_texts", 80)
+@case("_ter_normalize.tercom_normalize_texts", 80)
 def _(data, source):
     lines = texts(data, source)
     for opts in ({}, {"normalized": True}, {"no_punct": True},
@@ -592,44 +619,44 @@ def _(data, source):
                  {"normalized": True, "no_punct": True, "asian_support": True},
                  {"rstrip": True}, {"lowercase": True}, {"normalized": True, "rstrip": True,
                                                          "lowercase": True}):
-        both("_ter.tercom_normalize_texts", lines, **opts)
-    both("_ter.tercom_normalize_texts", [*lines, None])  # TypeError
+        both("_ter_normalize.tercom_normalize_texts", lines, **opts)
+    both("_ter_normalize.tercom_normalize_texts", [*lines, None])  # TypeError
 
 
-@case("_ter.tercom_tokenize")
+@case("_ter_normalize.tercom_tokenize")
 def _(data, source):
     lines = texts(data, source)
     for opts in ({}, {"normalized": True, "asian_support": True}, {"no_punct": True},
                  {"rstrip": True, "lowercase": True}, {"normalized": True, "lowercase": True}):
-        k = _ter.tercom_tokenize(lines, _ter.TercomVocab(), **opts)
-        t = ter.tercom_tokenize(lines, ter.TercomVocab(), **opts)
+        k = _ter_normalize.tercom_tokenize(lines, _ter_normalize.TercomVocab(), **opts)
+        t = ter_normalize.tercom_tokenize(lines, ter_normalize.TercomVocab(), **opts)
         assert_same(k, t)
 
 
 def _ter_inputs(data, source):
     hyps, refs, opts = _ter_corpus(data, source)
-    vocab = _ter.TercomVocab()
-    hyp_ids, hyp_off = _ter.tercom_tokenize([h.rstrip().lower() for h in hyps], vocab, **opts)
+    vocab = _ter_normalize.TercomVocab()
+    hyp_ids, hyp_off = _ter_normalize.tercom_tokenize([h.rstrip().lower() for h in hyps], vocab, **opts)
     flat = [(i, r[i]) for i in range(len(hyps)) for r in refs if r[i] is not None]
-    ref_ids, ref_off = _ter.tercom_tokenize([x.rstrip().lower() for _, x in flat], vocab, **opts)
+    ref_ids, ref_off = _ter_normalize.tercom_tokenize([x.rstrip().lower() for _, x in flat], vocab, **opts)
     seg_refs = np.searchsorted([i for i, _ in flat], np.arange(len(hyps) + 1)).astype(np.int64)
     return hyp_ids, hyp_off, ref_ids, ref_off, seg_refs
 
 
-@case("_ter.ter_stats_range", 25)
+@case("_ter_shift.ter_stats_range", 25)
 def _(data, source):
     args = _ter_inputs(data, source)
     n = len(args[1]) - 1
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
     outs = [np.full((n, 2), -7.0) for _ in range(2)]
-    k, t = pair("_ter.ter_stats_range")
+    k, t = pair("_ter_shift.ter_stats_range")
     assert outcome(k, *args, outs[0], a, b) == outcome(t, *args, outs[1], a, b)
     assert_same(outs[0], outs[1])
     assert outcome(k, *args, outs[0], b, n + 1) == outcome(t, *args, outs[1], b, n + 1)
 
 
-@case("_ter.ter_stats_shared", 25)
+@case("_ter_shift.ter_stats_shared", 25)
 def _(data, source):
     args = _ter_inputs(data, source)
     n = len(args[1]) - 1
@@ -637,7 +664,7 @@ def _(data, source):
     grain = data.draw(st.integers(1, 3), label="grain")
     outs = [np.full((n, 2), -7.0) for _ in range(2)]
     counters = [np.zeros(1, np.int64) for _ in range(2)]
-    k, t = pair("_ter.ter_stats_shared")
+    k, t = pair("_ter_shift.ter_stats_shared")
     assert outcome(k, *args, outs[0], order, counters[0], grain) == \
         outcome(t, *args, outs[1], order, counters[1], grain)
     assert_same(outs[0], outs[1])
@@ -646,7 +673,7 @@ def _(data, source):
         outcome(t, *args, outs[1], order + n, np.zeros(1, np.int64))
 
 
-@case("_ter.ter_pair_ids", 80)
+@case("_ter_shift.ter_pair_ids", 80)
 def _(data, source):
     if source == "wmt":
         hyp_ids, hyp_off, ref_ids, ref_off, _seg_refs = _ter_inputs(data, source)
@@ -655,7 +682,7 @@ def _(data, source):
         ints = st.lists(st.integers(0, 6), max_size=15)
         h = np.array(data.draw(ints, label="h"), np.int32)
         r = np.array(data.draw(ints, label="r"), np.int32)
-    both("_ter.ter_pair_ids", h, r)
+    both("_ter_shift.ter_pair_ids", h, r)
 
 
 def _sentence_rows(data, source):
@@ -697,32 +724,32 @@ def _(data, source):
     both("_sentence.chrf_sentence", None, ["a c"])  # TypeError
 
 
-@case("_ter.ter_sentence", 40)
+@case("_ter_fused.ter_sentence", 40)
 def _(data, source):
     opts = {k: data.draw(st.booleans(), label=k) for k in ("normalized", "no_punct", "asian_support")}
     for hyp, refs in _sentence_rows(data, source):
         low = [r.rstrip().lower() if r is not None else None for r in refs]
-        both("_ter.ter_sentence", hyp.rstrip().lower(), type(refs)(low), **opts)
-    both("_ter.ter_sentence", None, ["a c"])  # TypeError
+        both("_ter_fused.ter_sentence", hyp.rstrip().lower(), type(refs)(low), **opts)
+    both("_ter_fused.ter_sentence", None, ["a c"])  # TypeError
 
 
-@case("_ter.ter_corpus_plain", 30)
+@case("_ter_fused.ter_corpus_plain", 30)
 def _(data, source):
     opts = {k: data.draw(st.booleans(), label=k) for k in ("no_punct", "asian_support", "lowercase")}
     hyps, refs = corpus(data, source, k_max=1, none_refs=False)
-    both("_ter.ter_corpus_plain", hyps, refs[0], **opts)
-    both("_ter.ter_corpus_plain", hyps, [*refs[0][:-1], None], **opts)  # None: not handled here
-    both("_ter.ter_corpus_plain", hyps, refs[0] + ["a"], **opts)  # ValueError
+    both("_ter_fused.ter_corpus_plain", hyps, refs[0], **opts)
+    both("_ter_fused.ter_corpus_plain", hyps, [*refs[0][:-1], None], **opts)  # None: not handled here
+    both("_ter_fused.ter_corpus_plain", hyps, refs[0] + ["a"], **opts)  # ValueError
 
 
-@case("_ter.ter_matrix", 25)
+@case("_ter_shift.ter_matrix", 25)
 def _(data, source):
     hyp_ids, hyp_off, ref_ids, ref_off, _ = _ter_inputs(data, source)
     n, m = len(hyp_off) - 1, len(ref_off) - 1
     part = np.array(data.draw(st.permutations(range(m)), label="part"), np.int64)
     part = part[:data.draw(st.integers(0, m), label="n_part")]
     outs = [np.full((n, m), -7, np.int64) for _ in range(2)]
-    k, t = pair("_ter.ter_matrix")
+    k, t = pair("_ter_shift.ter_matrix")
     assert outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], part) == \
         outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], part)
     assert_same(outs[0], outs[1])
@@ -1170,7 +1197,7 @@ def test_twin_zh_ranges_equal_sacrebleu_on_every_code_point():
 def test_twin_ter_banded_case_gives_100_not_80():
     ref = [f"r{i}" for i in range(100)]
     hyp = [f"junk{i}" for i in range(40)] + ref[:60]
-    assert ter.translation_edit_rate(hyp, ref) == (100, 100)
+    assert ter_shift.translation_edit_rate(hyp, ref) == (100, 100)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1178,7 +1205,7 @@ def test_twin_ter_banded_case_gives_100_not_80():
 def test_twin_ter_equals_sacrebleu_on_random_token_ids(h, r):
     from sacrebleu.metrics.lib_ter import translation_edit_rate as sacre_ter_pair
 
-    assert ter.translation_edit_rate(h, r) == sacre_ter_pair([str(x) for x in h], [str(x) for x in r])
+    assert ter_shift.translation_edit_rate(h, r) == sacre_ter_pair([str(x) for x in h], [str(x) for x in r])
 
 
 _TER_OPTIONS = [{}, {"normalized": True}, {"no_punct": True}, {"normalized": True, "asian_support": True},
@@ -1194,9 +1221,9 @@ def test_twin_tercom_normalizer_equals_sacrebleu(s):
 
     for opts in _TER_OPTIONS:
         sacre = TercomTokenizer(**opts)
-        assert ter.tercom_normalize(s, **opts) == sacre(s.rstrip())
+        assert ter_normalize.tercom_normalize(s, **opts) == sacre(s.rstrip())
         # references: sacrebleu preprocesses them twice
-        assert ter.tercom_normalize_reference(s, **opts) == sacre(sacre(s.rstrip()).rstrip())
+        assert ter_normalize.tercom_normalize_reference(s, **opts) == sacre(sacre(s.rstrip()).rstrip())
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])

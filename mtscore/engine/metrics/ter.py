@@ -9,8 +9,9 @@ Work split:
 * references are normalised + interned ONCE per metric (``prepare``) into int32 token ids
   and reused for every system scored against them (with sacrebleu's quirk: references are
   Tercom-normalised twice, which changes tokens under ``normalized=True``);
-* the Tercom normaliser and the shift search run compiled (``mtscore.kernels._ter``), the
-  search without the GIL; with ``workers=k`` the calling thread and k - 1 pool threads claim
+* the Tercom normaliser and the shift search run compiled (``mtscore.kernels._ter_normalize``
+  and ``_ter_shift``; ``_ter_fused`` fuses both for the one-call paths), the search without
+  the GIL; with ``workers=k`` the calling thread and k - 1 pool threads claim
   segments (costliest first) from a shared counter, and tokenisation of the next chunk of
   hypotheses overlaps the search of the previous ones.
 """
@@ -23,7 +24,7 @@ from typing import cast
 
 import numpy as np
 
-from ...kernels import _ter
+from ...kernels import _ter_fused, _ter_normalize, _ter_shift
 from ...kernels._lists import first_non_str, take
 from ..parallel import get_pool  # one process-wide pool per size, shared with BLEU/chrF (leaf tasks only)
 from . import pairwise, resampled
@@ -126,7 +127,7 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     args = (hyp_ids, hyp_offsets, ref_ids, ref_offsets, seg_refs, out)
     workers = max(1, int(workers))
     if workers == 1 or n < 2 * workers * _GRAIN:
-        _ter.ter_stats_range(*args, 0, n)
+        _ter_shift.ter_stats_range(*args, 0, n)
         return out
     if len(seg_refs) != n + 1:
         raise ValueError("ter_stats: seg_refs must hold N + 1 offsets")
@@ -137,9 +138,9 @@ def ter_stats(hyp_ids: np.ndarray, hyp_offsets: np.ndarray, ref_ids: np.ndarray,
     counter = np.zeros(1, dtype=np.int64)
     ex = get_pool(workers - 1)
     shared = (*args, order, counter, _GRAIN, False)
-    futs = [ex.submit(_ter.ter_stats_shared, *shared) for _ in range(workers - 1)]
+    futs = [ex.submit(_ter_shift.ter_stats_shared, *shared) for _ in range(workers - 1)]
     try:
-        _ter.ter_stats_shared(*shared)
+        _ter_shift.ter_stats_shared(*shared)
     finally:
         for f in futs:
             f.result()
@@ -173,14 +174,14 @@ class TER(Metric):
         self.case_sensitive = case_sensitive
         self.tokenizer_signature = "tercom"
         self.workers = workers
-        self._vocab: _ter.TercomVocab | None = None  # made when first needed (_shared_vocab)
+        self._vocab: _ter_normalize.TercomVocab | None = None  # made when first needed (_shared_vocab)
         if references is not None:
             self._ref_cache = self.prepare(references)
 
     def corpus_score(self, hyps, refs=None, n_bootstrap: int = 1) -> Score:
         """Corpus TER (see :meth:`Metric.corpus_score`). With references given in the call
         (one stream, no None), ``normalized=False``, one worker and no bootstrap, the whole
-        call is one kernel (``_ter.ter_corpus_plain``: strings to summed statistics, each pair
+        call is one kernel (``_ter_fused.ter_corpus_plain``: strings to summed statistics, each pair
         interned on its own, no per-segment matrix); otherwise the general path."""
         if (refs is not None and n_bootstrap <= 1 and not self.normalized
                 and (int(self.workers) <= 1 or len(hyps) < 2 * _PIPE_CHUNK)):
@@ -191,7 +192,7 @@ class TER(Metric):
                 hyps = self._coerce_hyps(hyps)
                 refs = self._coerce_refs(refs, len(hyps))
             if len(refs) == 1 and hyps:
-                sums = _ter.ter_corpus_plain(hyps, refs[0], bool(self.no_punct),
+                sums = _ter_fused.ter_corpus_plain(hyps, refs[0], bool(self.no_punct),
                                              bool(self.asian_support), not self.case_sensitive)
                 if sums is not None:  # (not all str, e.g. a None reference: the general path)
                     self.num_refs = 1
@@ -199,14 +200,14 @@ class TER(Metric):
         return super().corpus_score(hyps, refs, n_bootstrap)
 
     # ---- text -> token ids ----------------------------------------------------------------
-    def tokenize(self, texts: list[str], vocab: _ter.TercomVocab | None = None):
+    def tokenize(self, texts: list[str], vocab: _ter_normalize.TercomVocab | None = None):
         """Tercom-normalise ``texts`` into ``(ids int32, offsets int64 (N + 1))`` with this
         metric's vocabulary, or ``vocab`` (sacrebleu: ``TercomTokenizer(s.rstrip()).split()``)."""
-        return _ter.tercom_tokenize(texts, self._shared_vocab() if vocab is None else vocab,
+        return _ter_normalize.tercom_tokenize(texts, self._shared_vocab() if vocab is None else vocab,
                                     self.normalized, self.no_punct, self.asian_support, True,
                                     not self.case_sensitive)
 
-    def tokenize_refs(self, texts: list[str], vocab: _ter.TercomVocab | None = None):
+    def tokenize_refs(self, texts: list[str], vocab: _ter_normalize.TercomVocab | None = None):
         """Like :meth:`tokenize`, but with sacrebleu's treatment of references: its
         ``_cache_references`` preprocesses each reference and ``_extract_reference_info``
         preprocesses the result AGAIN. Only ``normalized=True`` is not idempotent (e.g.
@@ -214,9 +215,9 @@ class TER(Metric):
         if not self.normalized:
             return self.tokenize(texts, vocab)
         lower = not self.case_sensitive
-        once = _ter.tercom_normalize_texts(texts, self.normalized, self.no_punct,
+        once = _ter_normalize.tercom_normalize_texts(texts, self.normalized, self.no_punct,
                                            self.asian_support, True, lower)
-        return _ter.tercom_tokenize(once, self._shared_vocab() if vocab is None else vocab,
+        return _ter_normalize.tercom_tokenize(once, self._shared_vocab() if vocab is None else vocab,
                                     self.normalized, self.no_punct, self.asian_support, False,
                                     lower)
 
@@ -225,14 +226,14 @@ class TER(Metric):
         ids, _ = self.tokenize([text])
         return [self._shared_vocab().token(int(i)) for i in ids]
 
-    def _shared_vocab(self) -> _ter.TercomVocab:
+    def _shared_vocab(self) -> _ter_normalize.TercomVocab:
         """The vocabulary that this metric's token ids refer to, made on first use: the
         one-kernel corpus path interns per pair and never needs it."""
         v = self._vocab
         if v is None:
             with _VOCAB_LOCK:
                 if self._vocab is None:
-                    self._vocab = _ter.TercomVocab()
+                    self._vocab = _ter_normalize.TercomVocab()
                 v = self._vocab
         return v
 
@@ -327,9 +328,9 @@ class TER(Metric):
                         _cost_order(offs, prepared.ref_offsets, seg_refs),
                         np.zeros(1, dtype=np.int64), _GRAIN, False)
                 chunks.append(args)
-                futs.extend(ex.submit(_ter.ter_stats_shared, *args) for _ in range(workers - 1))
+                futs.extend(ex.submit(_ter_shift.ter_stats_shared, *args) for _ in range(workers - 1))
             for args in reversed(chunks):
-                _ter.ter_stats_shared(*args)
+                _ter_shift.ter_stats_shared(*args)
         finally:
             for f in futs:
                 f.result()
@@ -388,15 +389,15 @@ class TER(Metric):
         themselves); cell ``(i, j)`` is bit-identical to ``sentence_score(rows[i], [cols[j]])``.
         Each distinct string is normalised and interned once as a hypothesis and once as a
         reference (the two differ under ``normalized=True``, see :meth:`tokenize_refs`); the
-        shift search runs per pair (``_ter.ter_matrix``, GIL released)."""
+        shift search runs per pair (``_ter_shift.ter_matrix``, GIL released)."""
         lay = pairwise.layout(self._coerce_hyps(rows),
                               None if cols is None else self._coerce_hyps(cols))
-        vocab = _ter.TercomVocab()  # a fresh one: threads may score several groups at once
+        vocab = _ter_normalize.TercomVocab()  # a fresh one: threads may score several groups at once
         hyp_ids, hyp_off = self.tokenize(take(lay.texts, lay.rows), vocab)
         ref_ids, ref_off = self.tokenize_refs(take(lay.texts, lay.cols), vocab)
         edits = np.zeros((len(lay.rows), len(lay.cols)), dtype=np.int64)
         pairwise.fill_columns(
-            lambda part: _ter.ter_matrix(hyp_ids, hyp_off, ref_ids, ref_off, edits, part),
+            lambda part: _ter_shift.ter_matrix(hyp_ids, hyp_off, ref_ids, ref_off, edits, part),
             len(lay.cols), self.workers if workers is None else workers)
         # sacrebleu: 100 * (edits / ref_len); an empty reference scores 1 (edits) or 0
         ref_len = np.diff(ref_off).astype(np.float64)
@@ -430,7 +431,7 @@ class TER(Metric):
                 refs = [r.rstrip().lower() for r in refs]
         except AttributeError:  # a None (or other non-str) reference
             return None
-        res = _ter.ter_sentence(hyp, refs, bool(self.normalized), bool(self.no_punct),
+        res = _ter_fused.ter_sentence(hyp, refs, bool(self.normalized), bool(self.no_punct),
                                 bool(self.asian_support))
         if res is None:
             return None
