@@ -131,7 +131,7 @@ def main():
         "the systems of a pair in one `mtscore.score({...}, [refs], metrics=[...])` call (repeated "
         "outputs of several systems scored once).",
         "",
-        "How mtscore's WER runs (`mtscore/kernels/_edit.pyx`): preparing the references "
+        "How mtscore's WER runs (`mtscore/kernels/_edit_words.pyx`): preparing the references "
         "(`WER(references=...)`, and once per call otherwise) puts each reference of <= 64 words "
         "into a `WordSets` record: its words (jiwer's split, from the PEP 393 storage: whitespace "
         "classified 16 code points at a time into bit sets, words as spans) keyed by their first "

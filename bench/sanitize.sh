@@ -72,7 +72,7 @@ LIBASAN=$("$CC" -print-file-name=libasan.so)
 mkdir -p "$WORK/logs"
 TESTS=(
   tests/kernels/test_kernel_twins.py          # every kernel function vs its plain-Python twin
-                                      # (incl. _pairwise, _detok, _edit, bleu_pair_stats)
+                                      # (incl. _pairwise, _detok, _edit_*, bleu_pair_stats)
   tests/kernels/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
   tests/engine/test_ter.py                   # _ter_normalize / _ter_shift kernels vs sacrebleu
   tests/engine/test_lexical_metrics.py       # _ngram kernels vs sacrebleu

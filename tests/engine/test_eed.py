@@ -93,12 +93,12 @@ def test_equal_torchmetrics_on_adversarial_strings(rows, language):
 def test_twin_eed_equals_torchmetrics(h, r):
     # the kernel's twin against the specification (kept out of tests/kernels: the sanitizer run
     # of the twin tests must not load torch)
-    from mtscore.kernels.reference import edit
+    from mtscore.kernels.reference import edit_csr, edit_distance
 
     ph, pr = preprocess_en(h), preprocess_en(r)
-    hv, ho = edit.code_points([ph])
-    rv, ro = edit.code_points([pr])
-    assert edit.eed_scores(hv, ho, rv, ro, np.array([0, 1], np.int64))[0] == tm._eed_function(ph, pr)
+    hv, ho = edit_csr.code_points([ph])
+    rv, ro = edit_csr.code_points([pr])
+    assert edit_distance.eed_scores(hv, ho, rv, ro, np.array([0, 1], np.int64))[0] == tm._eed_function(ph, pr)
 
 
 def test_sentence_score_names_and_batch_api():

@@ -123,24 +123,24 @@ def test_jiwer_edge_cases():
 @settings(max_examples=300, deadline=None)
 @given(SEG)
 def test_twin_words_equal_jiwer_transforms(s):
-    from mtscore.kernels.reference import edit, text
+    from mtscore.kernels.reference import edit_csr, text
 
     vocab = text.Vocab()
-    ids, _ = edit.jiwer_words([s], vocab)
+    ids, _ = edit_csr.jiwer_words([s], vocab)
     assert [vocab.token(int(i)) for i in ids] == jiwer.transformations.wer_default([s])[0]
-    assert [w for _, w in edit._jiwer_spans(s)] == jiwer.transformations.wer_default([s])[0]
-    assert [chr(c) for c in edit.code_points([s], True)[0]] == jiwer.transformations.cer_default([s])[0]
+    assert [w for _, w in edit_csr._jiwer_spans(s)] == jiwer.transformations.wer_default([s])[0]
+    assert [chr(c) for c in edit_csr.code_points([s], True)[0]] == jiwer.transformations.cer_default([s])[0]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 5), max_size=30), st.lists(st.integers(0, 5), max_size=30))
 def test_twin_levenshtein_and_per_equal_their_definitions(h, r):
-    from mtscore.kernels.reference import edit
+    from mtscore.kernels.reference import edit_distance
 
-    assert edit.levenshtein(h, r) == rapidfuzz.distance.Levenshtein.distance(h, r)
+    assert edit_distance.levenshtein(h, r) == rapidfuzz.distance.Levenshtein.distance(h, r)
     out = np.zeros((1, 2))
-    edit.edit_stats_range(np.array(h, np.int32), np.array([0, len(h)], np.int64), np.array(r, np.int32),
-                          np.array([0, len(r)], np.int64), np.array([0, 1], np.int64), out, 1)
+    edit_distance.edit_stats_range(np.array(h, np.int32), np.array([0, len(h)], np.int64), np.array(r, np.int32),
+                                   np.array([0, len(r)], np.int64), np.array([0, 1], np.int64), out, 1)
     assert out[0, 0] == _per_errors(h, r)
 
 

@@ -28,7 +28,9 @@ from hypothesis import strategies as st
 from mtscore.engine.tokenizers import intl_table
 from mtscore.kernels import (
     _detok,
-    _edit,
+    _edit_csr,
+    _edit_distance,
+    _edit_words,
     _greedy,
     _lists,
     _ngram,
@@ -42,7 +44,9 @@ from mtscore.kernels import (
 )
 from mtscore.kernels.reference import (
     detok,
-    edit,
+    edit_csr,
+    edit_distance,
+    edit_words,
     greedy,
     lists,
     ngram,
@@ -59,7 +63,8 @@ MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram,
            "_ter_normalize": (_ter_normalize, ter_normalize), "_ter_shift": (_ter_shift, ter_shift),
            "_ter_fused": (_ter_fused, ter_fused), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
            "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise),
-           "_detok": (_detok, detok), "_edit": (_edit, edit)}
+           "_detok": (_detok, detok), "_edit_csr": (_edit_csr, edit_csr),
+           "_edit_distance": (_edit_distance, edit_distance), "_edit_words": (_edit_words, edit_words)}
 
 
 def kernel_functions():
@@ -875,8 +880,8 @@ def _(data, source):
     both("_greedy.greedy_prf", emb, off, w[:-1], emb, off, w, hyp, ref, cp, cr)  # ValueError
 
 
-# ---- _edit: WER / CER / PER / EED ----------------------------------------------------------
-def _edit_csr(data, source, chars=False):
+# ---- _edit_csr / _edit_distance / _edit_words: WER / CER / PER / EED -------------------------
+def _edit_inputs(data, source, chars=False):
     """``(hyp values, hyp offsets, ref values, ref offsets, seg_refs)`` of a drawn corpus
     (None references left out of ``seg_refs``; a segment may end up with none)."""
     hyps, refs = corpus(data, source)
@@ -888,12 +893,12 @@ def _edit_csr(data, source, chars=False):
         flat += lines
         seg_refs.append(seg_refs[-1] + len(lines))
     if chars:
-        hv, ho = _edit.code_points(hyps, True)
-        rv, ro = _edit.code_points(flat, True)
+        hv, ho = _edit_csr.code_points(hyps, True)
+        rv, ro = _edit_csr.code_points(flat, True)
     else:
         vocab = _text.Vocab()
-        hv, ho = _edit.jiwer_words(hyps, vocab)
-        rv, ro = _edit.jiwer_words(flat, vocab)
+        hv, ho = _edit_csr.jiwer_words(hyps, vocab)
+        rv, ro = _edit_csr.jiwer_words(flat, vocab)
     return hv, ho, rv, ro, np.array(seg_refs, dtype=np.int64)
 
 
@@ -906,28 +911,28 @@ def _long_symbols(data, label):
     return np.random.default_rng(seed).integers(0, k, size=n).astype(np.int32)
 
 
-@case("_edit.jiwer_words", 60)
+@case("_edit_csr.jiwer_words", 60)
 def _(data, source):
     lines = texts(data, source)
     vk, vt = _text.Vocab(), text.Vocab()
     for chunk in (lines, lines[::-1]):  # a second call shares the vocabulary
-        assert_same(_edit.jiwer_words(chunk, vk), edit.jiwer_words(chunk, vt))
+        assert_same(_edit_csr.jiwer_words(chunk, vk), edit_csr.jiwer_words(chunk, vt))
     assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
-    assert outcome(_edit.jiwer_words, [1], _text.Vocab()) == outcome(edit.jiwer_words, [1], text.Vocab())
+    assert outcome(_edit_csr.jiwer_words, [1], _text.Vocab()) == outcome(edit_csr.jiwer_words, [1], text.Vocab())
 
 
-@case("_edit.code_points")
+@case("_edit_csr.code_points")
 def _(data, source):
     lines = texts(data, source)
     for strip in (False, True):
-        both("_edit.code_points", lines, strip)
-    both("_edit.code_points", [*lines, None])  # TypeError
+        both("_edit_csr.code_points", lines, strip)
+    both("_edit_csr.code_points", [*lines, None])  # TypeError
 
 
-@case("_edit.edit_stats_range", 60)
+@case("_edit_distance.edit_stats_range", 60)
 def _(data, source):
-    k, t = pair("_edit.edit_stats_range")
-    args = _edit_csr(data, source, chars=data.draw(st.booleans(), label="chars"))
+    k, t = pair("_edit_distance.edit_stats_range")
+    args = _edit_inputs(data, source, chars=data.draw(st.booleans(), label="chars"))
     n = len(args[1]) - 1
     for measure in (0, 1):
         for multi in (0, 1, 2):
@@ -954,9 +959,9 @@ def _(data, source):
         assert outcome(k, *bad, o[0]) == outcome(t, *bad, o[1])
 
 
-@case("_edit.word_stats_texts", 60)
+@case("_edit_words.word_stats_texts", 60)
 def _(data, source):
-    k, t = pair("_edit.word_stats_texts")
+    k, t = pair("_edit_words.word_stats_texts")
     hyps, refs = corpus(data, source)
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
     if flat and data.draw(st.booleans(), label="copy"):  # a reference equal to its hypothesis
@@ -997,12 +1002,12 @@ def _(data, source):
         assert_same(o[0], o[1])
     # the same numbers as edit_stats_range on jiwer_words ids (a corpus vocabulary)
     vocab = _text.Vocab()
-    hv, ho = _edit.jiwer_words(hyps, vocab)
-    rv, ro = _edit.jiwer_words(flat, vocab)
+    hv, ho = _edit_csr.jiwer_words(hyps, vocab)
+    rv, ro = _edit_csr.jiwer_words(flat, vocab)
     seg = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     o1, o2 = np.zeros((n, 2)), np.zeros((n, 2))
-    _edit.edit_stats_range(hv, ho, rv, ro, seg, o1, 0, 1)
-    _edit.word_stats_texts(hyps, flat, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
+    _edit_distance.edit_stats_range(hv, ho, rv, ro, seg, o1, 0, 1)
+    _edit_words.word_stats_texts(hyps, flat, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
     assert_same(o1, o2)
     for bad in ((hyps, flat, lo, hi + 1, np.zeros((n, 2))),
                 ([*hyps, None], flat, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
@@ -1011,18 +1016,18 @@ def _(data, source):
         assert outcome(k, *bad) == outcome(t, *bad)
 
 
-@case("_edit.levenshtein")
+@case("_edit_distance.levenshtein")
 def _(data, source):
-    both("_edit.levenshtein", _long_symbols(data, "a"), _long_symbols(data, "b"))
+    both("_edit_distance.levenshtein", _long_symbols(data, "a"), _long_symbols(data, "b"))
     vocab = _text.Vocab()
     x, y = data.draw(st.sampled_from(texts(data, source)), label="x"), \
         data.draw(st.sampled_from(texts(data, source)), label="y")
-    both("_edit.levenshtein", _edit.jiwer_words([x], vocab)[0], _edit.jiwer_words([y], vocab)[0])
-    both("_edit.levenshtein", _edit.code_points([x])[0], _edit.code_points([y])[0])
-    both("_edit.levenshtein", np.array([-1], np.int32), np.array([1], np.int32))  # ValueError
+    both("_edit_distance.levenshtein", _edit_csr.jiwer_words([x], vocab)[0], _edit_csr.jiwer_words([y], vocab)[0])
+    both("_edit_distance.levenshtein", _edit_csr.code_points([x])[0], _edit_csr.code_points([y])[0])
+    both("_edit_distance.levenshtein", np.array([-1], np.int32), np.array([1], np.int32))  # ValueError
 
 
-@case("_edit.eed_scores", 15)
+@case("_edit_distance.eed_scores", 15)
 def _(data, source):
     from mtscore.engine.metrics.eed import preprocess_en
 
@@ -1030,13 +1035,13 @@ def _(data, source):
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
     seg_refs = np.cumsum([0] + [sum(r[i] is not None for r in refs) for i in range(len(hyps))])
     pre = data.draw(st.booleans(), label="preprocess")
-    hv, ho = _edit.code_points([preprocess_en(h) if pre else h for h in hyps])
-    rv, ro = _edit.code_points([preprocess_en(x) if pre else x for x in flat])
+    hv, ho = _edit_csr.code_points([preprocess_en(h) if pre else h for h in hyps])
+    rv, ro = _edit_csr.code_points([preprocess_en(x) if pre else x for x in flat])
     params = data.draw(st.sampled_from([(), (2.0, 0.3, 0.2, 1.0), (1.0, 0.0, 0.5, 0.7),
                                         (0.0, 1.5, 0.0, 2.0), (2.0, -1.0, 0.2, 1.0)]), label="params")
-    both("_edit.eed_scores", hv, ho, rv, ro, seg_refs.astype(np.int64), *params)
+    both("_edit_distance.eed_scores", hv, ho, rv, ro, seg_refs.astype(np.int64), *params)
     empty = np.zeros(len(ho), np.int64)  # no reference at all: NaN
-    both("_edit.eed_scores", hv, ho, rv, ro, empty)
+    both("_edit_distance.eed_scores", hv, ho, rv, ro, empty)
 
 
 #: every character str.isspace() accepts (jiwer's \s), so each one appears in the word-set tests
@@ -1082,16 +1087,16 @@ def _word_set_texts(data):
     return [text() for _ in range(data.draw(st.integers(1, 8), label="count"))]
 
 
-@case("_edit.WordSets")
+@case("_edit_words.WordSets")
 def _(data, source):
     refs = texts(data, source) + _word_set_texts(data)
-    assert len(_edit.WordSets(refs)) == len(edit.WordSets(refs)) == len(refs)
-    assert outcome(_edit.WordSets, [*refs, None]) == outcome(edit.WordSets, [*refs, None])
+    assert len(_edit_words.WordSets(refs)) == len(edit_words.WordSets(refs)) == len(refs)
+    assert outcome(_edit_words.WordSets, [*refs, None]) == outcome(edit_words.WordSets, [*refs, None])
 
 
-@case("_edit.word_stats_sets", 60)
+@case("_edit_words.word_stats_sets", 60)
 def _(data, source):
-    k, t = pair("_edit.word_stats_sets")
+    k, t = pair("_edit_words.word_stats_sets")
     hyps, refs = corpus(data, source)
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
     counts = [sum(r[i] is not None for r in refs) for i in range(len(hyps))]
@@ -1121,13 +1126,13 @@ def _(data, source):
                                   label="seg"), dtype=np.int64)
         lo, hi = lo[pick], hi[pick]
         hi[0] = lo[0]
-    sk, stw = _edit.WordSets(flat), edit.WordSets(flat)
+    sk, stw = _edit_words.WordSets(flat), edit_words.WordSets(flat)
     for multi in (0, 1, 2):
         outs = [np.full((n, 2), 7.0) for _ in range(3)]
         assert outcome(k, hyps, sk, lo, hi, outs[0], multi) == outcome(t, hyps, stw, lo, hi, outs[1], multi)
         assert_same(outs[0], outs[1])
         # the same numbers as the kernel that splits the references on every call
-        _edit.word_stats_texts(hyps, flat, lo, hi, outs[2], 0, multi)
+        _edit_words.word_stats_texts(hyps, flat, lo, hi, outs[2], 0, multi)
         assert_same(outs[0], outs[2])
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")

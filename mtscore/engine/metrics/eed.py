@@ -1,6 +1,6 @@
 """EED, the extended edit distance of Stanchev, Wang & Ney (WMT 2019), equal to torchmetrics'
 ``extended_edit_distance`` (the maintained implementation; its float64 sentence scores bit for
-bit, see ``mtscore.kernels._edit.eed_scores``).
+bit, see ``mtscore.kernels._edit_distance.eed_scores``).
 
 A character-level CDER alignment of the hypothesis against the reference with deletion
 (``deletion``, 0.2), insertion / substitution (``insertion``, 1.0) costs, a long jump (``alpha``,
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...kernels import _edit
+from ...kernels import _edit_csr, _edit_distance
 from ..parallel import chunk_bounds, run_parallel
 from .base import OwnSignature, Score
 from .mean_score import MeanSentenceMetric
@@ -121,7 +121,7 @@ class EED(MeanSentenceMetric):
     def tokenize(self, texts: list[str]):
         """Preprocessed code points: ``(values int32, offsets int64 (N + 1))``."""
         pre = _PREPROCESS[self.language]
-        return _edit.code_points([pre(t) for t in texts], False)
+        return _edit_csr.code_points([pre(t) for t in texts], False)
 
     def prepare(self, refs, rows=None) -> PreparedSymbols:
         streams = self._coerce_refs(refs)
@@ -140,14 +140,14 @@ class EED(MeanSentenceMetric):
         n = len(offsets) - 1
         parts = min(max(1, int(self.workers)), n // _MIN_PER_THREAD)
         if parts <= 1:
-            return _edit.eed_scores(ids, offsets, prepared.ref_ids, prepared.ref_offsets,
+            return _edit_distance.eed_scores(ids, offsets, prepared.ref_ids, prepared.ref_offsets,
                                     prepared.seg_refs, *params)
 
         def part(bounds):
             a, z = bounds
             p = prepared.slice(a, z)
             lo = int(offsets[a])
-            return _edit.eed_scores(ids[lo:int(offsets[z])], offsets[a:z + 1] - lo, p.ref_ids,
+            return _edit_distance.eed_scores(ids[lo:int(offsets[z])], offsets[a:z + 1] - lo, p.ref_ids,
                                     p.ref_offsets, p.seg_refs, *params)
 
         return np.concatenate(run_parallel(part, chunk_bounds(n, parts), parts))

@@ -52,9 +52,9 @@ class PreparedSymbols:
 
 class PreparedWords:
     """References of the word metrics kept as their (normalised) strings: ``refs`` (R str,
-    split into words by ``mtscore.kernels._edit`` on every comparison, which costs less than
+    split into words by ``mtscore.kernels._edit_words`` on every comparison, which costs less than
     storing the words), ``seg_refs`` int64 (n + 1) holding absolute indices of each segment's
-    references (into ``refs``) and, for WER, ``sets``: ``_edit.WordSets(refs)`` (each
+    references (into ``refs``) and, for WER, ``sets``: ``_edit_words.WordSets(refs)`` (each
     reference's words in a hash set, built once) or None."""
 
     __slots__ = ("n", "num_refs", "refs", "seg_refs", "sets")

@@ -34,8 +34,9 @@ Alshawi et al.), chosen per segment by ``multi_ref``:
 
 With one reference the three agree. Per-segment statistics are ``[errors, ref_length]``, an
 ``(N, 2)`` float64 matrix (float because ``"average"`` lengths are means); the edit distances
-come from the bit-parallel kernel in ``mtscore.kernels._edit``: on code points for CER, and for
-WER / PER straight from the strings (words keyed within each segment, no corpus vocabulary).
+come from the bit-parallel kernels: ``mtscore.kernels._edit_distance`` on code points for CER,
+``_edit_words`` for WER / PER straight from the strings (words keyed within each segment, no
+corpus vocabulary).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from typing import Callable, cast
 
 import numpy as np
 
-from ...kernels import _edit
+from ...kernels import _edit_csr, _edit_distance, _edit_words
 from ...kernels._text import Vocab
 from ..parallel import chunk_bounds, get_pool
 from .base import Metric, OwnSignature, Score
@@ -54,8 +55,8 @@ from .symbols import PreparedSymbols, PreparedWords, flatten_refs
 __all__ = ["CER", "MULTI_REF", "PER", "WER", "EditRateScore", "EditRateSignature"]
 
 #: ``multi_ref`` names -> the kernel's codes
-MULTI_REF: dict[str, int] = {"closest": _edit.MULTI_CLOSEST, "average": _edit.MULTI_AVERAGE,
-                             "best": _edit.MULTI_BEST}
+MULTI_REF: dict[str, int] = {"closest": _edit_distance.MULTI_CLOSEST, "average": _edit_distance.MULTI_AVERAGE,
+                             "best": _edit_distance.MULTI_BEST}
 
 _PUNCT_TABLE: dict[int, None] | None = None
 _PUNCT_LOCK = threading.Lock()
@@ -128,9 +129,9 @@ class _EditRate(Metric):
 
     _SIGNATURE_TYPE = EditRateSignature
     _NAME = ""
-    _MEASURE = _edit.MEASURE_LEVENSHTEIN
+    _MEASURE = _edit_distance.MEASURE_LEVENSHTEIN
     # the reference strings, or their code points; WER adds each reference's word set
-    # (_edit.WordSets: ~1.5 KB for a reference of 20 words)
+    # (_edit_words.WordSets: ~1.5 KB for a reference of 20 words)
     cheap_references = True
     dedupes_outputs = True
     lower_is_better = True
@@ -243,21 +244,21 @@ class WER(_EditRate):
 
     The prepared references are the normalised strings and, for the Levenshtein distance, each
     reference's words in a small hash set with their positions as bits
-    (``_edit.WordSets``): ``_edit.word_stats_sets`` then splits each hypothesis into words and
+    (``_edit_words.WordSets``): ``_edit_words.word_stats_sets`` then splits each hypothesis into words and
     looks each one up as it scans, the distance advancing word by word (PER, and segments whose
     references are over 64 words or narrower than the hypothesis' PEP 393 width, split both
-    sides per pair: ``_edit.word_stats_texts``). Word ids agree within a segment only (no
+    sides per pair: ``_edit_words.word_stats_texts``). Word ids agree within a segment only (no
     corpus vocabulary, no token arrays)."""
 
     _NAME = "WER"
 
     def tokens(self, text: str) -> list[str]:
         vocab = Vocab()
-        ids, _ = _edit.jiwer_words(self._normalise([text]), vocab)
+        ids, _ = _edit_csr.jiwer_words(self._normalise([text]), vocab)
         return [vocab.token(int(i)) for i in ids]
 
     def _prepare_flat(self, n: int, flat: list[str], seg_refs: np.ndarray, num_refs: int) -> PreparedWords:
-        sets = _edit.WordSets(flat) if self._MEASURE == _edit.MEASURE_LEVENSHTEIN else None
+        sets = _edit_words.WordSets(flat) if self._MEASURE == _edit_distance.MEASURE_LEVENSHTEIN else None
         return PreparedWords(n, flat, seg_refs, num_refs, sets)
 
     def _hyp_stats(self, hyps: list[str], prepared: PreparedWords, rows: np.ndarray | None) -> np.ndarray:
@@ -265,11 +266,11 @@ class WER(_EditRate):
         lo, hi = (seg[:-1], seg[1:]) if rows is None else (seg[rows], seg[rows + 1])
         lo, hi = np.ascontiguousarray(lo), np.ascontiguousarray(hi)
         out = np.zeros((len(hyps), 2), dtype=np.float64)
-        if prepared.sets is not None and self._MEASURE == _edit.MEASURE_LEVENSHTEIN:
-            _in_threads(_edit.word_stats_sets, (hyps, prepared.sets, lo, hi, out,
+        if prepared.sets is not None and self._MEASURE == _edit_distance.MEASURE_LEVENSHTEIN:
+            _in_threads(_edit_words.word_stats_sets, (hyps, prepared.sets, lo, hi, out,
                                                 MULTI_REF[self.multi_ref]), len(hyps), self.workers)
         else:
-            _in_threads(_edit.word_stats_texts, (hyps, prepared.refs, lo, hi, out, self._MEASURE,
+            _in_threads(_edit_words.word_stats_texts, (hyps, prepared.refs, lo, hi, out, self._MEASURE,
                                                  MULTI_REF[self.multi_ref]), len(hyps), self.workers)
         return out
 
@@ -279,7 +280,7 @@ class PER(WER):
     over the reference length (Tillmann et al.), on WER's words."""
 
     _NAME = "PER"
-    _MEASURE = _edit.MEASURE_PER
+    _MEASURE = _edit_distance.MEASURE_PER
 
 
 class CER(_EditRate):
@@ -290,18 +291,18 @@ class CER(_EditRate):
     _TOKENIZER = "chars"
 
     def tokens(self, text: str) -> list[str]:
-        return [chr(int(c)) for c in _edit.code_points(self._normalise([text]), True)[0]]
+        return [chr(int(c)) for c in _edit_csr.code_points(self._normalise([text]), True)[0]]
 
     def _prepare_flat(self, n: int, flat: list[str], seg_refs: np.ndarray, num_refs: int) -> PreparedSymbols:
-        ids, offsets = _edit.code_points(flat, True)
+        ids, offsets = _edit_csr.code_points(flat, True)
         return PreparedSymbols(n, ids, offsets, seg_refs, num_refs)
 
     def _hyp_stats(self, hyps: list[str], prepared: PreparedSymbols, rows: np.ndarray | None) -> np.ndarray:
         if rows is not None:
             prepared = prepared.gather(rows)
-        ids, offsets = _edit.code_points(hyps, True)
+        ids, offsets = _edit_csr.code_points(hyps, True)
         out = np.zeros((len(hyps), 2), dtype=np.float64)
         args = (ids, offsets, prepared.ref_ids, prepared.ref_offsets, prepared.seg_refs, out,
                 self._MEASURE, MULTI_REF[self.multi_ref])
-        _in_threads(_edit.edit_stats_range, args, len(hyps), self.workers)
+        _in_threads(_edit_distance.edit_stats_range, args, len(hyps), self.workers)
         return out

@@ -1,20 +1,18 @@
-"""Plain-Python twin of ``mtscore/kernels/_edit.pyx`` (tests only): the same names and
+"""Plain-Python twin of ``mtscore/kernels/_edit_distance.pyx`` (tests only): the same names and
 signatures, written as the textbook definitions (no bit-parallelism):
 
-* words: jiwer's default transform spelled with the same regex and string methods jiwer uses;
 * Levenshtein: the (n + 1) x (m + 1) dynamic programme with unit costs;
 * PER: ``max(|h|, |r|) - |bag(h) & bag(r)|`` with ``collections.Counter``;
 * EED: the CDER grid of Stanchev et al. (2019) as torchmetrics' ``_eed_function`` computes it.
+
+``levenshtein_seq``, ``per_errors`` and ``pick`` are shared with the twin of ``_edit_words``.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-
-from .text import Vocab
 
 MULTI_CLOSEST = 0
 MULTI_AVERAGE = 1
@@ -22,36 +20,6 @@ MULTI_BEST = 2
 
 MEASURE_LEVENSHTEIN = 0
 MEASURE_PER = 1
-
-_MULTIPLE_SPACES = re.compile(r"\s\s+")
-
-
-def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(r) for r in rows], dtype=np.int64)
-    values = np.array([x for r in rows for x in r], dtype=np.int32)
-    return values, offsets
-
-
-def _check_texts(texts) -> None:
-    for i, t in enumerate(texts):
-        if type(t) is not str:
-            raise TypeError(f"segment {i} is {type(t).__name__}, expected str")
-
-
-def _jiwer_split(t: str) -> list[str]:
-    """jiwer's wer_default: RemoveMultipleSpaces, Strip, split on " " without empty words."""
-    return [w for w in _MULTIPLE_SPACES.sub(" ", t).strip().split(" ") if len(w) >= 1]
-
-
-def jiwer_words(texts: list, vocab: Vocab):
-    _check_texts(texts)
-    return _csr([[vocab.intern(w) for w in _jiwer_split(t)] for t in texts])
-
-
-def code_points(texts: list, strip: bool = False):
-    _check_texts(texts)
-    return _csr([[ord(c) for c in (t.strip() if strip else t)] for t in texts])
 
 
 def _check_csr(values, offsets, what: str, name: str) -> None:
@@ -76,7 +44,7 @@ def _check_symbols(a, b, name: str) -> None:
         raise ValueError(f"{name}: symbols must be non-negative")
 
 
-def _levenshtein(a: Sequence[int], b: Sequence[int]) -> int:
+def levenshtein_seq(a: Sequence[int], b: Sequence[int]) -> int:
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
         cur = [i] + [0] * len(b)
@@ -86,7 +54,7 @@ def _levenshtein(a: Sequence[int], b: Sequence[int]) -> int:
     return prev[-1]
 
 
-def _per_errors(h: Sequence[int], r: Sequence[int]) -> int:
+def per_errors(h: Sequence[int], r: Sequence[int]) -> int:
     matches = sum((Counter(h) & Counter(r)).values())
     return max(len(h), len(r)) - matches
 
@@ -106,7 +74,7 @@ def edit_stats_range(hyp, hyp_offsets, ref, ref_offsets, seg_refs, out, measure=
     if stop == start:
         return
     _check_symbols(hyp, ref, "edit_stats_range")
-    errors = _levenshtein if measure == 0 else _per_errors
+    errors = levenshtein_seq if measure == 0 else per_errors
     for i in range(start, stop):
         refs = range(int(seg_refs[i]), int(seg_refs[i + 1]))
         if not refs:
@@ -117,10 +85,10 @@ def edit_stats_range(hyp, hyp_offsets, ref, ref_offsets, seg_refs, out, measure=
         for a in refs:
             r = [int(x) for x in ref[ref_offsets[a]:ref_offsets[a + 1]]]
             cand.append((errors(h, r), len(r)))
-        out[i] = _pick(cand, multi_ref)
+        out[i] = pick(cand, multi_ref)
 
 
-def _pick(cand, multi_ref):
+def pick(cand, multi_ref):
     """``(errors, length)`` of a segment from its references' ``[(errors, length), ...]``."""
     if multi_ref == MULTI_BEST:
         rates = [e / ln if ln else float(e) for e, ln in cand]
@@ -132,87 +100,9 @@ def _pick(cand, multi_ref):
     return float(e), float(ln)
 
 
-def _jiwer_spans(t: str):
-    """``[(start, word)]``: jiwer's words with their positions in ``t`` (a separator is a run
-    of two or more whitespace characters or a lone U+0020, after stripping)."""
-    out = []
-    lo, hi = 0, len(t)
-    while lo < hi and t[lo].isspace():
-        lo += 1
-    while hi > lo and t[hi - 1].isspace():
-        hi -= 1
-    start = k = lo
-    while k < hi:
-        if t[k].isspace():
-            r = k + 1
-            while r < hi and t[r].isspace():
-                r += 1
-            if r - k >= 2 or t[k] == " ":
-                out.append((start, t[start:k]))
-                start = r
-            k = r
-        else:
-            k += 1
-    if hi > start:
-        out.append((start, t[start:hi]))
-    return out
-
-
-def word_stats_texts(hyps, refs, ref_lo, ref_hi, out, measure=0, multi_ref=0, start=0, stop=-1):
-    n, n_refs = len(hyps), len(refs)
-    if stop < 0:
-        stop = n
-    if len(ref_lo) != n or len(ref_hi) != n or out.shape != (n, 2):
-        raise ValueError("word_stats_texts: ref_lo, ref_hi and out must have N rows (out: (N, 2))")
-    if measure not in (0, 1) or multi_ref not in (0, 1, 2):
-        raise ValueError("word_stats_texts: measure must be 0 or 1 and multi_ref 0, 1 or 2")
-    if start < 0 or stop > n or start > stop:
-        raise ValueError(f"word_stats_texts: bad range [{start}, {stop}) for {n} segments")
-    for i in range(start, stop):
-        if ref_lo[i] < 0 or ref_hi[i] > n_refs or ref_lo[i] > ref_hi[i]:
-            raise ValueError(f"word_stats_texts: reference range of segment {i} out of bounds")
-    if stop == start:
-        return
-    _check_texts(hyps[start:stop])
-    used = [a for i in range(start, stop) for a in range(int(ref_lo[i]), int(ref_hi[i]))]
-    if used:
-        _check_texts(refs[min(used):max(used) + 1])
-    errors = _levenshtein if measure == 0 else _per_errors
-    for i in range(start, stop):
-        if ref_hi[i] == ref_lo[i]:
-            out[i] = (0.0, 0.0)
-            continue
-        h = _jiwer_split(hyps[i])
-        ids = {w: k for k, w in enumerate(dict.fromkeys(h))}
-        hid = [ids[w] for w in h]
-        cand = []
-        for a in range(int(ref_lo[i]), int(ref_hi[i])):
-            r = [ids.get(w, -1) for w in _jiwer_split(refs[a])]  # -1: absent, matches nothing
-            cand.append((errors(hid, r), len(r)))
-        out[i] = _pick(cand, multi_ref)
-
-
-class WordSets:
-    """The reference strings prepared once: each one's jiwer words (the kernel keeps a hash set
-    of those of strings of <= 64 words; the numbers do not depend on it)."""
-
-    def __init__(self, refs: list):
-        _check_texts(refs)
-        self._refs = list(refs)
-
-    def __len__(self) -> int:
-        return len(self._refs)
-
-
-def word_stats_sets(hyps, sets, ref_lo, ref_hi, out, multi_ref=0, start=0, stop=-1):
-    if not isinstance(sets, WordSets):
-        raise TypeError("word_stats_sets: sets must be a WordSets")
-    word_stats_texts(hyps, sets._refs, ref_lo, ref_hi, out, MEASURE_LEVENSHTEIN, multi_ref, start, stop)
-
-
 def levenshtein(a, b):
     _check_symbols(a, b, "levenshtein")
-    return _levenshtein([int(x) for x in a], [int(x) for x in b])
+    return levenshtein_seq([int(x) for x in a], [int(x) for x in b])
 
 
 def _eed(hyp: Sequence[int], ref: Sequence[int], alpha: float, rho: float, deletion: float,
