@@ -47,7 +47,7 @@ __all__ = [
 def signif(x, digits: int = 7) -> np.ndarray:
     """Round to ``digits`` significant digits, as R's ``print`` shows a number."""
     x = np.asarray(x, dtype=np.float64)
-    return np.array([float("%.*g" % (digits, v)) if np.isfinite(v) else v for v in x.ravel()]).reshape(x.shape)
+    return np.array([float(f"{v:.{digits}g}") if np.isfinite(v) else v for v in x.ravel()]).reshape(x.shape)
 
 
 def r_read(text: str) -> float:
@@ -91,7 +91,7 @@ def r_print_read(x, digits: int = 15) -> np.ndarray:
     mant = np.empty(ok.size, dtype=np.int64)
     expn = np.empty(ok.size, dtype=np.int64)
     for j, v in enumerate(flat[ok].tolist()):
-        m, e = ("%.*e" % (digits - 1, abs(v))).split("e")
+        m, e = f"{abs(v):.{digits - 1}e}".split("e")
         digs = m.replace(".", "").rstrip("0") or "0"
         mant[j] = int(digs)
         expn[j] = int(e) - (len(digs) - 1)
@@ -121,13 +121,13 @@ def r_format(x: float, digits: int) -> str:
     whichever is narrower; fixed on a tie)."""
     if not np.isfinite(x):
         return "NaN" if np.isnan(x) else ("Inf" if x > 0 else "-Inf")
-    mant, exp = ("%.*e" % (digits - 1, x)).split("e")
+    mant, exp = f"{x:.{digits - 1}e}".split("e")
     if "." in mant:
         mant = mant.rstrip("0").rstrip(".")
     e = int(exp)
     nsig = len(mant.lstrip("-").replace(".", ""))
     sci = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
-    fixed = "%.*f" % (max(0, nsig - 1 - e), x)
+    fixed = f"{x:.{max(0, nsig - 1 - e)}f}"
     return fixed if len(fixed) <= len(sci) else sci
 
 

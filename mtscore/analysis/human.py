@@ -278,7 +278,7 @@ def mann_whitney_greater(a, b, continuity: bool = True) -> float:
 def round_significant(x, digits: int = 15) -> np.ndarray:
     """Round to ``digits`` significant digits, as ``write.table``/``print`` with 15 digits do."""
     x = np.asarray(x, dtype=np.float64)
-    return np.array([float("%.*g" % (digits, v)) for v in x.ravel()]).reshape(x.shape)
+    return np.array([float(f"{v:.{digits}g}") for v in x.ravel()]).reshape(x.shape)
 
 
 def wilcoxon_matrix(groups: dict[str, np.ndarray], order: Sequence[str] | None = None,
