@@ -219,22 +219,25 @@ def kendall_like(gold, metric, thresh: float = 25.0):
     """WMT DARR 'Kendall-like' tau over all pairs of a vector (as mt-metrics-eval KendallLike).
 
     Pairs with |gold_i - gold_j| >= thresh count; concordant if the metric orders them the same
-    way strictly, otherwise discordant (metric ties are discordant). Returns
-    (tau, n_pairs, concordant, discordant); tau = 0 when there is no pair.
+    way strictly, otherwise discordant (metric ties and NaN are discordant). Returns
+    (tau, n_pairs, concordant, discordant); tau = 0 when there is no pair. The pairs are
+    counted by :func:`mtscore.analysis.darr.darr_kendall`.
     """
+    from .darr import darr_kendall
+
     g = np.asarray(gold, dtype=np.float64)
     x = np.asarray(metric, dtype=np.float64)
     ok = ~np.isnan(g)
     g, x = g[ok], x[ok]
     iu, ju = np.triu_indices(g.shape[0], k=1)
     dg = g[iu] - g[ju]
-    dm = x[iu] - x[ju]
     use = np.abs(dg) >= thresh
-    conc = int((((dg > 0) & (dm > 0)) | ((dg < 0) & (dm < 0)))[use].sum())
-    npairs = int(use.sum())
-    disc = npairs - conc
-    tau = (conc - disc) / npairs if npairs else 0.0
-    return tau, npairs, conc, disc
+    # a gold tie (only with thresh <= 0) pairs an item with itself: never concordant
+    better = np.where(dg < 0, ju, iu)[use]
+    worse = np.where(dg > 0, ju, iu)[use]
+    r = darr_kendall(x, better, worse, missing="discordant")
+    npairs = r["n"]
+    return (r["tau"] if npairs else 0.0), npairs, r["concordant"], r["discordant"]
 
 
 CORRELATIONS: dict[str, Callable] = {"pearson": pearson, "spearman": spearman, "kendall": kendall}

@@ -60,19 +60,24 @@ def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
     return better, worse
 
 
-def darr_kendall(metric_scores, better, worse):
-    """Kendall-like tau for each metric row.
+def darr_kendall(metric_scores, better, worse, missing: str = "drop"):
+    """Kendall-like tau for each metric row: a pair is concordant when the metric scores the
+    better translation strictly higher, discordant otherwise (a metric tie is discordant).
 
-    metric_scores (m, N) or (N,) float64 aligned with the DA rows (NaN = metric missing for
-    that translation: the pair is dropped for that metric). Returns dict with ``tau`` (m,),
-    ``n`` (m,) pairs used, ``concordant`` (m,), ``discordant`` (m,).
+    metric_scores (m, N) or (N,) float64 aligned with the DA rows; ``better``/``worse`` (P,)
+    int64 row indices. A NaN metric score (metric missing for that translation) drops the pair
+    for that metric (``missing='drop'``) or counts it as discordant (``'discordant'``, as
+    mt-metrics-eval's KendallLike). Returns dict with ``tau`` (m,) (NaN without pairs), ``n``
+    (m,) pairs used, ``concordant`` (m,), ``discordant`` (m,).
     """
+    if missing not in ("drop", "discordant"):
+        raise ValueError(f"missing={missing!r}: use 'drop' or 'discordant'")
     M = np.asarray(metric_scores, dtype=np.float64)
     scalar = M.ndim == 1
     if scalar:
         M = M[None, :]
     mb, mw = M[:, better], M[:, worse]
-    valid = ~(np.isnan(mb) | np.isnan(mw))
+    valid = ~(np.isnan(mb) | np.isnan(mw)) if missing == "drop" else np.ones(mb.shape, bool)
     conc = ((mb > mw) & valid).sum(axis=1)
     n = valid.sum(axis=1)
     disc = n - conc

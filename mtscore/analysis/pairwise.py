@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .human import mann_whitney_greater
+from .human import wilcoxon_matrix
 
 __all__ = [
     "DEFAULT_BINS",
@@ -127,13 +127,10 @@ def paired_ttest_all(seg_scores: np.ndarray):
 
 def human_decisions(groups: dict[str, np.ndarray], systems: Sequence[str], alpha: float = 0.05):
     """Human outcome matrix D (S, S) int8 in ``systems`` order: +1 if a > b significantly
-    (one-sided rank-sum p < alpha), -1 if b > a, 0 otherwise; plus p (S, S)."""
+    (one-sided rank-sum p < alpha), -1 if b > a, 0 otherwise; plus p (S, S), the
+    :func:`~mtscore.analysis.human.wilcoxon_matrix` of the unrounded samples."""
     S = len(systems)
-    p = np.full((S, S), np.nan)
-    for i in range(S):
-        for j in range(S):
-            if i != j:
-                p[i, j] = mann_whitney_greater(groups[systems[i]], groups[systems[j]])
+    _, p = wilcoxon_matrix(groups, order=systems, significant_digits=None)
     D = np.zeros((S, S), np.int8)
     D[p < alpha] = 1
     D[alpha > p.T] = -1
