@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -89,7 +90,7 @@ class BLEU(LexicalMetric):
     >>> BLEU().corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]]).score
     """
 
-    SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
+    SMOOTH_DEFAULTS: ClassVar[dict[str, float | None]] = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
     TOKENIZER_DEFAULT = "13a"
     TOKENIZERS = TOKENIZERS
     _TOKENIZER_MAP = TOKENIZER_MAP
