@@ -1,4 +1,4 @@
-"""Inter-rater agreement and the reference-bias analysis (evaluation-methods Part F).
+"""Inter-rater agreement and the reference-bias analysis (Ma et al. 2017, EMNLP).
 
 * :func:`cohen_kappa` - Cohen's kappa, unweighted or weighted, with the Fleiss, Cohen & Everitt
   (1969) large-sample variance and normal confidence interval, computed the way R's
@@ -368,7 +368,7 @@ def figure1_intervals(values, original_sample_size: int, original_level: float,
                       seed=None) -> dict[str, tuple[float, float, float]]:
     """panel -> (mean, low, high) for every panel of :data:`FIGURE1_PANELS` on ``values``.
 
-    evaluation-methods F2 does not quote the original code's resample size n (< N) and the
+    Ma et al. (2017, Fig. 1) do not quote the original code's resample size n (< N) and the
     proportion it actually took (narrower than the claimed 99%), so both are arguments:
     ``original_sample_size`` (used by panels a-d) and ``original_level`` (panel a). Each panel
     draws from ``default_rng(seed)`` afresh."""

@@ -1,12 +1,12 @@
 """Building a Direct Assessment campaign: 100-item HITs and the crowd platform's batch input
-(evaluation-methods A2, with the degraded items of A3 from :mod:`mtscore.analysis.degrade`).
+(Graham et al. 2017, NLE §3.4, with the degraded items of §4 from :mod:`mtscore.analysis.degrade`).
 
 A HIT holds 100 items: 70 MT outputs (SYSTEM), and for 30 of them a quality-control partner:
 10 references of the same source (REF), 10 degraded copies (BAD_REF) and 10 verbatim repeats
 (REPEAT), each of a different MT output. The placement follows Graham's ``gen-100-item-sets.py``:
 
 1. order the (system, segment) outputs at random (``balance=True``: interleaved so that every
-   HIT holds about equally many outputs of each system, as the NLE paper asks; ``False``:
+   HIT holds about equally many outputs of each system, as Graham et al. 2017, NLE asks; ``False``:
    one plain shuffle, as the reference script);
 2. cut them into blocks of 7; ten blocks make a HIT (the last HIT is filled up by wrapping
    round to the first outputs, as the reference script does);
@@ -188,8 +188,8 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
 
     ``outputs``: system -> its N output lines; ``references``: the N reference lines.
     BAD_REF texts come from ``degrade`` ("replace": a span replaced by an n-gram of the
-    references, WMT practice; "delete": a span deleted, NLE adequacy; "duplicate": a word pair
-    copied elsewhere, NLE fluency). Deterministic for ``seed``."""
+    references, WMT practice; "delete": a span deleted, Graham et al. 2017, NLE §4 adequacy; "duplicate": a word pair
+    copied elsewhere, Graham et al. 2017, NLE §4 fluency). Deterministic for ``seed``."""
     if degrade not in METHODS:
         raise AnalysisInputError(f"degrade {degrade!r}: choose one of {', '.join(METHODS)}")
     if not outputs:
@@ -215,7 +215,7 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
 
 
 def hit_problems(campaign: Campaign) -> list[str]:
-    """Every way the HITs of ``campaign`` break the A2 rules, one message each (empty: none):
+    """Every way the HITs of ``campaign`` break the HIT rules of Graham et al. 2017, NLE §3.4, one message each (empty: none):
     per HIT 70 SYSTEM items (70 different outputs) and 10 each of BAD_REF, REPEAT, REF; every
     block of 10 positions holds 7 SYSTEM and one of each QC type; every QC item's original is a
     SYSTEM item of the same HIT in the block 5 away (so 41+ positions apart); the 30 QC items

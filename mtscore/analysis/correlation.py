@@ -268,7 +268,7 @@ def _batched_pearson(H: np.ndarray, M: np.ndarray) -> np.ndarray:
 def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 1000,
                  alpha: float = 0.05, seed: int | None = 12345, drop_degenerate: bool = True,
                  return_samples: bool = False):
-    """Percentile bootstrap CI of a correlation over systems (Thesis 6.5, E6).
+    """Percentile bootstrap CI of a correlation over systems (Mathur 2021 §6.5).
 
     Resamples the n positions with replacement (the same draw for every metric), computes the
     statistic on each of ``n_resamples`` draws and returns (point (m,), low (m,), high (m,))
@@ -307,10 +307,10 @@ def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 100
 
 def top_n(human, metrics, min_n: int = 4, method: str = "pearson", ci: bool = False,
           n_resamples: int = 1000, seed: int | None = 12345):
-    """Correlation over the top-N systems by human score, for N = n .. min_n (Tangled 4.1).
+    """Correlation over the top-N systems by human score, for N = n .. min_n (Mathur et al. 2020 §4.1).
 
     Returns a dict: ``n`` (k,) int, ``r`` (k, m) and, with ``ci``, ``low``/``high`` (k, m)
-    percentile bootstrap bounds (Thesis Fig 6.7).
+    percentile bootstrap bounds (Mathur 2021 Fig. 6.7).
     """
     h, M, _ = _prep(human, metrics)
     order = np.argsort(-h, kind="mergesort")
@@ -330,7 +330,7 @@ def top_n(human, metrics, min_n: int = 4, method: str = "pearson", ci: bool = Fa
 def rolling_window(human, metrics, window: int = 4, method: str = "pearson", ci: bool = False,
                    n_resamples: int = 1000, seed: int | None = 12345):
     """Correlation over windows of ``window`` consecutive systems sorted by human score
-    ascending: start k = 0 .. n - window (Tangled Fig 1, window 4 or 8).
+    ascending: start k = 0 .. n - window (Mathur et al. 2020 Fig. 1, window 4 or 8).
 
     Returns a dict: ``start`` (k,) int, ``r`` (k, m) and optionally ``low``/``high``.
     """

@@ -2,9 +2,9 @@
 ``plot`` extra). Each function returns PNG bytes and optionally writes ``path``.
 
 * :func:`downsampling_plot` - run A vs run B document correlation against judgements per
-  document (A11; DocQE reaches r = 0.901 at about 107 per document).
+  document (Graham et al. 2017, EACL §3.1 reaches r = 0.901 at about 107 per document).
 * :func:`worker_means_plot` - each worker's mean raw score of degraded items against that of
-  the MT outputs, coloured by the QC decision (A4.2 / A4.3: a careful rater sits well below
+  the MT outputs, coloured by the QC decision (Mathur 2021 §3.3.1; Graham et al. 2017, NLE §4.1: a careful rater sits well below
   the diagonal).
 """
 from __future__ import annotations

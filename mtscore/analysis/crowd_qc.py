@@ -1,4 +1,4 @@
-"""Quality control of raw DA crowd ratings (evaluation-methods A4.2 / A4.3).
+"""Quality control of raw DA crowd ratings (Mathur 2021 §3.3.1; Graham et al. 2017, NLE §4.1).
 
 Works on a :class:`~mtscore.analysis.crowd.Ratings` table and reproduces the DA scripts of
 Graham et al. (``proc-hits``: ``concurrent-hits.R``, ``wrkr-times.R``, ``repeats.py``,
@@ -15,7 +15,7 @@ the corrected computation. The quirks:
 * numbers handed between R and perl go through the printing and reading of each
   (:func:`r_format`, :func:`perl_atof`, :func:`r_read`), last bits included.
 
-Per-HIT red flags (time and constant-sequence, A4.3) are in :func:`hit_stats` whatever the mode.
+Per-HIT red flags (time and constant-sequence, Graham et al. 2017, NLE §4.1) are in :func:`hit_stats` whatever the mode.
 """
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ def _concurrency(accept: np.ndarray, submit: np.ndarray, replicate_r: bool) -> n
 
 
 def hit_stats(r: Ratings, min_seconds: float = 300.0, max_run: int = 8, replicate_r: bool = True) -> HitStats:
-    """Per-assignment times corrected for concurrent HITs, and the per-HIT red flags of A4.3."""
+    """Per-assignment times corrected for concurrent HITs, and the per-HIT red flags of Graham et al. 2017, NLE §4.1."""
     first, code = _assignment_rows(r)
     h = first.size
     conc = np.ones(h, np.int64)
@@ -268,7 +268,7 @@ class WorkerStats:
     (NaN when the worker has no item of that type). min_hit_time, mean_hit_time: corrected
     seconds. mean_concurrent, max_concurrent: float64. max_const_run: int64. reject_rate:
     float64 (share of rejected assignments, 2 decimals). flag_scores, flag_time, flag_seq,
-    flag_rej: bool (the A4.3 red flags).
+    flag_rej: bool (the red flags of Graham et al. 2017, NLE §4.1).
     """
 
     worker: np.ndarray
@@ -301,7 +301,7 @@ def hit_rows(hs: HitStats, m: np.ndarray, replicate_r: bool = True) -> np.ndarra
 
 def worker_stats(r: Ratings, hits: HitStats, adequacy: bool = True, min_ref: float = 90.0,
                  min_seconds: float = 300.0, max_run: int = 8, replicate_r: bool = True) -> WorkerStats:
-    """Per-worker summary and red flags (``wrkr-times.R``; evaluation-methods A4.3) over all
+    """Per-worker summary and red flags (``wrkr-times.R``; Graham et al. 2017, NLE §4.1) over all
     of the worker's ratings (rejected assignments included, as the scripts do)."""
     names, first = np.unique(r.worker, return_index=True)
     names = names[np.argsort(first, kind="stable")]
@@ -339,7 +339,7 @@ def worker_stats(r: Ratings, hits: HitStats, adequacy: bool = True, min_ref: flo
 
 @dataclass(frozen=True)
 class WorkerQC:
-    """The rater test per worker (A4.2 as ``quality-control.R`` runs it). Arrays of length W.
+    """The rater test per worker (Mathur 2021 §3.3.1, as ``quality-control.R`` runs it). Arrays of length W.
 
     worker: str. n_pairs: int64 BAD_REF/original pairs. t, p: float64 one-sided paired t-test
     that degraded items score lower than their originals (NaN when untestable: fewer than two

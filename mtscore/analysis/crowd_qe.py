@@ -1,5 +1,5 @@
-"""The WMT-16 document-level QE gold label and the DocQE authors' simulation of it
-(evaluation-methods A13), with mtscore's own TER.
+"""The WMT-16 document-level QE gold label and the simulation of it by
+Graham et al. 2017, EACL §2, with mtscore's own TER.
 
 The gold label is G = W1 * TER(PE1, MT) + W2 * TER(PE2, PE1) (W1 = 1, W2 = 13). The post-edits
 were not released, so the authors simulated TER(PE1, MT) from document-level TER(MT, reference),
@@ -41,7 +41,7 @@ def document_ter(hyps: Sequence[str], refs: Sequence[str], documents: Sequence[s
 
 def simulate_ter_pe1(ter_mt_ref, da=None, mean: float | None = None, sd: float | None = None,
                      relocate: str = "da-quantiles") -> np.ndarray:
-    """Simulated TER(PE1, MT) per document (A13 steps 1-3).
+    """Simulated TER(PE1, MT) per document (Graham et al. 2017, EACL §2, steps 1-3).
 
     ``ter_mt_ref`` (D,): document TER(MT, reference). ``relocate``: 'da-quantiles' keeps the
     TER ranking but takes the shape of the (negated: higher DA = fewer edits) DA distribution
@@ -73,7 +73,7 @@ def simulate_ter_pe1(ter_mt_ref, da=None, mean: float | None = None, sd: float |
 
 def qe_gold_sweep(ter_pe1, gold, w2_official: float = 13.0, w2_values: Sequence[float] = tuple(range(1, 26)),
                   da=None, predictions: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """A13 steps 4-5: back out TER(PE2, PE1) = (gold - TER(PE1, MT)) / ``w2_official`` and
+    """Graham et al. 2017, EACL §2, steps 4-5: back out TER(PE2, PE1) = (gold - TER(PE1, MT)) / ``w2_official`` and
     recompute G(W2) = TER(PE1, MT) + W2 * TER(PE2, PE1) for each W2.
 
     Returns dict: w2 (K,), gold (K, D) the labels, r_da (K,) Pearson r of G(W2) with ``da``

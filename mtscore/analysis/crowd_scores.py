@@ -1,6 +1,6 @@
-"""DA scores from raw crowd ratings: standardisation (A5), segment (A6), document (A12) and
-system (A7) scores, the whole pipeline from batches to scores, and run-A vs run-B
-reliability with its down-sampling curve (A11).
+"""DA scores from raw crowd ratings: standardisation, segment, document (Graham et al. 2017, EACL §3) and
+system scores (Graham et al. 2017, NLE §3.4; Mathur 2021 §2.1.4), the whole pipeline from batches to scores, and run-A vs run-B
+reliability with its down-sampling curve (Graham et al. 2017, EACL §3.1).
 
 :func:`da_pipeline` chains QC (:mod:`.crowd_qc`), standardisation and scoring as the DA
 scripts of Graham et al. do (``proc-hits``), so that the ``docqe-eacl2017`` release's
@@ -87,7 +87,7 @@ def read_segment_key(path: str | Path) -> SegmentKey:
 
 def standardize_ratings(r: Ratings, stats_from: Ratings | None = None, replicate_r: bool = True
                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-worker z-scores (A5): (trunc(score) - mean_w) / sd_w, mean and sample SD (n - 1)
+    """Per-worker z-scores (Graham et al. 2017, NLE §3.4; Mathur 2021 §2.1.4): (trunc(score) - mean_w) / sd_w, mean and sample SD (n - 1)
     over all of the worker's ratings in ``stats_from`` (default ``r``; the DA scripts use every
     rating of the run, QC items and rejected assignments included). ``replicate_r`` passes
     mean and SD through R's ``print`` (7 significant digits) and perl's numification
@@ -179,7 +179,7 @@ def _group(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def segment_scores(r: Ratings, z: np.ndarray, types: Sequence[str] = SCORED_TYPES, min_n: int = 1) -> SegmentScores:
-    """Segment scores (A6): plain means of z and raw scores over the judgements of each
+    """Segment scores (Mathur 2021 §2.1.4): plain means of z and raw scores over the judgements of each
     (system, segment) whose type is in ``types`` (SYSTEM and REPEAT) and whose z is finite;
     ``min_n`` keeps segments with at least that many judgements (15 for strict segment DA)."""
     m = np.isin(r.item_type, list(types)) & np.isfinite(z)
@@ -205,7 +205,7 @@ def _rank(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DocumentScores:
-    """Per (system, document) (A12: unweighted mean of the segment means). Arrays (D,):
+    """Per (system, document) (Graham et al. 2017, EACL §3: unweighted mean of the segment means). Arrays (D,):
     system, document (str), z, raw (float64), n (int64 judgements), n_segments (int64)."""
 
     system: np.ndarray
@@ -236,8 +236,8 @@ def document_scores(seg: SegmentScores, digits: int | None = None) -> DocumentSc
 
 def system_scores(r: Ratings, z: np.ndarray, seg: SegmentScores, types: Sequence[str] = SCORED_TYPES
                   ) -> dict[str, np.ndarray]:
-    """System scores (A7) both ways: ``z``/``raw`` = mean over the system's judgements
-    (NLE, Thesis), ``z_seg``/``raw_seg`` = mean of its segment means (WMT). Returns a dict of
+    """System scores both ways: ``z``/``raw`` = mean over the system's judgements
+    (Graham et al. 2017, NLE; Mathur 2021), ``z_seg``/``raw_seg`` = mean of its segment means (WMT). Returns a dict of
     arrays (K,) sorted by ``z`` descending: system, z, raw, z_seg, raw_seg, n, n_segments."""
     m = np.isin(r.item_type, list(types)) & np.isfinite(z)
     names = np.unique(r.system[m])
@@ -295,7 +295,7 @@ def da_pipeline(r: Ratings, key: SegmentKey | None = None, alpha: float = 0.05, 
 
 
 def run_correlation(a: DocumentScores, b: DocumentScores, field: str = "z") -> tuple[float, int]:
-    """Reliability by self-replication (A11): Pearson r of two runs' document scores
+    """Reliability by self-replication (Graham et al. 2017, EACL §3.1): Pearson r of two runs' document scores
     (``field`` 'z' or 'raw') over the (system, document) pairs both scored. Returns (r, n);
     r is NaN with fewer than 3 common documents or a constant side."""
     ka = {k: v for k, v in zip(zip(a.system.tolist(), a.document.tolist()), getattr(a, field).tolist())}
@@ -311,7 +311,7 @@ def run_correlation(a: DocumentScores, b: DocumentScores, field: str = "z") -> t
 
 def downsampling_curve(res: DAResult, other: DocumentScores, order: str = "submit", field: str = "z"
                        ) -> dict[str, np.ndarray]:
-    """Reliability as a function of effort (A11): the QC-passing assignments of ``res`` are
+    """Reliability as a function of effort (Graham et al. 2017, EACL §3.1): the QC-passing assignments of ``res`` are
     added one HIT at a time (``order`` 'submit': by submit time, as collected; 'file': batch
     order); after each, document scores are recomputed from those HITs only (same z-scores)
     and correlated with ``other`` (the full other run).

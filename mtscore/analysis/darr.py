@@ -91,7 +91,7 @@ def darr_kendall(metric_scores, better, worse, missing: str = "drop"):
 
 def darr_bootstrap(metric_scores, better, worse, n_resamples: int = 1000, alpha: float = 0.05,
                    seed: int | None = 12345):
-    """Percentile bootstrap over DARR pairs (Thesis 2.3.3, E5), the same draws for every metric.
+    """Percentile bootstrap over DARR pairs (Mathur 2021 §2.3.3), the same draws for every metric.
 
     Returns dict: ``tau`` (m,), ``low``/``high`` (m,) and ``p_diff`` (m, m): the paired-bootstrap
     share of draws where metric i does NOT beat metric j (one-sided p for "i > j").

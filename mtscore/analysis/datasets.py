@@ -62,7 +62,7 @@ class SysLevel:
 
 def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: str | None = "Human",
                    raw_col: str | None = "HUMAN_RAW", metrics_as_columns: bool = True) -> SysLevel:
-    """Read an ``LP SYSTEM HUMAN <metric...>`` table (WMT20 results, Tangled WMT19) and drop
+    """Read an ``LP SYSTEM HUMAN <metric...>`` table (WMT20 results, the WMT19 tables of Mathur et al. 2020) and drop
     human "systems" (names starting with ``exclude_prefix``). ``HUMAN_RAW`` (if present) is kept
     both as ``human_raw`` and as a metric column, like the WMT20 tables. A metric cell may be
     missing (NA/NaN: the metric is then incomplete and skipped); everything else that is not a
@@ -140,7 +140,7 @@ def wmt20_sys_level(root, lp: str, testset: str = "newstest2020") -> SysLevel:
 
 
 def tangled_sys_level(root, lp: str) -> SysLevel:
-    """Tangled WMT19 ``DA-newstest2019-<lp>-sys-nohy-scores.csv`` (root = shared/data)."""
+    """The WMT19 tables of Mathur et al. 2020 (``nitikam/tangled``), ``DA-newstest2019-<lp>-sys-nohy-scores.csv`` (root = shared/data)."""
     p = Path(root) / "tangled" / "wmt19_sys_scores" / f"DA-newstest2019-{lp.replace('-', '')}-sys-nohy-scores.csv"
     sl = load_sys_level(p, raw_col=None)
     sl.lp = lp

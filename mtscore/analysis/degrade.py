@@ -1,14 +1,14 @@
-"""Degraded ("bad reference") quality-control items for a DA campaign (evaluation-methods A3).
+"""Degraded ("bad reference") quality-control items for a DA campaign (Graham et al. 2017, NLE §4).
 
 A degraded item is an MT output made worse in a known way; a rater who is paying attention
-scores it lower than the original (the QC test of A4). Two generators:
+scores it lower than the original (the rater test of Graham et al. 2017, NLE §4). Two generators:
 
 * :func:`replace_phrase` - the later WMT practice (Graham's ``bad-refs.py``): a span of the
   output is *replaced* by an n-gram taken from other text (:func:`ngram_pool`). The span length
   follows :func:`replaced_words`; the span never starts at the first word.
-* :func:`delete_phrase` - the NLE (Graham et al. 2017 §4) adequacy version: one contiguous
+* :func:`delete_phrase` - the Graham et al. 2017, NLE §4 adequacy version: one contiguous
   span is *deleted*; its length follows :func:`deleted_words`.
-* :func:`duplicate_words` - the NLE fluency version: a pair of adjacent words is copied
+* :func:`duplicate_words` - the Graham et al. 2017, NLE §4 fluency version: a pair of adjacent words is copied
   elsewhere (not next to the original pair, not at the start or the end).
 
 :func:`degrade` applies either to a list of texts, deterministically for a seed.
@@ -59,7 +59,7 @@ def replaced_words(n: int) -> int:
 
 
 def deleted_words(n: int) -> int:
-    """Words deleted from an output of ``n`` words (NLE §4 table): 1 for 2-3, 2 for 4-5,
+    """Words deleted from an output of ``n`` words (Graham et al. 2017, NLE §4, table): 1 for 2-3, 2 for 4-5,
     3 for 6-8, 4 for 9-15, 5 for 16-20, n // 5 above 20. One-word outputs cannot be degraded."""
     if n < 2:
         raise ValueError(f"an output of {n} word(s) cannot lose a phrase and keep a word")
@@ -117,7 +117,7 @@ def replace_phrase(text: str, pool: dict[int, list[str]], rng: random.Random) ->
 
 def delete_phrase(text: str, rng: random.Random) -> str:
     """``text`` without one contiguous span of :func:`deleted_words` words at a random start
-    (NLE §4; the paper leaves contiguity open, a "phrase" is read as one span)."""
+    (Graham et al. 2017, NLE §4; the paper leaves contiguity open, a "phrase" is read as one span)."""
     w = text.split()
     r = deleted_words(len(w))
     start = rng.randrange(0, len(w) - r + 1)
@@ -126,7 +126,7 @@ def delete_phrase(text: str, rng: random.Random) -> str:
 
 def duplicate_words(text: str, rng: random.Random) -> str:
     """``text`` with a random pair of adjacent words copied into a random gap between two words
-    that is not next to the pair itself (NLE fluency items; "a pair of words" is read as a
+    that is not next to the pair itself (Graham et al. 2017, NLE §4 fluency items; "a pair of words" is read as a
     bigram). Needs 4 or more words."""
     w = text.split()
     n = len(w)

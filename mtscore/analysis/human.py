@@ -114,7 +114,7 @@ def qc_paired_ttest(worker, item_type, key, score, alpha: float = 0.05):
 
 
 def qc_ranksum(worker, item_type, key, score, alpha: float = 0.05, absolute_repeat: bool = False):
-    """NLE (Graham et al. 2017 §4) rater test: one-sided Wilcoxon rank-sum of the repeat-pair
+    """Graham et al. 2017, NLE §4 rater test: one-sided Wilcoxon rank-sum of the repeat-pair
     differences (first - repeat) against the bad-reference differences (original - bad);
     H1: repeat differences are smaller. ``absolute_repeat`` uses |first - repeat|. The p-value
     is the normal approximation (:func:`mann_whitney_greater`) for every worker; R's
@@ -226,7 +226,7 @@ def segment_scores(system, segment, score, item_type=None, types: Iterable[str] 
 
 
 def document_scores(system, document, segment_score):
-    """Document score = unweighted mean of its segment means (DocQE §3, macro step).
+    """Document score = unweighted mean of its segment means (Graham et al. 2017, EACL §3, macro step).
     Inputs are per-segment arrays (e.g. from :func:`segment_scores`)."""
     (sy, dc), mean, n = _group_mean([np.asarray(system), np.asarray(document)],
                                     np.asarray(segment_score, dtype=np.float64))
@@ -236,7 +236,7 @@ def document_scores(system, document, segment_score):
 def system_scores(system, score, how: str = "segments", segment=None):
     """System scores. ``how='segments'``: ``system``/``score`` are per-segment rows and the
     system score is their mean (WMT "micro average over segments"); ``how='judgements'``: they
-    are individual judgements and the score is their plain mean (NLE/Thesis). Returns dict
+    are individual judgements and the score is their plain mean (Graham et al. 2017, NLE; Mathur 2021). Returns dict
     system (k,), score (k,), n (k,), sorted by score descending (the ranking)."""
     if how not in ("segments", "judgements"):
         raise ValueError("how must be 'segments' or 'judgements'")
@@ -344,7 +344,7 @@ def rank_clusters(p, alpha: float = 0.05, rule: str = "wmt21") -> np.ndarray:
 
 def equal_effort_subsample(system, order_key, per_system: int):
     """Keep the first ``per_system`` judgements of every system, in ``order_key`` order
-    (NLE §5.4: HITs in the order they were completed). Returns a bool mask (N,)."""
+    (Graham et al. 2017, NLE §5.4: HITs in the order they were completed). Returns a bool mask (N,)."""
     sysv = np.asarray(system)
     ok = np.argsort(np.asarray(order_key), kind="mergesort")
     _, codes = _codes(sysv[ok])
@@ -359,7 +359,7 @@ def equal_effort_subsample(system, order_key, per_system: int):
 
 
 def self_replication(item_a, score_a, item_b, score_b):
-    """Reliability by self-replication (A11): Pearson r between two independent runs' per-item
+    """Reliability by self-replication (Graham et al. 2017, EACL §3.1): Pearson r between two independent runs' per-item
     scores over the items both runs scored. Returns (r, n_items)."""
     from .correlation import pearson
 
@@ -372,7 +372,7 @@ def self_replication(item_a, score_a, item_b, score_b):
 
 
 def sequence_effect(worker, hit, position, score, gold=None, buckets: int = 1):
-    """Sequence-effect regression (Thesis eq. 4.1): Y_t = b0 + b1 Y_{t-1} + b2 Gold_t + e,
+    """Sequence-effect regression (Mathur 2021 eq. 4.1): Y_t = b0 + b1 Y_{t-1} + b2 Gold_t + e,
     pooled OLS over all workers, the lag taken within the same worker and HIT in presentation
     order (the first item of each HIT has no lag). Without ``gold`` fits b1' (no control).
     ``buckets`` > 1 fits the model separately in equal-size position buckets (tertiles = 3).

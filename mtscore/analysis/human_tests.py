@@ -3,14 +3,14 @@
 * :func:`rank_sum_test`: Wilcoxon rank-sum / Mann-Whitney U with R ``wilcox.test``'s rule:
   the **exact** p-value when both samples have fewer than 50 values and there are no ties,
   otherwise the normal approximation with tie and continuity correction.
-* :func:`nle_worker_test`: the NLE rater test (A4.1) with that exact small-sample p-value.
+* :func:`nle_worker_test`: the rater test of Graham et al. 2017, NLE §4 with that exact small-sample p-value.
 * :func:`sign_test` / :func:`sign_test_matrix`: the exact one-sided sign test used for
-  relative-ranking data (A8).
+  relative-ranking data (Graham et al. 2017, NLE §5.2).
 * :func:`combine_adequacy_fluency`: adequacy first, fluency only where adequacy is not
-  significant (A9).
+  significant (Graham et al. 2017, NLE §5.2).
 * :func:`significant_pair_share` / :func:`significance_curve`: the share of system pairs with a
   significant difference at several thresholds, and that share as the number of judgements per
-  system grows in collection order (A10, NLE Table 6 / Figure 5).
+  system grows in collection order (Graham et al. 2017, NLE §5.4, Table 6 / Figure 5).
 
 Inputs are numpy arrays; p-value matrices are (k, k) float64 with ``p[i, j]`` the one-sided p
 that system i is better than system j (NaN diagonal).
@@ -145,7 +145,7 @@ def _pair_scores(w, t, key, s, a_type: str, b_type: str) -> dict[tuple[str, obje
 
 def nle_worker_test(worker, item_type, key, score, alpha: float = 0.05, absolute_repeat: bool = False,
                     exact: bool | None = None) -> dict[str, np.ndarray]:
-    """NLE rater test (A4.1), per worker: one-sided rank-sum test that the bad-reference
+    """The rater test of Graham et al. 2017, NLE §4, per worker: one-sided rank-sum test that the bad-reference
     differences d_bad = s(SYSTEM) - s(BAD_REF) exceed the repeat differences
     d_rep = s(SYSTEM) - s(REPEAT) (``absolute_repeat``: |d_rep|), with R's exact small-sample
     p-value (see :func:`rank_sum_test`). ``key`` (N,) names the original item of each judgement
@@ -206,7 +206,7 @@ def sign_test(wins: int, losses: int, alternative: str = "greater") -> float:
 
 
 def sign_test_matrix(system_a, system_b, outcome, order: Sequence[str] | None = None):
-    """Sign tests from pairwise comparisons (relative ranking, A8): ``outcome`` (N,) is +1 when
+    """Sign tests from pairwise comparisons (relative ranking, Graham et al. 2017, NLE §5.2): ``outcome`` (N,) is +1 when
     ``system_a`` (N,) won, -1 when ``system_b`` (N,) won, 0 for a tie (ignored).
 
     Returns dict: systems (k,) (``order``, default by share of wins, best first), wins (k, k)
@@ -246,11 +246,11 @@ def sign_test_matrix(system_a, system_b, outcome, order: Sequence[str] | None = 
 
 
 def combine_adequacy_fluency(p_adequacy, p_fluency, alpha: float = 0.05, adequacy_alpha: float = 0.05):
-    """A9 decision for every system pair from two (k, k) one-sided p matrices in one system
+    """The Graham et al. 2017, NLE §5.2 decision for every system pair from two (k, k) one-sided p matrices in one system
     order: +1 where i is better than j, -1 where worse, 0 undecided.
 
     Adequacy decides where it is significant at ``alpha``; where adequacy does not differ at
-    ``adequacy_alpha`` (0.05 in the NLE) the fluency test at ``alpha`` decides; a pair whose
+    ``adequacy_alpha`` (0.05 in Graham et al. 2017, NLE) the fluency test at ``alpha`` decides; a pair whose
     adequacy p lies between ``alpha`` and ``adequacy_alpha`` stays undecided (fluency alone never
     overrides a significant adequacy result). Returns (decision (k, k) int8, source (k, k) str:
     'adequacy', 'fluency' or '')."""
@@ -274,7 +274,7 @@ def combine_adequacy_fluency(p_adequacy, p_fluency, alpha: float = 0.05, adequac
 
 
 def significant_pair_share(p, thresholds: Sequence[float] = (0.05, 0.01, 0.001)) -> dict[float, float]:
-    """A10: the share of the k(k-1)/2 system pairs with a significant difference at each
+    """Graham et al. 2017, NLE §5.4: the share of the k(k-1)/2 system pairs with a significant difference at each
     threshold, from a (k, k) matrix in ranking order (best first) where ``p[i, j]`` is the
     one-sided p that i beats j: the test is read once per pair, in the direction of the
     ranking (i above j). NaN p counts as not significant; fewer than 2 systems give NaN."""
@@ -291,7 +291,7 @@ def significant_pair_share(p, thresholds: Sequence[float] = (0.05, 0.01, 0.001))
 
 def significance_curve(system, score, order_key, sizes: Sequence[int],
                        thresholds: Sequence[float] = (0.05, 0.01, 0.001)) -> dict[str, np.ndarray]:
-    """A10 / NLE Figure 5: for each n in ``sizes``, keep the first n judgements of every system
+    """Graham et al. 2017, NLE §5.4, Figure 5: for each n in ``sizes``, keep the first n judgements of every system
     in ``order_key`` order (e.g. HIT submission time), rank systems by mean score, run the
     one-sided rank-sum test on the judgement scores of every pair in ranking direction and
     report the share of significant pairs. Returns dict n (m,), share (m, len(thresholds)),

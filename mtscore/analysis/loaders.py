@@ -11,7 +11,7 @@ Layouts handled (see ``../shared/data``):
 * WMT21 ranking files (``ad-sys-ranking-*-z.csv``): whitespace separated, no header.
 * WMT21 individual standardised ratings (``ad-xxen-good-stnd.csv``): tab separated.
 * WMT20 metric score files (``*.{sys,doc,seg}.score[.gz]``): tab separated, no header.
-* Combined system-level tables (``DA-newstest2020-deen-sys-scores.csv`` and the Tangled
+* Combined system-level tables (``DA-newstest2020-deen-sys-scores.csv`` and the
   ``DA-newstest2019-deen-sys-nohy-scores.csv``): ``LP SYSTEM HUMAN <metric...>``.
 * Significance matrices (``adwilcox-*.csv``, ``DA-*-sig*.csv``): square tables with row names.
 * Correlation outputs (``DA-*-cor*.csv``, ``RR-*-cor.csv``).
@@ -192,7 +192,7 @@ def _fix_ragged(path: Path, rows: list[str], linenos: list[int], ncol: int, ragg
 
 
 def _unique_names(names: Sequence[str]) -> list[str]:
-    """Duplicated names (e.g. Tangled has a metric called "LP") get a suffix: LP, LP.1."""
+    """Duplicated names (e.g. the Mathur et al. 2020 tables have a metric called "LP") get a suffix: LP, LP.1."""
     seen: dict[str, int] = {}
     uniq = []
     for n in names:
@@ -498,9 +498,9 @@ def metric_score_column(path: PathLike, t: pa.Table) -> np.ndarray:
 
 
 def read_combined_sys_scores(path: PathLike) -> pa.Table:
-    """``LP SYSTEM HUMAN <metric...>`` system-level tables (WMT20 results, Tangled WMT19).
+    """``LP SYSTEM HUMAN <metric...>`` system-level tables (WMT20 results, the WMT19 tables of Mathur et al. 2020).
 
-    Rows with fewer cells than the header are padded with NaN (Tangled en-cs lacks ESIM).
+    Rows with fewer cells than the header are padded with NaN (Mathur et al. 2020 en-cs lacks ESIM).
     """
     return read_combined_sys_scores_lines(path)[0]
 

@@ -1,4 +1,4 @@
-"""Univariate outlier detection on system-level human scores (Tangled 4.2, Thesis 6.2.1).
+"""Univariate outlier detection on system-level human scores (Mathur et al. 2020 §4.2; Mathur 2021 §6.2.1).
 
 robust z = (h - median(h)) / (b * median(|h - median(h)|)) with b = 1.4826 = 1/Phi^-1(0.75)
 (the released code; the papers print 1.483, which gives the same sets on WMT19); a system is

@@ -1,4 +1,4 @@
-"""Pairwise system decisions: human significance vs metric significance (Tangled §5, Thesis 6.6).
+"""Pairwise system decisions: human significance vs metric significance (Mathur et al. 2020 §5; Mathur 2021 §6.6).
 
 For every pair of systems of a language pair:
 
@@ -7,7 +7,7 @@ For every pair of systems of a language pair:
 * metric decision: paired bootstrap resampling on per-segment sufficient statistics for
   corpus metrics (BLEU, TER; Koehn 2004) or a paired t-test on per-segment scores for
   averaged metrics (chrF as micro-average, YiSi, ESIM, COMET), two-sided at ``alpha``;
-* errors (Thesis definitions): Type I = metric significant but humans find no difference or
+* errors (Mathur 2021 §6.6): Type I = metric significant but humans find no difference or
   the opposite; Type II = metric not significant but humans find a difference.
 
 Everything is vectorised over system pairs: the bootstrap draws one (B, N) resample-count
@@ -192,7 +192,7 @@ def error_table(decisions, metric: str, bins: Sequence[float] = DEFAULT_BINS):
 
 
 def agreement_matrix(decisions, metrics: Sequence[str] | None = None):
-    """Thesis Fig 6.12: cell (A, B) = number of system pairs where metric A errs and B is
+    """Mathur 2021 Fig. 6.12: cell (A, B) = number of system pairs where metric A errs and B is
     correct; the diagonal holds A's total errors. Returns (metrics, (m, m) int64)."""
     ms = list(metrics) if metrics is not None else list(dict.fromkeys(decisions["metric"].tolist()))
     keyed = {}

@@ -138,7 +138,7 @@ def rolling_plot(res: dict[str, np.ndarray], names: Sequence[str], window: int, 
 
 
 def pairwise_plot(decisions, metric: str, title: str = "", path: str | None = None) -> bytes:
-    """Tangled Fig 3/4 style: x = human delta, y = metric delta (oriented >= 0), colour = human
+    """Mathur et al. 2020 Fig. 3/4 style: x = human delta, y = metric delta (oriented >= 0), colour = human
     outcome (cyan n.s., green better, red worse); hollow markers = metric n.s."""
     plt = require_matplotlib()
     sel = decisions["metric"] == metric
@@ -195,7 +195,7 @@ def diverging_norm(centre: float, vmin: float = -1.0, vmax: float = 1.0):
 
 def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
                    path: str | None = None) -> bytes:
-    """B6 diagnostic heat map (Thesis §3.5.5): pairwise Pearson r of workers (rows by inferred
+    """Diagnostic heat map (Mathur 2021 §3.5.5): pairwise Pearson r of workers (rows by inferred
     precision), the model and the z-mean; the diverging map is centred at ``centre`` (the
     one-sided 95% critical r, 0.198 for 70 items; see ``rater_model.critical_r``)."""
     plt = require_matplotlib()
@@ -214,7 +214,7 @@ def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
 
 
 def sequence_bins_plot(res: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
-    """C4: mean score per previous-gold bin (Low .. High) for each N of averaged workers, with
+    """Mathur 2021 §4.4.1, Table 4.3: mean score per previous-gold bin (Low .. High) for each N of averaged workers, with
     High - Low and Welch p in the legend."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
@@ -254,7 +254,7 @@ def coefficient_plot(fits: dict[str, object], term: str = "lag", title: str = ""
 
 
 def subset_boxplot(res: dict, metrics: Sequence[str], title: str = "", path: str | None = None) -> bytes:
-    """E8 / Tangled Figure 2: per metric, boxes of Pearson r over the system subsets of each
+    """Mathur et al. 2020 §4.2, Figure 2: per metric, boxes of Pearson r over the system subsets of each
     group (box: quartiles, whiskers: 5% and 95% quantiles) from ``subsets.subset_correlations``."""
     plt = require_matplotlib()
     groups = list(res["groups"])
@@ -284,7 +284,7 @@ def subset_boxplot(res: dict, metrics: Sequence[str], title: str = "", path: str
 
 
 def significance_curve_plot(curve: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
-    """A10 / NLE Figure 5: share of system pairs significantly different vs judgements per system."""
+    """Graham et al. 2017, NLE §5.4, Figure 5: share of system pairs significantly different vs judgements per system."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     for j, t in enumerate(curve["thresholds"]):

@@ -14,7 +14,7 @@ its normal truncated to (max of its degraded items, min of its originals), in bl
 no constraint links).
 
 :func:`qc_links` turns a WMT ratings table (system, segment, type, HIT) into item codes and the
-degraded links; :func:`worker_correlations` and :func:`critical_r` give the B6 diagnostic
+degraded links; :func:`worker_correlations` and :func:`critical_r` give the diagnostic (Mathur 2021 §3.5.5)
 heat map's matrix and colour-map centre.
 
 Prior: the thesis gives k = 5, theta = 0.3 and calls theta a rate; a rate of 0.3 implies a
@@ -264,7 +264,7 @@ def _sample_degraded_pairs(mu: np.ndarray, mean: np.ndarray, sd: np.ndarray, deg
 
 
 def remove_spammers(item, worker, score, keep: int, group=None, **fit_kw):
-    """Thesis §3.5.4: fit on all workers, rank workers by inferred precision (within each
+    """Mathur 2021 §3.5.4: fit on all workers, rank workers by inferred precision (within each
     ``group``, e.g. HIT, when given), refit on the ``keep`` most precise. Returns
     (refit result, kept worker mask (n_workers,))."""
     item = np.asarray(item, dtype=np.int64)
@@ -289,7 +289,7 @@ def remove_spammers(item, worker, score, keep: int, group=None, **fit_kw):
 def simulate(n_items: int = 100, n_workers: int = 20, n_spammers: int = 0, coverage: float = 1.0,
              prior_shape: float = 5.0, prior_scale: float = 0.3, seed: int = 0):
     """Synthetic data with known truth: mu ~ N(0,1), tau ~ Gamma(k, theta), every worker scores
-    a ``coverage`` share of items; spammers' scores are i.i.d. N(0, 1) (Thesis §3.5.3).
+    a ``coverage`` share of items; spammers' scores are i.i.d. N(0, 1) (Mathur 2021 §3.5.3).
     Returns dict item, worker, score (N,), mu (n_items,), tau (n_workers + n_spammers,),
     spammer (n_workers + n_spammers,) bool."""
     rng = np.random.default_rng(seed)
@@ -353,7 +353,7 @@ def qc_links(system, segment, item_type, hit=None):
 
 def critical_r(n: int, alpha: float = 0.05) -> float:
     """One-sided critical Pearson r for n i.i.d. normal pairs: r = t / sqrt(t^2 + n - 2),
-    t the (1 - alpha) quantile of Student t with n - 2 dof (n = 70: 0.198, Thesis §3.5.5)."""
+    t the (1 - alpha) quantile of Student t with n - 2 dof (n = 70: 0.198, Mathur 2021 §3.5.5)."""
     from scipy.stats import t as tdist
 
     if n < 3:
@@ -363,7 +363,7 @@ def critical_r(n: int, alpha: float = 0.05) -> float:
 
 
 def worker_correlations(item, worker, score, fit: RaterModelResult, items=None, min_common: int = 3):
-    """B6 diagnostic matrix (Thesis §3.5.5): Pearson r between every pair of workers over the
+    """Diagnostic matrix (Mathur 2021 §3.5.5): Pearson r between every pair of workers over the
     items both scored, plus the model estimate and the z-mean as two extra rows/columns; rows
     sorted by inferred precision (most precise first). ``items`` (optional bool mask over items)
     restricts to e.g. the MT items. Returns (labels (W + 2,) list: worker indices then 'model',

@@ -46,7 +46,7 @@ def meta_evaluate(sl: SysLevel, outliers: Sequence[str] | None = None, n_resampl
     """System-level battery for one language pair. ``outliers``: names to remove; None means
     MAD on the human scores (1.4826, |z| > 2.5). Metrics with missing systems are dropped.
     ``subsets_k`` adds ``res["subsets"]``: every metric's r over all k-system subsets (random
-    ``subset_draws`` when there are too many), grouped by the outliers each contains (E8).
+    ``subset_draws`` when there are too many), grouped by the outliers each contains (Mathur et al. 2020 §4.2, Fig. 2).
     Fewer than ``MIN_SYSTEMS`` systems, no complete metric or constant human scores raise
     :class:`AnalysisInputError`; lesser problems (a constant metric, too few systems left
     without the outliers) are explained in ``res["notes"]`` (one line each)."""
@@ -83,7 +83,7 @@ def meta_evaluate(sl: SysLevel, outliers: Sequence[str] | None = None, n_resampl
 
 
 def _subsets(sl: SysLevel, out_mask: np.ndarray, k: int, draws: int, seed: int, notes: list[str]) -> dict:
-    """E8 for the report: r over k-subsets, marked by (at most 6 of) the outliers."""
+    """Mathur et al. 2020 §4.2, Fig. 2 for the report: r over k-subsets, marked by (at most 6 of) the outliers."""
     import math
 
     from .subsets import MAX_ENUMERATE, subset_correlations

@@ -1,14 +1,14 @@
 """Sequence effects in crowd ratings (Mathur 2021, Chapter 4), beyond the eq. 4.1 regression
 of :func:`mtscore.analysis.human.sequence_effect`.
 
-* :func:`sequence_bins` (C4): the worst-case effect on scores: items binned by the gold score of
+* :func:`sequence_bins` (Mathur 2021 §4.4.1, Table 4.3): the worst-case effect on scores: items binned by the gold score of
   the *previous* item in the HIT, the mean of N worker scores per item in each bin, High - Low
   with Welch's two-sample t-test.
-* :func:`sequence_logistic` (C5): binary tasks, a logistic regression of the label on the
+* :func:`sequence_logistic` (Mathur 2021 §4.4.2): binary tasks, a logistic regression of the label on the
   previous label, the expert label and the worker's share of positive labels in the HIT
   (excluding the current item); :func:`binary_worker_subsets` gives the all / non-extreme /
   good worker subsets.
-* :func:`sequence_pooled` (C6): one OLS regression pooled over several aspects (the lag is the
+* :func:`sequence_pooled` (Mathur 2021 §4.4.2, AFFECTIVE): one OLS regression pooled over several aspects (the lag is the
   worker's previous rating of the same aspect in the HIT), controlling for the gold score and the
   worker's correlation with gold.
 
@@ -178,7 +178,7 @@ def welch_test(a, b) -> tuple[float, float, float]:
 
 def sequence_bins(worker, hit, position, score, gold, n_workers: Sequence[int] = (1, 5, 10, 15),
                   bins: int = 3, residual: bool = False, seed: int = 0) -> dict[str, np.ndarray]:
-    """C4 (Thesis Table 4.3): worst-case effect of the previous item on scores.
+    """Mathur 2021 §4.4.1, Table 4.3: worst-case effect of the previous item on scores.
 
     An item is a (HIT, position) slot rated by several workers in one order; ``gold`` (N,) is the
     gold score of the judged item (e.g. the mean z of good workers). Items are put into ``bins``
@@ -246,7 +246,7 @@ def _slot_means(y: np.ndarray, slot: np.ndarray, cnt: np.ndarray, use: np.ndarra
 
 def binary_worker_subsets(worker, label, expert, extreme: tuple[float, float] = (0.2, 0.8),
                           min_accuracy: float = 0.6) -> dict[str, np.ndarray]:
-    """C5 worker subsets as judgement masks (N,) bool: ``all``; ``non_extreme`` (the worker's
+    """Worker subsets of Mathur 2021 §4.4.2 as judgement masks (N,) bool: ``all``; ``non_extreme`` (the worker's
     share of positive labels within ``extreme``, inclusive); ``good`` (accuracy against the
     expert label at least ``min_accuracy``)."""
     n = np.shape(label)[0]
@@ -272,7 +272,7 @@ def _binary(name: str, a) -> np.ndarray:
 
 def sequence_logistic(worker, hit, position, label, expert=None, proportion: bool = True,
                       mask=None) -> Regression:
-    """C5 (Thesis §4.4.2): logistic regression of the binary ``label`` (N,) on the same worker's
+    """Mathur 2021 §4.4.2: logistic regression of the binary ``label`` (N,) on the same worker's
     previous label in the HIT (``lag``), the ``expert`` (N,) label and, with ``proportion``, the
     worker's share of positive labels in the current HIT excluding the current item (``prop``).
     ``mask`` (N,) bool restricts the *modelled* judgements (e.g. a worker subset) after the lags
@@ -302,7 +302,7 @@ def sequence_logistic(worker, hit, position, label, expert=None, proportion: boo
 
 def sequence_pooled(worker, hit, position, score, gold, aspect=None, worker_covariate: bool = True,
                     mask=None) -> Regression:
-    """C6 (Thesis §4.4.2, AFFECTIVE): one OLS regression pooled over aspects,
+    """Mathur 2021 §4.4.2 (AFFECTIVE): one OLS regression pooled over aspects,
     y = b0 + b1 lag + b2 gold [+ b3 worker_corr] + e, where the lag is the worker's previous
     rating of the same ``aspect`` (N,) in the HIT (all one aspect when None) and worker_corr is
     the Pearson correlation of each worker's ratings with ``gold`` (N,) over all their

@@ -1,4 +1,4 @@
-"""Correlation over sub-sampled system sets (Tangled §4.2, Figure 2; Thesis Figure 6.4; E8).
+"""Correlation over sub-sampled system sets (Mathur et al. 2020 §4.2, Figure 2; Mathur 2021 Figure 6.4).
 
 Draw k of the n systems (every one of the C(n, k) subsets when that is affordable, otherwise
 random draws), compute each metric's Pearson r with the human scores on each subset, and group
@@ -18,7 +18,7 @@ from .errors import AnalysisInputError
 
 __all__ = ["MAX_ENUMERATE", "QUANTILES", "subset_correlations", "system_subsets"]
 
-MAX_ENUMERATE = 2_000_000  # C(22, 10) = 646,646 subsets (Tangled en-de) are enumerated
+MAX_ENUMERATE = 2_000_000  # C(22, 10) = 646,646 subsets (Mathur et al. 2020, en-de) are enumerated
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 _CHUNK = 16384
 

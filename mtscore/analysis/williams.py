@@ -1,4 +1,4 @@
-"""Williams test for two dependent correlations sharing the human scores (E4), winner sets.
+"""Williams test for two dependent correlations sharing the human scores (Mathur 2021 eq. 2.14; Mathur et al. 2020 §2), winner sets.
 
 Naming follows psych::r.test / mt-metrics-eval: r12 = corr(M1, H), r13 = corr(M2, H),
 r23 = corr(M1, M2); n = number of systems (or segments). One-sided p from a t distribution
