@@ -52,8 +52,10 @@ def run(capsys, *argv: str) -> tuple[int, str]:
 
 
 def assert_one_line(err: str, *fragments: str, prefix: str = "mtscore: error: ") -> None:
-    assert "Traceback" not in err and "Warning" not in err, err
-    assert err.count("\n") == 1 and err.startswith(prefix), err
+    assert "Traceback" not in err, err
+    assert "Warning" not in err, err
+    assert err.count("\n") == 1, err
+    assert err.startswith(prefix), err
     for f in fragments:
         assert f in err, (f, err)
 
@@ -319,7 +321,7 @@ def test_write_failure_names_the_requested_path(tmp_path, capsys, monkeypatch):
 
 def test_write_atomic_error_names_the_target(tmp_path):
     target = str(tmp_path / "missing" / "x.txt")
-    with pytest.raises(OSError) as e:
+    with pytest.raises(OSError, match="its folder does not exist") as e:
         report.write_atomic(target, "text")
     assert e.value.filename == target
 

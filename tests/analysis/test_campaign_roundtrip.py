@@ -209,7 +209,7 @@ def test_simulation_is_deterministic_and_rejects_bad_settings():
     a = batch_results_csv(camp, simulate(camp, QUALITY, raters, assignments=2, seed=9), "en", "es", seed=9)
     b = batch_results_csv(camp, simulate(camp, QUALITY, raters, assignments=2, seed=9), "en", "es", seed=9)
     assert a == b
-    with pytest.raises(AnalysisInputError, match="no quality given for system.*E"):
+    with pytest.raises(AnalysisInputError, match=r"no quality given for system.*E"):
         simulate(camp, {k: v for k, v in QUALITY.items() if k != "E"}, raters)
     with pytest.raises(AnalysisInputError, match="between 1 and the 4 raters, got 5"):
         simulate(camp, QUALITY, raters, assignments=5)

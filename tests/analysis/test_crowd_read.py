@@ -93,7 +93,7 @@ def test_appraise_document_layout_and_errors(tmp_path):
     assert len(r.skipped) == 1
     assert "1 whole-document ratings" in r.skipped[0]
     f.write_text("u1,sysA,1,XYZ,eng,deu,70,100.0,104.0\n")
-    with pytest.raises(AnalysisInputError, match="doc.csv:1: item type 'XYZ'"):
+    with pytest.raises(AnalysisInputError, match=r"doc.csv:1: item type 'XYZ'"):
         read_appraise_export(f)
     f.write_text("u1,sysA,1,TGT,eng,deu,170,100.0,104.0\n")
     with pytest.raises(AnalysisInputError, match=r"score '170' is outside the scale \[0, 100\]"):

@@ -199,9 +199,9 @@ def test_rater_model_bad_input():
         fit_rater_model([0, 1], [0, 0], [0.1, 0.2], degraded=[(5, 0)])
     with pytest.raises(AnalysisInputError, match="tied to its own original"):
         fit_rater_model([0, 1], [0, 0], [0.1, 0.2], degraded=[(1, 0)], repeat_of=[(1, 0)])
-    with pytest.raises(AnalysisInputError, match="unknown item type"):
-        from mtscore.analysis.rater_model import qc_links
+    from mtscore.analysis.rater_model import qc_links
 
+    with pytest.raises(AnalysisInputError, match="unknown item type"):
         qc_links(["s"], ["1"], ["BAD"])
     # a worker with a single rating is fine (precision from the prior plus one residual)
     res = fit_rater_model([0, 1, 0], [0, 0, 1], [0.5, -0.5, 0.4])

@@ -52,7 +52,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def one_line_error(err: str) -> str:
     """The message of a one-line ``mtscore: error: ...`` (no traceback, nothing else)."""
-    assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("mtscore: error: "), err
+    assert "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    assert err.startswith("mtscore: error: "), err
     return err[len("mtscore: error: "):-1]
 
 
