@@ -407,7 +407,10 @@ def test_cli_errors_are_one_line(tmp_path, capsys, files, argv, msg):
     argv = [str(names[a[1:a.index("}")]]) + a[a.index("}") + 1:] if a.startswith("{") else a
             for a in argv]
     rc, out, err = _cli(argv, capsys)
-    assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
+    assert rc == 1, err
+    assert out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    assert msg in err, err
 
 
 def test_cli_workers_checked_by_the_parser(tmp_path, capsys):

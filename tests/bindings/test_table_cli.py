@@ -61,7 +61,10 @@ def test_missing_refs_skip_equals_the_table_without_those_rows(tables, capsys):
 def test_file_and_column_errors_are_one_line(tables, tmp_path, capsys, name, argv, msg):
     (tmp_path / "hyp.bin").write_bytes(b"a b\nc d\n")
     rc, out, err = _cli(["score-table", str(tmp_path / name), *argv], capsys)
-    assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
+    assert rc == 1, err
+    assert out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    assert msg in err, err
 
 
 def test_os_errors_read_path_then_reason():

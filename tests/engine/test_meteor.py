@@ -226,8 +226,8 @@ def test_errors():
         METEOR(stemmer="porter")
     with pytest.raises(ValueError, match="line-count mismatch"):
         METEOR().corpus_score(["a", "b"], [["a"]])
+    m = METEOR()
     with pytest.raises(ValueError, match="same number of lines"):
-        m = METEOR()
         m.stats(["a", "b"], m.prepare([["a"]]))
     with pytest.raises(TypeError, match="synsets"):
         METEOR(wordnet=object())

@@ -148,7 +148,7 @@ def test_resampled_scores_match_compute_score_from_stats(metric):
 def test_missing_references_follow_the_policy(metric):
     refs = [[r if i != 1 else None for i, r in enumerate(REFS[0])], [None] * len(HYPS)]
     assert unreferenced_mask(refs).tolist() == [False, True, False, False, False, False]
-    with pytest.raises(ValueError, match="segment 1 .*no reference"):
+    with pytest.raises(ValueError, match=r"segment 1 .*no reference"):
         metric.corpus_stats(HYPS, refs)
     metric.missing_refs = "skip"
     with pytest.warns(UserWarning, match="1 of 6"):

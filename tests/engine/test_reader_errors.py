@@ -24,7 +24,9 @@ def _cli(argv, capsys):
 def _one_error(argv, capsys):
     rc, out, err = _cli(argv, capsys)
     lines = err.strip().splitlines()
-    assert rc == 1 and out == "" and len(lines) == 1, err
+    assert rc == 1, err
+    assert out == "", err
+    assert len(lines) == 1, err
     return lines[0]
 
 
