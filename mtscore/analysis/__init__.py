@@ -27,13 +27,13 @@ Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
   pairwise accuracy, acc_eq with tie calibration, soft pairwise accuracy, permutation tests
   (k-block), significance clusters; mt-metrics-eval parity. ``mtscore meta seg``.
 * :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
-* :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
+* :mod:`.plots`, :mod:`.report` - figures, HTML report (the ``mtscore meta|human`` commands live in
+  :mod:`mtscore.bindings.cli`).
 """
 import importlib
 
 __all__ = [
     "agreement",
-    "cli",
     "correlation",
     "crowd",
     "crowd_qc",

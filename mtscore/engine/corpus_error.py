@@ -1,7 +1,7 @@
 """The exception for bad corpus input, in a module of its own so that everything that raises or
 catches it (coercion on the metric path, file readers, the CLI) can import it at no cost: it
-imports nothing. (``engine/errors.py`` holds the argparse plumbing of the command-line faces;
-importing argparse would cost the metric path ~2 ms.)"""
+imports nothing. (``bindings/cli/parser.py`` holds the argparse plumbing of the command-line
+faces; importing argparse would cost the metric path ~2 ms.)"""
 
 __all__ = ["CorpusError"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.cli import main
+from mtscore.bindings.cli.analysis import main
 from tests.conftest import require
 
 GROUPS = """# Fomicheva & Specia (2016) batches

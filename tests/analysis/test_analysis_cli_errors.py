@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mtscore.analysis import cli, report
-from mtscore.analysis.cli import main
+from mtscore.analysis import report
+from mtscore.bindings.cli import analysis as cli
+from mtscore.bindings.cli.analysis import main
 
 HEADER = "LP SYSTEM HUMAN BLEU chrF TER"
 RATINGS_HEADER = "HITId WorkerId Input.src Input.trg Input.item hit sys_id rid type sid score time"
@@ -442,6 +443,6 @@ def test_help_has_no_doubled_percent(capsys, argv):
 
 
 def test_parser_is_built_with_the_one_line_error_parser():
-    from mtscore.engine.errors import OneLineErrorParser
+    from mtscore.bindings.cli.parser import OneLineErrorParser
 
     assert isinstance(cli.build_parser(), OneLineErrorParser)

@@ -14,11 +14,11 @@ from scipy.stats import norm, pearsonr
 
 from mtscore.analysis import human
 from mtscore.analysis.campaign import build_campaign, hit_problems, read_batch_input
-from mtscore.analysis.cli import main
 from mtscore.analysis.crowd import read_mturk_batches
 from mtscore.analysis.crowd_scores import da_pipeline
 from mtscore.analysis.errors import AnalysisInputError
 from mtscore.analysis.simulate import Rater, batch_results_csv, rater_pool, simulate, write_batch_results
+from mtscore.bindings.cli.analysis import main
 from tests.conftest import require
 
 QUALITY = {"A": 76.0, "B": 71.0, "C": 64.0, "D": 57.0, "E": 45.0}

@@ -140,7 +140,7 @@ def test_uncorrected_quirks_mode(docqe, runs):
 def test_cli_da_batches(docqe, capsys):
     import json
 
-    from mtscore.analysis.cli import main
+    from mtscore.bindings.cli.analysis import main
 
     hits = docqe / "batched-hits"
     assert main(["human", "da-batches", str(hits / "runA"), "--run-b", str(hits / "runB"),

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.cli import main
 from mtscore.analysis.crowd import read_mturk_batches
 from mtscore.analysis.crowd_scores import da_pipeline
 from mtscore.analysis.errors import AnalysisInputError
+from mtscore.bindings.cli.analysis import main
 
 HEADER = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
           "WorkTimeInSeconds", "Input.src", "Input.trg", "Input.item", "Input.hit", "Answer.Q1", "Answer.comments"]

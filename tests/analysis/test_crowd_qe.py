@@ -59,7 +59,7 @@ def test_cli_document_ter_against_release_da(shared_data, docs, tmp_path, capsys
     own run A document scores."""
     import json
 
-    from mtscore.analysis.cli import main
+    from mtscore.bindings.cli.analysis import main
 
     mt, ref, doc = docs
     d = shared_data / "docqe-eacl2017"

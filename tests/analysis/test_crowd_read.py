@@ -156,7 +156,7 @@ def test_mturk_reader_round_trips_adversarial_names():
 def test_appraise_through_cli(docqe, tmp_path, capsys):
     import json
 
-    from mtscore.analysis.cli import main
+    from mtscore.bindings.cli.analysis import main
 
     a = read_mturk_batches(docqe / "runA")
     f = _to_appraise(a, tmp_path / "export.csv")

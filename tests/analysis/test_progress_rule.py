@@ -37,7 +37,7 @@ def test_a_forced_bar_is_drawn(not_a_terminal, face):
 def test_meta_seg_leaves_the_choice_to_the_rule():
     import inspect
 
-    from mtscore.analysis import metaeval_cli
+    from mtscore.bindings.cli import metaeval as metaeval_cli
 
     src = inspect.getsource(metaeval_cli)
     assert "progress=True" not in src

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from mtscore.analysis import correlation, loaders
-from mtscore.analysis.cli import main
 from mtscore.analysis.errors import AnalysisInputError
+from mtscore.bindings.cli.analysis import main
 from mtscore.engine.strict_numbers import NumberSyntaxError, parse_number, parse_numbers
 from tests.analysis.test_analysis_cli_errors import ratings_rows  # the same synthetic DA ratings
 
@@ -387,8 +387,8 @@ def test_permutation_test_pearson_is_scale_safe():
 def test_scale_options_refuse_what_float_accepts():
     import argparse
 
-    from mtscore.analysis.cli import _levels
-    from mtscore.analysis.crowd_cli import _scale
+    from mtscore.bindings.cli.analysis import _levels
+    from mtscore.bindings.cli.crowd import _scale
 
     assert _levels("1-5") == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert _levels("0,0.5,1") == [0.0, 0.5, 1.0]

@@ -165,7 +165,7 @@ def test_missing_extra_message(files, monkeypatch):
             "    if name in ('MeCab', 'ipadic'): raise ImportError(name)\n"
             "    return real(name, *a, **k)\n"
             "builtins.__import__ = imp\n"
-            "from mtscore.bindings.cli import main; sys.exit(main(sys.argv[1:]))\n")
+            "from mtscore.bindings.cli.main import main; sys.exit(main(sys.argv[1:]))\n")
     r = subprocess.run([PY, "-c", code, files["ref0"], "-i", files["sys0"], "-tok", "ja-mecab"],
                        capture_output=True, env=ENV, timeout=300)
     assert r.returncode == 1

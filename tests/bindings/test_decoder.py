@@ -339,7 +339,7 @@ def test_read_moses_nbest_invalid_utf8(tmp_path):
 
 # ---- CLI -------------------------------------------------------------------------------------
 def _cli(argv, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     rc = main(argv)
     out, err = capsys.readouterr()

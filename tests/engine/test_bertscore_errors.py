@@ -203,7 +203,7 @@ def test_unusable_cache_and_no_temp_dir_is_one_clear_error(model_dir, tmp_path):
         def no_tmp(*a, **k):
             raise PermissionError(13, "Permission denied", "/tmp")
         tempfile.mkdtemp = no_tmp
-        from mtscore.bindings.cli import main
+        from mtscore.bindings.cli.main import main
         sys.exit(main(sys.argv[1:]))
     """)
     (tmp_path / "h.txt").write_text("a cat sat\n")
@@ -402,7 +402,7 @@ def test_baseline_not_utf8_or_a_directory(tmp_path):
     (["--model", "/nonexistent"], "--model '/nonexistent': no such file"),
 ])
 def test_cli_bad_options_are_one_line(filled_cache, tmp_path, monkeypatch, capsys, extra, match):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     _env(monkeypatch, MTSCORE_CACHE=filled_cache)
     (tmp_path / "h.txt").write_text("a cat sat\n")

@@ -241,7 +241,7 @@ def test_missing_stemmer_names_the_install_command(monkeypatch, tmp_path):
     assert METEOR(modules=("exact",)).sentence_score("a", ["a"]).score > 0
     (tmp_path / "t.txt").write_text("a b\n", encoding="utf-8")
     out = subprocess.run([sys.executable, "-c", "import sys; sys.modules['Stemmer'] = None; "
-                          "from mtscore.bindings.cli import main; sys.exit(main())", str(tmp_path / "t.txt"),
+                          "from mtscore.bindings.cli.main import main; sys.exit(main())", str(tmp_path / "t.txt"),
                           "-i", str(tmp_path / "t.txt"), "-m", "meteor"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 1
     assert install_hint("meteor") in out.stderr

@@ -14,7 +14,7 @@ from mtscore.engine.corpus import CorpusError, iter_batches, read_lines, read_ta
 
 
 def _cli(argv, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     rc = main(argv)
     out, err = capsys.readouterr()

@@ -1,4 +1,4 @@
-"""``mtscore meta ...`` and ``mtscore human ...`` (the lead's CLI dispatches here).
+"""``mtscore meta ...`` and ``mtscore human ...`` (:mod:`.main` dispatches here).
 
 Examples::
 
@@ -11,20 +11,18 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..engine.errors import nonnegative_int as _nonnegative_int
-from ..engine.errors import positive_float as _positive_float
-from ..engine.errors import positive_int as _positive_int
-from ..engine.errors import probability as _probability
-from ..engine.strict_numbers import parse_number
-from . import campaign_cli, crowd_cli
-from . import cli_procedures as procedures
-from .errors import AnalysisInputError
+from ...analysis.errors import AnalysisInputError
+from ...engine.strict_numbers import parse_number
+from . import campaign, crowd, metaeval, procedures
+from .parser import nonnegative_int as _nonnegative_int
+from .parser import positive_float as _positive_float
+from .parser import positive_int as _positive_int
+from .parser import probability as _probability
 
 __all__ = ["build_parser", "main"]
 
@@ -51,7 +49,7 @@ def _meta_opts(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ..engine.errors import OneLineErrorParser
+    from .parser import OneLineErrorParser
 
     ap = OneLineErrorParser(
         prog="mtscore",
@@ -91,7 +89,7 @@ def _add_meta(sub) -> None:
                     help="segment-level metrics for DARR (default chrF,TER; 'none' to skip)")
     _meta_opts(m2)
     procedures.add_meta_commands(msub)
-    importlib.import_module(f"{__package__}.metaeval_cli").add_parser(msub)  # mtscore meta seg
+    metaeval.add_parser(msub)  # mtscore meta seg
 
 
 def _add_human(sub) -> None:
@@ -124,8 +122,8 @@ def _add_human(sub) -> None:
     h2.add_argument("--keep", type=_positive_int, help="refit using only the KEEP most precise workers (KEEP >= 1)")
     _common_out(h2)
     _add_agreement(hsub)
-    campaign_cli.add_parsers(hsub)
-    crowd_cli.add_parsers(hsub)
+    campaign.add_parsers(hsub)
+    crowd.add_parsers(hsub)
     procedures.add_human_commands(hsub)
 
 
@@ -180,7 +178,7 @@ def _levels(text: str) -> list[float]:
 
 def _write(option: str, path: str, data: str | bytes) -> None:
     """Write an output file atomically; a failure names the option and the requested path."""
-    from .report import write_atomic
+    from ...analysis.report import write_atomic
 
     try:
         write_atomic(path, data)
@@ -212,7 +210,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     # every figure output needs matplotlib: say so now, not after the computation
     drawn = [f"--{k}" for k in ("plot", "png", "figdir", "html") if getattr(args, k, None)]
     if drawn:
-        from .plots import require_matplotlib
+        from ...analysis.plots import require_matplotlib
 
         try:
             require_matplotlib()
@@ -231,7 +229,7 @@ def _select_metrics(sl, spec: str | None):
         raise AnalysisInputError(f"--metrics: unknown metric(s) {', '.join(missing)}; "
                                  f"available: {', '.join(sl.metrics)}")
     idx = [sl.metrics.index(m) for m in want]
-    from .datasets import SysLevel
+    from ...analysis.datasets import SysLevel
 
     return SysLevel(sl.lp, sl.systems, sl.human, want, sl.scores[idx], sl.human_raw, sl.extra)
 
@@ -254,7 +252,7 @@ def _outliers(spec: str | None, default: list[str] | None, systems: Sequence[str
 
 def _load_meta(args: argparse.Namespace):
     """(SysLevel, default outlier list) for ``meta sys`` / ``meta wmt20``."""
-    from . import datasets
+    from ...analysis import datasets
 
     if args.cmd == "sys":
         sl = datasets.load_sys_level(args.scores)
@@ -275,8 +273,8 @@ def _load_meta(args: argparse.Namespace):
 
 def _darr(args: argparse.Namespace, res: dict) -> dict:
     """DARR Kendall-like tau for ``--seg-metrics`` into ``res['darr']``; returns the segment DA."""
-    from . import datasets
-    from .darr import darr_kendall, darr_pairs
+    from ...analysis import datasets
+    from ...analysis.darr import darr_kendall, darr_pairs
 
     root, base = Path(args.data), args.lp.split("_")[0]
     da = datasets.wmt20_seg_da(root, base)
@@ -298,8 +296,8 @@ def _pairwise(args: argparse.Namespace, res: dict, systems: list[str], da: dict)
     """Metric-vs-human significance decisions over system pairs (None when not possible)."""
     import numpy as np
 
-    from . import datasets
-    from .pairwise import error_table, paired_ttest_all, pairwise_decisions
+    from ...analysis import datasets
+    from ...analysis.pairwise import error_table, paired_ttest_all, pairwise_decisions
 
     root, base = Path(args.data), args.lp.split("_")[0]
     groups = {s: da["z"][da["sys"] == s] for s in systems}
@@ -323,9 +321,9 @@ def _pairwise(args: argparse.Namespace, res: dict, systems: list[str], da: dict)
 
 
 def _run_meta(args: argparse.Namespace) -> int:
-    if args.cmd == "seg":  # mtscore meta seg (metaeval_cli.py)
+    if args.cmd == "seg":  # mtscore meta seg (metaeval.py)
         return args.run_metaeval(args)
-    from . import report
+    from ...analysis import report
 
     sl, default_out = _load_meta(args)
     sl = _select_metrics(sl, args.metrics)
@@ -360,7 +358,7 @@ def _run_meta(args: argparse.Namespace) -> int:
 
 def _read_ratings(path: str) -> dict:
     """The ratings file as numpy columns, checked; ``score`` is float64 and finite."""
-    from . import loaders
+    from ...analysis import loaders
 
     t, linenos = loaders.read_ratings_lines(path)
     need = ("WorkerId", "sys_id", "sid", "type", "score")
@@ -384,7 +382,7 @@ def _human_ratings(args: argparse.Namespace, c: dict) -> dict:
     """System ranking, Wilcoxon matrix, clusters and worker QC for ``human ratings``."""
     import numpy as np
 
-    from . import human
+    from ...analysis import human
 
     score = c["score"]
     if args.raw:
@@ -409,7 +407,7 @@ def _human_ratings(args: argparse.Namespace, c: dict) -> dict:
 def _render_ratings(res: dict, fmt: str, alpha: float) -> str:
     import json
 
-    from .report import jsonable
+    from ...analysis.report import jsonable
 
     rows = list(zip(res["systems"], res["score"], res["n_segments"], res["cluster"], res["wins"]))
     if fmt == "json":
@@ -431,7 +429,7 @@ def _ratings_html(res: dict, text: str, ratings: str, alpha: float) -> str:
 
     import numpy as np
 
-    from . import human, plots
+    from ...analysis import human, plots
 
     names = res["systems"]
     png = plots.heatmap(human.wmt_wilcoxon_table(res["wilcoxon_p"], alpha, np.nan), names, names,
@@ -446,9 +444,9 @@ def _rater_model(args: argparse.Namespace, c: dict) -> str:
 
     import numpy as np
 
-    from .correlation import pearson
-    from .rater_model import fit_rater_model, qc_links, remove_spammers
-    from .report import jsonable
+    from ...analysis.correlation import pearson
+    from ...analysis.rater_model import fit_rater_model, qc_links, remove_spammers
+    from ...analysis.report import jsonable
 
     # every rating enters; repeats share their original's item, each HIT's degraded copy sits below it
     item, iu, degraded, is_sys = qc_links(c["sys_id"], c["sid"], c["type"], c.get("hit", c.get("HITId")))
@@ -483,7 +481,7 @@ def _agreement(args: argparse.Namespace) -> dict:
     """Everything ``human agreement`` reports, computed before anything is written."""
     import numpy as np
 
-    from . import agreement, loaders
+    from ...analysis import agreement, loaders
 
     judges, items, R = loaders.read_judge_ratings(args.ratings, args.levels)
     groups = loaders.read_judge_groups(args.groups, judges) if args.groups else None
@@ -522,7 +520,7 @@ def _render_agreement(res: dict, fmt: str) -> str:
     import io
     import json
 
-    from .report import jsonable
+    from ...analysis.report import jsonable
 
     if fmt == "json":
         return json.dumps(jsonable(res), indent=1) + "\n"
@@ -550,10 +548,10 @@ def _render_agreement(res: dict, fmt: str) -> str:
 
 
 def _run_human(args: argparse.Namespace) -> int:
-    if args.cmd in campaign_cli.COMMANDS:
-        return campaign_cli.run(args)
-    if args.cmd in crowd_cli.COMMANDS:
-        return crowd_cli.run(args)
+    if args.cmd in campaign.COMMANDS:
+        return campaign.run(args)
+    if args.cmd in crowd.COMMANDS:
+        return crowd.run(args)
     if args.cmd == "agreement":
         _emit(_render_agreement(_agreement(args), args.format), args.output)
         return 0

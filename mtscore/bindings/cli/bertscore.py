@@ -7,8 +7,8 @@ import argparse
 import json
 from collections.abc import Sequence
 
-from ..engine.bertscore import BERTScore, write_baseline
-from ..engine.bertscore_baseline import compute_baseline
+from ...engine.bertscore import BERTScore, write_baseline
+from ...engine.bertscore_baseline import compute_baseline
 
 
 def scorer_from_args(args: argparse.Namespace) -> BERTScore:
@@ -39,7 +39,7 @@ def score_system(scorer: BERTScore, hyps: Sequence[str],
 def baseline_main(argv: list[str] | None = None, run_command=None) -> int:
     """``mtscore bertscore baseline --corpus FILE --out FILE [--model M | --lang L] [--layers 1,2]``;
     ``run_command``: the CLI's error-policy runner (one line per user error)."""
-    from ..engine.errors import OneLineErrorParser, nonnegative_int, positive_int
+    from .parser import OneLineErrorParser, nonnegative_int, positive_int
 
     ap = OneLineErrorParser(prog="mtscore bertscore baseline",
                             description="Compute a BERTScore rescale baseline (bert_score's LAYER,P,R,F "
@@ -68,7 +68,7 @@ def baseline_main(argv: list[str] | None = None, run_command=None) -> int:
 def _baseline_run(a: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..engine.encoder.bert_score_tables import bert_score_defaults
+    from ...engine.encoder.bert_score_tables import bert_score_defaults
 
     try:
         layers = [int(x) for x in a.layers.split(",")] if a.layers else None

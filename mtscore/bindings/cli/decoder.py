@@ -16,14 +16,14 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from ..engine.atomic import atomic_write
-from .cli_input import CLIError
+from ...engine.atomic import atomic_write
+from .inputs import CLIError
 
 METRICS = ["bleu", "chrf", "chrf++", "ter"]
 
 
 def _common(p: argparse.ArgumentParser, default_metric: str) -> None:
-    from ..engine.errors import int_at_least
+    from .parser import int_at_least
 
     p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=METRICS,
                    help=f"metric (default {default_metric})")
@@ -52,7 +52,7 @@ def _options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _metric(args):
-    from .decoder import resolve_metric
+    from ..decoder import resolve_metric
 
     try:
         return resolve_metric(args.metric, _options(args.metric_option), args.workers)
@@ -146,7 +146,7 @@ def _block_groups(path: str, lines: list[str], with_log_probs: bool) -> list[Gro
 
 def mbr_main(argv: list[str], run_command) -> int:
     """``mtscore mbr``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
-    from ..engine.errors import OneLineErrorParser
+    from .parser import OneLineErrorParser
 
     p = OneLineErrorParser(
         prog="mtscore mbr", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -172,7 +172,7 @@ def mbr_main(argv: list[str], run_command) -> int:
 
 
 def _run_mbr(args) -> int:
-    from .decoder import mbr
+    from ..decoder import mbr
 
     lines = _read_lines(args.input, args.encoding)
     fmt = args.input_format
@@ -203,7 +203,7 @@ def _run_mbr(args) -> int:
 # ---- nbest ------------------------------------------------------------------------------------
 def nbest_main(argv: list[str], run_command) -> int:
     """``mtscore nbest``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
-    from ..engine.errors import OneLineErrorParser
+    from .parser import OneLineErrorParser
 
     p = OneLineErrorParser(
         prog="mtscore nbest", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -220,7 +220,7 @@ def nbest_main(argv: list[str], run_command) -> int:
 
 
 def _run_nbest(args) -> int:
-    from .decoder import NBestFormatError, nbest_oracle, read_moses_nbest
+    from ..decoder import NBestFormatError, nbest_oracle, read_moses_nbest
 
     try:
         lists = read_moses_nbest(args.nbest, args.encoding)

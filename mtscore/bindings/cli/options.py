@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from .cli_input import CLIError, UsageError
+from .inputs import CLIError, UsageError
 
 
 def input_output_options(p: argparse.ArgumentParser) -> None:
     """Files, encodings and the output path."""
-    from ..engine.errors import positive_int
+    from .parser import positive_int
 
     io_ = p.add_argument_group("input/output")
     io_.add_argument("refs", nargs="*", default=[],
@@ -32,7 +32,7 @@ def input_output_options(p: argparse.ArgumentParser) -> None:
 
 def metric_options(p: argparse.ArgumentParser) -> None:
     """Which metrics, and the options of each (sacrebleu's flags)."""
-    from ..engine.errors import nonnegative_int
+    from .parser import nonnegative_int
 
     m = p.add_argument_group("metrics")
     m.add_argument("--metrics", "-m", nargs="+", default=["bleu"],
@@ -42,7 +42,7 @@ def metric_options(p: argparse.ArgumentParser) -> None:
                    help="one score per segment (one metric, one system); BLEU uses effective order")
     m.add_argument("--workers", type=nonnegative_int, default=1,
                    help="threads for the compiled metrics (0 = all cores); results do not change")
-    from ..engine.line_limit import MAX_LINE_CHARS
+    from ...engine.line_limit import MAX_LINE_CHARS
 
     m.add_argument("--max-line-chars", type=nonnegative_int, default=MAX_LINE_CHARS, metavar="N",
                    help=f"refuse a line longer than N characters before any work (default {MAX_LINE_CHARS:,}; "
@@ -91,7 +91,7 @@ def metric_options(p: argparse.ArgumentParser) -> None:
 
 def statistics_options(p: argparse.ArgumentParser) -> None:
     """Bootstrap CIs and paired significance tests."""
-    from ..engine.errors import int_at_least, positive_int
+    from .parser import int_at_least, positive_int
 
     s = p.add_argument_group("statistics")
     s.add_argument("--confidence", "-ci", action="store_true",
@@ -111,8 +111,8 @@ def statistics_options(p: argparse.ArgumentParser) -> None:
 
 def report_options(p: argparse.ArgumentParser) -> None:
     """Output format, and BERTScore's options."""
-    from .. import __version__
-    from ..engine.errors import nonnegative_int
+    from ... import __version__
+    from .parser import nonnegative_int
 
     r = p.add_argument_group("reporting")
     r.add_argument("--quiet", "-q", action="store_true", help="no informational logging")
@@ -172,7 +172,7 @@ def meteor_kwargs(args) -> dict:
     """METEOR stems with the target language's Snowball stemmer (-l xx-YY); a target Snowball
     has no stemmer for (zh, ja, ko, ...) gets the exact module only (its signature says mod:exact);
     no -l: English, METEOR's home language."""
-    from ..engine.metrics.meteor_lexicon import SNOWBALL_LANGUAGES
+    from ...engine.metrics.meteor_lexicon import SNOWBALL_LANGUAGES
 
     trg = args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else "en"
     if trg in SNOWBALL_LANGUAGES:
@@ -189,7 +189,7 @@ def per_segment(args) -> bool:
 def build_metrics(args, **common) -> dict:
     """``{NAME: metric}`` in -m order (BERTScore is run separately); ``common``: constructor
     arguments every metric takes (``missing_refs``)."""
-    from ..engine.metrics.registry import make_metric
+    from ...engine.metrics.registry import make_metric
 
     metrics = {}
     for name in args.metrics:

@@ -32,7 +32,7 @@ def refuse_outputs_onto_inputs(parser: argparse.ArgumentParser, args: argparse.N
     """``parser.error`` (one line, exit 2) when an output option names the same file as an input
     argument (``os.path.samefile``: links and relative paths resolved; devices and FIFOs never
     clash), e.g. ``mtscore ref -i hyp -o ref`` would leave the score where the reference was."""
-    from .atomic import first_clash
+    from ...engine.atomic import first_clash
 
     values = vars(args)
     candidates = []

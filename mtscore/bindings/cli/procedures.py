@@ -1,4 +1,4 @@
-"""CLI subcommands for the thesis procedures (registered by :mod:`mtscore.analysis.cli`).
+"""CLI subcommands for the thesis procedures (registered by :mod:`.analysis`).
 
     mtscore human worker-test --ratings ad-csen-good-stnd.csv          # A4.1, R's exact p
     mtscore human significance --ratings ad-csen-good-stnd.csv --sizes 100,200,400 --plot a10.png
@@ -13,14 +13,14 @@ import json
 import sys
 from typing import TYPE_CHECKING, Callable
 
-from ..engine.errors import nonnegative_int, positive_float, positive_int, probability
-from ..engine.strict_numbers import parse_number
-from .errors import AnalysisInputError
+from ...analysis.errors import AnalysisInputError
+from ...engine.strict_numbers import parse_number
+from .parser import nonnegative_int, positive_float, positive_int, probability
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .sequence_effects import Regression
+    from ...analysis.sequence_effects import Regression
 
 __all__ = ["COMMANDS", "add_human_commands", "add_meta_commands", "run"]
 
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if args.html:
-        from .report import render_procedure_html
+        from ...analysis.report import render_procedure_html
 
         page = render_procedure_html(f"mtscore {args.area} {args.cmd}",
                                      [{"heading": args.cmd, "about": about, "text": rendered["text"], "figures": figs}])
@@ -148,13 +148,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _jsonable(x):
-    from .report import jsonable
+    from ...analysis.report import jsonable
 
     return jsonable(x)
 
 
 def _write(option: str, path: str, data) -> None:
-    from .report import write_atomic
+    from ...analysis.report import write_atomic
 
     try:
         write_atomic(path, data)
@@ -163,7 +163,7 @@ def _write(option: str, path: str, data) -> None:
 
 
 def _ratings(path: str) -> dict[str, np.ndarray]:
-    from . import loaders
+    from ...analysis import loaders
 
     t, linenos = loaders.read_ratings_lines(path)
     need = ("HITId", "WorkerId", "sys_id", "sid", "type", "score")
@@ -190,7 +190,7 @@ def _key(c: dict[str, np.ndarray]) -> np.ndarray:
 def _run_worker_test(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from .human_tests import nle_worker_test
+    from ...analysis.human_tests import nle_worker_test
 
     c = _ratings(args.ratings)
     r = nle_worker_test(c["WorkerId"], c["type"], _key(c), c["score"], args.alpha, args.absolute_repeat)
@@ -210,8 +210,8 @@ def _run_worker_test(args: argparse.Namespace) -> dict:
 def _run_significance(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from . import human
-    from .human_tests import significance_curve, significant_pair_share
+    from ...analysis import human
+    from ...analysis.human_tests import significance_curve, significant_pair_share
 
     c = _ratings(args.ratings)
     seg = human.segment_scores(c["sys_id"], c["sid"], c["score"], c["type"])
@@ -229,7 +229,7 @@ def _run_significance(args: argparse.Namespace) -> dict:
         lines += [f"  {n:>6}: " + "  ".join(f"p<{t:g} {100 * v:5.1f}%" for t, v in zip(args.thresholds, row))
                   for n, row in zip(cur["n"], cur["share"])]
         if args.plot or args.html:
-            from . import plots
+            from ...analysis import plots
 
             res["_figs"] = {"share of significant pairs by judgements per system":
                             plots.significance_curve_plot(cur, title=str(args.ratings))}
@@ -243,8 +243,8 @@ def _run_significance(args: argparse.Namespace) -> dict:
 def _run_heatmap(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from . import plots
-    from .rater_model import critical_r, fit_rater_model, qc_links, worker_correlations
+    from ...analysis import plots
+    from ...analysis.rater_model import critical_r, fit_rater_model, qc_links, worker_correlations
 
     c = _ratings(args.ratings)
     hits = np.unique(c["hit"])
@@ -272,8 +272,8 @@ def _run_heatmap(args: argparse.Namespace) -> dict:
 
 
 def _run_sequence(args: argparse.Namespace) -> dict:
-    from . import loaders
-    from . import sequence_effects as se
+    from ...analysis import loaders
+    from ...analysis import sequence_effects as se
 
     t, linenos = loaders.read_table_lines(args.table, string_columns=("worker", "hit", "aspect"))
     missing = [k for k in ("worker", "hit", "position", "score", "gold") if k not in t.column_names]
@@ -292,7 +292,7 @@ def _run_sequence(args: argparse.Namespace) -> dict:
         lines += [f"  N={n:<3} " + " ".join(f"{v:8.4f}" for v in row) + f"   H-L {d:+.4f}  p {p:.3g}"
                   for n, row, d, p in zip(b["n"], b["bin_mean"], b["high_minus_low"], b["welch_p"])]
         if args.plot or args.html:
-            from . import plots
+            from ...analysis import plots
 
             res["_figs"] = {"C4: previous item's gold": plots.sequence_bins_plot(b, title=str(args.table))}
     res["regression"] = {}
@@ -316,7 +316,7 @@ def _subset_fits(binary: bool, w, h, col: dict[str, np.ndarray], aspect) -> dict
     A subset whose model cannot be estimated maps to the reason (a string)."""
     import numpy as np
 
-    from . import sequence_effects as se
+    from ...analysis import sequence_effects as se
 
     if binary:
         masks = se.binary_worker_subsets(w, col["score"], col["gold"])
@@ -340,9 +340,9 @@ def _subset_fits(binary: bool, w, h, col: dict[str, np.ndarray], aspect) -> dict
 def _run_subsets(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from .datasets import load_sys_level
-    from .outliers import mad_outliers
-    from .subsets import QUANTILES, subset_correlations
+    from ...analysis.datasets import load_sys_level
+    from ...analysis.outliers import mad_outliers
+    from ...analysis.subsets import QUANTILES, subset_correlations
 
     sl = load_sys_level(args.scores).complete_metrics()
     metrics = sl.metrics if not args.metrics else [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -360,7 +360,7 @@ def _run_subsets(args: argparse.Namespace) -> dict:
         lines += [f"    {m:<22} {q[2]:.3f} [{q[0]:.3f}, {q[-1]:.3f}]" for m, q in zip(metrics, res["quantiles"][g])]
     figs = {}
     if args.plot or args.html:
-        from . import plots
+        from ...analysis import plots
 
         figs = {"E8: r over system subsets": plots.subset_boxplot(res, metrics, title=f"{sl.lp}: k = {args.k}")}
     return {**res, "metrics": metrics, "quantile_levels": QUANTILES, "_text": "\n".join(lines) + "\n",

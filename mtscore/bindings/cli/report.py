@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import sys
 
-from ..engine.atomic import atomic_write
+from ...engine.atomic import atomic_write
 
 
 def emit(text: str, args) -> None:
@@ -97,7 +97,7 @@ def sentence_level_text(args, metrics: dict, stats: dict) -> str:
 
 
 def single_system_text(args, metrics: dict, stats: dict, bert, collected) -> str:
-    from ..engine.significance import bootstrap_ci
+    from ...engine.significance import bootstrap_ci
 
     results = []
     for name in sorted(metrics):
@@ -114,7 +114,7 @@ def single_system_text(args, metrics: dict, stats: dict, bert, collected) -> str
 
 
 def paired_text(args, names: list[str], metrics: dict, stats: dict) -> str:
-    from ..engine.significance import compare_stats
+    from ...engine.significance import compare_stats
     from .significance_report import colors_enabled, format_comparison
 
     test = "bs" if args.paired_bs else "ar"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..engine.significance import ComparisonResult, compare
+from ...engine.significance import ComparisonResult, compare
 from .grid_table import fancy_grid
 
 _ANSI = {"yellow": "\x1b[33m", "cyan": "\x1b[36m", "red": "\x1b[31m", "green": "\x1b[32m"}
@@ -254,7 +254,7 @@ def run_ci_cli(args, hyps: Sequence[str], refs, metrics, color: bool | None = No
     out = []
     for metric in items:
         if seed is not None and n_boot > 1:
-            from ..engine.significance import bootstrap_ci
+            from ...engine.significance import bootstrap_ci
 
             stats = metric.corpus_stats(hyps, refs)
             score = metric.compute_score_from_stats(metric.sum_stats(stats))

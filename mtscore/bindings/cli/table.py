@@ -11,11 +11,11 @@ import logging
 import os
 from typing import Any, NamedTuple
 
-from ..engine.corpus_error import CorpusError
-from ..engine.metrics.base import MissingReferenceError
-from .cli_input import CLIError
-from .cli_options import build_metrics, check_options, metric_kwargs, metric_options, report_options, statistics_options
-from .cli_report import (
+from ...engine.corpus_error import CorpusError
+from ...engine.metrics.base import MissingReferenceError
+from .inputs import CLIError
+from .options import build_metrics, check_options, metric_kwargs, metric_options, report_options, statistics_options
+from .report import (
     corpus_metrics,
     emit,
     json_args,
@@ -27,7 +27,7 @@ from .cli_report import (
 
 
 def _table_parser() -> argparse.ArgumentParser:
-    from ..engine.errors import OneLineErrorParser
+    from .parser import OneLineErrorParser
 
     p = OneLineErrorParser(
         prog="mtscore score-table",
@@ -86,7 +86,7 @@ class _Part(NamedTuple):
 def _check_paths(paths: list[str]) -> None:
     """Each local path exists and is a table (format from its extension; a folder is a Parquet
     dataset); remote URIs (``s3://``...) are left to Ray."""
-    from ..engine.tables import TABLE_FORMATS, guess_format
+    from ...engine.tables import TABLE_FORMATS, guess_format
 
     for p in paths:
         if "://" in p:
@@ -182,7 +182,7 @@ def _table_locally(args, metrics: dict, per_seg: bool):
     by mtscore.score, one entry per test set."""
     from types import SimpleNamespace
 
-    from .api import score
+    from ..api import score
 
     bert = _bertscore_runner()(args) if "bertscore" in args.metrics else None
     corpus, test_sets = _load_local(args)
@@ -202,7 +202,7 @@ def _table_locally(args, metrics: dict, per_seg: bool):
 
 def _load_local(args):
     """``(corpus of all paths, test-set name per row or None)``."""
-    from ..engine.corpus import Corpus, load_corpus
+    from ...engine.corpus import Corpus, load_corpus
 
     corpora, test_sets = [], []
     for p in args.paths:
@@ -250,7 +250,7 @@ def _split_test_sets(corpus, test_sets: list[str] | None):
     import numpy as np
     import pyarrow as pa
 
-    from ..engine.corpus import Corpus
+    from ...engine.corpus import Corpus
 
     enc = pa.array(test_sets, pa.string()).dictionary_encode()  # dictionary: first-appearance order
     codes = np.asarray(enc.indices)
@@ -267,7 +267,7 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
 
     import numpy as np
 
-    from .ray import score_ray
+    from ..ray import score_ray
 
     specs = {}
     for name, m in metrics.items():
@@ -279,7 +279,7 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     keep = bool(args.confidence or paired)
     tmp, cleanup = None, None
     if per_seg:
-        from ..engine.atomic import register_temporary
+        from ...engine.atomic import register_temporary
 
         fd, tmp = tempfile.mkstemp(prefix=".mtscore-segments-", suffix=".parquet")
         os.close(fd)
@@ -334,9 +334,9 @@ def _bertscore_kwargs(args) -> dict[str, Any]:
 def _bertscore_runner():
     """``BERTScoreRunner`` (the report's BERTScore lines), or the install hint."""
     try:
-        from .bertscore_cli import BERTScoreRunner
+        from .bertscore import BERTScoreRunner
     except ImportError as e:
-        from ..engine.missing_extra import install_hint
+        from ...engine.missing_extra import install_hint
 
         raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
     return BERTScoreRunner
