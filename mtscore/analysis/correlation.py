@@ -21,6 +21,7 @@ __all__ = [
     "correlate",
     "kendall",
     "kendall_like",
+    "kendall_like_pairs",
     "pearson",
     "pow2_normalise",
     "rankdata_rows",
@@ -221,10 +222,8 @@ def kendall_like(gold, metric, thresh: float = 25.0):
     Pairs with |gold_i - gold_j| >= thresh count; concordant if the metric orders them the same
     way strictly, otherwise discordant (metric ties and NaN are discordant). Returns
     (tau, n_pairs, concordant, discordant); tau = 0 when there is no pair. The pairs are
-    counted by :func:`mtscore.analysis.darr.darr_kendall`.
+    counted by :func:`kendall_like_pairs`.
     """
-    from .darr import darr_kendall
-
     g = np.asarray(gold, dtype=np.float64)
     x = np.asarray(metric, dtype=np.float64)
     ok = ~np.isnan(g)
@@ -235,9 +234,38 @@ def kendall_like(gold, metric, thresh: float = 25.0):
     # a gold tie (only with thresh <= 0) pairs an item with itself: never concordant
     better = np.where(dg < 0, ju, iu)[use]
     worse = np.where(dg > 0, ju, iu)[use]
-    r = darr_kendall(x, better, worse, missing="discordant")
+    r = kendall_like_pairs(x, better, worse, missing="discordant")
     npairs = r["n"]
     return (r["tau"] if npairs else 0.0), npairs, r["concordant"], r["discordant"]
+
+
+def kendall_like_pairs(metric_scores, better, worse, missing: str = "drop"):
+    """Kendall-like tau (WMT DARR) of each metric row on given pairs: a pair is concordant when the metric scores the
+    better translation strictly higher, discordant otherwise (a metric tie is discordant).
+
+    metric_scores (m, N) or (N,) float64 aligned with the DA rows; ``better``/``worse`` (P,)
+    int64 row indices. A NaN metric score (metric missing for that translation) drops the pair
+    for that metric (``missing='drop'``) or counts it as discordant (``'discordant'``, as
+    mt-metrics-eval's KendallLike). Returns dict with ``tau`` (m,) (NaN without pairs), ``n``
+    (m,) pairs used, ``concordant`` (m,), ``discordant`` (m,).
+    """
+    if missing not in ("drop", "discordant"):
+        raise ValueError(f"missing={missing!r}: use 'drop' or 'discordant'")
+    M = np.asarray(metric_scores, dtype=np.float64)
+    scalar = M.ndim == 1
+    if scalar:
+        M = M[None, :]
+    mb, mw = M[:, better], M[:, worse]
+    valid = ~(np.isnan(mb) | np.isnan(mw)) if missing == "drop" else np.ones(mb.shape, bool)
+    conc = ((mb > mw) & valid).sum(axis=1)
+    n = valid.sum(axis=1)
+    disc = n - conc
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(n > 0, (conc - disc) / np.maximum(n, 1), np.nan)
+    out = {"tau": tau, "n": n, "concordant": conc, "discordant": disc}
+    if scalar:
+        out = {k: v[0].item() for k, v in out.items()}
+    return out
 
 
 CORRELATIONS: dict[str, Callable] = {"pearson": pearson, "spearman": spearman, "kendall": kendall}

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from .correlation import kendall_like_pairs
+
 __all__ = ["darr_bootstrap", "darr_kendall", "darr_pairs"]
 
 
@@ -61,32 +63,10 @@ def darr_pairs(systems: Sequence[str], segments, raw, thresh: float = 25.0,
 
 
 def darr_kendall(metric_scores, better, worse, missing: str = "drop"):
-    """Kendall-like tau for each metric row: a pair is concordant when the metric scores the
-    better translation strictly higher, discordant otherwise (a metric tie is discordant).
-
-    metric_scores (m, N) or (N,) float64 aligned with the DA rows; ``better``/``worse`` (P,)
-    int64 row indices. A NaN metric score (metric missing for that translation) drops the pair
-    for that metric (``missing='drop'``) or counts it as discordant (``'discordant'``, as
-    mt-metrics-eval's KendallLike). Returns dict with ``tau`` (m,) (NaN without pairs), ``n``
-    (m,) pairs used, ``concordant`` (m,), ``discordant`` (m,).
-    """
-    if missing not in ("drop", "discordant"):
-        raise ValueError(f"missing={missing!r}: use 'drop' or 'discordant'")
-    M = np.asarray(metric_scores, dtype=np.float64)
-    scalar = M.ndim == 1
-    if scalar:
-        M = M[None, :]
-    mb, mw = M[:, better], M[:, worse]
-    valid = ~(np.isnan(mb) | np.isnan(mw)) if missing == "drop" else np.ones(mb.shape, bool)
-    conc = ((mb > mw) & valid).sum(axis=1)
-    n = valid.sum(axis=1)
-    disc = n - conc
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = np.where(n > 0, (conc - disc) / np.maximum(n, 1), np.nan)
-    out = {"tau": tau, "n": n, "concordant": conc, "discordant": disc}
-    if scalar:
-        out = {k: v[0].item() for k, v in out.items()}
-    return out
+    """Kendall-like tau of each metric row on the DARR pairs ``better``/``worse`` (P,) int64
+    (row indices into ``metric_scores`` (m, N) or (N,) float64):
+    :func:`mtscore.analysis.correlation.kendall_like_pairs`, which counts them."""
+    return kendall_like_pairs(metric_scores, better, worse, missing)
 
 
 def darr_bootstrap(metric_scores, better, worse, n_resamples: int = 1000, alpha: float = 0.05,
