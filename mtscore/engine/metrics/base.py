@@ -14,7 +14,7 @@ multi-worker execution) is built on these two, because the statistics are additi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 # imported with the metric, not on its first call (a few imports nothing else): a first
 # corpus_score would otherwise pay for finding and loading it
@@ -25,11 +25,6 @@ from .score import SACREBLEU_VERSION as SACREBLEU_VERSION
 from .score import OwnSignature as OwnSignature
 from .score import Score as Score
 from .score import Signature as Signature
-
-try:  # Python >= 3.8
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore[assignment]
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
