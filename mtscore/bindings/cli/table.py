@@ -267,13 +267,15 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
 
     import numpy as np
 
+    from ...engine.metrics.registry import METRICS, metric_name
     from ..ray import score_ray
 
     specs = {}
     for name, m in metrics.items():
-        key = name.lower()
-        # "chrf++" names word order 2 (the registry refuses it with another order)
-        specs[name] = "chrf++" if key == "chrf" and getattr(m, "word_order", 0) == 2 else key
+        # the registry's name of the configured object ("chrf++" for chrF with word order 2:
+        # the registry refuses that name with another order), else the -m name
+        named = metric_name(m)
+        specs[name] = named if named in METRICS else name.lower()
     kwargs = {n: metric_kwargs(args, n) for n in ("bleu", "chrf", "ter")}
     with_bert = "bertscore" in args.metrics
     keep = bool(args.confidence or paired)
@@ -372,9 +374,10 @@ def _segments_of(table, ts: str, names: list[str]):
         .drop(["_rank"])
 
 
-def table_main(argv: list[str], run_command) -> int:
-    """``mtscore score-table ARGS``; ``run_command`` is the CLI's errors contract
-    (:func:`mtscore.bindings.cli.run_command`)."""
+def table_main(argv: list[str]) -> int:
+    """``mtscore score-table ARGS``: parse (usage errors exit 2), score, report."""
+    from .runner import run_command
+
     args = _table_parser().parse_args(argv)
     if not args.quiet:
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
