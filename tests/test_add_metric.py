@@ -161,15 +161,15 @@ def test_compare_paired_bootstrap(toy):
 
 def test_decoder_sentence_scores_and_pairwise(toy):
     got = decoder.sentence_scores(HYPS, REFS[0], metric="toy")
-    want = [ToyMatch().sentence_score(h, [r]).score for h, r in zip(HYPS, REFS[0])]
+    want = [ToyMatch().corpus_score([h], [[r]]).score for h, r in zip(HYPS, REFS[0])]
     np.testing.assert_array_equal(got, want)
     m = decoder.pairwise(HYPS, OTHER, metric="toy", lowercase=True)
     assert m.shape == (len(HYPS), len(OTHER))
-    assert m[0, 0] == ToyMatch(lowercase=True).sentence_score(HYPS[0], [OTHER[0]]).score
+    assert m[0, 0] == ToyMatch(lowercase=True).corpus_score([HYPS[0]], [[OTHER[0]]]).score
 
 
 def test_check_metric(toy):
-    # TODO(check_metric): call mtscore.testing.check_metric(make_metric("toy")) once
-    # mtscore/testing.py exists (written by the Metric-ABC helper; absent at this commit)
+    # TODO(check_metric): drop the importorskip once mtscore/testing.py (the Metric-ABC work,
+    # uncommitted when this test was written) is committed; until then this test skips
     testing = pytest.importorskip("mtscore.testing")
     testing.check_metric(make_metric("toy"))
