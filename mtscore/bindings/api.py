@@ -117,8 +117,8 @@ def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
 
 def _named_by_options(spec) -> bool:
     """Whether the options of ``spec``'s family decide which of its names an object has
-    (chrF's word order: chrf, chrf++)."""
-    return any(s.family == spec.family and (s.fixed or s.name_of is not None) for s in specs())
+    (chrF's word order: chrf, chrf++; the family's entry with a ``name_of``)."""
+    return any(s.family == spec.family and s.name_of is not None for s in specs())
 
 
 def _name_contradicted(i: int, given: str, spec, obj: Metric) -> str:
