@@ -173,3 +173,15 @@ def test_check_metric(toy):
     # uncommitted when this test was written) is committed; until then this test skips
     testing = pytest.importorskip("mtscore.testing")
     testing.check_metric(make_metric("toy"))
+
+
+def test_register_metric_refusals(toy):
+    with pytest.raises(ValueError, match="'toy' is already registered"):
+        mtscore.register_metric(mtscore.MetricSpec("toy", __name__, "ToyMatch"))
+    with pytest.raises(ValueError, match=r"flag\(s\) --toy-lowercase already belong to metric 'toy'"):
+        mtscore.register_metric(mtscore.MetricSpec("toy2", __name__, "ToyMatch", options=mtscore.OptionGroup(
+            "toy2", [mtscore.Option("--toy-lowercase", kwarg="lowercase", action="store_true")])))
+    with pytest.raises(TypeError, match="expected a MetricSpec"):
+        mtscore.register_metric("toy3")
+    with pytest.raises(ValueError, match=r"unknown metric 'toy4'; choose from bleu, .*, toy$"):
+        make_metric("toy4")

@@ -31,12 +31,29 @@ def register_metric(spec: MetricSpec, *, replace: bool = False) -> MetricSpec:
     if spec.name in METRICS and not replace:
         raise ValueError(f"register_metric: metric {spec.name!r} is already registered "
                          "(pass replace=True to replace it)")
+    _check_flags(spec)
     METRICS[spec.name] = spec
     if spec.sentence_defaults:
         SENTENCE_DEFAULTS[spec.name] = spec.sentence_defaults
     else:
         SENTENCE_DEFAULTS.pop(spec.name, None)
     return spec
+
+
+def _check_flags(spec: MetricSpec) -> None:
+    """A new flag group's flags must differ from the other registered groups' (argparse would
+    refuse the whole command line)."""
+    if spec.options is None or not spec.cli:
+        return
+    for other in METRICS.values():
+        group = other.options
+        if other.name == spec.name or group is None or group is spec.options or not other.cli:
+            continue
+        taken = {f for o in group.options for f in o.flags}
+        clash = sorted(taken.intersection(f for o in spec.options.options for f in o.flags))
+        if clash:
+            raise ValueError(f"register_metric: {spec.name!r}: flag(s) {', '.join(clash)} already "
+                             f"belong to metric {other.name!r}")
 
 
 def unregister_metric(name: str) -> MetricSpec:
