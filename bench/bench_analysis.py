@@ -15,9 +15,9 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mtscore.analysis import correlation as C
-from mtscore.analysis import datasets
-from mtscore.analysis.darr import darr_kendall, darr_pairs
-from mtscore.analysis.williams import williams_matrix
+from mtscore.analysis import data as datasets
+from mtscore.analysis.metaeval.darr import darr_kendall, darr_pairs
+from mtscore.analysis.metaeval.williams import williams_matrix
 
 
 def cpu(fn, repeat=3):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.agreement import (
+from mtscore.analysis.human.agreement import (
     FIGURE1_PANELS,
     bootstrap_mean_ci,
     cohen_kappa,

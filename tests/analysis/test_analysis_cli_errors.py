@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mtscore.analysis import report
+from mtscore.analysis import output
+from mtscore.analysis.metaeval import report
 from mtscore.bindings.cli import analysis as cli
 from mtscore.bindings.cli.analysis import main
 
@@ -323,7 +324,7 @@ def test_write_failure_names_the_requested_path(tmp_path, capsys, monkeypatch):
 def test_write_atomic_error_names_the_target(tmp_path):
     target = str(tmp_path / "missing" / "x.txt")
     with pytest.raises(OSError, match="its folder does not exist") as e:
-        report.write_atomic(target, "text")
+        output.write_atomic(target, "text")
     assert e.value.filename == target
 
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtscore.analysis import degrade as dg
-from mtscore.analysis.campaign import (
+from mtscore.analysis.crowd import degrade as dg
+from mtscore.analysis.crowd.hits import (
     HIT_SIZE,
     Campaign,
     HitItem,

@@ -1,6 +1,6 @@
 """Campaign round trip: build HITs, simulate raters with known quality, write Mechanical Turk
 batch results, read them back with :func:`mtscore.analysis.crowd.read_mturk_batches`, run the
-DA pipeline (:func:`mtscore.analysis.crowd_scores.da_pipeline`: red flags, worker QC,
+DA pipeline (:func:`mtscore.analysis.crowd.scores.da_pipeline`: red flags, worker QC,
 z-scores, segment and system scores) and recover the simulated quality."""
 from __future__ import annotations
 
@@ -13,11 +13,17 @@ import pytest
 from scipy.stats import norm, pearsonr
 
 from mtscore.analysis import human
-from mtscore.analysis.campaign import build_campaign, hit_problems, read_batch_input
-from mtscore.analysis.crowd import read_mturk_batches
-from mtscore.analysis.crowd_scores import da_pipeline
+from mtscore.analysis.crowd.batches import read_mturk_batches
+from mtscore.analysis.crowd.hits import build_campaign, hit_problems, read_batch_input
+from mtscore.analysis.crowd.scores import da_pipeline
+from mtscore.analysis.crowd.simulate import (
+    Rater,
+    batch_results_csv,
+    rater_pool,
+    simulate,
+    write_batch_results,
+)
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.simulate import Rater, batch_results_csv, rater_pool, simulate, write_batch_results
 from mtscore.bindings.cli.analysis import main
 from tests.conftest import require
 

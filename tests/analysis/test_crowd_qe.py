@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.crowd_qe import document_ter, qe_gold_sweep, simulate_ter_pe1
-from mtscore.analysis.crowd_scores import read_segment_key
+from mtscore.analysis.crowd.qe_gold import document_ter, qe_gold_sweep, simulate_ter_pe1
+from mtscore.analysis.crowd.scores import read_segment_key
 from tests.conftest import require
 
 

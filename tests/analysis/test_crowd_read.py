@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.crowd import read_mturk_batches
+from mtscore.analysis.crowd.batches import read_mturk_batches
 from mtscore.analysis.errors import AnalysisInputError
 from tests.conftest import require
 
@@ -57,8 +57,9 @@ def _to_appraise(r, path: Path) -> Path:
 
 
 def test_appraise_round_trip_reproduces_release_qc(docqe, tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
-    from mtscore.analysis.crowd_qc import hit_stats, qc_workers, signif, worker_stats
+    from mtscore.analysis.crowd.batches import read_appraise_export
+    from mtscore.analysis.crowd.qc import hit_stats, qc_workers, worker_stats
+    from mtscore.analysis.crowd.r_numbers import signif
 
     a = read_mturk_batches(docqe / "runA")
     ap = read_appraise_export(_to_appraise(a, tmp_path / "export.csv"))
@@ -77,7 +78,7 @@ def test_appraise_round_trip_reproduces_release_qc(docqe, tmp_path):
 
 
 def test_appraise_document_layout_and_errors(tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
+    from mtscore.analysis.crowd.batches import read_appraise_export
 
     f = tmp_path / "doc.csv"
     f.write_text("username,system,item,type,src,tgt,score,doc,complete,start,end\n"

@@ -52,7 +52,7 @@ def test_significance_curve_draws_a_bar_on_a_terminal_only(monkeypatch):
     import numpy as np
 
     import mtscore.engine.progress as progress
-    from mtscore.analysis.human_tests import significance_curve
+    from mtscore.analysis.human.significance import significance_curve
 
     rng = np.random.default_rng(1)
     system = np.repeat(["a", "b", "c"], 40)

@@ -7,7 +7,7 @@ import pytest
 
 from mtscore.analysis import human
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.sequence_effects import (
+from mtscore.analysis.human.sequence_effects import (
     binary_worker_subsets,
     lagged_pairs,
     sequence_bins,

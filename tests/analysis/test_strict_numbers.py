@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis import correlation, loaders
+from mtscore.analysis import correlation
+from mtscore.analysis import data as loaders
 from mtscore.analysis.errors import AnalysisInputError
 from mtscore.bindings.cli.analysis import main
 from mtscore.engine.strict_numbers import NumberSyntaxError, parse_number, parse_numbers
@@ -287,7 +288,7 @@ def test_mt_metrics_eval_score_file_is_strict(tmp_path):
 
 
 def test_appraise_export_full_width_score_is_refused(tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
+    from mtscore.analysis.crowd.batches import read_appraise_export
 
     row = ["u1", "sysA", "1", "TGT", "ces", "eng", "75", "1600000000.0", "1600000060.0"]
     p = write(tmp_path, "export.csv", [",".join(row), ",".join([*row[:6], "７５", *row[7:]])])
@@ -349,7 +350,7 @@ def test_bootstrap_ci_is_scale_safe():
 
 
 def test_williams_matrix_is_scale_safe():
-    from mtscore.analysis.williams import williams_matrix
+    from mtscore.analysis.metaeval.williams import williams_matrix
 
     h, M = _data()
     r, p = williams_matrix(h, M)
@@ -360,7 +361,7 @@ def test_williams_matrix_is_scale_safe():
 
 
 def test_subset_correlations_are_scale_safe():
-    from mtscore.analysis.subsets import subset_correlations
+    from mtscore.analysis.metaeval.subsets import subset_correlations
 
     h, M = _data(n=8)
     a = subset_correlations(h, M, k=5, return_all=True)
@@ -413,7 +414,7 @@ def test_matrix_cells_that_are_not_plain_numbers_are_nan(tmp_path):
 def test_mturk_batch_given_twice_is_refused(tmp_path):
     import csv
 
-    from mtscore.analysis.crowd import read_mturk_batches
+    from mtscore.analysis.crowd.batches import read_mturk_batches
 
     header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
               "WorkTimeInSeconds", "Answer.Q1"]
@@ -432,7 +433,7 @@ def test_mturk_batch_given_twice_is_refused(tmp_path):
 
 
 def test_appraise_export_appended_to_itself_is_refused(tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
+    from mtscore.analysis.crowd.batches import read_appraise_export
 
     rows = [",".join(["u1", "sysA", str(i), "TGT", "ces", "eng", "75", f"16000000{i}0.0", f"16000000{i}5.0"])
             for i in range(3)]

@@ -178,7 +178,7 @@ def _levels(text: str) -> list[float]:
 
 def _write(option: str, path: str, data: str | bytes) -> None:
     """Write an output file atomically; a failure names the option and the requested path."""
-    from ...analysis.report import write_atomic
+    from ...analysis.output import write_atomic
 
     try:
         write_atomic(path, data)
@@ -229,7 +229,7 @@ def _select_metrics(sl, spec: str | None):
         raise AnalysisInputError(f"--metrics: unknown metric(s) {', '.join(missing)}; "
                                  f"available: {', '.join(sl.metrics)}")
     idx = [sl.metrics.index(m) for m in want]
-    from ...analysis.datasets import SysLevel
+    from ...analysis.data.released import SysLevel
 
     return SysLevel(sl.lp, sl.systems, sl.human, want, sl.scores[idx], sl.human_raw, sl.extra)
 
@@ -252,7 +252,7 @@ def _outliers(spec: str | None, default: list[str] | None, systems: Sequence[str
 
 def _load_meta(args: argparse.Namespace):
     """(SysLevel, default outlier list) for ``meta sys`` / ``meta wmt20``."""
-    from ...analysis import datasets
+    from ...analysis import data as datasets
 
     if args.cmd == "sys":
         sl = datasets.load_sys_level(args.scores)
@@ -273,8 +273,8 @@ def _load_meta(args: argparse.Namespace):
 
 def _darr(args: argparse.Namespace, res: dict) -> dict:
     """DARR Kendall-like tau for ``--seg-metrics`` into ``res['darr']``; returns the segment DA."""
-    from ...analysis import datasets
-    from ...analysis.darr import darr_kendall, darr_pairs
+    from ...analysis import data as datasets
+    from ...analysis.metaeval.darr import darr_kendall, darr_pairs
 
     root, base = Path(args.data), args.lp.split("_")[0]
     da = datasets.wmt20_seg_da(root, base)
@@ -296,8 +296,8 @@ def _pairwise(args: argparse.Namespace, res: dict, systems: list[str], da: dict)
     """Metric-vs-human significance decisions over system pairs (None when not possible)."""
     import numpy as np
 
-    from ...analysis import datasets
-    from ...analysis.pairwise import error_table, paired_ttest_all, pairwise_decisions
+    from ...analysis import data as datasets
+    from ...analysis.metaeval.system_pairs import error_table, paired_ttest_all, pairwise_decisions
 
     root, base = Path(args.data), args.lp.split("_")[0]
     groups = {s: da["z"][da["sys"] == s] for s in systems}
@@ -323,7 +323,7 @@ def _pairwise(args: argparse.Namespace, res: dict, systems: list[str], da: dict)
 def _run_meta(args: argparse.Namespace) -> int:
     if args.cmd == "seg":  # mtscore meta seg (metaeval.py)
         return args.run_metaeval(args)
-    from ...analysis import report
+    from ...analysis.metaeval import report
 
     sl, default_out = _load_meta(args)
     sl = _select_metrics(sl, args.metrics)
@@ -358,7 +358,7 @@ def _run_meta(args: argparse.Namespace) -> int:
 
 def _read_ratings(path: str) -> dict:
     """The ratings file as numpy columns, checked; ``score`` is float64 and finite."""
-    from ...analysis import loaders
+    from ...analysis import data as loaders
 
     t, linenos = loaders.read_ratings_lines(path)
     need = ("WorkerId", "sys_id", "sid", "type", "score")
@@ -407,7 +407,7 @@ def _human_ratings(args: argparse.Namespace, c: dict) -> dict:
 def _render_ratings(res: dict, fmt: str, alpha: float) -> str:
     import json
 
-    from ...analysis.report import jsonable
+    from ...analysis.output import jsonable
 
     rows = list(zip(res["systems"], res["score"], res["n_segments"], res["cluster"], res["wins"]))
     if fmt == "json":
@@ -445,8 +445,8 @@ def _rater_model(args: argparse.Namespace, c: dict) -> str:
     import numpy as np
 
     from ...analysis.correlation import pearson
-    from ...analysis.rater_model import fit_rater_model, qc_links, remove_spammers
-    from ...analysis.report import jsonable
+    from ...analysis.human.rater_model import fit_rater_model, qc_links, remove_spammers
+    from ...analysis.output import jsonable
 
     # every rating enters; repeats share their original's item, each HIT's degraded copy sits below it
     item, iu, degraded, is_sys = qc_links(c["sys_id"], c["sid"], c["type"], c.get("hit", c.get("HITId")))
@@ -481,7 +481,8 @@ def _agreement(args: argparse.Namespace) -> dict:
     """Everything ``human agreement`` reports, computed before anything is written."""
     import numpy as np
 
-    from ...analysis import agreement, loaders
+    from ...analysis import data as loaders
+    from ...analysis.human import agreement
 
     judges, items, R = loaders.read_judge_ratings(args.ratings, args.levels)
     groups = loaders.read_judge_groups(args.groups, judges) if args.groups else None
@@ -520,7 +521,7 @@ def _render_agreement(res: dict, fmt: str) -> str:
     import io
     import json
 
-    from ...analysis.report import jsonable
+    from ...analysis.output import jsonable
 
     if fmt == "json":
         return json.dumps(jsonable(res), indent=1) + "\n"

@@ -77,7 +77,7 @@ def add_parsers(hsub) -> None:
 
 
 def _write(option: str, path: str, text: str) -> None:
-    from ...analysis.report import write_atomic
+    from ...analysis.output import write_atomic
 
     try:
         write_atomic(path, text)
@@ -93,7 +93,7 @@ def _emit(text: str, output) -> None:
 
 
 def _lines(path: str) -> list[str]:
-    from ...analysis.loaders import read_text
+    from ...analysis.data.tables import read_text
 
     text = read_text(path)
     lines = text.split("\n")
@@ -133,7 +133,7 @@ def _quality(spec: str) -> dict[str, float]:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from ...analysis.campaign import batch_input_csv, build_campaign, items_tsv
+    from ...analysis.crowd.hits import batch_input_csv, build_campaign, items_tsv
 
     outputs = _systems(args.system)
     refs = _lines(args.reference)
@@ -148,8 +148,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from ...analysis.campaign import read_batch_input
-    from ...analysis.simulate import batch_results_csv, rater_pool, simulate
+    from ...analysis.crowd.hits import read_batch_input
+    from ...analysis.crowd.simulate import batch_results_csv, rater_pool, simulate
 
     camp = read_batch_input(args.hits)
     raters = rater_pool(args.good, args.random, args.constant, seed=args.seed)
@@ -166,7 +166,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ...analysis.campaign import hit_problems, read_batch_input
+    from ...analysis.crowd.hits import hit_problems, read_batch_input
 
     bad = 0
     for f in args.files:

@@ -77,8 +77,8 @@ def add_parsers(hsub) -> None:
 
 
 def _pipeline(paths: list[str], args: argparse.Namespace, key):
-    from ...analysis.crowd import read_appraise_export, read_mturk_batches
-    from ...analysis.crowd_scores import da_pipeline
+    from ...analysis.crowd.batches import read_appraise_export, read_mturk_batches
+    from ...analysis.crowd.scores import da_pipeline
 
     if args.input_format == "appraise":
         r = read_appraise_export(paths, scale=args.scale)
@@ -92,7 +92,7 @@ def _pipeline(paths: list[str], args: argparse.Namespace, key):
 
 
 def _read_gold(path: str) -> dict[str, float]:
-    from ...analysis.loaders import read_text
+    from ...analysis.data.tables import read_text
     from ...engine.strict_numbers import NumberSyntaxError, parse_number
 
     gold: dict[str, float] = {}
@@ -113,8 +113,8 @@ def _qe(args: argparse.Namespace, res_a, res_b) -> dict:
     """A13 on the runs' document scores: document TER(MT, ref), its r with DA, the W2 sweep."""
     import numpy as np
 
-    from ...analysis.crowd_qe import document_ter, qe_gold_sweep, simulate_ter_pe1
-    from ...analysis.loaders import read_text
+    from ...analysis.crowd.qe_gold import document_ter, qe_gold_sweep, simulate_ter_pe1
+    from ...analysis.data.tables import read_text
 
     if res_a.documents is None:
         raise AnalysisInputError("--qe-texts needs document scores: give --segment-key too")
@@ -152,7 +152,7 @@ def _qe(args: argparse.Namespace, res_a, res_b) -> dict:
 def _figures(figdir: str, res_a, res_b, curve) -> None:
     from pathlib import Path
 
-    from ...analysis.crowd_plots import downsampling_plot, worker_means_plot
+    from ...analysis.plots import downsampling_plot, worker_means_plot
 
     folder = Path(figdir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -168,7 +168,7 @@ def _write_dir(args: argparse.Namespace, name: str, res, key) -> None:
         return
     from pathlib import Path
 
-    from ...analysis.crowd_write import write_release_files
+    from ...analysis.crowd.release_files import write_release_files
 
     folder = Path(args.write_dir) / name
     if folder.exists() and not folder.is_dir():
@@ -199,7 +199,7 @@ def _summary(res) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analysis.crowd_scores import downsampling_curve, read_segment_key, run_correlation
+    from ...analysis.crowd.scores import downsampling_curve, read_segment_key, run_correlation
 
     key = read_segment_key(args.segment_key) if args.segment_key else None
     if args.run_b and key is None:
@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
         _figures(args.figdir, res_a, res_b, curve)
     text = json.dumps(result, indent=1, default=float) + "\n" if args.format == "json" else _text(result)
     if args.output:
-        from ...analysis.report import write_atomic
+        from ...analysis.output import write_atomic
 
         write_atomic(args.output, text)
     else:

@@ -51,7 +51,7 @@ def _emit(text: str, output: str | None) -> None:
     if not output:
         sys.stdout.write(text)
         return
-    from ...analysis.report import write_atomic
+    from ...analysis.output import write_atomic
 
     try:
         write_atomic(output, text)

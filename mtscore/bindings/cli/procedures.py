@@ -20,7 +20,7 @@ from .parser import nonnegative_int, positive_float, positive_int, probability
 if TYPE_CHECKING:
     import numpy as np
 
-    from ...analysis.sequence_effects import Regression
+    from ...analysis.human.sequence_effects import Regression
 
 __all__ = ["COMMANDS", "add_human_commands", "add_meta_commands", "run"]
 
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if args.html:
-        from ...analysis.report import render_procedure_html
+        from ...analysis.output import render_procedure_html
 
         page = render_procedure_html(f"mtscore {args.area} {args.cmd}",
                                      [{"heading": args.cmd, "about": about, "text": rendered["text"], "figures": figs}])
@@ -148,13 +148,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _jsonable(x):
-    from ...analysis.report import jsonable
+    from ...analysis.output import jsonable
 
     return jsonable(x)
 
 
 def _write(option: str, path: str, data) -> None:
-    from ...analysis.report import write_atomic
+    from ...analysis.output import write_atomic
 
     try:
         write_atomic(path, data)
@@ -163,7 +163,7 @@ def _write(option: str, path: str, data) -> None:
 
 
 def _ratings(path: str) -> dict[str, np.ndarray]:
-    from ...analysis import loaders
+    from ...analysis import data as loaders
 
     t, linenos = loaders.read_ratings_lines(path)
     need = ("HITId", "WorkerId", "sys_id", "sid", "type", "score")
@@ -190,7 +190,7 @@ def _key(c: dict[str, np.ndarray]) -> np.ndarray:
 def _run_worker_test(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from ...analysis.human_tests import nle_worker_test
+    from ...analysis.human.significance import nle_worker_test
 
     c = _ratings(args.ratings)
     r = nle_worker_test(c["WorkerId"], c["type"], _key(c), c["score"], args.alpha, args.absolute_repeat)
@@ -211,7 +211,7 @@ def _run_significance(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from ...analysis import human
-    from ...analysis.human_tests import significance_curve, significant_pair_share
+    from ...analysis.human.significance import significance_curve, significant_pair_share
 
     c = _ratings(args.ratings)
     seg = human.segment_scores(c["sys_id"], c["sid"], c["score"], c["type"])
@@ -244,7 +244,7 @@ def _run_heatmap(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from ...analysis import plots
-    from ...analysis.rater_model import critical_r, fit_rater_model, qc_links, worker_correlations
+    from ...analysis.human.rater_model import critical_r, fit_rater_model, qc_links, worker_correlations
 
     c = _ratings(args.ratings)
     hits = np.unique(c["hit"])
@@ -272,8 +272,8 @@ def _run_heatmap(args: argparse.Namespace) -> dict:
 
 
 def _run_sequence(args: argparse.Namespace) -> dict:
-    from ...analysis import loaders
-    from ...analysis import sequence_effects as se
+    from ...analysis import data as loaders
+    from ...analysis.human import sequence_effects as se
 
     t, linenos = loaders.read_table_lines(args.table, string_columns=("worker", "hit", "aspect"))
     missing = [k for k in ("worker", "hit", "position", "score", "gold") if k not in t.column_names]
@@ -316,7 +316,7 @@ def _subset_fits(binary: bool, w, h, col: dict[str, np.ndarray], aspect) -> dict
     A subset whose model cannot be estimated maps to the reason (a string)."""
     import numpy as np
 
-    from ...analysis import sequence_effects as se
+    from ...analysis.human import sequence_effects as se
 
     if binary:
         masks = se.binary_worker_subsets(w, col["score"], col["gold"])
@@ -340,9 +340,9 @@ def _subset_fits(binary: bool, w, h, col: dict[str, np.ndarray], aspect) -> dict
 def _run_subsets(args: argparse.Namespace) -> dict:
     import numpy as np
 
-    from ...analysis.datasets import load_sys_level
-    from ...analysis.outliers import mad_outliers
-    from ...analysis.subsets import QUANTILES, subset_correlations
+    from ...analysis.data.released import load_sys_level
+    from ...analysis.metaeval.outliers import mad_outliers
+    from ...analysis.metaeval.subsets import QUANTILES, subset_correlations
 
     sl = load_sys_level(args.scores).complete_metrics()
     metrics = sl.metrics if not args.metrics else [m.strip() for m in args.metrics.split(",") if m.strip()]

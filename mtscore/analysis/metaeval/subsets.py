@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .correlation import pow2_normalise
-from .errors import AnalysisInputError
+from ..correlation import pow2_normalise
+from ..errors import AnalysisInputError
 
 __all__ = ["MAX_ENUMERATE", "QUANTILES", "subset_correlations", "system_subsets"]
 
@@ -46,7 +46,7 @@ def system_subsets(n: int, k: int, draws: int | None = None, seed: int = 0,
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson r along the last axis; x (c, k), y (m, c, k) -> (c, m); NaN where constant.
-    Scale-safe (exact power-of-two normalisation, :func:`.correlation.pow2_normalise`)."""
+    Scale-safe (exact power-of-two normalisation, :func:`mtscore.analysis.correlation.pow2_normalise`)."""
     x, y = pow2_normalise(x), pow2_normalise(y)
     xc = x - x.mean(axis=-1, keepdims=True)
     yc = y - y.mean(axis=-1, keepdims=True)
@@ -110,7 +110,7 @@ def subset_correlations(human, scores, k: int, marked: Sequence[int] = (), draws
     sub = system_subsets(n, k, draws, seed)
     S, m = sub.shape[0], Y.shape[0]
     r = np.empty((S, m))
-    from ..engine.progress import progress_bar
+    from ...engine.progress import progress_bar
 
     # a bar (terminal only) when there are enough subsets to take seconds
     with progress_bar(S, f"r over {k}-system subsets", None if S > 8 * _CHUNK else False,

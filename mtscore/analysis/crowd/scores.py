@@ -2,7 +2,7 @@
 system scores (Graham et al. 2017, NLE §3.4; Mathur 2021 §2.1.4), the whole pipeline from batches to scores, and run-A vs run-B
 reliability with its down-sampling curve (Graham et al. 2017, EACL §3.1).
 
-:func:`da_pipeline` chains QC (:mod:`.crowd_qc`), standardisation and scoring as the DA
+:func:`da_pipeline` chains QC (:mod:`.qc`), standardisation and scoring as the DA
 scripts of Graham et al. do (``proc-hits``), so that the ``docqe-eacl2017`` release's
 ``seg-key-enes`` / ``doc-key-enes.csv`` of each run are reproduced from its raw batches.
 """
@@ -14,19 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .crowd import Ratings
-from .crowd_qc import (
-    HitStats,
-    WorkerQC,
-    WorkerStats,
-    hit_stats,
-    perl_atof,
-    qc_workers,
-    r_format,
-    r_print_read,
-    worker_stats,
-)
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
+from .batches import Ratings
+from .qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, worker_stats
+from .r_numbers import perl_atof, r_format, r_print_read
 
 __all__ = [
     "SCORED_TYPES",
@@ -66,7 +57,7 @@ class SegmentKey:
 def read_segment_key(path: str | Path) -> SegmentKey:
     """Read a ``seg-key-enes`` file (whitespace separated, header ``ORIG.SRC.FN ORIG.TRG.FN
     ORIG.LN NEW.LN ...``; further columns are ignored)."""
-    from .loaders import read_table_lines
+    from ..data.tables import read_table_lines
 
     table, lines = read_table_lines(path, ragged="pad", string_columns=("ORIG.SRC.FN", "ORIG.TRG.FN", "NEW.LN"))
     need = ("ORIG.SRC.FN", "ORIG.TRG.FN", "ORIG.LN", "NEW.LN")

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from . import loaders
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
+from . import tables, wmt_files
 
 __all__ = [
     "WMT20_LPS",
@@ -67,17 +67,17 @@ def load_sys_level(path, human_col: str = "HUMAN", exclude_prefix: str | None = 
     both as ``human_raw`` and as a metric column, like the WMT20 tables. A metric cell may be
     missing (NA/NaN: the metric is then incomplete and skipped); everything else that is not a
     number, a missing human score or a repeated system raises :class:`AnalysisInputError`."""
-    t, linenos = loaders.read_combined_sys_scores_lines(path)
+    t, linenos = wmt_files.read_combined_sys_scores_lines(path)
     _check_sys_columns(path, t, human_col)
     systems = [str(s) for s in t.column("SYSTEM").to_pylist()]
     _check_unique_systems(path, systems, linenos)
     keep = np.array([not (exclude_prefix and s.startswith(exclude_prefix)) for s in systems], dtype=bool)
     lp = _single_lp(path, [str(x) for x in t.column("LP").to_pylist()], linenos)
     mcols = [c for c in t.column_names if c not in ("LP", "SYSTEM", human_col)]
-    scores = np.vstack([loaders.float_column(t, c, linenos, path, missing_ok=True)
+    scores = np.vstack([tables.float_column(t, c, linenos, path, missing_ok=True)
                         for c in mcols]) if mcols else np.zeros((0, len(systems)))
-    human = loaders.float_column(t, human_col, linenos, path)
-    raw = (loaders.float_column(t, raw_col, linenos, path, missing_ok=True)
+    human = tables.float_column(t, human_col, linenos, path)
+    raw = (tables.float_column(t, raw_col, linenos, path, missing_ok=True)
            if raw_col and raw_col in t.column_names else None)
     sl = SysLevel(lp, systems, human, mcols, scores, raw, {"path": str(path)})
     return sl.subset(keep)
@@ -123,7 +123,7 @@ def _check_unique_systems(path, systems: Sequence[str], linenos: Sequence[int]) 
 
 
 def wmt20_outliers(root, lp: str) -> list[str]:
-    d = loaders.read_outlier_dict(Path(root) / "manual-evaluation" / "outlier-systems-dict.json")
+    d = wmt_files.read_outlier_dict(Path(root) / "manual-evaluation" / "outlier-systems-dict.json")
     if lp in d:
         return d[lp]
     return d.get(lp.split("_")[0], [])
@@ -151,18 +151,18 @@ def wmt20_seg_da(root, lp: str):
     """WMT20 ``metrics-ad-seg-scores-<lp>.csv`` as arrays: dict with sys (N,), doc (N,),
     seg (N,) int (1-based within doc), sid (N,), raw (N,), z (N,), n (N,)."""
     path = Path(root) / "manual-evaluation" / "DA" / f"metrics-ad-seg-scores-{lp}.csv"
-    t, linenos = loaders.read_da_scores_lines(path)
+    t, linenos = wmt_files.read_da_scores_lines(path)
     segid = t.column("SEGID").to_pylist()
     doc, seg = zip(*(s.rsplit("::", 1) for s in segid)) if segid else ((), ())
     return {"sys": np.asarray(t.column("SYS").to_pylist(), dtype=object),
             "doc": np.asarray(doc, dtype=object), "seg": np.asarray(seg, dtype=np.int64),
-            "sid": t.column("SID").to_numpy(), "raw": loaders.float_column(t, "RAW.SCR", linenos, path),
-            "z": loaders.float_column(t, "Z.SCR", linenos, path), "n": t.column("N").to_numpy()}
+            "sid": t.column("SID").to_numpy(), "raw": tables.float_column(t, "RAW.SCR", linenos, path),
+            "z": tables.float_column(t, "Z.SCR", linenos, path), "n": t.column("N").to_numpy()}
 
 
 @lru_cache(maxsize=4)
 def _read_metric_cached(path: str):
-    return loaders.read_metric_scores(path, "seg")
+    return wmt_files.read_metric_scores(path, "seg")
 
 
 def wmt20_seg_metric(root, metric: str, lp: str, da: dict, refset: str = "newstest2020",
@@ -180,7 +180,7 @@ def wmt20_seg_metric(root, metric: str, lp: str, da: dict, refset: str = "newste
 
     t = _read_metric_cached(str(path))
     t = t.set_column(t.column_names.index("score"), "score",
-                     pa.array(loaders.metric_score_column(path, t), pa.float64()))
+                     pa.array(wmt_files.metric_score_column(path, t), pa.float64()))
     t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
     lut = dict(zip(zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),
                        t.column("seg").to_pylist()),
@@ -202,7 +202,7 @@ def wmt20_seg_metric_matrix(root, metric: str, lp: str, systems: Sequence[str],
         raise FileNotFoundError(f"{cands[0]}: no segment-level scores for {metric}")
     t = _read_metric_cached(str(path))
     t = t.set_column(t.column_names.index("score"), "score",
-                     pa.array(loaders.metric_score_column(path, t), pa.float64()))
+                     pa.array(wmt_files.metric_score_column(path, t), pa.float64()))
     t = t.filter(pc.and_(pc.equal(t.column("lp"), lp), pc.equal(t.column("refset"), refset)))
     per: dict[str, dict] = {}
     for s, d, g, v in zip(t.column("system").to_pylist(), t.column("doc").to_pylist(),

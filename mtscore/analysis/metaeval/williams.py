@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .correlation import pow2_normalise
+from ..correlation import pow2_normalise
 
 __all__ = ["WMT_SENTINEL", "williams_matrix", "williams_test", "winners", "wmt_sig_table"]
 

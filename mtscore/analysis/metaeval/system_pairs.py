@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .human import wilcoxon_matrix
+from ..human.significance import wilcoxon_matrix
 
 __all__ = [
     "DEFAULT_BINS",
@@ -43,7 +43,7 @@ def metric_score_fn(metric) -> Callable[[np.ndarray], np.ndarray]:
     """Scores of summed statistics rows (..., k) -> (...) float64 with ``metric``'s own formula
     (an mtscore metric: its vectorised ``resampled_scores`` hook, else
     ``compute_score_from_stats`` row by row), so decisions use exactly the corpus score."""
-    from ..engine.metrics.resampled import Unsupported
+    from ...engine.metrics.resampled import Unsupported
 
     def scores(sums: np.ndarray) -> np.ndarray:
         sums = np.asarray(sums)
@@ -63,14 +63,14 @@ def bleu_from_stats(stats: np.ndarray, max_order: int = 4) -> np.ndarray:
     """sacrebleu corpus BLEU without smoothing (x100) of summed statistics (..., 2 + 2*max_order):
     [hyp_len, ref_len, correct_1..n, total_1..n] -> (...) float64 (``BLEU(smooth_method="none")``'s
     own formula)."""
-    from ..engine.metrics.bleu import BLEU
+    from ...engine.metrics.bleu import BLEU
 
     return metric_score_fn(BLEU(smooth_method="none", max_ngram_order=max_order))(stats)
 
 
 def ter_from_stats(stats: np.ndarray) -> np.ndarray:
     """TER x100 of summed [num_edits, ref_len] (..., 2), negated (higher = better)."""
-    from ..engine.metrics.ter import TER
+    from ...engine.metrics.ter import TER
 
     return -metric_score_fn(TER())(stats)
 
@@ -128,7 +128,7 @@ def paired_ttest_all(seg_scores: np.ndarray):
 def human_decisions(groups: dict[str, np.ndarray], systems: Sequence[str], alpha: float = 0.05):
     """Human outcome matrix D (S, S) int8 in ``systems`` order: +1 if a > b significantly
     (one-sided rank-sum p < alpha), -1 if b > a, 0 otherwise; plus p (S, S), the
-    :func:`~mtscore.analysis.human.wilcoxon_matrix` of the unrounded samples."""
+    :func:`~mtscore.analysis.human.significance.wilcoxon_matrix` of the unrounded samples."""
     S = len(systems)
     _, p = wilcoxon_matrix(groups, order=systems, significant_digits=None)
     D = np.zeros((S, S), np.int8)

@@ -1,7 +1,7 @@
 """Simulated crowd raters for a DA campaign, written as Mechanical Turk batch *result* files.
 
 A simulation whose true parameters are known is how the DA pipeline (QC, standardisation,
-scores) is tested end to end: build HITs (:mod:`mtscore.analysis.campaign`), let simulated
+scores) is tested end to end: build HITs (:mod:`mtscore.analysis.crowd.hits`), let simulated
 workers rate them (:func:`simulate`), write the results in the layout of the raw batches of
 the ``docqe-eacl2017`` release (:func:`batch_results_csv`), read them back and check that the
 pipeline recovers the systems' quality and flags the bad workers.
@@ -35,8 +35,8 @@ from typing import Union
 
 import numpy as np
 
-from .campaign import HIT_SIZE, Campaign, HitItem
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
+from .hits import HIT_SIZE, Campaign, HitItem
 
 __all__ = [
     "KINDS",
@@ -242,6 +242,6 @@ def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, i
 def write_batch_results(campaign: Campaign, sim: Simulation, path: PathLike, src: str, trg: str,
                         item: str = "ad", batch_id: int = 1, seed: int | None = 0) -> None:
     """Write :func:`batch_results_csv` to ``path`` (UTF-8, atomically)."""
-    from .report import write_atomic
+    from ..output import write_atomic
 
     write_atomic(str(path), batch_results_csv(campaign, sim, src, trg, item, batch_id, seed=seed))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .correlation import kendall_like_pairs
+from ..correlation import kendall_like_pairs
 
 __all__ = ["darr_bootstrap", "darr_kendall", "darr_pairs"]
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
 
 __all__ = ["document_ter", "qe_gold_sweep", "simulate_ter_pe1"]
 
@@ -23,7 +23,7 @@ def document_ter(hyps: Sequence[str], refs: Sequence[str], documents: Sequence[s
     """Corpus TER (sacrebleu's, 0-100) of each document's segments. ``hyps``, ``refs``,
     ``documents``: one entry per segment (N,). Returns (document ids (D,) str in first-seen
     order, TER (D,) float64)."""
-    from ..engine.metrics.ter import TER
+    from ...engine.metrics.ter import TER
 
     if not (len(hyps) == len(refs) == len(documents)):
         raise AnalysisInputError(f"document_ter: {len(hyps)} hypotheses, {len(refs)} references and "

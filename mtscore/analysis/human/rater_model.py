@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
 
 __all__ = [
     "RaterModelResult",

@@ -12,6 +12,11 @@
   significant difference at several thresholds, and that share as the number of judgements per
   system grows in collection order (Graham et al. 2017, NLE §5.4, Table 6 / Figure 5).
 
+* :func:`mann_whitney_greater` / :func:`wilcoxon_matrix`: the one-sided rank-sum p (normal
+  approximation, as WMT) for every ordered system pair; :func:`wmt_wilcoxon_table` and
+  :func:`rank_clusters` lay the matrix out and cluster the ranking as WMT does;
+  :func:`equal_effort_subsample` keeps the first n judgements per system.
+
 Inputs are numpy arrays; p-value matrices are (k, k) float64 with ``p[i, j]`` the one-sided p
 that system i is better than system j (NaN diagonal).
 """
@@ -24,18 +29,25 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
+from .scores import category_codes
 
 __all__ = [
     "EXACT_LIMIT",
     "RankSumResult",
     "combine_adequacy_fluency",
+    "equal_effort_subsample",
+    "mann_whitney_greater",
     "nle_worker_test",
+    "rank_clusters",
     "rank_sum_test",
+    "round_significant",
     "sign_test",
     "sign_test_matrix",
     "significance_curve",
     "significant_pair_share",
+    "wilcoxon_matrix",
+    "wmt_wilcoxon_table",
 ]
 
 EXACT_LIMIT = 50  # R wilcox.test: exact p when both samples have fewer than 50 values (and no ties)
@@ -296,23 +308,135 @@ def significance_curve(system, score, order_key, sizes: Sequence[int],
     one-sided rank-sum test on the judgement scores of every pair in ranking direction and
     report the share of significant pairs. Returns dict n (m,), share (m, len(thresholds)),
     thresholds."""
-    from . import human
-
     sysv = np.asarray(system).astype(str)
     s = np.asarray(score, dtype=np.float64)
     if sysv.shape != s.shape or np.asarray(order_key).shape != s.shape:
         raise AnalysisInputError("significance_curve: system, score and order_key must have one length")
     if any(int(n) < 1 for n in sizes):
         raise AnalysisInputError("significance_curve: every size must be at least 1 judgement per system")
-    from ..engine.progress import progress_bar
+    from ...engine.progress import progress_bar
 
     share = np.full((len(sizes), len(thresholds)), np.nan)
     with progress_bar(len(sizes), "judgements per system", None if len(sizes) > 1 else False,
                       unit="size") as bar:  # a terminal only
         for r, n in enumerate(sizes):
-            keep = human.equal_effort_subsample(sysv, order_key, int(n))
+            keep = equal_effort_subsample(sysv, order_key, int(n))
             groups = {g: s[keep & (sysv == g)] for g in np.unique(sysv)}
-            _, p = human.wilcoxon_matrix(groups, significant_digits=None)
+            _, p = wilcoxon_matrix(groups, significant_digits=None)
             share[r] = list(significant_pair_share(p, thresholds).values())
             bar.update(1)
     return {"n": np.asarray(sizes, np.int64), "share": share, "thresholds": np.asarray(thresholds, np.float64)}
+
+
+def mann_whitney_greater(a, b, continuity: bool = True) -> float:
+    """One-sided Wilcoxon rank-sum (Mann-Whitney U) p-value for "a tends to be greater than b",
+    normal approximation with tie correction and continuity correction (R ``wilcox.test``
+    with ties / n >= 50; scipy ``mannwhitneyu(method='asymptotic')``)."""
+    from scipy.special import ndtr
+
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    n1, n2 = a.size, b.size
+    if n1 == 0 or n2 == 0:
+        return np.nan
+    allv = np.concatenate([a, b])
+    order = np.argsort(allv, kind="mergesort")
+    sv = allv[order]
+    new = np.r_[True, sv[1:] != sv[:-1]]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], sv.size]
+    avg = (starts + ends - 1) / 2.0 + 1.0
+    ranks = np.empty(sv.size)
+    ranks[order] = np.repeat(avg, ends - starts)
+    u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2.0
+    n = n1 + n2
+    t = (ends - starts).astype(np.float64)
+    sd = np.sqrt(n1 * n2 / 12.0 * ((n + 1) - (t ** 3 - t).sum() / (n * (n - 1))))
+    if sd == 0:
+        return np.nan
+    z = (u1 - n1 * n2 / 2.0 - (0.5 if continuity else 0.0)) / sd
+    return float(ndtr(-z))
+
+
+def round_significant(x, digits: int = 15) -> np.ndarray:
+    """Round to ``digits`` significant digits, as ``write.table``/``print`` with 15 digits do."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.array([float(f"{v:.{digits}g}") for v in x.ravel()]).reshape(x.shape)
+
+
+def wilcoxon_matrix(groups: dict[str, np.ndarray], order: Sequence[str] | None = None,
+                    significant_digits: int | None = 15):
+    """All ordered pairs of one-sided rank-sum tests: p[i, j] = P-value for "system i is
+    greater than system j" on the score samples in ``groups`` (WMT: segment-averaged z).
+    ``order`` defaults to descending mean. Values are rounded to ``significant_digits`` before
+    ranking, as WMT ranks the segment scores it wrote to (and read back from) its 15-digit
+    ``ad-seg-scores`` files; ties, and so the tie correction, depend on it.
+    Returns (names (k,), p (k, k) with NaN diagonal)."""
+    names = list(order) if order is not None else sorted(groups, key=lambda s: -np.mean(groups[s]))
+    if significant_digits is not None:
+        groups = {k: round_significant(v, significant_digits) for k, v in groups.items()}
+    k = len(names)
+    p = np.full((k, k), np.nan)
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                p[i, j] = mann_whitney_greater(groups[names[i]], groups[names[j]])
+    return names, p
+
+
+def wmt_wilcoxon_table(p, alpha: float = 0.05, sentinel: float = 0.12) -> np.ndarray:
+    """WMT ``adwilcox-*.csv`` layout from a matrix in ranking order: p[i, j] kept for i ranked
+    above j (i < j) when p < alpha, ``sentinel`` elsewhere (incl. the diagonal)."""
+    p = np.asarray(p, dtype=np.float64)
+    k = p.shape[0]
+    out = np.full((k, k), sentinel)
+    upper = np.triu(np.ones((k, k), bool), 1)
+    sig = upper & (p < alpha)
+    out[sig] = p[sig]
+    return out
+
+
+def rank_clusters(p, alpha: float = 0.05, rule: str = "wmt21") -> np.ndarray:
+    """Cluster ids (k,) int (1 = top) for systems in ranking order, from p[i, j] = one-sided p
+    that system i beats system j.
+
+    ``rule='wmt21'`` (inferred from, and reproducing, every WMT21 to-English ``clusters.csv``):
+    a cluster ends after position c when the system at c significantly beats every system
+    below it and beats none ranked above it (a system that out-tests a better-ranked one is
+    not a clean boundary). ``rule='strict'``: a cluster ends
+    after c when every system at or above c beats every system below (transitive cut).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    k = p.shape[0]
+    sig = np.nan_to_num(p, nan=1.0) < alpha
+    ids = np.ones(k, np.int64)
+    cur = 1
+    for c in range(k - 1):
+        below = slice(c + 1, k)
+        if rule == "wmt21":
+            cut = sig[c, below].all() and not sig[c, :c].any()
+        elif rule == "strict":
+            cut = sig[: c + 1, below].all()
+        else:
+            raise ValueError("rule must be 'wmt21' or 'strict'")
+        if cut:
+            cur += 1
+        ids[c + 1] = cur
+    return ids
+
+
+def equal_effort_subsample(system, order_key, per_system: int):
+    """Keep the first ``per_system`` judgements of every system, in ``order_key`` order
+    (Graham et al. 2017, NLE §5.4: HITs in the order they were completed). Returns a bool mask (N,)."""
+    sysv = np.asarray(system)
+    ok = np.argsort(np.asarray(order_key), kind="mergesort")
+    _, codes = category_codes(sysv[ok])
+    rank_in_sys = np.empty(ok.size, np.int64)
+    counts: dict[int, int] = {}
+    for pos, c in enumerate(codes):
+        rank_in_sys[pos] = counts.get(c, 0)
+        counts[c] = rank_in_sys[pos] + 1
+    mask = np.zeros(sysv.size, bool)
+    mask[ok[rank_in_sys < per_system]] = True
+    return mask
+

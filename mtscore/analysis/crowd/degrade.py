@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
 
 __all__ = [
     "METHODS",

@@ -25,9 +25,9 @@ from typing import Any, Union
 
 import numpy as np
 
-from ..engine.strict_numbers import NumberSyntaxError, parse_number
-from .errors import AnalysisInputError
-from .loaders import read_text
+from ...engine.strict_numbers import NumberSyntaxError, parse_number
+from ..data.tables import read_text
+from ..errors import AnalysisInputError
 
 PathLike = Union[str, Path]
 

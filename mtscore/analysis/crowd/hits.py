@@ -1,5 +1,5 @@
 """Building a Direct Assessment campaign: 100-item HITs and the crowd platform's batch input
-(Graham et al. 2017, NLE §3.4, with the degraded items of §4 from :mod:`mtscore.analysis.degrade`).
+(Graham et al. 2017, NLE §3.4, with the degraded items of §4 from :mod:`mtscore.analysis.crowd.degrade`).
 
 A HIT holds 100 items: 70 MT outputs (SYSTEM), and for 30 of them a quality-control partner:
 10 references of the same source (REF), 10 degraded copies (BAD_REF) and 10 verbatim repeats
@@ -35,8 +35,8 @@ from typing import Callable, Union
 
 import numpy as np
 
+from ..errors import AnalysisInputError
 from .degrade import METHODS, degradable, degrade_text, ngram_pool
-from .errors import AnalysisInputError
 
 __all__ = [
     "BLOCK_MT",
@@ -290,7 +290,7 @@ def batch_input_csv(campaign: Campaign, src: str, trg: str, item: str = "ad", te
 def write_batch_input(campaign: Campaign, path: PathLike, src: str, trg: str, item: str = "ad",
                       texts: bool = False, quote: bool = True) -> None:
     """Write :func:`batch_input_csv` to ``path`` (UTF-8, atomically)."""
-    from .report import write_atomic
+    from ..output import write_atomic
 
     write_atomic(str(path), batch_input_csv(campaign, src, trg, item, texts, quote))
 
@@ -313,7 +313,7 @@ def read_batch_input(path: PathLike) -> Campaign:
     (or by the reference ``gen-mturk-csv.py``), or the HITs of a Mechanical Turk batch *result*
     file (its ``Input.*`` columns; the first assignment of each HIT, HITs in ``Input.hit`` order).
     :meth:`Campaign.hit` ``(h)`` is then the h-th HIT read. Bad content names the file, line and column."""
-    from .loaders import read_text
+    from ..data.tables import read_text
 
     path = Path(path)
     reader = csv.reader(io.StringIO(read_text(path), newline=""))

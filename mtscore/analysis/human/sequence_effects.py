@@ -1,5 +1,5 @@
 """Sequence effects in crowd ratings (Mathur 2021, Chapter 4), beyond the eq. 4.1 regression
-of :func:`mtscore.analysis.human.sequence_effect`.
+of :func:`sequence_effect`.
 
 * :func:`sequence_bins` (Mathur 2021 §4.4.1, Table 4.3): the worst-case effect on scores: items binned by the gold score of
   the *previous* item in the HIT, the mean of N worker scores per item in each bin, High - Low
@@ -24,13 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import AnalysisInputError
+from ..errors import AnalysisInputError
+from .scores import category_codes
 
 __all__ = [
     "Regression",
     "binary_worker_subsets",
     "lagged_pairs",
     "sequence_bins",
+    "sequence_effect",
     "sequence_logistic",
     "sequence_pooled",
     "welch_test",
@@ -338,4 +340,49 @@ def worker_gold_correlation(worker, score, gold) -> np.ndarray:
         r = sxy / np.sqrt(sxx * syy)
     r[(cnt < 2) | (sxx == 0) | (syy == 0)] = np.nan
     return r
+
+
+def sequence_effect(worker, hit, position, score, gold=None, buckets: int = 1):
+    """Sequence-effect regression (Mathur 2021 eq. 4.1): Y_t = b0 + b1 Y_{t-1} + b2 Gold_t + e,
+    pooled OLS over all workers, the lag taken within the same worker and HIT in presentation
+    order (the first item of each HIT has no lag). Without ``gold`` fits b1' (no control).
+    ``buckets`` > 1 fits the model separately in equal-size position buckets (tertiles = 3).
+
+    Returns a list (one per bucket) of dicts: coef (p,), se (p,), t (p,), p_value (p,), n,
+    names ['const', 'lag', 'gold'].
+    """
+    from scipy.stats import t as tdist
+
+    w = category_codes(worker)[1]
+    h = category_codes(hit)[1]
+    pos = np.asarray(position, dtype=np.float64)
+    y = np.asarray(score, dtype=np.float64)
+    g = None if gold is None else np.asarray(gold, dtype=np.float64)
+    order = np.lexsort((pos, h, w))
+    same = np.r_[False, (w[order][1:] == w[order][:-1]) & (h[order][1:] == h[order][:-1])]
+    cur = order[same]
+    prev = order[np.flatnonzero(same) - 1]
+    edges = np.quantile(pos, np.linspace(0, 1, buckets + 1)) if buckets > 1 else None
+    out = []
+    for b in range(buckets):
+        sel = np.ones(cur.size, bool)
+        if edges is not None:
+            pc = pos[cur]
+            sel = (pc >= edges[b]) & ((pc < edges[b + 1]) if b < buckets - 1 else (pc <= edges[b + 1]))
+        cols = [np.ones(sel.sum()), y[prev][sel]]
+        names = ["const", "lag"]
+        if g is not None:
+            cols.append(g[cur][sel])
+            names.append("gold")
+        X = np.column_stack(cols)
+        yy = y[cur][sel]
+        beta, *_ = np.linalg.lstsq(X, yy, rcond=None)
+        resid = yy - X @ beta
+        dof = X.shape[0] - X.shape[1]
+        sigma2 = resid @ resid / dof
+        se = np.sqrt(np.diag(sigma2 * np.linalg.inv(X.T @ X)))
+        t = beta / se
+        out.append({"names": names, "coef": beta, "se": se, "t": t,
+                    "p_value": 2 * tdist.sf(np.abs(t), dof), "n": int(X.shape[0])})
+    return out
 

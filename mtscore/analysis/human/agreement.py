@@ -58,6 +58,7 @@ __all__ = [
     "pair_setting",
     "pairwise_kappas",
     "rating_crosstab",
+    "self_replication",
 ]
 
 WEIGHTS = (None, "linear", "quadratic")
@@ -443,3 +444,17 @@ def _positions(cats: np.ndarray, values: np.ndarray) -> np.ndarray:
     if bad.any():
         raise ValueError(f"rating {values[bad][0]} is not one of levels {cats.tolist()}")
     return pos
+
+
+def self_replication(item_a, score_a, item_b, score_b):
+    """Reliability by self-replication (Graham et al. 2017, EACL §3.1): Pearson r between two independent runs' per-item
+    scores over the items both runs scored. Returns (r, n_items)."""
+    from ..correlation import pearson
+
+    la = {k: v for k, v in zip(np.asarray(item_a).tolist(), np.asarray(score_a, float))}
+    common = [(la[k], v) for k, v in zip(np.asarray(item_b).tolist(), np.asarray(score_b, float)) if k in la]
+    if len(common) < 3:
+        return np.nan, len(common)
+    x, y = np.asarray(common).T
+    return float(pearson(x, y)), len(common)
+

@@ -1,4 +1,4 @@
-"""Write a :class:`~mtscore.analysis.crowd_scores.DAResult` in the layout of the DA scripts'
+"""Write a :class:`~mtscore.analysis.crowd.scores.DAResult` in the layout of the DA scripts'
 outputs (the ``docqe-eacl2017`` release's per-run files), so results can be diffed against
 such a release or fed to tools that read it:
 
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .crowd_qc import hit_rows, r_format, r_round
-from .crowd_scores import DAResult, SegmentKey
+from .qc import hit_rows
+from .r_numbers import r_format, r_round
+from .scores import DAResult, SegmentKey
 
 __all__ = ["release_files", "write_release_files"]
 
@@ -105,7 +106,7 @@ def release_files(res: DAResult, key: SegmentKey | None = None, replicate_r: boo
 def write_release_files(res: DAResult, folder: str | Path, key: SegmentKey | None = None,
                         replicate_r: bool = True) -> list[Path]:
     """Write :func:`release_files` into ``folder`` (created if missing), each atomically."""
-    from .report import write_atomic
+    from ..output import write_atomic
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
