@@ -13,6 +13,7 @@ multi-worker execution) is built on these two, because the statistics are additi
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,6 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .resampled import RowScores
+
+#: the reference containers :meth:`Metric.sentence_score` hands to a compiled single-pair kernel
+_LIST_OR_TUPLE = (list, tuple)
 
 #: what a metric does with a segment that has no reference at all (every stream None there)
 MISSING_REFS_POLICIES = ("error", "skip")
@@ -67,7 +71,7 @@ class Prepared(Protocol):
         """bool (n,): segments without any reference, or None when every segment has one."""
 
 
-class Metric:
+class Metric(ABC):
     """The metric contract: every metric (lexical, edit-distance, embedding) implements
 
     * :meth:`prepare` ``(refs) -> Prepared``: the reference work, done once and reused for
@@ -80,6 +84,12 @@ class Metric:
     * :meth:`scores_from_stats` ``(stats) -> float64 (N,)``: every row's score at once,
       bit-identical to ``compute_score_from_stats`` row by row (default: that loop);
     * :meth:`get_signature`.
+
+    :meth:`prepare`, :meth:`stats` and :meth:`compute_score_from_stats` are abstract: a class
+    that lacks one cannot be instantiated. :meth:`sentence_score` and the ``missing_refs``
+    policy are written here once; a metric with a compiled single-pair path implements
+    :meth:`_sentence_score_kernel`. ``mtscore.testing.check_metric(metric)`` runs the contract's
+    checks on any metric.
 
     Optional hooks have working defaults: :meth:`stats_and_scores` (statistics and sentence
     scores in one pass), :meth:`rows_stats_and_scores` with ``dedupes_outputs = True`` (score
@@ -127,16 +137,19 @@ class Metric:
         # num_refs is set when references are first prepared; get_signature() raises before
 
     # ---- the contract --------------------------------------------------------------
+    @abstractmethod
     def prepare(self, refs, rows=None) -> Prepared:  # pragma: no cover - abstract
         """K reference streams of N segments (``None`` = no reference) -> prepared references.
         ``rows``: optionally ``(first, seg_map)``, the distinct reference rows of ``refs``
         (see ``lexical.repeated_rows``), which a metric may use to prepare each row once."""
         raise NotImplementedError
 
+    @abstractmethod
     def stats(self, hyps, prepared) -> np.ndarray:  # pragma: no cover - abstract
         """``(N, k)`` statistics of N hypotheses against ``prepared`` (N segments)."""
         raise NotImplementedError
 
+    @abstractmethod
     def compute_score_from_stats(self, stats) -> Score:  # pragma: no cover - abstract
         """The score of one (summed) statistics row (a list or a numpy row)."""
         raise NotImplementedError
@@ -210,11 +223,13 @@ class Metric:
             refs = self._coerce_refs(refs, len(hyps))
         return self.stats(hyps, self._get_prepared(refs))
 
-    def _unreferenced(self, missing: np.ndarray, warn: bool = True) -> np.ndarray | None:
+    def _unreferenced(self, missing: np.ndarray, warn: bool = True,
+                      stacklevel: int = 3) -> np.ndarray | None:
         """Apply the ``missing_refs`` policy to ``missing`` (bool (N,): segments with no
         reference): raise :class:`MissingReferenceError` ("error"), or warn with the count
-        (unless ``warn`` is False: the caller already did for the whole corpus) and return the
-        mask ("skip"; callers zero those statistics rows). None if none is missing."""
+        (unless ``warn`` is False: the caller already did for the whole corpus; the warning
+        names the caller ``stacklevel - 1`` frames up) and return the mask ("skip"; callers
+        zero those statistics rows). None if none is missing."""
         if not missing.any():
             return None
         name = type(self).__name__
@@ -231,10 +246,50 @@ class Metric:
 
         warnings.warn(MissingReferenceWarning(
             f"{name}: {int(missing.sum())} of {len(missing)} segment(s) have no reference and were "
-            "skipped (missing_refs='skip': zero statistics, NaN sentence scores)"), stacklevel=3)
+            "skipped (missing_refs='skip': zero statistics, NaN sentence scores)"), stacklevel=stacklevel)
         return missing
 
-    def _check_hyps(self, hyps) -> None:
+    def _skipped(self, prepared: Prepared, warn: bool = True) -> np.ndarray | None:
+        """The ``missing_refs`` policy applied to the segments of ``prepared`` that have no
+        reference (see :meth:`_unreferenced`): None when every segment has one, else the bool
+        (N,) mask of the rows the caller leaves at zero statistics ("skip")."""
+        missing = prepared.missing()
+        # stacklevel: the warning names the caller of the metric's stats, as before this helper
+        return None if missing is None else self._unreferenced(missing, warn, stacklevel=4)
+
+    # ---- sentence scores ----------------------------------------------------------
+    def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Any:
+        """The score of one hypothesis against its references, equal to the corpus score of a
+        one-segment corpus (``corpus_score([hypothesis], [[r] for r in references])``, the
+        ``missing_refs`` policy included). Metrics with a compiled single-pair path
+        (:meth:`_sentence_score_kernel`: BLEU, chrF, TER) take it for a str and a non-empty
+        list or tuple of str; everything else (other sequences, None references, argument
+        errors: :meth:`_check_sentence_args`) goes through the corpus path. Typed ``Any``
+        because BERTScore's returns its own result; each metric types its own Score."""
+        if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:
+            score = self._sentence_score_kernel(hypothesis, references)
+            if score is not None:
+                return score
+        self._check_sentence_args(hypothesis, references)
+        return self.corpus_score([hypothesis], [[r] for r in references])
+
+    def _sentence_score_kernel(self, hyp: str, refs: Sequence[str | None]) -> Score | None:
+        """The sentence score of a str and a non-empty list or tuple of references in one
+        compiled call, bit-identical to the corpus path, or None to take the corpus path (no
+        such kernel, the default; a reference that is not a str)."""
+        return None
+
+    def _check_sentence_args(self, hypothesis, references) -> None:
+        """The TypeErrors of :meth:`sentence_score`'s arguments, named after ``_NAME`` (or the
+        class): ``hypothesis`` a str, ``references`` a sized non-str sequence. BLEU and chrF
+        use sacrebleu's stricter checks (:func:`check_sentence_args`)."""
+        name = getattr(self, "_NAME", None) or type(self).__name__
+        if not isinstance(hypothesis, str):
+            raise TypeError(f"{name}: The argument `hyp` should be a string.")
+        if isinstance(references, str) or not hasattr(references, "__len__"):
+            raise TypeError(f"{name}: The argument `refs` should be a sequence of strings.")
+
+    def _check_hyps(self, hyps) -> None:  # noqa: B027 - an optional hook, not abstract
         """Warnings about one system's hypotheses (BLEU: tokenized input); none by default."""
 
     #: the statistics are counts (BLEU, chrF): a float matrix must hold whole numbers
