@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AnalysisInputError
+from ..human.scores import r_mean
 from .batches import Ratings
 from .qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, worker_stats
 from .r_numbers import perl_atof, r_format, r_print_read
@@ -145,19 +146,6 @@ def _natural(values: np.ndarray) -> np.ndarray:
         except ValueError:
             return (1, 0.0, v)
     return np.array(sorted(range(len(values)), key=lambda i: key(values[i])), dtype=np.int64)
-
-
-def r_mean(inv: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
-    """Group means as R's ``mean`` computes them: a long-double sum divided by n, plus the
-    long-double mean of the residuals (R's second pass). (k,) float64 for group codes ``inv``."""
-    v = np.asarray(values, dtype=np.longdouble)
-    n = np.bincount(inv, minlength=k).astype(np.longdouble)
-    s = np.zeros(k, dtype=np.longdouble)
-    np.add.at(s, inv, v)
-    s /= n
-    t = np.zeros(k, dtype=np.longdouble)
-    np.add.at(t, inv, v - s[inv])
-    return (s + t / n).astype(np.float64)
 
 
 def _group(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

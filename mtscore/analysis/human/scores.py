@@ -15,6 +15,7 @@ __all__ = [
     "SCORED_TYPES",
     "category_codes",
     "document_scores",
+    "r_mean",
     "segment_scores",
     "standardize",
     "system_scores",
@@ -60,18 +61,19 @@ def standardize(worker, score, ddof: int = 1, truncate: bool = False, mask=None)
     return z, keep
 
 
-def _r_mean(inv: np.ndarray, values: np.ndarray, k: int, n: np.ndarray) -> np.ndarray:
-    """Group means computed like R's ``mean``: long-double sum / n, plus a second pass adding
-    the mean residual. Matches R bit for bit on x86 (the WMT scripts are R), which matters
+def r_mean(inv: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """Group means as R's ``mean`` computes them: a long-double sum divided by n, plus the
+    long-double mean of the residuals (R's second pass). (k,) float64 for group codes ``inv``
+    (N,) int in [0, k). Matches R bit for bit on x86 (the WMT scripts are R), which matters
     because the WMT rank tests treat exactly equal segment means as ties."""
     v = np.asarray(values, dtype=np.longdouble)
+    n = np.bincount(inv, minlength=k).astype(np.longdouble)
     s = np.zeros(k, dtype=np.longdouble)
     np.add.at(s, inv, v)
     s /= n
     t = np.zeros(k, dtype=np.longdouble)
     np.add.at(t, inv, v - s[inv])
-    s += t / n
-    return s.astype(np.float64)
+    return (s + t / n).astype(np.float64)
 
 
 def _group_mean(keys: Sequence[np.ndarray], values: np.ndarray):
@@ -86,7 +88,7 @@ def _group_mean(keys: Sequence[np.ndarray], values: np.ndarray):
     flat = sum(c.astype(np.int64) * m for c, m in zip(codes, mult))
     g, inv = np.unique(flat, return_inverse=True)
     n = np.bincount(inv)
-    mean = _r_mean(inv, values, len(g), n)
+    mean = r_mean(inv, values, len(g))
     out = []
     for u, m in zip(uniq, mult):
         out.append(u[(g // m) % len(u)])
