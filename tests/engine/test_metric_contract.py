@@ -11,6 +11,7 @@ import mtscore
 from mtscore.engine.metrics.base import Metric, Score, Signature, unreferenced_mask
 from mtscore.engine.metrics.registry import METRICS as REGISTRY
 from mtscore.engine.metrics.registry import make_metric
+from mtscore.testing import MetricContractError, iter_checks
 
 
 class PreparedWords:
@@ -89,6 +90,27 @@ REFS = [["the cat is on the mat", "a dog barked", "", "the cat", "it is raining"
 @pytest.fixture(params=sorted(METRICS))
 def metric(request) -> Metric:
     return METRICS[request.param]()
+
+
+#: checks a metric fails by the design of its API, left as they are: BERTScore.sentence_score
+#: returns a BERTScoreResult (P/R/F arrays), not a Score, and refuses a segment without
+#: references with a plain ValueError
+KNOWN_DEVIATIONS = {"bertscore": {"sentence_score", "missing_references"}}
+
+
+def test_check_metric_passes(request, metric):
+    """``mtscore.testing.check_metric``'s checks, one by one, on every metric (those of
+    KNOWN_DEVIATIONS must still fail: an entry goes once its metric is fixed)."""
+    expected = KNOWN_DEVIATIONS.get(request.node.callspec.params["metric"], set())
+    failed = set()
+    for check, run in iter_checks(metric):
+        try:
+            run()
+        except MetricContractError:
+            if check not in expected:
+                raise
+            failed.add(check)
+    assert failed == expected
 
 
 def test_stats_are_an_additive_matrix(metric):
