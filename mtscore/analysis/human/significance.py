@@ -94,6 +94,26 @@ def _exact_p(u: float, m: int, n: int, alternative: str) -> float:
     return min(1.0, 2.0 * min(upper, lower) / total)
 
 
+def _u_and_ties(x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mann-Whitney U of ``x`` (n1,) against ``y`` (n2,) (midranks for ties) and the sizes
+    (float64) of the groups of equal values in the pooled sample."""
+    allv = np.concatenate([x, y])
+    order = np.argsort(allv, kind="mergesort")
+    sv = allv[order]
+    starts = np.flatnonzero(np.r_[True, sv[1:] != sv[:-1]])
+    ends = np.r_[starts[1:], sv.size]
+    ranks = np.empty(sv.size)
+    ranks[order] = np.repeat((starts + ends - 1) / 2.0 + 1.0, ends - starts)
+    m = x.size
+    return float(ranks[:m].sum() - m * (m + 1) / 2.0), (ends - starts).astype(np.float64)
+
+
+def _normal_sd(m: int, n: int, t: np.ndarray) -> float:
+    """SD of U under H0 with the tie correction (``t``: tie-group sizes); 0 for one value."""
+    N = m + n
+    return math.sqrt(m * n / 12.0 * ((N + 1) - float((t ** 3 - t).sum()) / (N * (N - 1)))) if N > 1 else 0.0
+
+
 def rank_sum_test(a, b, alternative: str = "greater", exact: bool | None = None,
                   correct: bool = True) -> RankSumResult:
     """Wilcoxon rank-sum test of samples ``a`` (n1,) and ``b`` (n2,) float64, as R
@@ -114,23 +134,14 @@ def rank_sum_test(a, b, alternative: str = "greater", exact: bool | None = None,
     m, n = x.size, y.size
     if m == 0 or n == 0:
         return RankSumResult(np.nan, np.nan, False)
-    allv = np.concatenate([x, y])
-    order = np.argsort(allv, kind="mergesort")
-    sv = allv[order]
-    starts = np.flatnonzero(np.r_[True, sv[1:] != sv[:-1]])
-    ends = np.r_[starts[1:], sv.size]
-    ranks = np.empty(sv.size)
-    ranks[order] = np.repeat((starts + ends - 1) / 2.0 + 1.0, ends - starts)
-    u = float(ranks[:m].sum() - m * (m + 1) / 2.0)
-    ties = bool((ends - starts > 1).any())
+    u, t = _u_and_ties(x, y)
+    ties = bool((t > 1).any())
     use_exact = (m < EXACT_LIMIT and n < EXACT_LIMIT) if exact is None else exact
     if use_exact and not ties:
         return RankSumResult(u, _exact_p(u, m, n, alternative), True)
     from scipy.special import ndtr
 
-    t = (ends - starts).astype(np.float64)
-    N = m + n
-    sd = math.sqrt(m * n / 12.0 * ((N + 1) - float((t ** 3 - t).sum()) / (N * (N - 1)))) if N > 1 else 0.0
+    sd = _normal_sd(m, n, t)
     if sd == 0:
         return RankSumResult(u, np.nan, False)
     d = u - m * n / 2.0
@@ -339,19 +350,8 @@ def mann_whitney_greater(a, b, continuity: bool = True) -> float:
     n1, n2 = a.size, b.size
     if n1 == 0 or n2 == 0:
         return np.nan
-    allv = np.concatenate([a, b])
-    order = np.argsort(allv, kind="mergesort")
-    sv = allv[order]
-    new = np.r_[True, sv[1:] != sv[:-1]]
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], sv.size]
-    avg = (starts + ends - 1) / 2.0 + 1.0
-    ranks = np.empty(sv.size)
-    ranks[order] = np.repeat(avg, ends - starts)
-    u1 = ranks[:n1].sum() - n1 * (n1 + 1) / 2.0
-    n = n1 + n2
-    t = (ends - starts).astype(np.float64)
-    sd = np.sqrt(n1 * n2 / 12.0 * ((n + 1) - (t ** 3 - t).sum() / (n * (n - 1))))
+    u1, t = _u_and_ties(a, b)
+    sd = _normal_sd(n1, n2, t)
     if sd == 0:
         return np.nan
     z = (u1 - n1 * n2 / 2.0 - (0.5 if continuity else 0.0)) / sd
