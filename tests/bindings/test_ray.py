@@ -511,11 +511,10 @@ def test_missing_refs_global_row_and_one_warning(local_ray, tables, tmp_path):
 
 
 def _score_table(argv, capsys):
-    from mtscore.bindings.cli.main import run_command
     from mtscore.bindings.cli.table import table_main
 
     capsys.readouterr()
-    assert table_main(argv, run_command) == 0
+    assert table_main(argv) == 0
     return capsys.readouterr().out
 
 
@@ -549,10 +548,9 @@ def test_cli_test_sets_local_and_on_ray(local_ray, tables, tmp_path, capsys):
     assert seg_local.splitlines()[0].split("\t")[:3] == ["test_set", "system", "seg"]
     assert len(seg_local.splitlines()) == 1 + 5 * N
     assert _score_table([*seg, "--ray"], capsys) == seg_local
-    from mtscore.bindings.cli.main import run_command
     from mtscore.bindings.cli.table import table_main
 
-    assert table_main([str(only_b), "-m", "bleu", "--test-set-column", "ts"], run_command) == 1
+    assert table_main([str(only_b), "-m", "bleu", "--test-set-column", "ts"]) == 1
     assert "--test-set-column ts: " in capsys.readouterr().err
 
 
@@ -572,10 +570,9 @@ def test_cli_bertscore_on_ray(local_ray, tables, tmp_path, capsys):
         local = _score_table(argv, capsys)
         assert "BERTScore" in local
         assert _score_table([*argv, "--ray"], capsys) == local
-    from mtscore.bindings.cli.main import run_command
     from mtscore.bindings.cli.table import table_main
 
-    assert table_main([str(one), "-m", "bertscore", "--idf", "--ray"], run_command) == 1
+    assert table_main([str(one), "-m", "bertscore", "--idf", "--ray"]) == 1
     assert "--idf: not supported" in capsys.readouterr().err
 
 

@@ -68,7 +68,7 @@ def test_file_and_column_errors_are_one_line(tables, tmp_path, capsys, name, arg
 
 
 def test_os_errors_read_path_then_reason():
-    from mtscore.bindings.cli.main import os_error_line
+    from mtscore.bindings.cli.runner import os_error_line
     from mtscore.engine.atomic import OutputError
 
     assert os_error_line(FileNotFoundError(2, "No such file or directory", "x.txt")) == \

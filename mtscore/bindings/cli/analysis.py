@@ -573,31 +573,25 @@ def _warn(message: str) -> None:
     print(f"mtscore: warning: {message}", file=sys.stderr)
 
 
-def _fail(message: str) -> int:
-    print(f"mtscore: error: {message}", file=sys.stderr)
-    return 1
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``main(['meta', 'wmt20', ...])`` / ``main(['human', 'ratings', ...])``.
 
-    Bad input (:class:`AnalysisInputError`), an unreadable file (``OSError``) and a missing
-    optional dependency print one line ``mtscore: error: ...`` and return 1; usage errors exit 2
-    (argparse); anything else is a bug and keeps its traceback."""
-    args = build_parser().parse_args(argv)
-    try:
-        _check_outputs(args)
-        if args.cmd in procedures.COMMANDS:
-            return procedures.run(args)
-        if args.area == "meta":
-            return _run_meta(args)
-        return _run_human(args)
-    except AnalysisInputError as exc:
-        return _fail(str(exc))
-    except OSError as exc:  # unreadable input: name the path, not a traceback
-        return _fail(f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc))
-    except ImportError as exc:  # optional dependency (matplotlib): the message names the extra
-        return _fail(str(exc))
+    Bad input (a :class:`~mtscore.errors.UserError` such as :class:`AnalysisInputError`), an
+    unreadable file (``OSError``) and a missing optional dependency print one line
+    ``mtscore: error: ...`` and return 1; usage errors exit 2 (argparse); anything else is a bug
+    and keeps its traceback (:data:`.runner.ANALYSIS`)."""
+    from .runner import ANALYSIS, run_command
+
+    return run_command(_run, build_parser().parse_args(argv), "mtscore", ANALYSIS)
+
+
+def _run(args: argparse.Namespace) -> int:
+    _check_outputs(args)
+    if args.cmd in procedures.COMMANDS:
+        return procedures.run(args)
+    if args.area == "meta":
+        return _run_meta(args)
+    return _run_human(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,5 @@
 """The command line's BERTScore: a scorer from the parsed ``mtscore`` arguments, its result as the
-report needs it, and ``mtscore bertscore-baseline`` (a rescale baseline from a monolingual
+report needs it, and ``mtscore bertscore baseline`` (a rescale baseline from a monolingual
 corpus). The engine's ``BERTScore`` knows nothing of argparse; this module maps the options."""
 from __future__ import annotations
 
@@ -36,10 +36,11 @@ def score_system(scorer: BERTScore, hyps: Sequence[str],
                           "max_length": r.max_length}}
 
 
-def baseline_main(argv: list[str] | None = None, run_command=None) -> int:
-    """``mtscore bertscore baseline --corpus FILE --out FILE [--model M | --lang L] [--layers 1,2]``;
-    ``run_command``: the CLI's error-policy runner (one line per user error)."""
+def baseline_main(argv: list[str] | None = None) -> int:
+    """``mtscore bertscore baseline --corpus FILE --out FILE [--model M | --lang L] [--layers 1,2]``:
+    parse (usage errors exit 2), compute, write."""
     from .parser import OneLineErrorParser, nonnegative_int, positive_int
+    from .runner import run_command
 
     ap = OneLineErrorParser(prog="mtscore bertscore baseline",
                             description="Compute a BERTScore rescale baseline (bert_score's LAYER,P,R,F "
@@ -60,8 +61,6 @@ def baseline_main(argv: list[str] | None = None, run_command=None) -> int:
                     help="bert_score's batch size, whose zero-padding quirk its baselines contain "
                          "(default 64, as its recipe; 0: without the quirk)")
     a = ap.parse_args(argv)
-    if run_command is None:
-        return _baseline_run(a)
     return run_command(_baseline_run, a, "mtscore bertscore baseline")
 
 

@@ -149,9 +149,10 @@ def _block_groups(path: str, lines: list[str], with_log_probs: bool) -> list[Gro
     return groups
 
 
-def mbr_main(argv: list[str], run_command) -> int:
-    """``mtscore mbr``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
+def mbr_main(argv: list[str]) -> int:
+    """``mtscore mbr ARGS``: parse (usage errors exit 2), select, write."""
     from .parser import OneLineErrorParser
+    from .runner import run_command
 
     p = OneLineErrorParser(
         prog="mtscore mbr", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -206,9 +207,10 @@ def _run_mbr(args) -> int:
 
 
 # ---- nbest ------------------------------------------------------------------------------------
-def nbest_main(argv: list[str], run_command) -> int:
-    """``mtscore nbest``; ``run_command``: the CLI's error-policy runner (cli.run_command)."""
+def nbest_main(argv: list[str]) -> int:
+    """``mtscore nbest ARGS``: parse (usage errors exit 2), select or rerank, write."""
     from .parser import OneLineErrorParser
+    from .runner import run_command
 
     p = OneLineErrorParser(
         prog="mtscore nbest", formatter_class=argparse.RawDescriptionHelpFormatter,

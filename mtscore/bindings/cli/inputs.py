@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import NamedTuple
 
+from ...errors import UserError
+
 log = logging.getLogger("mtscore")
 
 #: segments per chunk of the streamed command line (the batch API's default)
@@ -23,8 +25,8 @@ CHUNK = 16384
 Chunk = tuple[list[list[str]], dict[str, list[str]]]
 
 
-class CLIError(Exception):
-    """A user-facing error: printed as one line, exit status 1."""
+class CLIError(UserError):
+    """A user-facing error of the command line: printed as one line, exit status 1."""
 
 
 class UsageError(CLIError):

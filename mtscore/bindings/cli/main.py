@@ -1,272 +1,114 @@
-"""The ``mtscore`` command: sacrebleu-compatible scoring, plus ``mtscore meta`` / ``mtscore human``
-(meta-evaluation and human evaluation reports).
+"""The ``mtscore`` entry point (console script and ``python -m mtscore``): picks the command from
+the first words of the command line and runs it.
 
-    mtscore REF [REF ...] -i HYP [HYP ...] -m bleu chrf ter     # like sacrebleu
-    cat hyp.txt | mtscore ref.txt -m chrf -f text
-    mtscore ref.txt -i hyp.txt -m bleu chrf --format tsv -o segments.tsv
+    mtscore REF [REF ...] -i HYP [HYP ...] -m bleu chrf ter     # the default: :mod:`.score`
+    mtscore score-table FILE ...                                # :mod:`.table`
+    mtscore meta ... | mtscore human ...                        # :mod:`.analysis`
+    mtscore mbr ... | mtscore nbest ...                         # :mod:`.decoder`
+    mtscore bertscore baseline ...                              # :mod:`.bertscore`
+    mtscore demo                                                # :mod:`.demo`
 
-Output content equals sacrebleu 2.6.0's for the same flags (signatures print version 2.6.0,
-the sacrebleu version whose numbers mtscore reproduces). Only this module's top-level imports
-run at start-up; numpy, pyarrow and the kernels load when first needed.
+:data:`SUBCOMMANDS` is the one table of subcommands; each command module builds its own parser
+(a single argparse tree cannot hold the plain ``mtscore REF -i HYP`` form beside subcommands
+without changing ``mtscore --help``) and runs its work through the one error runner,
+:func:`.runner.run_command`. Only this module's top-level imports run at start-up; a command's
+module is imported when it is chosen.
 """
 from __future__ import annotations
 
-import argparse
-import errno
-import logging
 import os
 import sys
+from typing import Callable
 
-from .inputs import CLIError, UsageError, open_inputs
-from .options import (
-    build_metrics,
-    check_options,
-    input_output_options,
-    metric_options,
-    report_options,
-    statistics_options,
-)
-from .report import (
-    corpus_metrics,
-    emit,
-    json_args,
-    multi_system_table,
-    paired_text,
-    sentence_level_text,
-    single_system_text,
-    write_table,
-)
-
-log = logging.getLogger("mtscore")
-
-EXIT_USAGE = 2
-EXIT_ERROR = 1
+__all__ = ["BLAS_THREAD_VARS", "SUBCOMMANDS", "main"]
 
 
-def _terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns`` without importing shutil (and zlib, bz2, lzma
-    with it: argparse's help formatter does, once per ``add_argument``): $COLUMNS if positive,
-    else the width of the terminal on stdout, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):  # no stdout (None), closed, not a terminal
-        columns = 0
-    return columns or 80
+def _score_table(argv: list[str]) -> int:
+    from .table import table_main
+
+    return table_main(argv)
 
 
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter with the width it would choose (terminal columns - 2)."""
+def _meta_or_human(word: str) -> Callable[[list[str]], int]:
+    def run(argv: list[str]) -> int:
+        from .analysis import main as analysis_main
 
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position,
-                         _terminal_columns() - 2 if width is None else width)
+        return analysis_main([word, *argv])
 
-
-def _parser() -> argparse.ArgumentParser:
-    from .parser import OneLineErrorParser
-
-    p = OneLineErrorParser(
-        prog="mtscore",
-        formatter_class=_HelpFormatter,
-        description=(
-            "Score MT output with sacrebleu-identical BLEU, chrF/chrF++ and TER (compiled), "
-            "optionally BERTScore.\n\n"
-            "Give reference files first, then the system output(s) with -i (or on stdin; "
-            "tab-separated columns are several systems).\n"
-            "Subcommands: 'mtscore demo' (the bundled example), 'mtscore score-table --help' "
-            "(tables: Parquet/JSONL/CSV/TSV, locally or on Ray), 'mtscore meta --help' (metric "
-            "meta-evaluation), 'mtscore human --help' (human evaluation), 'mtscore mbr --help' "
-            "(MBR selection), 'mtscore nbest --help' (n-best oracle / reranking)."),
-        epilog=(
-            "examples:\n"
-            "  mtscore ref.de -i hyp.de -m bleu chrf ter\n"
-            "  mtscore ref.A ref.B -i sys1 sys2 sys3 -m bleu --paired-bs\n"
-            "  mtscore ref.de -i hyp.de -m chrf -cw 2 --format tsv -o segments.tsv\n"
-            "  mtscore ref.de -i hyp.de -m bleu --sentence-level"))
-    input_output_options(p)
-    metric_options(p)
-    statistics_options(p)
-    report_options(p)
-    return p
+    return run
 
 
-class _Collect:
-    """Passes chunks through and keeps their text, for BERTScore (idf needs every reference,
-    so it is not streamed: its memory grows with the corpus, unlike the lexical metrics')."""
+def _demo(argv: list[str]) -> int:
+    from .demo import main as demo_main
 
-    def __init__(self, chunks):
-        self.chunks = chunks
-        self.refs: list[list[str]] = []
-        self.systems: dict = {}
-
-    def __iter__(self):
-        for refs, systems in self.chunks:
-            if not self.refs:
-                self.refs = [[] for _ in refs]
-            for acc, st in zip(self.refs, refs):
-                acc.extend(st)
-            for name, hyps in systems.items():
-                self.systems.setdefault(name, []).extend(hyps)
-            yield refs, systems
+    return demo_main(argv, cli_main=main)  # the demo drives this entry point
 
 
-def _run(args) -> int:
-    from ..api import score_stream
+def _mbr(argv: list[str]) -> int:
+    from .decoder import mbr_main
 
-    check_options(args)
-    paired = args.paired_bs or args.paired_ar
-    inputs = open_inputs(args)
-    names, systems = inputs.names, inputs.systems
-    if args.sentence_level and len(names) > 1:
-        raise CLIError("Only one system can be evaluated in sentence-level mode.")
-    if paired and len(names) == 1:
-        raise CLIError("Paired tests require multiple input systems given to --input (-i).")
-    if len(names) > 1 and args.confidence:
-        raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
-    metrics = build_metrics(args)
-    bert = _bertscore_runner(args, len(names)) if "bertscore" in args.metrics else None
-    chunks = _Collect(inputs.chunks) if bert is not None else inputs.chunks
-    per_seg = args.format in ("tsv", "parquet")
-    r = score_stream(chunks, list(metrics.values()), workers=args.workers,
-                     sentence_level=per_seg,
-                     progress=args.progress if metrics else False)  # BERTScore alone: its own bars
-    stats = {key: [r.stats[n][mkey] for n in systems] for key, mkey in zip(metrics, r.metrics)}
-    if per_seg:
-        table = r.segments
-        if len(names) == 1:
-            table = table.drop(["system"])
-        # the tests' results travel in the Parquet file's metadata (TSV refused: check_options)
-        report = None
-        if paired or args.confidence:  # a corpus report: BLEU without the per-segment effective order
-            jargs = json_args(args)
-            report = _report(jargs, names, corpus_metrics(metrics), stats, paired)
-        write_table(table, args, report)
-        return 0
-    if args.sentence_level:
-        text = sentence_level_text(args, metrics, stats)
-    else:
-        text = _report(args, names, metrics, stats, paired, bert, chunks)
-    emit(text if text.endswith("\n") else text + "\n", args)
-    return 0
+    return mbr_main(argv)
 
 
-def _report(args, names, metrics: dict, stats: dict, paired: bool, bert=None, chunks=None) -> str:
-    if len(names) == 1:
-        return single_system_text(args, metrics, stats, bert, chunks)
-    if paired:
-        return paired_text(args, names, metrics, stats)
-    return multi_system_table(args, names, metrics, stats, bert, chunks)
+def _nbest(argv: list[str]) -> int:
+    from .decoder import nbest_main
+
+    return nbest_main(argv)
 
 
-def _bertscore_runner(args, n_systems: int | None = None):
-    """BERTScore for the report, loaded on first use (needs the 'bertscore' extra)."""
-    try:
-        from .bertscore import BERTScoreRunner
-    except ImportError as e:
-        from ...engine.missing_extra import install_hint
+def _bertscore_baseline(argv: list[str]) -> int:
+    from .bertscore import baseline_main
 
-        raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
-    return BERTScoreRunner(args, n_systems=n_systems)
+    return baseline_main(argv)
 
 
-#: BLAS thread-pool sizes set for the commands of this CLI unless the user chose them (see
-#: :func:`_single_threaded_blas`)
-BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS",)
+def _score(argv: list[str]) -> int:
+    from .score import main as score_main
+
+    return score_main(argv)
+
+
+#: the first words of a subcommand -> its entry (given the rest of the command line); any
+#: other command line is the plain scoring command (:mod:`.score`)
+SUBCOMMANDS: dict[tuple[str, ...], Callable[[list[str]], int]] = {
+    ("score-table",): _score_table,
+    ("meta",): _meta_or_human("meta"),
+    ("human",): _meta_or_human("human"),
+    ("demo",): _demo,
+    ("mbr",): _mbr,
+    ("nbest",): _nbest,
+    ("bertscore", "baseline"): _bertscore_baseline,
+}
+
+#: commands that leave numpy's BLAS threads alone (their linear algebra can use them)
+MULTI_THREADED_BLAS = ("meta", "human")
+
+#: environment variables that set the BLAS thread-pool size: when the user set none of them, the
+#: commands start numpy with one BLAS thread (see :func:`_single_threaded_blas`)
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 
 
 def _single_threaded_blas() -> None:
-    """One BLAS thread unless the environment says otherwise. numpy's OpenBLAS starts one thread
-    per core when numpy is imported (about half of ``import numpy``'s CPU time, ~0.06 s here);
-    the scoring commands do no BLAS work that needs them (the significance tests' matrix
-    products are single-threaded-fast at these sizes). Must run before numpy is imported; has no
-    effect on a process that already imported it. Not done for ``meta``/``human``."""
-    for var in BLAS_THREAD_VARS:
-        os.environ.setdefault(var, "1")
+    """One BLAS thread unless the user chose a number (``OPENBLAS_NUM_THREADS`` or
+    ``OMP_NUM_THREADS``, which OpenBLAS also reads). numpy's OpenBLAS starts one thread per core
+    when numpy is imported (about half of ``import numpy``'s CPU time, ~0.06 s here); the scoring
+    commands do no BLAS work that needs them (the significance tests' matrix products are
+    single-threaded-fast at these sizes). Must run before numpy is imported; has no effect on a
+    process that already imported it. The command line only: the library leaves the user's
+    settings alone."""
+    if not any(var in os.environ for var in BLAS_THREAD_VARS):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not (argv and argv[0] in ("meta", "human")):
+    if not (argv and argv[0] in MULTI_THREADED_BLAS):
         _single_threaded_blas()
-    if argv and argv[0] == "score-table":
-        from .table import table_main
-
-        return table_main(argv[1:], run_command)
-    if argv and argv[0] in ("meta", "human"):
-        from .analysis import main as analysis_main
-
-        return analysis_main(argv)
-    if argv and argv[0] == "demo":
-        from .demo import main as demo_main
-
-        return demo_main(argv[1:], cli_main=main)
-    if argv and argv[0] in ("mbr", "nbest"):
-        from .decoder import mbr_main, nbest_main
-
-        return (mbr_main if argv[0] == "mbr" else nbest_main)(argv[1:], run_command)
-    if argv and (argv[0] == "bertscore-baseline" or argv[:2] == ["bertscore", "baseline"]):
-        from .bertscore import baseline_main
-
-        return baseline_main(argv[2:] if argv[0] == "bertscore" else argv[1:], run_command)
-    args = _parser().parse_args(argv)
-    if not args.quiet:
-        logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
-    if os.environ.get("SACREBLEU_FORMAT"):
-        args.format = os.environ["SACREBLEU_FORMAT"]
-    return run_command(_run, args, "mtscore")
-
-
-_OS_REASONS = {errno.ENOENT: "file not found", errno.EISDIR: "is a folder, expected a file",
-               errno.ENOTDIR: "a part of the path is a file, not a folder",
-               errno.EACCES: "permission denied"}
-
-
-def os_error_line(e: OSError) -> str:
-    """``PATH: reason`` for a file error (not Python's ``[Errno 2] No such file or directory:
-    'PATH'``); errors without a file name, or with their own wording (an ``OSError`` subclass
-    with its own ``__str__``, e.g. the output writer's), as they are."""
-    if e.filename is None or type(e).__str__ is not OSError.__str__:
-        return str(e)
-    return f"{e.filename}: {_OS_REASONS.get(e.errno or 0, e.strerror or str(e))}"
-
-
-def run_command(fn, args, prog: str) -> int:
-    """``fn(args)`` under the errors contract: user errors (bad input, options, files, missing
-    extras) print one line ``prog: error: ...`` and exit 1; Ctrl-C exits 130 with one line,
-    also while the worker threads wind down (they are joined here, not at interpreter exit);
-    anything else is a bug and keeps its traceback."""
-    import warnings
-
-    from ...engine.parallel import shutdown_pools
-
-    def one_line(message, category, filename, lineno, file=None, line=None):
-        print(f"{prog}: warning: {message}", file=sys.stderr)
-
-    try:
-        try:
-            with warnings.catch_warnings():
-                warnings.showwarning = one_line  # lossy operations: one line each
-                return fn(args)
-        finally:
-            shutdown_pools()
-    except CLIError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
-    except OSError as e:
-        print(f"{prog}: error: {os_error_line(e)}", file=sys.stderr)
-        return EXIT_ERROR
-    except (ValueError, TypeError, RuntimeError, ImportError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+    for words, entry in SUBCOMMANDS.items():
+        if argv[:len(words)] == list(words):
+            return entry(argv[len(words):])
+    return _score(argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -374,9 +374,10 @@ def _segments_of(table, ts: str, names: list[str]):
         .drop(["_rank"])
 
 
-def table_main(argv: list[str], run_command) -> int:
-    """``mtscore score-table ARGS``; ``run_command`` is the CLI's errors contract
-    (:func:`mtscore.bindings.cli.run_command`)."""
+def table_main(argv: list[str]) -> int:
+    """``mtscore score-table ARGS``: parse (usage errors exit 2), score, report."""
+    from .runner import run_command
+
     args = _table_parser().parse_args(argv)
     if not args.quiet:
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
