@@ -169,10 +169,10 @@ def test_decoder_sentence_scores_and_pairwise(toy):
 
 
 def test_check_metric(toy):
-    # TODO(check_metric): drop the importorskip once mtscore/testing.py (the Metric-ABC work,
-    # uncommitted when this test was written) is committed; until then this test skips
-    testing = pytest.importorskip("mtscore.testing")
-    testing.check_metric(make_metric("toy"))
+    from mtscore.testing import check_metric
+
+    check_metric(make_metric("toy"))
+    check_metric(make_metric("toy", lowercase=True))
 
 
 def test_register_metric_refusals(toy):
