@@ -201,7 +201,8 @@ def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
-    metrics     : names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed") or configured
+    metrics     : registered names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed",
+                  "meteor", and any :func:`mtscore.register_metric` added) or configured
                   metric objects, several configurations of one metric allowed. Each gets its
                   own key in every result dict and segment column (:func:`metric_keys`): the
                   first of a name keeps the plain name (``bleu``, ``chrf``, ``chrf++``), a
