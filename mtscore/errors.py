@@ -10,6 +10,7 @@ its traceback.
 Derived classes: :class:`~mtscore.engine.corpus_error.CorpusError` (bad corpus input; with
 ``LineTooLongError``), :class:`~mtscore.engine.strict_numbers.NumberSyntaxError`,
 :class:`~mtscore.engine.missing_extra.MissingExtraError`,
+:class:`~mtscore.engine.metrics.base.MissingReferenceError`,
 :class:`~mtscore.analysis.errors.AnalysisInputError`,
 :class:`~mtscore.bindings.decoder.NBestFormatError`,
 :class:`~mtscore.bindings.cli.inputs.CLIError` (and ``UsageError``).

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 # imported with the metric, not on its first call (a few imports nothing else): a first
 # corpus_score would otherwise pay for finding and loading it
+from ...errors import UserError
 from ..coerce import as_ref_streams, as_text_list
 from ..line_limit import MAX_LINE_CHARS, check_line_lengths
 from .score import MTSCORE_VERSION as MTSCORE_VERSION
@@ -39,7 +40,7 @@ _LIST_OR_TUPLE = (list, tuple)
 MISSING_REFS_POLICIES = ("error", "skip")
 
 
-class MissingReferenceError(ValueError):
+class MissingReferenceError(UserError, ValueError):
     """A segment has no reference (every reference stream is None/null there)."""
 
 
