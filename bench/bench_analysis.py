@@ -15,9 +15,9 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mtscore.analysis import correlation as C
-from mtscore.analysis import datasets
-from mtscore.analysis.darr import darr_kendall, darr_pairs
-from mtscore.analysis.williams import williams_matrix
+from mtscore.analysis import data as datasets
+from mtscore.analysis.metaeval.darr import darr_kendall, darr_pairs
+from mtscore.analysis.metaeval.williams import williams_matrix
 
 
 def cpu(fn, repeat=3):
@@ -85,7 +85,7 @@ def main():
     t_ours, (_, p_ours) = cpu(lambda: williams_matrix(h, M))
     t_ref, p_ref = cpu(lambda: williams_loop(h, M))
     assert np.allclose(np.nan_to_num(p_ours), np.nan_to_num(p_ref), atol=1e-9)
-    rows.append(("Williams all-pairs (en-de, %d metrics, %d systems)" % M.shape, t_ref, t_ours))
+    rows.append((f"Williams all-pairs (en-de, {M.shape[0]} metrics, {M.shape[1]} systems)", t_ref, t_ours))
     t_ours, _ = cpu(lambda: C.kendall(h, M))
     t_ref, _ = cpu(lambda: [stats.kendalltau(h, m)[0] for m in M])
     rows.append(("Kendall tau-b, all metrics", t_ref, t_ours))

@@ -156,8 +156,9 @@ def _fresh(tool: str, metric: str) -> dict:
 
 
 def _machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
+    with open("/proc/cpuinfo") as f:
+        cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")),
+                   platform.processor())
     import sacrebleu
 
     import mtscore

@@ -24,6 +24,7 @@ wheel needs ``pip download --no-deps sacrebleu-mojo --python-version 3.12 --only
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -35,8 +36,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
-import contextlib
-
 from lexical_workloads import DATA, OUT, run_worker  # noqa: E402
 
 TASKS = ("corpus", "wmt21", "sentence", "multisys", "big", "bigcli", "workers", "cli")
@@ -414,7 +413,9 @@ def task_cli(rep, cfg):
             rep.add("cli", "CLI bleu+chrf, 1 file", k, {"error": f"rc={o.returncode}: {(o.stderr.strip().splitlines() or [''])[-1][:200]}"})
             return
     same = outs["mtscore"].stdout == outs["sacrebleu 2.6.0"].stdout and outs["mtscore"].returncode == 0
-    rep.notes.append(f"CLI command (`{cfg['cli_pair']}` {cfg['cli_system']}, {sum(1 for _ in open(hyp, encoding='utf-8'))} lines): "
+    with open(hyp, encoding="utf-8") as f:
+        n_lines = sum(1 for _ in f)
+    rep.notes.append(f"CLI command (`{cfg['cli_pair']}` {cfg['cli_system']}, {n_lines} lines): "
                      f"`python -m mtscore REF -i HYP -m bleu chrf` vs `python -m sacrebleu REF -i HYP -m bleu chrf`; "
                      f"stdout identical: {same}")
     runs = cfg["cli_runs"]
@@ -474,8 +475,8 @@ def machine() -> str:
     except OSError:
         pass
     mem = ""
-    with contextlib.suppress(OSError):
-        mem = next(ln for ln in open("/proc/meminfo") if ln.startswith("MemTotal")).split(":")[1].strip()
+    with contextlib.suppress(OSError), open("/proc/meminfo") as f:
+        mem = next(ln for ln in f if ln.startswith("MemTotal")).split(":")[1].strip()
     vers = {}
     for mod in ("mtscore", "bleuscore", "fastchrf", "sacrebleu_mojo", "pyarrow"):
         try:

@@ -14,9 +14,9 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from mtscore.analysis import datasets
-from mtscore.analysis.human_tests import rank_sum_test
-from mtscore.analysis.subsets import subset_correlations, system_subsets
+from mtscore.analysis import data as datasets
+from mtscore.analysis.human.significance import rank_sum_test
+from mtscore.analysis.metaeval.subsets import subset_correlations, system_subsets
 
 
 def cpu(fn, repeat=3):

@@ -121,7 +121,8 @@ def token_ids(repeat: int = 5, ter_segments: int = 1) -> list:
     t0 = time.process_time()
     want = [sb.sentence_score(a, [b]).score for a, b in zip(hj, rj)]
     t_sb = time.process_time() - t0
-    assert ours.tolist() == want and ours_l.tolist() == want, "BLEU differs from sacrebleu"
+    assert ours.tolist() == want, "BLEU differs from sacrebleu"
+    assert ours_l.tolist() == want, "BLEU differs from sacrebleu"
     rows.append(("sentence BLEU, id mode (TokenIds)", t_ids, t_sb, "all 256 equal"))
     rows.append(("sentence BLEU, id mode (lists of ints, conversion included)", t_lists, t_sb, "all 256 equal"))
 

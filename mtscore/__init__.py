@@ -1,19 +1,12 @@
 """mtscore: compiled, sacrebleu-identical MT evaluation.
 
-Public names are imported lazily so that ``import mtscore`` (and the CLI) stays fast.
+Public names are imported lazily so that ``import mtscore`` (and the CLI) stays fast. The
+metric classes (``mtscore.BLEU``, ``mtscore.BERTScore``, ...) are those of the metric registry
+(:mod:`mtscore.engine.metrics.registry`), read on first use.
 """
-from ._version import __version__
+from ._version import __version__ as __version__
 
 _LAZY = {
-    "BLEU": ("mtscore.engine.metrics.bleu", "BLEU"),
-    "CHRF": ("mtscore.engine.metrics.chrf", "CHRF"),
-    "TER": ("mtscore.engine.metrics.ter", "TER"),
-    "WER": ("mtscore.engine.metrics.wer", "WER"),
-    "PER": ("mtscore.engine.metrics.wer", "PER"),
-    "CER": ("mtscore.engine.metrics.wer", "CER"),
-    "EED": ("mtscore.engine.metrics.eed", "EED"),
-    "METEOR": ("mtscore.engine.metrics.meteor", "METEOR"),
-    "BERTScore": ("mtscore.engine.bertscore", "BERTScore"),
     "score": ("mtscore.bindings.api", "score"),
     "score_files": ("mtscore.bindings.api", "score_files"),
     "score_table": ("mtscore.bindings.api", "score_table"),
@@ -22,15 +15,26 @@ _LAZY = {
     "compare_stats": ("mtscore.engine.significance", "compare_stats"),
     "compare": ("mtscore.engine.significance", "compare"),
     "compare_segment_scores": ("mtscore.engine.significance", "compare_segment_scores"),
+    "register_metric": ("mtscore.engine.metrics.registry", "register_metric"),
+    "MetricSpec": ("mtscore.engine.metrics.spec", "MetricSpec"),
+    "Option": ("mtscore.engine.metrics.spec", "Option"),
+    "OptionGroup": ("mtscore.engine.metrics.spec", "OptionGroup"),
     "decoder": ("mtscore.decoder", None),  # the module: sentence_scores, pairwise, mbr, n-best
 }
 
-__all__ = [*sorted(_LAZY), "__version__"]
+
+def _exports() -> dict:
+    """``_LAZY`` plus the registry's metric classes (``{"BLEU": (module, "BLEU"), ...}``)."""
+    from .engine.metrics.registry import specs
+
+    return {**{s.cls: (s.module, s.cls) for s in specs() if s.export}, **_LAZY}
 
 
 def __getattr__(name):
+    if name == "__all__":
+        return [*sorted(_exports()), "__version__"]
     try:
-        mod, attr = _LAZY[name]
+        mod, attr = _LAZY[name] if name in _LAZY else _exports()[name]
     except KeyError:
         raise AttributeError(f"module 'mtscore' has no attribute {name!r}") from None
     import importlib
@@ -42,4 +46,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return __all__
+    return __getattr__("__all__")

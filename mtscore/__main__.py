@@ -1,5 +1,5 @@
 import sys
 
-from .bindings.cli import main
+from .bindings.cli.main import main
 
 sys.exit(main())

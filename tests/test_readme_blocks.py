@@ -365,11 +365,13 @@ def test_python_api_block_equals_sacrebleu(tmp_path: Path):
     pytest.importorskip("sacrebleu")
     block = next(b for b in BLOCKS if b.lang == "python")
     head = block.code.split("# batch API", 1)[0]   # the sacrebleu-compatible part
-    assert "corpus_score" in head and "get_signature" in head, head
+    assert "corpus_score" in head, head
+    assert "get_signature" in head, head
     mine = run_python(Block(block.line, "python", head, block.first_code_line), tmp_path).stdout
     theirs = run_python(Block(block.line, "python", head.replace("import mtscore", "import sacrebleu as mtscore"),
                               block.first_code_line), tmp_path).stdout
-    assert mine == theirs and mine.count("\n") == head.count("print("), (mine, theirs)
+    assert mine == theirs, (mine, theirs)
+    assert mine.count("\n") == head.count("print("), (mine, theirs)
     claims = [c.strip() for c in re.findall(r"^print\(.*\)\s*#(.*)$", head, flags=re.M)]
     for got, claim in zip(mine.splitlines(), claims):
         claim = re.split(r" \.\.\.| \(==", claim)[0].strip()

@@ -1,63 +1,64 @@
-"""Meta-evaluation and human evaluation (WMT / Mathur et al.).
+"""Meta-evaluation and human evaluation (WMT; Graham et al. 2017; Mathur et al. 2020; Mathur 2021).
 
-Submodules (imported on demand, so ``import mtscore.analysis`` stays light):
+Packages and modules by role (imported on demand, so ``import mtscore.analysis`` stays light):
 
-* :mod:`.correlation` - Pearson / Spearman / Kendall (b, c, 23, acc23, DARR-like), bootstrap
-  CIs, top-N and rolling windows, vectorised over metrics.
-* :mod:`.outliers` - MAD outlier detection (1.4826, |z| > 2.5).
-* :mod:`.williams` - Williams test, all-pairs matrices, winner sets.
-* :mod:`.darr` - DARR pairs from segment DA and the Kendall-like tau.
-* :mod:`.pairwise` - system-pair decisions (human Wilcoxon vs metric bootstrap / t-test),
-  Type I/II tables, metric agreement matrices.
-* :mod:`.human` - DA standardisation, rater QC, segment/document/system scores, Wilcoxon
-  matrices and rank clusters, equal-effort subsampling, reliability, sequence effects.
-* :mod:`.rater_model` - the Bayesian rater model of Mathur's thesis (Ch. 3).
-* :mod:`.agreement` - Cohen's kappa as R psych computes it, all judge pairs with groups, the
-  reference-bias analysis (bootstrap CI of a group's mean kappa, non-overlapping CIs, rating
-  cross-tabulations; Ma et al. 2017).
-* :mod:`.crowd`, :mod:`.crowd_qc`, :mod:`.crowd_scores`, :mod:`.crowd_qe`, :mod:`.crowd_write` - DA
-  from raw crowd batches (Mechanical Turk, Appraise): red flags, worker QC, z-scores, segment /
-  document / system scores, run-A vs run-B reliability, the document-level QE gold simulation.
-* :mod:`.human_tests` - R's exact small-sample rank-sum p and the NLE rater test, sign test,
-  adequacy-then-fluency, share of significant system pairs (Graham et al. 2017).
-* :mod:`.sequence_effects` - previous-item bins with Welch's test, logistic and pooled lag
-  regressions (Mathur 2021, Ch. 4).
-* :mod:`.subsets` - correlation over all k-system subsets (Mathur et al. 2020, Fig. 2).
-* :mod:`.metaeval` - WMT22+ meta-evaluation on Numba (extra ``metaeval``): Kendall variants,
-  pairwise accuracy, acc_eq with tie calibration, soft pairwise accuracy, permutation tests
-  (k-block), significance clusters; mt-metrics-eval parity. ``mtscore meta seg``.
-* :mod:`.loaders`, :mod:`.datasets` - WMT file formats into pyarrow tables / arrays.
-* :mod:`.plots`, :mod:`.report`, :mod:`.cli` - figures, HTML report, ``mtscore meta|human``.
+* :mod:`.metaeval` - metrics against human scores: :mod:`~.metaeval.williams` (Williams test,
+  winner sets), :mod:`~.metaeval.darr` (DARR pairs, Kendall-like tau), :mod:`~.metaeval.outliers`
+  (MAD), :mod:`~.metaeval.subsets` (r over k-system subsets), :mod:`~.metaeval.system_pairs`
+  (human vs metric decisions on system pairs, Type I/II errors), :mod:`~.metaeval.report` (the
+  system-level battery and its text / JSON / CSV / HTML renderings), and the WMT22+ statistics on
+  Numba (extra ``metaeval``: Kendall variants, pairwise accuracy with tie calibration, soft
+  pairwise accuracy, permutation tests, significance clusters; mt-metrics-eval parity).
+* :mod:`.human` - DA on judgement arrays: standardisation and scores, rater QC, significance
+  tests (R's exact rank-sum p, Wilcoxon matrices, rank clusters, sign tests), agreement (Cohen's
+  kappa as R psych, reference bias), the Bayesian rater model, sequence effects.
+* :mod:`.crowd` - DA from a crowd platform: HIT building, degraded items, simulated raters,
+  Mechanical Turk / Appraise batches, worker QC, scores, release files, the QE gold simulation,
+  R/Perl number emulation.
+* :mod:`.correlation` - Pearson / Spearman / Kendall (b, c, 23, acc23), bootstrap CIs, top-N and
+  rolling windows, vectorised over metrics (used by every role).
+* :mod:`.data` - WMT file layouts into pyarrow tables / arrays, and the released data sets.
+* :mod:`.plots` - figures (extra ``plot``); :mod:`.output` - JSON-safe values, atomic files,
+  procedure HTML pages; :mod:`.errors` - the user-input error.
+
+The ``mtscore meta|human`` commands live in :mod:`mtscore.bindings.cli`. The former flat module
+names (``human_tests``, ``crowd_qc``, ``loaders``, ...) still resolve as attributes of this
+package, to their new modules.
 """
 import importlib
 
-__all__ = [
-    "agreement",
-    "cli",
-    "correlation",
-    "crowd",
-    "crowd_qc",
-    "crowd_qe",
-    "crowd_scores",
-    "crowd_write",
-    "darr",
-    "datasets",
-    "human",
-    "human_tests",
-    "loaders",
-    "metaeval",
-    "outliers",
-    "pairwise",
-    "plots",
-    "rater_model",
-    "report",
-    "sequence_effects",
-    "subsets",
-    "williams",
-]
+# public name -> module under mtscore.analysis (the former flat modules map to their new homes)
+_MODULES = {
+    "agreement": "human.agreement",
+    "correlation": "correlation",
+    "crowd": "crowd",
+    "crowd_qc": "crowd.qc",
+    "crowd_qe": "crowd.qe_gold",
+    "crowd_scores": "crowd.scores",
+    "crowd_write": "crowd.release_files",
+    "darr": "metaeval.darr",
+    "data": "data",
+    "datasets": "data",
+    "errors": "errors",
+    "human": "human",
+    "human_tests": "human.significance",
+    "loaders": "data",
+    "metaeval": "metaeval",
+    "outliers": "metaeval.outliers",
+    "output": "output",
+    "pairwise": "metaeval.system_pairs",
+    "plots": "plots",
+    "rater_model": "human.rater_model",
+    "report": "metaeval.report",
+    "sequence_effects": "human.sequence_effects",
+    "subsets": "metaeval.subsets",
+    "williams": "metaeval.williams",
+}
+
+__all__ = sorted(_MODULES)
 
 
 def __getattr__(name):
-    if name in __all__:
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{_MODULES[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,6 +21,7 @@ __all__ = [
     "correlate",
     "kendall",
     "kendall_like",
+    "kendall_like_pairs",
     "pearson",
     "pow2_normalise",
     "rankdata_rows",
@@ -219,8 +220,9 @@ def kendall_like(gold, metric, thresh: float = 25.0):
     """WMT DARR 'Kendall-like' tau over all pairs of a vector (as mt-metrics-eval KendallLike).
 
     Pairs with |gold_i - gold_j| >= thresh count; concordant if the metric orders them the same
-    way strictly, otherwise discordant (metric ties are discordant). Returns
-    (tau, n_pairs, concordant, discordant); tau = 0 when there is no pair.
+    way strictly, otherwise discordant (metric ties and NaN are discordant). Returns
+    (tau, n_pairs, concordant, discordant); tau = 0 when there is no pair. The pairs are
+    counted by :func:`kendall_like_pairs`.
     """
     g = np.asarray(gold, dtype=np.float64)
     x = np.asarray(metric, dtype=np.float64)
@@ -228,13 +230,42 @@ def kendall_like(gold, metric, thresh: float = 25.0):
     g, x = g[ok], x[ok]
     iu, ju = np.triu_indices(g.shape[0], k=1)
     dg = g[iu] - g[ju]
-    dm = x[iu] - x[ju]
     use = np.abs(dg) >= thresh
-    conc = int((((dg > 0) & (dm > 0)) | ((dg < 0) & (dm < 0)))[use].sum())
-    npairs = int(use.sum())
-    disc = npairs - conc
-    tau = (conc - disc) / npairs if npairs else 0.0
-    return tau, npairs, conc, disc
+    # a gold tie (only with thresh <= 0) pairs an item with itself: never concordant
+    better = np.where(dg < 0, ju, iu)[use]
+    worse = np.where(dg > 0, ju, iu)[use]
+    r = kendall_like_pairs(x, better, worse, missing="discordant")
+    npairs = r["n"]
+    return (r["tau"] if npairs else 0.0), npairs, r["concordant"], r["discordant"]
+
+
+def kendall_like_pairs(metric_scores, better, worse, missing: str = "drop"):
+    """Kendall-like tau (WMT DARR) of each metric row on given pairs: a pair is concordant when the metric scores the
+    better translation strictly higher, discordant otherwise (a metric tie is discordant).
+
+    metric_scores (m, N) or (N,) float64 aligned with the DA rows; ``better``/``worse`` (P,)
+    int64 row indices. A NaN metric score (metric missing for that translation) drops the pair
+    for that metric (``missing='drop'``) or counts it as discordant (``'discordant'``, as
+    mt-metrics-eval's KendallLike). Returns dict with ``tau`` (m,) (NaN without pairs), ``n``
+    (m,) pairs used, ``concordant`` (m,), ``discordant`` (m,).
+    """
+    if missing not in ("drop", "discordant"):
+        raise ValueError(f"missing={missing!r}: use 'drop' or 'discordant'")
+    M = np.asarray(metric_scores, dtype=np.float64)
+    scalar = M.ndim == 1
+    if scalar:
+        M = M[None, :]
+    mb, mw = M[:, better], M[:, worse]
+    valid = ~(np.isnan(mb) | np.isnan(mw)) if missing == "drop" else np.ones(mb.shape, bool)
+    conc = ((mb > mw) & valid).sum(axis=1)
+    n = valid.sum(axis=1)
+    disc = n - conc
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(n > 0, (conc - disc) / np.maximum(n, 1), np.nan)
+    out = {"tau": tau, "n": n, "concordant": conc, "discordant": disc}
+    if scalar:
+        out = {k: v[0].item() for k, v in out.items()}
+    return out
 
 
 CORRELATIONS: dict[str, Callable] = {"pearson": pearson, "spearman": spearman, "kendall": kendall}
@@ -265,7 +296,7 @@ def _batched_pearson(H: np.ndarray, M: np.ndarray) -> np.ndarray:
 def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 1000,
                  alpha: float = 0.05, seed: int | None = 12345, drop_degenerate: bool = True,
                  return_samples: bool = False):
-    """Percentile bootstrap CI of a correlation over systems (Thesis 6.5, E6).
+    """Percentile bootstrap CI of a correlation over systems (Mathur 2021 §6.5).
 
     Resamples the n positions with replacement (the same draw for every metric), computes the
     statistic on each of ``n_resamples`` draws and returns (point (m,), low (m,), high (m,))
@@ -304,10 +335,10 @@ def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 100
 
 def top_n(human, metrics, min_n: int = 4, method: str = "pearson", ci: bool = False,
           n_resamples: int = 1000, seed: int | None = 12345):
-    """Correlation over the top-N systems by human score, for N = n .. min_n (Tangled 4.1).
+    """Correlation over the top-N systems by human score, for N = n .. min_n (Mathur et al. 2020 §4.1).
 
     Returns a dict: ``n`` (k,) int, ``r`` (k, m) and, with ``ci``, ``low``/``high`` (k, m)
-    percentile bootstrap bounds (Thesis Fig 6.7).
+    percentile bootstrap bounds (Mathur 2021 Fig. 6.7).
     """
     h, M, _ = _prep(human, metrics)
     order = np.argsort(-h, kind="mergesort")
@@ -327,7 +358,7 @@ def top_n(human, metrics, min_n: int = 4, method: str = "pearson", ci: bool = Fa
 def rolling_window(human, metrics, window: int = 4, method: str = "pearson", ci: bool = False,
                    n_resamples: int = 1000, seed: int | None = 12345):
     """Correlation over windows of ``window`` consecutive systems sorted by human score
-    ascending: start k = 0 .. n - window (Tangled Fig 1, window 4 or 8).
+    ascending: start k = 0 .. n - window (Mathur et al. 2020 Fig. 1, window 4 or 8).
 
     Returns a dict: ``start`` (k,) int, ``r`` (k, m) and optionally ``low``/``high``.
     """

@@ -7,8 +7,10 @@ and exits 1. Anything else that escapes is a bug and keeps its traceback. It sub
 """
 from __future__ import annotations
 
+from ..errors import UserError
+
 __all__ = ["AnalysisInputError"]
 
 
-class AnalysisInputError(ValueError):
+class AnalysisInputError(UserError, ValueError):
     """Bad user input (a file's content, an option value): the message is the whole story."""

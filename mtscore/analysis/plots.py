@@ -1,4 +1,5 @@
-"""Figures for meta-evaluation reports (matplotlib, Agg backend, imported lazily).
+"""Figures of the analyses: meta-evaluation reports, the human-evaluation procedures and the raw-batch
+DA pipeline (matplotlib, Agg backend, imported lazily; the ``plot`` extra).
 
 Every function returns PNG bytes (so reports can embed them) and optionally writes ``path``.
 """
@@ -10,10 +11,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..engine.missing_extra import MissingExtraError, install_hint
+from .crowd.qc import WorkerQC, WorkerStats
 
 __all__ = [
     "coefficient_plot",
     "diverging_norm",
+    "downsampling_plot",
     "heatmap",
     "pairwise_plot",
     "require_matplotlib",
@@ -24,6 +27,7 @@ __all__ = [
     "subset_boxplot",
     "topn_plot",
     "worker_heatmap",
+    "worker_means_plot",
 ]
 
 
@@ -138,7 +142,7 @@ def rolling_plot(res: dict[str, np.ndarray], names: Sequence[str], window: int, 
 
 
 def pairwise_plot(decisions, metric: str, title: str = "", path: str | None = None) -> bytes:
-    """Tangled Fig 3/4 style: x = human delta, y = metric delta (oriented >= 0), colour = human
+    """Mathur et al. 2020 Fig. 3/4 style: x = human delta, y = metric delta (oriented >= 0), colour = human
     outcome (cyan n.s., green better, red worse); hollow markers = metric n.s."""
     plt = require_matplotlib()
     sel = decisions["metric"] == metric
@@ -195,7 +199,7 @@ def diverging_norm(centre: float, vmin: float = -1.0, vmax: float = 1.0):
 
 def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
                    path: str | None = None) -> bytes:
-    """B6 diagnostic heat map (Thesis §3.5.5): pairwise Pearson r of workers (rows by inferred
+    """Diagnostic heat map (Mathur 2021 §3.5.5): pairwise Pearson r of workers (rows by inferred
     precision), the model and the z-mean; the diverging map is centred at ``centre`` (the
     one-sided 95% critical r, 0.198 for 70 items; see ``rater_model.critical_r``)."""
     plt = require_matplotlib()
@@ -214,7 +218,7 @@ def worker_heatmap(labels: Sequence, R, centre: float = 0.198, title: str = "",
 
 
 def sequence_bins_plot(res: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
-    """C4: mean score per previous-gold bin (Low .. High) for each N of averaged workers, with
+    """Mathur 2021 §4.4.1, Table 4.3: mean score per previous-gold bin (Low .. High) for each N of averaged workers, with
     High - Low and Welch p in the legend."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
@@ -254,7 +258,7 @@ def coefficient_plot(fits: dict[str, object], term: str = "lag", title: str = ""
 
 
 def subset_boxplot(res: dict, metrics: Sequence[str], title: str = "", path: str | None = None) -> bytes:
-    """E8 / Tangled Figure 2: per metric, boxes of Pearson r over the system subsets of each
+    """Mathur et al. 2020 §4.2, Figure 2: per metric, boxes of Pearson r over the system subsets of each
     group (box: quartiles, whiskers: 5% and 95% quantiles) from ``subsets.subset_correlations``."""
     plt = require_matplotlib()
     groups = list(res["groups"])
@@ -284,7 +288,7 @@ def subset_boxplot(res: dict, metrics: Sequence[str], title: str = "", path: str
 
 
 def significance_curve_plot(curve: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
-    """A10 / NLE Figure 5: share of system pairs significantly different vs judgements per system."""
+    """Graham et al. 2017, NLE §5.4, Figure 5: share of system pairs significantly different vs judgements per system."""
     plt = require_matplotlib()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     for j, t in enumerate(curve["thresholds"]):
@@ -296,3 +300,56 @@ def significance_curve_plot(curve: dict[str, np.ndarray], title: str = "", path:
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     return _finish(fig, path)
+
+
+def _png(fig, path: str | None) -> bytes:
+    plt = require_matplotlib()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    data = buf.getvalue()
+    if path:
+        from .output import write_atomic
+
+        write_atomic(path, data)
+    return data
+
+
+def downsampling_plot(curve: dict[str, np.ndarray], title: str = "", path: str | None = None) -> bytes:
+    """r (y) against mean judgements per document (x) from :func:`mtscore.analysis.crowd.scores.downsampling_curve`,
+    the fewest judgements of a document on a second axis."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(curve["mean_n"], curve["r"], marker="o", ms=3, lw=1, label="r (document z)")
+    ax.set_xlabel("judgements per document (mean)")
+    ax.set_ylabel("Pearson r with the other run")
+    ax.set_ylim(min(0.0, float(np.nanmin(curve["r"])) - 0.05) if len(curve["r"]) else 0.0, 1.0)
+    ax.grid(alpha=0.3)
+    ax2 = ax.twinx()
+    ax2.step(curve["mean_n"], curve["min_n"], where="post", color="gray", lw=1, label="fewest per document")
+    ax2.set_ylabel("fewest judgements of a document", color="gray")
+    ax.set_title(title or "run-A vs run-B reliability as judgements are added")
+    return _png(fig, path)
+
+
+def worker_means_plot(workers: WorkerStats, qc: WorkerQC, title: str = "", path: str | None = None) -> bytes:
+    """Mean raw score of BAD_REF items (y) against SYSTEM items (x) per worker, by QC status."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    status = dict(zip(qc.worker.tolist(), qc.status.tolist()))
+    colours = {"good": "tab:green", "bad": "tab:red", "rejected": "tab:gray", "untestable": "tab:orange",
+               "repeats": "tab:purple"}
+    st = np.array([status.get(w, "untestable") for w in workers.worker.tolist()])
+    for s, c in colours.items():
+        m = st == s
+        if m.any():
+            ax.scatter(workers.mean_system[m], workers.mean_bad_ref[m], s=18, color=c, label=f"{s} ({int(m.sum())})")
+    ax.plot([0, 100], [0, 100], color="black", lw=0.6)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("mean raw score, MT outputs")
+    ax.set_ylabel("mean raw score, degraded items")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(title or "workers: degraded vs MT output means")
+    return _png(fig, path)
+

@@ -1,0 +1,16 @@
+"""The faces of mtscore to the outside: everything a user calls, on top of :mod:`mtscore.analysis`
+and :mod:`mtscore.engine`. Its parts:
+
+* :mod:`.cli` - the ``mtscore`` command line (every subcommand, their options, reports, the one
+  error runner); the only place that imports argparse. Nothing else in the package imports it.
+* the Python API: :mod:`.api` (the batch API: ``score``, ``score_files``, ``score_table``,
+  ``score_stream``) and :mod:`.bertscore_api` (the ``bert_score``-compatible API).
+* the decoder API: :mod:`.decoder` (sentence scores, pairwise matrices, MBR, n-best oracle and
+  reranking), :mod:`.token_scores` (scores of token-id batches) and :mod:`.rewards` (RL reward
+  functions).
+* :mod:`.ray` - scoring on a Ray cluster (``score_ray``, ``score-table --ray``).
+
+A web front end and the report will be parts of this layer too. Users import the public paths
+(``mtscore.score``, ``mtscore.bertscore``, ``mtscore.decoder``, ...), which re-export these
+modules; import-linter keeps :mod:`.cli` above the other parts (pyproject.toml).
+"""

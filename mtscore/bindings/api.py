@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..engine.metrics.base import Metric, Prepared, Score
-from ..engine.metrics.registry import make_metric
+from ..engine.metrics.registry import get_spec, make_metric, specs
+from ..engine.metrics.registry import metric_name as metric_name
 
 DEFAULT_CHUNK = 16384
 
@@ -98,15 +99,10 @@ def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
             named.append((metric_name(m), m))
         elif isinstance(m, str):
             name = m.lower()
-            base = "chrf" if name == "chrf++" else name
-            obj = make_metric(name, **kwargs_by_name.get(base, {}))
-            if base == "chrf" and metric_name(obj) != name:
-                wo = getattr(obj, "word_order", None)
-                raise ValueError(
-                    f"score: metrics[{i}] is {m!r} but chrf_kwargs set word_order={wo!r}, which "
-                    f"computes {metric_name(obj)!r} (chrf: word_order=0, chrf++: word_order=2); "
-                    f"name it {metric_name(obj)!r} if that is meant, or pass a configured "
-                    "CHRF(word_order=...) object")
+            spec = get_spec(name)  # a name's options are its family's (chrf++: chrf_kwargs)
+            obj = make_metric(name, **kwargs_by_name.get(spec.family, {}))
+            if _named_by_options(spec) and metric_name(obj) != name:
+                raise ValueError(_name_contradicted(i, m, spec, obj))
             named.append((name, obj))
         else:
             raise TypeError(f"score: metrics[{i}] is a {type(m).__name__}; expected a metric name "
@@ -119,13 +115,26 @@ def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
     return out
 
 
-def metric_name(metric: Metric) -> str:
-    """The registry name of a metric object: its class name in lower case, chrF with word
-    n-grams as sacrebleu names it (``chrf++`` for ``word_order=2``, ``chrf+`` for 1)."""
-    name = type(metric).__name__.lower()
-    if name == "chrf":
-        name += "+" * int(getattr(metric, "word_order", 0) or 0)
-    return name
+def _named_by_options(spec) -> bool:
+    """Whether the options of ``spec``'s family decide which of its names an object has
+    (chrF's word order: chrf, chrf++; the family's entry with a ``name_of``)."""
+    return any(s.family == spec.family and s.name_of is not None for s in specs())
+
+
+def _name_contradicted(i: int, given: str, spec, obj: Metric) -> str:
+    """The message for metrics[i] named ``given`` whose ``*_kwargs`` compute another name."""
+    import inspect
+
+    family = [s for s in specs() if s.family == spec.family]
+    opts = sorted({k for s in family for k in s.fixed})
+    params = inspect.signature(type(obj)).parameters
+    got = metric_name(obj)
+    each = ", ".join(f"{s.name}: " + ", ".join(f"{k}={s.fixed.get(k, params[k].default)!r}" for k in opts)
+                     for s in family)
+    setting = ", ".join(f"{k}={getattr(obj, k, None)!r}" for k in opts)
+    return (f"score: metrics[{i}] is {given!r} but {spec.family}_kwargs set {setting}, which "
+            f"computes {got!r} ({each}); name it {got!r} if that is meant, or pass a configured "
+            f"{spec.cls}({', '.join(f'{k}=...' for k in opts)}) object")
 
 
 def metric_keys(named: Sequence[tuple[str, Metric]]) -> list[str]:
@@ -192,7 +201,8 @@ def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
-    metrics     : names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed") or configured
+    metrics     : registered names ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cer", "eed",
+                  "meteor", and any :func:`mtscore.register_metric` added) or configured
                   metric objects, several configurations of one metric allowed. Each gets its
                   own key in every result dict and segment column (:func:`metric_keys`): the
                   first of a name keeps the plain name (``bleu``, ``chrf``, ``chrf++``), a

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..engine.metrics.base import Metric
 from ..engine.metrics.registry import make_sentence_metric
+from ..errors import UserError
 from ..kernels._lists import first_non_str
 
 __all__ = ["MBRResult", "NBestEntry", "NBestFormatError", "NBestOracle", "aggregate_chrf",
@@ -507,7 +508,7 @@ class NBestEntry(NamedTuple):
     line: int
 
 
-class NBestFormatError(ValueError):
+class NBestFormatError(UserError, ValueError):
     """A malformed line of a Moses n-best file (the message names file:line)."""
 
 

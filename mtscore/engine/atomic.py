@@ -137,10 +137,8 @@ class _CleanupOnSignal:
         import signal
 
         for sig, old in self.saved:
-            try:
+            with contextlib.suppress(ValueError, OSError):  # pragma: no cover
                 signal.signal(sig, old if old is not None else signal.SIG_DFL)
-            except (ValueError, OSError):  # pragma: no cover
-                pass
         with _lock:
             _pending.discard(self.tmp)
 

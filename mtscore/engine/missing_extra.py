@@ -13,10 +13,12 @@ pyproject.toml's ``[project.optional-dependencies]`` by tests/engine/test_instal
 import re
 from typing import Optional
 
+from ..errors import UserError
+
 __all__ = ["EXTRA_REQUIREMENTS", "MissingExtraError", "install_hint"]
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(UserError, ImportError):
     """An optional dependency is not installed; the message names the pip command."""
 
 

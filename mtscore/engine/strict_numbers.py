@@ -26,6 +26,8 @@ import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from ..errors import UserError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -36,7 +38,7 @@ PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-
 _BLANKS = " \t\r\n"  # ASCII only: str.strip() would also drop U+3000 and friends
 
 
-class NumberSyntaxError(ValueError):
+class NumberSyntaxError(UserError, ValueError):
     """``text`` (cell ``index`` of a column; 0 for a single value) is not a plain decimal
     number with a finite value; ``str(exc)`` says so in one phrase that quotes the text, e.g.
     ``'1_000' is not a number in plain decimal notation (digit separator '_'; write 1000)``."""

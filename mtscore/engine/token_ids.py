@@ -264,10 +264,8 @@ def _padded(arr: np.ndarray, what: str, pad_id, lengths) -> TokenIds:
                          f"(the trailing padding id); pass lengths=[{width}] * {n} if no row is padded")
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lens, out=offsets[1:])
-    if n and int(lens.min()) == width:
-        values = arr.reshape(-1)  # nothing to strip
-    else:
-        values = arr[np.arange(width)[None, :] < lens[:, None]]  # row-major: row after row
+    # nothing to strip, or keep each row's first lens[i] ids (row-major: row after row)
+    values = arr.reshape(-1) if n and int(lens.min()) == width else arr[np.arange(width)[None, :] < lens[:, None]]
     return TokenIds(values, offsets, what)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.agreement import (
+from mtscore.analysis.human.agreement import (
     FIGURE1_PANELS,
     bootstrap_mean_ci,
     cohen_kappa,
@@ -90,7 +90,8 @@ def test_group_means_and_corrected_bootstrap(table):
     for s, (lo, hi) in quoted.items():
         m, blo, bhi = bootstrap_mean_ci(table.kappa[table.where(s)], seed=2017)
         assert m == pytest.approx(mean[s])
-        assert abs(blo - lo) < 0.004 and abs(bhi - hi) < 0.004, (s, blo, bhi)
+        assert abs(blo - lo) < 0.004, (s, blo, bhi)
+        assert abs(bhi - hi) < 0.004, (s, blo, bhi)
     same = bootstrap_mean_ci(table.kappa[table.where("SAME")], seed=1)
     diff = bootstrap_mean_ci(table.kappa[table.where("DIFF")], seed=1)
     assert same[1] < diff[2]  # Fig. 1(f): the corrected intervals overlap
@@ -245,7 +246,7 @@ def test_bootstrap_edge_cases():
     assert all(math.isnan(v) for v in bootstrap_mean_ci([np.nan, np.nan]))
     m, lo, hi = bootstrap_mean_ci([0.2, 0.2, 0.2], seed=0)
     assert m == lo == hi == pytest.approx(0.2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="sample_size must be between 1 and 2, got 3"):
         bootstrap_mean_ci([1.0, 2.0], sample_size=3, replace=False)
     # without replacement and n = N every resample is the whole set: a zero-width interval
     m, lo, hi = bootstrap_mean_ci([0.1, 0.5, 0.3], sample_size=3, replace=False, seed=0)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.cli import main
+from mtscore.bindings.cli.analysis import main
 from tests.conftest import require
 
 GROUPS = """# Fomicheva & Specia (2016) batches
@@ -42,7 +42,8 @@ def write(tmp_path: Path, name: str, lines: Sequence[str]) -> str:
 
 def assert_one_line(err: str, *fragments: str, prefix: str = "mtscore: error: ") -> None:
     assert "Traceback" not in err, err
-    assert err.count("\n") == 1 and err.startswith(prefix), err
+    assert err.count("\n") == 1, err
+    assert err.startswith(prefix), err
     for f in fragments:
         assert f in err, (f, err)
 
@@ -56,7 +57,8 @@ def test_refbias_json(ratings_all, tmp_path, capsys):
     groups = write(tmp_path, "groups.txt", GROUPS.splitlines())
     rc, err, out = run(capsys, ratings_all, "--groups", groups, "--source-groups", "batch5", "--format", "json",
                        "--seed", "3")
-    assert rc == 0 and err == "", err
+    assert rc == 0, err
+    assert err == "", err
     res = json.loads(out)
     assert res["judges"] == 25
     assert res["items"] == 100

@@ -1,4 +1,4 @@
-"""mtscore meta / human CLI (analysis.cli.main) on the shared WMT data."""
+"""mtscore meta / human CLI (bindings.cli.analysis.main) on the shared WMT data."""
 import base64
 import json
 import re
@@ -6,7 +6,7 @@ import re
 import pytest
 from conftest import require
 
-from mtscore.analysis.cli import main
+from mtscore.bindings.cli.analysis import main
 
 
 def test_help_explains(capsys):

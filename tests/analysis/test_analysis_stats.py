@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from mtscore.analysis import correlation as C
-from mtscore.analysis.darr import darr_bootstrap, darr_kendall, darr_pairs
-from mtscore.analysis.outliers import mad_outliers, robust_z
-from mtscore.analysis.williams import williams_matrix, williams_test, winners
+from mtscore.analysis.metaeval.darr import darr_bootstrap, darr_kendall, darr_pairs
+from mtscore.analysis.metaeval.outliers import mad_outliers, robust_z
+from mtscore.analysis.metaeval.williams import williams_matrix, williams_test, winners
 
 
 def test_mtme_kendall_variants():

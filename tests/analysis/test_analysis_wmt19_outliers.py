@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 from conftest import require
 
-from mtscore.analysis import datasets
+from mtscore.analysis import data as datasets
 from mtscore.analysis.correlation import pearson
-from mtscore.analysis.outliers import mad_outliers
+from mtscore.analysis.metaeval.outliers import mad_outliers
 
 # (systems, outliers) per language pair: Tangled §4.2 / Thesis 6.2.1 (checked in the reference notes)
 EXPECTED = {

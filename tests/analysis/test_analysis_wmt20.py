@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 from conftest import require
 
-from mtscore.analysis import datasets, loaders
+from mtscore.analysis import data as datasets
+from mtscore.analysis import data as loaders
 from mtscore.analysis.correlation import kendall, pearson
-from mtscore.analysis.darr import darr_kendall, darr_pairs
-from mtscore.analysis.williams import williams_matrix, winners, wmt_sig_table
+from mtscore.analysis.metaeval.darr import darr_kendall, darr_pairs
+from mtscore.analysis.metaeval.williams import williams_matrix, winners, wmt_sig_table
 
 SUFFIX = {"newstest2020": "", "newstestB2020": "_B", "newstestM2020": "_M", "newstestP2020": "_P"}
 

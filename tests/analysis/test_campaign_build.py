@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtscore.analysis import degrade as dg
-from mtscore.analysis.campaign import (
+from mtscore.analysis.crowd import degrade as dg
+from mtscore.analysis.crowd.hits import (
     HIT_SIZE,
     Campaign,
     HitItem,
@@ -46,9 +46,9 @@ def test_length_rules_match_the_tables():
     # NLE section 4 table
     want_del = {2: 1, 3: 1, 4: 2, 5: 2, 6: 3, 8: 3, 9: 4, 15: 4, 16: 5, 20: 5, 21: 4, 25: 5, 50: 10}
     assert {n: dg.deleted_words(n) for n in want_del} == want_del
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="an output of 0 words cannot be degraded"):
         dg.replaced_words(0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot lose a phrase and keep a word"):
         dg.deleted_words(1)
 
 
@@ -115,7 +115,7 @@ def test_duplicate_words_small_cases():
     for seed in range(30):
         out = dg.duplicate_words("a b c d", random.Random(seed))
         assert out in ("a b c a b d", "a c d b c d")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="has no gap to copy a word pair into"):
         dg.duplicate_words("a b c", random.Random(0))
 
 

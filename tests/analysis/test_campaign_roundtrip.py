@@ -1,6 +1,6 @@
 """Campaign round trip: build HITs, simulate raters with known quality, write Mechanical Turk
 batch results, read them back with :func:`mtscore.analysis.crowd.read_mturk_batches`, run the
-DA pipeline (:func:`mtscore.analysis.crowd_scores.da_pipeline`: red flags, worker QC,
+DA pipeline (:func:`mtscore.analysis.crowd.scores.da_pipeline`: red flags, worker QC,
 z-scores, segment and system scores) and recover the simulated quality."""
 from __future__ import annotations
 
@@ -13,12 +13,18 @@ import pytest
 from scipy.stats import norm, pearsonr
 
 from mtscore.analysis import human
-from mtscore.analysis.campaign import build_campaign, hit_problems, read_batch_input
-from mtscore.analysis.cli import main
-from mtscore.analysis.crowd import read_mturk_batches
-from mtscore.analysis.crowd_scores import da_pipeline
+from mtscore.analysis.crowd.batches import read_mturk_batches
+from mtscore.analysis.crowd.hits import build_campaign, hit_problems, read_batch_input
+from mtscore.analysis.crowd.scores import da_pipeline
+from mtscore.analysis.crowd.simulate import (
+    Rater,
+    batch_results_csv,
+    rater_pool,
+    simulate,
+    write_batch_results,
+)
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.simulate import Rater, batch_results_csv, rater_pool, simulate, write_batch_results
+from mtscore.bindings.cli.analysis import main
 from tests.conftest import require
 
 QUALITY = {"A": 76.0, "B": 71.0, "C": 64.0, "D": 57.0, "E": 45.0}
@@ -209,7 +215,7 @@ def test_simulation_is_deterministic_and_rejects_bad_settings():
     a = batch_results_csv(camp, simulate(camp, QUALITY, raters, assignments=2, seed=9), "en", "es", seed=9)
     b = batch_results_csv(camp, simulate(camp, QUALITY, raters, assignments=2, seed=9), "en", "es", seed=9)
     assert a == b
-    with pytest.raises(AnalysisInputError, match="no quality given for system.*E"):
+    with pytest.raises(AnalysisInputError, match=r"no quality given for system.*E"):
         simulate(camp, {k: v for k, v in QUALITY.items() if k != "E"}, raters)
     with pytest.raises(AnalysisInputError, match="between 1 and the 4 raters, got 5"):
         simulate(camp, QUALITY, raters, assignments=5)

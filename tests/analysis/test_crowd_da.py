@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.crowd import read_mturk_batches
-from mtscore.analysis.crowd_qc import r_round, signif
-from mtscore.analysis.crowd_scores import da_pipeline, downsampling_curve, read_segment_key, run_correlation
+from mtscore.analysis.crowd.batches import read_mturk_batches
+from mtscore.analysis.crowd.r_numbers import r_round, signif
+from mtscore.analysis.crowd.scores import da_pipeline, downsampling_curve, read_segment_key, run_correlation
 from tests.conftest import require
 
 
@@ -38,7 +38,9 @@ def test_qc_pvalues_and_decisions(runs, docqe, run):
     assert set(tested) == set(rel)            # rejected / untestable workers are not in the file
     for w, (p, t, n) in rel.items():
         i = tested[w]
-        assert signif(qc.p[i]) == p and signif(qc.t[i]) == t and qc.n_pairs[i] == n, w
+        assert signif(qc.p[i]) == p, w
+        assert signif(qc.t[i]) == t, w
+        assert qc.n_pairs[i] == n, w
         assert (qc.status[i] == "good") == (p <= 0.05), w
     # the release keeps 29 (run A) and 22 (run B) workers
     assert int(qc.passed.sum()) == {"runA": 29, "runB": 22}[run]
@@ -138,7 +140,7 @@ def test_uncorrected_quirks_mode(docqe, runs):
 def test_cli_da_batches(docqe, capsys):
     import json
 
-    from mtscore.analysis.cli import main
+    from mtscore.bindings.cli.analysis import main
 
     hits = docqe / "batched-hits"
     assert main(["human", "da-batches", str(hits / "runA"), "--run-b", str(hits / "runB"),
@@ -160,7 +162,7 @@ def test_release_files_written_byte_for_byte(runs, docqe, run, tmp_path):
     atof for the worker mean/SD (see test_perl_atof)."""
     from collections import Counter
 
-    from mtscore.analysis.crowd_write import write_release_files
+    from mtscore.analysis.crowd.release_files import write_release_files
 
     key = read_segment_key(docqe / "seg-key-enes")
     paths = write_release_files(runs[run], tmp_path, key)
@@ -175,7 +177,7 @@ def test_release_files_written_byte_for_byte(runs, docqe, run, tmp_path):
 
 
 def test_perl_atof():
-    from mtscore.analysis.crowd_qc import perl_atof
+    from mtscore.analysis.crowd.r_numbers import perl_atof
 
     # the R-printed SD of run B's F0007: perl < 5.30 reads 27 + 40367/1e5, one ulp low; the
     # correctly rounded 27.40367 gives 15 of its z-scores 1 unit higher in the 15th digit
@@ -199,7 +201,7 @@ def test_perl_atof():
 
 def test_figures(runs, tmp_path):
     pytest.importorskip("matplotlib")
-    from mtscore.analysis.crowd_plots import downsampling_plot, worker_means_plot
+    from mtscore.analysis.plots import downsampling_plot, worker_means_plot
 
     curve = {"mean_n": np.array([2.1, 3.0, 4.1]), "min_n": np.array([1, 1, 3]), "r": np.array([0.48, 0.38, 0.57])}
     png = downsampling_plot(curve, path=str(tmp_path / "d.png"))
@@ -210,7 +212,7 @@ def test_figures(runs, tmp_path):
 
 
 def test_r_number_reading():
-    from mtscore.analysis.crowd_qc import r_print_read, r_read
+    from mtscore.analysis.crowd.r_numbers import r_print_read, r_read
 
     # R_strtod's long-double reading is not always the correctly rounded double
     assert r_read("0.1") == 0.1

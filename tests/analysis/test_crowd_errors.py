@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.cli import main
-from mtscore.analysis.crowd import read_mturk_batches
-from mtscore.analysis.crowd_scores import da_pipeline
+from mtscore.analysis.crowd.batches import read_mturk_batches
+from mtscore.analysis.crowd.scores import da_pipeline
 from mtscore.analysis.errors import AnalysisInputError
+from mtscore.bindings.cli.analysis import main
 
 HEADER = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
           "WorkTimeInSeconds", "Input.src", "Input.trg", "Input.item", "Input.hit", "Answer.Q1", "Answer.comments"]
@@ -116,7 +116,7 @@ def test_score_not_a_number(tmp_path):
 
 
 def test_system_scores_two_ways(tmp_path):
-    from mtscore.analysis.crowd_scores import segment_scores, standardize_ratings, system_scores
+    from mtscore.analysis.crowd.scores import segment_scores, standardize_ratings, system_scores
 
     # worker W1 (scores 10, 20, 30, 40; mean 25, sd 12.90994) rates A on segments 1, 1(repeat), 2
     # and B on segment 1; z-scores are exact fractions of that sd

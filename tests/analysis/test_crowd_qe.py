@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.crowd_qe import document_ter, qe_gold_sweep, simulate_ter_pe1
-from mtscore.analysis.crowd_scores import read_segment_key
+from mtscore.analysis.crowd.qe_gold import document_ter, qe_gold_sweep, simulate_ter_pe1
+from mtscore.analysis.crowd.scores import read_segment_key
 from tests.conftest import require
 
 
@@ -59,7 +59,7 @@ def test_cli_document_ter_against_release_da(shared_data, docs, tmp_path, capsys
     own run A document scores."""
     import json
 
-    from mtscore.analysis.cli import main
+    from mtscore.bindings.cli.analysis import main
 
     mt, ref, doc = docs
     d = shared_data / "docqe-eacl2017"

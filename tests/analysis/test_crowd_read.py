@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis.crowd import read_mturk_batches
+from mtscore.analysis.crowd.batches import read_mturk_batches
 from mtscore.analysis.errors import AnalysisInputError
 from tests.conftest import require
 
@@ -57,8 +57,9 @@ def _to_appraise(r, path: Path) -> Path:
 
 
 def test_appraise_round_trip_reproduces_release_qc(docqe, tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
-    from mtscore.analysis.crowd_qc import hit_stats, qc_workers, signif, worker_stats
+    from mtscore.analysis.crowd.batches import read_appraise_export
+    from mtscore.analysis.crowd.qc import hit_stats, qc_workers, worker_stats
+    from mtscore.analysis.crowd.r_numbers import signif
 
     a = read_mturk_batches(docqe / "runA")
     ap = read_appraise_export(_to_appraise(a, tmp_path / "export.csv"))
@@ -77,7 +78,7 @@ def test_appraise_round_trip_reproduces_release_qc(docqe, tmp_path):
 
 
 def test_appraise_document_layout_and_errors(tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
+    from mtscore.analysis.crowd.batches import read_appraise_export
 
     f = tmp_path / "doc.csv"
     f.write_text("username,system,item,type,src,tgt,score,doc,complete,start,end\n"
@@ -93,7 +94,7 @@ def test_appraise_document_layout_and_errors(tmp_path):
     assert len(r.skipped) == 1
     assert "1 whole-document ratings" in r.skipped[0]
     f.write_text("u1,sysA,1,XYZ,eng,deu,70,100.0,104.0\n")
-    with pytest.raises(AnalysisInputError, match="doc.csv:1: item type 'XYZ'"):
+    with pytest.raises(AnalysisInputError, match=r"doc.csv:1: item type 'XYZ'"):
         read_appraise_export(f)
     f.write_text("u1,sysA,1,TGT,eng,deu,170,100.0,104.0\n")
     with pytest.raises(AnalysisInputError, match=r"score '170' is outside the scale \[0, 100\]"):
@@ -156,7 +157,7 @@ def test_mturk_reader_round_trips_adversarial_names():
 def test_appraise_through_cli(docqe, tmp_path, capsys):
     import json
 
-    from mtscore.analysis.cli import main
+    from mtscore.bindings.cli.analysis import main
 
     a = read_mturk_batches(docqe / "runA")
     f = _to_appraise(a, tmp_path / "export.csv")

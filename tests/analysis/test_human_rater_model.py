@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mtscore.analysis.correlation import pearson, spearman
-from mtscore.analysis.rater_model import fit_rater_model, remove_spammers, simulate
+from mtscore.analysis.human.rater_model import fit_rater_model, remove_spammers, simulate
 
 
 def _plain_mean(d, n_items):
@@ -134,8 +134,8 @@ def test_qc_links_on_wmt21_ratings(shared_data):
     copy is linked below its original; the CLI path fits with those links."""
     from conftest import require
 
-    from mtscore.analysis import loaders
-    from mtscore.analysis.rater_model import qc_links
+    from mtscore.analysis import data as loaders
+    from mtscore.analysis.human.rater_model import qc_links
 
     f = require(shared_data / "wmt21-news-systems" / "humaneval" / "newstest2021-toen" / "ad-csen-good-stnd.csv")
     t = loaders.read_ratings(f)
@@ -165,7 +165,7 @@ def test_qc_links_on_wmt21_ratings(shared_data):
 def test_b6_worker_correlation_matrix_and_critical_r():
     from scipy.stats import t as tdist
 
-    from mtscore.analysis.rater_model import critical_r, worker_correlations
+    from mtscore.analysis.human.rater_model import critical_r, worker_correlations
 
     assert critical_r(70) == pytest.approx(0.198, abs=5e-4)  # Thesis §3.5.5
     tq = tdist.ppf(0.95, 68)
@@ -199,9 +199,9 @@ def test_rater_model_bad_input():
         fit_rater_model([0, 1], [0, 0], [0.1, 0.2], degraded=[(5, 0)])
     with pytest.raises(AnalysisInputError, match="tied to its own original"):
         fit_rater_model([0, 1], [0, 0], [0.1, 0.2], degraded=[(1, 0)], repeat_of=[(1, 0)])
-    with pytest.raises(AnalysisInputError, match="unknown item type"):
-        from mtscore.analysis.rater_model import qc_links
+    from mtscore.analysis.human.rater_model import qc_links
 
+    with pytest.raises(AnalysisInputError, match="unknown item type"):
         qc_links(["s"], ["1"], ["BAD"])
     # a worker with a single rating is fine (precision from the prior plus one residual)
     res = fit_rater_model([0, 1, 0], [0, 0, 1], [0.5, -0.5, 0.4])

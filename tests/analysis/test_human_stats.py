@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mtscore.analysis import human, pairwise
+from mtscore.analysis import human
+from mtscore.analysis.metaeval import system_pairs as pairwise
 
 
 def test_standardize():

@@ -11,9 +11,10 @@ from conftest import require
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mtscore.analysis import human, loaders
+from mtscore.analysis import data as loaders
+from mtscore.analysis import human
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.human_tests import (
+from mtscore.analysis.human.significance import (
     combine_adequacy_fluency,
     nle_worker_test,
     rank_sum_test,

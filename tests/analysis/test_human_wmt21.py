@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from conftest import require
 
-from mtscore.analysis import human, loaders
+from mtscore.analysis import data as loaders
+from mtscore.analysis import human
 
 KNOWN_DUPLICATES = {"de-en": 73, "is-en": 1}
 LPS = ["cs-en", "de-en", "ha-en", "is-en", "ja-en", "ru-en"]  # zh-en ratings are not in the snapshot

@@ -296,7 +296,7 @@ def test_import_does_not_load_numba():
     import subprocess
     import sys
 
-    code = ("import sys, mtscore, mtscore.analysis.metaeval, mtscore.analysis.cli; mtscore.BLEU; "
+    code = ("import sys, mtscore, mtscore.analysis.metaeval, mtscore.bindings.cli.analysis; mtscore.BLEU; "
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -429,7 +429,7 @@ def test_help_does_not_load_numpy(command):
     import subprocess
     import sys
 
-    code = ("import sys\nfrom mtscore.bindings.cli import main\ntry:\n"
+    code = ("import sys\nfrom mtscore.bindings.cli.main import main\ntry:\n"
             f"    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
             "print('numpy' in sys.modules, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

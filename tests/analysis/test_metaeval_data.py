@@ -132,8 +132,8 @@ def test_mqm_ratings_errors_name_file_and_line(tmp_path):
 
 
 def test_cli_meta_seg(shared_data, w20, tmp_path, capsys):
-    from mtscore.analysis.cli import main
     from mtscore.analysis.metaeval import compare_metrics
+    from mtscore.bindings.cli.analysis import main
 
     data = require(shared_data / "wmt20-metrics")
     out = tmp_path / "res.json"
@@ -189,9 +189,9 @@ def test_mqm_ratings_meta_evaluation_equals_oracle(mme, tmp_path):
 
 
 def test_cli_meta_seg_on_mqm_ratings(tmp_path, capsys):
-    from mtscore.analysis.cli import main
     from mtscore.analysis.metaeval import compare_metrics
     from mtscore.analysis.metaeval.ratings import read_score_file
+    from mtscore.bindings.cli.analysis import main
 
     rng = np.random.default_rng(22)
     systems, n_seg = ["a", "b", "c"], 12

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 SCRIPT = ("import sys; sys.modules['matplotlib'] = None\n"
-          "from mtscore.analysis.cli import main\n"
+          "from mtscore.bindings.cli.analysis import main\n"
           "sys.exit(main(sys.argv[1:]))\n")
 
 

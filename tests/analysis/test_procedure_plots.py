@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from mtscore.analysis import plots
-from mtscore.analysis.rater_model import critical_r, fit_rater_model, simulate, worker_correlations
-from mtscore.analysis.sequence_effects import sequence_bins, sequence_pooled
-from mtscore.analysis.subsets import subset_correlations
+from mtscore.analysis.human.rater_model import critical_r, fit_rater_model, simulate, worker_correlations
+from mtscore.analysis.human.sequence_effects import sequence_bins, sequence_pooled
+from mtscore.analysis.metaeval.subsets import subset_correlations
 
 
 def _image(png: bytes):
@@ -61,8 +61,8 @@ def test_sequence_and_subset_figures():
 
 
 def test_meta_report_draws_the_subset_figure():
-    from mtscore.analysis import report
-    from mtscore.analysis.datasets import SysLevel
+    from mtscore.analysis.data.released import SysLevel
+    from mtscore.analysis.metaeval import report
 
     rng = np.random.default_rng(4)
     h = np.r_[rng.normal(0, 0.2, 7), -2.0]  # one low outlier (MAD)

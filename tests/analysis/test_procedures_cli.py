@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import require
 
-from mtscore.analysis.cli import main
+from mtscore.bindings.cli.analysis import main
 
 
 @pytest.fixture(scope="module")

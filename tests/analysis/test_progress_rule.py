@@ -37,7 +37,7 @@ def test_a_forced_bar_is_drawn(not_a_terminal, face):
 def test_meta_seg_leaves_the_choice_to_the_rule():
     import inspect
 
-    from mtscore.analysis import metaeval_cli
+    from mtscore.bindings.cli import metaeval as metaeval_cli
 
     src = inspect.getsource(metaeval_cli)
     assert "progress=True" not in src
@@ -52,7 +52,7 @@ def test_significance_curve_draws_a_bar_on_a_terminal_only(monkeypatch):
     import numpy as np
 
     import mtscore.engine.progress as progress
-    from mtscore.analysis.human_tests import significance_curve
+    from mtscore.analysis.human.significance import significance_curve
 
     rng = np.random.default_rng(1)
     system = np.repeat(["a", "b", "c"], 40)

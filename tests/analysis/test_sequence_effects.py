@@ -7,7 +7,7 @@ import pytest
 
 from mtscore.analysis import human
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.sequence_effects import (
+from mtscore.analysis.human.sequence_effects import (
     binary_worker_subsets,
     lagged_pairs,
     sequence_bins,
@@ -81,9 +81,9 @@ def test_c4_bad_input():
     d = simulate(n_hits=2, n_items=5, n_workers=3)
     with pytest.raises(AnalysisInputError, match="gold"):
         sequence_bins(d["worker"], d["hit"], d["position"], d["score"], d["gold"][:-1])
+    g = d["gold"].copy()
+    g[3] = np.nan
     with pytest.raises(AnalysisInputError, match="not finite"):
-        g = d["gold"].copy()
-        g[3] = np.nan
         sequence_bins(d["worker"], d["hit"], d["position"], d["score"], g)
     with pytest.raises(AnalysisInputError, match="at least 1"):
         sequence_bins(d["worker"], d["hit"], d["position"], d["score"], d["gold"], n_workers=(0,))

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtscore.analysis import correlation, loaders
-from mtscore.analysis.cli import main
+from mtscore.analysis import correlation
+from mtscore.analysis import data as loaders
 from mtscore.analysis.errors import AnalysisInputError
+from mtscore.bindings.cli.analysis import main
 from mtscore.engine.strict_numbers import NumberSyntaxError, parse_number, parse_numbers
 from tests.analysis.test_analysis_cli_errors import ratings_rows  # the same synthetic DA ratings
 
@@ -52,7 +53,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def one_line_error(err: str) -> str:
     """The message of a one-line ``mtscore: error: ...`` (no traceback, nothing else)."""
-    assert "Traceback" not in err and err.count("\n") == 1 and err.startswith("mtscore: error: "), err
+    assert "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    assert err.startswith("mtscore: error: "), err
     return err[len("mtscore: error: "):-1]
 
 
@@ -285,7 +288,7 @@ def test_mt_metrics_eval_score_file_is_strict(tmp_path):
 
 
 def test_appraise_export_full_width_score_is_refused(tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
+    from mtscore.analysis.crowd.batches import read_appraise_export
 
     row = ["u1", "sysA", "1", "TGT", "ces", "eng", "75", "1600000000.0", "1600000060.0"]
     p = write(tmp_path, "export.csv", [",".join(row), ",".join([*row[:6], "７５", *row[7:]])])
@@ -347,7 +350,7 @@ def test_bootstrap_ci_is_scale_safe():
 
 
 def test_williams_matrix_is_scale_safe():
-    from mtscore.analysis.williams import williams_matrix
+    from mtscore.analysis.metaeval.williams import williams_matrix
 
     h, M = _data()
     r, p = williams_matrix(h, M)
@@ -358,7 +361,7 @@ def test_williams_matrix_is_scale_safe():
 
 
 def test_subset_correlations_are_scale_safe():
-    from mtscore.analysis.subsets import subset_correlations
+    from mtscore.analysis.metaeval.subsets import subset_correlations
 
     h, M = _data(n=8)
     a = subset_correlations(h, M, k=5, return_all=True)
@@ -385,8 +388,8 @@ def test_permutation_test_pearson_is_scale_safe():
 def test_scale_options_refuse_what_float_accepts():
     import argparse
 
-    from mtscore.analysis.cli import _levels
-    from mtscore.analysis.crowd_cli import _scale
+    from mtscore.bindings.cli.analysis import _levels
+    from mtscore.bindings.cli.crowd import _scale
 
     assert _levels("1-5") == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert _levels("0,0.5,1") == [0.0, 0.5, 1.0]
@@ -411,7 +414,7 @@ def test_matrix_cells_that_are_not_plain_numbers_are_nan(tmp_path):
 def test_mturk_batch_given_twice_is_refused(tmp_path):
     import csv
 
-    from mtscore.analysis.crowd import read_mturk_batches
+    from mtscore.analysis.crowd.batches import read_mturk_batches
 
     header = ["HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "AcceptTime", "SubmitTime",
               "WorkTimeInSeconds", "Answer.Q1"]
@@ -430,7 +433,7 @@ def test_mturk_batch_given_twice_is_refused(tmp_path):
 
 
 def test_appraise_export_appended_to_itself_is_refused(tmp_path):
-    from mtscore.analysis.crowd import read_appraise_export
+    from mtscore.analysis.crowd.batches import read_appraise_export
 
     rows = [",".join(["u1", "sysA", str(i), "TGT", "ces", "eng", "75", f"16000000{i}0.0", f"16000000{i}5.0"])
             for i in range(3)]

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from conftest import require
 
-from mtscore.analysis import datasets
+from mtscore.analysis import data as datasets
 from mtscore.analysis.correlation import pearson
 from mtscore.analysis.errors import AnalysisInputError
-from mtscore.analysis.subsets import QUANTILES, subset_correlations, system_subsets
+from mtscore.analysis.metaeval.subsets import QUANTILES, subset_correlations, system_subsets
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +82,8 @@ def test_subset_bad_input():
 def test_meta_report_subsets_section(ende):
     """``meta_evaluate(subsets_k=10)`` adds E8 to the report: the outliers (MAD) label the groups,
     the HTML page has the table and the figure."""
-    from mtscore.analysis import report
-    from mtscore.analysis.datasets import SysLevel
+    from mtscore.analysis.data.released import SysLevel
+    from mtscore.analysis.metaeval import report
 
     keep = [ende.metrics.index(m) for m in ("sacreBLEU-BLEU", "chrF")]
     sl = SysLevel(ende.lp, ende.systems, ende.human, [ende.metrics[i] for i in keep], ende.scores[keep])

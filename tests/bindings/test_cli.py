@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from wmt21 import load_pair, pairs
@@ -81,7 +82,7 @@ def test_multi_system_same_as_sacrebleu(files, flags):
 
 
 def test_stdin_and_num_refs(files):
-    data = open(files["sys0"], "rb").read()
+    data = Path(files["sys0"]).read_bytes()
     a = sacre([files["tab"], "-nr", "2", "-m", "bleu", "chrf"], stdin=data)
     b = run([files["tab"], "-nr", "2", "-m", "bleu", "chrf"], stdin=data)
     assert b.returncode == 0
@@ -96,8 +97,8 @@ def test_tsv_and_parquet_segments(files):
     r = run([files["ref0"], "-i", files["sys0"], "-m", "bleu", "chrf", "-f", "parquet", "-o", str(out)])
     assert r.returncode == 0, r.stderr.decode()
     t = pq.read_table(out)
-    hyps = open(files["sys0"], encoding="utf-8").read().split("\n")[:-1]
-    refs = open(files["ref0"], encoding="utf-8").read().split("\n")[:-1]
+    hyps = Path(files["sys0"]).read_text(encoding="utf-8").split("\n")[:-1]
+    refs = Path(files["ref0"]).read_text(encoding="utf-8").split("\n")[:-1]
     exp = [sacrebleu.CHRF().sentence_score(h, [x]).score for h, x in zip(hyps, refs)]
     assert t.column("chrf").to_pylist() == exp
     tsv = run([files["ref0"], "-i", files["sys0"], "-m", "bleu", "chrf", "-f", "tsv"])
@@ -123,7 +124,7 @@ def test_error_line_count_mismatch(files):
 
 def test_error_invalid_utf8(files):
     bad = files["dir"] / "bad.de"
-    lines = open(files["sys0"], "rb").read().split(b"\n")
+    lines = Path(files["sys0"]).read_bytes().split(b"\n")
     lines[6] = lines[6][:3] + b"\xff" + lines[6][3:]
     bad.write_bytes(b"\n".join(lines))
     r = run([files["ref0"], "-i", str(bad)])
@@ -164,7 +165,7 @@ def test_missing_extra_message(files, monkeypatch):
             "    if name in ('MeCab', 'ipadic'): raise ImportError(name)\n"
             "    return real(name, *a, **k)\n"
             "builtins.__import__ = imp\n"
-            "from mtscore.bindings.cli import main; sys.exit(main(sys.argv[1:]))\n")
+            "from mtscore.bindings.cli.main import main; sys.exit(main(sys.argv[1:]))\n")
     r = subprocess.run([PY, "-c", code, files["ref0"], "-i", files["sys0"], "-tok", "ja-mecab"],
                        capture_output=True, env=ENV, timeout=300)
     assert r.returncode == 1

@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from mtscore.bindings import cli, cli_input
+from mtscore.bindings.cli import inputs as cli_input
+from mtscore.bindings.cli import main as cli
 
 LINES = 53
 HYPS = [f"the cat {i % 7} sat on the mat number {i} ." if i % 5 else f"a dog {i} barked" for i in range(LINES)]
@@ -180,7 +181,7 @@ def test_interrupt_after_output_exits_130_without_traceback(files, tmp_path):
         "    orig()\n"
         "    raise KeyboardInterrupt\n"
         "lx.shutdown_pools = interrupted\n"
-        "from mtscore.bindings.cli import main\n"
+        "from mtscore.bindings.cli.main import main\n"
         f"sys.exit(main([{files['r1']!r}, '-i', {files['h1']!r}, '--workers', '2', '-q']))\n")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
     assert r.returncode == 130
@@ -204,7 +205,7 @@ def test_memory_is_bounded_by_the_chunk_not_the_corpus(tmp_path):
     hyp.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
     # VmHWM: this process's own peak (ru_maxrss would include the forking parent's RSS at fork
     # time on Linux, and a pytest-xdist worker may hold gigabytes by then)
-    script = ("import sys\nfrom mtscore.bindings.cli import main\n"
+    script = ("import sys\nfrom mtscore.bindings.cli.main import main\n"
               f"rc = main([{str(ref)!r}, '-i', {str(hyp)!r}, '-m', 'chrf', '-q', '-b'])\n"
               "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
               "print(hwm.split()[1], file=sys.stderr)\n"

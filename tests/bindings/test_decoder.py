@@ -339,7 +339,7 @@ def test_read_moses_nbest_invalid_utf8(tmp_path):
 
 # ---- CLI -------------------------------------------------------------------------------------
 def _cli(argv, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     rc = main(argv)
     out, err = capsys.readouterr()
@@ -407,7 +407,10 @@ def test_cli_errors_are_one_line(tmp_path, capsys, files, argv, msg):
     argv = [str(names[a[1:a.index("}")]]) + a[a.index("}") + 1:] if a.startswith("{") else a
             for a in argv]
     rc, out, err = _cli(argv, capsys)
-    assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
+    assert rc == 1, err
+    assert out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    assert msg in err, err
 
 
 def test_cli_workers_checked_by_the_parser(tmp_path, capsys):

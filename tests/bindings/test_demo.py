@@ -4,7 +4,7 @@ import importlib.util
 
 
 def test_demo_without_the_default_model_skips_bertscore(monkeypatch, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
     from mtscore.engine.encoder.model_dir import DEFAULT_MODEL_PACKAGE
 
     real = importlib.util.find_spec

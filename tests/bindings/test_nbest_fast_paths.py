@@ -36,8 +36,8 @@ def _check(lists, refs, **opts):
     for s, cands in enumerate(lists):
         want = np.array([sb.sentence_score(h, [refs[s]]).score for h in cands])
         got = res.scores[s]
-        assert got.dtype == np.float64 and np.array_equal(got.view(np.int64), want.view(np.int64)), \
-            (opts, s, got, want)
+        assert got.dtype == np.float64, (opts, s, got, want)
+        assert np.array_equal(got.view(np.int64), want.view(np.int64)), (opts, s, got, want)
         assert list(res.ranking[s]) == list(np.argsort(-want, kind="stable"))
 
 

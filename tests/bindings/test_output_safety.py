@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -54,10 +55,10 @@ def sacrebleu_score(hyps=HYP, ref=REF) -> str:
 
 def test_output_onto_a_reference_or_hypothesis_is_refused_before_any_work(files):
     for victim in ("ref", "hyp"):
-        before = open(files[victim], "rb").read()
+        before = Path(files[victim]).read_bytes()
         r = run([files["ref"], "-i", files["hyp"], "-b", "-o", files[victim]])
         assert r.returncode == 2, r.stderr
-        assert open(files[victim], "rb").read() == before
+        assert Path(files[victim]).read_bytes() == before
         msg = r.stderr.decode()
         assert msg.count("\n") == 1
         assert "refusing to overwrite it" in msg
@@ -67,11 +68,11 @@ def test_output_onto_a_reference_or_hypothesis_is_refused_before_any_work(files)
 def test_output_onto_an_input_through_a_link_or_another_spelling_is_refused(files, tmp_path):
     link = tmp_path / "link"
     os.symlink(files["ref"], link)
-    before = open(files["ref"], "rb").read()
+    before = Path(files["ref"]).read_bytes()
     for out in (str(link), os.path.relpath(files["ref"]), files["ref"].replace("/ref", "/./ref")):
         r = run([files["ref"], "-i", files["hyp"], "-b", "-o", out])
         assert r.returncode == 2, (out, r.stderr)
-    assert open(files["ref"], "rb").read() == before
+    assert Path(files["ref"]).read_bytes() == before
 
 
 def test_score_table_and_meta_refuse_output_onto_their_input(tmp_path):
@@ -79,12 +80,14 @@ def test_score_table_and_meta_refuse_output_onto_their_input(tmp_path):
     table.write_text("hyp,ref\n" + "".join(f'"{h}","{r}"\n' for h, r in zip(HYP, REF)), encoding="utf-8")
     before = table.read_bytes()
     r = run(["score-table", str(table), "-m", "bleu", "-o", str(table)])
-    assert r.returncode == 2 and table.read_bytes() == before, r.stderr
+    assert r.returncode == 2, r.stderr
+    assert table.read_bytes() == before, r.stderr
     scores = tmp_path / "scores.tsv"
     scores.write_text("metric\tsystem\tscore\nhuman\ta\t1\nhuman\tb\t2\nbleu\ta\t3\nbleu\tb\t4\n")
     before = scores.read_bytes()
     r = run(["meta", "sys", "--scores", str(scores), "-o", str(scores)])
-    assert r.returncode == 2 and scores.read_bytes() == before, r.stderr
+    assert r.returncode == 2, r.stderr
+    assert scores.read_bytes() == before, r.stderr
     assert "is also an input (--scores" in r.stderr.decode()
 
 
@@ -176,7 +179,7 @@ def _write_fifo(path, data):
 def test_fifo_input_gives_sacrebleus_score(files, tmp_path, which):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    data = open(files[which], "rb").read()
+    data = Path(files[which]).read_bytes()
     t = threading.Thread(target=_write_fifo, args=(fifo, data), daemon=True)
     t.start()
     args = [str(fifo), "-i", files["hyp"]] if which == "ref" else [files["ref"], "-i", str(fifo)]

@@ -227,7 +227,9 @@ def test_cli_no_bar_when_stderr_is_a_pipe(cache_dir, tmp_path):
     r = _run_piped(_write_inputs(tmp_path), cache_dir, tmp_path)
     assert r.returncode == 0, r.stderr
     assert '"BERTScore":' in r.stdout
-    assert "BERTScore" not in r.stderr and "\r" not in r.stderr and "%|" not in r.stderr, r.stderr
+    assert "BERTScore" not in r.stderr, r.stderr
+    assert "\r" not in r.stderr, r.stderr
+    assert "%|" not in r.stderr, r.stderr
 
 
 def test_cli_progress_forces_the_bar_into_a_pipe(cache_dir, tmp_path):

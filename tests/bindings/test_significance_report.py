@@ -13,7 +13,7 @@ pytest.importorskip("tabulate")
 from sacrebleu.metrics import BLEU as SBLEU
 from sacrebleu.metrics import CHRF as SCHRF
 
-from mtscore.bindings.significance_report import run_ci_cli, run_paired_cli
+from mtscore.bindings.cli.significance_report import run_ci_cli, run_paired_cli
 
 try:
     from mtscore import BLEU, CHRF

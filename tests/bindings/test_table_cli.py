@@ -11,7 +11,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 def _cli(argv, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     rc = main(argv)
     out, err = capsys.readouterr()
@@ -61,11 +61,14 @@ def test_missing_refs_skip_equals_the_table_without_those_rows(tables, capsys):
 def test_file_and_column_errors_are_one_line(tables, tmp_path, capsys, name, argv, msg):
     (tmp_path / "hyp.bin").write_bytes(b"a b\nc d\n")
     rc, out, err = _cli(["score-table", str(tmp_path / name), *argv], capsys)
-    assert rc == 1 and out == "" and len(err.strip().splitlines()) == 1 and msg in err, err
+    assert rc == 1, err
+    assert out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    assert msg in err, err
 
 
 def test_os_errors_read_path_then_reason():
-    from mtscore.bindings.cli import os_error_line
+    from mtscore.bindings.cli.runner import os_error_line
     from mtscore.engine.atomic import OutputError
 
     assert os_error_line(FileNotFoundError(2, "No such file or directory", "x.txt")) == \

@@ -15,7 +15,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from mtscore.bindings.cli import main  # noqa: E402
+from mtscore.bindings.cli.main import main  # noqa: E402
 
 WORDS = ["a", "b", "the", "cat", "Straße", "ﬁ", "İ", "日本", "ä", "x-y", ".", ",", "!", "'s", "1,000"]
 line = st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join)

@@ -224,7 +224,7 @@ def test_empty_batch_and_empty_sequences():
 
 
 def test_id_mode_errors():
-    with pytest.raises(ValueError, match="refs holds 1 sequences but hyps holds 2.*ref_groups="):
+    with pytest.raises(ValueError, match=r"refs holds 1 sequences but hyps holds 2.*ref_groups="):
         id_sentence_scores([[1], [2]], [[1]])
     with pytest.raises(ValueError, match=r"ref_groups must hold N \+ 1 = 3 offsets"):
         id_sentence_scores([[1], [2]], [[1], [2]], ref_groups=[0, 2])
@@ -242,7 +242,7 @@ def test_id_mode_errors():
 
 def test_missing_references_follow_the_policy():
     groups = np.array([0, 1, 1, 2])
-    with pytest.raises(MissingReferenceError, match="hypothesis 1 .* has no reference"):
+    with pytest.raises(MissingReferenceError, match=r"hypothesis 1 .* has no reference"):
         id_sentence_scores([[1], [2], [3]], [[1], [3]], ref_groups=groups)
     for metric in ("bleu", "ter"):
         with pytest.warns(MissingReferenceWarning, match="1 of 3"):
@@ -333,7 +333,7 @@ def test_pieces_rules_and_errors():
         decode_ids([[0]], pieces)
     with pytest.raises(ValueError, match=r"ids\[0\]\[1\] = 9 has no piece \(the vocabulary holds 6\)"):
         decode_ids([[0, 9]], pieces, rule="space")
-    with pytest.raises(TypeError, match="vocab: expected a tokenizers.Tokenizer"):
+    with pytest.raises(TypeError, match=r"vocab: expected a tokenizers.Tokenizer"):
         decode_ids([[0]], 42)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         decode_ids([[0]], "/nonexistent/tokenizer.json")

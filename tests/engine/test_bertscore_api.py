@@ -132,7 +132,7 @@ def test_baseline_recipe_matches_bert_score_on_the_same_pairs(bs, data, model_di
                                                              monkeypatch):
     """``mtscore bertscore baseline``: mean P/R/F of bert_score's random pairing, per layer."""
     from mtscore.bertscore import baseline_pairs, read_baseline
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     corpus = tmp_path / "mono.txt"
     lines = data["a"] + data["b"] + ["  " + " ".join(["long"] * 40) + "  "]  # one line over 32 words
@@ -165,7 +165,7 @@ def test_baseline_recipe_matches_bert_score_on_the_same_pairs(bs, data, model_di
 
 
 def test_baseline_cli_errors(tmp_path, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     f = tmp_path / "c.txt"
     f.write_text("one line only\n")

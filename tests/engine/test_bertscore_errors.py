@@ -99,7 +99,10 @@ def _one_cache_warning(record, variable: str, path) -> str:
     cache_w = [w for w in record if issubclass(w.category, EncoderCacheWarning)]
     assert len(cache_w) == 1, [str(w.message) for w in record]
     msg = str(cache_w[0].message)
-    assert variable in msg and str(path) in msg and "not writable" in msg and "MTSCORE_CACHE" in msg, msg
+    assert variable in msg, msg
+    assert str(path) in msg, msg
+    assert "not writable" in msg, msg
+    assert "MTSCORE_CACHE" in msg, msg
     return msg
 
 
@@ -200,7 +203,7 @@ def test_unusable_cache_and_no_temp_dir_is_one_clear_error(model_dir, tmp_path):
         def no_tmp(*a, **k):
             raise PermissionError(13, "Permission denied", "/tmp")
         tempfile.mkdtemp = no_tmp
-        from mtscore.bindings.cli import main
+        from mtscore.bindings.cli.main import main
         sys.exit(main(sys.argv[1:]))
     """)
     (tmp_path / "h.txt").write_text("a cat sat\n")
@@ -210,7 +213,8 @@ def test_unusable_cache_and_no_temp_dir_is_one_clear_error(model_dir, tmp_path):
                           "-m", "bertscore"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     lines = [ln for ln in out.stderr.splitlines() if ln.startswith("mtscore:")]
-    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
     assert "MTSCORE_CACHE" in lines[0]
     assert str(afile) in lines[0]
     assert "writable directory" in lines[0]
@@ -398,11 +402,14 @@ def test_baseline_not_utf8_or_a_directory(tmp_path):
     (["--model", "/nonexistent"], "--model '/nonexistent': no such file"),
 ])
 def test_cli_bad_options_are_one_line(filled_cache, tmp_path, monkeypatch, capsys, extra, match):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     _env(monkeypatch, MTSCORE_CACHE=filled_cache)
     (tmp_path / "h.txt").write_text("a cat sat\n")
     (tmp_path / "r.txt").write_text("the cat sat\n")
     rc = main([str(tmp_path / "r.txt"), "-i", str(tmp_path / "h.txt"), "-m", "bertscore", "-q", *extra])
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 1 and len(err) == 1 and err[0].startswith("mtscore: error: ") and match in err[0], err
+    assert rc == 1, err
+    assert len(err) == 1, err
+    assert err[0].startswith("mtscore: error: "), err
+    assert match in err[0], err

@@ -5,6 +5,7 @@ error, and the export cache keyed on the resolved revision."""
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,13 +71,13 @@ def test_rescale_baseline_files_of_bert_score(bs_utils):
     assert f.parent.name == "en"
     want = pd.read_csv(f).iloc[17].to_numpy()[1:].astype(np.float32)  # bert_score's reading
     np.testing.assert_array_equal(read_baseline(f, 17), want.astype(np.float64))
-    with pytest.raises(FileNotFoundError, match="no baseline for model 'all-MiniLM-L6-v2'.*mtscore bertscore baseline"):
+    with pytest.raises(FileNotFoundError, match=r"no baseline for model 'all-MiniLM-L6-v2'.*mtscore bertscore baseline"):
         packaged_baseline("en", "all-MiniLM-L6-v2")
 
 
 # ---- a Hugging Face cache in a temporary directory ------------------------------------------
 def _blob(blobs, src):
-    data = open(src, "rb").read() if os.path.getsize(src) < 5_000_000 else None
+    data = Path(src).read_bytes() if os.path.getsize(src) < 5_000_000 else None
     if data is None:  # the weights: linked, not copied (90 MB)
         digest = hashlib.sha256(str(src).encode()).hexdigest()
         dst = blobs / digest

@@ -465,7 +465,7 @@ def test_by_design_rejections(name):
                 "TER": []}[name]
     for opts in bad_opts:
         getattr(sacrebleu, name)(**opts).corpus_score(["a b"], [["a b"]])
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="order"):
             m(**opts).corpus_score(["a b"], [["a b"]])
 
 
@@ -489,7 +489,7 @@ def test_replay_fuzz_corpus(case):
         with pytest.raises((TypeError, IndexError, ValueError, ZeroDivisionError)):
             getattr(sacrebleu, name)(**opts).corpus_score(hyps, refs)
         if metric == "ter":
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="has no reference"):
                 mtscore.TER(**opts).corpus_score(hyps, refs)
         return  # BLEU/chrF: the known no-reference bug (test_segment_without_any_reference_raises)
     check_case(metric, opts, hyps, refs)
@@ -504,7 +504,8 @@ def test_fuzz_corpus_is_small_and_present():
 def _write_corpus(recorded, out, per_metric=90, max_chars=500, seed=0):
     """Pick a diverse sample from a recorded fuzz run (MTSCORE_FUZZ_RECORD=file) plus the
     hand-kept cases already in ``out`` marked ``"keep": true`` (shrunk failures)."""
-    rows = [json.loads(x) for x in open(recorded, encoding="utf-8")]
+    with open(recorded, encoding="utf-8") as f:
+        rows = [json.loads(x) for x in f]
     keep = [c for c in _load_corpus() if c.get("keep")]
     rng = random.Random(seed)
     picked = []

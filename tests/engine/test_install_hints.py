@@ -36,9 +36,11 @@ def normalized(requirements):
 def hint_requirements(hint, extra):
     """The requirement words of a hint, as a POSIX shell splits them."""
     command, sep, note = hint.partition("  ")
-    assert sep and note == f"(the mtscore[{extra}] extra)", hint
+    assert sep, hint
+    assert note == f"(the mtscore[{extra}] extra)", hint
     words = shlex.split(command)
-    assert words[:2] == ["pip", "install"] and len(words) > 2, hint
+    assert words[:2] == ["pip", "install"], hint
+    assert len(words) > 2, hint
     return words[2:]
 
 
@@ -122,7 +124,8 @@ def test_call_sites_name_real_extras():
     calls = set()
     for path in (ROOT / "mtscore").rglob("*.py"):
         calls |= set(re.findall(r"""install_hint\(["'](\w+)["']\)""", path.read_text(encoding="utf-8")))
-    assert calls and calls <= set(EXTRAS) - DEV_EXTRAS, calls
+    assert calls, calls
+    assert calls <= set(EXTRAS) - DEV_EXTRAS, calls
 
 
 def test_hint_reads_metadata_at_call_time(monkeypatch):

@@ -41,7 +41,9 @@ def _check_bleu_scores(ours_stats, kw, check_sentences):
             our_m = mtscore.BLEU(**args)
             a = ref_m._compute_score_from_stats(list(total))
             b = our_m.compute_score_from_stats(list(total))
-            assert a.score == b.score and a.counts == b.counts and a.totals == b.totals, args
+            assert a.score == b.score, args
+            assert a.counts == b.counts, args
+            assert a.totals == b.totals, args
             assert a.precisions == b.precisions
             assert a.bp == b.bp
             if check_sentences:

@@ -226,8 +226,8 @@ def test_errors():
         METEOR(stemmer="porter")
     with pytest.raises(ValueError, match="line-count mismatch"):
         METEOR().corpus_score(["a", "b"], [["a"]])
+    m = METEOR()
     with pytest.raises(ValueError, match="same number of lines"):
-        m = METEOR()
         m.stats(["a", "b"], m.prepare([["a"]]))
     with pytest.raises(TypeError, match="synsets"):
         METEOR(wordnet=object())
@@ -241,7 +241,7 @@ def test_missing_stemmer_names_the_install_command(monkeypatch, tmp_path):
     assert METEOR(modules=("exact",)).sentence_score("a", ["a"]).score > 0
     (tmp_path / "t.txt").write_text("a b\n", encoding="utf-8")
     out = subprocess.run([sys.executable, "-c", "import sys; sys.modules['Stemmer'] = None; "
-                          "from mtscore.bindings.cli import main; sys.exit(main())", str(tmp_path / "t.txt"),
+                          "from mtscore.bindings.cli.main import main; sys.exit(main())", str(tmp_path / "t.txt"),
                           "-i", str(tmp_path / "t.txt"), "-m", "meteor"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 1
     assert install_hint("meteor") in out.stderr

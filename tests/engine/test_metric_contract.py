@@ -9,6 +9,9 @@ import pytest
 
 import mtscore
 from mtscore.engine.metrics.base import Metric, Score, Signature, unreferenced_mask
+from mtscore.engine.metrics.registry import METRICS as REGISTRY
+from mtscore.engine.metrics.registry import make_metric
+from mtscore.testing import MetricContractError, iter_checks
 
 
 class PreparedWords:
@@ -58,32 +61,25 @@ class WordRecall(Metric):
         return Signature(self.__dict__)
 
 
+def _registered(name: str):
+    """A registry metric with its defaults; skipped where its extra or model is absent
+    (BERTScore: onnxruntime and the default model; METEOR: PyStemmer)."""
+    try:
+        return make_metric(name)
+    except (ImportError, FileNotFoundError, RuntimeError) as e:
+        pytest.skip(f"{name} unavailable: {e}")
+
+
+#: every registered metric with its defaults (the registry is the list), plus configurations
+#: that take other code paths, plus this file's toy
 METRICS = {
-    "bleu": lambda: mtscore.BLEU(),
+    **{name: (lambda name=name: _registered(name)) for name in REGISTRY},
     "bleu-eff-floor": lambda: mtscore.BLEU(effective_order=True, smooth_method="floor"),
-    "chrf": lambda: mtscore.CHRF(),
-    "chrf++": lambda: mtscore.CHRF(word_order=2),
-    "ter": lambda: mtscore.TER(),
     "ter-norm": lambda: mtscore.TER(normalized=True, asian_support=True),
-    "wer": lambda: mtscore.WER(),
     "wer-average-lc": lambda: mtscore.WER(multi_ref="average", lowercase=True, remove_punctuation=True),
     "per-best": lambda: mtscore.PER(multi_ref="best"),
-    "cer": lambda: mtscore.CER(),
-    "eed": lambda: mtscore.EED(),
-    "meteor": lambda: mtscore.METEOR(),
     "toy": lambda: WordRecall(),
-    "bertscore": lambda: _bertscore(),
 }
-
-
-def _bertscore():
-    pytest.importorskip("onnxruntime", reason="BERTScore needs the 'bertscore' extra")
-    from mtscore.engine.bertscore import BERTScore
-
-    try:
-        return BERTScore()
-    except (ImportError, FileNotFoundError, RuntimeError) as e:  # the default model is absent
-        pytest.skip(f"default BERTScore model unavailable: {e}")
 
 HYPS = ["the cat sat on the mat", "a dog", "", "the the the", "it is raining today", "x y z"]
 OTHER = ["the cat is on the mat", "a dog barks", "", "the", "it rains today", "x y z"]
@@ -94,6 +90,27 @@ REFS = [["the cat is on the mat", "a dog barked", "", "the cat", "it is raining"
 @pytest.fixture(params=sorted(METRICS))
 def metric(request) -> Metric:
     return METRICS[request.param]()
+
+
+#: checks a metric fails by the design of its API, left as they are: BERTScore.sentence_score
+#: returns a BERTScoreResult (P/R/F arrays), not a Score, and refuses a segment without
+#: references with a plain ValueError
+KNOWN_DEVIATIONS = {"bertscore": {"sentence_score", "missing_references"}}
+
+
+def test_check_metric_passes(request, metric):
+    """``mtscore.testing.check_metric``'s checks, one by one, on every metric (those of
+    KNOWN_DEVIATIONS must still fail: an entry goes once its metric is fixed)."""
+    expected = KNOWN_DEVIATIONS.get(request.node.callspec.params["metric"], set())
+    failed = set()
+    for check, run in iter_checks(metric):
+        try:
+            run()
+        except MetricContractError:
+            if check not in expected:
+                raise
+            failed.add(check)
+    assert failed == expected
 
 
 def test_stats_are_an_additive_matrix(metric):
@@ -148,7 +165,7 @@ def test_resampled_scores_match_compute_score_from_stats(metric):
 def test_missing_references_follow_the_policy(metric):
     refs = [[r if i != 1 else None for i, r in enumerate(REFS[0])], [None] * len(HYPS)]
     assert unreferenced_mask(refs).tolist() == [False, True, False, False, False, False]
-    with pytest.raises(ValueError, match="segment 1 .*no reference"):
+    with pytest.raises(ValueError, match=r"segment 1 .*no reference"):
         metric.corpus_stats(HYPS, refs)
     metric.missing_refs = "skip"
     with pytest.warns(UserWarning, match="1 of 6"):
@@ -165,3 +182,22 @@ def test_the_toy_metric_works_everywhere():
     assert ci._mean > 0
     res = mtscore.compare({"A": HYPS, "B": OTHER}, REFS, metrics=[WordRecall()], n=100)
     assert res.results["WordRecall"][1].p_value is not None
+
+
+def test_registry_entries_agree_with_their_classes():
+    """Each entry's class exists, says what the entry says (lower is better), and an object
+    made by name gets the name back (chrf++ for chrF with word order 2)."""
+    from mtscore.engine.metrics.registry import metric_name, specs
+
+    for spec in specs():
+        try:
+            klass = spec.load()
+        except ImportError:  # an extra's class (BERTScore without onnxruntime)
+            continue
+        assert issubclass(klass, Metric), spec.name
+        assert klass.lower_is_better == spec.lower_is_better, spec.name
+        try:
+            obj = make_metric(spec.name)
+        except (ImportError, FileNotFoundError, RuntimeError):  # an extra or model is absent
+            continue
+        assert metric_name(obj) == spec.name

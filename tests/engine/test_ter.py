@@ -285,7 +285,7 @@ def test_ter_stats_shared_threads_fill_every_row_once():
 
 
 def test_errors_are_clear():
-    with pytest.raises(ValueError, match="line-count|same number of lines|do not match"):
+    with pytest.raises(ValueError, match=r"line-count|same number of lines|do not match"):
         TER().corpus_score(["a", "b"], [["a"]])
     with pytest.raises(ValueError, match="no reference"):
         TER().corpus_score(["a"], [[None]])

@@ -65,7 +65,7 @@ def test_cases_left_to_the_general_path_still_equal_sacrebleu():
 
 
 def test_one_kernel_path_reports_bad_input_like_the_general_path():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="empty corpus"):
         TER().corpus_score([], [[]])
     with pytest.raises(TypeError, match="element 1 is int"):
         TER().corpus_score(["a", 3], [["a", "b"]])

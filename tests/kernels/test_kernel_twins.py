@@ -163,11 +163,14 @@ def assert_same(a, b, approx=False):
     if _raised(a) or _raised(b):
         assert a == b, (a, b)
     elif isinstance(a, (tuple, list)):
-        assert type(a) is type(b) and len(a) == len(b), (a, b)
+        assert type(a) is type(b), (a, b)
+        assert len(a) == len(b), (a, b)
         for x, y in zip(a, b):
             assert_same(x, y, approx)
     elif isinstance(a, np.ndarray):
-        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, (a, b)
+        assert isinstance(b, np.ndarray), (a, b)
+        assert a.dtype == b.dtype, (a, b)
+        assert a.shape == b.shape, (a, b)
         if approx:
             # summation order differs (kernel: SIMD float64; twin: fsum), and F = 2PR/(P+R)
             # amplifies it where P + R is near 0 (a twin F of -81.98670774441321 against the

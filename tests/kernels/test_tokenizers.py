@@ -137,7 +137,8 @@ def test_token_hash_is_one_function_of_the_token(word):
     vals, _ = _text.encode([f"{word} ({word} {word}. a.{word}.b"], _text.MODE_13A, v, True)
     toks = [v.token(int(i)) for i in vals]
     ids = [int(i) for i, t in zip(vals, toks) if t == word]
-    assert len(ids) >= 3 and len(set(ids)) == 1, (toks, ids)
+    assert len(ids) >= 3, (toks, ids)
+    assert len(set(ids)) == 1, (toks, ids)
     assert v.lookup(word) == ids[0]
     assert v.intern(word) == ids[0]
     v0, _ = _text.encode([word], _text.MODE_NONE, v, True)

@@ -79,7 +79,10 @@ class Stream:
         self.mode = 0 if kind == "legacy" else 1
         self._global = kind == "legacy" and seed is None
         if kind == "legacy":
-            state: Any = (np.random.get_state() if seed is None else np.random.RandomState(seed).get_state())
+            # The legacy stream is mt-metrics-eval's global np.random state on purpose (its results
+            # are reproduced only from that state), so NPY002 does not apply here.
+            state: Any = (np.random.get_state() if seed is None  # noqa: NPY002
+                          else np.random.RandomState(seed).get_state())
             self.key = np.asarray(state[1], dtype=np.int64).copy()
             self.st = np.array([state[2]], dtype=np.int64)
         else:
@@ -94,5 +97,6 @@ class Stream:
     def commit(self) -> None:
         """Write the advanced legacy state back to ``np.random`` (global stream only)."""
         if self._global:
-            old: Any = np.random.get_state()
-            np.random.set_state(("MT19937", self.key.astype(np.uint32), int(self.st[0]), int(old[3]), float(old[4])))
+            # Writes back mt-metrics-eval's global legacy stream on purpose (NPY002 does not apply).
+            old: Any = np.random.get_state()  # noqa: NPY002
+            np.random.set_state(("MT19937", self.key.astype(np.uint32), int(self.st[0]), int(old[3]), float(old[4])))  # noqa: NPY002

@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import datasets, loaders
+from .. import data as datasets
+from .. import data as loaders
 from ..errors import AnalysisInputError
 
 __all__ = ["WMT20_SEG_METRICS", "WMT21_SEG_METRICS", "SegTask", "wmt20_seg_task", "wmt21_seg_task"]

@@ -9,6 +9,7 @@ from typing import Any
 from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
 from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
+from ...engine.metrics.registry import METRICS
 from .cluster import connect, user_error
 from .gather import check_ref_counts, check_same_segments, dataset_payloads, gather
 from .locate import PATH_COLUMN, first_unreferenced, located_error
@@ -67,7 +68,7 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
     _check_arguments(varying_refs, compute, batch_size)
     ray = connect(address)
     specs = _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs, missing_refs)
-    specs, gpus, compute = _place_bertscore(ray, specs, num_gpus, compute)
+    specs, gpus, compute = _place_actor_metrics(ray, specs, num_gpus, compute)
     # local Parquet files on plain tasks reading their own row groups (parquet_tasks.py)
     files = local_parquet_files(source, fmt) if compute == "tasks" and not concurrency else None
     ds, source_name, cols, ts_col = _open_source(source, fmt, hyp, refs, system, test_set, files)
@@ -113,16 +114,23 @@ def _check_arguments(varying_refs: str, compute: str, batch_size: int | None) ->
         raise ValueError(f"score_ray: batch_size must be >= 1, got {batch_size}")
 
 
-def _place_bertscore(ray, metric_specs: list[tuple[str, dict]], num_gpus: float | None,
-                     compute: str) -> tuple[list[tuple[str, dict]], float, str]:
-    """``(metric specs, GPUs per actor, compute)``: BERTScore runs on actors (the encoder is
-    loaded once per actor), on a GPU each when the cluster has GPUs (or ``num_gpus`` says)."""
-    if not any(n == "bertscore" for n, _ in metric_specs):
+def _on_actors(name: str) -> bool:
+    """Whether the registry runs metric ``name`` on actors (``MetricSpec.ray_actors``: BERTScore)."""
+    spec = METRICS.get(name)
+    return spec is not None and spec.ray_actors
+
+
+def _place_actor_metrics(ray, metric_specs: list[tuple[str, dict]], num_gpus: float | None,
+                         compute: str) -> tuple[list[tuple[str, dict]], float, str]:
+    """``(metric specs, GPUs per actor, compute)``: a metric the registry runs on actors
+    (BERTScore: the encoder is loaded once per actor) makes every scorer an actor, on a GPU
+    each when the cluster has GPUs (or ``num_gpus`` says)."""
+    if not any(_on_actors(n) for n, _ in metric_specs):
         return metric_specs, 0.0, compute
     have = float(ray.cluster_resources().get("GPU", 0))
     gpus = float(num_gpus) if num_gpus is not None else (1.0 if have else 0.0)
     if gpus:
-        metric_specs = [(n, {"device": "cuda", **kw} if n == "bertscore" else kw)
+        metric_specs = [(n, {"device": "cuda", **kw} if _on_actors(n) else kw)
                         for n, kw in metric_specs]
     return metric_specs, gpus, "actors"
 
@@ -165,7 +173,7 @@ def _locate(err: MissingReferenceError, ray, source, fmt: str | None, ds, cols: 
 def _driver_metrics(metric_specs: list[tuple[str, dict]], missing_refs: str | None) -> dict[str, Metric]:
     """The driver's copies of the metrics: they score the summed statistics and give the
     signatures (a BERTScore copy runs on the CPU: it encodes nothing but a probe)."""
-    return build_metrics([(n, {**kw, "device": "cpu"} if n == "bertscore" else kw)
+    return build_metrics([(n, {**kw, "device": "cpu"} if _on_actors(n) else kw)
                           for n, kw in metric_specs], missing_refs)
 
 
@@ -211,8 +219,8 @@ def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwarg
 
     if missing_refs is not None:
         check_missing_refs_policy(missing_refs, "score_ray")
-    by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
-               "bertscore": bertscore_kwargs or {}}
+    by_family = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
+                 "bertscore": bertscore_kwargs or {}}
     out: list[tuple[str, dict]] = []
     for m in metrics:
         if not isinstance(m, str):
@@ -221,13 +229,14 @@ def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwarg
         name = m.lower()
         if any(n == name for n, _ in out):  # one key per metric: the same one twice would merge
             raise ValueError(f"score_ray: metric {m!r} given twice")
-        out.append((name, dict(by_name.get("chrf" if name == "chrf++" else name, {}))))
-    if any(n == "bertscore" for n, _ in out):
-        kw = by_name["bertscore"]
-        if kw.get("idf") is True or kw.get("idf_sents") is not None:
-            raise ValueError("score_ray: BERTScore idf over the references needs the whole corpus "
-                             "first; compute it once (BERTScore().idf_weights(refs)) and pass "
-                             "bertscore_kwargs={'idf': weights}")
+        spec = METRICS.get(name)  # an unknown name: make_metric's error, in the driver
+        if spec is not None and not spec.ray:
+            raise ValueError(f"score_ray: metric {m!r} does not run on Ray")
+        out.append((name, dict(by_family.get(spec.family if spec else name, {}))))
+    for name, kw in out:  # options the registry says Ray cannot run (BERTScore idf)
+        spec = METRICS.get(name)
+        if spec is not None and spec.ray_check is not None:
+            spec.ray_check(kw)
     return out
 
 

@@ -30,17 +30,14 @@ _METRIC_CACHE: dict[bytes, dict[str, Metric]] = {}
 
 def build_metrics(metric_specs: Sequence[tuple[str, dict]], missing_refs: str | None) -> dict[str, Metric]:
     from ...engine.metrics.base import check_missing_refs_policy
-    from ...engine.metrics.registry import make_metric
+    from ...engine.metrics.registry import METRICS, make_metric
 
     out: dict[str, Metric] = {}
     for name, kwargs in metric_specs:
-        if name == "bertscore":
-            from ...engine.bertscore import BERTScore
-
-            # one encoder per actor; intra-op threads = the actor's CPUs unless given
-            m: Metric = BERTScore(**{"threads": 1, **kwargs})
-        else:
-            m = make_metric(name, **kwargs)
+        spec = METRICS.get(name)
+        # the registry's worker defaults (BERTScore: one encoder per actor, intra-op
+        # threads = the actor's CPUs unless given)
+        m: Metric = make_metric(name, **{**(spec.ray_defaults if spec else {}), **kwargs})
         m.workers = 1  # one Ray worker = one core; Ray provides the parallelism
         if missing_refs is not None:
             m.missing_refs = check_missing_refs_policy(missing_refs, "score_ray")

@@ -1,4 +1,4 @@
-"""Score, Signature and the Metric base every mtscore metric derives from.
+"""The Metric base every mtscore metric derives from, and the missing-reference policy.
 
 A metric is split the way sacrebleu splits it:
 
@@ -9,41 +9,38 @@ A metric is split the way sacrebleu splits it:
 
 Everything else (corpus scores, sentence scores, bootstrap, paired tests, streaming and
 multi-worker execution) is built on these two, because the statistics are additive.
+:class:`Score` and :class:`Signature` live in ``metrics.score`` and are importable from here.
 """
 from __future__ import annotations
 
-import json
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from ..._version import __version__
+from typing import TYPE_CHECKING, Any, Protocol
 
 # imported with the metric, not on its first call (a few imports nothing else): a first
 # corpus_score would otherwise pay for finding and loading it
+from ...errors import UserError
 from ..coerce import as_ref_streams, as_text_list
 from ..line_limit import MAX_LINE_CHARS, check_line_lengths
-
-try:  # Python >= 3.8
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore[assignment]
+from .score import MTSCORE_VERSION as MTSCORE_VERSION
+from .score import SACREBLEU_VERSION as SACREBLEU_VERSION
+from .score import OwnSignature as OwnSignature
+from .score import Score as Score
+from .score import Signature as Signature
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from .resampled import RowScores
 
-#: sacrebleu version whose numbers mtscore reproduces; printed in signatures.
-SACREBLEU_VERSION = "2.6.0"
-
-#: printed in the signatures of metrics sacrebleu does not have (their numbers are mtscore's)
-MTSCORE_VERSION = f"mtscore-{__version__}"
+#: the reference containers :meth:`Metric.sentence_score` hands to a compiled single-pair kernel
+_LIST_OR_TUPLE = (list, tuple)
 
 #: what a metric does with a segment that has no reference at all (every stream None there)
 MISSING_REFS_POLICIES = ("error", "skip")
 
 
-class MissingReferenceError(ValueError):
+class MissingReferenceError(UserError, ValueError):
     """A segment has no reference (every reference stream is None/null there)."""
 
 
@@ -57,126 +54,6 @@ def check_missing_refs_policy(value: str, owner: str) -> str:
         raise ValueError(f"{owner}: missing_refs must be one of {', '.join(MISSING_REFS_POLICIES)}, "
                          f"got {value!r}")
     return value
-
-
-class Score:
-    """A metric score (sacrebleu-compatible ``Score``).
-
-    Attributes: ``name`` (str), ``score`` (float, 0-100), and after bootstrap resampling
-    ``_mean`` (float) and ``_ci`` (float, the 95% CI half-width).
-    """
-
-    def __init__(self, name: str, score: float):
-        self.name = name
-        self.score = score
-        self._mean = -1.0
-        self._ci = -1.0
-        self._verbose = ""
-
-    def format(self, width: int = 2, score_only: bool = False, signature: str = "",
-               is_json: bool = False) -> str:
-        """Text or JSON representation, identical to sacrebleu's ``Score.format``."""
-        d: dict[str, Any] = {
-            "name": self.name,
-            "score": float(f"{self.score:.{width}f}"),
-            "signature": signature,
-        }
-        sc = f"{self.score:.{width}f}"
-        if self._mean > 0:
-            confidence_mean = f"{self._mean:.{width}f}"
-            confidence_var = f"{self._ci:.{width}f}"
-            confidence_str = f"μ = {confidence_mean} ± {confidence_var}"
-            sc += f" ({confidence_str})"
-            if is_json:
-                d["confidence_mean"] = float(confidence_mean)
-                d["confidence_var"] = float(confidence_var)
-                d["confidence"] = confidence_str
-        full_score = f"{self.name}|{signature}" if signature else self.name
-        full_score = f"{full_score} = {sc}"
-        if self._verbose:
-            full_score += f" {self._verbose}"
-            d["verbose_score"] = self._verbose
-        if score_only:
-            return sc
-        if is_json:
-            for param in signature.split("|"):
-                key, value = param.split(":")
-                d[key] = value
-            return json.dumps(d, indent=1, ensure_ascii=False)
-        return full_score
-
-    def estimate_ci(self, scores: Sequence[Score]) -> None:
-        """Store the mean and 95% CI half-width of bootstrap ``scores`` (sacrebleu rule:
-        sorted scores at ``n // 40`` and ``n - n // 40 - 1``; exact rational mean)."""
-        import statistics
-
-        # float(): a resample's score may be a numpy float32 (TER of empty hypotheses), which
-        # statistics.mean cannot mix with floats (sacrebleu 2.6.0 stops there with a TypeError);
-        # the conversion is exact, so the mean is the one sacrebleu means to compute
-        raw = sorted(float(x.score) for x in scores)
-        n = len(raw)
-        lower_idx = n // 40
-        upper_idx = n - lower_idx - 1
-        self._ci = 0.5 * (raw[upper_idx] - raw[lower_idx])
-        self._mean = statistics.mean(raw)
-
-    def __repr__(self) -> str:
-        return self.format()
-
-
-class Signature:
-    """Reproducibility signature (sacrebleu-compatible key order and abbreviations); ``version``
-    names the sacrebleu release whose numbers the metric reproduces."""
-
-    #: what ``version:`` prints
-    VERSION = SACREBLEU_VERSION
-
-    def __init__(self, args: dict):
-        self._abbr = {
-            "version": "v", "nrefs": "#", "test": "t", "lang": "l", "subset": "S",
-            "origlang": "o", "bs": "bs", "ar": "ar", "seed": "rs",
-        }
-        if "num_refs" not in args:
-            raise ValueError("Number of references unknown, please evaluate the metric first.")
-        num_refs = args["num_refs"]
-        if num_refs == -1:
-            num_refs = "var"
-        self.info: dict[str, Any] = {
-            "version": self.VERSION,
-            "nrefs": num_refs,
-            "bs": args.get("n_bootstrap"),
-            "ar": None,
-            "seed": args.get("seed"),
-            "test": args.get("test_set"),
-            "lang": args.get("langpair"),
-            "origlang": args.get("origlang"),
-            "subset": args.get("subset"),
-        }
-
-    def format(self, short: bool = False) -> str:
-        pairs = []
-        keys = [k for k in self.info if k != "version"] + ["version"]
-        for name in keys:
-            value = self.info[name]
-            if value is not None:
-                if isinstance(value, bool):
-                    value = "yes" if value else "no"
-                pairs.append(f"{self._abbr[name] if short else name}:{value}")
-        return "|".join(pairs)
-
-    def update(self, key: str, value: Any) -> None:
-        self.info[key] = value
-
-    def __str__(self) -> str:
-        return self.format()
-
-    __repr__ = __str__
-
-
-class OwnSignature(Signature):
-    """Signature of a metric sacrebleu does not have: ``version:mtscore-X.Y.Z``."""
-
-    VERSION = MTSCORE_VERSION
 
 
 class Prepared(Protocol):
@@ -195,7 +72,7 @@ class Prepared(Protocol):
         """bool (n,): segments without any reference, or None when every segment has one."""
 
 
-class Metric:
+class Metric(ABC):
     """The metric contract: every metric (lexical, edit-distance, embedding) implements
 
     * :meth:`prepare` ``(refs) -> Prepared``: the reference work, done once and reused for
@@ -208,6 +85,12 @@ class Metric:
     * :meth:`scores_from_stats` ``(stats) -> float64 (N,)``: every row's score at once,
       bit-identical to ``compute_score_from_stats`` row by row (default: that loop);
     * :meth:`get_signature`.
+
+    :meth:`prepare`, :meth:`stats` and :meth:`compute_score_from_stats` are abstract: a class
+    that lacks one cannot be instantiated. :meth:`sentence_score` and the ``missing_refs``
+    policy are written here once; a metric with a compiled single-pair path implements
+    :meth:`_sentence_score_kernel`. ``mtscore.testing.check_metric(metric)`` runs the contract's
+    checks on any metric.
 
     Optional hooks have working defaults: :meth:`stats_and_scores` (statistics and sentence
     scores in one pass), :meth:`rows_stats_and_scores` with ``dedupes_outputs = True`` (score
@@ -255,16 +138,19 @@ class Metric:
         # num_refs is set when references are first prepared; get_signature() raises before
 
     # ---- the contract --------------------------------------------------------------
+    @abstractmethod
     def prepare(self, refs, rows=None) -> Prepared:  # pragma: no cover - abstract
         """K reference streams of N segments (``None`` = no reference) -> prepared references.
         ``rows``: optionally ``(first, seg_map)``, the distinct reference rows of ``refs``
         (see ``lexical.repeated_rows``), which a metric may use to prepare each row once."""
         raise NotImplementedError
 
+    @abstractmethod
     def stats(self, hyps, prepared) -> np.ndarray:  # pragma: no cover - abstract
         """``(N, k)`` statistics of N hypotheses against ``prepared`` (N segments)."""
         raise NotImplementedError
 
+    @abstractmethod
     def compute_score_from_stats(self, stats) -> Score:  # pragma: no cover - abstract
         """The score of one (summed) statistics row (a list or a numpy row)."""
         raise NotImplementedError
@@ -338,11 +224,13 @@ class Metric:
             refs = self._coerce_refs(refs, len(hyps))
         return self.stats(hyps, self._get_prepared(refs))
 
-    def _unreferenced(self, missing: np.ndarray, warn: bool = True) -> np.ndarray | None:
+    def _unreferenced(self, missing: np.ndarray, warn: bool = True,
+                      stacklevel: int = 3) -> np.ndarray | None:
         """Apply the ``missing_refs`` policy to ``missing`` (bool (N,): segments with no
         reference): raise :class:`MissingReferenceError` ("error"), or warn with the count
-        (unless ``warn`` is False: the caller already did for the whole corpus) and return the
-        mask ("skip"; callers zero those statistics rows). None if none is missing."""
+        (unless ``warn`` is False: the caller already did for the whole corpus; the warning
+        names the caller ``stacklevel - 1`` frames up) and return the mask ("skip"; callers
+        zero those statistics rows). None if none is missing."""
         if not missing.any():
             return None
         name = type(self).__name__
@@ -359,10 +247,50 @@ class Metric:
 
         warnings.warn(MissingReferenceWarning(
             f"{name}: {int(missing.sum())} of {len(missing)} segment(s) have no reference and were "
-            "skipped (missing_refs='skip': zero statistics, NaN sentence scores)"), stacklevel=3)
+            "skipped (missing_refs='skip': zero statistics, NaN sentence scores)"), stacklevel=stacklevel)
         return missing
 
-    def _check_hyps(self, hyps) -> None:
+    def _skipped(self, prepared: Prepared, warn: bool = True) -> np.ndarray | None:
+        """The ``missing_refs`` policy applied to the segments of ``prepared`` that have no
+        reference (see :meth:`_unreferenced`): None when every segment has one, else the bool
+        (N,) mask of the rows the caller leaves at zero statistics ("skip")."""
+        missing = prepared.missing()
+        # stacklevel: the warning names the caller of the metric's stats, as before this helper
+        return None if missing is None else self._unreferenced(missing, warn, stacklevel=4)
+
+    # ---- sentence scores ----------------------------------------------------------
+    def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Any:
+        """The score of one hypothesis against its references, equal to the corpus score of a
+        one-segment corpus (``corpus_score([hypothesis], [[r] for r in references])``, the
+        ``missing_refs`` policy included). Metrics with a compiled single-pair path
+        (:meth:`_sentence_score_kernel`: BLEU, chrF, TER) take it for a str and a non-empty
+        list or tuple of str; everything else (other sequences, None references, argument
+        errors: :meth:`_check_sentence_args`) goes through the corpus path. Typed ``Any``
+        because BERTScore's returns its own result; each metric types its own Score."""
+        if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:
+            score = self._sentence_score_kernel(hypothesis, references)
+            if score is not None:
+                return score
+        self._check_sentence_args(hypothesis, references)
+        return self.corpus_score([hypothesis], [[r] for r in references])
+
+    def _sentence_score_kernel(self, hyp: str, refs: Sequence[str | None]) -> Score | None:
+        """The sentence score of a str and a non-empty list or tuple of references in one
+        compiled call, bit-identical to the corpus path, or None to take the corpus path (no
+        such kernel, the default; a reference that is not a str)."""
+        return None
+
+    def _check_sentence_args(self, hypothesis, references) -> None:
+        """The TypeErrors of :meth:`sentence_score`'s arguments, named after ``_NAME`` (or the
+        class): ``hypothesis`` a str, ``references`` a sized non-str sequence. BLEU and chrF
+        use sacrebleu's stricter checks (:func:`check_sentence_args`)."""
+        name = getattr(self, "_NAME", None) or type(self).__name__
+        if not isinstance(hypothesis, str):
+            raise TypeError(f"{name}: The argument `hyp` should be a string.")
+        if isinstance(references, str) or not hasattr(references, "__len__"):
+            raise TypeError(f"{name}: The argument `refs` should be a sequence of strings.")
+
+    def _check_hyps(self, hyps) -> None:  # noqa: B027 - an optional hook, not abstract
         """Warnings about one system's hypotheses (BLEU: tokenized input); none by default."""
 
     #: the statistics are counts (BLEU, chrF): a float matrix must hold whole numbers

@@ -8,20 +8,20 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from ...kernels import _lists, _ngram, _pairwise, _sentence, _text
 from ..tokenizers import MODE_NONE, TOKENIZER_MAP, TOKENIZERS, Tokenizer
 from . import pairwise, resampled
-from .base import Score, Signature, check_sentence_args
+from .base import Metric, Score, Signature
 from .lexical import LexicalMetric
 
 log = logging.getLogger("mtscore")
 
 MAX_NGRAM_ORDER = 4
 _SMOOTH_CODES = {"none": 0, "floor": 1, "add-k": 2, "exp": 3}
-_LIST_OR_TUPLE = (list, tuple)
 
 
 def my_log(num: float) -> float:
@@ -89,7 +89,7 @@ class BLEU(LexicalMetric):
     >>> BLEU().corpus_score(["the cat sat on mat"], [["the cat sat on the mat"]]).score
     """
 
-    SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
+    SMOOTH_DEFAULTS: ClassVar[dict[str, float | None]] = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
     TOKENIZER_DEFAULT = "13a"
     TOKENIZERS = TOKENIZERS
     _TOKENIZER_MAP = TOKENIZER_MAP
@@ -265,14 +265,8 @@ class BLEU(LexicalMetric):
         """BLEU of one hypothesis against one or more reference strings."""
         if not self.effective_order:
             log.warning("It is recommended to enable `effective_order` for sentence-level BLEU.")
-        if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:
-            score = self._sentence_score_kernel(hypothesis, references)
-            if score is not None:
-                return score
-        # other sequences, None references (the missing_refs policy), argument errors
-        check_sentence_args(self, hypothesis, references)
-        stats = self.corpus_stats([hypothesis], [[r] for r in references])
-        return self.compute_score_from_stats(self.sum_stats(stats))
+        # the base method called directly, not through super() and cast (a decoder hot path)
+        return Metric.sentence_score(self, hypothesis, references)
 
     def _sentence_score_kernel(self, hyp: str, refs) -> BLEUScore | None:
         """One call of the compiled single-pair kernel (tokenize, count, score; no numpy, no

@@ -7,12 +7,13 @@ sentence-level score (strict >, first wins).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...kernels import _ngram, _pairwise, _sentence, _text
 from . import pairwise, resampled
-from .base import Score, Signature, check_sentence_args
+from .base import Score, Signature
 from .lexical import LexicalMetric
 
 
@@ -42,7 +43,6 @@ class CHRFScore(Score):
         self._verbose = ""
 
 
-_LIST_OR_TUPLE = (list, tuple)
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _ONE_I64 = np.zeros(1, dtype=np.int64)
 
@@ -197,15 +197,8 @@ class CHRF(LexicalMetric):
             orders.append(self.word_order)
         return pairwise.GroupNgrams(*_pairwise.group_ngrams(streams, orders))
 
-    def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore:
-        if type(hypothesis) is str and type(references) in _LIST_OR_TUPLE and references:
-            score = self._sentence_score_kernel(hypothesis, references)
-            if score is not None:
-                return score
-        # other sequences, None references (the missing_refs policy), argument errors
-        check_sentence_args(self, hypothesis, references)
-        stats = self.corpus_stats([hypothesis], [[r] for r in references])
-        return self.compute_score_from_stats(self.sum_stats(stats))
+    if TYPE_CHECKING:  # Metric.sentence_score, typed with this metric's Score
+        def sentence_score(self, hypothesis: str, references: Sequence[str]) -> CHRFScore: ...
 
     def _sentence_score_kernel(self, hyp: str, refs) -> CHRFScore | None:
         """One call of the compiled single-pair kernel (characters, words, n-gram counts, the

@@ -12,7 +12,7 @@ import numpy as np
 from ...kernels import _ngram
 from ...kernels._lists import dedupe_index, take
 from ..parallel import chunk_bounds, resolve_workers, run_parallel
-from .base import Metric, count_refs, present_mask
+from .base import Metric, check_sentence_args, count_refs, present_mask
 
 
 class PreparedRefs:
@@ -122,6 +122,10 @@ class LexicalMetric(Metric):
     workers: int = 1
     dedupes_outputs = True
 
+    def _check_sentence_args(self, hypothesis, references) -> None:
+        """sacrebleu's argument checks of ``sentence_score`` (its TypeErrors and messages)."""
+        check_sentence_args(self, hypothesis, references)
+
     def _prepare_chunk(self, streams, present):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -200,8 +204,7 @@ class LexicalMetric(Metric):
                 "segments (sacrebleu would silently truncate; mtscore refuses).")
         if check:
             self._check_hyps(hyps)
-        missing = prepared.missing()
-        skip = None if missing is None else self._unreferenced(missing, warn=check)
+        skip = self._skipped(prepared, warn=check)
         self.num_refs = prepared.num_refs
         w = resolve_workers(self.workers)
         with prepared.lock:

@@ -6,7 +6,7 @@ alone; this class holds those hooks of the metric contract once."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Callable, cast
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -35,9 +35,7 @@ class MeanSentenceMetric(Metric):
             raise ValueError(
                 f"{self._NAME}: {len(hyps)} hypotheses but {prepared.n} reference segments; "
                 "the hypothesis and reference files must have the same number of lines.")
-        missing = prepared.missing()
-        if missing is not None:
-            self._unreferenced(missing, warn)
+        self._skipped(prepared, warn)  # the policy; sentence_values is NaN there (zero rows)
         scores = self.sentence_values(hyps, prepared)
         out = np.ones((len(hyps), 2), dtype=np.float64)
         out[:, 0] = scores
@@ -71,10 +69,5 @@ class MeanSentenceMetric(Metric):
         mean = np.divide(stats[:, 0], stats[:, 1], out=np.zeros(len(stats)), where=stats[:, 1] > 0)
         return 100 * mean
 
-    def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> Score:
-        """The score of one segment against its references (combined as in ``corpus_score``)."""
-        if not isinstance(hypothesis, str):
-            raise TypeError(f"{self._NAME}: The argument `hyp` should be a string.")
-        if isinstance(references, str) or not hasattr(references, "__len__"):
-            raise TypeError(f"{self._NAME}: The argument `refs` should be a sequence of strings.")
-        return cast(Score, self.corpus_score([hypothesis], [[r] for r in references]))
+    if TYPE_CHECKING:  # Metric.sentence_score, typed with this metric's Score
+        def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> Score: ...

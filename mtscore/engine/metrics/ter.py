@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -159,6 +159,8 @@ class TER(Metric):
     """
 
     _SIGNATURE_TYPE = TERSignature
+    #: the name sentence_score's argument errors start with
+    _NAME = "TER"
     cheap_references = True  # token ids only
     dedupes_outputs = True
     lower_is_better = True
@@ -269,8 +271,7 @@ class TER(Metric):
             raise ValueError(
                 f"TER: {len(hyps)} hypotheses but {prepared.n} reference segments; "
                 "the hypothesis and reference files must have the same number of lines.")
-        missing = prepared.missing()
-        skip = None if missing is None else self._unreferenced(missing, warn)
+        skip = self._skipped(prepared, warn)
         if skip is not None:  # score the referenced segments; skipped rows stay zero
             keep = np.flatnonzero(~skip)
             out = np.zeros((len(hyps), 2), dtype=np.float64)
@@ -406,18 +407,8 @@ class TER(Metric):
             score = np.where(ref_len > 0, e / ref_len, np.where(e > 0, 1.0, 0.0))
         return lay.expand(100 * score)
 
-    def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> TERScore:
-        """TER of one segment against its references (a one-segment corpus)."""
-        if type(hypothesis) is str and type(references) in (list, tuple) and references:
-            score = self._sentence_score_kernel(hypothesis, references)
-            if score is not None:
-                return score
-        # other sequences, None references (the missing_refs policy), argument errors
-        if not isinstance(hypothesis, str):
-            raise TypeError("TER: The argument `hyp` should be a string.")
-        if isinstance(references, str) or not hasattr(references, "__len__"):
-            raise TypeError("TER: The argument `refs` should be a sequence of strings.")
-        return cast(TERScore, self.corpus_score([hypothesis], [[r] for r in references]))
+    if TYPE_CHECKING:  # Metric.sentence_score, typed with this metric's Score
+        def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> TERScore: ...
 
     def _sentence_score_kernel(self, hyp: str, refs) -> TERScore | None:
         """One call of the compiled single-pair kernel (normalise, intern, shift search; no

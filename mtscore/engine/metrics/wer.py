@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Callable, cast
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -188,9 +188,7 @@ class _EditRate(Metric):
             raise ValueError(
                 f"{self._NAME}: {len(hyps)} hypotheses but {prepared.n} reference segments; "
                 "the hypothesis and reference files must have the same number of lines.")
-        missing = prepared.missing()
-        if missing is not None:
-            self._unreferenced(missing)
+        self._skipped(prepared)  # the policy; _hyp_stats gives those segments zero rows
         return self._hyp_stats(self._normalise(hyps), prepared, None)
 
     def rows_stats_and_scores(self, hyps: list[str], rows: np.ndarray, prepared,
@@ -229,13 +227,8 @@ class _EditRate(Metric):
         rate = np.divide(e, ln, out=e.copy(), where=ln > 0)
         return 100 * rate
 
-    def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> EditRateScore:
-        """The error rate of one segment against its references."""
-        if not isinstance(hypothesis, str):
-            raise TypeError(f"{self._NAME}: The argument `hyp` should be a string.")
-        if isinstance(references, str) or not hasattr(references, "__len__"):
-            raise TypeError(f"{self._NAME}: The argument `refs` should be a sequence of strings.")
-        return cast(EditRateScore, self.corpus_score([hypothesis], [[r] for r in references]))
+    if TYPE_CHECKING:  # Metric.sentence_score, typed with this metric's Score
+        def sentence_score(self, hypothesis: str, references: Sequence[str | None]) -> EditRateScore: ...
 
 
 class WER(_EditRate):

@@ -27,8 +27,12 @@ def _resolve_metrics(metrics: Sequence[Any] | None) -> list[Any]:
     """Metric objects (default ``[BLEU()]``; names made by the registry)."""
     metrics = list(metrics) if metrics is not None else _default_metrics()
     if any(isinstance(m, str) for m in metrics):
-        from ..metrics.registry import make_metric
+        from ..metrics.registry import get_spec, make_metric
 
+        for m in metrics:
+            if isinstance(m, str) and not get_spec(m).resamples:
+                raise ValueError(f"compare: metric {m!r} is not tested on resampled statistics; "
+                                 "test its segment scores with compare_segment_scores(...)")
         metrics = [make_metric(m) if isinstance(m, str) else m for m in metrics]
     return metrics
 
@@ -48,7 +52,8 @@ def compare(systems: Mapping[str, Sequence[str]] | Sequence[tuple[str, Sequence[
     (M, M) p-value matrices in ``result.p_values``; n_ar_confidence: AR only, bootstrap
     resamples for each system's CI (-1: none, 0: 1000), as sacrebleu's API.
 
-    Metrics may also be given by name ("bleu", "chrf", "chrf++", "ter"). The statistics are
+    Metrics may also be given by registered name ("bleu", "chrf", "chrf++", "ter", ...; not
+    those whose registry entry says they do not resample: BERTScore). The statistics are
     computed once (references prepared once per metric) and tested by :func:`compare_stats`.
 
     Metrics whose corpus score is a mean of segment scores (objects with ``segment_scores(hyps,

@@ -1,0 +1,10 @@
+"""The ``mtscore`` command line: every command-line module of the package.
+
+:mod:`.main` is the entry point (``mtscore``, ``python -m mtscore``): it dispatches on the
+subcommand and reports user errors. One module per job: :mod:`.options`, :mod:`.inputs` and
+:mod:`.report` (the plain ``mtscore REF -i HYP`` command's flags, input files and output),
+:mod:`.table` (``score-table``), :mod:`.decoder` (``mbr``, ``nbest``), :mod:`.bertscore`
+(``bertscore``), :mod:`.demo`, :mod:`.analysis` with :mod:`.metaeval`, :mod:`.procedures`,
+:mod:`.crowd` and :mod:`.campaign` (``meta ...``, ``human ...``), :mod:`.significance_report`
+and :mod:`.grid_table` (sacrebleu's significance tables), :mod:`.parser` (argparse plumbing:
+one-line usage errors, option value types). Nothing outside this package imports argparse."""

@@ -1,0 +1,271 @@
+"""``mtscore mbr`` and ``mtscore nbest``: the decoder API (:mod:`mtscore.bindings.decoder`) on
+files.
+
+    mtscore mbr samples.jsonl -m chrf                 # one selected sample per group
+    mtscore mbr groups.txt --log-probs -m bleu -O effective_order=true --format jsonl
+    mtscore nbest nbest.txt -r ref.de -m bleu -O effective_order=true            # oracle
+    mtscore nbest nbest.txt -r ref.de --mode rerank -o reranked.nbest
+
+Errors follow the CLI's contract: one line ``mtscore mbr: error: FILE:LINE: ...``, exit 1, and
+no output file written half-way (written to a temp file and renamed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from ...engine.atomic import atomic_write
+from .inputs import CLIError
+
+
+def _metric_names() -> list[str]:
+    """The names ``-m`` offers: the registry's metrics with ``decoder`` set."""
+    from ...engine.metrics.registry import specs
+
+    return [s.name for s in specs() if s.decoder]
+
+
+def _common(p: argparse.ArgumentParser, default_metric: str) -> None:
+    from .parser import int_at_least
+
+    p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=_metric_names(),
+                   help=f"metric (default {default_metric})")
+    p.add_argument("-O", "--metric-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="metric constructor option, e.g. effective_order=true, tokenize=intl, "
+                        "word_order=2 (VALUE is JSON, else a string); repeatable")
+    p.add_argument("--workers", type=int_at_least(0), default=1,
+                   help="threads (0: all cores; default 1)")
+    p.add_argument("--format", "-f", choices=["text", "jsonl"], default="text",
+                   help="text: one line per group/source; jsonl: indices and scores too")
+    p.add_argument("--output", "-o", default=None, help="output file (default stdout; written atomically)")
+    p.add_argument("--encoding", "-e", default="utf-8", help="input encoding (default utf-8)")
+
+
+def _options(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in pairs:
+        key, sep, value = kv.partition("=")
+        if not sep or not key.strip():
+            raise CLIError(f"-O {kv!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def _metric(args):
+    from ..decoder import resolve_metric
+
+    try:
+        return resolve_metric(args.metric, _options(args.metric_option), args.workers)
+    except TypeError as e:  # an unknown constructor argument (make_metric names it)
+        raise CLIError(f"-O: {e}") from None
+
+
+def _emit(text: str, args) -> None:
+    import sys
+
+    if args.output:
+        atomic_write(args.output, lambda f: f.write(text.encode("utf-8")), "--output")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def _read_lines(path: str, encoding: str) -> list[str]:
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out = []
+    for no, raw in enumerate(lines, 1):
+        try:
+            out.append(raw.decode(encoding).rstrip("\r"))
+        except UnicodeDecodeError as e:
+            raise CLIError(f"{path}:{no}: invalid {encoding}: {e.reason}") from None
+    return out
+
+
+# ---- mbr --------------------------------------------------------------------------------------
+Group = tuple[list[str], Optional[list[float]], int]  # samples, log-probs, first line
+
+
+def _jsonl_groups(path: str, lines: list[str]) -> list[Group]:
+    groups: list[Group] = []
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise CLIError(f"{path}:{no}: invalid JSON: {e.msg}") from None
+        lp = None
+        if isinstance(obj, dict):
+            if "samples" not in obj:
+                raise CLIError(f"{path}:{no}: a JSON object needs a \"samples\" list")
+            samples, lp = obj["samples"], obj.get("log_probs")
+        else:
+            samples = obj
+        if not isinstance(samples, list) or not all(isinstance(s, str) for s in samples):
+            raise CLIError(f"{path}:{no}: samples must be a list of strings")
+        if not samples:
+            raise CLIError(f"{path}:{no}: empty group (no samples)")
+        if lp is not None:
+            if (not isinstance(lp, list) or len(lp) != len(samples)
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lp)):
+                raise CLIError(f"{path}:{no}: log_probs must be {len(samples)} numbers, one per sample")
+            lp = [float(x) for x in lp]
+        groups.append((samples, lp, no))
+    return groups
+
+
+def _block_groups(path: str, lines: list[str], with_log_probs: bool) -> list[Group]:
+    groups: list[Group] = []
+    cur: list[str] = []
+    lps: list[float] = []
+    start = 0
+    for no, line in enumerate([*lines, ""], 1):
+        if line.strip():
+            if not cur:
+                start = no
+            if with_log_probs:
+                text, tab, lp = line.rpartition("\t")
+                try:
+                    if not tab:
+                        raise ValueError
+                    lps.append(float(lp))
+                except ValueError:
+                    raise CLIError(f"{path}:{no}: --log-probs: expected 'sample<TAB>log-probability', "
+                                   f"got {line[:60]!r}") from None
+                cur.append(text)
+            else:
+                cur.append(line)
+        elif cur:
+            groups.append((cur, lps if with_log_probs else None, start))
+            cur, lps = [], []
+    return groups
+
+
+def mbr_main(argv: list[str]) -> int:
+    """``mtscore mbr ARGS``: parse (usage errors exit 2), select, write."""
+    from .parser import OneLineErrorParser
+    from .runner import run_command
+
+    p = OneLineErrorParser(
+        prog="mtscore mbr", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Minimum-Bayes-risk selection: per group of samples, the one with the highest "
+                    "expected metric score against all samples of the group (lowest for TER).",
+        epilog="input formats:\n"
+               "  JSONL: one group per line, a JSON list of samples or {\"samples\": [...], "
+               "\"log_probs\": [...]}\n"
+               "  text:  one sample per line, groups separated by blank lines; with --log-probs "
+               "each line is 'sample<TAB>log-probability'")
+    p.add_argument("input", help="samples file (.jsonl: JSON lines; anything else: blank-line-separated groups)")
+    p.add_argument("--input-format", choices=["auto", "jsonl", "text"], default="auto",
+                   help="how INPUT is read (see 'input formats' below): jsonl, text, or auto "
+                        "(default: jsonl for a .jsonl/.json file name, text otherwise)")
+    p.add_argument("--log-probs", action="store_true",
+                   help="text input: each line ends in a TAB and the sample's log-probability")
+    p.add_argument("--utility", choices=["pairwise", "aggregate"], default="pairwise",
+                   help="pairwise: expected metric over all sample pairs (O(n^2), default); "
+                        "aggregate: the metric against the averaged n-gram statistics of the "
+                        "samples (O(n); chrF/chrF++ and BLEU only; a different utility)")
+    _common(p, "chrf")
+    return run_command(_run_mbr, p.parse_args(argv), "mtscore mbr")
+
+
+def _run_mbr(args) -> int:
+    from ..decoder import mbr
+
+    lines = _read_lines(args.input, args.encoding)
+    fmt = args.input_format
+    if fmt == "auto":
+        fmt = "jsonl" if args.input.endswith((".jsonl", ".json")) else "text"
+    groups = (_jsonl_groups(args.input, lines) if fmt == "jsonl"
+              else _block_groups(args.input, lines, args.log_probs))
+    if not groups:
+        raise CLIError(f"{args.input}: no groups of samples")
+    metric = _metric(args)
+    out = []
+    for g, (samples, lp, line) in enumerate(groups):
+        try:
+            res = mbr(samples, metric=metric, log_probs=lp, workers=args.workers,
+                      utility=args.utility)
+        except ValueError as e:
+            raise CLIError(f"{args.input}:{line}: group {g}: {e}") from None
+        if args.format == "jsonl":
+            out.append(json.dumps({"group": g, "index": res.index, "sample": res.sample,
+                                   "expected_utility": res.expected_utility.tolist()},
+                                  ensure_ascii=False))
+        else:
+            out.append(res.sample)
+    _emit("".join(x + "\n" for x in out), args)
+    return 0
+
+
+# ---- nbest ------------------------------------------------------------------------------------
+def nbest_main(argv: list[str]) -> int:
+    """``mtscore nbest ARGS``: parse (usage errors exit 2), select or rerank, write."""
+    from .parser import OneLineErrorParser
+    from .runner import run_command
+
+    p = OneLineErrorParser(
+        prog="mtscore nbest", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Oracle selection / metric reranking of a Moses n-best list "
+                    "('id ||| hypothesis ||| features ||| score') against reference files.")
+    p.add_argument("nbest", help="Moses n-best file (.gz ok)")
+    p.add_argument("--refs", "-r", nargs="+", required=True,
+                   help="reference file(s), line s = the reference of sentence id s")
+    p.add_argument("--mode", choices=["oracle", "rerank"], default="oracle",
+                   help="oracle: the best hypothesis per sentence; rerank: the n-best list sorted "
+                        "by the metric, its score appended to the features")
+    _common(p, "bleu")
+    return run_command(_run_nbest, p.parse_args(argv), "mtscore nbest")
+
+
+def _run_nbest(args) -> int:
+    from ..decoder import NBestFormatError, nbest_oracle, read_moses_nbest
+
+    try:
+        lists = read_moses_nbest(args.nbest, args.encoding)
+    except NBestFormatError as e:
+        raise CLIError(str(e)) from None
+    n = len(lists)
+    for s, entries in enumerate(lists):
+        if not entries:
+            raise CLIError(f"{args.nbest}: sentence id {s} has no hypotheses (ids must run 0..{n - 1})")
+    streams = [_read_lines(r, args.encoding) for r in args.refs]
+    for r, st in zip(args.refs, streams):
+        if len(st) < n:
+            raise CLIError(f"{r}: {len(st)} lines, but {args.nbest} has sentence id {n - 1}")
+    refs = [[st[s] for st in streams] for s in range(n)]
+    metric = _metric(args)
+    res = nbest_oracle([[e.hypothesis for e in x] for x in lists], refs, metric=metric,
+                       workers=args.workers)
+    name = args.metric.upper().replace("++", "PP")
+    out = []
+    for s, entries in enumerate(lists):
+        if args.mode == "oracle":
+            i = int(res.index[s])
+            if args.format == "jsonl":
+                out.append(json.dumps({"id": s, "index": i, "hypothesis": entries[i].hypothesis,
+                                       "score": float(res.score[s]),
+                                       "scores": res.scores[s].tolist()}, ensure_ascii=False))
+            else:
+                out.append(entries[i].hypothesis)
+            continue
+        for i in res.ranking[s].tolist():
+            ent = entries[i]
+            sc = float(res.scores[s][i])
+            if args.format == "jsonl":
+                out.append(json.dumps({"id": s, "index": i, "hypothesis": ent.hypothesis,
+                                       "features": ent.features, "score": ent.score,
+                                       "metric_score": sc}, ensure_ascii=False))
+            else:
+                feats = f"{ent.features} {name}= {sc!r}".strip()
+                out.append(f"{s} ||| {ent.hypothesis} ||| {feats} ||| {ent.score!r}")
+    _emit("".join(x + "\n" for x in out), args)
+    return 0

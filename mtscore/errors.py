@@ -1,0 +1,26 @@
+"""The base class of the errors a user can fix: bad input, options or files, a missing extra.
+
+Every user-facing error of the library derives from :class:`UserError` as well as from the
+built-in class it always had (``CorpusError`` and ``AnalysisInputError`` are still
+``ValueError``\\ s, ``MissingExtraError`` an ``ImportError``), so callers can catch either. The
+command line prints one as one line, ``mtscore: error: <message>``, and exits 1 (2 for a
+:class:`~mtscore.bindings.cli.inputs.UsageError`); anything else that escapes is a bug and keeps
+its traceback.
+
+Derived classes: :class:`~mtscore.engine.corpus_error.CorpusError` (bad corpus input; with
+``LineTooLongError``), :class:`~mtscore.engine.strict_numbers.NumberSyntaxError`,
+:class:`~mtscore.engine.missing_extra.MissingExtraError`,
+:class:`~mtscore.engine.metrics.base.MissingReferenceError`,
+:class:`~mtscore.analysis.errors.AnalysisInputError`,
+:class:`~mtscore.bindings.decoder.NBestFormatError`,
+:class:`~mtscore.bindings.cli.inputs.CLIError` (and ``UsageError``).
+
+This module imports nothing: the metric path and every layer can import it at no cost.
+"""
+
+__all__ = ["UserError"]
+
+
+class UserError(Exception):
+    """An error the user can fix; its message is the whole story (file, line or option, and
+    what to do), one line."""

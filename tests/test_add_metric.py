@@ -1,0 +1,187 @@
+"""Adding a metric: a toy metric defined in this file, registered with one call
+(``register_metric``), works through every face that reads the registry: ``mtscore.score``,
+the CLI (``-m toy`` with its generated ``--toy-lowercase`` flag), ``score-table``, ``compare``
+(paired bootstrap, Python and CLI), the decoder functions (``sentence_scores``, ``pairwise``)
+and the metric contract checks. README "Add a metric" walks through the same steps."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import mtscore
+from mtscore import decoder
+from mtscore.engine.metrics.base import Metric, OwnSignature, Score
+from mtscore.engine.metrics.registry import make_metric, unregister_metric
+
+
+class PreparedToy:
+    """The toy's prepared references: each segment's reference word sets."""
+
+    def __init__(self, sets: list[list[set]], num_refs: int):
+        self.sets = sets
+        self.n = len(sets)
+        self.num_refs = num_refs
+
+    def slice(self, a: int, z: int) -> PreparedToy:
+        return PreparedToy(self.sets[a:z], self.num_refs)
+
+    def missing(self) -> np.ndarray | None:
+        m = np.array([not s for s in self.sets], dtype=bool)
+        return m if m.any() else None
+
+
+class ToyMatch(Metric):
+    """Toy metric: the share of hypothesis words found in a reference of the segment, in
+    percent. Statistics per segment: ``[words found, hypothesis words]`` (int64, summed)."""
+
+    def __init__(self, lowercase: bool = False, missing_refs: str = "error"):
+        super().__init__(missing_refs)
+        self.lowercase = lowercase
+
+    def _words(self, text: str) -> list[str]:
+        return (text.lower() if self.lowercase else text).split()
+
+    def prepare(self, refs, rows=None) -> PreparedToy:
+        streams = self._coerce_refs(refs)
+        counts = {sum(r[i] is not None for r in streams) for i in range(len(streams[0]))}
+        self.num_refs = counts.pop() if len(counts) == 1 else -1
+        return PreparedToy([[set(self._words(r[i])) for r in streams if r[i] is not None]
+                            for i in range(len(streams[0]))], self.num_refs)
+
+    def stats(self, hyps, prepared: PreparedToy) -> np.ndarray:
+        hyps = self._coerce_hyps(hyps)
+        missing = prepared.missing()
+        skip = None if missing is None else self._unreferenced(missing)
+        out = np.zeros((len(hyps), 2), dtype=np.int64)
+        for i, (h, sets) in enumerate(zip(hyps, prepared.sets)):
+            words = self._words(h)
+            out[i] = [sum(any(w in s for s in sets) for w in words), len(words)]
+        if skip is not None:
+            out[skip] = 0
+        return out
+
+    def compute_score_from_stats(self, stats) -> Score:
+        found, total = stats[0], stats[1]
+        return Score("ToyMatch", 100.0 * found / total if total else 0.0)
+
+    def get_signature(self) -> OwnSignature:
+        sig = OwnSignature({"num_refs": self.num_refs})
+        sig.update("case", "lc" if self.lowercase else "mixed")
+        return sig
+
+
+HYPS = ["The cat sat on the mat", "a dog", "it is raining today", "x y z"]
+OTHER = ["the cat is on the mat", "a dog barks", "it rains today", "x y"]
+REFS = [["the cat is on the mat", "a dog barked", "it is raining", "x"]]
+
+
+def expected(hyps, refs, lowercase=False) -> float:
+    return ToyMatch(lowercase=lowercase).corpus_score(hyps, refs).score
+
+
+@pytest.fixture
+def toy():
+    """The toy in the registry for one test (the one call a user makes), then out again."""
+    spec = mtscore.register_metric(mtscore.MetricSpec(
+        "toy", __name__, "ToyMatch", decoder=True,
+        options=mtscore.OptionGroup("toy", [mtscore.Option(
+            "--toy-lowercase", kwarg="lowercase", action="store_true", help="lowercase first")])))
+    yield spec
+    unregister_metric("toy")
+
+
+def _cli(argv, capsys):
+    from mtscore.bindings.cli.main import main
+
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def files(tmp_path):
+    ref, hyp, other = tmp_path / "ref.txt", tmp_path / "hyp.txt", tmp_path / "other.txt"
+    ref.write_text("\n".join(REFS[0]) + "\n")
+    hyp.write_text("\n".join(HYPS) + "\n")
+    other.write_text("\n".join(OTHER) + "\n")
+    return str(ref), str(hyp), str(other)
+
+
+def test_score_by_name_and_object(toy):
+    r = mtscore.score(HYPS, REFS, metrics=["toy", "bleu"])
+    assert r.corpus["toy"].score == expected(HYPS, REFS)
+    assert r.segments.column_names == ["seg", "toy", "bleu"]
+    r = mtscore.score(HYPS, REFS, metrics=[ToyMatch(lowercase=True)])  # the registry names it
+    assert r.corpus["toy"].score == expected(HYPS, REFS, lowercase=True)
+    assert make_metric("TOY", lowercase=True).lowercase
+
+
+def test_cli_flag_and_score(toy, files, capsys):
+    ref, hyp, _ = files
+    with pytest.raises(SystemExit) as exit_:
+        _cli(["--help"], capsys)
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "--toy-lowercase" in out
+    assert "lowercase first" in out
+    for extra, lc in (([], False), (["--toy-lowercase"], True)):
+        rc, out, err = _cli([ref, "-i", hyp, "-m", "toy", "bleu", *extra], capsys)
+        assert rc == 0, err
+        scores = {d["name"]: d["score"] for d in json.loads(out)}
+        assert scores["ToyMatch"] == round(expected(HYPS, REFS, lc), 1)
+
+
+def test_cli_paired_bootstrap(toy, files, capsys):
+    ref, hyp, other = files
+    rc, out, err = _cli([ref, "-i", hyp, other, "-m", "toy", "-pbs", "-pbsn", "50", "-f", "text"], capsys)
+    assert rc == 0, err
+    assert "ToyMatch" in out
+
+
+def test_score_table(toy, tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"hyp": HYPS, "ref": REFS[0]}), path)
+    rc, out, err = _cli(["score-table", str(path), "-m", "toy", "--toy-lowercase"], capsys)
+    assert rc == 0, err
+    got = json.loads(out)  # one metric: one JSON object
+    assert got["name"] == "ToyMatch"
+    assert got["score"] == round(expected(HYPS, REFS, True), 1)
+    assert got["signature"].startswith("nrefs:1|case:lc|")
+
+
+def test_compare_paired_bootstrap(toy):
+    res = mtscore.compare({"A": HYPS, "B": OTHER}, REFS, metrics=["toy"], n=100)
+    assert res.results["ToyMatch"][0].score == expected(HYPS, REFS)
+    assert res.results["ToyMatch"][1].p_value is not None
+
+
+def test_decoder_sentence_scores_and_pairwise(toy):
+    got = decoder.sentence_scores(HYPS, REFS[0], metric="toy")
+    want = [ToyMatch().corpus_score([h], [[r]]).score for h, r in zip(HYPS, REFS[0])]
+    np.testing.assert_array_equal(got, want)
+    m = decoder.pairwise(HYPS, OTHER, metric="toy", lowercase=True)
+    assert m.shape == (len(HYPS), len(OTHER))
+    assert m[0, 0] == ToyMatch(lowercase=True).corpus_score([HYPS[0]], [[OTHER[0]]]).score
+
+
+def test_check_metric(toy):
+    from mtscore.testing import check_metric
+
+    check_metric(make_metric("toy"))
+    check_metric(make_metric("toy", lowercase=True))
+
+
+def test_register_metric_refusals(toy):
+    with pytest.raises(ValueError, match="'toy' is already registered"):
+        mtscore.register_metric(mtscore.MetricSpec("toy", __name__, "ToyMatch"))
+    with pytest.raises(ValueError, match=r"flag\(s\) --toy-lowercase already belong to metric 'toy'"):
+        mtscore.register_metric(mtscore.MetricSpec("toy2", __name__, "ToyMatch", options=mtscore.OptionGroup(
+            "toy2", [mtscore.Option("--toy-lowercase", kwarg="lowercase", action="store_true")])))
+    with pytest.raises(TypeError, match="expected a MetricSpec"):
+        mtscore.register_metric("toy3")
+    with pytest.raises(ValueError, match=r"unknown metric 'toy4'; choose from bleu, .*, toy$"):
+        make_metric("toy4")
