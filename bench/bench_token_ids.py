@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from bench_data import cpu_model, data_dir, read_lines  # noqa: E402
 
-from mtscore.bindings.token_scores import id_sentence_scores, text_sentence_scores  # noqa: E402
+from mtscore.bindings.decoder.token_scores import id_sentence_scores, text_sentence_scores  # noqa: E402
 from mtscore.engine.token_ids import TokenIds, as_token_ids  # noqa: E402
 
 N_DOCS, DOC_LEN = 256, 1024

@@ -1,15 +1,18 @@
 """``mtscore.decoder``: metric calls for MT decoders: batched sentence scores, all-pairs MBR
 matrices, MBR selection (pairwise or reference-aggregated utilities), n-best oracles and Moses
-n-best files (:mod:`mtscore.bindings.decoder`); token-id input, id mode and text mode
-(:mod:`mtscore.bindings.token_scores`, :mod:`mtscore.engine.token_ids`); RL reward functions
-(:mod:`mtscore.bindings.rewards`). This module only re-exports them."""
+n-best files; token-id input, id mode and text mode (:mod:`mtscore.bindings.decoder.token_scores`,
+:mod:`mtscore.engine.token_ids`); RL reward functions (:mod:`mtscore.bindings.decoder.rewards`):
+the package :mod:`mtscore.bindings.decoder`. This module only re-exports them."""
 from .bindings.decoder import (
     MBRResult,
     NBestEntry,
     NBestFormatError,
     NBestOracle,
     aggregate_chrf,
+    decode_ids,
     expected_bleu,
+    id_corpus_score,
+    id_sentence_scores,
     lower_is_better,
     mbr,
     nbest_oracle,
@@ -17,13 +20,8 @@ from .bindings.decoder import (
     parse_moses_nbest,
     read_moses_nbest,
     resolve_metric,
+    reward_fn,
     sentence_scores,
-)
-from .bindings.rewards import reward_fn
-from .bindings.token_scores import (
-    decode_ids,
-    id_corpus_score,
-    id_sentence_scores,
     text_corpus_score,
     text_sentence_scores,
 )

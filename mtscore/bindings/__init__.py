@@ -5,9 +5,9 @@ and :mod:`mtscore.engine`. Its parts:
   error runner); the only place that imports argparse. Nothing else in the package imports it.
 * the Python API: :mod:`.api` (the batch API: ``score``, ``score_files``, ``score_table``,
   ``score_stream``) and :mod:`.bertscore_api` (the ``bert_score``-compatible API).
-* the decoder API: :mod:`.decoder` (sentence scores, pairwise matrices, MBR, n-best oracle and
-  reranking), :mod:`.token_scores` (scores of token-id batches) and :mod:`.rewards` (RL reward
-  functions).
+* :mod:`.decoder` - the decoder API (sentence scores, pairwise matrices, MBR, n-best oracle and
+  reranking, Moses n-best files), :mod:`.decoder.token_scores` (scores of token-id batches) and
+  :mod:`.decoder.rewards` (RL reward functions).
 * :mod:`.ray` - scoring on a Ray cluster (``score_ray``, ``score-table --ray``).
 
 A web front end and the report will be parts of this layer too. Users import the public paths

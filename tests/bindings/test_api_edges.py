@@ -9,7 +9,7 @@ import pytest
 
 import mtscore
 from mtscore import decoder
-from mtscore.bindings.rewards import reward_fn
+from mtscore.bindings.decoder.rewards import reward_fn
 from mtscore.engine.metrics.registry import make_metric
 from mtscore.engine.significance import compare_segment_scores, paired_ttest
 

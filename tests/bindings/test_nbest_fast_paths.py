@@ -101,7 +101,7 @@ def test_blocks_of_whole_lists_equal_sacrebleu(monkeypatch, block):
     """nbest_oracle scores the candidates block by block (whole lists per block): ragged lists,
     a list longer than a block and one-candidate lists give sacrebleu's scores whatever the
     block size, and a bad candidate in a later block is still named by list and item."""
-    from mtscore.bindings import decoder as impl
+    from mtscore.bindings.decoder import nbest as impl
 
     monkeypatch.setattr(impl, "_NBEST_BLOCK", block)
     rng = np.random.default_rng(29)
@@ -116,7 +116,7 @@ def test_blocks_of_whole_lists_equal_sacrebleu(monkeypatch, block):
 
 
 def test_blocks_cover_every_list_once():
-    from mtscore.bindings.decoder import _blocks
+    from mtscore.bindings.decoder.nbest import _blocks
 
     assert _blocks([3, 3, 3], 4) == [(0, 2), (2, 3)]
     assert _blocks([5, 1, 1], 2) == [(0, 1), (1, 3)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mtscore.bindings.rewards import reward_fn
+from mtscore.bindings.decoder.rewards import reward_fn
 
 sacrebleu = pytest.importorskip("sacrebleu", reason="sacrebleu (test extra) not installed")
 

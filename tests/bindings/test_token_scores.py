@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtscore.bindings.token_scores import (
+from mtscore.bindings.decoder.token_scores import (
     decode_ids,
     id_corpus_score,
     id_sentence_scores,

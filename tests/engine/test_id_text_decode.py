@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mtscore.bindings.token_scores import text_corpus_score, text_sentence_scores
+from mtscore.bindings.decoder.token_scores import text_corpus_score, text_sentence_scores
 from mtscore.engine.id_text import load_vocabulary
 from mtscore.engine.token_ids import as_token_ids
 

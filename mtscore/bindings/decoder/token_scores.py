@@ -21,7 +21,7 @@ batch of R sequences: by default R == N (reference i for hypothesis i); ``ref_gr
 text mode ``refs`` may also be a list of R strings (used as they are).
 
 >>> import numpy as np
->>> from mtscore.bindings.token_scores import id_sentence_scores
+>>> from mtscore.bindings.decoder.token_scores import id_sentence_scores
 >>> id_sentence_scores([[5, 6, 7, 8]], [[5, 6, 7, 9]], "bleu", effective_order=True)
 array([59.46035575])
 """
@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.id_scoring import id_metric, id_stats_and_scores, reference_groups
-from ..engine.id_text import load_vocabulary
-from ..engine.metrics.base import Metric, Score
-from ..engine.metrics.registry import make_metric, sentence_options
-from ..engine.token_ids import TokenIds, as_token_ids
+from ...engine.id_scoring import id_metric, id_stats_and_scores, reference_groups
+from ...engine.id_text import load_vocabulary
+from ...engine.metrics.base import Metric, Score
+from ...engine.metrics.registry import make_metric, sentence_options
+from ...engine.token_ids import TokenIds, as_token_ids
 
 __all__ = [
     "decode_ids",

@@ -26,7 +26,7 @@ one kernel pass), never a Python loop per sample. Returns ``scale * score`` per 
 
 Runnable example (no trainer needed)::
 
-    >>> from mtscore.bindings.rewards import reward_fn
+    >>> from mtscore.bindings.decoder.rewards import reward_fn
     >>> chrf = reward_fn("chrf", reference_column="reference")
     >>> chrf(prompts=["Translate: Hallo Welt", "Translate: Hallo Welt"],
     ...      completions=["Hello world", "Hi world"],
@@ -42,11 +42,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..engine.id_scoring import id_metric, id_stats_and_scores
-from ..engine.id_text import load_vocabulary
-from ..engine.metrics.base import Metric
-from ..engine.metrics.registry import make_sentence_metric, sentence_options
-from ..engine.token_ids import as_token_ids
+from ...engine.id_scoring import id_metric, id_stats_and_scores
+from ...engine.id_text import load_vocabulary
+from ...engine.metrics.base import Metric
+from ...engine.metrics.registry import make_sentence_metric, sentence_options
+from ...engine.token_ids import as_token_ids
 from .token_scores import text_stats_and_scores
 
 __all__ = ["reward_fn"]
