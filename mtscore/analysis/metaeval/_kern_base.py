@@ -1,5 +1,6 @@
 """Numba building blocks of the meta-evaluation kernels: the random streams, NumPy-exact means
-and a stable radix argsort (imported by :mod:`._kernels`, never directly by user code).
+and a stable radix argsort (imported by the other ``_kern_*`` modules and :mod:`._kernels`, never
+directly by user code).
 
 * Random streams: the legacy one replays NumPy's MT19937 (``key`` (624,) int64 and ``st`` =
   [position], advanced in place exactly as ``np.random.binomial(1, 0.5, size)`` /
