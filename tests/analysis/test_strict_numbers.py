@@ -388,8 +388,8 @@ def test_permutation_test_pearson_is_scale_safe():
 def test_scale_options_refuse_what_float_accepts():
     import argparse
 
-    from mtscore.bindings.cli.analysis import _levels
     from mtscore.bindings.cli.crowd import _scale
+    from mtscore.bindings.cli.human import _levels
 
     assert _levels("1-5") == [1.0, 2.0, 3.0, 4.0, 5.0]
     assert _levels("0,0.5,1") == [0.0, 0.5, 1.0]

@@ -1,4 +1,4 @@
-"""CLI subcommands for the thesis procedures (registered by :mod:`.analysis`).
+"""CLI subcommands for the thesis procedures (registered by :mod:`.meta` and :mod:`.human`).
 
     mtscore human worker-test --ratings ad-csen-good-stnd.csv          # A4.1, R's exact p
     mtscore human significance --ratings ad-csen-good-stnd.csv --sizes 100,200,400 --plot a10.png
