@@ -64,7 +64,7 @@ def _import_mtscore() -> None:
     import pyarrow  # noqa: F401
 
     import mtscore
-    import mtscore.bindings.api
+    import mtscore.bindings.api.batch
     import mtscore.engine.corpus
     import mtscore.engine.metrics.bleu
     import mtscore.engine.metrics.chrf  # noqa: F401

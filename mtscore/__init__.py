@@ -7,10 +7,10 @@ metric classes (``mtscore.BLEU``, ``mtscore.BERTScore``, ...) are those of the m
 from ._version import __version__ as __version__
 
 _LAZY = {
-    "score": ("mtscore.bindings.api", "score"),
-    "score_files": ("mtscore.bindings.api", "score_files"),
-    "score_table": ("mtscore.bindings.api", "score_table"),
-    "score_stream": ("mtscore.bindings.api", "score_stream"),
+    "score": ("mtscore.bindings.api.batch", "score"),
+    "score_files": ("mtscore.bindings.api.batch", "score_files"),
+    "score_table": ("mtscore.bindings.api.batch", "score_table"),
+    "score_stream": ("mtscore.bindings.api.batch", "score_stream"),
     "score_ray": ("mtscore.bindings.ray", "score_ray"),
     "compare_stats": ("mtscore.engine.significance", "compare_stats"),
     "compare": ("mtscore.engine.significance", "compare"),

@@ -1,8 +1,8 @@
 """``mtscore.bertscore``: BERTScore as bert_score users know it: ``score(cands, refs, lang="en")``
-with bert_score's arguments, models, layers and baselines (:mod:`mtscore.bindings.bertscore_api`),
+with bert_score's arguments, models, layers and baselines (:mod:`mtscore.bindings.api.bertscore`),
 the :class:`BERTScore` metric (:mod:`mtscore.engine.bertscore`) and rescale-baseline files. This
 module only re-exports them."""
-from .bindings.bertscore_api import BERT_SCORE_VERSION, bert_score_hash, score
+from .bindings.api.bertscore import BERT_SCORE_VERSION, bert_score_hash, score
 from .engine.bertscore import (
     INVARIANCE_TOL,
     BERTScore,

@@ -3,8 +3,8 @@ and :mod:`mtscore.engine`. Its parts:
 
 * :mod:`.cli` - the ``mtscore`` command line (every subcommand, their options, reports, the one
   error runner); the only place that imports argparse. Nothing else in the package imports it.
-* the Python API: :mod:`.api` (the batch API: ``score``, ``score_files``, ``score_table``,
-  ``score_stream``) and :mod:`.bertscore_api` (the ``bert_score``-compatible API).
+* :mod:`.api` - the Python API: :mod:`.api.batch` (the batch API: ``score``, ``score_files``,
+  ``score_table``, ``score_stream``) and :mod:`.api.bertscore` (the ``bert_score``-compatible API).
 * :mod:`.decoder` - the decoder API (sentence scores, pairwise matrices, MBR, n-best oracle and
   reranking, Moses n-best files), :mod:`.decoder.token_scores` (scores of token-id batches) and
   :mod:`.decoder.rewards` (RL reward functions).

@@ -15,7 +15,7 @@ def not_a_terminal(monkeypatch):
 
 def _bars():
     from mtscore.analysis.metaeval.significance import _progress as metaeval_bar
-    from mtscore.bindings.api import _progress as api_bar
+    from mtscore.bindings.api.batch import _progress as api_bar
 
     return {"meta seg": lambda enabled: metaeval_bar(10, enabled),
             "score": lambda enabled: api_bar(10, enabled)}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mtscore
-from mtscore.bindings.api import score_files, score_stream, score_table
+from mtscore.bindings.api.batch import score_files, score_stream, score_table
 
 sacrebleu = pytest.importorskip("sacrebleu", reason="sacrebleu (test extra) not installed")
 
@@ -142,7 +142,7 @@ def test_score_table_and_stream_and_files_keep_every_configuration(tmp_path):
 
 
 def test_metric_keys_is_stable_and_distinct():
-    from mtscore.bindings.api import metric_keys
+    from mtscore.bindings.api.batch import metric_keys
 
     named = [("bleu", mtscore.BLEU()), ("bleu", mtscore.BLEU(tokenize="char")),
              ("ter", mtscore.TER()), ("ter", mtscore.TER(normalized=True))]

@@ -123,7 +123,7 @@ class _Collect:
 
 
 def _run(args) -> int:
-    from ..api import score_stream
+    from ..api.batch import score_stream
 
     check_options(args)
     paired = args.paired_bs or args.paired_ar

@@ -182,7 +182,7 @@ def _table_locally(args, metrics: dict, per_seg: bool):
     by mtscore.score, one entry per test set."""
     from types import SimpleNamespace
 
-    from ..api import score
+    from ..api.batch import score
 
     bert = _bertscore_runner()(args) if "bertscore" in args.metrics else None
     corpus, test_sets = _load_local(args)

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import metadata
 
-from ..engine.bertscore import BERTScore, BERTScoreResult
-from ..engine.encoder.bert_score_tables import bert_score_defaults
+from ...engine.bertscore import BERTScore, BERTScoreResult
+from ...engine.encoder.bert_score_tables import bert_score_defaults
 
 __all__ = ["BERT_SCORE_VERSION", "bert_score_hash", "score"]
 
@@ -115,7 +115,7 @@ def score(cands: Sequence[str], refs: Sequence[str | Sequence[str]], model_type:
 
 def _encoder(model, layer, device, revision, cache_dir, threads):
     """The encoder for this configuration, loaded once per session (the last one is kept)."""
-    from ..engine.encoder import load_encoder
+    from ...engine.encoder import load_encoder
 
     key = (model, layer, device, revision, cache_dir, threads)
     enc = _ENCODERS.get(key)

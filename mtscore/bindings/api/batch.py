@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.metrics.base import Metric, Prepared, Score
-from ..engine.metrics.registry import get_spec, make_metric, specs
-from ..engine.metrics.registry import metric_name as metric_name
+from ...engine.metrics.base import Metric, Prepared, Score
+from ...engine.metrics.registry import get_spec, make_metric, specs
+from ...engine.metrics.registry import metric_name as metric_name
 
 DEFAULT_CHUNK = 16384
 
@@ -86,8 +86,8 @@ def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
     """``{key: metric}`` for names or configured objects, in the given order, one distinct key
     each (see :func:`metric_keys`); ``workers`` threads each (0 = all); ``missing_refs`` (if
     given) the policy of every metric for segments without a reference."""
-    from ..engine.metrics.base import check_missing_refs_policy
-    from ..engine.parallel import resolve_workers
+    from ...engine.metrics.base import check_missing_refs_policy
+    from ...engine.parallel import resolve_workers
 
     kwargs_by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
     if isinstance(metrics, (str, Metric)):
@@ -222,7 +222,7 @@ def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
                   corpus score, NaN sentence scores, one warning per metric with the count);
                   None keeps each metric object's own setting
     """
-    from ..engine.coerce import as_ref_streams, as_text_list
+    from ...engine.coerce import as_ref_streams, as_text_list
 
     systems, single = _as_systems(hyps)
     systems = {k: as_text_list(v, f"score: hyps[{k!r}]" if not single else "score: hyps")
@@ -236,7 +236,7 @@ def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
     shared = None
     step = chunk_size
     if n > chunk_size:
-        from ..engine.metrics.lexical import repeated_rows
+        from ...engine.metrics.lexical import repeated_rows
 
         rows = repeated_rows(streams)
         if rows is not None:
@@ -258,7 +258,7 @@ def score_table(source, hyp: str = "hyp", refs: Sequence[str] | None = None,
     with a hypothesis column, reference columns (default ``ref``/``ref_0``, ``ref_1``, ...) and
     optionally a ``system`` column (a long table of several systems over the same segments).
     Keyword arguments go to :func:`score`."""
-    from ..engine.corpus import load_corpus
+    from ...engine.corpus import load_corpus
 
     corpus = load_corpus(source, hyp=hyp, ref_columns=refs, system=system)
     if corpus.systems():
@@ -275,8 +275,8 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[str | Met
     """Like :func:`score`, streaming text files (one segment per line, ``.gz`` ok) chunk by chunk,
     so memory stays bounded for corpora of any size (only the (N, k) statistics and the per-segment
     scores grow with N). ``hyp_paths``: one path or ``{system: path}``; ``ref_paths``: K paths."""
-    from ..engine.corpus_error import CorpusError
-    from ..engine.textio import iter_text_chunks
+    from ...engine.corpus_error import CorpusError
+    from ...engine.textio import iter_text_chunks
 
     single = not isinstance(hyp_paths, Mapping)
     paths = {"hyp": hyp_paths} if single else dict(hyp_paths)
@@ -379,7 +379,7 @@ class _Accumulator:
 
     def add_chunk(self, ref_slice, hyp_slices) -> tuple[int, int]:
         """Count the chunk's references; returns its segment range ``(a, z)``."""
-        from ..engine.metrics.base import present_mask
+        from ...engine.metrics.base import present_mask
 
         self.unreferenced = None  # segments left out under missing_refs="skip": NaN scores
         if ref_slice and len(ref_slice[0]):
@@ -444,7 +444,7 @@ def _nan_where(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
 def _progress(total: int | None, enabled: bool | None):
     """A bar per (chunk, metric) by :mod:`mtscore.engine.progress`'s rule (a terminal, not CI,
     unless forced); by default only when there are more than 4 steps to show."""
-    from ..engine.progress import progress_bar
+    from ...engine.progress import progress_bar
 
     if enabled is None and total is not None and total <= 4:
         enabled = False
