@@ -9,59 +9,10 @@ import numpy as np
 import pytest
 
 import mtscore
-from mtscore.engine.metrics.base import Metric, Score, Signature
+from mtscore.engine.metrics.base import Metric, Score
 from mtscore.engine.metrics.contract import CHECKS
 from mtscore.testing import MetricContractError, check_metric, iter_checks
-
-
-class _Prepared:
-    """Prepared references of the toys: each segment's reference word sets."""
-
-    def __init__(self, sets: list[list[set]], num_refs: int):
-        self.sets = sets
-        self.n = len(sets)
-        self.num_refs = num_refs
-
-    def slice(self, a: int, z: int) -> _Prepared:
-        return _Prepared(self.sets[a:z], self.num_refs)
-
-    def missing(self) -> np.ndarray | None:
-        m = np.array([not s for s in self.sets], dtype=bool)
-        return m if m.any() else None
-
-
-class WordRecall(Metric):
-    """A correct toy: share of hypothesis words found in a reference, stats ``[found, words]``."""
-
-    def prepare(self, refs, rows=None) -> _Prepared:
-        streams = self._coerce_refs(refs)
-        n = len(streams[0])
-        self.num_refs = len(streams)
-        return _Prepared([[set(r[i].split()) for r in streams if r[i] is not None] for i in range(n)],
-                         self.num_refs)
-
-    def _row(self, hyp: str, sets: list[set]) -> list[int]:
-        words = hyp.split()
-        return [sum(any(w in s for s in sets) for w in words), len(words)]
-
-    def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
-        hyps = self._coerce_hyps(hyps)
-        skip = self._skipped(prepared)
-        out = np.array([self._row(h, sets) for h, sets in zip(hyps, prepared.sets)],
-                       dtype=np.int64).reshape(len(hyps), 2)
-        if skip is not None:
-            out[skip] = 0
-        return out
-
-    def compute_score_from_stats(self, stats) -> Score:
-        found, total = stats[0], stats[1]
-        return Score("WordRecall", 100.0 * found / total if total else 0.0)
-
-    def stats_columns(self) -> int:
-        return 2
-
-    def get_signature(self) -> Signature:
-        return Signature(self.__dict__)
+from tests.toy_metric import PreparedWords, WordRecall
 
 
 class NotAdditive(WordRecall):
@@ -74,7 +25,7 @@ class NotAdditive(WordRecall):
 class DependsOnTheCorpus(WordRecall):
     """A row is normalised by the corpus size: it depends on the other segments."""
 
-    def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
+    def stats(self, hyps, prepared: PreparedWords) -> np.ndarray:
         out = super().stats(hyps, prepared)
         out[:, 1] *= len(out)
         return out
@@ -85,7 +36,7 @@ class NotDeterministic(WordRecall):
 
     calls = 0
 
-    def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
+    def stats(self, hyps, prepared: PreparedWords) -> np.ndarray:
         type(self).calls += 1
         out = super().stats(hyps, prepared)
         out[:, 0] += type(self).calls % 2
@@ -126,7 +77,7 @@ class ModifiesItsInput(WordRecall):
 class IgnoresMissingReferences(WordRecall):
     """Scores a segment without references as if its reference were empty (no policy)."""
 
-    def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
+    def stats(self, hyps, prepared: PreparedWords) -> np.ndarray:
         hyps = self._coerce_hyps(hyps)
         return np.array([self._row(h, sets) for h, sets in zip(hyps, prepared.sets)],
                         dtype=np.int64).reshape(len(hyps), 2)
@@ -139,7 +90,7 @@ class NotThreadSafe(WordRecall):
         super().__init__()
         self._claimed = 0
 
-    def stats(self, hyps, prepared: _Prepared) -> np.ndarray:
+    def stats(self, hyps, prepared: PreparedWords) -> np.ndarray:
         start = self._claimed
         self._claimed = start + 1
         time.sleep(0.02)

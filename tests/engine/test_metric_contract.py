@@ -1,5 +1,5 @@
 """Common checks of the metric contract (``mtscore.engine.metrics.base.Metric``), run on every
-metric, scikit-learn style, plus a toy metric written in this file only to show that a new
+metric, scikit-learn style, plus the toy metric of tests/toy_metric.py, to show that a new
 metric works everywhere (corpus/sentence scores, the batch API, bootstrap CIs, paired tests)
 once it implements the hooks. README "Architecture" walks through the same toy."""
 from __future__ import annotations
@@ -8,57 +8,11 @@ import numpy as np
 import pytest
 
 import mtscore
-from mtscore.engine.metrics.base import Metric, Score, Signature, unreferenced_mask
+from mtscore.engine.metrics.base import Metric, unreferenced_mask
 from mtscore.engine.metrics.registry import METRICS as REGISTRY
 from mtscore.engine.metrics.registry import make_metric
 from mtscore.testing import MetricContractError, iter_checks
-
-
-class PreparedWords:
-    """Prepared references of the toy metric: the word sets of each segment's references."""
-
-    def __init__(self, sets: list[list[set]], num_refs: int):
-        self.sets = sets
-        self.n = len(sets)
-        self.num_refs = num_refs
-
-    def slice(self, a: int, z: int) -> PreparedWords:
-        return PreparedWords(self.sets[a:z], self.num_refs)
-
-    def missing(self) -> np.ndarray | None:
-        m = np.array([not s for s in self.sets], dtype=bool)
-        return m if m.any() else None
-
-
-class WordRecall(Metric):
-    """Toy metric: the share of hypothesis words found in some reference of the segment.
-    Statistics per segment: ``[words found, hypothesis words]`` (int64, additive)."""
-
-    def prepare(self, refs, rows=None) -> PreparedWords:
-        streams = self._coerce_refs(refs)
-        counts = {sum(r[i] is not None for r in streams) for i in range(len(streams[0]))}
-        self.num_refs = counts.pop() if len(counts) == 1 else -1
-        return PreparedWords([[set(r[i].split()) for r in streams if r[i] is not None]
-                              for i in range(len(streams[0]))], self.num_refs)
-
-    def stats(self, hyps, prepared: PreparedWords) -> np.ndarray:
-        hyps = self._coerce_hyps(hyps)
-        missing = prepared.missing()
-        skip = None if missing is None else self._unreferenced(missing)
-        out = np.zeros((len(hyps), 2), dtype=np.int64)
-        for i, (h, sets) in enumerate(zip(hyps, prepared.sets)):
-            words = h.split()
-            out[i] = [sum(any(w in s for s in sets) for w in words), len(words)]
-        if skip is not None:
-            out[skip] = 0
-        return out
-
-    def compute_score_from_stats(self, stats) -> Score:
-        found, total = stats[0], stats[1]
-        return Score("WordRecall", 100.0 * found / total if total else 0.0)
-
-    def get_signature(self) -> Signature:
-        return Signature(self.__dict__)
+from tests.toy_metric import WordRecall
 
 
 def _registered(name: str):
