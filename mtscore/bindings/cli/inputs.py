@@ -8,15 +8,11 @@ with universal newlines; the first stdin line's fields are not stripped, later o
 """
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 from itertools import chain
-from typing import NamedTuple
 
 from ...errors import UserError
-
-log = logging.getLogger("mtscore")
 
 #: segments per chunk of the streamed command line (the batch API's default)
 CHUNK = 16384
@@ -34,15 +30,19 @@ class UsageError(CLIError):
     like argparse's usage errors, raised before any work."""
 
 
-class Inputs(NamedTuple):
+class Inputs:
     """What the command reads: display names of the systems (sacrebleu's, ``Baseline: `` for
     paired tests), a stream of chunks keyed by the plain system names (``systems``: the file
     names, or ``System i`` on stdin; what a per-segment table's system column holds), and the
     reference files' display names."""
-    names: list[str]
-    chunks: Iterator[Chunk]
-    ref_names: list[str]
-    systems: list[str]
+
+    __slots__ = ("chunks", "names", "ref_names", "systems")
+
+    def __init__(self, names: list[str], chunks: Iterator[Chunk], ref_names: list[str], systems: list[str]) -> None:
+        self.names = names
+        self.chunks = chunks
+        self.ref_names = ref_names
+        self.systems = systems
 
 
 def open_inputs(args, chunk_size: int = CHUNK) -> Inputs:
@@ -101,7 +101,9 @@ def _system_paths(inputs: list[str], paired: bool) -> list[str]:
     for path in inputs:
         if path in paths:
             if paired and path == paths[0]:
-                log.info(f"Ignoring {path!r} as it was also given as the baseline.")
+                import logging  # only on this path: ``mtscore --help`` starts without it
+
+                logging.getLogger("mtscore").info(f"Ignoring {path!r} as it was also given as the baseline.")
                 continue
             raise CLIError(f"{path!r} given twice; each system needs a distinct file name")
         _check_file(path, "system file")

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing ``typing`` is a share of ``mtscore --help``'s start-up
+    from typing import Callable
 
 __all__ = ["BLAS_THREAD_VARS", "SUBCOMMANDS", "main"]
 

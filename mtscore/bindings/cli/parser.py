@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Callable, NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing ``typing`` is a share of ``mtscore --help``'s start-up
+    from typing import Callable, NoReturn
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import sys
 
-from ...engine.atomic import atomic_write
-
 
 def emit(text: str, args) -> None:
     if args.output:
+        from ...engine.atomic import atomic_write  # here: ``mtscore --help`` starts without it
+
         atomic_write(args.output, lambda f: f.write(text.encode("utf-8")), "--output")
     else:
         sys.stdout.write(text)
@@ -72,6 +72,8 @@ def write_table(table, args, report: str | None = None) -> None:
     :data:`REPORT_KEY`, read back with ``pyarrow.parquet.read_schema(path).metadata``)."""
     if args.format == "parquet":
         import pyarrow.parquet as pq
+
+        from ...engine.atomic import atomic_write
 
         if report is not None:
             meta = dict(table.schema.metadata or {})

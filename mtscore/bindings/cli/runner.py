@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import errno
 import sys
-from typing import Any, Callable, NamedTuple
 
 from ...errors import UserError
 from .inputs import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing ``typing`` is a share of ``mtscore --help``'s start-up
+    from typing import Any, Callable
 
 __all__ = ["ANALYSIS", "EXIT_ERROR", "EXIT_USAGE", "SCORING", "ErrorPolicy", "os_error_line",
            "run_command"]
@@ -47,14 +50,20 @@ def _strerror_line(e: OSError) -> str:
     return f"{e.filename}: {e.strerror}" if e.filename else str(e)
 
 
-class ErrorPolicy(NamedTuple):
-    """What :func:`run_command` reports as a one-line error, and how."""
-    #: besides :class:`~mtscore.errors.UserError` and ``OSError``: exceptions printed as one line
-    user_errors: tuple[type[BaseException], ...]
-    #: the line for a file error
-    os_line: Callable[[OSError], str]
-    #: one-line warnings, Ctrl-C as one line (exit 130), worker pools joined before returning
-    managed: bool
+class ErrorPolicy:
+    """What :func:`run_command` reports as a one-line error, and how (a plain slotted class, not
+    a ``NamedTuple``: building one of those costs a share of ``mtscore --help``'s start-up)."""
+
+    __slots__ = ("managed", "os_line", "user_errors")
+
+    def __init__(self, user_errors: tuple[type[BaseException], ...], os_line: Callable[[OSError], str],
+                 managed: bool) -> None:
+        #: besides :class:`~mtscore.errors.UserError` and ``OSError``: exceptions printed as one line
+        self.user_errors = user_errors
+        #: the line for a file error
+        self.os_line = os_line
+        #: one-line warnings, Ctrl-C as one line (exit 130), worker pools joined before returning
+        self.managed = managed
 
 
 SCORING = ErrorPolicy((ValueError, TypeError, RuntimeError, ImportError), os_error_line, True)

@@ -11,7 +11,6 @@ run at start-up; numpy, pyarrow and the kernels load when first needed.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 
@@ -43,6 +42,8 @@ def main(argv: list[str]) -> int:
     """``mtscore REF [REF ...] -i HYP ...``: parse ``argv`` (usage errors exit 2), score, report."""
     args = build_parser().parse_args(argv)
     if not args.quiet:
+        import logging  # here, not at the top: ``mtscore --help`` starts without it
+
         logging.basicConfig(level=logging.INFO, format="mtscore: %(message)s")
     if os.environ.get("SACREBLEU_FORMAT"):
         args.format = os.environ["SACREBLEU_FORMAT"]
