@@ -13,7 +13,7 @@ from .engine.bertscore import (
 )
 from .engine.bertscore_baseline import baseline_pairs, compute_baseline
 from .engine.bertscore_files import packaged_baseline
-from .engine.encoder.bert_score_tables import LANG_MODELS, MODEL_LAYERS, model_for_lang
+from .engine.encoder.bert_score_defaults import LANG_MODELS, MODEL_LAYERS, model_for_lang
 
 __all__ = [
     "BERT_SCORE_VERSION",

@@ -130,7 +130,7 @@ class BERTScore(Metric):
                  window_overlap: int = DEFAULT_OVERLAP, batch_size: int | None = None):
         super().__init__()
         from .encoder import DEFAULT_BATCH_TOKENS, load_encoder
-        from .encoder.bert_score_tables import bert_score_defaults
+        from .encoder.bert_score_defaults import bert_score_defaults
 
         self.model_name, layer = bert_score_defaults(model, lang, layer)
         self.lang = lang

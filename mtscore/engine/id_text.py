@@ -18,7 +18,7 @@ ordinary text path, so the numbers equal sacrebleu on that decoded text. A vocab
 ``decoder`` extra); objects are recognised by their methods.
 
 SentencePiece models and ``tokenizers.Tokenizer`` objects whose decoder pipeline
-``mtscore.engine.piece_tables`` follows (Metaspace, ByteLevel, WordPiece, the Llama-style
+``mtscore.engine.piece_bytes`` follows (Metaspace, ByteLevel, WordPiece, the Llama-style
 Replace + ByteFallback + Fuse + Strip sequence, ...) decode in a compiled kernel from a piece
 table built once per vocabulary object (cached, rebuilt when the vocabulary changes); the result
 is the vocabulary's own decoder's, character for character. Other decoders and ``transformers``
@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .missing_extra import MissingExtraError, install_hint
-from .piece_tables import PieceTable, hf_fingerprint, hf_table, spm_table
+from .piece_bytes import PieceTable, hf_fingerprint, hf_table, spm_table
 from .token_ids import TokenIds
 
 __all__ = ["PIECE_RULES", "IdDecoder", "load_vocabulary"]
@@ -99,7 +99,7 @@ _TOKENIZER_API = ("decoder", "model", "get_added_tokens_decoder", "id_to_token",
 
 def _tokenizers_decoder(tok: Any) -> IdDecoder:
     """A ``tokenizers.Tokenizer``: the compiled table decoder when its decoder pipeline is one
-    ``piece_tables`` follows, else its own ``decode_batch``. Ids at or above the vocabulary's
+    ``piece_bytes`` follows, else its own ``decode_batch``. Ids at or above the vocabulary's
     size are an error (``decode`` would drop them); ids in range without a token are dropped.
     An object that only looks like one (no ``decoder``, ...) keeps its ``decode_batch``."""
     if not all(hasattr(tok, a) for a in _TOKENIZER_API):

@@ -19,7 +19,7 @@ from mtscore.engine.encoder import (
     hub,
     resolve_source,
 )
-from mtscore.engine.encoder import bert_score_tables as tables
+from mtscore.engine.encoder import bert_score_defaults as tables
 from mtscore.engine.encoder import model_dir as md
 
 REPO = "mtscore-test/minilm-copy"

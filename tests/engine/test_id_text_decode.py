@@ -1,4 +1,4 @@
-"""Text mode's compiled decoders (``mtscore.engine.piece_tables`` + ``kernels._detok``) against
+"""Text mode's compiled decoders (``mtscore.engine.piece_bytes`` + ``kernels._detok``) against
 the vocabularies' own decoders, string for string, and text-mode metrics against sacrebleu.
 
 Vocabularies are built here from newstest2021 text in five languages (de, zh, ja, ru, en) plus

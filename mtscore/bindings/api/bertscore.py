@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from importlib import metadata
 
 from ...engine.bertscore import BERTScore, BERTScoreResult
-from ...engine.encoder.bert_score_tables import bert_score_defaults
+from ...engine.encoder.bert_score_defaults import bert_score_defaults
 
 __all__ = ["BERT_SCORE_VERSION", "bert_score_hash", "score"]
 

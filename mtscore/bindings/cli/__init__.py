@@ -7,5 +7,5 @@ subcommand and reports user errors. One module per job: :mod:`.options`, :mod:`.
 (``bertscore``), :mod:`.demo`, :mod:`.analysis` (the parser of ``meta ...`` and ``human ...``)
 with :mod:`.meta`, :mod:`.human`, :mod:`.analysis_output`, :mod:`.metaeval`, :mod:`.procedures`,
 :mod:`.crowd` and :mod:`.campaign`, :mod:`.significance_report`
-and :mod:`.grid_table` (sacrebleu's significance tables), :mod:`.parser` (argparse plumbing:
+and :mod:`.text_grid` (sacrebleu's significance tables), :mod:`.parser` (argparse plumbing:
 one-line usage errors, option value types). Nothing outside this package imports argparse."""

@@ -67,7 +67,7 @@ def baseline_main(argv: list[str] | None = None) -> int:
 def _baseline_run(a: argparse.Namespace) -> int:
     import numpy as np
 
-    from ...engine.encoder.bert_score_tables import bert_score_defaults
+    from ...engine.encoder.bert_score_defaults import bert_score_defaults
 
     try:
         layers = [int(x) for x in a.layers.split(",")] if a.layers else None

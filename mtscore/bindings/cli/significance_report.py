@@ -3,7 +3,7 @@ sacrebleu 2.6.0 CLI (``sacrebleu/utils.py::print_results_table`` and ``print_sin
 
 The CLI calls :func:`run_paired_cli` (``-pbs/-par`` with several systems) or
 :func:`run_ci_cli` (``-ci`` with one system); both return the text sacrebleu would print.
-Text tables come from :mod:`.grid_table` (tabulate's ``fancy_grid``, byte for byte, without its
+Text tables come from :mod:`.text_grid` (tabulate's ``fancy_grid``, byte for byte, without its
 import cost); LaTeX tables and any table outside what that module reproduces use the ``tabulate``
 package (as sacrebleu does), imported lazily.
 """
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...engine.significance import ComparisonResult, compare
-from .grid_table import fancy_grid
+from .text_grid import fancy_grid
 
 _ANSI = {"yellow": "\x1b[33m", "cyan": "\x1b[36m", "red": "\x1b[31m", "green": "\x1b[32m"}
 _RESET = "\x1b[0m"

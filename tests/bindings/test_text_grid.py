@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtscore.bindings.cli.grid_table import fancy_grid
+from mtscore.bindings.cli.text_grid import fancy_grid
 
 tabulate = pytest.importorskip("tabulate").tabulate
 
