@@ -100,7 +100,7 @@ env LD_PRELOAD="$LIBASAN" \
   PYTHONMALLOC=malloc PYTHONPATH="$WORK/src" HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" \
   MTSCORE_FUZZ_SCALE="${MTSCORE_FUZZ_SCALE:-0.25}" \
   "$PY" -m pytest -p no:cacheprovider -q --durations=12 -W error::pytest.PytestUnraisableExceptionWarning \
-    "${TESTS[@]}"
+    -n "${SANITIZE_WORKERS:-2}" --dist worksteal "${TESTS[@]}"
 rc=$?
 set -e
 # the copy really was the one tested
