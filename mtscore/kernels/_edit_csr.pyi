@@ -3,7 +3,7 @@ splitting, code points)."""
 import numpy as np
 import numpy.typing as npt
 
-from mtscore.kernels._text import Vocab
+from mtscore.kernels._text_vocab import Vocab
 
 _I32 = npt.NDArray[np.int32]
 _I64 = npt.NDArray[np.int64]

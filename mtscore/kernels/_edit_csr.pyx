@@ -20,7 +20,7 @@ cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, UBuf, ubuf_load,
     is_space)
-from mtscore.kernels._text cimport Vocab, VocabC, IBuf, ibuf_push, vocab_intern
+from mtscore.kernels._text_vocab cimport Vocab, VocabC, IBuf, ibuf_push, vocab_intern
 from mtscore.kernels._edit_buffers cimport Texts
 
 cnp.import_array()

@@ -24,8 +24,8 @@ from libc.stdint cimport int64_t, int32_t, uint32_t
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, ubuf_load, is_space,
     is_ascii_punct)
-from mtscore.kernels._text cimport (
-    Vocab, Work, IBuf, ibuf_push, tokenize_one, vocab_intern, vocab_clear, intl_ready)
+from mtscore.kernels._text_vocab cimport Vocab, IBuf, ibuf_push, vocab_intern, vocab_clear
+from mtscore.kernels._text cimport Work, tokenize_one, intl_ready
 from mtscore.kernels._ngram_common cimport (
     Table, table_init, table_free, table_reset, table_get, table_get_or_add, bleu_row, chrf_f)
 from mtscore.kernels._ngram cimport Scratch, scratch_reserve, npos, word_flag, closer_ref

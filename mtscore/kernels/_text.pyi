@@ -1,4 +1,5 @@
-"""Text kernels: sacrebleu-identical tokenizers over Unicode code points, and token interning.
+"""Text kernels: sacrebleu-identical tokenizers over Unicode code points (token ids from a
+``_text_vocab.Vocab``, re-exported here).
 
 Output is CSR: ``values`` int32 (N tokens in all), ``offsets`` int64 of length N + 1.
 """
@@ -6,7 +7,8 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import disjoint_base
+
+from mtscore.kernels._text_vocab import Vocab as Vocab
 
 MODE_NONE: Final = 0
 MODE_13A: Final = 1
@@ -23,20 +25,6 @@ def set_intl_table(table: npt.NDArray[np.uint8]) -> None:
 
 def has_intl_table() -> bool:
     """Whether set_intl_table has been called in this process."""
-
-@disjoint_base  # a cdef class: its C layout cannot be combined with another base
-class Vocab:
-    """Exact interning of tokens (code-point sequences) to dense int32 ids 0, 1, 2, ..."""
-
-    def __len__(self) -> int: ...
-    def token(self, i: int) -> str:
-        """The token string of id ``i`` (IndexError outside [0, len))."""
-
-    def intern(self, tok: str) -> int:
-        """Id of one token string (inserting it if new)."""
-
-    def lookup(self, tok: str) -> int:
-        """Id of ``tok`` or -1 when it was never interned (no insertion)."""
 
 def encode(
     texts: list[str],

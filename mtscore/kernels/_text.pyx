@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Text kernels: sacrebleu-identical tokenizers over Unicode code points, and token interning.
+"""Text kernels: sacrebleu-identical tokenizers over Unicode code points.
 
 Input is a Python list of ``str``; the code points are read straight from CPython's compact
 string storage (PEP 393), so no UTF-8 encoding or decoding happens. Output is CSR:
@@ -8,14 +8,15 @@ string storage (PEP 393), so no UTF-8 encoding or decoding happens. Output is CS
 * ``offsets`` : int64 array of length N + 1; segment i is ``values[offsets[i]:offsets[i+1]]``
 
 Token ids come from a :class:`Vocab` (exact interning: hash + full code-point comparison, no
-unchecked hashing), so equal tokens get equal ids across every call that shares the vocab.
-All the work after the pointers are collected runs without the GIL.
+unchecked hashing; ``_text_vocab``, re-exported here as ``_text.Vocab``), so equal tokens get
+equal ids across every call that shares the vocab. All the work after the pointers are
+collected runs without the GIL.
 
 Modes (``MODE_*``) reproduce sacrebleu 2.6.0's tokenizers exactly; the plain-Python twin in
 ``mtscore/kernels/reference/text.py`` spells each rule out as a left-to-right scan.
 """
-from libc.stdlib cimport malloc, realloc, free, calloc
-from libc.string cimport memcpy, memcmp, memset
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy, memset
 from libc.math cimport pow
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t, uint16_t, uint8_t
 
@@ -23,11 +24,17 @@ import numpy as np
 cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
-    UBuf, ubuf_init, ubuf_free, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
-    TokKey, PACKED, tok_key, tok_key_pad, tok_key_bytes, key_hash_pad, hash_cps, hash_cps_pad,
+    UBuf, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
+    TokKey, tok_key_pad, tok_key_bytes, key_hash_pad, hash_cps, hash_cps_pad,
     mtscore_init_keep, cps_equal, replace_inplace)
+from mtscore.kernels._text_vocab cimport (
+    Vocab, ibuf_push, UNSEEN, vocab_probe, token_id_k, token_id, vocab_intern_h, vocab_reserve)
 
 cnp.import_array()
+
+# the vocabulary's Python class under this module's name as well (``_text.Vocab``): a cimport
+# gives the C type only
+globals()["Vocab"] = Vocab
 
 # ---- public mode numbers (kept in step with mtscore/engine/tokenizers.py) -------------------
 MODE_NONE = 0        # rstrip? + whitespace split             (BLEU tokenize='none', external tokenizers)
@@ -40,7 +47,7 @@ MODE_CHARS_WS = 6    # chrF characters with whitespace kept      (values are cod
 MODE_CHRF_WORDS = 7  # chrF++ words: whitespace split + one punctuation char split off
 UNSEEN_ID = 0x7FFFFFFF  # encode(lookup=True): the id of every token the vocabulary lacks
 
-# ---- growable buffers: IBuf (and ibuf_push) in _text.pxd, UBuf in _ucs4.pxd -----------------
+# ---- growable buffers: IBuf (and ibuf_push) in _text_vocab.pxd, UBuf in _ucs4.pxd -----------
 
 # ---- character classes (is_digit, is_13a_punct, is_ascii_punct: _ucs4.pxd) -------------------
 cdef inline bint is_zh_char(Py_UCS4 c) noexcept nogil:
@@ -219,206 +226,10 @@ def has_intl_table():
 cdef inline uint8_t intl_cls(Py_UCS4 c) noexcept nogil:
     return INTL_TABLE[c] if c < 0x110000 else 0
 
-# ---- vocabulary -----------------------------------------------------------------------------
+# ---- prefetch (the tokenizers' vocabulary slots, the next string) --------------------------
 cdef extern from *:
     void __builtin_prefetch(const void* addr) nogil
 
-
-cdef Py_ssize_t ARENA_MAX = 0xFFFFFFFF
-
-cdef inline Py_ssize_t vocab_probe_k(const VocabC* v, const Py_UCS4* tok, const TokKey* key,
-                                     uint64_t h, int32_t* found) noexcept nogil:
-    """Slot index holding ``tok`` (key ``key``, hash ``h``; found[0] = its id) or the empty slot
-    where it would go (found[0] = -1). A packed token is compared with the bytes in the slot; any
-    other with the arena's code points (memcmp, not a loop over code points: the loop's exit, at
-    the token's length, mispredicts about once per word)."""
-    cdef Py_ssize_t mask = v.nslots - 1
-    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> mask)
-    cdef uint32_t hc = <uint32_t> (h >> 32)
-    cdef uint32_t n = key.lenf & ~PACKED
-    cdef const Slot* sl
-    while True:
-        sl = &v.slots[j]
-        if sl.id1 == 0:
-            found[0] = -1
-            return j
-        if sl.len == key.lenf:
-            if key.lenf & PACKED:
-                if sl.pk0 == key.pk0 and sl.pk1 == key.pk1:
-                    found[0] = sl.id1 - 1
-                    return j
-            elif sl.hcheck == hc and memcmp(v.arena + sl.start, tok, n * sizeof(Py_UCS4)) == 0:
-                found[0] = sl.id1 - 1
-                return j
-        j = (j + 1) & mask
-
-cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize_t n,
-                                   uint64_t h, int32_t* found) noexcept nogil:
-    """vocab_probe_k of tok[0:n] (any buffer)."""
-    cdef TokKey key
-    tok_key(tok, n, &key)
-    return vocab_probe_k(v, tok, &key, h, found)
-
-cdef inline void slots_put(Slot* slots, Py_ssize_t nslots, uint64_t h,
-                           const Slot* src) noexcept nogil:
-    cdef Py_ssize_t j = <Py_ssize_t> (h & <uint64_t> (nslots - 1))
-    while slots[j].id1 != 0:
-        j = (j + 1) & (nslots - 1)
-    slots[j] = src[0]
-
-cdef int vocab_grow_slots(VocabC* v) noexcept nogil:
-    cdef Py_ssize_t ns = v.nslots * 2, i, j
-    cdef Slot* s = <Slot*> calloc(ns, sizeof(Slot))
-    cdef Slot* old = v.slots
-    if s == NULL:
-        return -1
-    for j in range(v.nslots):
-        if old[j].id1 != 0:
-            i = old[j].id1 - 1
-            slots_put(s, ns, v.hashes[i], &old[j])
-    free(old)
-    v.slots = s
-    v.nslots = ns
-    return 0
-
-cdef int vocab_grow_ids(VocabC* v, Py_ssize_t cap) noexcept nogil:
-    """Room for ``cap`` ids in the per-id arrays."""
-    cdef uint64_t* hh = <uint64_t*> realloc(v.hashes, cap * sizeof(uint64_t))
-    if hh == NULL:
-        return -1
-    v.hashes = hh
-    cdef uint32_t* ss = <uint32_t*> realloc(v.starts, cap * sizeof(uint32_t))
-    if ss == NULL:
-        return -1
-    v.starts = ss
-    cdef uint32_t* ll = <uint32_t*> realloc(v.lens, cap * sizeof(uint32_t))
-    if ll == NULL:
-        return -1
-    v.lens = ll
-    v.idcap = cap
-    return 0
-
-
-cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
-    """Id of the token ``tok[0:n]``, inserting it if new. Returns -1 on allocation failure."""
-    return vocab_intern_h(v, tok, n, hash_cps(tok, n))
-
-
-cdef enum:
-    UNSEEN = 0x7FFFFFFF     # encode(lookup=True): the id of every token the vocabulary lacks
-
-
-cdef int32_t vocab_insert(VocabC* v, Py_ssize_t j, const Py_UCS4* tok, const TokKey* key,
-                          uint64_t h) noexcept nogil:
-    """Add the token tok (key ``key``, hash ``h``), which vocab_probe_k found missing with the
-    empty slot ``j``: its id, or -1 on allocation failure."""
-    cdef int32_t s
-    cdef Py_ssize_t cap, n = key.lenf & ~PACKED
-    if v.n == v.idcap:
-        if vocab_grow_ids(v, v.idcap * 2) != 0:
-            return -1
-    if v.arena_n + n > v.arena_cap:
-        cap = v.arena_cap * 2 if v.arena_cap * 2 > v.arena_n + n else v.arena_n + n + 1024
-        if cap > ARENA_MAX:
-            cap = ARENA_MAX
-            if v.arena_n + n > cap:
-                return -1
-        v.arena = <Py_UCS4*> realloc(v.arena, cap * sizeof(Py_UCS4))
-        if v.arena == NULL:
-            return -1
-        v.arena_cap = cap
-    memcpy(v.arena + v.arena_n, tok, n * sizeof(Py_UCS4))
-    s = <int32_t> v.n
-    v.hashes[s] = h
-    v.starts[s] = <uint32_t> v.arena_n
-    v.lens[s] = <uint32_t> n
-    v.slots[j].hcheck = <uint32_t> (h >> 32)
-    v.slots[j].id1 = s + 1
-    v.slots[j].len = key.lenf
-    v.slots[j].start = <uint32_t> v.arena_n
-    v.slots[j].pk0 = key.pk0
-    v.slots[j].pk1 = key.pk1
-    v.arena_n += n
-    v.n += 1
-    if v.n * 2 > v.nslots:
-        if vocab_grow_slots(v) != 0:
-            return -1
-    return s
-
-
-cdef inline int32_t token_id_k(VocabC* v, const Py_UCS4* tok, const TokKey* key, uint64_t h,
-                               bint lookup) noexcept nogil:
-    """Id of the token tok (key ``key``, hash ``h``): inserted if new, or with ``lookup`` UNSEEN
-    if new (the vocabulary unchanged). -1 on allocation failure."""
-    cdef int32_t wid
-    cdef Py_ssize_t j = vocab_probe_k(v, tok, key, h, &wid)
-    if wid >= 0:
-        return wid
-    return UNSEEN if lookup else vocab_insert(v, j, tok, key, h)
-
-
-cdef inline int32_t token_id(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h,
-                             bint lookup) noexcept nogil:
-    """token_id_k of tok[0:n] (any buffer)."""
-    cdef TokKey key
-    tok_key(tok, n, &key)
-    return token_id_k(v, tok, &key, h, lookup)
-
-
-cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
-    """vocab_intern with the token's hash_cps already computed."""
-    return token_id(v, tok, n, h, False)
-
-
-cdef int vocab_reserve(VocabC* v, Py_ssize_t ntok) noexcept nogil:
-    """Size an EMPTY vocabulary for about ``ntok`` distinct tokens at once (no rehashing while
-    it fills); a no-op once it holds tokens."""
-    cdef Py_ssize_t ns = v.nslots
-    cdef Slot* s
-    if v.n != 0:
-        return 0
-    while ns < 2 * ntok:
-        ns *= 2
-    if ns > v.nslots:
-        s = <Slot*> calloc(ns, sizeof(Slot))
-        if s == NULL:
-            return -1
-        free(v.slots)
-        v.slots = s
-        v.nslots = ns
-    if ntok > v.idcap:
-        return vocab_grow_ids(v, ntok)
-    return 0
-
-
-cdef int vocab_init(VocabC* v) noexcept nogil:
-    v.nslots = 1024
-    v.slots = <Slot*> calloc(v.nslots, sizeof(Slot))
-    v.idcap = 512
-    v.hashes = <uint64_t*> malloc(v.idcap * sizeof(uint64_t))
-    v.starts = <uint32_t*> malloc(v.idcap * sizeof(uint32_t))
-    v.lens = <uint32_t*> malloc(v.idcap * sizeof(uint32_t))
-    v.arena_cap = 4096
-    v.arena = <Py_UCS4*> malloc(v.arena_cap * sizeof(Py_UCS4))
-    v.n = 0
-    v.arena_n = 0
-    if v.slots == NULL or v.hashes == NULL or v.starts == NULL or v.lens == NULL \
-            or v.arena == NULL:
-        return -1
-    return 0
-
-cdef void vocab_free(VocabC* v) noexcept nogil:
-    free(v.slots)
-    free(v.hashes)
-    free(v.starts)
-    free(v.lens)
-    free(v.arena)
-
-cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
-    """Id of ``tok[0:n]`` or -1 (no insertion)."""
-    cdef int32_t s
-    vocab_probe(v, tok, n, hash_cps(tok, n), &s)
-    return s
 
 # Word cache: (mode, first/last flags, word) -> the token ids it tokenizes to. Tokenization of
 # 13a/intl/zh is word-local (patterns never reach across whitespace except through the neutral
@@ -427,69 +238,6 @@ cdef int32_t vocab_find(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept no
 cdef enum:
     WORD_CACHE_MAX = 1 << 21
 
-cdef int wcache_init(WordCache* c) noexcept nogil:
-    if vocab_init(&c.keys) != 0:
-        return -1
-    c.cap = 512
-    c.start = <int64_t*> malloc(c.cap * sizeof(int64_t))
-    c.count = <int32_t*> malloc(c.cap * sizeof(int32_t))
-    c.ids.p = NULL
-    c.ids.n = 0
-    c.ids.cap = 0
-    return 0 if (c.start != NULL and c.count != NULL) else -1
-
-cdef void wcache_free(WordCache* c) noexcept nogil:
-    vocab_free(&c.keys)
-    free(c.start)
-    free(c.count)
-    free(c.ids.p)
-
-
-cdef class Vocab:
-    """Exact interning of tokens (code-point sequences) to dense int32 ids 0, 1, 2, ...
-
-    Not thread-safe: use one Vocab per thread (ids only need to agree within a segment's
-    hypothesis and references, so per-chunk vocabularies are fine).
-    """
-    def __cinit__(self):
-        if vocab_init(&self.v) != 0 or wcache_init(&self.wc) != 0:
-            raise MemoryError()
-
-    def __dealloc__(self):
-        vocab_free(&self.v)
-        wcache_free(&self.wc)
-
-    def __len__(self):
-        return self.v.n
-
-    def token(self, Py_ssize_t i):
-        """The token string of id ``i``."""
-        if i < 0 or i >= self.v.n:
-            raise IndexError(i)
-        cdef Py_ssize_t k, st = self.v.starts[i]
-        return "".join([chr(self.v.arena[st + k]) for k in range(self.v.lens[i])])
-
-    cdef int32_t _intern_or_find(self, str tok, bint insert) except -2:
-        cdef Py_ssize_t n = len(tok), k
-        cdef UBuf b
-        ubuf_init(&b)
-        if ubuf_reserve(&b, n + 1) != 0:
-            raise MemoryError()
-        for k in range(n):
-            b.p[k] = ord(tok[k])
-        cdef int32_t r = vocab_intern(&self.v, b.p, n) if insert else vocab_find(&self.v, b.p, n)
-        ubuf_free(&b)
-        if r < 0 and insert:
-            raise MemoryError()
-        return r
-
-    def intern(self, str tok):
-        """Id of one token string (inserting it if new)."""
-        return self._intern_or_find(tok, True)
-
-    def lookup(self, str tok):
-        """Id of ``tok`` or -1 when it was never interned (no insertion)."""
-        return self._intern_or_find(tok, False)
 
 # ---- per-segment tokenizers -------------------------------------------------------------
 
@@ -1274,31 +1022,6 @@ cdef int tokenize_one(int mode, VocabC* v, WordCache* wc, Work* w, int kind, con
         return -1
     w.src1 = <const uint8_t*> data if kind == 1 else NULL
     return process_segment(mode, v, wc, w, n, out)
-
-
-cdef void _clear_slots(VocabC* v) noexcept nogil:
-    """Empty ``v`` in O(ids): each id's slot is found by its hash, then all are freed."""
-    cdef Py_ssize_t i, j, mask = v.nslots - 1
-    if v.n * 8 >= v.nslots:
-        memset(v.slots, 0, v.nslots * sizeof(Slot))
-    else:
-        for i in range(v.n):
-            j = <Py_ssize_t> (v.hashes[i] & <uint64_t> mask)
-            while v.slots[j].id1 != i + 1:
-                j = (j + 1) & mask
-            v.hashes[i] = <uint64_t> j   # no longer needed as a hash: keep the slot index
-        for i in range(v.n):
-            v.slots[<Py_ssize_t> v.hashes[i]].id1 = 0
-    v.n = 0
-    v.arena_n = 0
-
-
-cdef void vocab_clear(VocabC* v, WordCache* wc) noexcept nogil:
-    """Empty a vocabulary and its word cache for reuse (ids restart at 0), in time linear in
-    what they hold (a caller that saw them grow large frees them instead: see _sentence)."""
-    _clear_slots(v)
-    _clear_slots(&wc.keys)
-    wc.ids.n = 0
 
 
 cdef bint intl_ready() noexcept nogil:

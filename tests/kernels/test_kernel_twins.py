@@ -41,6 +41,7 @@ from mtscore.kernels import (
     _ter_normalize,
     _ter_shift,
     _text,
+    _text_vocab,
 )
 from mtscore.kernels.reference import (
     detok,
@@ -57,9 +58,11 @@ from mtscore.kernels.reference import (
     ter_normalize,
     ter_shift,
     text,
+    text_vocab,
 )
 
-MODULES = {"_text": (_text, text), "_lists": (_lists, lists), "_ngram": (_ngram, ngram),
+MODULES = {"_text": (_text, text), "_text_vocab": (_text_vocab, text_vocab), "_lists": (_lists, lists),
+           "_ngram": (_ngram, ngram),
            "_ter_normalize": (_ter_normalize, ter_normalize), "_ter_shift": (_ter_shift, ter_shift),
            "_ter_fused": (_ter_fused, ter_fused), "_resample": (_resample, resample), "_greedy": (_greedy, greedy),
            "_sentence": (_sentence, sentence), "_pairwise": (_pairwise, pairwise),
@@ -234,12 +237,12 @@ def _(data, source):
     assert both("_text.has_intl_table") is True
 
 
-@case("_text.Vocab")
+@case("_text_vocab.Vocab")
 def _(data, source):
     toks = [w for t in texts(data, source) for w in t.split()] + ["", "\ud800", "a" * 40]
     ops = data.draw(st.lists(st.tuples(st.sampled_from(["intern", "lookup"]),
                                        st.sampled_from(toks)), max_size=60), label="ops")
-    vk, vt = _text.Vocab(), text.Vocab()
+    vk, vt = _text_vocab.Vocab(), text_vocab.Vocab()
     for op, tok in ops:
         assert getattr(vk, op)(tok) == getattr(vt, op)(tok)
     assert len(vk) == len(vt)

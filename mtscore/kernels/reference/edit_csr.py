@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from .text import Vocab
+from .text_vocab import Vocab
 
 _MULTIPLE_SPACES = re.compile(r"\s\s+")
 

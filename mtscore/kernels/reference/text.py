@@ -1,6 +1,7 @@
 """Plain-Python twin of ``mtscore/kernels/_text.pyx`` (tests only): the same names and
-signatures (``encode``, ``tokenize_strings``, ``Vocab``, ``set_intl_table``, the ``MODE_*``
-numbers), built from per-line tokenizers (``tok_13a``, ``tok_intl``, ``tok_zh``, ...).
+signatures (``encode``, ``tokenize_strings``, ``Vocab`` (re-exported from the twin of
+``_text_vocab``, as the kernel does), ``set_intl_table``, the ``MODE_*`` numbers), built from
+per-line tokenizers (``tok_13a``, ``tok_intl``, ``tok_zh``, ...).
 
 Written from sacrebleu 2.6.0's tokenizer rules (its ``tokenizers/`` regexes) as explicit left-to-right scans
 over whole lines (the kernel works word by word with a word cache), so a disagreement points at
@@ -12,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 import numpy.typing as npt
+
+from .text_vocab import Vocab  # text.Vocab as well, as the kernel re-exports _text_vocab.Vocab
 
 MODE_NONE = 0
 MODE_13A = 1
@@ -131,32 +134,6 @@ def _intl_class(bit: int) -> Callable[[str], bool]:
     table = _intl_table
     assert table is not None
     return lambda c: bool(table[ord(c)] & bit)
-
-
-class Vocab:
-    """Exact interning of token strings to dense ids 0, 1, 2, ... in first-seen order."""
-
-    def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
-        self._tokens: list[str] = []
-
-    def __len__(self) -> int:
-        return len(self._tokens)
-
-    def token(self, i: int) -> str:
-        if i < 0 or i >= len(self._tokens):
-            raise IndexError(i)
-        return self._tokens[i]
-
-    def intern(self, tok: str) -> int:
-        i = self._ids.get(tok)
-        if i is None:
-            i = self._ids[tok] = len(self._tokens)
-            self._tokens.append(tok)
-        return i
-
-    def lookup(self, tok: str) -> int:
-        return self._ids.get(tok, -1)
 
 
 def _tokens(line: str, mode: int) -> list[str]:
