@@ -25,10 +25,13 @@ cimport numpy as cnp
 from mtscore.kernels._ucs4 cimport (
     PyUnicode_READY, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, Py_UNICODE_ISSPACE,
     UBuf, ubuf_reserve, ubuf_load, is_digit, is_13a_punct, is_ascii_punct,
-    TokKey, tok_key_pad, tok_key_bytes, key_hash_pad, hash_cps, hash_cps_pad,
+    TokKey, PACKED, tok_key, tok_key_pad, tok_key_bytes, key_hash_pad, hash_cps, hash_cps_pad,
     mtscore_init_keep, cps_equal, replace_inplace)
 from mtscore.kernels._text_vocab cimport (
-    Vocab, ibuf_push, UNSEEN, vocab_probe, token_id_k, token_id, vocab_intern_h, vocab_reserve)
+    Vocab, Slot, ibuf_push, UNSEEN, vocab_probe, vocab_probe_k, vocab_grow_ids, vocab_grow_slots,
+    vocab_intern_h, vocab_reserve)
+
+include "_text_vocab_intern.pxi"
 
 cnp.import_array()
 

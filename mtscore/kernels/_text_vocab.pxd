@@ -1,9 +1,10 @@
 # cython: language_level=3
 """C-level interface of ``_text_vocab`` (exact token interning) for the kernels that tokenize or
 intern tokens (``_text``, ``_sentence``, ``_edit_csr``): the int32 id buffer, the vocabulary's
-open-addressing table and word cache, the ``Vocab`` type, and the per-token path (probe, id of a
-token) as inline functions, compiled into each caller rather than called across modules. The rest
-(growing, reserving, clearing; ``Vocab``'s methods) stays in ``_text_vocab.pyx``."""
+open-addressing table and word cache, the ``Vocab`` type, and the probe as an inline function,
+compiled into each caller rather than called across modules. The id of a token (insert on a miss)
+is ``_text_vocab_intern.pxi``, included by ``_text`` and ``_text_vocab``. The rest (growing,
+reserving, clearing; ``Vocab``'s methods) stays in ``_text_vocab.pyx``."""
 from libc.stdlib cimport realloc
 from libc.string cimport memcmp
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t
@@ -75,15 +76,15 @@ cdef class Vocab:
     cdef int32_t _intern_or_find(self, str tok, bint insert) except -2
 
 
-cdef int32_t vocab_insert(VocabC* v, Py_ssize_t j, const Py_UCS4* tok, const TokKey* key,
-                          uint64_t h) noexcept nogil
+cdef int vocab_grow_slots(VocabC* v) noexcept nogil
+cdef int vocab_grow_ids(VocabC* v, Py_ssize_t cap) noexcept nogil
 cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil
 cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil
 cdef int vocab_reserve(VocabC* v, Py_ssize_t ntok) noexcept nogil
 cdef void vocab_clear(VocabC* v, WordCache* wc) noexcept nogil
 
 
-# ---- the per-token path, inline in every caller ----------------------------------------------
+# ---- the probe, inline in every caller (the per-token path: _text_vocab_intern.pxi) --------
 cdef inline Py_ssize_t vocab_probe_k(const VocabC* v, const Py_UCS4* tok, const TokKey* key,
                                      uint64_t h, int32_t* found) noexcept nogil:
     """Slot index holding ``tok`` (key ``key``, hash ``h``; found[0] = its id) or the empty slot
@@ -117,22 +118,3 @@ cdef inline Py_ssize_t vocab_probe(const VocabC* v, const Py_UCS4* tok, Py_ssize
     cdef TokKey key
     tok_key(tok, n, &key)
     return vocab_probe_k(v, tok, &key, h, found)
-
-
-cdef inline int32_t token_id_k(VocabC* v, const Py_UCS4* tok, const TokKey* key, uint64_t h,
-                               bint lookup) noexcept nogil:
-    """Id of the token tok (key ``key``, hash ``h``): inserted if new, or with ``lookup`` UNSEEN
-    if new (the vocabulary unchanged). -1 on allocation failure."""
-    cdef int32_t wid
-    cdef Py_ssize_t j = vocab_probe_k(v, tok, key, h, &wid)
-    if wid >= 0:
-        return wid
-    return UNSEEN if lookup else vocab_insert(v, j, tok, key, h)
-
-
-cdef inline int32_t token_id(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h,
-                             bint lookup) noexcept nogil:
-    """token_id_k of tok[0:n] (any buffer)."""
-    cdef TokKey key
-    tok_key(tok, n, &key)
-    return token_id_k(v, tok, &key, h, lookup)

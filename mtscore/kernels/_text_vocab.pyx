@@ -4,19 +4,19 @@ sequences, in first-seen order (hash + full code-point comparison, no unchecked 
 the per-vocabulary word cache of the tokenizers (``_text``).
 
 The table is open addressing with linear probing, its slots 32 bytes (see ``Slot`` in
-``_text_vocab.pxd``); the probe and the id of a token are inline in ``_text_vocab.pxd`` so the
-tokenizers' per-token path is compiled into them. Here: inserting, growing, reserving, clearing,
-and the Python class :class:`Vocab`. The plain-Python twin is
-``mtscore/kernels/reference/text_vocab.py``.
+``_text_vocab.pxd``). The probe is inline in ``_text_vocab.pxd`` and the id of a token (inserting
+it on a miss) is ``_text_vocab_intern.pxi``, included here and in ``_text``, so the tokenizers'
+per-token path is compiled into them. Here: growing, reserving, clearing, and the Python class
+:class:`Vocab`. The plain-Python twin is ``mtscore/kernels/reference/text_vocab.py``.
 """
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset
 from libc.stdint cimport uint64_t, int64_t, int32_t, uint32_t
 
-from mtscore.kernels._ucs4 cimport UBuf, ubuf_init, ubuf_free, ubuf_reserve, hash_cps
+from mtscore.kernels._ucs4 cimport (
+    UBuf, ubuf_init, ubuf_free, ubuf_reserve, hash_cps, TokKey, PACKED, tok_key)
 
-
-cdef Py_ssize_t ARENA_MAX = 0xFFFFFFFF
+include "_text_vocab_intern.pxi"
 
 
 cdef inline void slots_put(Slot* slots, Py_ssize_t nslots, uint64_t h,
@@ -62,44 +62,6 @@ cdef int vocab_grow_ids(VocabC* v, Py_ssize_t cap) noexcept nogil:
 cdef int32_t vocab_intern(VocabC* v, const Py_UCS4* tok, Py_ssize_t n) noexcept nogil:
     """Id of the token ``tok[0:n]``, inserting it if new. Returns -1 on allocation failure."""
     return vocab_intern_h(v, tok, n, hash_cps(tok, n))
-
-
-cdef int32_t vocab_insert(VocabC* v, Py_ssize_t j, const Py_UCS4* tok, const TokKey* key,
-                          uint64_t h) noexcept nogil:
-    """Add the token tok (key ``key``, hash ``h``), which vocab_probe_k found missing with the
-    empty slot ``j``: its id, or -1 on allocation failure."""
-    cdef int32_t s
-    cdef Py_ssize_t cap, n = key.lenf & ~PACKED
-    if v.n == v.idcap:
-        if vocab_grow_ids(v, v.idcap * 2) != 0:
-            return -1
-    if v.arena_n + n > v.arena_cap:
-        cap = v.arena_cap * 2 if v.arena_cap * 2 > v.arena_n + n else v.arena_n + n + 1024
-        if cap > ARENA_MAX:
-            cap = ARENA_MAX
-            if v.arena_n + n > cap:
-                return -1
-        v.arena = <Py_UCS4*> realloc(v.arena, cap * sizeof(Py_UCS4))
-        if v.arena == NULL:
-            return -1
-        v.arena_cap = cap
-    memcpy(v.arena + v.arena_n, tok, n * sizeof(Py_UCS4))
-    s = <int32_t> v.n
-    v.hashes[s] = h
-    v.starts[s] = <uint32_t> v.arena_n
-    v.lens[s] = <uint32_t> n
-    v.slots[j].hcheck = <uint32_t> (h >> 32)
-    v.slots[j].id1 = s + 1
-    v.slots[j].len = key.lenf
-    v.slots[j].start = <uint32_t> v.arena_n
-    v.slots[j].pk0 = key.pk0
-    v.slots[j].pk1 = key.pk1
-    v.arena_n += n
-    v.n += 1
-    if v.n * 2 > v.nslots:
-        if vocab_grow_slots(v) != 0:
-            return -1
-    return s
 
 
 cdef int32_t vocab_intern_h(VocabC* v, const Py_UCS4* tok, Py_ssize_t n, uint64_t h) noexcept nogil:
