@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ...analysis.errors import AnalysisInputError
+from .analysis_output import emit as _emit
 from .parser import nonnegative_int, positive_int, probability
 
 __all__ = ["add_parser", "run"]
@@ -44,19 +44,6 @@ def add_parser(msub) -> None:
     p.add_argument("--format", choices=("text", "json", "csv"), default="text")
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
     p.set_defaults(run_metaeval=run)
-
-
-def _emit(text: str, output: str | None) -> None:
-    """Print, or write ``--output`` atomically (a failure names the option and the path)."""
-    if not output:
-        sys.stdout.write(text)
-        return
-    from ...analysis.output import write_atomic
-
-    try:
-        write_atomic(output, text)
-    except OSError as exc:
-        raise AnalysisInputError(f"--output {output}: {exc.strerror}") from None
 
 
 def _mqm_task(args: argparse.Namespace):
