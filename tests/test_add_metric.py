@@ -14,6 +14,7 @@ import mtscore
 from mtscore import decoder
 from mtscore.engine.metrics.base import Metric, OwnSignature, Score
 from mtscore.engine.metrics.registry import make_metric, unregister_metric
+from tests.cli_run import run_cli as _cli
 
 
 class PreparedToy:
@@ -90,14 +91,6 @@ def toy():
             "--toy-lowercase", kwarg="lowercase", action="store_true", help="lowercase first")])))
     yield spec
     unregister_metric("toy")
-
-
-def _cli(argv, capsys):
-    from mtscore.bindings.cli.main import main
-
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture
