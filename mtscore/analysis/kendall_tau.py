@@ -42,7 +42,10 @@ def variant_value(c, variant, ytie):
     mt-metrics-eval computes them, or tau-b in another order of float operations
     (:data:`B_HUMAN_FIRST`, :data:`B_ONE_ROOT`; see :data:`VARIANT_CODES`). Written so that
     Numba compiles it unchanged (the meta-evaluation kernels do); in plain Python it gives the
-    same float64 bit for bit (IEEE division, product and square root)."""
+    same float64 bit for bit (IEEE division, product and square root). Numba's on-disk cache
+    of the kernels that call it is keyed by their own files: after editing this function,
+    clear the ``__pycache__`` of :mod:`mtscore.analysis.metaeval` (or touch its ``_kern_*``
+    files)."""
     tot = c[0] + c[1] + c[2] + c[3] + c[4]
     if variant == 0 or variant >= 4:
         xtie = c[3] + c[4]
