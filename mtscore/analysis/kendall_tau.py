@@ -119,23 +119,20 @@ def _inversions(r: np.ndarray) -> int:
         return 0
     a = r.astype(np.int64)
     pos = np.arange(n, dtype=np.int64)
-    new_group = np.empty(n, bool)
-    new_group[0] = True
     inv = 0
     for b in range(int(a.max()).bit_length() - 1, -1, -1):
         high = a >> (b + 1)  # a is stably sorted by high: groups contiguous, in their first order
-        np.not_equal(high[1:], high[:-1], out=new_group[1:])
-        starts = np.flatnonzero(new_group)
-        gid = np.cumsum(new_group) - 1
-        gstart = starts[gid]
+        starts = np.flatnonzero(np.r_[True, high[1:] != high[:-1]])
+        sizes = np.diff(np.r_[starts, n])
         bit = (a >> b) & 1
         ones = np.cumsum(bit)
-        ones_before = ones - bit - (ones[gstart] - bit[gstart])  # inside the group
+        first = bit[starts]
+        ones_before = ones - bit - np.repeat(ones[starts] - first, sizes)  # inside the group
         zero = bit == 0
         inv += int(ones_before[zero].sum())
-        zeros_in = np.add.reduceat(1 - bit, starts)[gid]
+        zeros_in = sizes - (ones[starts + sizes - 1] - ones[starts] + first)
         out = np.empty_like(a)
-        out[np.where(zero, pos - ones_before, gstart + zeros_in + ones_before)] = a
+        out[np.where(zero, pos - ones_before, np.repeat(starts + zeros_in, sizes) + ones_before)] = a
         a = out
     return inv
 
@@ -144,14 +141,17 @@ def pair_counts_sorted(h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """The counts of :func:`pair_counts` (epsilon 0) of ``h`` (n,) and one metric ``x`` (n,),
     float64 without NaN, in O(n log n) by sorting -> (5,) int64."""
     n = h.shape[0]
-    order = np.lexsort((x, h))  # by h, then x: pairs tied in h are never inversions
-    hs, xs = h[order], x[order]
+    ox = np.argsort(x)
+    xnew = np.r_[True, x[ox[1:]] != x[ox[:-1]]]
+    xtie = _tied_pairs(xnew)
+    rank = np.empty(n, np.int64)
+    rank[ox] = np.cumsum(xnew) - 1  # dense ranks of x
+    order = ox[np.argsort(h[ox], kind="stable")]  # by h, then x: pairs tied in h are never inversions
+    hs, rs = h[order], rank[order]
     hnew = np.r_[True, hs[1:] != hs[:-1]]
     ytie = _tied_pairs(hnew)
-    both = _tied_pairs(hnew | np.r_[True, xs[1:] != xs[:-1]])
-    xsorted = np.sort(x)
-    xtie = _tied_pairs(np.r_[True, xsorted[1:] != xsorted[:-1]])
-    dis = _inversions(np.searchsorted(xsorted, xs))  # ranks (ties share one) in h order
+    both = _tied_pairs(hnew | np.r_[True, rs[1:] != rs[:-1]])
+    dis = _inversions(rs)
     tot = n * (n - 1) // 2
     con = tot - dis - xtie - ytie + both
     return np.array([con, dis, ytie - both, xtie - both, both], np.int64)
