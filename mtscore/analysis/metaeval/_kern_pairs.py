@@ -64,10 +64,8 @@ def group_variants(gold, met, offs, eps, variant):
 # --------------------------------------------------------------------------- tie calibration
 @njit(cache=True)
 def _tau_fn(c, acc):
-    tot = c[0] + c[1] + c[2] + c[3] + c[4]
-    if acc:
-        return float(c[0] + c[4]) / float(tot)
-    return float(c[0] + c[4] - c[1] - c[2] - c[3]) / float(tot)
+    """'acc23' (``acc``) or '23' of a group's counts (never empty here)."""
+    return variant_value(c, 2 if acc else 1, 0)
 
 
 @njit(cache=True)
