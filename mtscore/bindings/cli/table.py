@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from ...engine.corpus_error import CorpusError
 from ...engine.metrics.base import MissingReferenceError
+from . import report
 from .inputs import CLIError
 from .options import (
     build_metrics,
@@ -24,15 +25,6 @@ from .options import (
     runner_class,
     separate_metrics,
     statistics_options,
-)
-from .report import (
-    corpus_metrics,
-    emit,
-    json_args,
-    multi_system_table,
-    paired_text,
-    single_system_text,
-    write_table,
 )
 
 
@@ -133,24 +125,24 @@ def _run_table(args) -> int:
         if len(part.names) > 1 and args.confidence:
             raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
     if per_seg:  # the tests' results go into the Parquet metadata (TSV refused: check_options)
-        report = None
+        tests_text = None
         if paired or args.confidence:  # a corpus report: BLEU without the per-segment effective order
-            jargs = json_args(args)
-            report = _join_test_sets([(part.ts, _report_text(
-                jargs, part._replace(metrics=corpus_metrics(part.metrics)), paired)) for part in parts], jargs)
-        write_table(_segments_table(parts), args, report)
+            jargs = report.json_args(args)
+            tests_text = _join_test_sets([(part.ts, _report_text(
+                jargs, part._replace(metrics=report.corpus_metrics(part.metrics)), paired)) for part in parts], jargs)
+        report.write_table(_segments_table(parts), args, tests_text)
         return 0
-    emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
+    report.emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
     return 0
 
 
 def _report_text(args, part: _Part, paired: bool) -> str:
     if len(part.names) == 1:
-        text = single_system_text(args, part.metrics, part.stats, part.runner, part.collected)
+        text = report.single_system_text(args, part.metrics, part.stats, part.runner, part.collected)
     elif paired:
-        text = paired_text(args, part.names, part.metrics, part.stats)
+        text = report.paired_text(args, part.names, part.metrics, part.stats)
     else:
-        text = multi_system_table(args, part.names, part.metrics, part.stats, part.runner, part.collected)
+        text = report.multi_system_table(args, part.names, part.metrics, part.stats, part.runner, part.collected)
     return text if text.endswith("\n") else text + "\n"
 
 
