@@ -14,6 +14,7 @@ import mtscore
 from mtscore import decoder
 from mtscore.engine.metrics.base import Metric, OwnSignature, Score
 from mtscore.engine.metrics.registry import make_metric, unregister_metric
+from tests.cli_run import run_cli as _cli
 
 
 class PreparedToy:
@@ -90,14 +91,6 @@ def toy():
             "--toy-lowercase", kwarg="lowercase", action="store_true", help="lowercase first")])))
     yield spec
     unregister_metric("toy")
-
-
-def _cli(argv, capsys):
-    from mtscore.bindings.cli.main import main
-
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture
@@ -185,3 +178,104 @@ def test_register_metric_refusals(toy):
         mtscore.register_metric("toy3")
     with pytest.raises(ValueError, match=r"unknown metric 'toy4'; choose from bleu, .*, toy$"):
         make_metric("toy4")
+
+
+# ---- id mode and the CLI's own runner: the registry's ``ids`` and ``report_runner`` --------
+class ToyIds(ToyMatch):
+    """The toy on token ids (each id one word): its ``stats_of_ids`` gives the statistics its
+    ``corpus_stats`` gives of the ids written as text."""
+
+    def stats_of_ids(self, hyps, refs, groups) -> np.ndarray:
+        out = np.zeros((len(hyps), 2), dtype=np.int64)
+        for i in range(len(hyps)):
+            h = hyps.values[hyps.offsets[i]:hyps.offsets[i + 1]]
+            found = set()
+            for k in range(groups[i], groups[i + 1]):
+                found.update(refs.values[refs.offsets[k]:refs.offsets[k + 1]].tolist())
+            out[i] = [sum(int(x) in found for x in h), len(h)]
+        return out
+
+
+class ToyRunner:
+    """A report runner (``MetricSpec.report_runner``): scored apart, on the collected text."""
+
+    def __init__(self, args, n_systems=None):
+        self.args = args
+        self.n_systems = n_systems
+
+    def result(self, hyps, refs) -> dict:
+        return {"name": "ToyRun", "score": expected(hyps, refs), "signature": "toyrun"}
+
+    def format(self, hyps, refs) -> str:
+        return f"ToyRun|toyrun = {self.result(hyps, refs)['score']:.{self.args.width}f} of {self.n_systems}"
+
+
+ID_HYPS = [[1, 2, 3], [4, 5], [6]]
+ID_REFS = [[1, 3, 9], [5], [7, 8]]
+
+
+def _as_text(ids):
+    return [" ".join(map(str, s)) for s in ids]
+
+
+def test_id_mode_takes_registered_id_metrics():
+    spec = mtscore.register_metric(mtscore.MetricSpec("toyids", __name__, "ToyIds", ids=True))
+    try:
+        got = decoder.id_corpus_score(ID_HYPS, ID_REFS, metric="toyids")
+        assert got.score == expected(_as_text(ID_HYPS), [_as_text(ID_REFS)])
+        got = decoder.id_corpus_score(ID_HYPS, ID_REFS, metric=ToyIds(lowercase=True))
+        assert got.score == expected(_as_text(ID_HYPS), [_as_text(ID_REFS)])
+        scores = decoder.id_sentence_scores(ID_HYPS, ID_REFS, metric="toyids")
+        np.testing.assert_array_equal(scores, [200 / 3, 50.0, 0.0])
+        from mtscore.engine.id_scoring import id_metric
+
+        with pytest.raises(ValueError, match=r"^id mode scores BLEU, TER or ToyIds \(each id is one token\), "
+                                             r"got metric='chrf'; chrF and chrF\+\+ work on characters"):
+            id_metric("chrf")
+        with pytest.raises(TypeError, match=r"^id mode scores BLEU, TER or ToyIds; got ToyMatch$"):
+            id_metric(ToyMatch())  # its class's entry (toy) has no ids=True
+    finally:
+        unregister_metric(spec.name)
+
+
+def test_id_mode_refuses_metrics_without_ids(toy):
+    from mtscore.engine.id_scoring import id_metric
+
+    with pytest.raises(ValueError, match=r"^id mode scores BLEU or TER \(each id is one token\), got metric='toy'"):
+        id_metric("toy")  # registered, without ids=True
+    spec = mtscore.register_metric(mtscore.MetricSpec("toynoids", __name__, "ToyMatch", ids=True))
+    try:  # ids=True but a class with neither a kernel nor stats_of_ids
+        with pytest.raises(TypeError, match="ToyMatch is registered with ids=True but has no stats_of_ids"):
+            id_metric("toynoids")
+    finally:
+        unregister_metric(spec.name)
+
+
+def test_cli_report_runner(files, capsys):
+    ref, hyp, other = files
+    spec = mtscore.register_metric(mtscore.MetricSpec("toyrun", __name__, "ToyMatch",
+                                                      report_runner=f"{__name__}:ToyRunner"))
+    try:
+        assert spec.separate_runner
+        assert spec.load_runner() is ToyRunner
+        rc, out, err = _cli([ref, "-i", hyp, "-m", "bleu", "toyrun", "-f", "text", "-w", "2"], capsys)
+        assert rc == 0, err
+        lines = out.splitlines()
+        assert lines[0].startswith("BLEU|")
+        assert lines[1].strip() == f"ToyRun|toyrun = {expected(HYPS, REFS):.2f} of 1"  # aligned
+        rc, out, err = _cli([ref, "-i", hyp, other, "-m", "toyrun", "-f", "text"], capsys)
+        assert rc == 0, err
+        assert "ToyRun" in out
+        assert f"{expected(OTHER, REFS):.1f}" in out
+    finally:
+        unregister_metric(spec.name)
+    spec = mtscore.register_metric(mtscore.MetricSpec("toyrun", __name__, "ToyMatch",
+                                                      report_runner="no_such_module_here:Runner"))
+    try:  # its module cannot be imported: one line naming -m (and the extra's install hint, if any)
+        rc, out, err = _cli([ref, "-i", hyp, "-m", "toyrun"], capsys)
+        assert rc == 1
+        assert err == "mtscore: error: -m toyrun: No module named 'no_such_module_here'\n"
+    finally:
+        unregister_metric(spec.name)
+    with pytest.raises(ValueError, match="report_runner must be 'module:Class'"):
+        mtscore.MetricSpec("toyrun", __name__, "ToyMatch", report_runner="a.b.Runner")

@@ -260,6 +260,9 @@ def _shared_data(root: Path, data: Path) -> None:
     for s in ("Facebook-AI", "Online-W", "VolcTrans-GLAT", "happypoet"):
         name = f"newstest2021.de-en.hyp.{s}.en"
         (w / "txt" / "system-outputs" / name).symlink_to(src / "txt" / "system-outputs" / name)
+    # the block tests the command, not the data: identity doc ids (sorted order = line order)
+    n = len((src / "txt" / "references" / "newstest2021.de-en.ref.A.en").read_text(encoding="utf-8").splitlines())
+    (root / "main" / "de-en.docid").write_text("".join(f"d{i:05d}\n" for i in range(n)), encoding="utf-8")
 
 
 def prepare_workdir(root: Path) -> Path:

@@ -17,6 +17,8 @@ Packages and modules by role (imported on demand, so ``import mtscore.analysis``
   R/Perl number emulation.
 * :mod:`.correlation` - Pearson / Spearman / Kendall (b, c, 23, acc23), bootstrap CIs, top-N and
   rolling windows, vectorised over metrics (used by every role).
+* :mod:`.kendall_tau` - Kendall's tau from pair-outcome counts: the one implementation of
+  ``correlation.kendall`` and ``metaeval.kendall_variant`` (its formula compiled by the kernels).
 * :mod:`.data` - WMT file layouts into pyarrow tables / arrays, and the released data sets.
 * :mod:`.plots` - figures (extra ``plot``); :mod:`.output` - JSON-safe values, atomic files,
   procedure HTML pages; :mod:`.errors` - the user-input error.

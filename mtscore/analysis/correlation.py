@@ -15,6 +15,8 @@ from typing import Callable
 
 import numpy as np
 
+from .kendall_tau import kendall_rows
+
 __all__ = [
     "CORRELATIONS",
     "bootstrap_ci",
@@ -131,88 +133,24 @@ def spearman(human, metrics):
     return _out(_rowwise(_spearman_rows, h, M), scalar)
 
 
-def _pair_signs(x: np.ndarray, epsilon: float = 0.0) -> np.ndarray:
-    """sign(x_i - x_j) for all i < j along the last axis -> (..., n(n-1)/2) int8."""
-    n = x.shape[-1]
-    iu, ju = np.triu_indices(n, k=1)
-    d = x[..., iu] - x[..., ju]
-    s = np.sign(d).astype(np.int8)
-    if epsilon > 0:
-        s[np.abs(d) <= epsilon] = 0
-    return s
-
-
-def _kendall_stats(h: np.ndarray, M: np.ndarray, epsilon: float = 0.0):
-    """Concordant, discordant, ties-only-in-metric, ties-only-in-human, ties-in-both,
-    each (m,) int64, from all O(n^2) pairs (chunked to bound memory)."""
-    hs = _pair_signs(h)
-    m = M.shape[0]
-    con = np.zeros(m, np.int64)
-    dis = np.zeros(m, np.int64)
-    tm = np.zeros(m, np.int64)
-    th = np.zeros(m, np.int64)
-    tb = np.zeros(m, np.int64)
-    npairs = hs.shape[0]
-    chunk = max(1, int(2e7 // max(npairs, 1)))
-    for a in range(0, m, chunk):
-        ms = _pair_signs(M[a:a + chunk], epsilon)
-        prod = ms * hs[None, :]
-        con[a:a + chunk] = (prod > 0).sum(axis=1)
-        dis[a:a + chunk] = (prod < 0).sum(axis=1)
-        mz = ms == 0
-        hz = (hs == 0)[None, :]
-        tm[a:a + chunk] = (mz & ~hz).sum(axis=1)
-        th[a:a + chunk] = (~mz & hz).sum(axis=1)
-        tb[a:a + chunk] = (mz & hz).sum(axis=1)
-    return con, dis, tm, th, tb
-
-
-def _kendall_rows(h, M, variant="b", epsilon=0.0):
-    n = h.shape[0]
-    con, dis, tm, th, tb = _kendall_stats(h, M, epsilon)
-    tot = n * (n - 1) // 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if variant == "b":
-            xt = tm + tb
-            yt = th + tb
-            tau = (con - dis) / np.sqrt((tot - xt) * (tot - yt).astype(np.float64))
-            tau[(xt == tot) | (yt == tot)] = np.nan
-        elif variant == "c":
-            if epsilon > 0:
-                raise ValueError("kendall variant 'c' does not support epsilon > 0")
-            mh = len(np.unique(h))
-            mm = np.array([len(np.unique(r)) for r in M])
-            mc = np.minimum(mh, mm)
-            tau = 2.0 * (con - dis) / (n ** 2 * (mc - 1) / mc)
-            tau[mc <= 1] = np.nan
-        elif variant == "23":
-            tau = (con + tb - dis - tm - th) / float(tot)
-        elif variant == "acc23":
-            tau = (con + tb) / float(tot)
-        else:
-            raise ValueError(f"unknown Kendall variant {variant!r}; use 'b', 'c', '23' or 'acc23'")
-    return np.clip(tau, -1.0, 1.0) if variant in ("b", "c") else tau
-
-
 def kendall(human, metrics, variant: str = "b", epsilon: float = 0.0):
     """Kendall tau of ``human`` with each metric row -> (m,) float64.
 
     ``variant``: 'b' (scipy default, tie-corrected), 'c' (Stuart), '23' and 'acc23'
     (Deutsch et al. 2023: ties in both count as agreement). ``epsilon``: a metric difference
-    of at most epsilon is a tie ('b', '23', 'acc23'). O(n^2) pairs, vectorised over metrics;
-    for long segment vectors (n > 3000) tau-b uses scipy's O(n log n) routine per row.
+    of at most epsilon is a tie ('b', '23', 'acc23'). Computed by
+    :func:`mtscore.analysis.kendall_tau.kendall_rows`, the implementation that
+    :func:`mtscore.analysis.metaeval.kendall_variant` shares: O(n^2) pairs vectorised over
+    metrics, O(n log n) per row for long vectors (n > 3000) without epsilon. 'b' and 'c' are
+    clipped to [-1, 1], as scipy does.
     """
     if epsilon < 0:
         raise ValueError("epsilon must be >= 0")
     h, M, scalar = _prep(human, metrics)
-    if h.shape[0] > 3000 and variant in ("b", "c") and epsilon == 0:
-        from scipy.stats import kendalltau
 
-        def fn(hh, MM):
-            return np.array([kendalltau(hh, r, variant=variant).statistic for r in MM])
-    else:
-        def fn(hh, MM):
-            return _kendall_rows(hh, MM, variant, epsilon)
+    def fn(hh, MM):
+        tau = kendall_rows(hh, MM, variant, epsilon, length=h.shape[0])
+        return np.clip(tau, -1.0, 1.0) if variant in ("b", "c") else tau
     return _out(_rowwise(fn, h, M), scalar)
 
 

@@ -1,6 +1,7 @@
 """Writing output files without ever destroying what should not be destroyed (the errors
 contract: a failed or interrupted run leaves no partial output, and no output replaces a file it
-should not). The one helper every output and cache write uses. Imports nothing from the package.
+should not). The one helper every output and cache write uses. Imports nothing from the package
+but :mod:`mtscore.errors` (which imports nothing).
 
 * A regular file (or a new name) is written to a temporary file beside it and renamed over it:
   the whole file appears at once or not at all.
@@ -23,6 +24,8 @@ import threading
 from collections.abc import Iterable
 from typing import IO, Callable, Union
 
+from ..errors import UserError
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = [
@@ -36,9 +39,10 @@ __all__ = [
 ]
 
 
-class OutputError(OSError):
+class OutputError(UserError, OSError):
     """A file could not be written. ``filename`` is the requested path (never the temporary
-    file), ``strerror`` the reason; ``str()`` reads ``cannot write LABEL: reason``."""
+    file), ``strerror`` the reason; ``str()`` reads ``cannot write LABEL: reason``. A
+    :class:`~mtscore.errors.UserError` (the user can fix the path) that is still an ``OSError``."""
 
     def __init__(self, code: int | None, reason: str, path: str, label: str):
         super().__init__(code, reason, path)

@@ -1,4 +1,6 @@
-"""BLEU and TER on token ids: every id is one token, no text involved.
+"""BLEU and TER on token ids: every id is one token, no text involved. The metrics id mode
+takes are the registry's entries with ``ids=True`` (BLEU, TER, and any registered metric whose
+class gives ``stats_of_ids``: see :class:`~.metrics.spec.MetricSpec`).
 
 The result equals sacrebleu 2.6.0 on the ids written as space-separated decimal numbers with
 ``tokenize="none"`` (BLEU) / any TER options (digit tokens are left alone by the Tercom
@@ -21,6 +23,7 @@ import numpy as np
 from ..kernels import _ngram
 from .metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
 from .metrics.bleu import BLEU
+from .metrics.registry import specs
 from .metrics.ter import TER, ter_stats
 from .parallel import chunk_bounds, resolve_workers, run_parallel
 from .token_ids import TokenIds
@@ -41,31 +44,43 @@ IdMetric = Union[BLEU, TER]
 ID_MODE_TOKENIZERS = ("none", "13a", "intl")
 
 
-def id_metric(metric: str | Metric = "bleu", **options) -> IdMetric:
-    """``"bleu"`` (``tokenize="none"`` unless given), ``"ter"`` (with ``options`` as constructor
-    arguments), or a BLEU/TER object, checked to be usable on ids."""
+def _id_specs() -> list:
+    """The registry's entries that score ids (``ids=True``), in registration order."""
+    return [s for s in specs() if s.ids]
+
+
+def _id_names() -> str:
+    """Their class names as a sentence lists them: ``"BLEU or TER"``."""
+    names = [s.cls for s in _id_specs()]
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 2 else names)
+
+
+def id_metric(metric: str | Metric = "bleu", **options) -> Metric:
+    """A registry name with ``ids=True`` (``"bleu"``: ``tokenize="none"`` unless given, the
+    entry's ``id_defaults``; ``"ter"``; with ``options`` as constructor arguments), or an
+    object of such a class, checked to be usable on ids."""
     if isinstance(metric, str):
-        key = metric.lower()
-        if key == "bleu":
-            return id_metric(BLEU(**{"tokenize": "none", **options}))
-        if key == "ter":
-            return TER(**options)
-        raise ValueError(
-            f"id mode scores BLEU or TER (each id is one token), got metric={metric!r}; chrF and "
-            "chrF++ work on characters: decode the ids with a vocabulary (text mode)")
+        spec = next((s for s in _id_specs() if s.name == metric.lower()), None)
+        if spec is None:
+            raise ValueError(
+                f"id mode scores {_id_names()} (each id is one token), got metric={metric!r}; chrF and "
+                "chrF++ work on characters: decode the ids with a vocabulary (text mode)")
+        return id_metric(spec.load()(**{**spec.fixed, **spec.id_defaults, **options}))
     if options:
         raise TypeError(f"metric options {sorted(options)} given with a metric object; set them "
                         "on the object")
+    if not any(isinstance(metric, s.load()) for s in _id_specs()):
+        raise TypeError(f"id mode scores {_id_names()}; got {type(metric).__name__}")
     if isinstance(metric, BLEU):
         tok = metric.tokenizer.name
         if tok not in ID_MODE_TOKENIZERS:
             raise ValueError(
                 f"id mode: BLEU(tokenize={tok!r}) would split the ids written as text, so sacrebleu "
                 f"with it differs from one-token-per-id; use tokenize in {ID_MODE_TOKENIZERS}")
-        return metric
-    if isinstance(metric, TER):
-        return metric
-    raise TypeError(f"id mode scores BLEU or TER; got {type(metric).__name__}")
+    elif not isinstance(metric, TER) and not callable(getattr(metric, "stats_of_ids", None)):
+        raise TypeError(f"id mode: {type(metric).__name__} is registered with ids=True but has no "
+                        "stats_of_ids(hyps, refs, groups) method (nor is it a BLEU or TER)")
+    return metric
 
 
 def reference_groups(n: int, n_refs: int, groups=None) -> np.ndarray:
@@ -136,15 +151,15 @@ def _num_refs(counts: np.ndarray) -> int:
     return lo if lo == hi else -1
 
 
-def id_stats(metric: IdMetric, hyps: TokenIds, refs: TokenIds,
+def id_stats(metric: Metric, hyps: TokenIds, refs: TokenIds,
              groups: np.ndarray | None = None) -> np.ndarray:
     """Per-segment statistics of id sequences: BLEU int64 ``(N, 2 + 2 * order)``, TER float64
-    ``(N, 2)`` (the layouts of the text path). Segments without a reference follow
+    ``(N, 2)`` (the layouts of the text path), another id metric its ``stats_of_ids``. Segments without a reference follow
     ``metric.missing_refs`` (error, or zero rows under "skip")."""
     return id_stats_and_scores(metric, hyps, refs, groups, sentence_level=False)[0]
 
 
-def id_stats_and_scores(metric: IdMetric, hyps: TokenIds, refs: TokenIds,
+def id_stats_and_scores(metric: Metric, hyps: TokenIds, refs: TokenIds,
                         groups: np.ndarray | None = None,
                         sentence_level: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """``(stats, sentence scores float64 (N,) or None)``; each score is bit-identical to
@@ -168,7 +183,10 @@ def id_stats_and_scores(metric: IdMetric, hyps: TokenIds, refs: TokenIds,
             if len(keep):
                 stats[keep] = _ter_stats(metric, hyps.take(keep), refs, kept_groups)
     else:
-        stats = _bleu_stats(metric, hyps, refs, g)
+        if isinstance(metric, BLEU):
+            stats = _bleu_stats(metric, hyps, refs, g)
+        else:  # a registered id metric's own (id_metric checked it has one)
+            stats = np.array(metric.stats_of_ids(hyps, refs, g))  # type: ignore[attr-defined]
         if skip is not None:
             stats[skip] = 0
     scores = None

@@ -20,6 +20,35 @@ def test_standardize():
         human.standardize(w, np.r_[s[:-1], np.nan])
 
 
+def test_group_means_and_standardize_options():
+    """The DA core both pipelines share: groups in key order (first key slowest), first row,
+    counts, R or numpy means; standardize with numpy sums, rounded statistics and a mask."""
+    from mtscore.analysis.human.scores import group_means
+
+    sy = np.array(["B", "A", "B", "A", "B"])
+    sg = np.array([2, 1, 1, 1, 2])
+    v = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    for how in ("r", "numpy"):
+        g = group_means([sy, sg], [v, -v], how=how)
+        assert (g.keys[0].tolist(), g.keys[1].tolist()) == (["A", "B", "B"], [1, 1, 2])
+        assert (g.first.tolist(), g.n.tolist()) == ([1, 2, 0], [2, 1, 2])
+        assert g.inv.tolist() == [2, 0, 1, 0, 2]
+        assert (g.means[0].tolist(), g.means[1].tolist()) == ([3.0] * 3, [-3.0] * 3)
+    with pytest.raises(ValueError, match="how"):
+        group_means([sy], [v], how="mean")
+    w = np.array(["a"] * 4 + ["b"] * 3 + ["a", "b"])
+    s = np.array([10, 20, 30, 40, 1, 2, 6, 99, 99], float)
+    stats_rows = np.arange(9) < 7                      # the last two rows are scored, not counted
+    z, keep = human.standardize(w, s, mask=stats_rows, sums="numpy", round_stats=np.round)
+    sd_a, sd_b = np.round(np.std([10, 20, 30, 40], ddof=1)), np.round(np.std([1, 2, 6], ddof=1))
+    assert keep.all()
+    assert (z[7], z[8]) == ((99 - 25) / sd_a, (99 - 3) / sd_b)
+    z2, _ = human.standardize(w, s, mask=stats_rows)
+    assert z2[7] == pytest.approx((99 - 25) / np.std([10, 20, 30, 40], ddof=1))
+    with pytest.raises(ValueError, match="sums"):
+        human.standardize(w, s, sums="pairwise")
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_mann_whitney_matches_scipy(seed):
     rng = np.random.default_rng(seed)

@@ -68,7 +68,10 @@ def test_wmt20_pairs_permutation_equals_oracle(mme, w20):
 
 
 def test_wmt21_seg_task_and_soft_accuracy(mme, shared_data):
-    t = wmt21_seg_task(require(shared_data / "wmt21-news-systems"), "is-en", metrics=("chrF",))
+    # identity doc ids (sorted order = line order): this tests the statistic against
+    # mt-metrics-eval on the same numbers as before, not the SID join (test_wmt21_docids.py)
+    t = wmt21_seg_task(require(shared_data / "wmt21-news-systems"), "is-en", metrics=("chrF",),
+                       docids=[f"d{i:04d}" for i in range(1000)])
     S, N = t.human.shape
     assert t.metrics.shape == (1, S, N)
     assert N == 1000

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mtscore import decoder
+from tests.cli_run import run_cli as _cli
 
 sacrebleu = pytest.importorskip("sacrebleu")
 logging.getLogger("sacrebleu").setLevel(logging.ERROR)
@@ -338,14 +339,6 @@ def test_read_moses_nbest_invalid_utf8(tmp_path):
 
 
 # ---- CLI -------------------------------------------------------------------------------------
-def _cli(argv, capsys):
-    from mtscore.bindings.cli.main import main
-
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
 def test_cli_mbr_jsonl_and_text_groups(tmp_path, capsys):
     g = ["the cat sat on the mat", "a cat sat on a mat", "the dog sat", "the cat sat"]
     (tmp_path / "s.jsonl").write_text(json.dumps(g) + "\n" + json.dumps(

@@ -6,16 +6,10 @@ import json
 
 import pytest
 
+from tests.cli_run import run_cli as _cli
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-
-
-def _cli(argv, capsys):
-    from mtscore.bindings.cli.main import main
-
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture

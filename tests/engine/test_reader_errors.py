@@ -11,14 +11,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 from mtscore.engine.corpus import CorpusError, iter_batches, read_lines, read_table  # noqa: E402
-
-
-def _cli(argv, capsys):
-    from mtscore.bindings.cli.main import main
-
-    rc = main(argv)
-    out, err = capsys.readouterr()
-    return rc, out, err
+from tests.cli_run import run_cli as _cli  # noqa: E402
 
 
 def _one_error(argv, capsys):

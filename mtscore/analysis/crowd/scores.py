@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import AnalysisInputError
-from ..human.scores import r_mean
+from ..human.scores import SCORED_TYPES, group_means, r_mean, standardize
 from .batches import Ratings
 from .qc import HitStats, WorkerQC, WorkerStats, hit_stats, qc_workers, worker_stats
 from .r_numbers import perl_atof, r_format, r_print_read
@@ -36,9 +36,6 @@ __all__ = [
     "standardize_ratings",
     "system_scores",
 ]
-
-SCORED_TYPES = ("SYSTEM", "REPEAT")
-
 
 @dataclass(frozen=True)
 class SegmentKey:
@@ -83,45 +80,40 @@ def standardize_ratings(r: Ratings, stats_from: Ratings | None = None, replicate
     over all of the worker's ratings in ``stats_from`` (default ``r``; the DA scripts use every
     rating of the run, QC items and rejected assignments included). ``replicate_r`` passes
     mean and SD through R's ``print`` (7 significant digits) and perl's numification
-    (:func:`~.crowd_qc.perl_atof`), as the scripts hand them from R to the perl script that
+    (:func:`~.r_numbers.perl_atof`), as the scripts hand them from R to the perl script that
     computes z, and z through perl's ``%.15g`` and R's reading.
 
     Returns (z (N,) float64, keep (N,) bool): a worker with SD 0 or a single rating (SD
-    undefined) gets NaN and keep False (the scripts drop SD-0 workers)."""
+    undefined) gets NaN and keep False (the scripts drop SD-0 workers).
+
+    The statistics are :func:`~mtscore.analysis.human.scores.standardize`'s with numpy's
+    per-worker ``mean`` / ``std`` (``sums='numpy'``), taken from the rows of ``stats_from``
+    appended after the scored rows (``mask``): raw scores there, truncated ones in z."""
     src = r if stats_from is None else stats_from
-    mean: dict[str, float] = {}
-    sd: dict[str, float] = {}
-    names, inv = np.unique(src.worker, return_inverse=True)
-    order = np.argsort(inv, kind="stable")
-    bounds = np.searchsorted(inv[order], np.arange(names.size + 1))
-    scores = src.score[order]
-    for j, w in enumerate(names.tolist()):
-        s = scores[bounds[j]:bounds[j + 1]]
-        mean[w] = float(s.mean())
-        sd[w] = float(s.std(ddof=1)) if s.size > 1 else np.nan
-    if replicate_r:
-        # R prints each worker's mean and SD (7 digits) and the perl script that computes z
-        # reads them back with its own atof: perl before 5.30 adds the integer and fraction
-        # parts as two rounded doubles, so run B's F0007 (SD "27.40367") gets an SD one ulp
-        # low. Evidence: github ygraham/eacl2017 keeps the scripts' intermediates; its
-        # runX/ad-enes-trk-mean-sd.txt is this R print, and all 16,000 z strings of its
-        # runX/ad-enes-good-stnd.csv match only with perl's reading (a correctly rounded one
-        # gives 15 of F0007's z 1 unit higher in the 15th digit, hence 6 segment lines and 1
-        # document line of run B's seg-key-enes / doc-key-enes.csv).
-        mean = {w: perl_atof(r_format(v, 7)) for w, v in mean.items()}
-        sd = {w: perl_atof(r_format(v, 7)) for w, v in sd.items()}
-    missing = sorted(set(np.unique(r.worker).tolist()) - set(mean))
+    missing = sorted(set(np.unique(r.worker).tolist()) - set(np.unique(src.worker).tolist()))
     if missing:
         raise AnalysisInputError(f"worker {missing[0]} has no ratings in the table the statistics come from")
-    rn, rinv = np.unique(r.worker, return_inverse=True)
-    mu = np.array([mean[w] for w in rn.tolist()])[rinv]
-    sig = np.array([sd[w] for w in rn.tolist()])[rinv]
-    keep = np.isfinite(sig) & (sig > 0)
-    z = np.full(len(r), np.nan)
-    z[keep] = (np.trunc(r.score[keep]) - mu[keep]) / sig[keep]
+    n = len(r)
+    z, keep = standardize(np.concatenate([r.worker, src.worker]), np.concatenate([np.trunc(r.score), src.score]),
+                          mask=np.arange(n + len(src)) >= n, sums="numpy",
+                          round_stats=_r_print_perl_read if replicate_r else None)
+    z, keep = z[:n], keep[:n]
     if replicate_r:  # the perl script prints z with its default %.15g; R reads that back
         z[keep] = r_print_read(z[keep], 15)
     return z, keep
+
+
+def _r_print_perl_read(v: np.ndarray) -> np.ndarray:
+    """Each worker's mean or SD (k,) as the DA scripts hand it from R to perl."""
+    # R prints each worker's mean and SD (7 digits) and the perl script that computes z
+    # reads them back with its own atof: perl before 5.30 adds the integer and fraction
+    # parts as two rounded doubles, so run B's F0007 (SD "27.40367") gets an SD one ulp
+    # low. Evidence: github ygraham/eacl2017 keeps the scripts' intermediates; its
+    # runX/ad-enes-trk-mean-sd.txt is this R print, and all 16,000 z strings of its
+    # runX/ad-enes-good-stnd.csv match only with perl's reading (a correctly rounded one
+    # gives 15 of F0007's z 1 unit higher in the 15th digit, hence 6 segment lines and 1
+    # document line of run B's seg-key-enes / doc-key-enes.csv).
+    return np.array([perl_atof(r_format(x, 7)) for x in v.tolist()], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -148,15 +140,6 @@ def _natural(values: np.ndarray) -> np.ndarray:
     return np.array(sorted(range(len(values)), key=lambda i: key(values[i])), dtype=np.int64)
 
 
-def _group(keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Group index of every row and the first row of each group, for tuples of str keys."""
-    joined = keys[0].astype(str)
-    for k in keys[1:]:
-        joined = np.char.add(np.char.add(joined, "\x00"), k.astype(str))
-    _, first, inv = np.unique(joined, return_index=True, return_inverse=True)
-    return inv, first
-
-
 def segment_scores(r: Ratings, z: np.ndarray, types: Sequence[str] = SCORED_TYPES, min_n: int = 1) -> SegmentScores:
     """Segment scores (Mathur 2021 §2.1.4): plain means of z and raw scores over the judgements of each
     (system, segment) whose type is in ``types`` (SYSTEM and REPEAT) and whose z is finite;
@@ -166,13 +149,11 @@ def segment_scores(r: Ratings, z: np.ndarray, types: Sequence[str] = SCORED_TYPE
     if not m.any():
         e = np.array([], dtype=str)
         return SegmentScores(e, e, e, np.array([]), np.array([]), np.array([], np.int64))
-    inv, first = _group([sy, sg])
-    n = np.bincount(inv)
-    zm = r_mean(inv, z[m], n.size)
-    rm = r_mean(inv, r.score[m], n.size)
-    order = np.lexsort((_rank(sg[first]), sy[first]))
+    g = group_means([sy, sg], [z[m], r.score[m]])
+    (gsy, gsg), (zm, rm), n = g.keys, g.means, g.n
+    order = np.lexsort((_rank(gsg), gsy))
     order = order[n[order] >= min_n]
-    return SegmentScores(system=sy[first][order], segment=sg[first][order], document=dc[first][order],
+    return SegmentScores(system=gsy[order], segment=gsg[order], document=dc[g.first][order],
                          z=zm[order], raw=rm[order], n=n[order].astype(np.int64))
 
 
@@ -205,30 +186,34 @@ def document_scores(seg: SegmentScores, digits: int | None = None) -> DocumentSc
     if not len(seg.document):
         e = np.array([], dtype=str)
         return DocumentScores(e, e, np.array([]), np.array([]), np.array([], np.int64), np.array([], np.int64))
-    inv, first = _group([seg.system, seg.document])
-    k = np.bincount(inv)
     sz, sr = (seg.z, seg.raw) if digits is None else (r_print_read(seg.z, digits), r_print_read(seg.raw, digits))
-    return DocumentScores(system=seg.system[first], document=seg.document[first],
-                          z=r_mean(inv, sz, k.size), raw=r_mean(inv, sr, k.size),
-                          n=np.bincount(inv, seg.n).astype(np.int64), n_segments=k.astype(np.int64))
+    g = group_means([seg.system, seg.document], [sz, sr])
+    return DocumentScores(system=g.keys[0], document=g.keys[1], z=g.means[0], raw=g.means[1],
+                          n=np.bincount(g.inv, seg.n).astype(np.int64), n_segments=g.n.astype(np.int64))
 
 
 def system_scores(r: Ratings, z: np.ndarray, seg: SegmentScores, types: Sequence[str] = SCORED_TYPES
                   ) -> dict[str, np.ndarray]:
     """System scores both ways: ``z``/``raw`` = mean over the system's judgements
     (Graham et al. 2017, NLE; Mathur 2021), ``z_seg``/``raw_seg`` = mean of its segment means (WMT). Returns a dict of
-    arrays (K,) sorted by ``z`` descending: system, z, raw, z_seg, raw_seg, n, n_segments."""
+    arrays (K,) sorted by ``z`` descending: system, z, raw, z_seg, raw_seg, n, n_segments.
+    Means are numpy's plain ones (:func:`~mtscore.analysis.human.scores.group_means`,
+    ``how='numpy'``); a system without segments (``min_n``) gets NaN segment means."""
     m = np.isin(r.item_type, list(types)) & np.isfinite(z)
-    names = np.unique(r.system[m])
-    out: dict[str, list] = {k: [] for k in ("system", "z", "raw", "z_seg", "raw_seg", "n", "n_segments")}
-    for s in names:
-        j = m & (r.system == s)
-        g = seg.system == s
-        for k, v in zip(out, (s, z[j].mean(), r.score[j].mean(), seg.z[g].mean(), seg.raw[g].mean(),
-                              int(j.sum()), int(g.sum()))):
-            out[k].append(v)
-    res = {k: np.array(v) for k, v in out.items()}
-    order = np.argsort(-res["z"], kind="stable") if names.size else np.array([], np.int64)
+    if not m.any():
+        return {k: np.array([]) for k in ("system", "z", "raw", "z_seg", "raw_seg", "n", "n_segments")}
+    j = group_means([r.system[m]], [z[m], r.score[m]], how="numpy")
+    names = j.keys[0].tolist()
+    res = {"system": np.array(names), "z": j.means[0], "raw": j.means[1],
+           "z_seg": np.full(len(names), np.nan), "raw_seg": np.full(len(names), np.nan),
+           "n": j.n.astype(np.int64), "n_segments": np.zeros(len(names), np.int64)}
+    if len(seg.system):
+        g = group_means([seg.system], [seg.z, seg.raw], how="numpy")
+        at = {s: i for i, s in enumerate(names)}
+        for s, zs, rs, k in zip(g.keys[0].tolist(), *g.means, g.n.tolist()):
+            if s in at:
+                res["z_seg"][at[s]], res["raw_seg"][at[s]], res["n_segments"][at[s]] = zs, rs, k
+    order = np.argsort(-res["z"], kind="stable")
     return {k: v[order] for k, v in res.items()}
 
 

@@ -1,9 +1,11 @@
 """Numba kernels of the pair outcomes (see :mod:`._kernels` for the conventions): the outcome
-code of a pair, per-group Kendall variants from the codes, and the tie calibration's
+code of a pair, per-group Kendall variants from the codes (the formula is
+:func:`mtscore.analysis.kendall_tau.variant_value`, compiled here), and the tie calibration's
 optimal-epsilon search."""
 import numpy as np
 from numba import njit
 
+from .. import kendall_tau
 from ._kern_base import mt_double, stable_argsort_nonneg
 
 
@@ -39,20 +41,8 @@ def pair_codes(gold, met, offs, eps):
     return out
 
 
-@njit(cache=True)
-def variant_value(c, variant, ytie):
-    """Kendall variant from counts c (5,): 0 'b', 1 '23', 2 'acc23'. NaN where undefined."""
-    tot = c[0] + c[1] + c[2] + c[3] + c[4]
-    if variant == 0:
-        xtie = c[3] + c[4]
-        if xtie == tot or ytie == tot:
-            return np.nan
-        return (c[0] - c[1]) / np.sqrt(float(tot - xtie)) / np.sqrt(float(tot - ytie))
-    if tot == 0:
-        return np.nan
-    if variant == 1:
-        return float(c[0] + c[4] - c[1] - c[2] - c[3]) / float(tot)
-    return float(c[0] + c[4]) / float(tot)
+# the Kendall variants' one formula (plain Python, shared with correlation.kendall), compiled
+variant_value = njit(cache=True)(kendall_tau.variant_value)
 
 
 @njit(cache=True)
@@ -74,10 +64,8 @@ def group_variants(gold, met, offs, eps, variant):
 # --------------------------------------------------------------------------- tie calibration
 @njit(cache=True)
 def _tau_fn(c, acc):
-    tot = c[0] + c[1] + c[2] + c[3] + c[4]
-    if acc:
-        return float(c[0] + c[4]) / float(tot)
-    return float(c[0] + c[4] - c[1] - c[2] - c[3]) / float(tot)
+    """'acc23' (``acc``) or '23' of a group's counts (never empty here)."""
+    return variant_value(c, 2 if acc else 1, 0)
 
 
 @njit(cache=True)

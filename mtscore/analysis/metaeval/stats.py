@@ -13,12 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import AnalysisInputError
+from ..kendall_tau import VARIANT_CODES
 from ._inputs import Stream, as_scores, groups
 from ._jit import kernels
 
 __all__ = ["VARIANTS", "TieCalibration", "kendall_variant", "pairwise_accuracy", "tie_calibrated_accuracy"]
 
-VARIANTS = {"b": 0, "23": 1, "acc23": 2}
+# the variants the kernels compute (tau-c only in correlation.kendall), codes of kendall_tau
+VARIANTS = {name: code for name, code in VARIANT_CODES.items() if name != "c"}
 
 
 def variant_code(variant: str) -> int:

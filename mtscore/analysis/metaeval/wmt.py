@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any, Callable
 
@@ -73,16 +74,34 @@ def _wmt21_system(name: str) -> str:
 
 
 def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, gold: str = "z",
-                   ref: str = "A", systems: Sequence[str] | None = None) -> SegTask:
-    """WMT21 newstest2021 to-English segment DA (``humaneval/newstest2021-toen/ad-seg-scores``,
-    SID = 1-based line) and sentence-level ``metrics`` computed by mtscore on the primary
-    outputs against reference ``ref`` (error metrics negated)."""
+                   ref: str = "A", systems: Sequence[str] | None = None,
+                   docids: str | PathLike[str] | Sequence[str] | None = None) -> SegTask:
+    """WMT21 newstest2021 to-English segment DA (``humaneval/newstest2021-toen/ad-seg-scores``)
+    and sentence-level ``metrics`` computed by mtscore on the primary outputs against reference
+    ``ref`` (error metrics negated); ``human`` and ``metrics`` columns are txt lines (N = lines).
+
+    The DA file's SID is not a txt line: the release numbers the segments with the test set's
+    documents sorted by document id as strings ("text_205" before "text_34"), segments in
+    document order (to-English DA was collected per document, Akhbardeh et al., 2021; with
+    this order sentence chrF vs DA z on is-en has Pearson 0.285, with SID = line 0.052).
+    ``docids`` (a file with one document id per txt line, e.g. ``sacrebleu -t wmt21 -l de-en
+    --echo docid``, or a sequence of str) gives that order: SID k is the k-th line after a
+    stable sort of the lines by document id. Errors name the file: no ``docids``, a doc-id
+    count other than the reference's line count, a SID out of range (with its DA-file line).
+    """
     root = Path(root)
     _src, tgt = lp.split("-")
     da_path = root / "humaneval" / "newstest2021-toen" / f"ad-seg-scores-{lp}.csv"
     t, linenos = loaders.read_da_scores_lines(da_path)
+    if docids is None:
+        raise AnalysisInputError(
+            f"{da_path}: the DA file's SIDs count segments in document-id order, not txt lines, so the "
+            f"join needs the doc ids: --docids FILE (one document id per line of the test set, e.g. "
+            f"`sacrebleu -t wmt21 -l {lp} --echo docid`)")
     txt = root / "txt"
-    refs = loaders.read_text(txt / "references" / f"newstest2021.{lp}.ref.{ref}.{tgt}").splitlines()
+    ref_path = txt / "references" / f"newstest2021.{lp}.ref.{ref}.{tgt}"
+    refs = loaders.read_text(ref_path).splitlines()
+    line_of_sid = _sid_lines(docids, len(refs), ref_path)
     outs = {p.name.split(".hyp.", 1)[1][:-len(tgt) - 1]: p
             for p in sorted((txt / "system-outputs").glob(f"newstest2021.{lp}.hyp.*.{tgt}"))}
     names = [_wmt21_system(s) for s in t.column("SYS").to_pylist()]
@@ -93,12 +112,32 @@ def wmt21_seg_task(root, lp: str, metrics: Sequence[str] = WMT21_SEG_METRICS, go
     human = np.full((len(sysl), len(refs)), np.nan)
     sid = t.column("SID").to_numpy()
     score = loaders.float_column(t, "RAW.SCR" if gold == "raw" else "Z.SCR", linenos, da_path)
-    for n, i, v in zip(names, sid, score):
-        if n in row and np.isnan(human[row[n], int(i) - 1]):
-            human[row[n], int(i) - 1] = v
+    for n, i, v, lineno in zip(names, sid, score, linenos):
+        if not 1 <= int(i) <= len(line_of_sid):
+            raise AnalysisInputError(f"{da_path}:{lineno}: SID {int(i)} out of range: the test set has "
+                                     f"{len(line_of_sid)} segments ({ref_path})")
+        if n in row and np.isnan(human[row[n], line_of_sid[int(i) - 1]]):
+            human[row[n], line_of_sid[int(i) - 1]] = v
     mats = [np.stack([_sentence_scores(name, loaders.read_text(outs[s]).splitlines(), refs) for s in sysl])
             for name in metrics]
     return _finish(lp, sysl, human, list(metrics), mats)
+
+
+def _sid_lines(docids: str | PathLike[str] | Sequence[str], n: int, ref_path: Path) -> list[int]:
+    """The txt line (0-based) of each SID - 1: line indices stably sorted by document id (str order)."""
+    where = "docids"
+    if isinstance(docids, (str, PathLike)):
+        where = str(docids)
+        try:
+            ids = loaders.read_text(Path(docids)).splitlines()
+        except FileNotFoundError as exc:
+            raise AnalysisInputError(f"docids: {exc}") from None
+    else:
+        ids = [str(d) for d in docids]
+    if len(ids) != n:
+        raise AnalysisInputError(f"{where}: {len(ids)} document ids for {n} lines of {ref_path} "
+                                 f"(one document id per line of the test set)")
+    return sorted(range(n), key=ids.__getitem__)
 
 
 def _sentence_scores(name: str, hyps: list[str], refs: list[str]) -> np.ndarray:

@@ -1,6 +1,7 @@
 """What ``mtscore meta ...`` and ``mtscore human ...`` share (:mod:`.analysis`, :mod:`.meta`,
-:mod:`.human`): the ``--format`` / ``--output`` options, writing the result files atomically,
-warnings on stderr, and refusing output paths that cannot work before any computation.
+:mod:`.human`, :mod:`.metaeval`, :mod:`.procedures`, :mod:`.campaign`): the ``--format`` /
+``--output`` options, writing the result files atomically, warnings on stderr, and refusing
+output paths that cannot work before any computation.
 """
 from __future__ import annotations
 

@@ -1,14 +1,18 @@
 """The command line's BERTScore: a scorer from the parsed ``mtscore`` arguments, its result as the
-report needs it, and ``mtscore bertscore baseline`` (a rescale baseline from a monolingual
-corpus). The engine's ``BERTScore`` knows nothing of argparse; this module maps the options."""
+report needs it (:class:`BERTScoreRunner`, the registry entry's ``report_runner``: ``mtscore`` and
+``score-table`` load it by that name, naming no metric), and ``mtscore bertscore baseline`` (a
+rescale baseline from a monolingual corpus). The engine's ``BERTScore`` knows nothing of argparse;
+this module maps the options."""
 from __future__ import annotations
 
 import argparse
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ...engine.bertscore import BERTScore, write_baseline
 from ...engine.bertscore_baseline import compute_baseline
+from .inputs import CLIError
 
 
 def scorer_from_args(args: argparse.Namespace) -> BERTScore:
@@ -110,6 +114,35 @@ class BERTScoreRunner:
                                      else f"BERTScore system {i}")
         return score_system(self.scorer, hyps, refs)
 
+    @staticmethod
+    def check_ray(args: argparse.Namespace) -> None:
+        """``score-table --ray``: the options the scoring actors cannot run (idf)."""
+        if args.bertscore_idf:
+            raise CLIError("score-table --ray -m bertscore --idf: not supported (idf weights need every "
+                           "reference first); compute them with BERTScore().idf_weights(refs) in Python "
+                           "and call score_ray(..., bertscore_kwargs={'idf': weights})")
+
+    @staticmethod
+    def ray_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+        """``BERTScore`` arguments from the BERTScore options, for the scoring actors (the device
+        only when one other than the default "cpu" is named: otherwise Ray puts each actor on a
+        GPU when the cluster has GPUs, and on the CPU when not)."""
+        kw: dict[str, Any] = {"model": args.bertscore_model, "layer": args.bertscore_layer,
+                              "rescale_baseline": args.bertscore_baseline,
+                              "batch_tokens": args.bertscore_batch_tokens, "quantize": args.bertscore_int8}
+        if args.bertscore_device not in (None, "cpu"):
+            kw["device"] = args.bertscore_device
+        return kw
+
+    @classmethod
+    def from_ray(cls, args: argparse.Namespace, result: Any, test_set: str | None,
+                 name: str = "bertscore") -> BERTScoreRunner:
+        """The report's BERTScore of one test set of a ``score_ray`` run (``result``: its
+        ``RayScoreResult``; ``name``: the metric's name there): this formatting over the scores
+        the actors computed (its :meth:`result` is given a system name, not hypotheses: no
+        text reaches this process)."""
+        return _RayRunner(args, result, test_set, name)
+
     def format(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> str:
         args = self.args
         res = self.result(hyps, refs)
@@ -128,3 +161,19 @@ class BERTScoreRunner:
             return json.dumps(d, indent=1, ensure_ascii=False)
         return (f"{res['name']}|{sig} = {sc} P = {prf['precision']:.{w}f} "
                 f"R = {prf['recall']:.{w}f} F1 = {prf['f1']:.{w}f}")
+
+
+class _RayRunner(BERTScoreRunner):
+    """:meth:`BERTScoreRunner.from_ray`'s runner: ``result(system, _)`` reads the actors' scores."""
+
+    def __init__(self, args: argparse.Namespace, ray_result: Any, test_set: str | None, name: str):
+        super().__init__(args)
+        self.ray_result = ray_result
+        self.test_set = test_set
+        self.name = name
+
+    def result(self, hyps, refs) -> dict:
+        r, name = self.ray_result, self.name
+        sc = r.metrics[name].compute_score_from_stats(r.corpus_row(self.test_set, hyps, name))
+        return {"name": "BERTScore", "score": sc.score, "precision": sc.precision,
+                "recall": sc.recall, "f1": sc.f1, "signature": r.signatures[name]}

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from ...analysis.errors import AnalysisInputError
 from ...engine.strict_numbers import parse_number
+from .analysis_output import emit as _emit
+from .analysis_output import write_output as _write
 from .parser import nonnegative_int, positive_int
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
@@ -74,22 +76,6 @@ def add_parsers(hsub) -> None:
                                     "BAD_REF + 10 REPEAT + 10 REF, 7 + 3 per block of 10, QC originals in the "
                                     "block 5 away. Exit status 1 when a HIT breaks a rule.")
     c.add_argument("files", nargs="+", help="batch input or batch result CSV files")
-
-
-def _write(option: str, path: str, text: str) -> None:
-    from ...analysis.output import write_atomic
-
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise AnalysisInputError(f"{option} {path}: {exc.strerror}") from None
-
-
-def _emit(text: str, output) -> None:
-    if output:
-        _write("--output", output, text)
-    else:
-        sys.stdout.write(text)
 
 
 def _lines(path: str) -> list[str]:

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from ...engine.atomic import atomic_write
 from .inputs import CLIError
+from .report import emit
 
 
 def _metric_names() -> list[str]:
@@ -63,16 +63,6 @@ def _metric(args):
         return resolve_metric(args.metric, _options(args.metric_option), args.workers)
     except TypeError as e:  # an unknown constructor argument (make_metric names it)
         raise CLIError(f"-O: {e}") from None
-
-
-def _emit(text: str, args) -> None:
-    import sys
-
-    if args.output:
-        atomic_write(args.output, lambda f: f.write(text.encode("utf-8")), "--output")
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
 
 
 def _read_lines(path: str, encoding: str) -> list[str]:
@@ -202,7 +192,7 @@ def _run_mbr(args) -> int:
                                   ensure_ascii=False))
         else:
             out.append(res.sample)
-    _emit("".join(x + "\n" for x in out), args)
+    emit("".join(x + "\n" for x in out), args)
     return 0
 
 
@@ -267,5 +257,5 @@ def _run_nbest(args) -> int:
             else:
                 feats = f"{ent.features} {name}= {sc!r}".strip()
                 out.append(f"{s} ||| {ent.hypothesis} ||| {feats} ||| {ent.score!r}")
-    _emit("".join(x + "\n" for x in out), args)
+    emit("".join(x + "\n" for x in out), args)
     return 0

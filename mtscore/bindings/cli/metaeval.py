@@ -2,7 +2,7 @@
 ratings (JSONL) with mt-metrics-eval segment score files, with significance
 clusters (acc_eq with tie calibration and the pairwise permutation test by default).
 
-    mtscore meta seg --data ../shared/data/wmt21-news-systems --release wmt21 --lp de-en
+    mtscore meta seg --data ../shared/data/wmt21-news-systems --release wmt21 --lp de-en --docids de-en.docid
     mtscore meta seg --data ../shared/data/wmt20-metrics --release wmt20 --lp en-de --statistic pearson --average-by none
     mtscore meta seg --release mqm --data mqm.jsonl --metrics COMET=COMET.seg.score,BLEU=BLEU.seg.score
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ...analysis.errors import AnalysisInputError
+from .analysis_output import emit as _emit
 from .parser import nonnegative_int, positive_int, probability
 
 __all__ = ["add_parser", "run"]
@@ -30,6 +30,9 @@ def add_parser(msub) -> None:
                    help="the wmt20-metrics or wmt21-news-systems folder, or an MQM ratings JSONL file (--release mqm)")
     p.add_argument("--release", choices=("wmt20", "wmt21", "mqm"), required=True)
     p.add_argument("--lp", default="", help="language pair, e.g. de-en (wmt20/wmt21)")
+    p.add_argument("--docids", metavar="FILE", help="wmt21: a file with the document id of every test-set line, in txt order "
+                                    "(e.g. `sacrebleu -t wmt21 -l de-en --echo docid`); the DA file numbers "
+                                    "segments in document-id order, so the join needs it")
     p.add_argument("--metrics", help="comma-separated metrics (default: all the release provides); with mqm: "
                                      "NAME=PATH of mt-metrics-eval segment score files ('SYSTEM SCORE' lines)")
     p.add_argument("--statistic", choices=STATISTICS, default="acc_eq", help="default acc_eq (WMT23+)")
@@ -44,19 +47,6 @@ def add_parser(msub) -> None:
     p.add_argument("--format", choices=("text", "json", "csv"), default="text")
     p.add_argument("--output", "-o", help="write the result to this file instead of stdout")
     p.set_defaults(run_metaeval=run)
-
-
-def _emit(text: str, output: str | None) -> None:
-    """Print, or write ``--output`` atomically (a failure names the option and the path)."""
-    if not output:
-        sys.stdout.write(text)
-        return
-    from ...analysis.output import write_atomic
-
-    try:
-        write_atomic(output, text)
-    except OSError as exc:
-        raise AnalysisInputError(f"--output {output}: {exc.strerror}") from None
 
 
 def _mqm_task(args: argparse.Namespace):
@@ -90,9 +80,11 @@ def run(args: argparse.Namespace) -> int:
         metrics: list[str] = [m for m in (args.metrics or ",".join(default)).split(",") if m]
         if not metrics or not args.lp:
             raise AnalysisInputError("--lp and --metrics: give a language pair and at least one metric")
-        load = wmt20_seg_task if args.release == "wmt20" else wmt21_seg_task
         try:
-            task = load(args.data, args.lp, metrics)
+            if args.release == "wmt20":
+                task = wmt20_seg_task(args.data, args.lp, metrics)
+            else:
+                task = wmt21_seg_task(args.data, args.lp, metrics, docids=args.docids)
         except FileNotFoundError as exc:
             raise AnalysisInputError(f"--data {args.data}: {exc}") from None
     res = compare_metrics(task.human, task.metrics, task.metric_names, args.statistic, args.variant,

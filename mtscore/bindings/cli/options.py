@@ -6,6 +6,10 @@ import argparse
 
 from .inputs import CLIError, UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: ``typing`` costs milliseconds at start-up
+    from typing import Any
+
 
 def input_output_options(p: argparse.ArgumentParser) -> None:
     """Files, encodings and the output path."""
@@ -125,14 +129,38 @@ def metric_kwargs(args, name: str) -> dict:
 
 def separate_metrics(args) -> list[str]:
     """The ``-m`` metrics the CLI runs apart from the others (the registry's
-    ``separate_runner``: BERTScore, with its own encoder, progress and report)."""
+    ``report_runner``: BERTScore, with its own encoder, progress and report)."""
     from ...engine.metrics.registry import get_spec
 
     return [n for n in args.metrics if get_spec(n).separate_runner]
 
 
+def runner_class(name: str) -> Any:
+    """The CLI's runner class of metric ``name`` (its registry entry's ``report_runner``),
+    imported here: a missing extra is a :class:`CLIError` with its install command."""
+    from ...engine.metrics.registry import get_spec
+
+    spec = get_spec(name)
+    try:
+        return spec.load_runner()
+    except ImportError as e:
+        if spec.extra is None:
+            raise CLIError(f"-m {name}: {e}") from None
+        from ...engine.missing_extra import install_hint
+
+        raise CLIError(f"-m {name}: {e}; install with: {install_hint(spec.extra)}") from None
+
+
+def report_runner(args, n_systems: int | None = None):
+    """The runner of the ``-m`` metric scored apart (:func:`separate_metrics`), made from the
+    parsed ``args`` (``n_systems``: for its progress labels), or None when ``-m`` names none.
+    The report has room for one such metric (:func:`check_options` refuses two)."""
+    names = separate_metrics(args)  # one at most: check_options
+    return runner_class(names[0])(args, n_systems=n_systems) if names else None
+
+
 def build_metrics(args, **common) -> dict:
-    """``{NAME: metric}`` in -m order (BERTScore is run separately); ``common``: constructor
+    """``{NAME: metric}`` in -m order (the :func:`separate_metrics` left out); ``common``: constructor
     arguments every metric takes (``missing_refs``)."""
     from ...engine.metrics.registry import make_metric
 
@@ -170,12 +198,15 @@ def check_options(args) -> None:
 
 
 def _check_separate(args, paired: bool) -> None:
-    """What a metric the CLI runs apart (the registry's ``separate_runner``: BERTScore) cannot
-    do there (segment tables, --sentence-level), and paired tests of a metric that does not
-    resample (the registry's ``resamples``)."""
+    """What a metric the CLI runs apart (the registry's ``report_runner``: BERTScore) cannot
+    do there (segment tables, --sentence-level, a second one), and paired tests of a metric
+    that does not resample (the registry's ``resamples``)."""
     from ...engine.metrics.registry import get_spec
 
-    for name in separate_metrics(args):
+    separate = separate_metrics(args)
+    if len(separate) > 1:  # the report has room for one (no built-in pair: BERTScore alone)
+        raise CLIError(f"-m {' '.join(separate)}: one metric with its own runner at a time")
+    for name in separate:
         spec = get_spec(name)
         if args.format in ("tsv", "parquet"):
             raise CLIError(f"--format tsv/parquet with {name}: not supported yet; "

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING, Callable
 
 from ...analysis.errors import AnalysisInputError
 from ...engine.strict_numbers import parse_number
+from .analysis_output import emit as _emit
+from .analysis_output import write_output as _write
 from .parser import nonnegative_int, positive_float, positive_int, probability
 
 if TYPE_CHECKING:
@@ -134,10 +135,7 @@ def run(args: argparse.Namespace) -> int:
         path = getattr(args, option, None)
         if path and figs:
             _write(f"--{option}", path, next(iter(figs.values())))
-    if args.output:
-        _write("--output", args.output, text)
-    else:
-        sys.stdout.write(text)
+    _emit(text, args.output)
     if args.html:
         from ...analysis.output import render_procedure_html
 
@@ -151,15 +149,6 @@ def _jsonable(x):
     from ...analysis.output import jsonable
 
     return jsonable(x)
-
-
-def _write(option: str, path: str, data) -> None:
-    from ...analysis.output import write_atomic
-
-    try:
-        write_atomic(path, data)
-    except OSError as exc:
-        raise AnalysisInputError(f"{option} {path}: {exc.strerror or exc}") from None
 
 
 def _ratings(path: str) -> dict[str, np.ndarray]:

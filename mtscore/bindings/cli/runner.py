@@ -107,13 +107,15 @@ def run_command(fn: Callable[[Any], int], args: Any, prog: str, policy: ErrorPol
 
 
 def _user_error(e: Exception, prog: str, policy: ErrorPolicy) -> int | None:
-    """Print ``e`` as one line and return the exit status; None for a bug (re-raised)."""
-    if isinstance(e, UserError):
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
+    """Print ``e`` as one line and return the exit status; None for a bug (re-raised). A file
+    error first: one that is also a :class:`~mtscore.errors.UserError` (``OutputError``) gets
+    the policy's file-error line, as every ``OSError`` does."""
     if isinstance(e, OSError):
         print(f"{prog}: error: {policy.os_line(e)}", file=sys.stderr)
         return EXIT_ERROR
+    if isinstance(e, UserError):
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(e, UsageError) else EXIT_ERROR
     if isinstance(e, policy.user_errors):
         print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR

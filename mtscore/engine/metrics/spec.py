@@ -117,8 +117,18 @@ class MetricSpec:
                     command-line ``args`` beyond the flags' own (BLEU's target language, ...),
                     given the flags' ``kwargs``; default: those alone
     cli           : ``mtscore -m`` offers it (chrf++ is chrF with ``--chrf-word-order 2`` there)
-    separate_runner : the CLI scores it apart from the lexical metrics (its own encoder,
-                    progress and report: BERTScore)
+    report_runner : ``"module:Class"``, the command line's own runner of it, or None (scored
+                    with the other metrics). ``mtscore`` and ``score-table`` score a metric that
+                    has one apart from the others, on the whole corpus' text (its own encoder,
+                    progress and report lines: BERTScore's
+                    ``"mtscore.bindings.cli.bertscore:BERTScoreRunner"``); the class is imported
+                    only when ``-m`` names the metric (:meth:`load_runner`), so ``mtscore --help``
+                    imports nothing of it. It takes ``(args, n_systems=None)`` and has
+                    ``n_systems``, ``result(hyps, refs) -> dict`` (``name``, ``score``,
+                    ``signature``) and ``format(hyps, refs) -> str``; for ``score-table --ray``
+                    the class methods ``check_ray(args)``, ``ray_kwargs(args)`` and
+                    ``from_ray(args, result, test_set, name)``
+    separate_runner : ``report_runner is not None`` (read only)
     lower_is_better : as the class's ``lower_is_better`` (TER, WER, PER, CER, EED)
     aggregate     : "sum" or "mean" (:data:`AGGREGATES`)
     resamples     : bootstrap CIs and paired bootstrap / AR tests take its statistics
@@ -132,27 +142,37 @@ class MetricSpec:
                     any registered name)
     sentence_defaults : constructor defaults where it scores single sentences (the decoder
                     API, n-best, MBR, rewards): BLEU's effective order
-    ids           : scores token ids directly (id mode: BLEU, TER)
+    ids           : scores token ids directly (id mode: BLEU, TER): ``id_metric`` and the
+                    decoder's id functions accept the name. The class's statistics of ids come
+                    from the BLEU n-gram or TER shift-search kernels (a subclass of either),
+                    else from its own ``stats_of_ids(hyps, refs, groups)`` (``TokenIds``
+                    hyps and refs, int64 ``(N + 1,)`` reference offsets ``groups``) giving an
+                    ``(N, k)`` statistics matrix, as its ``corpus_stats`` would of the ids
+                    written as text
+    id_defaults   : constructor defaults in id mode (BLEU: ``tokenize="none"``, each id one
+                    token); the caller's options win
     extra         : the pip extra its class needs, if any
     """
 
     __slots__ = ("aggregate", "cli", "cls", "decoder", "export", "extra", "family", "fixed",
-                 "from_args", "ids", "lower_is_better", "module", "name", "name_of", "options", "ray",
-                 "ray_actors", "ray_check", "ray_defaults", "resamples", "sentence_defaults",
-                 "separate_runner")
+                 "from_args", "id_defaults", "ids", "lower_is_better", "module", "name", "name_of", "options", "ray",
+                 "ray_actors", "ray_check", "ray_defaults", "report_runner", "resamples",
+                 "sentence_defaults")
 
     def __init__(self, name: str, module: str, cls: str, *, fixed: Mapping[str, Any] | None = None,
                  family: str | None = None, name_of: Callable[[Any], str] | None = None,
                  export: bool = True, options: OptionGroup | None = None,
                  from_args: Callable[[Any, dict], dict] | None = None, cli: bool = True,
-                 separate_runner: bool = False, lower_is_better: bool = False, aggregate: str = "sum",
+                 report_runner: str | None = None, lower_is_better: bool = False, aggregate: str = "sum",
                  resamples: bool = True, ray: bool = True, ray_actors: bool = False,
                  ray_defaults: Mapping[str, Any] | None = None,
                  ray_check: Callable[[dict], None] | None = None, decoder: bool = False,
                  sentence_defaults: Mapping[str, Any] | None = None, ids: bool = False,
-                 extra: str | None = None):
+                 id_defaults: Mapping[str, Any] | None = None, extra: str | None = None):
         if not name or name != name.lower():
             raise ValueError(f"MetricSpec: name must be a non-empty lower-case string, got {name!r}")
+        if report_runner is not None and report_runner.count(":") != 1:
+            raise ValueError(f"MetricSpec {name!r}: report_runner must be 'module:Class', got {report_runner!r}")
         if aggregate not in AGGREGATES:
             raise ValueError(f"MetricSpec {name!r}: aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         self.name = name
@@ -165,7 +185,7 @@ class MetricSpec:
         self.options = options
         self.from_args = from_args
         self.cli = cli
-        self.separate_runner = separate_runner
+        self.report_runner = report_runner
         self.lower_is_better = lower_is_better
         self.aggregate = aggregate
         self.resamples = resamples
@@ -176,11 +196,25 @@ class MetricSpec:
         self.decoder = decoder
         self.sentence_defaults = dict(sentence_defaults or {})
         self.ids = ids
+        self.id_defaults = dict(id_defaults or {})
         self.extra = extra
 
     def load(self) -> type:
         """The metric class (imports its module)."""
         return getattr(importlib.import_module(self.module), self.cls)
+
+    @property
+    def separate_runner(self) -> bool:
+        """The CLI scores it apart from the other metrics, with its :attr:`report_runner`."""
+        return self.report_runner is not None
+
+    def load_runner(self) -> Any:
+        """The command line's runner class of it (imports its module; ``ValueError`` without a
+        :attr:`report_runner`)."""
+        if self.report_runner is None:
+            raise ValueError(f"metric {self.name!r} has no report_runner")
+        module, _, cls = self.report_runner.partition(":")
+        return getattr(importlib.import_module(module), cls)
 
     def cli_kwargs(self, args) -> dict:
         """Constructor arguments from parsed command-line ``args`` (the flags, then ``from_args``)."""
