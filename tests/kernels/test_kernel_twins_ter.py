@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import data_dir
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from twins_harness import (
     assert_same,
-    assert_same_signature,
     both,
     case_registry,
     corpus,
     load_intl,
     outcome,
     pair,
+    run_case,
     texts,
-    wmt_rows,
 )
 
 from mtscore.kernels import (
@@ -248,17 +245,4 @@ def _(data, source):
 @pytest.mark.parametrize("source", ["wmt", "unicode"])
 @pytest.mark.parametrize("func", sorted(CASES))
 def test_kernel_equals_twin(func, source):
-    kernel, twin = pair(func)
-    assert_same_signature(kernel, twin)
-    if source == "wmt" and wmt_rows() is None:
-        pytest.skip(f"WMT21 segments not found under {data_dir()} (set MTSCORE_DATA)")
-    check, examples = CASES[func]
-
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.filter_too_much])
-    @given(data=st.data())
-    def run(data):
-        check(data, source)
-
-    run()
+    run_case(CASES, func, source)

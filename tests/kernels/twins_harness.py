@@ -9,7 +9,9 @@ import functools
 import inspect
 
 import numpy as np
+import pytest
 from conftest import data_dir
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mtscore.engine.tokenizers import intl_table
@@ -217,3 +219,23 @@ def assert_same_signature(kernel, twin):
         assert hasattr(twin, name), (kernel, name)
         if not name.startswith("_"):
             assert params(getattr(kernel, name)) == params(getattr(twin, name)), (kernel, name)
+
+
+def run_case(cases, func, source):
+    """The one parametrised check of every kernel-twin file: kernel ``func`` (``module.name``)
+    against its twin, same signature, then its recorded check on ``source`` ('wmt' or
+    'unicode') for as many hypothesis examples as ``cases[func]`` says."""
+    kernel, twin = pair(func)
+    assert_same_signature(kernel, twin)
+    if source == "wmt" and wmt_rows() is None:
+        pytest.skip(f"WMT21 segments not found under {data_dir()} (set MTSCORE_DATA)")
+    check, examples = cases[func]
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+    @given(data=st.data())
+    def run(data):
+        check(data, source)
+
+    run()
