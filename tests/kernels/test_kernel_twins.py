@@ -22,17 +22,8 @@ import unicodedata
 
 import numpy as np
 import pytest
+import twins_harness as th
 from hypothesis import strategies as st
-from twins_harness import (
-    assert_same,
-    both,
-    case_registry,
-    corpus,
-    load_intl,
-    outcome,
-    run_case,
-    texts,
-)
 
 from mtscore.kernels import (
     _text,
@@ -44,18 +35,18 @@ from mtscore.kernels.reference import (
 )
 
 CASES: dict[str, tuple] = {}  # kernel function -> (check, examples)
-case = case_registry(CASES)
+case = th.case_registry(CASES)
 
 
 @case("_text.set_intl_table", 20)
 def _(data, source):
-    table = load_intl()
-    both("_text.set_intl_table", np.zeros(5, np.uint8))  # the size check
-    both("_text.set_intl_table", table)
-    assert both("_text.has_intl_table") is True
+    table = th.load_intl()
+    th.both("_text.set_intl_table", np.zeros(5, np.uint8))  # the size check
+    th.both("_text.set_intl_table", table)
+    assert th.both("_text.has_intl_table") is True
     # the installed classes are regex's \p{P}, \p{S}, \p{N} on the drawn characters
     import regex
-    for c in set("".join(texts(data, source))):
+    for c in set("".join(th.texts(data, source))):
         bits = (bool(regex.match(r"\p{P}", c)) | bool(regex.match(r"\p{S}", c)) << 1
                 | bool(regex.match(r"\p{N}", c)) << 2)
         assert table[ord(c)] == bits, (c, unicodedata.category(c))
@@ -63,14 +54,14 @@ def _(data, source):
 
 @case("_text.has_intl_table", 1)
 def _(data, source):
-    load_intl()
-    _text.set_intl_table(load_intl())
-    assert both("_text.has_intl_table") is True
+    th.load_intl()
+    _text.set_intl_table(th.load_intl())
+    assert th.both("_text.has_intl_table") is True
 
 
 @case("_text_vocab.Vocab")
 def _(data, source):
-    toks = [w for t in texts(data, source) for w in t.split()] + ["", "\ud800", "a" * 40]
+    toks = [w for t in th.texts(data, source) for w in t.split()] + ["", "\ud800", "a" * 40]
     ops = data.draw(st.lists(st.tuples(st.sampled_from(["intern", "lookup"]),
                                        st.sampled_from(toks)), max_size=60), label="ops")
     vk, vt = _text_vocab.Vocab(), text_vocab.Vocab()
@@ -79,22 +70,22 @@ def _(data, source):
     assert len(vk) == len(vt)
     assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
     for i in (-1, len(vk)):
-        assert outcome(vk.token, i) == outcome(vt.token, i) == ("raised", IndexError)
+        assert th.outcome(vk.token, i) == th.outcome(vt.token, i) == ("raised", IndexError)
 
 
 @case("_text.encode", 60)
 def _(data, source):
-    load_intl()
-    lines = texts(data, source)
+    th.load_intl()
+    lines = th.texts(data, source)
     rstrip = data.draw(st.booleans(), label="rstrip")
     for mode in range(8):
         vk, vt = _text.Vocab(), text.Vocab()
         for chunk in (lines, lines[::-1]):  # a second call shares the vocabulary
             a = _text.encode(chunk, mode, vk, rstrip)
             b = text.encode(chunk, mode, vt, rstrip)
-            assert_same(a, b)  # ids too: both intern in first-seen order
+            th.assert_same(a, b)  # ids too: both intern in first-seen order
         assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
-    assert_same(_text.encode(lines, 5), text.encode(lines, 5))
+    th.assert_same(_text.encode(lines, 5), text.encode(lines, 5))
     # lookup: tokens of the second half the first half's vocabulary lacks get UNSEEN_ID, and
     # the vocabulary is left as it was (twice: the kernel's word cache must not keep UNSEEN)
     half = len(lines) // 2
@@ -106,80 +97,80 @@ def _(data, source):
         for _ in range(2):
             a = _text.encode(lines[half:], mode, vk, rstrip, True)
             b = text.encode(lines[half:], mode, vt, rstrip, True)
-            assert_same(a, b)
+            th.assert_same(a, b)
             assert len(vk) == len(vt) == n
         # a token added afterwards gets its own id, also inside a word met before
         _text.encode(lines[half:], mode, vk, rstrip)
         text.encode(lines[half:], mode, vt, rstrip)
-        assert_same(_text.encode(lines[half:], mode, vk, rstrip, True),
+        th.assert_same(_text.encode(lines[half:], mode, vk, rstrip, True),
                     text.encode(lines[half:], mode, vt, rstrip, True))
-    assert outcome(_text.encode, lines, 1) == outcome(text.encode, lines, 1) == ("raised", ValueError)
-    assert outcome(_text.encode, [1], 0, _text.Vocab()) == outcome(text.encode, [1], 0, text.Vocab())
+    assert th.outcome(_text.encode, lines, 1) == th.outcome(text.encode, lines, 1) == ("raised", ValueError)
+    assert th.outcome(_text.encode, [1], 0, _text.Vocab()) == th.outcome(text.encode, [1], 0, text.Vocab())
 
 
 @case("_text.tokenize_strings", 60)
 def _(data, source):
-    load_intl()
-    lines = texts(data, source)
+    th.load_intl()
+    lines = th.texts(data, source)
     for mode in range(8):
-        both("_text.tokenize_strings", lines, mode, data.draw(st.booleans(), label="rstrip"))
+        th.both("_text.tokenize_strings", lines, mode, data.draw(st.booleans(), label="rstrip"))
 
 
 @case("_lists.first_non_str")
 def _(data, source):
     class S(str):
         pass
-    items = texts(data, source) + data.draw(st.lists(st.sampled_from([None, 1, b"x", S("s")]),
+    items = th.texts(data, source) + data.draw(st.lists(st.sampled_from([None, 1, b"x", S("s")]),
                                                      max_size=3), label="odd")
     items = data.draw(st.permutations(items), label="order")
     for allow_none in (False, True):
-        both("_lists.first_non_str", items, allow_none)
+        th.both("_lists.first_non_str", items, allow_none)
 
 
 @case("_lists.present_row")
 def _(data, source):
-    _, refs = corpus(data, source)
+    _, refs = th.corpus(data, source)
     for r in refs:
-        both("_lists.present_row", r)
+        th.both("_lists.present_row", r)
 
 
 @case("_lists.dedupe_index")
 def _(data, source):
-    _, refs = corpus(data, source)
+    _, refs = th.corpus(data, source)
     rows = list(zip(*refs))
     rows = rows + data.draw(st.lists(st.sampled_from(rows), max_size=8), label="repeats")
     rows = data.draw(st.permutations(rows), label="order")
-    both("_lists.dedupe_index", rows)
-    both("_lists.dedupe_index", rows, data.draw(st.integers(0, len(rows) + 1), label="max_distinct"))
+    th.both("_lists.dedupe_index", rows)
+    th.both("_lists.dedupe_index", rows, data.draw(st.integers(0, len(rows) + 1), label="max_distinct"))
 
 
 @case("_lists.dedupe_columns")
 def _(data, source):
-    hyps, refs = corpus(data, source, none_refs=False)
+    hyps, refs = th.corpus(data, source, none_refs=False)
     pool = [hyps, *refs]
     s = data.draw(st.sampled_from([1, 3, 33, 40]), label="S")  # pairwise (<= 32) and dict paths
     cols = [list(data.draw(st.sampled_from(pool), label="col")) for _ in range(s)]
-    both("_lists.dedupe_columns", cols)
-    both("_lists.dedupe_columns", [*cols, cols[0][:-1]])  # ValueError
-    both("_lists.dedupe_columns", [*cols, [None] * len(cols[0])])  # TypeError
+    th.both("_lists.dedupe_columns", cols)
+    th.both("_lists.dedupe_columns", [*cols, cols[0][:-1]])  # ValueError
+    th.both("_lists.dedupe_columns", [*cols, [None] * len(cols[0])])  # TypeError
 
 
 @case("_lists.take")
 def _(data, source):
-    items = texts(data, source)
+    items = th.texts(data, source)
     idx = np.array(data.draw(st.lists(st.integers(-1, len(items)), max_size=20), label="idx"),
                    dtype=np.int64)
-    both("_lists.take", items, idx)
-    both("_lists.take", items, idx[(idx >= 0) & (idx < len(items))])
+    th.both("_lists.take", items, idx)
+    th.both("_lists.take", items, idx[(idx >= 0) & (idx < len(items))])
 
 
 @case("_lists.count_ending_with_space_period")
 def _(data, source):
-    both("_lists.count_ending_with_space_period", texts(data, source))
+    th.both("_lists.count_ending_with_space_period", th.texts(data, source))
 
 
 # ---- the one parametrised test -------------------------------------------------------------
 @pytest.mark.parametrize("source", ["wmt", "unicode"])
 @pytest.mark.parametrize("func", sorted(CASES))
 def test_kernel_equals_twin(func, source):
-    run_case(CASES, func, source)
+    th.run_case(CASES, func, source)

@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import twins_harness as th
 from hypothesis import strategies as st
-from twins_harness import (
-    assert_same,
-    both,
-    case_registry,
-    corpus,
-    outcome,
-    pair,
-    run_case,
-    texts,
-)
 
 from mtscore.kernels import (
     _edit_csr,
@@ -29,14 +20,14 @@ from mtscore.kernels.reference import (
 )
 
 CASES: dict[str, tuple] = {}  # kernel function -> (check, examples)
-case = case_registry(CASES)
+case = th.case_registry(CASES)
 
 
 # ---- _edit_csr / _edit_distance / _edit_words: WER / CER / PER / EED -------------------------
 def _edit_inputs(data, source, chars=False):
     """``(hyp values, hyp offsets, ref values, ref offsets, seg_refs)`` of a drawn corpus
     (None references left out of ``seg_refs``; a segment may end up with none)."""
-    hyps, refs = corpus(data, source)
+    hyps, refs = th.corpus(data, source)
     flat, seg_refs = [], [0]
     for i in range(len(hyps)):
         lines = [r[i] for r in refs if r[i] is not None]
@@ -65,37 +56,37 @@ def _long_symbols(data, label):
 
 @case("_edit_csr.jiwer_words", 60)
 def _(data, source):
-    lines = texts(data, source)
+    lines = th.texts(data, source)
     vk, vt = _text.Vocab(), text.Vocab()
     for chunk in (lines, lines[::-1]):  # a second call shares the vocabulary
-        assert_same(_edit_csr.jiwer_words(chunk, vk), edit_csr.jiwer_words(chunk, vt))
+        th.assert_same(_edit_csr.jiwer_words(chunk, vk), edit_csr.jiwer_words(chunk, vt))
     assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
-    assert outcome(_edit_csr.jiwer_words, [1], _text.Vocab()) == outcome(edit_csr.jiwer_words, [1], text.Vocab())
+    assert th.outcome(_edit_csr.jiwer_words, [1], _text.Vocab()) == th.outcome(edit_csr.jiwer_words, [1], text.Vocab())
 
 
 @case("_edit_csr.code_points")
 def _(data, source):
-    lines = texts(data, source)
+    lines = th.texts(data, source)
     for strip in (False, True):
-        both("_edit_csr.code_points", lines, strip)
-    both("_edit_csr.code_points", [*lines, None])  # TypeError
+        th.both("_edit_csr.code_points", lines, strip)
+    th.both("_edit_csr.code_points", [*lines, None])  # TypeError
 
 
 @case("_edit_distance.edit_stats_range", 60)
 def _(data, source):
-    k, t = pair("_edit_distance.edit_stats_range")
+    k, t = th.pair("_edit_distance.edit_stats_range")
     args = _edit_inputs(data, source, chars=data.draw(st.booleans(), label="chars"))
     n = len(args[1]) - 1
     for measure in (0, 1):
         for multi in (0, 1, 2):
             outs = [np.full((n, 2), 7.0) for _ in range(2)]
-            assert outcome(k, *args, outs[0], measure, multi) == outcome(t, *args, outs[1], measure, multi)
-            assert_same(outs[0], outs[1])
+            assert th.outcome(k, *args, outs[0], measure, multi) == th.outcome(t, *args, outs[1], measure, multi)
+            th.assert_same(outs[0], outs[1])
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
     outs = [np.full((n, 2), 7.0) for _ in range(2)]
-    assert outcome(k, *args, outs[0], 0, 2, a, b) == outcome(t, *args, outs[1], 0, 2, a, b)
-    assert_same(outs[0], outs[1])
+    assert th.outcome(k, *args, outs[0], 0, 2, a, b) == th.outcome(t, *args, outs[1], 0, 2, a, b)
+    th.assert_same(outs[0], outs[1])
     # long sequences: every block path of the bit-parallel kernel
     h, r = _long_symbols(data, "hyp"), _long_symbols(data, "ref")
     csr = (h, np.array([0, len(h)], np.int64), r, np.array([0, len(r)], np.int64),
@@ -103,18 +94,18 @@ def _(data, source):
     outs = [np.zeros((1, 2)) for _ in range(2)]
     k(*csr, outs[0], 0, 0)
     t(*csr, outs[1], 0, 0)
-    assert_same(outs[0], outs[1])
+    th.assert_same(outs[0], outs[1])
     for bad in ((args[0], args[1], args[2], args[3], args[4][:-1]),  # seg_refs too short
                 (args[0] - 1, *args[1:]) if len(args[0]) else (np.array([-1], np.int32),
                                                                  np.array([0, 1], np.int64), *args[2:])):
         o = [np.zeros((len(bad[1]) - 1, 2)) for _ in range(2)]
-        assert outcome(k, *bad, o[0]) == outcome(t, *bad, o[1])
+        assert th.outcome(k, *bad, o[0]) == th.outcome(t, *bad, o[1])
 
 
 @case("_edit_words.word_stats_texts", 60)
 def _(data, source):
-    k, t = pair("_edit_words.word_stats_texts")
-    hyps, refs = corpus(data, source)
+    k, t = th.pair("_edit_words.word_stats_texts")
+    hyps, refs = th.corpus(data, source)
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
     if flat and data.draw(st.booleans(), label="copy"):  # a reference equal to its hypothesis
         flat[0] = hyps[0]
@@ -130,15 +121,15 @@ def _(data, source):
     for measure in (0, 1):
         for multi in (0, 1, 2):
             outs = [np.full((n, 2), 7.0) for _ in range(2)]
-            assert outcome(k, hyps, flat, lo, hi, outs[0], measure, multi) == \
-                outcome(t, hyps, flat, lo, hi, outs[1], measure, multi)
-            assert_same(outs[0], outs[1])
+            assert th.outcome(k, hyps, flat, lo, hi, outs[0], measure, multi) == \
+                th.outcome(t, hyps, flat, lo, hi, outs[1], measure, multi)
+            th.assert_same(outs[0], outs[1])
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
     outs = [np.full((n, 2), 7.0) for _ in range(2)]
-    assert outcome(k, hyps, flat, lo, hi, outs[0], 1, 2, a, b) == \
-        outcome(t, hyps, flat, lo, hi, outs[1], 1, 2, a, b)
-    assert_same(outs[0], outs[1])
+    assert th.outcome(k, hyps, flat, lo, hi, outs[0], 1, 2, a, b) == \
+        th.outcome(t, hyps, flat, lo, hi, outs[1], 1, 2, a, b)
+    th.assert_same(outs[0], outs[1])
     # long strings: words across the 64-code-point bit words and past 16 bytes, hypotheses of
     # more than 64 words (the block distance), in every width
     alphabet = data.draw(st.sampled_from(["ab ", "ab\t \xa0", "aé  \u3000", "a\U0001F600 b\u2000"]),
@@ -151,7 +142,7 @@ def _(data, source):
     for measure in (0, 1):
         k(longs[:2], longs, *two, o[0], measure)
         t(longs[:2], longs, *two, o[1], measure)
-        assert_same(o[0], o[1])
+        th.assert_same(o[0], o[1])
     # the same numbers as edit_stats_range on jiwer_words ids (a corpus vocabulary)
     vocab = _text.Vocab()
     hv, ho = _edit_csr.jiwer_words(hyps, vocab)
@@ -160,30 +151,30 @@ def _(data, source):
     o1, o2 = np.zeros((n, 2)), np.zeros((n, 2))
     _edit_distance.edit_stats_range(hv, ho, rv, ro, seg, o1, 0, 1)
     _edit_words.word_stats_texts(hyps, flat, seg[:-1].copy(), seg[1:].copy(), o2, 0, 1)
-    assert_same(o1, o2)
+    th.assert_same(o1, o2)
     for bad in ((hyps, flat, lo, hi + 1, np.zeros((n, 2))),
                 ([*hyps, None], flat, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
                 (hyps, [*flat, None], lo, np.where(hi == hi.max(), len(flat) + 1, hi), np.zeros((n, 2))),
                 (hyps, flat, lo, hi, np.zeros((n, 3)))):
-        assert outcome(k, *bad) == outcome(t, *bad)
+        assert th.outcome(k, *bad) == th.outcome(t, *bad)
 
 
 @case("_edit_distance.levenshtein")
 def _(data, source):
-    both("_edit_distance.levenshtein", _long_symbols(data, "a"), _long_symbols(data, "b"))
+    th.both("_edit_distance.levenshtein", _long_symbols(data, "a"), _long_symbols(data, "b"))
     vocab = _text.Vocab()
-    x, y = data.draw(st.sampled_from(texts(data, source)), label="x"), \
-        data.draw(st.sampled_from(texts(data, source)), label="y")
-    both("_edit_distance.levenshtein", _edit_csr.jiwer_words([x], vocab)[0], _edit_csr.jiwer_words([y], vocab)[0])
-    both("_edit_distance.levenshtein", _edit_csr.code_points([x])[0], _edit_csr.code_points([y])[0])
-    both("_edit_distance.levenshtein", np.array([-1], np.int32), np.array([1], np.int32))  # ValueError
+    x, y = data.draw(st.sampled_from(th.texts(data, source)), label="x"), \
+        data.draw(st.sampled_from(th.texts(data, source)), label="y")
+    th.both("_edit_distance.levenshtein", _edit_csr.jiwer_words([x], vocab)[0], _edit_csr.jiwer_words([y], vocab)[0])
+    th.both("_edit_distance.levenshtein", _edit_csr.code_points([x])[0], _edit_csr.code_points([y])[0])
+    th.both("_edit_distance.levenshtein", np.array([-1], np.int32), np.array([1], np.int32))  # ValueError
 
 
 @case("_edit_distance.eed_scores", 15)
 def _(data, source):
     from mtscore.engine.metrics.eed import preprocess_en
 
-    hyps, refs = corpus(data, source, n_max=3, k_max=2)
+    hyps, refs = th.corpus(data, source, n_max=3, k_max=2)
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
     seg_refs = np.cumsum([0] + [sum(r[i] is not None for r in refs) for i in range(len(hyps))])
     pre = data.draw(st.booleans(), label="preprocess")
@@ -191,9 +182,9 @@ def _(data, source):
     rv, ro = _edit_csr.code_points([preprocess_en(x) if pre else x for x in flat])
     params = data.draw(st.sampled_from([(), (2.0, 0.3, 0.2, 1.0), (1.0, 0.0, 0.5, 0.7),
                                         (0.0, 1.5, 0.0, 2.0), (2.0, -1.0, 0.2, 1.0)]), label="params")
-    both("_edit_distance.eed_scores", hv, ho, rv, ro, seg_refs.astype(np.int64), *params)
+    th.both("_edit_distance.eed_scores", hv, ho, rv, ro, seg_refs.astype(np.int64), *params)
     empty = np.zeros(len(ho), np.int64)  # no reference at all: NaN
-    both("_edit_distance.eed_scores", hv, ho, rv, ro, empty)
+    th.both("_edit_distance.eed_scores", hv, ho, rv, ro, empty)
 
 
 #: every character str.isspace() accepts (jiwer's \s), so each one appears in the word-set tests
@@ -241,15 +232,15 @@ def _word_set_texts(data):
 
 @case("_edit_words.WordSets")
 def _(data, source):
-    refs = texts(data, source) + _word_set_texts(data)
+    refs = th.texts(data, source) + _word_set_texts(data)
     assert len(_edit_words.WordSets(refs)) == len(edit_words.WordSets(refs)) == len(refs)
-    assert outcome(_edit_words.WordSets, [*refs, None]) == outcome(edit_words.WordSets, [*refs, None])
+    assert th.outcome(_edit_words.WordSets, [*refs, None]) == th.outcome(edit_words.WordSets, [*refs, None])
 
 
 @case("_edit_words.word_stats_sets", 60)
 def _(data, source):
-    k, t = pair("_edit_words.word_stats_sets")
-    hyps, refs = corpus(data, source)
+    k, t = th.pair("_edit_words.word_stats_sets")
+    hyps, refs = th.corpus(data, source)
     flat = [r[i] for i in range(len(hyps)) for r in refs if r[i] is not None]
     counts = [sum(r[i] is not None for r in refs) for i in range(len(hyps))]
     # the prepared sets' own texts: every width (a hypothesis narrower, as wide as or wider
@@ -281,29 +272,29 @@ def _(data, source):
     sk, stw = _edit_words.WordSets(flat), edit_words.WordSets(flat)
     for multi in (0, 1, 2):
         outs = [np.full((n, 2), 7.0) for _ in range(3)]
-        assert outcome(k, hyps, sk, lo, hi, outs[0], multi) == outcome(t, hyps, stw, lo, hi, outs[1], multi)
-        assert_same(outs[0], outs[1])
+        assert th.outcome(k, hyps, sk, lo, hi, outs[0], multi) == th.outcome(t, hyps, stw, lo, hi, outs[1], multi)
+        th.assert_same(outs[0], outs[1])
         # the same numbers as the kernel that splits the references on every call
         _edit_words.word_stats_texts(hyps, flat, lo, hi, outs[2], 0, multi)
-        assert_same(outs[0], outs[2])
+        th.assert_same(outs[0], outs[2])
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
     outs = [np.full((n, 2), 7.0) for _ in range(2)]
-    assert outcome(k, hyps, sk, lo, hi, outs[0], 2, a, b) == outcome(t, hyps, stw, lo, hi, outs[1], 2, a, b)
-    assert_same(outs[0], outs[1])
+    assert th.outcome(k, hyps, sk, lo, hi, outs[0], 2, a, b) == th.outcome(t, hyps, stw, lo, hi, outs[1], 2, a, b)
+    th.assert_same(outs[0], outs[1])
     for bad in ((hyps, sk, lo, hi + 1, np.zeros((n, 2))),
                 ([*hyps, None], sk, np.append(lo, 0), np.append(hi, 0), np.zeros((n + 1, 2))),
                 (hyps, sk, lo, hi, np.zeros((n, 3))),
                 (hyps, None, lo, hi, np.zeros((n, 2))),
                 (hyps, flat, lo, hi, np.zeros((n, 2)))):
         twin_bad = tuple(stw if x is sk else x for x in bad)
-        assert outcome(k, *bad) == outcome(t, *twin_bad)
+        assert th.outcome(k, *bad) == th.outcome(t, *twin_bad)
     outs = [np.zeros((n, 2)) for _ in range(2)]
-    assert outcome(k, hyps, sk, lo, hi, outs[0], 3) == outcome(t, hyps, stw, lo, hi, outs[1], 3)
+    assert th.outcome(k, hyps, sk, lo, hi, outs[0], 3) == th.outcome(t, hyps, stw, lo, hi, outs[1], 3)
 
 
 # ---- the one parametrised test -------------------------------------------------------------
 @pytest.mark.parametrize("source", ["wmt", "unicode"])
 @pytest.mark.parametrize("func", sorted(CASES))
 def test_kernel_equals_twin(func, source):
-    run_case(CASES, func, source)
+    th.run_case(CASES, func, source)

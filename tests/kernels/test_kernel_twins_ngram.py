@@ -5,18 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import twins_harness as th
 from hypothesis import strategies as st
-from twins_harness import (
-    assert_same,
-    both,
-    case_registry,
-    corpus,
-    encoded,
-    outcome,
-    pair,
-    run_case,
-    texts,
-)
 
 from mtscore.kernels import (
     _lists,
@@ -26,25 +16,25 @@ from mtscore.kernels import (
 )
 
 CASES: dict[str, tuple] = {}  # kernel function -> (check, examples)
-case = case_registry(CASES)
+case = th.case_registry(CASES)
 
 
 def _bleu_prepared(data, source):
-    hyps, refs = corpus(data, source)
+    hyps, refs = th.corpus(data, source)
     vocab = _text.Vocab()
     mode = data.draw(st.sampled_from([_text.MODE_NONE, _text.MODE_13A]), label="mode")
-    streams = [encoded(r, mode, vocab) for r in refs]
+    streams = [th.encoded(r, mode, vocab) for r in refs]
     present = np.array([[x is not None for x in r] for r in refs], dtype=np.uint8)
     order = data.draw(st.integers(1, 6), label="order")
-    hv, ho = encoded(hyps, mode, vocab)
+    hv, ho = th.encoded(hyps, mode, vocab)
     return streams, present, order, hv, ho
 
 
 @case("_ngram.bleu_prepare_refs")
 def _(data, source):
     streams, present, order, _, _ = _bleu_prepared(data, source)
-    both("_ngram.bleu_prepare_refs", streams, present, order)
-    both("_ngram.bleu_prepare_refs", streams, present[:, :0], order)  # ValueError
+    th.both("_ngram.bleu_prepare_refs", streams, present, order)
+    th.both("_ngram.bleu_prepare_refs", streams, present[:, :0], order)  # ValueError
 
 
 @case("_ngram.bleu_stats")
@@ -52,14 +42,14 @@ def _(data, source):
     streams, present, order, hv, ho = _bleu_prepared(data, source)
     prep = _ngram.bleu_prepare_refs(streams, present, order)
     n = len(ho) - 1
-    both("_ngram.bleu_stats", hv, ho, *prep, order)
+    th.both("_ngram.bleu_stats", hv, ho, *prep, order)
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
-    both("_ngram.bleu_stats", hv, ho[a:b + 1] - ho[a], *prep, order, a, b)
+    th.both("_ngram.bleu_stats", hv, ho[a:b + 1] - ho[a], *prep, order, a, b)
     seg_map = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n),
                                  label="seg_map"), dtype=np.int64)
-    both("_ngram.bleu_stats", hv, ho, *prep, order, seg_map=seg_map)
-    both("_ngram.bleu_stats", hv, ho, *prep, order, seg_map=seg_map + n)  # ValueError
+    th.both("_ngram.bleu_stats", hv, ho, *prep, order, seg_map=seg_map)
+    th.both("_ngram.bleu_stats", hv, ho, *prep, order, seg_map=seg_map + n)  # ValueError
 
 
 @case("_ngram.bleu_pair_stats")
@@ -76,12 +66,12 @@ def _(data, source):
         groups.append(len(offs) - 1)
     rv, ro = np.array(vals, dtype=np.int32), np.array(offs, dtype=np.int64)
     g = np.array(groups, dtype=np.int64)
-    got = both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g, order)
+    got = th.both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g, order)
     # the fused pass equals preparing the references and scoring against them
     np.testing.assert_array_equal(got, _ngram.bleu_stats(
         hv, ho, *_ngram.bleu_prepare_refs(streams, present, order), order))
-    both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g[:-1], order)  # ValueError: N + 1 groups
-    both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g[::-1].copy(), order)  # ValueError: decreasing
+    th.both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g[:-1], order)  # ValueError: N + 1 groups
+    th.both("_ngram.bleu_pair_stats", hv, ho, rv, ro, g[::-1].copy(), order)  # ValueError: decreasing
 
 
 @case("_ngram.bleu_sentence_scores", 60)
@@ -95,18 +85,18 @@ def _(data, source):
         sv = data.draw(st.sampled_from([0.0, 0.1, 1.0, 0.01]), label="smooth_value")
         for eff in (False, True):
             for neumaier in (False, True):
-                both("_ngram.bleu_sentence_scores", stats, order, smooth, sv, eff, neumaier)
+                th.both("_ngram.bleu_sentence_scores", stats, order, smooth, sv, eff, neumaier)
 
 
 def _chrf_prepared(data, source):
-    hyps, refs = corpus(data, source)
+    hyps, refs = th.corpus(data, source)
     vocab = _text.Vocab()
     ws = data.draw(st.booleans(), label="whitespace")
     cmode = _text.MODE_CHARS_WS if ws else _text.MODE_CHARS
     c = data.draw(st.integers(0, 6), label="char_order")
     w = data.draw(st.integers(0 if c else 1, 2), label="word_order")
     chars = [_text.encode([x or "" for x in r], cmode, None) for r in refs]
-    words = [encoded(r, _text.MODE_CHRF_WORDS, vocab) for r in refs] if w else []
+    words = [th.encoded(r, _text.MODE_CHRF_WORDS, vocab) for r in refs] if w else []
     present = np.array([[x is not None for x in r] for r in refs], dtype=np.uint8)
     hc = _text.encode(hyps, cmode, None)
     hw = _text.encode(hyps, _text.MODE_CHRF_WORDS, vocab)
@@ -116,8 +106,8 @@ def _chrf_prepared(data, source):
 @case("_ngram.chrf_prepare_refs")
 def _(data, source):
     chars, words, present, c, w, _, _ = _chrf_prepared(data, source)
-    both("_ngram.chrf_prepare_refs", chars, words, present, c, w)
-    both("_ngram.chrf_prepare_refs", chars, words, present[:, :0], c, w)  # ValueError
+    th.both("_ngram.chrf_prepare_refs", chars, words, present, c, w)
+    th.both("_ngram.chrf_prepare_refs", chars, words, present[:, :0], c, w)  # ValueError
 
 
 @case("_ngram.chrf_stats")
@@ -127,14 +117,14 @@ def _(data, source):
     factor = data.draw(st.sampled_from([1.0, 4.0, 9.0, 0.25]), label="factor")
     eps = data.draw(st.booleans(), label="eps")
     n = len(hc[1]) - 1
-    both("_ngram.chrf_stats", *hc, *hw, *prep, c, w, factor, eps)
+    th.both("_ngram.chrf_stats", *hc, *hw, *prep, c, w, factor, eps)
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
-    both("_ngram.chrf_stats", hc[0], hc[1][a:b + 1] - hc[1][a], hw[0], hw[1][a:b + 1] - hw[1][a],
+    th.both("_ngram.chrf_stats", hc[0], hc[1][a:b + 1] - hc[1][a], hw[0], hw[1][a:b + 1] - hw[1][a],
          *prep, c, w, factor, eps, a, b)
     seg_map = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=n, max_size=n),
                                  label="seg_map"), dtype=np.int64)
-    both("_ngram.chrf_stats", *hc, *hw, *prep, c, w, factor, eps, seg_map=seg_map)
+    th.both("_ngram.chrf_stats", *hc, *hw, *prep, c, w, factor, eps, seg_map=seg_map)
 
 
 @case("_ngram.chrf_f_scores", 60)
@@ -147,35 +137,35 @@ def _(data, source):
     stats = np.concatenate([stats, np.array(extra, dtype=np.int64).reshape(-1, 3 * (c + w))])
     for factor in (1.0, 4.0, 9.0, 0.25):
         for eps in (False, True):
-            both("_ngram.chrf_f_scores", stats, factor, eps)
+            th.both("_ngram.chrf_f_scores", stats, factor, eps)
 
 
 @case("_ngram.order_by_row")
 def _(data, source):
-    _hyps, refs = corpus(data, source)
+    _hyps, refs = th.corpus(data, source)
     _, seg_map = _lists.dedupe_index(list(zip(*refs)))  # real use: rows of repeated references
     rows = data.draw(st.sampled_from([seg_map, np.array(data.draw(
         st.lists(st.integers(-1, 9), max_size=40), label="rows"), dtype=np.int64)]), label="which")
     n_rows = (int(rows.max()) + 1 if len(rows) else 0) + data.draw(st.integers(-1, 3), label="extra")
-    both("_ngram.order_by_row", rows, max(n_rows, 0))
+    th.both("_ngram.order_by_row", rows, max(n_rows, 0))
 
 
 def _group(data, source):
     """The samples of one MBR-like group (drawn text, some repeated) encoded like chrF/chrF++
     (code points + word ids) or BLEU (13a / none token ids), with their orders."""
-    hyps, refs = corpus(data, source, none_refs=False)
+    hyps, refs = th.corpus(data, source, none_refs=False)
     samples = hyps + [x for r in refs for x in r]
     samples += data.draw(st.lists(st.sampled_from(samples), max_size=3), label="repeats")
     kind = data.draw(st.sampled_from(["chrf", "chrf++", "bleu"]), label="kind")
     vocab = _text.Vocab()
     if kind == "bleu":
         mode = data.draw(st.sampled_from([_text.MODE_NONE, _text.MODE_13A]), label="mode")
-        return samples, [encoded(samples, mode, vocab)], [data.draw(st.integers(1, 5), label="order")]
+        return samples, [th.encoded(samples, mode, vocab)], [data.draw(st.integers(1, 5), label="order")]
     cmode = data.draw(st.sampled_from([_text.MODE_CHARS, _text.MODE_CHARS_WS]), label="cmode")
     streams = [_text.encode(samples, cmode, None)]
     orders = [data.draw(st.integers(0 if kind == "chrf++" else 1, 6), label="char_order")]
     if kind == "chrf++":
-        streams.append(encoded(samples, _text.MODE_CHRF_WORDS, vocab))
+        streams.append(th.encoded(samples, _text.MODE_CHRF_WORDS, vocab))
         orders.append(data.draw(st.integers(1, 2), label="word_order"))
     return samples, streams, orders
 
@@ -183,11 +173,11 @@ def _group(data, source):
 @case("_pairwise.group_ngrams")
 def _(data, source):
     _, streams, orders = _group(data, source)
-    both("_pairwise.group_ngrams", streams, orders)
-    both("_pairwise.group_ngrams", streams, [*orders, 1])  # ValueError
-    both("_pairwise.group_ngrams", streams, [-1, *orders[1:]])  # ValueError
+    th.both("_pairwise.group_ngrams", streams, orders)
+    th.both("_pairwise.group_ngrams", streams, [*orders, 1])  # ValueError
+    th.both("_pairwise.group_ngrams", streams, [-1, *orders[1:]])  # ValueError
     v, o = streams[0]
-    both("_pairwise.group_ngrams", [(v, o[::-1].copy())], orders[:1])  # decreasing offsets
+    th.both("_pairwise.group_ngrams", [(v, o[::-1].copy())], orders[:1])  # decreasing offsets
 
 
 def _matrix_args(data, source, func):
@@ -219,14 +209,14 @@ def _matrix_args(data, source, func):
 
 
 def _both_matrix(func, args, shape, part):
-    k, t = pair(func)
+    k, t = th.pair(func)
     outs = [np.full(shape, -7.0) for _ in range(2)]
-    assert outcome(k, *args, outs[0], part) == outcome(t, *args, outs[1], part)
-    assert_same(outs[0], outs[1])
+    assert th.outcome(k, *args, outs[0], part) == th.outcome(t, *args, outs[1], part)
+    th.assert_same(outs[0], outs[1])
     bad = np.array([shape[1]], np.int64)  # not a column: ValueError
-    assert outcome(k, *args, outs[0], bad) == outcome(t, *args, outs[1], bad) == ("raised", ValueError)
+    assert th.outcome(k, *args, outs[0], bad) == th.outcome(t, *args, outs[1], bad) == ("raised", ValueError)
     small = np.zeros((shape[0] + 1, shape[1]))
-    assert outcome(k, *args, small, part) == outcome(t, *args, small, part) == ("raised", ValueError)
+    assert th.outcome(k, *args, small, part) == th.outcome(t, *args, small, part) == ("raised", ValueError)
 
 
 @case("_pairwise.chrf_matrix")
@@ -268,13 +258,13 @@ def _(data, source):
     s = data.draw(st.integers(0, 4), label="S")
     idx = rng.integers(0, len(x), size=(s, data.draw(st.integers(0, 60), label="M")))
     outs = [np.zeros((s, x.shape[1]), dtype) for _ in range(2)]
-    k, t = pair("_resample.resample_sums")
-    assert outcome(k, x, idx, outs[0]) == outcome(t, x, idx, outs[1])
-    assert_same(outs[0], outs[1])
+    k, t = th.pair("_resample.resample_sums")
+    assert th.outcome(k, x, idx, outs[0]) == th.outcome(t, x, idx, outs[1])
+    th.assert_same(outs[0], outs[1])
     bad = np.array([[0, len(x)]], np.int64)
     one = np.zeros((1, x.shape[1]), dtype)
-    assert outcome(k, x, bad, one) == outcome(t, x, bad, one) == ("raised", IndexError)
-    assert outcome(k, x, idx, one[:, :0]) == outcome(t, x, idx, one[:, :0]) == ("raised", ValueError)
+    assert th.outcome(k, x, bad, one) == th.outcome(t, x, bad, one) == ("raised", IndexError)
+    assert th.outcome(k, x, idx, one[:, :0]) == th.outcome(t, x, idx, one[:, :0]) == ("raised", ValueError)
 
 
 @case("_resample.masked_sums")
@@ -283,9 +273,9 @@ def _(data, source):
     rng = np.random.default_rng(_seed(data))
     mask = rng.integers(0, 2, size=(data.draw(st.integers(0, 9), label="T"), len(x))).astype(np.uint8)
     outs = [np.zeros((len(mask), x.shape[1]), np.int64) for _ in range(2)]
-    k, t = pair("_resample.masked_sums")
-    assert outcome(k, x, mask, outs[0]) == outcome(t, x, mask, outs[1])
-    assert_same(outs[0], outs[1])
+    k, t = th.pair("_resample.masked_sums")
+    assert th.outcome(k, x, mask, outs[0]) == th.outcome(t, x, mask, outs[1])
+    th.assert_same(outs[0], outs[1])
 
 
 @case("_resample.draw_counts")
@@ -297,10 +287,10 @@ def _(data, source):
     if data.draw(st.booleans(), label="bad") and s and m:
         idx[-1, -1] = data.draw(st.sampled_from([-1, n]), label="bad value")
     outs = [np.full((s, n), 7.0, np.float32) for _ in range(2)]
-    k, t = pair("_resample.draw_counts")
-    assert outcome(k, idx, outs[0]) == outcome(t, idx, outs[1])
-    if outcome(k, idx, outs[0]) is None:
-        assert_same(outs[0], outs[1])
+    k, t = th.pair("_resample.draw_counts")
+    assert th.outcome(k, idx, outs[0]) == th.outcome(t, idx, outs[1])
+    if th.outcome(k, idx, outs[0]) is None:
+        th.assert_same(outs[0], outs[1])
 
 
 @case("_resample.pcg64_draw_indices")
@@ -314,10 +304,10 @@ def _(data, source):
         state = g.bit_generator.state
     s = data.draw(st.integers(0, 4), label="S")
     m = data.draw(st.sampled_from([-1, 0, 1, 7, n]), label="M")
-    both("_resample.pcg64_draw_indices", state, s, n, m)
-    both("_resample.pcg64_draw_indices", state, s, data.draw(st.sampled_from([0, 1, 2, 2 ** 31 - 1]),
+    th.both("_resample.pcg64_draw_indices", state, s, n, m)
+    th.both("_resample.pcg64_draw_indices", state, s, data.draw(st.sampled_from([0, 1, 2, 2 ** 31 - 1]),
                                                              label="N"), 3)
-    both("_resample.pcg64_draw_indices", {"bit_generator": "MT19937"}, 1, 3)  # ValueError
+    th.both("_resample.pcg64_draw_indices", {"bit_generator": "MT19937"}, 1, 3)  # ValueError
 
 
 @case("_resample.pcg64_draw_counts")
@@ -326,17 +316,17 @@ def _(data, source):
     state = np.random.Generator(np.random.PCG64(_seed(data))).bit_generator.state
     s = data.draw(st.integers(0, 4), label="S")
     outs = [np.full((s, n), 7.0, np.float32) for _ in range(2)]
-    k, t = pair("_resample.pcg64_draw_counts")
-    assert_same(outcome(k, state, outs[0]), outcome(t, state, outs[1]))
-    assert_same(outs[0], outs[1])
-    assert outcome(k, state, np.zeros((1, 0), np.float32)) == \
-        outcome(t, state, np.zeros((1, 0), np.float32)) == ("raised", ValueError)
+    k, t = th.pair("_resample.pcg64_draw_counts")
+    th.assert_same(th.outcome(k, state, outs[0]), th.outcome(t, state, outs[1]))
+    th.assert_same(outs[0], outs[1])
+    assert th.outcome(k, state, np.zeros((1, 0), np.float32)) == \
+        th.outcome(t, state, np.zeros((1, 0), np.float32)) == ("raised", ValueError)
 
 
 @case("_greedy.greedy_prf", 30)
 def _(data, source):
     if source == "wmt":  # sentence lengths of real text ([CLS] + words + [SEP])
-        lens = [len(t.split()) % 10 + 2 for t in texts(data, source)]
+        lens = [len(t.split()) % 10 + 2 for t in th.texts(data, source)]
     else:
         lens = data.draw(st.lists(st.integers(0, 9), min_size=1, max_size=10), label="lens")
     rng = np.random.default_rng(_seed(data))
@@ -352,12 +342,12 @@ def _(data, source):
     ref = rng.integers(0, len(lens), size=n).astype(np.int64)
     cp = rng.integers(0, 2, size=n).astype(np.uint8)
     cr = rng.integers(0, 2, size=n).astype(np.uint8)
-    both("_greedy.greedy_prf", emb, off, w, emb, off, w, hyp, ref, cp, cr, approx=True)
-    both("_greedy.greedy_prf", emb, off, w[:-1], emb, off, w, hyp, ref, cp, cr)  # ValueError
+    th.both("_greedy.greedy_prf", emb, off, w, emb, off, w, hyp, ref, cp, cr, approx=True)
+    th.both("_greedy.greedy_prf", emb, off, w[:-1], emb, off, w, hyp, ref, cp, cr)  # ValueError
 
 
 # ---- the one parametrised test -------------------------------------------------------------
 @pytest.mark.parametrize("source", ["wmt", "unicode"])
 @pytest.mark.parametrize("func", sorted(CASES))
 def test_kernel_equals_twin(func, source):
-    run_case(CASES, func, source)
+    th.run_case(CASES, func, source)

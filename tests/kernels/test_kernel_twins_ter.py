@@ -5,18 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import twins_harness as th
 from hypothesis import strategies as st
-from twins_harness import (
-    assert_same,
-    both,
-    case_registry,
-    corpus,
-    load_intl,
-    outcome,
-    pair,
-    run_case,
-    texts,
-)
 
 from mtscore.kernels import (
     _ter_normalize,
@@ -26,7 +16,7 @@ from mtscore.kernels.reference import (
 )
 
 CASES: dict[str, tuple] = {}  # kernel function -> (check, examples)
-case = case_registry(CASES)
+case = th.case_registry(CASES)
 
 
 # bytes a piece table is made of: whole and cut UTF-8 characters, lone lead / continuation
@@ -39,7 +29,7 @@ _BYTE_VALUES = [0x20, 0x41, 0xC3, 0xA9, 0xE4, 0xB8, 0xAD, 0xF0, 0x9F, 0x98, 0x80
 @case("_detok.decode_rows", 80)
 def _(data, source):
     if source == "wmt":  # pieces: a segment's UTF-8 bytes cut at random points
-        raw = " ".join(texts(data, source)).encode("utf-8")[:400]
+        raw = " ".join(th.texts(data, source)).encode("utf-8")[:400]
         cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=60), label="cuts")))
         pieces = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)])]
     else:
@@ -60,21 +50,21 @@ def _(data, source):
     mode = data.draw(st.sampled_from([0, 1]), label="mode")
     strip = np.frombuffer(data.draw(st.sampled_from([b" ", b"\xe2\x96\x81"]), label="strip"), dtype=np.uint8)
     table = (buf, form_offsets, flags, byte_values)
-    both("_detok.decode_rows", values, offsets, *table, mode, data.draw(st.booleans(), label="bos"),
+    th.both("_detok.decode_rows", values, offsets, *table, mode, data.draw(st.booleans(), label="bos"),
          data.draw(st.booleans(), label="once"), strip, data.draw(st.integers(0, 3), label="n_strip"))
-    both("_detok.decode_rows", values, offsets, *table, mode)
+    th.both("_detok.decode_rows", values, offsets, *table, mode)
     if len(values):  # an id outside the table; a decreasing offset
         bad = values.copy()
         bad[-1] = V
-        both("_detok.decode_rows", bad, offsets, *table, mode)
-        both("_detok.decode_rows", values, offsets[::-1].copy(), *table, mode)
-    both("_detok.decode_rows", values, offsets, *table, 2)  # no such mode
-    both("_detok.decode_rows", values, offsets, buf, form_offsets[:-1].copy(), flags, byte_values, mode)
-    both("_detok.decode_rows", values, offsets, *table, mode, strip_count=1)  # no strip_char
+        th.both("_detok.decode_rows", bad, offsets, *table, mode)
+        th.both("_detok.decode_rows", values, offsets[::-1].copy(), *table, mode)
+    th.both("_detok.decode_rows", values, offsets, *table, 2)  # no such mode
+    th.both("_detok.decode_rows", values, offsets, buf, form_offsets[:-1].copy(), flags, byte_values, mode)
+    th.both("_detok.decode_rows", values, offsets, *table, mode, strip_count=1)  # no strip_char
 
 
 def _ter_corpus(data, source):
-    hyps, refs = corpus(data, source, n_max=4, max_words=14)
+    hyps, refs = th.corpus(data, source, n_max=4, max_words=14)
     opts = data.draw(st.fixed_dictionaries(
         {"normalized": st.booleans(), "no_punct": st.booleans(), "asian_support": st.booleans()}),
         label="opts")
@@ -83,37 +73,37 @@ def _ter_corpus(data, source):
 
 @case("_ter_normalize.TercomVocab")
 def _(data, source):
-    lines = [t.rstrip().lower() for t in texts(data, source)]
+    lines = [t.rstrip().lower() for t in th.texts(data, source)]
     vk, vt = _ter_normalize.TercomVocab(), ter_normalize.TercomVocab()
     _ter_normalize.tercom_tokenize(lines, vk, True)
     ter_normalize.tercom_tokenize(lines, vt, True)
     assert len(vk) == len(vt)
     assert [vk.token(i) for i in range(len(vk))] == [vt.token(i) for i in range(len(vt))]
     for i in (-1, len(vk)):
-        assert outcome(vk.token, i) == outcome(vt.token, i) == ("raised", IndexError)
+        assert th.outcome(vk.token, i) == th.outcome(vt.token, i) == ("raised", IndexError)
 
 
 @case("_ter_normalize.tercom_normalize_texts", 80)
 def _(data, source):
-    lines = texts(data, source)
+    lines = th.texts(data, source)
     for opts in ({}, {"normalized": True}, {"no_punct": True},
                  {"normalized": True, "asian_support": True},
                  {"no_punct": True, "asian_support": True},
                  {"normalized": True, "no_punct": True, "asian_support": True},
                  {"rstrip": True}, {"lowercase": True}, {"normalized": True, "rstrip": True,
                                                          "lowercase": True}):
-        both("_ter_normalize.tercom_normalize_texts", lines, **opts)
-    both("_ter_normalize.tercom_normalize_texts", [*lines, None])  # TypeError
+        th.both("_ter_normalize.tercom_normalize_texts", lines, **opts)
+    th.both("_ter_normalize.tercom_normalize_texts", [*lines, None])  # TypeError
 
 
 @case("_ter_normalize.tercom_tokenize")
 def _(data, source):
-    lines = texts(data, source)
+    lines = th.texts(data, source)
     for opts in ({}, {"normalized": True, "asian_support": True}, {"no_punct": True},
                  {"rstrip": True, "lowercase": True}, {"normalized": True, "lowercase": True}):
         k = _ter_normalize.tercom_tokenize(lines, _ter_normalize.TercomVocab(), **opts)
         t = ter_normalize.tercom_tokenize(lines, ter_normalize.TercomVocab(), **opts)
-        assert_same(k, t)
+        th.assert_same(k, t)
 
 
 def _ter_inputs(data, source):
@@ -133,10 +123,10 @@ def _(data, source):
     a = data.draw(st.integers(0, n), label="start")
     b = data.draw(st.integers(a, n), label="stop")
     outs = [np.full((n, 2), -7.0) for _ in range(2)]
-    k, t = pair("_ter_shift.ter_stats_range")
-    assert outcome(k, *args, outs[0], a, b) == outcome(t, *args, outs[1], a, b)
-    assert_same(outs[0], outs[1])
-    assert outcome(k, *args, outs[0], b, n + 1) == outcome(t, *args, outs[1], b, n + 1)
+    k, t = th.pair("_ter_shift.ter_stats_range")
+    assert th.outcome(k, *args, outs[0], a, b) == th.outcome(t, *args, outs[1], a, b)
+    th.assert_same(outs[0], outs[1])
+    assert th.outcome(k, *args, outs[0], b, n + 1) == th.outcome(t, *args, outs[1], b, n + 1)
 
 
 @case("_ter_shift.ter_stats_shared", 25)
@@ -147,13 +137,13 @@ def _(data, source):
     grain = data.draw(st.integers(1, 3), label="grain")
     outs = [np.full((n, 2), -7.0) for _ in range(2)]
     counters = [np.zeros(1, np.int64) for _ in range(2)]
-    k, t = pair("_ter_shift.ter_stats_shared")
-    assert outcome(k, *args, outs[0], order, counters[0], grain) == \
-        outcome(t, *args, outs[1], order, counters[1], grain)
-    assert_same(outs[0], outs[1])
-    assert_same(counters[0], counters[1])
-    assert outcome(k, *args, outs[0], order + n, np.zeros(1, np.int64)) == \
-        outcome(t, *args, outs[1], order + n, np.zeros(1, np.int64))
+    k, t = th.pair("_ter_shift.ter_stats_shared")
+    assert th.outcome(k, *args, outs[0], order, counters[0], grain) == \
+        th.outcome(t, *args, outs[1], order, counters[1], grain)
+    th.assert_same(outs[0], outs[1])
+    th.assert_same(counters[0], counters[1])
+    assert th.outcome(k, *args, outs[0], order + n, np.zeros(1, np.int64)) == \
+        th.outcome(t, *args, outs[1], order + n, np.zeros(1, np.int64))
 
 
 @case("_ter_shift.ter_pair_ids", 80)
@@ -165,13 +155,13 @@ def _(data, source):
         ints = st.lists(st.integers(0, 6), max_size=15)
         h = np.array(data.draw(ints, label="h"), np.int32)
         r = np.array(data.draw(ints, label="r"), np.int32)
-    both("_ter_shift.ter_pair_ids", h, r)
+    th.both("_ter_shift.ter_pair_ids", h, r)
 
 
 def _sentence_rows(data, source):
     """(hypothesis, references) of each drawn segment: its non-None references, and now and
     then one with a None among them (the kernels then return None) or none at all."""
-    hyps, refs = corpus(data, source)
+    hyps, refs = th.corpus(data, source)
     rows = [(h, [r[i] for r in refs if r[i] is not None]) for i, h in enumerate(hyps)]
     if data.draw(st.booleans(), label="odd refs"):
         rows.append((hyps[0], rows[0][1] + [None]))
@@ -182,17 +172,17 @@ def _sentence_rows(data, source):
 
 @case("_sentence.bleu_sentence", 60)
 def _(data, source):
-    load_intl()
+    th.load_intl()
     mode = data.draw(st.sampled_from([0, 1, 2, 3, 4]), label="mode")
     order = data.draw(st.integers(1, 6), label="order")
     smooth = data.draw(st.integers(0, 3), label="smooth")
     sv = data.draw(st.sampled_from([0.0, 0.1, 1.0, 2.5]), label="smooth_value")
     eff, neu, rstrip = (data.draw(st.booleans(), label=x) for x in ("eff", "neumaier", "rstrip"))
     for hyp, refs in _sentence_rows(data, source):
-        both("_sentence.bleu_sentence", hyp, refs, mode, rstrip, order, smooth, sv, eff, neu)
-    both("_sentence.bleu_sentence", "a b", ["a c"], 9)  # ValueError: not a BLEU mode
-    both("_sentence.bleu_sentence", "a b", ["a c"], 1, True, 0)  # ValueError: max_order
-    both("_sentence.bleu_sentence", None, ["a c"], 1)  # TypeError
+        th.both("_sentence.bleu_sentence", hyp, refs, mode, rstrip, order, smooth, sv, eff, neu)
+    th.both("_sentence.bleu_sentence", "a b", ["a c"], 9)  # ValueError: not a BLEU mode
+    th.both("_sentence.bleu_sentence", "a b", ["a c"], 1, True, 0)  # ValueError: max_order
+    th.both("_sentence.bleu_sentence", None, ["a c"], 1)  # TypeError
 
 
 @case("_sentence.chrf_sentence", 60)
@@ -202,9 +192,9 @@ def _(data, source):
     factor = data.draw(st.sampled_from([1.0, 4.0, 9.0, 0.25]), label="factor")
     eps, ws = (data.draw(st.booleans(), label=x) for x in ("eps", "whitespace"))
     for hyp, refs in _sentence_rows(data, source):
-        both("_sentence.chrf_sentence", hyp, refs, c, w, factor, eps, ws)
-    both("_sentence.chrf_sentence", "a b", ["a c"], 0, 0)  # ValueError
-    both("_sentence.chrf_sentence", None, ["a c"])  # TypeError
+        th.both("_sentence.chrf_sentence", hyp, refs, c, w, factor, eps, ws)
+    th.both("_sentence.chrf_sentence", "a b", ["a c"], 0, 0)  # ValueError
+    th.both("_sentence.chrf_sentence", None, ["a c"])  # TypeError
 
 
 @case("_ter_fused.ter_sentence", 40)
@@ -212,17 +202,17 @@ def _(data, source):
     opts = {k: data.draw(st.booleans(), label=k) for k in ("normalized", "no_punct", "asian_support")}
     for hyp, refs in _sentence_rows(data, source):
         low = [r.rstrip().lower() if r is not None else None for r in refs]
-        both("_ter_fused.ter_sentence", hyp.rstrip().lower(), type(refs)(low), **opts)
-    both("_ter_fused.ter_sentence", None, ["a c"])  # TypeError
+        th.both("_ter_fused.ter_sentence", hyp.rstrip().lower(), type(refs)(low), **opts)
+    th.both("_ter_fused.ter_sentence", None, ["a c"])  # TypeError
 
 
 @case("_ter_fused.ter_corpus_plain", 30)
 def _(data, source):
     opts = {k: data.draw(st.booleans(), label=k) for k in ("no_punct", "asian_support", "lowercase")}
-    hyps, refs = corpus(data, source, k_max=1, none_refs=False)
-    both("_ter_fused.ter_corpus_plain", hyps, refs[0], **opts)
-    both("_ter_fused.ter_corpus_plain", hyps, [*refs[0][:-1], None], **opts)  # None: not handled here
-    both("_ter_fused.ter_corpus_plain", hyps, refs[0] + ["a"], **opts)  # ValueError
+    hyps, refs = th.corpus(data, source, k_max=1, none_refs=False)
+    th.both("_ter_fused.ter_corpus_plain", hyps, refs[0], **opts)
+    th.both("_ter_fused.ter_corpus_plain", hyps, [*refs[0][:-1], None], **opts)  # None: not handled here
+    th.both("_ter_fused.ter_corpus_plain", hyps, refs[0] + ["a"], **opts)  # ValueError
 
 
 @case("_ter_shift.ter_matrix", 25)
@@ -232,17 +222,17 @@ def _(data, source):
     part = np.array(data.draw(st.permutations(range(m)), label="part"), np.int64)
     part = part[:data.draw(st.integers(0, m), label="n_part")]
     outs = [np.full((n, m), -7, np.int64) for _ in range(2)]
-    k, t = pair("_ter_shift.ter_matrix")
-    assert outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], part) == \
-        outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], part)
-    assert_same(outs[0], outs[1])
+    k, t = th.pair("_ter_shift.ter_matrix")
+    assert th.outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], part) == \
+        th.outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], part)
+    th.assert_same(outs[0], outs[1])
     bad = np.array([m], np.int64)
-    assert outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], bad) == \
-        outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], bad) == ("raised", ValueError)
+    assert th.outcome(k, hyp_ids, hyp_off, ref_ids, ref_off, outs[0], bad) == \
+        th.outcome(t, hyp_ids, hyp_off, ref_ids, ref_off, outs[1], bad) == ("raised", ValueError)
 
 
 # ---- the one parametrised test -------------------------------------------------------------
 @pytest.mark.parametrize("source", ["wmt", "unicode"])
 @pytest.mark.parametrize("func", sorted(CASES))
 def test_kernel_equals_twin(func, source):
-    run_case(CASES, func, source)
+    th.run_case(CASES, func, source)
