@@ -71,8 +71,10 @@ LIBASAN=$("$CC" -print-file-name=libasan.so)
 [ -e "$LIBASAN" ] || { echo "error: $CC has no libasan.so ($LIBASAN)" >&2; exit 1; }
 mkdir -p "$WORK/logs"
 TESTS=(
-  tests/kernels/test_kernel_twins.py          # every kernel function vs its plain-Python twin
-                                      # (incl. _pairwise, _detok, _edit_*, bleu_pair_stats)
+  tests/kernels/test_kernel_twins.py          # every kernel function vs its plain-Python twin:
+  tests/kernels/test_kernel_twins_ngram.py    # _text/_lists here, then _ngram/_pairwise/_resample/
+  tests/kernels/test_kernel_twins_ter.py      # _greedy, _detok/_ter_*/_sentence and _edit_*
+  tests/kernels/test_kernel_twins_edit.py     # (one file per kernel family)
   tests/kernels/test_tokenizers.py            # _text kernels vs sacrebleu's tokenizers
   tests/engine/test_ter.py                   # _ter_normalize / _ter_shift kernels vs sacrebleu
   tests/engine/test_lexical_metrics.py       # _ngram kernels vs sacrebleu
