@@ -104,7 +104,8 @@ class Encoder:
         self.device = device
         self.threads = int(threads)
         self.session = _open_session(ort, onnx_path, so, providers)
-        self._out = self.session.get_outputs()[0].name
+        #: the graph's output (hidden states float32 ``[batch, tokens, hidden]``)
+        self.output_name = self.session.get_outputs()[0].name
         #: optional sentence-embedding memo (token-id bytes -> float32 [T, D]); see ``enable_memo``
         self.memo: dict | None = None
         self._memo_tokens = 0
@@ -180,7 +181,7 @@ class Encoder:
                 L = lengths[j]
                 inp[r, :L] = ids[j]
                 mask[r, :L] = 1
-            h = self.session.run([self._out], {"input_ids": inp, "attention_mask": mask})[0]
+            h = self.session.run([self.output_name], {"input_ids": inp, "attention_mask": mask})[0]
             if emb is None:
                 hidden = h.shape[-1]
                 emb = np.empty((int(offsets[-1]), hidden), dtype=np.float32)
