@@ -13,21 +13,140 @@ For each pair ``p`` (candidate ``hyp[p]``, reference ``ref[p]``):
 
 ``clamp_p[p]`` / ``clamp_r[p]`` (bert_score's padding quirk): the precision (recall) maxima
 also range over a zero-filled padded position, i.e. are at least 0.
-Dot products are accumulated in float64.
+
+The cosines of a pair are float32 (as bert_score's ``torch.bmm``), from a register-blocked
+product (``_greedy_cosines.h``: float32 sums of 64 products, float64 across blocks, rounded
+once); the
+maxima are taken in float32 and the weighted sums accumulated in float64. No BLAS: a BLAS call
+per pair is slow on small matrices when the BLAS starts its own threads. ``greedy_prf_range`` scores a slice of the pairs, so callers can split
+the pairs over threads (the work runs without the GIL).
 """
 import numpy as np
+cimport cython
 cimport numpy as cnp
 from libc.math cimport isnan
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
 
 cnp.import_array()
 
+DEF IB = 4     # candidate rows per register block (_greedy_cosines.h)
+DEF JB = 8     # reference columns per register block
 
-cdef inline double _dot(const float* a, const float* b, Py_ssize_t d) noexcept nogil:
-    cdef double acc = 0.0
-    cdef Py_ssize_t k
-    for k in range(d):
-        acc += <double>a[k] * <double>b[k]
-    return acc
+cdef extern from "_greedy_cosines.h" nogil:
+    void mts_greedy_cosines(const float* Hp, Py_ssize_t nhp, const float* Rt, Py_ssize_t nrp, Py_ssize_t d,
+                            float* S)
+
+
+cdef void _pair(const float* Hm, Py_ssize_t nh, const double* wh, const float* Rm, Py_ssize_t nr,
+                const double* wr, Py_ssize_t d, bint clamp_p, bint clamp_r, float* S, float* Hp,
+                float* Rt, float* colmax, double* out) noexcept nogil:
+    """P, R, F of one pair into out[0:3]; scratch: S (nhp * nrp floats), Hp (nhp * d), Rt
+    (d * nrp), colmax (nr floats), nhp/nrp: nh/nr rounded up to IB/JB."""
+    cdef Py_ssize_t i, j, k, nhp = (nh + IB - 1) // IB * IB, nrp = (nr + JB - 1) // JB * JB
+    cdef float rowmax, s
+    cdef double psum = 0.0, pw = 0.0, rsum = 0.0, rw = 0.0, P, R, F
+    if nh > 0 and nr > 0:
+        memcpy(Hp, Hm, nh * d * sizeof(float))
+        memset(Hp + nh * d, 0, (nhp - nh) * d * sizeof(float))
+        for j in range(nr):
+            for k in range(d):
+                Rt[k * nrp + j] = Rm[j * d + k]
+        for j in range(nr, nrp):
+            for k in range(d):
+                Rt[k * nrp + j] = 0.0
+        mts_greedy_cosines(Hp, nhp, Rt, nrp, d, S)
+    for j in range(nr):
+        colmax[j] = 0.0 if clamp_r else -3.0e38
+    for i in range(nh):
+        rowmax = 0.0 if clamp_p else -3.0e38
+        for j in range(nr):
+            s = S[i * nrp + j]
+            if s > rowmax:
+                rowmax = s
+            if s > colmax[j]:
+                colmax[j] = s
+        psum = psum + <double>rowmax * wh[i]
+        pw = pw + wh[i]
+    for j in range(nr):
+        rsum = rsum + <double>colmax[j] * wr[j]
+        rw = rw + wr[j]
+    P = psum / pw  # IEEE: 0/0 -> NaN exactly like bert_score's w / w.sum()
+    R = rsum / rw
+    F = 2.0 * P * R / (P + R)
+    if nh == 2 or nr == 2:
+        P = 0.0
+        R = 0.0
+    if isnan(F):
+        F = 0.0
+    out[0] = P
+    out[1] = R
+    out[2] = F
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _pairs(const float* hbase, const cnp.int64_t[::1] hoff, const double[::1] hw,
+                 const float* rbase, const cnp.int64_t[::1] roff, const double[::1] rw_,
+                 const cnp.int64_t[::1] hyp, const cnp.int64_t[::1] ref,
+                 const cnp.uint8_t[::1] clamp_p, const cnp.uint8_t[::1] clamp_r,
+                 double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t d, float* S,
+                 float* Hp, float* Rt, float* colmax) noexcept nogil:
+    cdef Py_ssize_t p, h0, r0, nh, nr
+    for p in range(start, stop):
+        h0 = hoff[hyp[p]]
+        r0 = roff[ref[p]]
+        nh = hoff[hyp[p] + 1] - h0
+        nr = roff[ref[p] + 1] - r0
+        _pair(hbase + h0 * d if nh else NULL, nh, &hw[h0] if nh else NULL,
+              rbase + r0 * d if nr else NULL, nr, &rw_[r0] if nr else NULL,
+              d, clamp_p[p], clamp_r[p], S, Hp, Rt, colmax, &out[p, 0])
+
+
+def greedy_prf_range(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, const double[::1] hw,
+                     const float[:, ::1] remb, const cnp.int64_t[::1] roff, const double[::1] rw_,
+                     const cnp.int64_t[::1] hyp, const cnp.int64_t[::1] ref,
+                     const cnp.uint8_t[::1] clamp_p, const cnp.uint8_t[::1] clamp_r,
+                     double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop):
+    """Score pairs ``start:stop`` into ``out[start:stop]`` (float64 ``[n_pairs, 3]``); arguments
+    as :func:`greedy_prf`, checked there. Runs without the GIL."""
+    cdef Py_ssize_t d = hemb.shape[1]
+    cdef Py_ssize_t p, maxh = 1, maxr = 1
+    if start < 0 or stop > hyp.shape[0] or out.shape[0] != hyp.shape[0]:
+        raise ValueError("bad range or shape")
+    for p in range(start, stop):  # checked here, so the loop below runs without bounds checks
+        if not (0 <= hyp[p] < hoff.shape[0] - 1 and 0 <= ref[p] < roff.shape[0] - 1):
+            raise IndexError(f"pair {p}: sentence index out of range")
+        if hoff[hyp[p]] < 0 or hoff[hyp[p] + 1] > hemb.shape[0] or roff[ref[p]] < 0 \
+                or roff[ref[p] + 1] > remb.shape[0]:
+            raise IndexError(f"pair {p}: offsets outside the embedding rows")
+        if hoff[hyp[p] + 1] - hoff[hyp[p]] > maxh:
+            maxh = hoff[hyp[p] + 1] - hoff[hyp[p]]
+        if roff[ref[p] + 1] - roff[ref[p]] > maxr:
+            maxr = roff[ref[p] + 1] - roff[ref[p]]
+    maxh = (maxh + IB - 1) // IB * IB
+    maxr = (maxr + JB - 1) // JB * JB
+    cdef float* S = <float*>malloc(maxh * maxr * sizeof(float))
+    cdef float* Hp = <float*>malloc(maxh * d * sizeof(float))
+    cdef float* Rt = <float*>malloc(maxr * d * sizeof(float))
+    cdef float* colmax = <float*>malloc(maxr * sizeof(float))
+    if S == NULL or Hp == NULL or Rt == NULL or colmax == NULL:
+        free(S)
+        free(Hp)
+        free(Rt)
+        free(colmax)
+        raise MemoryError()
+    cdef const float* hbase = &hemb[0, 0] if hemb.shape[0] else NULL
+    cdef const float* rbase = &remb[0, 0] if remb.shape[0] else NULL
+    try:
+        with nogil:
+            _pairs(hbase, hoff, hw, rbase, roff, rw_, hyp, ref, clamp_p, clamp_r, out, start, stop, d,
+                   S, Hp, Rt, colmax)
+    finally:
+        free(S)
+        free(Hp)
+        free(Rt)
+        free(colmax)
 
 
 def greedy_prf(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, const double[::1] hw,
@@ -41,59 +160,13 @@ def greedy_prf(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, const doub
     int64 [n] index sentences; ``clamp_p``/``clamp_r`` uint8 [n].
     """
     cdef Py_ssize_t n = hyp.shape[0]
-    cdef Py_ssize_t d = hemb.shape[1]
     if ref.shape[0] != n or clamp_p.shape[0] != n or clamp_r.shape[0] != n:
         raise ValueError("hyp, ref, clamp_p, clamp_r must have the same length")
     if hw.shape[0] != hemb.shape[0] or rw_.shape[0] != remb.shape[0]:
         raise ValueError("weights must have one entry per embedding row")
-    if n and remb.shape[1] != d:
+    if n and remb.shape[1] != hemb.shape[1]:
         raise ValueError("candidate and reference embeddings differ in width")
     out_arr = np.zeros((n, 3), dtype=np.float64)
-    cdef double[:, ::1] out = out_arr
-    cdef Py_ssize_t maxlen = 0, s
-    for s in range(roff.shape[0] - 1):
-        if roff[s + 1] - roff[s] > maxlen:
-            maxlen = roff[s + 1] - roff[s]
-    colmax_arr = np.empty(max(maxlen, 1), dtype=np.float64)
-    cdef double[::1] colmax = colmax_arr
-    cdef Py_ssize_t p, i, j, h0, h1, r0, r1, nh, nr
-    cdef double sim, rowmax, psum, pw, rsum, rw, P, R, F
-    with nogil:
-        for p in range(n):
-            h0 = hoff[hyp[p]]
-            h1 = hoff[hyp[p] + 1]
-            r0 = roff[ref[p]]
-            r1 = roff[ref[p] + 1]
-            nh = h1 - h0
-            nr = r1 - r0
-            for j in range(nr):
-                colmax[j] = 0.0 if clamp_r[p] else -1.0e300
-            psum = 0.0
-            pw = 0.0
-            for i in range(nh):
-                rowmax = 0.0 if clamp_p[p] else -1.0e300
-                for j in range(nr):
-                    sim = _dot(&hemb[h0 + i, 0], &remb[r0 + j, 0], d)
-                    if sim > rowmax:
-                        rowmax = sim
-                    if sim > colmax[j]:
-                        colmax[j] = sim
-                psum = psum + rowmax * hw[h0 + i]
-                pw = pw + hw[h0 + i]
-            rsum = 0.0
-            rw = 0.0
-            for j in range(nr):
-                rsum = rsum + colmax[j] * rw_[r0 + j]
-                rw = rw + rw_[r0 + j]
-            P = psum / pw  # IEEE: 0/0 -> NaN exactly like bert_score's w / w.sum()
-            R = rsum / rw
-            F = 2.0 * P * R / (P + R)
-            if nh == 2 or nr == 2:
-                P = 0.0
-                R = 0.0
-            if isnan(F):
-                F = 0.0
-            out[p, 0] = P
-            out[p, 1] = R
-            out[p, 2] = F
+    if n:
+        greedy_prf_range(hemb, hoff, hw, remb, roff, rw_, hyp, ref, clamp_p, clamp_r, out_arr, 0, n)
     return out_arr

@@ -164,10 +164,15 @@ def assert_same(a, b, approx=False):
         assert a.dtype == b.dtype, (a, b)
         assert a.shape == b.shape, (a, b)
         if approx:
-            # summation order differs (kernel: SIMD float64; twin: fsum), and F = 2PR/(P+R)
-            # amplifies it where P + R is near 0 (a twin F of -81.98670774441321 against the
-            # kernel's ...071 was found): relative as well as absolute tolerance
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, equal_nan=True)
+            # float32 cosines (kernel: sgemm's summation order; twin: an exact sum rounded once),
+            # and F = 2PR/(P+R) amplifies the difference where P + R is near 0: relative as well
+            # as absolute tolerance, looser for F
+            rtol, atol = (1e-5, 1e-6) if approx is True else approx
+            if a.ndim == 2 and a.shape[1] == 3:
+                np.testing.assert_allclose(a[:, :2], b[:, :2], rtol=rtol, atol=atol, equal_nan=True)
+                np.testing.assert_allclose(a[:, 2], b[:, 2], rtol=100 * rtol, atol=atol, equal_nan=True)
+            else:
+                np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
         else:
             np.testing.assert_array_equal(a, b)
     else:

@@ -1,4 +1,7 @@
-"""Plain-Python twin of ``mtscore.kernels._greedy`` (tests only). Same inputs, same semantics."""
+"""Plain-Python twin of ``mtscore.kernels._greedy`` (tests only). Same inputs, same semantics.
+
+The kernel's cosines are float32 (one sgemm per pair, as bert_score's ``torch.bmm``); here each is
+an exact sum rounded once to float32, so the two agree to a few float32 ulps, not bit for bit."""
 from __future__ import annotations
 
 import math
@@ -24,7 +27,7 @@ def greedy_prf(hemb: npt.NDArray[np.float32], hoff: npt.NDArray[np.int64],
         r0, r1 = int(roff[ref[p]]), int(roff[ref[p] + 1])
         H = [[float(v) for v in hemb[i]] for i in range(h0, h1)]
         Rr = [[float(v) for v in remb[j]] for j in range(r0, r1)]
-        sim = [[math.fsum(a * b for a, b in zip(h, r)) for r in Rr] for h in H]
+        sim = [[float(np.float32(math.fsum(a * b for a, b in zip(h, r)))) for r in Rr] for h in H]
         rowmax = [max(row + ([0.0] if clamp_p[p] else [])) if (row or clamp_p[p]) else -1e300 for row in sim]
         colmax = [max([sim[i][j] for i in range(len(H))] + ([0.0] if clamp_r[p] else []))
                   if (H or clamp_r[p]) else -1e300 for j in range(len(Rr))]
