@@ -40,11 +40,11 @@ cdef extern from "_greedy_cosines.h" nogil:
 
 cdef void _pair(const float* Hm, Py_ssize_t nh, const double* wh, const float* Rm, Py_ssize_t nr,
                 const double* wr, Py_ssize_t d, bint clamp_p, bint clamp_r, float* S, float* Hp,
-                float* Rt, float* colmax, double* out) noexcept nogil:
+                float* Rt, double* colmax, double* out) noexcept nogil:
     """P, R, F of one pair into out[0:3]; scratch: S (nhp * nrp floats), Hp (nhp * d), Rt
-    (d * nrp), colmax (nr floats), nhp/nrp: nh/nr rounded up to IB/JB."""
+    (d * nrp), colmax (nr doubles), nhp/nrp: nh/nr rounded up to IB/JB."""
     cdef Py_ssize_t i, j, k, nhp = (nh + IB - 1) // IB * IB, nrp = (nr + JB - 1) // JB * JB
-    cdef float rowmax, s
+    cdef double rowmax, s
     cdef double psum = 0.0, pw = 0.0, rsum = 0.0, rw = 0.0, P, R, F
     if nh > 0 and nr > 0:
         memcpy(Hp, Hm, nh * d * sizeof(float))
@@ -57,19 +57,19 @@ cdef void _pair(const float* Hm, Py_ssize_t nh, const double* wh, const float* R
                 Rt[k * nrp + j] = 0.0
         mts_greedy_cosines(Hp, nhp, Rt, nrp, d, S)
     for j in range(nr):
-        colmax[j] = 0.0 if clamp_r else -3.0e38
+        colmax[j] = 0.0 if clamp_r else -1.0e300
     for i in range(nh):
-        rowmax = 0.0 if clamp_p else -3.0e38
+        rowmax = 0.0 if clamp_p else -1.0e300
         for j in range(nr):
             s = S[i * nrp + j]
             if s > rowmax:
                 rowmax = s
             if s > colmax[j]:
                 colmax[j] = s
-        psum = psum + <double>rowmax * wh[i]
+        psum = psum + rowmax * wh[i]
         pw = pw + wh[i]
     for j in range(nr):
-        rsum = rsum + <double>colmax[j] * wr[j]
+        rsum = rsum + colmax[j] * wr[j]
         rw = rw + wr[j]
     P = psum / pw  # IEEE: 0/0 -> NaN exactly like bert_score's w / w.sum()
     R = rsum / rw
@@ -91,7 +91,7 @@ cdef void _pairs(const float* hbase, const cnp.int64_t[::1] hoff, const double[:
                  const cnp.int64_t[::1] hyp, const cnp.int64_t[::1] ref,
                  const cnp.uint8_t[::1] clamp_p, const cnp.uint8_t[::1] clamp_r,
                  double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t d, float* S,
-                 float* Hp, float* Rt, float* colmax) noexcept nogil:
+                 float* Hp, float* Rt, double* colmax) noexcept nogil:
     cdef Py_ssize_t p, h0, r0, nh, nr
     for p in range(start, stop):
         h0 = hoff[hyp[p]]
@@ -129,7 +129,7 @@ def greedy_prf_range(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, cons
     cdef float* S = <float*>malloc(maxh * maxr * sizeof(float))
     cdef float* Hp = <float*>malloc(maxh * d * sizeof(float))
     cdef float* Rt = <float*>malloc(maxr * d * sizeof(float))
-    cdef float* colmax = <float*>malloc(maxr * sizeof(float))
+    cdef double* colmax = <double*>malloc(maxr * sizeof(double))
     if S == NULL or Hp == NULL or Rt == NULL or colmax == NULL:
         free(S)
         free(Hp)
