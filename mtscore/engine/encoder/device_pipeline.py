@@ -51,10 +51,10 @@ class DeviceStates:
     length: np.ndarray
     hidden: int
 
-    def host_rows(self, s: int) -> np.ndarray:
-        """float32 ``[length[s], hidden]``: sentence ``s``'s states copied to the host (for checks)."""
-        a = int(self.row0[s])
-        return np.asarray(self.buffer.numpy()[a:a + int(self.length[s])])
+    def to_host(self) -> np.ndarray:
+        """float32 ``[rows, hidden]``: the whole buffer copied to the host (for checks); sentence
+        ``s`` is ``to_host()[row0[s] : row0[s] + length[s]]``."""
+        return np.asarray(self.buffer.numpy())
 
 
 def _device_of(device: str) -> tuple[str, int]:
