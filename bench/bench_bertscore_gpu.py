@@ -35,6 +35,7 @@ if str(REPO) not in sys.path:  # this tree's mtscore, also in the worker subproc
     sys.path.insert(0, str(REPO))
 BIG_CONFIG = dict(vocab_size=30522, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
                   intermediate_size=4096, max_position_embeddings=512)
+TINY_CONFIG = dict(BIG_CONFIG, hidden_size=64, num_attention_heads=4, intermediate_size=128)  # --tiny-big
 LAYERS = {"minilm": 6, "big": 17}
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 
@@ -118,7 +119,7 @@ def worker_make_big(spec: dict) -> dict:
         return {"dir": str(big), "reused": True}
     t0 = time.perf_counter()
     torch.manual_seed(0)
-    model = BertModel(BertConfig(**BIG_CONFIG))
+    model = BertModel(BertConfig(**(TINY_CONFIG if spec.get("tiny") else BIG_CONFIG)))
     tmp = big.with_name(big.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp, safe_serialization=True)
@@ -376,6 +377,7 @@ def main() -> None:
     ap.add_argument("--batch-tokens", type=int, default=None, help="mtscore batch_tokens (default: its own)")
     ap.add_argument("--cache-dir", default="/tmp/mtscore_bench_cache", help="mtscore ONNX cache (emptied first)")
     ap.add_argument("--big-dir", default="/tmp/mtscore_bench_big", help="where the random 24-layer model goes")
+    ap.add_argument("--tiny-big", action="store_true", help="test the big model's path with a 64-wide one")
     ap.add_argument("--budget", type=float, default=1e9, help="seconds: later steps are skipped past it")
     ap.add_argument("--step-timeout", type=float, default=300)
     ap.add_argument("--out", default=str(REPO / "bench" / "out" / "bertscore_gpu"))
@@ -404,7 +406,8 @@ def main() -> None:
     for model in a.models:
         path = a.minilm
         if model == "big":
-            mk = run.step("make_big", "make_big", {"dir": a.big_dir, "minilm": a.minilm})
+            big_dir = a.big_dir + ("_tiny" if a.tiny_big else "")
+            mk = run.step("make_big", "make_big", {"dir": big_dir, "minilm": a.minilm, "tiny": a.tiny_big})
             if mk is None:
                 continue
             path = mk["dir"]
