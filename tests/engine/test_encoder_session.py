@@ -177,6 +177,24 @@ def test_auto_with_cuda_working_runs_on_cuda(fake_ort):
     assert s.device == "cuda"
 
 
+def test_cuda_session_that_raises(fake_ort):
+    """onnxruntime raising while it opens the CUDA session (e.g. no GPU visible): an EncoderError
+    for cuda, the CPU with one warning for auto."""
+    base = fake_ort.InferenceSession
+
+    def failing(path, sess_options=None, providers=None, **kw):
+        if any(isinstance(p, tuple) for p in providers):
+            raise RuntimeError("CUDA failure 100: no CUDA-capable device is detected\nmore")
+        return base(path, sess_options, providers, **kw)
+
+    fake_ort.InferenceSession = failing
+    with pytest.raises(EncoderError, match=r"--device cuda: .* on the GPU \(CUDA failure 100: no CUDA-capable"):
+        open_session(Path("m.onnx"), device="cuda")
+    with pytest.warns(EncoderFallbackWarning, match=r"CUDA failure 100"):
+        s = open_session(Path("m.onnx"), device="auto")
+    assert s.device == "cpu"
+
+
 def test_onnxruntime_fallback_is_off(fake_ort):
     s = open_session(Path("m.onnx"), device="cuda")
     assert fake_ort.sessions()[-1][2] == {"enable_fallback": 0}  # no retry on the CPU at creation

@@ -163,8 +163,7 @@ def open_session(onnx_path: Path, *, device: str = "cpu", precision: str = "fp32
         return _cpu_session(ort, onnx_path, so, precision, threads)
     providers = [("CUDAExecutionProvider", cuda_provider_options(dev, precision)), "CPUExecutionProvider"]
     try:
-        sess, fell_back = _create(ort, onnx_path, so, providers)
-        why = fell_back
+        sess, why = _create(ort, onnx_path, so, providers)
     except Exception as e:  # ORT raises its own pybind exception types
         if want != "auto":
             raise EncoderError(f"--device {device}: onnxruntime cannot open {onnx_path} on the GPU "
@@ -176,7 +175,7 @@ def open_session(onnx_path: Path, *, device: str = "cpu", precision: str = "fp32
         lib = cuda_provider_error(ort)
         why = (f"its library did not load: {lib}" if lib is not None else
                "its library loads, so the CUDA runtime failed: no GPU visible or a driver too old for "
-               "this onnxruntime-gpu build (onnxruntime's error above says which)")
+               "this onnxruntime-gpu build (an onnxruntime error printed above, if any, says which)")
     if want != "auto":
         raise EncoderError(f"--device {device}: onnxruntime's CUDA provider did not load ({why}), and "
                            f"the model would have run on the CPU; {CUDA_INSTALL}, or use --device cpu")
