@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..missing_extra import install_hint
-from .model_dir import EncoderError
+from .model_dir import EncoderError, EncoderWarning
 
 #: the precision modes, exact first
 PRECISIONS = ("fp32", "tf32", "fp16")
@@ -44,8 +44,8 @@ CUDA_INSTALL = ("pip install onnxruntime-gpu built for this machine's CUDA (its 
                 "differ: https://onnxruntime.ai/docs/install/)")
 
 
-class EncoderFallbackWarning(UserWarning):
-    """``device="auto"`` found onnxruntime's CUDA provider but could not use it; the encoder runs
+class EncoderFallbackWarning(EncoderWarning):
+    """(A ``UserWarning``.) ``device="auto"`` found onnxruntime's CUDA provider but could not use it; the encoder runs
     on the CPU. The message says why (the library that failed to load)."""
 
 
