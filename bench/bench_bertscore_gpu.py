@@ -77,33 +77,24 @@ def _save_prf(path: str, p, r, f) -> None:
 
 
 def worker_env(spec: dict) -> dict:
-    """Versions and the device as the peers see it."""
+    """Versions and the providers onnxruntime offers (torch is not imported: its GPU view comes with bert_score)."""
+    from importlib import metadata
+
     out: dict = {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count()}
-    for mod in ("onnxruntime", "torch", "transformers", "bert_score", "numpy"):
+    for dist in ("onnxruntime-gpu", "onnxruntime", "torch", "transformers", "bert-score", "numpy"):
         try:
-            m = __import__(mod)
-            out[mod] = getattr(m, "__version__", "?")
+            out[dist] = metadata.version(dist)
         except Exception as e:  # recorded, the run goes on
-            out[mod] = f"not importable: {e!r}"[:300]
+            out[dist] = f"not installed: {e!r}"[:200]
     try:
         import onnxruntime as ort
+        out["onnxruntime_imported"] = ort.__version__
         out["ort_available_providers"] = ort.get_available_providers()
         out["ort_file"] = ort.__file__
-    except Exception:
-        pass
-    try:
-        import torch
-        if torch.cuda.is_available():
-            out["gpu_name"] = torch.cuda.get_device_name(0)
-            out["torch_cuda"] = torch.version.cuda
-        out["torch_matmul_allow_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
-    except Exception as e:
-        out["torch_error"] = repr(e)[:300]
-    try:
         import mtscore
         out["mtscore_file"] = mtscore.__file__
     except Exception as e:
-        out["mtscore_error"] = repr(e)[:300]
+        out["import_error"] = repr(e)[:300]
     return out
 
 
@@ -213,9 +204,9 @@ def worker_bert_score(spec: dict) -> dict:
     t4 = time.perf_counter()
     _save_prf(spec["npy"], p.double().cpu().numpy(), r.double().cpu().numpy(), f.double().cpu().numpy())
     dtype = str(next(scorer._model.parameters()).dtype)
-    return {"import_s": t1 - t0, "load_s": t2 - t1, "first_s": t3 - t2, "warm_s": t4 - t3, "cold_s": t3 - t0,
+    return {"matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),"import_s": t1 - t0, "load_s": t2 - t1, "first_s": t3 - t2, "warm_s": t4 - t3, "cold_s": t3 - t0,
             "torch": torch.__version__, "bert_score": bert_score.__version__, "param_dtype": dtype,
-            "gpu": torch.cuda.get_device_name(0) if cuda else None, "n": len(cands)}
+            "gpu_name": torch.cuda.get_device_name(0) if cuda else None, "n": len(cands)}
 
 
 WORKERS = {"env": worker_env, "make_big": worker_make_big, "export": worker_export,
@@ -322,6 +313,8 @@ def fmt(x, spec: str) -> str:
 
 def table(run: Run, rows: list[dict]) -> str:
     env = run.res.get("env") or {}
+    bs = next((st for st in run.res["steps"].values() if st.get("bert_score")), env)  # the imported versions
+    gpu = bs.get("gpu_name")
     lines = ["| model | device | mode | warm s | cold s | x bert_score | max abs dF |",
              "|---|---|---|---:|---:|---:|---:|"]
     for r in rows:
@@ -330,8 +323,8 @@ def table(run: Run, rows: list[dict]) -> str:
                      f"{fmt(r['cold_s'], '.2f')} | {fmt(r['x'], '.2f')} | {fmt(r['dF'], '.1e')} |")
     notes = ["", f"{run.res.get('n_pairs')} pairs ({run.res.get('per_system')} segments x "
              f"{len(run.res.get('systems', []))} systems), device {run.a.device}"
-             f" ({env.get('gpu_name') or env.get('machine')}; driver: {run.res.get('nvidia_smi') or '-'}), "
-             f"onnxruntime {env.get('onnxruntime')}, torch {env.get('torch')}, bert_score {env.get('bert_score')}.",
+             f" ({gpu or env.get('machine')}; nvidia-smi: {run.res.get('nvidia_smi') or '-'}), onnxruntime "
+             f"{env.get('onnxruntime_imported')}, torch {bs.get('torch')}, bert_score {bs.get('bert_score')}.",
              "warm = second call of the same scorer; cold = a fresh process's import + model load + first call "
              "(ONNX export cached); x bert_score = bert_score's warm time / this warm time (> 1: faster); "
              "max abs dF vs bert_score on the same device."]
