@@ -107,6 +107,9 @@ class BERTScore(Metric):
             the encoder, so scorers sharing an ``encoder`` share it). Neither changes a score beyond
             float noise (see ``INVARIANCE_TOL``).
         device: cpu / cuda / auto. threads: intra-op threads (default: all cores).
+        precision: "fp32" (default, every device: IEEE float32, bert_score's numbers within 1e-6),
+            "tf32" (TF32 MatMul on CUDA, fast and approximate; plain fp32 on the CPU) or "fp16"
+            (the float16 export, fast and approximate); the signature names tf32 / fp16 (``prec``).
         quantize: int8 (approximate, explicit opt-in).
         chunk_size: segments per streamed chunk. progress: a bar over the segments of each call that
             moves with every encoder batch: True forces it, False hides it, None (default) shows it
@@ -291,6 +294,9 @@ class BERTScore(Metric):
                 "model": model, "layer": self.layer, "idf": self.idf_mode, "rescale": self.rescale}
         if self.long_inputs == "window":  # absent by default: old signatures keep their form
             info["long"] = f"window{self.window_overlap}"
+        prec = getattr(enc, "precision", "fp32")  # what ran; absent for fp32, as "long"
+        if prec != "fp32":
+            info["prec"] = prec
         info["version"] = f"mtscore-{__version__}"
         return BERTScoreSignature(info)
 

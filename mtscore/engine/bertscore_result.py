@@ -89,15 +89,16 @@ class BERTScoreResult:
 
 
 class BERTScoreSignature(Signature):
-    """BERTScore's signature (its own keys: nrefs, model, layer, idf, rescale, version); a
-    :class:`Signature`, so ``update()`` works on it as the paired tests use it."""
+    """BERTScore's signature (its own keys: nrefs, model, layer, idf, rescale, long and prec
+    when not the default, version); a :class:`Signature`, so ``update()`` works on it as the
+    paired tests use it."""
 
     def __init__(self, info: dict):  # not Signature's sacrebleu keys
         self.info = info
 
     def format(self, short: bool = False) -> str:
         abbr = {"nrefs": "#", "model": "m", "layer": "L", "idf": "idf", "rescale": "rs", "long": "lg",
-                "version": "v"}
+                "prec": "pr", "version": "v"}
         return "|".join(f"{abbr[k] if short else k}:{v}" for k, v in self.info.items())
 
     def __str__(self) -> str:

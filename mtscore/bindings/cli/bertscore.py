@@ -23,6 +23,7 @@ def scorer_from_args(args: argparse.Namespace) -> BERTScore:
                      idf=args.bertscore_idf, rescale_baseline=args.bertscore_baseline,
                      batch_tokens=args.bertscore_batch_tokens,
                      device=args.bertscore_device or "cpu", quantize=args.bertscore_int8,
+                     precision=getattr(args, "bertscore_precision", None),
                      progress=getattr(args, "progress", None))
 
 
@@ -129,7 +130,8 @@ class BERTScoreRunner:
         GPU when the cluster has GPUs, and on the CPU when not)."""
         kw: dict[str, Any] = {"model": args.bertscore_model, "layer": args.bertscore_layer,
                               "rescale_baseline": args.bertscore_baseline,
-                              "batch_tokens": args.bertscore_batch_tokens, "quantize": args.bertscore_int8}
+                              "batch_tokens": args.bertscore_batch_tokens, "quantize": args.bertscore_int8,
+                              "precision": getattr(args, "bertscore_precision", None)}
         if args.bertscore_device not in (None, "cpu"):
             kw["device"] = args.bertscore_device
         return kw

@@ -1,51 +1,24 @@
 """ONNX Runtime encoder: length-sorted, token-budget batches, de-duplicated sentences."""
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from ..missing_extra import install_hint
 from .hub import ModelSource, resolve_source
 from .model_dir import EncoderError, read_config
+from .session import EncoderFallbackWarning, check_device, check_precision, cuda_available, open_session
 from .tokenizer import Tokenizer
+
+__all__ = ["DEFAULT_BATCH_TOKENS", "Encoder", "EncoderFallbackWarning", "check_batch_tokens", "check_device",
+           "cuda_available", "load_encoder"]
 
 #: padded tokens per ORT call (batch rows x longest row); small batches of similar length
 #: waste little padding and keep the working set in cache.
 DEFAULT_BATCH_TOKENS = 2048
 MAX_BATCH_ROWS = 128
-
-
-def _import_ort():
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise EncoderError(f"BERTScore needs onnxruntime: {install_hint('bertscore')} "
-                           "(onnxruntime-gpu for CUDA)") from None
-    return ort
-
-
-def cuda_available() -> bool:
-    return "CUDAExecutionProvider" in _import_ort().get_available_providers()
-
-
-def check_device(device: str) -> str:
-    """``device`` (cpu, cuda, cuda:N or auto) resolved to cpu / cuda[:N]; EncoderError naming
-    ``--device`` for anything else or for CUDA without onnxruntime-gpu."""
-    d = str(device).strip().lower()
-    base, _, idx = d.partition(":")
-    if d not in ("cpu", "auto", "cuda") and not (base == "cuda" and idx.isdigit()):
-        raise EncoderError(f"--device {device!r}: expected cpu, cuda, cuda:N (N a GPU number) or auto")
-    if d == "auto":
-        return "cuda" if cuda_available() else "cpu"
-    if base == "cuda" and not cuda_available():
-        raise EncoderError(f"--device {device}: onnxruntime has no CUDA provider here "
-                           f"(it has {', '.join(_import_ort().get_available_providers())}); "
-                           "pip install onnxruntime-gpu, or use --device cpu")
-    return d
 
 
 def check_batch_tokens(batch_tokens: int) -> int:
@@ -55,15 +28,6 @@ def check_batch_tokens(batch_tokens: int) -> int:
                          f"per encoder call (default {DEFAULT_BATCH_TOKENS}; a batch always holds at least "
                          "one sentence)")
     return int(batch_tokens)
-
-
-def _open_session(ort, onnx_path: Path, so, providers):
-    """An InferenceSession, or EncoderError naming the file when ORT cannot load it."""
-    try:
-        return ort.InferenceSession(str(onnx_path), sess_options=so, providers=providers)
-    except Exception as e:  # ORT raises its own pybind exception types (InvalidProtobuf, Fail, ...)
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise EncoderError(f"--model: {onnx_path}: onnxruntime cannot load this ONNX file ({first})") from None
 
 
 class Encoder:
@@ -76,8 +40,8 @@ class Encoder:
 
     def __init__(self, onnx_path: Path, tokenizer: Tokenizer, *, name: str, model_hash: str, layer: int,
                  device: str = "cpu", threads: int | None = None,
-                 batch_tokens: int = DEFAULT_BATCH_TOKENS, approximate: str | None = None):
-        ort = _import_ort()
+                 batch_tokens: int = DEFAULT_BATCH_TOKENS, approximate: str | None = None,
+                 precision: str = "fp32"):
         self.tokenizer = tokenizer
         self.name, self.model_hash, self.layer = name, model_hash, layer
         self.batch_tokens = check_batch_tokens(batch_tokens)
@@ -85,25 +49,13 @@ class Encoder:
         #: most sentences per ORT call (bert_score's batch_size plays this part)
         self.max_rows = MAX_BATCH_ROWS
         self.onnx_path = Path(onnx_path)
-        so = ort.SessionOptions()
-        ncpu = os.cpu_count() or 1
-        if threads is None or threads <= 0:
-            threads = ncpu
-        so.intra_op_num_threads = int(threads)
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if ncpu <= 4 or threads == 1:
-            # busy-waiting worker threads steal the only other core on small/shared machines
-            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        so.log_severity_level = 3
-        providers: list[str | tuple[str, dict[str, int]]] = ["CPUExecutionProvider"]
-        if device.startswith("cuda"):
-            dev_id = int(device.split(":")[1]) if ":" in device else 0
-            providers = [("CUDAExecutionProvider", {"device_id": dev_id}), "CPUExecutionProvider"]
-        self.device = device
-        self.threads = int(threads)
-        self.session = _open_session(ort, onnx_path, so, providers)
+        opened = open_session(self.onnx_path, device=device, precision=precision, threads=threads)
+        self.session = opened.session
+        #: where it runs (cpu, cuda, cuda:N: "auto" resolved, "cpu" after a fallback)
+        self.device = opened.device
+        #: what runs: fp32 (IEEE float32), tf32 (CUDA's TF32 MatMul) or fp16 (the float16 export)
+        self.precision = opened.precision
+        self.threads = opened.threads
         #: the graph's output (hidden states float32 ``[batch, tokens, hidden]``)
         self.output_name = self.session.get_outputs()[0].name
         #: optional sentence-embedding memo (token-id bytes -> float32 [T, D]); see ``enable_memo``
@@ -210,20 +162,25 @@ def load_encoder(model: str | None = None, layer: int | None = None, *, device: 
     Hugging Face model name (``roberta-large``, ``ORG/NAME``) found in the HF cache or downloaded
     (see :mod:`.hub`; ``revision``: branch, tag or commit).
     ``layer``: hidden layer, 0 (embeddings) .. number of layers (default: the last).
-    ``device``: cpu, cuda[:N] or auto. ``precision``: fp32 or fp16 (default fp16 on CUDA, fp32 on
-    CPU). ``quantize``: int8 dynamic quantisation, approximate (scores move by ~0.01), CPU only.
+    ``device``: cpu, cuda[:N] or auto (a CUDA provider that does not load raises ``EncoderError``
+    for cuda, falls back to the CPU with an ``EncoderFallbackWarning`` for auto; see
+    :mod:`.session`). ``precision`` (default fp32 on every device): fp32 (IEEE float32, exact:
+    bert_score's numbers within 1e-6), tf32 (float32 weights, TF32 MatMul on CUDA; plain fp32 on
+    the CPU, and ``Encoder.precision`` then says fp32) or fp16 (the float16 export; a model
+    directory only: an ``.onnx`` file runs as it was exported). ``quantize``: int8 dynamic
+    quantisation, approximate (scores move by ~0.01), CPU only.
     ``batch_tokens``: a positive int. Bad values raise ``EncoderError``/``ValueError`` naming the
     CLI option; cache problems are handled as described in :mod:`.cache`.
     """
-    device = check_device(device)
+    check_device(device)  # early, before any export; the session resolves "auto" itself
     batch_tokens = check_batch_tokens(batch_tokens)
-    if precision is None:
-        precision = "fp16" if device.startswith("cuda") else "fp32"
-    if precision not in ("fp32", "fp16"):
-        raise ValueError(f"precision must be fp32 or fp16, not {precision!r}")
+    precision = check_precision(precision)
     src = resolve_source(model, revision)
     path = src.path
     if path.is_file():
+        if precision == "fp16":
+            raise ValueError(f"--precision fp16 --model {path}: an .onnx file runs as it was exported; "
+                             "fp16 needs a model directory (mtscore exports its float16 graph)")
         onnx_path, tok, model_hash, name, layer = _open_onnx_file(path, layer, cache_dir)
     elif path.is_dir():
         onnx_path, tok, model_hash, name, layer = _open_model_dir(src, layer, precision, fused, cache_dir)
@@ -236,7 +193,7 @@ def load_encoder(model: str | None = None, layer: int | None = None, *, device: 
         onnx_path = cache.quantized_path(onnx_path, cache_dir)
         approximate = "int8"
     return Encoder(onnx_path, tok, name=name, model_hash=model_hash, layer=layer, device=device,
-                   threads=threads, batch_tokens=batch_tokens, approximate=approximate)
+                   threads=threads, batch_tokens=batch_tokens, approximate=approximate, precision=precision)
 
 
 def _open_onnx_file(path: Path, layer: int | None, cache_dir: str | None):

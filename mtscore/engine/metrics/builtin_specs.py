@@ -114,6 +114,10 @@ BERTSCORE_OPTIONS = OptionGroup("BERTScore (-m bertscore; needs the 'bertscore' 
     Option("--batch-tokens", kwarg="batch_tokens", dest="bertscore_batch_tokens", type=int, default=None,
            help="padded tokens per encoder call (default 2048)"),
     Option("--device", kwarg="device", dest="bertscore_device", default="cpu", help="cpu, cuda[:N] or auto"),
+    Option("--precision", kwarg="precision", dest="bertscore_precision", choices=["fp32", "tf32", "fp16"],
+           default="fp32",
+           help="fp32 (default): exact, bert_score's numbers within 1e-6 on every device; tf32, fp16: "
+                "faster on CUDA, APPROXIMATE"),
     Option("--int8", kwarg="quantize", dest="bertscore_int8", action="store_true",
            help="int8-quantised encoder: faster, APPROXIMATE scores (not bert_score-compatible)"),
 ], section="reporting")
