@@ -272,7 +272,7 @@ def nvidia_smi() -> str | None:
                            capture_output=True, text=True, timeout=20)
         return p.stdout.strip() or p.stderr.strip()
     except Exception as e:
-        return f"nvidia-smi: {e!r}"
+        return f"not available ({e!r})"
 
 
 def compare(run: Run, model: str, names: list[str], per: int) -> list[dict]:
