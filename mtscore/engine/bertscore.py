@@ -24,13 +24,16 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from .bertscore_files import packaged_baseline, read_baseline, write_baseline
+from .bertscore_pairs import ChunkPlan, best_over_refs, plan_chunk, quirk_flags
 from .bertscore_result import BERTScoreResult, BERTScoreSignature, BERTScoreTruncationWarning, warn_truncated
+from .encoder.host_matching import match_host
 from .encoder.windows import DEFAULT_OVERLAP, embed_windowed, window_starts
 from .metrics.base import Metric, Score, count_refs, present_mask
 from .progress import NullBar, progress_bar
@@ -117,6 +120,10 @@ class BERTScore(Metric):
         pad_quirk_batch: reproduce bert_score's zero-padding quirk for its ``batch_size``
             (single reference only; off by default, it never triggers on normal data).
         encoder: an already loaded :class:`~mtscore.engine.encoder.Encoder` to share.
+        matching: where the greedy matching runs: None (default: on the encoder's device, so on
+            CUDA the token states never leave the GPU and only P, R, F come back; on the host for
+            the CPU, for ``long_inputs="window"`` and for ``reuse_embeddings``), "host" or
+            "device" (the device pipeline also on the CPU; for tests).
         reuse_embeddings: remember sentence embeddings across calls (bounded, ~500k tokens), so a
             reference set scored against many systems is encoded once.
     """
@@ -130,16 +137,17 @@ class BERTScore(Metric):
                  cache_dir: str | None = None, pad_quirk_batch: int | None = None,
                  encoder=None, reuse_embeddings: bool = False, lang: str | None = None,
                  revision: str | None = None, long_inputs: str = "truncate",
-                 window_overlap: int = DEFAULT_OVERLAP, batch_size: int | None = None):
+                 window_overlap: int = DEFAULT_OVERLAP, batch_size: int | None = None,
+                 matching: str | None = None):
         super().__init__()
-        from .encoder import DEFAULT_BATCH_TOKENS, load_encoder
+        from .encoder import load_encoder
         from .encoder.bert_score_defaults import bert_score_defaults
 
         self.model_name, layer = bert_score_defaults(model, lang, layer)
         self.lang = lang
         if encoder is None:
             encoder = load_encoder(self.model_name, layer, device=device, threads=threads,
-                                   batch_tokens=DEFAULT_BATCH_TOKENS if batch_tokens is None else batch_tokens,
+                                   batch_tokens=batch_tokens,
                                    fused=fused, quantize=quantize, precision=precision, cache_dir=cache_dir,
                                    revision=revision)
         self.encoder = encoder
@@ -159,6 +167,7 @@ class BERTScore(Metric):
         if long_inputs == "window":
             head, tail = self.tokenizer.special_frame()
             window_starts(1, self.tokenizer.max_length - head - tail, self.window_overlap)  # checks it
+        self._pipeline = self._device_pipeline(matching)
         self.chunk_size = max(1, int(chunk_size))
         self.progress = progress
         #: the progress bar's label (the CLI adds the system: "BERTScore 3/19")
@@ -179,6 +188,24 @@ class BERTScore(Metric):
                 self._fixed_idf = self.idf_weights(idf_sents)
                 self.idf_mode = "sents"
         self.baseline, self.rescale = self._baseline(rescale_baseline)
+
+    def _device_pipeline(self, matching: str | None):
+        """The encoder's :class:`~mtscore.engine.encoder.device_pipeline.DevicePipeline` when the
+        matching runs on the encoder's device, else None (see ``matching``)."""
+        if matching not in (None, "host", "device"):
+            raise ValueError(f"matching={matching!r}: expected 'host', 'device' or None (device on CUDA)")
+        device = str(getattr(self.encoder, "device", "cpu"))
+        use = matching == "device" or (matching is None and device.startswith("cuda"))
+        if use and (self.long_inputs == "window" or getattr(self.encoder, "memo", None) is not None):
+            if matching == "device":
+                raise ValueError("matching='device' keeps the states on the device: it cannot be combined "
+                                 "with long_inputs='window' or reuse_embeddings=True")
+            use = False
+        if not use:
+            return None
+        from .encoder.device_pipeline import DevicePipeline
+
+        return DevicePipeline(self.encoder)
 
     def _baseline(self, rescale_baseline) -> tuple[np.ndarray | None, str]:
         """(float64 [3] P, R, F baseline or None, its description for the signature)."""
@@ -383,50 +410,45 @@ class BERTScore(Metric):
     def _iter_chunks(self, cands: list[str], streams: list[list[str | None]],
                      table: np.ndarray, bar=None) -> Iterator[tuple[np.ndarray, int, int]]:
         """``(prf [n_chunk, 3], truncated candidates, truncated reference entries)`` per chunk;
-        ``bar``: the stream's bar (kept open), else one over these segments (closed at the end)."""
-        from ..kernels._greedy import greedy_prf
-
+        ``bar``: the stream's bar (kept open), else one over these segments (closed at the end).
+        The next chunk is tokenised on a second thread while this one is encoded and matched
+        (the tokenizer and ONNX Runtime both run without the GIL)."""
         n = len(cands)
         own = bar is None
         if bar is None:
             bar = progress_bar(n, self.progress_desc, self.progress, unit="seg")
+        starts = list(range(0, n, self.chunk_size))
+
+        def plan(start: int) -> ChunkPlan:
+            stop = min(n, start + self.chunk_size)
+            p = plan_chunk(cands[start:stop], [st[start:stop] for st in streams])
+            p.ids, p.cut = self._encode(p.texts)
+            return p
+
+        pool = ThreadPoolExecutor(1) if len(starts) > 1 else None
         try:
-            for start in range(0, n, self.chunk_size):
-                stop = min(n, start + self.chunk_size)
-                tick = None if isinstance(bar, NullBar) else _ChunkTicker(bar, stop - start)
-                yield self._score_chunk(cands[start:stop], [s[start:stop] for s in streams], table, greedy_prf,
-                                        tick)
+            nxt = pool.submit(plan, starts[0]) if pool is not None and starts else None
+            for c, start in enumerate(starts):
+                cur = nxt.result() if nxt is not None else plan(start)
+                nxt = pool.submit(plan, starts[c + 1]) if pool is not None and c + 1 < len(starts) else None
+                tick = None if isinstance(bar, NullBar) else _ChunkTicker(bar, cur.n)
+                yield self._score_chunk(cur, table, tick)
                 if tick is not None:
                     tick.finish()
         finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
             if own:
                 bar.close()
 
-    def _score_chunk(self, cands, streams, table, greedy_prf, tick=None) -> tuple[np.ndarray, int, int]:
-        n = len(cands)
-        index: dict[str, int] = {}
-        texts: list[str] = []
-
-        def idx(s: str) -> int:
-            key = s.strip()
-            j = index.get(key)
-            if j is None:
-                j = index[key] = len(texts)
-                texts.append(key)
-            return j
-
-        hyp_idx = np.fromiter((idx(c) for c in cands), dtype=np.int64, count=n)
-        pair_h, pair_r, pair_seg, pair_k = [], [], [], []
-        for k, s in enumerate(streams):
-            for i, r in enumerate(s):
-                if r is not None:
-                    pair_h.append(hyp_idx[i])
-                    pair_r.append(idx(r))
-                    pair_seg.append(i)
-                    pair_k.append(k)
-        ids, cut = self._encode(texts)
-        n_cut = (int(cut[hyp_idx].sum()), int(cut[np.asarray(pair_r, dtype=np.int64)].sum()))
-        emb, off = self._embed(ids, tick)
+    def _score_chunk(self, plan: ChunkPlan, table: np.ndarray, tick=None) -> tuple[np.ndarray, int, int]:
+        ids = plan.ids
+        assert ids is not None
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        if self._pipeline is not None:
+            states = self._pipeline.embed(ids, tick)
+        else:
+            emb, off = self._embed(ids, tick)
         flat = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
         if flat.size and flat.max() >= len(table):
             raise ValueError(f"token id {int(flat.max())} outside the idf table of size {len(table)}")
@@ -434,39 +456,18 @@ class BERTScore(Metric):
         if np.isnan(w).any():
             bad = int(flat[np.isnan(w)][0])
             raise KeyError(f"idf dict has no weight for token id {bad}; pass a defaultdict or a full table")
-        ph = np.asarray(pair_h, dtype=np.int64)
-        pr = np.asarray(pair_r, dtype=np.int64)
-        K = len(streams)
-        cp, cr = self._quirk_flags(off, ph, pr, K)
-        prf = greedy_prf(emb, off, w, emb, off, w, ph, pr, cp, cr)
-        seg = np.asarray(pair_seg, dtype=np.int64)
-        if K == 1 and len(seg) == n:
-            out = prf
+        cp, cr = quirk_flags(lengths, plan, self.pad_quirk_batch)
+        if self._pipeline is not None:
+            prf = self._pipeline.match(states, w, plan.ph, plan.pr, cp, cr)
         else:
-            out = np.full((n, 3), -np.inf)
-            for m in range(3):
-                _max_at(out[:, m], seg, prf[:, m])
-            if (np.bincount(seg, minlength=n) == 0).any():
-                i = int(np.flatnonzero(np.bincount(seg, minlength=n) == 0)[0])
-                raise ValueError(f"BERTScore: segment {i} has no reference (all streams are None there)")
+            prf = match_host(emb, off, w, plan.ph, plan.pr, cp, cr, threads=self.encoder.threads)
+        out = best_over_refs(prf, plan)
         if self.baseline is not None:
             b = self.baseline
             out = ((out.astype(np.float32) - b.astype(np.float32)) / (np.float32(1) - b.astype(np.float32))
                    ).astype(np.float64)
-        return out, n_cut[0], n_cut[1]
-
-    def _quirk_flags(self, off, ph, pr, K) -> tuple[np.ndarray, np.ndarray]:
-        n = len(ph)
-        cp = np.zeros(n, dtype=np.uint8)
-        cr = np.zeros(n, dtype=np.uint8)
-        bs = self.pad_quirk_batch
-        if bs and K == 1:
-            lh = (off[ph + 1] - off[ph])
-            lr = (off[pr + 1] - off[pr])
-            for s in range(0, n, bs):
-                cp[s:s + bs] = lr[s:s + bs] < lr[s:s + bs].max()
-                cr[s:s + bs] = lh[s:s + bs] < lh[s:s + bs].max()
-        return cp, cr
+        n_cands, n_refs = plan.truncated()
+        return out, n_cands, n_refs
 
 
 class _ChunkTicker:
@@ -489,7 +490,3 @@ class _ChunkTicker:
             self.bar.update(self.n - self.shown)
             self.shown = self.n
 
-
-def _max_at(dst: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
-    """dst[idx] = max(dst[idx], vals) per element, NaN-propagating like torch.max."""
-    np.maximum.at(dst, idx, vals)
