@@ -39,6 +39,12 @@ directives = {
     "embedsignature": True,
 }
 
+# per kernel, after compile_args. _ter_shift: the shift search's inner loops (the banded DP row,
+# the shift copies) are ~60 bytes; at gcc's default 16-byte loop alignment where they land
+# depends on the code before them, and a row split over three 32-byte fetch windows instead of
+# two cost 2% on TER's worst segments (the _ter split moved them). Only nops move.
+extra_args = {"_ter_shift": ["-falign-loops=32"]}
+
 extensions = []
 for pyx in sorted(KERNEL_DIR.glob("_*.pyx")):
     name = pyx.stem
@@ -50,7 +56,7 @@ for pyx in sorted(KERNEL_DIR.glob("_*.pyx")):
             [str(pyx.relative_to(HERE))],
             include_dirs=[np.get_include(), str(KERNEL_DIR)],
             define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-            extra_compile_args=compile_args,
+            extra_compile_args=compile_args + extra_args.get(name, []),
             extra_link_args=link_args,
         )
     )
