@@ -10,6 +10,7 @@ from mtscore.analysis.compare.ngrams import (
     ngram_counts,
     salience,
     salient_ngrams,
+    systems_ngram_counts,
 )
 from mtscore.analysis.errors import AnalysisInputError
 
@@ -110,3 +111,39 @@ def test_bad_input():
         salient_ngrams({}, {}, top_k=0)
     with pytest.raises(AnalysisInputError, match="top_k"):
         against_reference(ngram_counts([[["a"]]], [["a"]]), top_k=0)
+
+
+def _sequential(ref, out, n_max):
+    """compare-mt's loop written out: output n-grams in order take reference copies."""
+    def grams(w):
+        return [tuple(w[i:i + n]) for n in range(1, n_max + 1) for i in range(len(w) - n + 1)]
+
+    total, match, over, under = {}, {}, {}, {}
+    for r, o in zip(ref, out):
+        left = {}
+        for g in grams(r):
+            left[g] = left.get(g, 0) + 1
+        for g in grams(o):
+            total[g] = total.get(g, 0) + 1
+            if left.get(g, 0) > 0:
+                match[g] = match.get(g, 0) + 1
+                left[g] -= 1
+            else:
+                over[g] = over.get(g, 0) + 1
+        for g, c in left.items():
+            if c:
+                under[g] = under.get(g, 0) + c
+    return total, match, over, under
+
+
+def test_many_systems_equal_the_sequential_definition():
+    import random
+
+    rng = random.Random(7)
+    words = ["a", "b", "c", "d"]
+    ref = [[rng.choice(words) for _ in range(rng.randrange(0, 9))] for _ in range(40)]
+    systems = [[[rng.choice(words) for _ in range(rng.randrange(0, 9))] for _ in range(40)] for _ in range(3)]
+    many = systems_ngram_counts([ref], systems, 1, 3)
+    for s, out in enumerate(systems):
+        assert (many[s].total, many[s].match, many[s].over, many[s].under) == _sequential(ref, out, 3)
+        assert ngram_counts([ref], out, 1, 3) == many[s]

@@ -8,7 +8,8 @@
   sacrebleu's single-system bootstrap CI per bucket;
 * :mod:`.differences` - the segments where two systems differ most by a sentence metric, with
   the token-level diff of their outputs;
-* :mod:`.tokens` - the metric tokenizers applied to lines, and input checks shared by the above.
+* :mod:`.tokens` - the metric tokenizers applied to lines and the input checks, :mod:`.edges` -
+  compare-mt's bucket edges and labels (shared by the above).
 
 Inputs are token lists (``list[list[str]]``, one list per segment) tokenised with the metric's
 tokenizer (:func:`.tokens.tokenize`), or raw lines where a metric scores them. Every function

@@ -24,7 +24,7 @@ from ..errors import AnalysisInputError
 from .tokens import Tokens, check_corpus
 
 __all__ = ["KINDS", "Ngram", "NgramCounts", "SalientNgram", "against_reference", "compare_systems",
-           "ngram_counts", "salience", "salient_ngrams"]
+           "ngram_counts", "salience", "salient_ngrams", "systems_ngram_counts"]
 
 Ngram = tuple[str, ...]
 #: the four counts of :class:`NgramCounts`
@@ -75,26 +75,36 @@ def _check_orders(min_n: int, max_n: int) -> None:
 def ngram_counts(refs: Sequence[Sequence[Tokens]], system: Sequence[Tokens], min_n: int = 1,
                  max_n: int = 4) -> NgramCounts:
     """:class:`NgramCounts` of ``system`` (N token lists) against K reference streams ``refs``."""
-    check_corpus(refs, [system])
+    return systems_ngram_counts(refs, [system], min_n, max_n)[0]
+
+
+def systems_ngram_counts(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
+                         min_n: int = 1, max_n: int = 4) -> list[NgramCounts]:
+    """:func:`ngram_counts` of each of S systems (the reference n-grams are counted once).
+
+    Matching in output order clips: an n-gram with c copies in the output and r in the
+    reference segment is matched min(c, r) times, over-produced c - min(c, r) times and
+    under-produced r - min(c, r) times, which is what is summed here."""
+    check_corpus(refs, systems)
     _check_orders(min_n, max_n)
-    total: Counter[Ngram] = Counter()
-    match: Counter[Ngram] = Counter()
-    over: Counter[Ngram] = Counter()
-    under: Counter[Ngram] = Counter()
+    acc: list[tuple[dict[Ngram, int], ...]] = [({}, {}, {}, {}) for _ in systems]
     for ref in refs:
-        for r, o in zip(ref, system):
-            left = Counter(_sent_ngrams(r, min_n, max_n))
-            for g in _sent_ngrams(o, min_n, max_n):
-                total[g] += 1
-                if left[g] > 0:
-                    match[g] += 1
-                    left[g] -= 1
-                else:
-                    over[g] += 1
-            for g, c in left.items():
-                if c > 0:
-                    under[g] += c
-    return NgramCounts(dict(total), dict(match), dict(over), dict(under))
+        for i, r in enumerate(ref):
+            rc = Counter(_sent_ngrams(r, min_n, max_n))
+            for (total, match, over, under), sys_ in zip(acc, systems):
+                oc = Counter(_sent_ngrams(sys_[i], min_n, max_n))
+                for g, c in oc.items():
+                    total[g] = total.get(g, 0) + c
+                    m = min(c, rc.get(g, 0))
+                    if m:
+                        match[g] = match.get(g, 0) + m
+                    if c > m:
+                        over[g] = over.get(g, 0) + c - m
+                for g, c in rc.items():
+                    u = c - oc.get(g, 0)
+                    if u > 0:
+                        under[g] = under.get(g, 0) + u
+    return [NgramCounts(*a) for a in acc]
 
 
 def salience(a: Mapping[Ngram, int], b: Mapping[Ngram, int], alpha: float = 1.0) -> dict[Ngram, float]:
