@@ -57,6 +57,19 @@ def test_segment_differences():
                          ("delete", 3, 4, 2, 2))
 
 
+def test_error_rates_rank_lower_as_better():
+    a_better, b_better = segment_differences("ter", [REF], SYS_A, SYS_B, top_k=5)
+    sa = sentence_scores("ter", [REF], SYS_A)
+    sb = sentence_scores("ter", [REF], SYS_B)
+    assert [d.index for d in a_better] == [i for i in sorted(range(4), key=lambda i: (sa[i] - sb[i], i))
+                                           if sa[i] < sb[i]]
+    assert [d.index for d in b_better] == [i for i in sorted(range(4), key=lambda i: (sb[i] - sa[i], i))
+                                           if sb[i] < sa[i]]
+    assert all(d.score_a < d.score_b for d in a_better)
+    assert a_better
+    assert b_better
+
+
 def test_token_diff_is_difflibs():
     a, b = ["x", "y", "z", "y", "x"], ["y", "z", "x", "x"]
     want = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()

@@ -44,12 +44,15 @@ def sentence_scores(metric_name: str, refs: Sequence[Sequence[str]], hyps: Seque
                     **metric_options) -> np.ndarray:
     """float64 (N,): the sentence score of each of N hypotheses against K reference streams
     ``refs`` by the registered metric ``metric_name`` in its sentence-level configuration."""
+    return _scores(make_sentence_metric(metric_name, **metric_options), refs, hyps)
+
+
+def _scores(m, refs: Sequence[Sequence[str]], hyps: Sequence[str]) -> np.ndarray:
     if len(hyps) == 0:
         raise AnalysisInputError("hyps is empty (no segments)")
     for k, r in enumerate(refs):
         if len(r) != len(hyps):
             raise AnalysisInputError(f"refs[{k}] has {len(r)} segments but hyps has {len(hyps)}")
-    m = make_sentence_metric(metric_name, **metric_options)
     return np.asarray(m.scores_from_stats(m.corpus_stats(list(hyps), [list(r) for r in refs])),
                       dtype=np.float64)
 
@@ -87,15 +90,18 @@ def segment_differences(metric_name: str, refs: Sequence[Sequence[str]], sys_a: 
                         sys_b: Sequence[str], top_k: int = 10, tokenizer: str = "none",
                         **metric_options) -> tuple[list[SegmentDifference], list[SegmentDifference]]:
     """``(a_better, b_better)``: the ``top_k`` segments where system A's sentence score by
-    ``metric_name`` most exceeds B's, and vice versa, with the diff of the outputs tokenised by
-    ``tokenizer`` ("none": whitespace, so the tokens are the displayed words)."""
+    ``metric_name`` is most better than B's (higher, or lower for an error rate such as TER),
+    and vice versa, with the diff of the outputs tokenised by ``tokenizer`` ("none": whitespace,
+    so the tokens are the displayed words)."""
     if len(sys_a) == 0 or len(sys_b) == 0:
         raise AnalysisInputError(f"sys_{'a' if len(sys_a) == 0 else 'b'} is empty (no segments)")
     if len(sys_a) != len(sys_b):
         raise AnalysisInputError(f"sys_a has {len(sys_a)} segments but sys_b has {len(sys_b)}")
-    sa = sentence_scores(metric_name, refs, sys_a, **metric_options)
-    sb = sentence_scores(metric_name, refs, sys_b, **metric_options)
+    m = make_sentence_metric(metric_name, **metric_options)
+    sa, sb = _scores(m, refs, sys_a), _scores(m, refs, sys_b)
     a_better, b_better = largest_differences(sa, sb, top_k)
+    if m.lower_is_better:
+        a_better, b_better = b_better, a_better
 
     def rows(ix: np.ndarray) -> list[SegmentDifference]:
         out = []
