@@ -7,7 +7,14 @@ import pytest
 
 from mtscore.analysis.compare.edges import bucket_index, bucket_indices, bucket_labels, check_edges
 from mtscore.analysis.compare.tokens import tokenize
-from mtscore.analysis.compare.word_accuracy import DEFAULT_FREQ_EDGES, prf, word_accuracy, word_frequencies
+from mtscore.analysis.compare.word_accuracy import (
+    DEFAULT_FREQ_EDGES,
+    fmeasure_ci,
+    prf,
+    segment_counts,
+    word_accuracy,
+    word_frequencies,
+)
 from mtscore.analysis.errors import AnalysisInputError
 
 
@@ -131,3 +138,52 @@ def test_dtypes_and_shapes():
     assert res.ref_counts.shape == (9,)
     assert res.matches.shape == (2, 9)
     assert res.fmeasure.dtype == np.float64
+
+
+REF = [["the", "cat", "sat"], ["a", "dog"], ["the", "the", "end"], [], ["cat", "and", "dog"]]
+OUTS = [[["the", "cat"], ["a", "cat"], ["the", "end"], ["x"], ["cat", "dog"]],
+        [["a", "cat", "sat"], ["dog"], ["the", "the", "the"], [], ["and"]]]
+
+
+def test_segment_counts_sum_to_the_totals():
+    labels, r, o, m = segment_counts([REF], OUTS, edges=(1, 2, 3))
+    res = word_accuracy([REF], OUTS, edges=(1, 2, 3))
+    assert labels == res.labels
+    assert r.shape == (5, 4)
+    assert o.shape == (2, 5, 4)
+    assert (r.sum(0) == res.ref_counts).all()
+    assert (o.sum(1) == res.out_counts).all()
+    assert (m.sum(1) == res.matches).all()
+
+
+@pytest.mark.parametrize("ratio", [1.0, 0.5])
+def test_fmeasure_ci_equals_a_direct_bootstrap(ratio):
+    low, high = fmeasure_ci([REF], OUTS, edges=(1, 2, 3), n_bootstrap=40, seed=3, sample_ratio=ratio)
+    _, r, o, m = segment_counts([REF], OUTS, edges=(1, 2, 3))
+    rng = np.random.default_rng(3)
+    n = len(REF)
+    size = int(np.ceil(n * ratio))
+    fs = [[[] for _ in range(4)] for _ in range(2)]
+    for _ in range(40):
+        idx = rng.integers(0, n, size)
+        for s in range(2):
+            for b in range(4):
+                mc = int(sum(m[s, i, b] for i in idx))
+                rc = int(sum(r[i, b] for i in idx))
+                oc = int(sum(o[s, i, b] for i in idx))
+                fs[s][b].append(prf(mc, rc, oc)[2])
+    for s in range(2):
+        for b in range(4):
+            x = sorted(fs[s][b])
+            assert low[s, b] == x[int(40 * 0.025)]
+            assert high[s, b] == x[int(40 * 0.975)]
+    assert (low <= high).all()
+
+
+def test_fmeasure_ci_bad_input():
+    with pytest.raises(AnalysisInputError, match="n_bootstrap"):
+        fmeasure_ci([REF], OUTS, n_bootstrap=1)
+    with pytest.raises(AnalysisInputError, match="sample_ratio"):
+        fmeasure_ci([REF], OUTS, sample_ratio=0)
+    with pytest.raises(AnalysisInputError, match=r"systems\[1\] has 4 segments"):
+        fmeasure_ci([REF], [OUTS[0], OUTS[1][:4]])
