@@ -99,3 +99,15 @@ def test_bad_input():
         bucket_scores(m, st, np.array([0, 1, 2, 0, 0]), ("a", "b"))
     with pytest.raises(AnalysisInputError, match=r"stats\[0\] has shape"):
         bucket_scores(m, st, np.array([0, 1, 0]), ("a", "b"))
+
+
+def test_several_references(monkeypatch):
+    monkeypatch.delenv("SACREBLEU_SEED", raising=False)
+    ref2 = [r.upper() if i % 2 else r for i, r in enumerate(SYS_B)]
+    res = length_bucket_scores("bleu", [REF, ref2], [SYS_A], tokenize(REF), edges=(5,), n_bootstrap=10)
+    for j, rows in enumerate([[1, 3], [0, 2, 4]]):
+        score = make_metric("bleu").corpus_score([SYS_A[i] for i in rows],
+                                                 [[REF[i] for i in rows], [ref2[i] for i in rows]],
+                                                 n_bootstrap=10)
+        assert res.scores[0, j] == score.score
+        assert res.ci[0, j] == score._ci
