@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.metrics.bootstrap import bootstrap_ci
+from ...engine.metrics.bootstrap import RowScorer, bootstrap_sums, resolve_seed
 from ...engine.metrics.registry import make_metric
 from ..errors import AnalysisInputError
 from .edges import bucket_indices, bucket_labels, check_edges
@@ -86,19 +86,37 @@ def bucket_scores(metric, stats: Sequence[np.ndarray], buckets: np.ndarray,
     counts = np.bincount(b, minlength=n_b).astype(np.int64)
     shape = (len(mats), n_b)
     scores, mean, ci = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    seed_int, seed_str = resolve_seed(seed)
     for j in range(n_b):
         rows = np.flatnonzero(b == j)
         if len(rows) == 0:
             continue
-        for s, m in enumerate(mats):
-            part = m[rows]
+        parts = [m[rows] for m in mats]
+        # bootstrap_ci of each system, with the draws made once: one index stream from
+        # default_rng(seed) for every system's block (bootstrap_sums), as each system's own
+        # bootstrap_ci(seed) would draw it
+        sums = bootstrap_sums([p.astype(np.float32) for p in parts], n_bootstrap,
+                              np.random.default_rng(seed_int)) if n_bootstrap else None
+        for s, part in enumerate(parts):
             score = metric.compute_score_from_stats(metric.sum_stats(part))
             scores[s, j] = score.score
-            if n_bootstrap:
-                bootstrap_ci(metric, part, score, n_bootstrap, seed=seed)
+            if sums is not None:
+                res = RowScorer(metric, part.shape[1])(sums[s])
+                score.estimate_ci([_Resample(v) for v in res.scalars()])
                 # Score's documented bootstrap attributes (sacrebleu's names)
                 mean[s, j], ci[s, j] = score._mean, score._ci
+    if n_bootstrap:  # the signature's bs: / rs:, as corpus_score(..., n_bootstrap) sets them
+        metric.n_bootstrap, metric.seed = n_bootstrap, seed_str
     return BucketScores(tuple(labels), counts, scores, mean, ci, n_bootstrap, seed)
+
+
+class _Resample:
+    """A resample's score as :meth:`Score.estimate_ci` reads it (``.score``)."""
+
+    __slots__ = ("score",)
+
+    def __init__(self, score) -> None:
+        self.score = score
 
 
 def length_bucket_scores(metric_name: str, refs: Sequence[Sequence[str]],
