@@ -187,4 +187,4 @@ def test_a_name_whose_options_contradict_it_is_refused_everywhere():
     assert make_metric("chrf++", word_order=2).word_order == 2
     assert make_metric("chrf", word_order=2).word_order == 2      # sacrebleu's -m chrf -cw 2
     with pytest.raises(ValueError, match="given twice"):
-        _metric_specs(["bleu", "BLEU"], None, None, None)
+        _metric_specs(["bleu", "BLEU"], {})

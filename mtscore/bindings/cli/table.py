@@ -276,8 +276,11 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
         # the registry refuses that name with another order), else the -m name
         named = metric_name(m)
         specs[name] = named if named in METRICS else name.lower()
-    kwargs = {n: metric_kwargs(args, n) for n in ("bleu", "chrf", "ter")}
     runners = {name: runner_class(name) for name in separate_metrics(args)}  # on actors
+    # each selected metric's options from its registry entry (flags and from_args), under the
+    # name it has on Ray; a metric scored apart (BERTScore) gives its actors' own
+    options = {spec: metric_kwargs(args, name.lower()) for name, spec in specs.items()}
+    options.update({name: cls.ray_kwargs(args) for name, cls in runners.items()})
     keep = bool(args.confidence or paired)
     tmp, cleanup = None, None
     if per_seg:
@@ -289,11 +292,9 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
     try:
         r = score_ray(args.paths, args.hyp, args.ref_columns, system=args.system_column,
                       test_set=args.test_set_column, keep_stats=keep,
-                      metrics=list(specs.values()) + list(runners),
-                      **{f"{name}_kwargs": cls.ray_kwargs(args) for name, cls in runners.items()},
+                      metrics=list(specs.values()) + list(runners), metric_kwargs=options,
                       segments=tmp, address=args.ray or None, progress=args.progress,
-                      varying_refs="allow", bleu_kwargs=kwargs["bleu"], chrf_kwargs=kwargs["chrf"],
-                      ter_kwargs=kwargs["ter"], missing_refs=args.missing_refs)
+                      varying_refs="allow", missing_refs=args.missing_refs)
         table = None
         if tmp is not None:
             import pyarrow.parquet as pq

@@ -3,13 +3,13 @@ it on Ray, gather the statistics on the driver and score them."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
 from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
-from ...engine.metrics.registry import METRICS
+from ...engine.metrics.registry import METRICS, get_spec
 from .cluster import connect, user_error
 from .gather import check_ref_counts, check_same_segments, dataset_payloads, gather
 from .locate import PATH_COLUMN, first_unreferenced, located_error
@@ -21,6 +21,7 @@ from .worker import DEFAULT_BATCH, BatchScorer, build_metrics, score_batch
 
 def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, system=None,
               test_set=None, metrics: Sequence[str] = ("bleu", "chrf"),
+              metric_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
               bleu_kwargs: dict | None = None, chrf_kwargs: dict | None = None,
               ter_kwargs: dict | None = None, missing_refs: str | None = None,
               keep_stats: bool = False, segments: str | None = None,
@@ -39,11 +40,23 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
     system      : None (a ``system`` column if there is one), a column name, or False
     test_set    : None (a ``test_set`` column if there is one), a column name, or False; each
                   test set is scored on its own (its own ``num_refs``)
-    metrics     : "bleu", "chrf", "chrf++", "ter", "bertscore" (constructor arguments in
-                  ``*_kwargs``); BERTScore runs on an actor pool (the ONNX encoder loaded once
-                  per actor), its sentence score is 100 x F1 and its statistics are P, R, F, 1
+    metrics     : registered metric names (``mtscore.engine.metrics.registry.METRICS`` whose
+                  ``ray`` is set: bleu, chrf, chrf++, ter, wer, per, cer, eed, meteor,
+                  bertscore, and any :func:`~mtscore.register_metric` added); BERTScore runs
+                  on an actor pool (the ONNX encoder loaded once per actor), its sentence
+                  score is 100 x F1 and its statistics are P, R, F, 1
+    metric_kwargs : ``{metric name: constructor arguments}`` for any registered metric, e.g.
+                  ``{"wer": {"lowercase": True}, "eed": {"language": "ja"}}``; each metric is
+                  made by the registry (``make_metric(name, **options)``) on the driver and
+                  on every worker. A metric takes the options under its own name, else those
+                  under its family's (chrf++ takes ``"chrf"``'s, as before); options of a
+                  registered metric not in ``metrics`` are ignored; an unregistered name is
+                  a ValueError listing the registered ones
+    bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs : the older spelling of
+                  ``metric_kwargs={"bleu": ...}`` etc., merged into it; the same metric given
+                  both ways is a ValueError
     num_gpus    : GPUs per scoring actor for BERTScore (default: 1 when the cluster has GPUs,
-                  with ``device="cuda"`` unless bertscore_kwargs sets a device; else 0)
+                  with ``device="cuda"`` unless its options set a device; else 0)
     keep_stats  : gather the (N, k) statistics matrices (8-80 bytes per segment) for
                   :meth:`RayScoreResult.compare` / :meth:`~RayScoreResult.confidence`; otherwise
                   only their column sums reach the driver (TER: its float rows, added in order)
@@ -66,8 +79,10 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
                   in slices of 65536 rows (local Parquet files: read in such slices)
     """
     _check_arguments(varying_refs, compute, batch_size)
+    options = _merge_options(metric_kwargs, {"bleu": bleu_kwargs, "chrf": chrf_kwargs, "ter": ter_kwargs,
+                                             "bertscore": bertscore_kwargs})
+    specs = _metric_specs(metrics, options, missing_refs)  # before connecting: no Ray for a typo
     ray = connect(address)
-    specs = _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs, missing_refs)
     specs, gpus, compute = _place_actor_metrics(ray, specs, num_gpus, compute)
     # local Parquet files on plain tasks reading their own row groups (parquet_tasks.py)
     files = local_parquet_files(source, fmt) if compute == "tasks" and not concurrency else None
@@ -213,30 +228,62 @@ def _check_groups(groups: dict, source_name: str, has_system: bool, varying_refs
         check_ref_counts(groups, source_name)
 
 
-def _metric_specs(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, bertscore_kwargs=None,
+def _merge_options(metric_kwargs: Mapping[str, Mapping[str, Any]] | None,
+                   aliases: Mapping[str, Mapping[str, Any] | None]) -> dict[str, dict]:
+    """``{registered metric name: options}`` of ``metric_kwargs`` (names in any case) and the
+    older ``<name>_kwargs`` arguments ``aliases``: an unregistered name, or one metric given
+    twice (both ways, or in two cases), is a ValueError."""
+    out: dict[str, dict] = {}
+    given: dict[str, str] = {}  # name -> how it was given (for the errors)
+    if metric_kwargs is not None and not isinstance(metric_kwargs, Mapping):
+        raise TypeError("score_ray: metric_kwargs must be a dict {metric name: {option: value}}, "
+                        f"got {type(metric_kwargs).__name__}")
+    for key, kw in (metric_kwargs or {}).items():
+        name = key.lower() if isinstance(key, str) else key
+        if name not in METRICS:
+            raise ValueError(f"score_ray: metric_kwargs names an unknown metric {key!r}; "
+                             f"registered metrics: {', '.join(METRICS)}")
+        _add_options(out, given, name, kw, f"metric_kwargs[{key!r}]")
+    for name, alias in aliases.items():
+        if alias is not None:
+            _add_options(out, given, name, alias, f"{name}_kwargs")
+    return out
+
+
+def _add_options(out: dict[str, dict], given: dict[str, str], name: str, kw, how: str) -> None:
+    if name in given:
+        raise ValueError(f"score_ray: options for metric {name!r} given twice: as {given[name]} "
+                         f"and as {how}; give them once")
+    if not isinstance(kw, Mapping):
+        raise TypeError(f"score_ray: {how} must be a dict of constructor arguments, got {type(kw).__name__}")
+    out[name], given[name] = dict(kw), how
+
+
+def _metric_specs(metrics, options: Mapping[str, dict],
                   missing_refs: str | None = None) -> list[tuple[str, dict]]:
+    """``[(registry name, constructor arguments)]`` of ``metrics``: each metric's options under
+    its own name, else under its family's (:func:`_merge_options`); the workers and the driver
+    make each one with the registry's ``make_metric`` (:func:`.worker.build_metrics`)."""
     from ...engine.metrics.base import check_missing_refs_policy
 
     if missing_refs is not None:
         check_missing_refs_policy(missing_refs, "score_ray")
-    by_family = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {},
-                 "bertscore": bertscore_kwargs or {}}
     out: list[tuple[str, dict]] = []
     for m in metrics:
         if not isinstance(m, str):
-            raise TypeError("score_ray: give metrics by name ('bleu', 'chrf', 'chrf++', 'ter') and "
-                            "their options in bleu_kwargs / chrf_kwargs / ter_kwargs")
+            raise TypeError("score_ray: give metrics by name ('bleu', 'chrf', 'wer', ...) and "
+                            "their options in metric_kwargs={name: {option: value}}")
         name = m.lower()
         if any(n == name for n, _ in out):  # one key per metric: the same one twice would merge
             raise ValueError(f"score_ray: metric {m!r} given twice")
-        spec = METRICS.get(name)  # an unknown name: make_metric's error, in the driver
-        if spec is not None and not spec.ray:
+        spec = get_spec(name)  # an unknown name: make_metric's error, before Ray starts
+        if not spec.ray:
             raise ValueError(f"score_ray: metric {m!r} does not run on Ray")
-        out.append((name, dict(by_family.get(spec.family if spec else name, {}))))
+        out.append((name, dict(options.get(name, options.get(spec.family, {})))))
     for name, kw in out:  # options the registry says Ray cannot run (BERTScore idf)
-        spec = METRICS.get(name)
-        if spec is not None and spec.ray_check is not None:
-            spec.ray_check(kw)
+        check = METRICS[name].ray_check
+        if check is not None:
+            check(kw)
     return out
 
 

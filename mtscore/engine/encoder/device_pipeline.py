@@ -31,7 +31,7 @@ import numpy as np
 
 from .matcher_graph import INPUTS, OUTPUTS, PAD_BIAS, host_rules, matcher_model
 from .model_dir import EncoderError
-from .runtime import Encoder
+from .runtime import Encoder, pad_batch
 
 #: default matcher budget in float32 values per call (see the module docstring), by device type.
 DEFAULT_PAIR_FLOATS = {"cpu": 1 << 20, "cuda": 1 << 25}
@@ -141,12 +141,7 @@ class DevicePipeline:
         pad = enc.tokenizer.pad_id
         done = 0
         for b, T in zip(batches, widths):
-            inp = np.full((len(b), T), pad, dtype=np.int64)
-            mask = np.zeros((len(b), T), dtype=np.int64)
-            for r, j in enumerate(b):
-                L = lengths[j]
-                inp[r, :L] = ids[j]
-                mask[r, :L] = 1
+            inp, mask, _real = pad_batch(ids, b, lengths, pad)
             io = enc.session.io_binding()
             io.bind_cpu_input("input_ids", inp)
             io.bind_cpu_input("attention_mask", mask)

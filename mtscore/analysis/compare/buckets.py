@@ -1,0 +1,146 @@
+"""Corpus scores per sentence bucket: segments grouped by reference or source length
+(compare-mt's ``LengthSentenceBucketer``: default edges 10, 20, 30, 40, 50, 60 tokens, so the
+buckets ``<10``, ``[10,20)``, ..., ``>=60``), each bucket scored by any registered corpus metric
+from that metric's per-segment statistics (the statistics are additive: a bucket's score is
+``compute_score_from_stats`` of the sum of its rows, exactly the corpus score of its segments).
+
+Error bars: sacrebleu's single-system bootstrap (``corpus_score(..., n_bootstrap=S)``; 95% CI
+half-width from the sorted resample scores, :func:`mtscore.engine.metrics.bootstrap.bootstrap_ci`)
+run on each bucket's rows with a fresh ``numpy.random.default_rng(seed)``, so each bucket's
+interval equals what ``mtscore``/sacrebleu print for that bucket's segments with
+``SACREBLEU_SEED=seed``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...engine.metrics.bootstrap import RowScorer, bootstrap_sums, resolve_seed
+from ...engine.metrics.registry import make_metric
+from ..errors import AnalysisInputError
+from .edges import bucket_indices, bucket_labels, check_edges
+from .tokens import Tokens
+
+__all__ = ["DEFAULT_LENGTH_EDGES", "BucketScores", "bucket_scores", "length_bucket_scores",
+           "length_buckets"]
+
+#: compare-mt's default sentence-length bucket edges (tokens)
+DEFAULT_LENGTH_EDGES = (10, 20, 30, 40, 50, 60)
+
+
+@dataclass(frozen=True)
+class BucketScores:
+    """Scores of S systems in B buckets.
+
+    ``labels`` (B,); ``counts`` int64 (B,) segments per bucket; ``scores`` float64 (S, B) the
+    corpus score of each bucket's segments (NaN for an empty bucket); ``mean`` / ``ci`` float64
+    (S, B) the bootstrap mean and 95% CI half-width (NaN where there are no resamples:
+    ``n_bootstrap`` 0 or an empty bucket); ``n_bootstrap`` and ``seed`` as used."""
+
+    labels: tuple[str, ...]
+    counts: np.ndarray
+    scores: np.ndarray
+    mean: np.ndarray
+    ci: np.ndarray
+    n_bootstrap: int
+    seed: int
+
+
+def length_buckets(segments: Sequence[Tokens], edges: Sequence[float] = DEFAULT_LENGTH_EDGES
+                   ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """``(bucket int64 (N,), labels (B,))``: the length bucket (token count) of each segment
+    (reference or source token lists) and compare-mt's labels of ``edges``."""
+    e = check_edges(edges, "edges")
+    return bucket_indices([len(s) for s in segments], e), bucket_labels(e)
+
+
+def bucket_scores(metric, stats: Sequence[np.ndarray], buckets: np.ndarray,
+                  labels: Sequence[str], n_bootstrap: int = 1000, seed: int = 12345) -> BucketScores:
+    """Per-bucket scores of S systems from their statistics.
+
+    ``metric``: an mtscore metric object; ``stats``: S arrays (N, k) of its per-segment
+    statistics (``metric.systems_stats``); ``buckets``: int (N,), each segment's bucket in
+    ``0 .. len(labels) - 1``; ``n_bootstrap``: resamples per bucket (0: no CI, else >= 2).
+    Like ``corpus_score(..., n_bootstrap=...)``, the bootstrap sets ``metric.n_bootstrap`` and
+    ``metric.seed`` (its signature's ``bs:`` / ``rs:``)."""
+    b = np.asarray(buckets)
+    n_b = len(labels)
+    if b.ndim != 1 or b.dtype.kind not in "iu":
+        raise AnalysisInputError(f"buckets must be a 1-D integer array, got shape {b.shape}, dtype {b.dtype}")
+    if len(b) and (b.min() < 0 or b.max() >= n_b):
+        raise AnalysisInputError(f"buckets must be in 0..{n_b - 1} (one per label), got {int(b.min())}.."
+                                 f"{int(b.max())}")
+    if len(stats) == 0:
+        raise AnalysisInputError("stats must hold at least one system's statistics")
+    if not (n_bootstrap == 0 or (isinstance(n_bootstrap, int) and n_bootstrap >= 2)):
+        raise AnalysisInputError(f"n_bootstrap must be 0 (no CI) or >= 2, got {n_bootstrap!r}")
+    mats = []
+    for s, st in enumerate(stats):
+        m = np.asarray(st)
+        if m.ndim != 2 or m.shape[0] != len(b):
+            raise AnalysisInputError(f"stats[{s}] has shape {m.shape}; expected ({len(b)}, k): one row "
+                                     "per segment of buckets")
+        mats.append(m)
+    counts = np.bincount(b, minlength=n_b).astype(np.int64)
+    shape = (len(mats), n_b)
+    scores, mean, ci = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    seed_int, seed_str = resolve_seed(seed)
+    for j in range(n_b):
+        rows = np.flatnonzero(b == j)
+        if len(rows) == 0:
+            continue
+        parts = [m[rows] for m in mats]
+        # bootstrap_ci of each system, with the draws made once: one index stream from
+        # default_rng(seed) for every system's block (bootstrap_sums), as each system's own
+        # bootstrap_ci(seed) would draw it
+        sums = bootstrap_sums([p.astype(np.float32) for p in parts], n_bootstrap,
+                              np.random.default_rng(seed_int)) if n_bootstrap else None
+        for s, part in enumerate(parts):
+            score = metric.compute_score_from_stats(metric.sum_stats(part))
+            scores[s, j] = score.score
+            if sums is not None:
+                res = RowScorer(metric, part.shape[1])(sums[s])
+                score.estimate_ci([_Resample(v) for v in res.scalars()])
+                # Score's documented bootstrap attributes (sacrebleu's names)
+                mean[s, j], ci[s, j] = score._mean, score._ci
+    if n_bootstrap:  # the signature's bs: / rs:, as corpus_score(..., n_bootstrap) sets them
+        metric.n_bootstrap, metric.seed = n_bootstrap, seed_str
+    return BucketScores(tuple(labels), counts, scores, mean, ci, n_bootstrap, seed)
+
+
+class _Resample:
+    """A resample's score as :meth:`Score.estimate_ci` reads it (``.score``)."""
+
+    __slots__ = ("score",)
+
+    def __init__(self, score) -> None:
+        self.score = score
+
+
+def length_bucket_scores(metric_name: str, refs: Sequence[Sequence[str]],
+                         systems: Sequence[Sequence[str]], lengths_of: Sequence[Tokens],
+                         edges: Sequence[float] = DEFAULT_LENGTH_EDGES, n_bootstrap: int = 1000,
+                         seed: int = 12345, **metric_options) -> BucketScores:
+    """Scores of registered metric ``metric_name`` (with ``metric_options``) by length bucket.
+
+    ``refs``: K reference streams and ``systems``: S output streams of N lines (raw text, as the
+    metric scores it); ``lengths_of``: N token lists whose lengths define the buckets (the first
+    reference's or the source's, tokenised with :func:`.tokens.tokenize`)."""
+    if len(systems) == 0:
+        raise AnalysisInputError("systems must hold at least one system's outputs")
+    n = len(lengths_of)
+    if n == 0:
+        raise AnalysisInputError("lengths_of is empty (no segments)")
+    for s, h in enumerate(systems):
+        if len(h) != n:
+            raise AnalysisInputError(f"systems[{s}] has {len(h)} segments but lengths_of has {n}"
+                                     + (" (an empty system)" if len(h) == 0 else ""))
+    for k, r in enumerate(refs):
+        if len(r) != n:
+            raise AnalysisInputError(f"refs[{k}] has {len(r)} segments but lengths_of has {n}")
+    metric = make_metric(metric_name, **metric_options)
+    stats = metric.systems_stats([list(h) for h in systems], [list(r) for r in refs])
+    buckets, labels = length_buckets(lengths_of, edges)
+    return bucket_scores(metric, stats, buckets, labels, n_bootstrap, seed)

@@ -1,0 +1,185 @@
+"""Word precision, recall and F-measure by reference-frequency bucket: compare-mt's word
+accuracy analysis (``FreqWordBucketer`` + ``WordBucketer.calc_statistics``, Neubig et al. 2019).
+
+Definitions (compare-mt 0.2.10, case-sensitive):
+
+* a word's frequency is its count in the references (or in a given training corpus / count
+  table); a word the table lacks has frequency 0 and falls in the first bucket (``<1`` with the
+  default edges 1, 2, 3, 4, 5, 10, 100, 1000, so 9 buckets: ``<1``, ``1`` .. ``4``, ``[5,10)``,
+  ``[10,100)``, ``[100,1000)``, ``>=1000``);
+* in each segment, the i-th occurrence of a word in the output matches the i-th occurrence of
+  that word in the reference, if there is one: a word type matches ``min(count in output, count
+  in reference)`` times (compare-mt's ``_calc_trg_matches``);
+* per bucket b: ``rcnt`` = reference words in b, ``ocnt`` = output words in b, ``mcnt`` = matched
+  output words in b; recall ``mcnt / rcnt``, precision ``mcnt / ocnt``, F-measure
+  ``2 * prec * rec / (prec + rec)``, all three 0.0 where ``mcnt == 0`` (compare-mt's float
+  operations, so its numbers are reproduced bit for bit).
+
+compare-mt takes one reference. With K references, each reference stream is paired with the
+outputs and the counts are summed over the K pairings (and frequencies counted over all K
+streams): with K = 1 this is compare-mt's definition.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import AnalysisInputError
+from .edges import bucket_index, bucket_labels, check_edges
+from .tokens import Tokens, check_corpus
+
+__all__ = ["DEFAULT_FREQ_EDGES", "WordAccuracy", "fmeasure_ci", "prf", "segment_counts", "word_accuracy",
+           "word_frequencies"]
+
+#: compare-mt's default frequency bucket edges (``FreqWordBucketer``)
+DEFAULT_FREQ_EDGES = (1, 2, 3, 4, 5, 10, 100, 1000)
+
+
+@dataclass(frozen=True)
+class WordAccuracy:
+    """Word accuracy of S systems in B frequency buckets.
+
+    ``labels`` (B,) compare-mt's bucket names; ``ref_counts`` int64 (B,) reference words per
+    bucket; ``out_counts`` / ``matches`` int64 (S, B) output and matched output words;
+    ``precision`` / ``recall`` / ``fmeasure`` float64 (S, B)."""
+
+    labels: tuple[str, ...]
+    ref_counts: np.ndarray
+    out_counts: np.ndarray
+    matches: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    fmeasure: np.ndarray
+
+
+def word_frequencies(corpus: Iterable[Tokens]) -> dict[str, int]:
+    """Word -> count over ``corpus`` (token lists), e.g. the references or a training file's
+    target side tokenised with :func:`.tokens.tokenize`."""
+    counts: Counter[str] = Counter()
+    for seg in corpus:
+        counts.update(seg)
+    return dict(counts)
+
+
+def prf(matches: int, ref_count: int, out_count: int) -> tuple[float, float, float]:
+    """(precision, recall, F-measure) of one bucket, compare-mt's formulas and float order;
+    all 0.0 when ``matches`` is 0."""
+    if matches == 0:
+        return 0.0, 0.0, 0.0
+    rec = matches / float(ref_count)
+    prec = matches / float(out_count)
+    return prec, rec, 2 * prec * rec / (prec + rec)
+
+
+def segment_counts(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
+                   frequencies: Mapping[str, int] | None = None,
+                   edges: Sequence[float] = DEFAULT_FREQ_EDGES
+                   ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+    """Per-segment counts behind :func:`word_accuracy`: ``(labels (B,), ref int64 (N, B),
+    out int64 (S, N, B), matches int64 (S, N, B))``, each segment's counts summed over the K
+    reference pairings. Arguments and errors as :func:`word_accuracy`."""
+    n = check_corpus(refs, systems)
+    e = check_edges(edges, "edges")
+    labels = bucket_labels(e)
+    if frequencies is None:
+        frequencies = word_frequencies(seg for stream in refs for seg in stream)
+    elif not isinstance(frequencies, Mapping):
+        raise AnalysisInputError("frequencies must be a mapping word -> count, got "
+                                 f"{type(frequencies).__name__}")
+    cache: dict[str, int] = {}
+
+    def bucket(word: str) -> int:
+        b = cache.get(word)
+        if b is None:
+            b = cache[word] = bucket_index(frequencies.get(word, 0), e)
+        return b
+
+    n_b, n_s = len(labels), len(systems)
+    # flat Python lists (index i * B + b): faster to update one by one than NumPy scalars
+    ref_counts = [0] * (n * n_b)
+    out_counts = [[0] * (n * n_b) for _ in systems]
+    matches = [[0] * (n * n_b) for _ in systems]
+    for ref in refs:
+        for i in range(n):
+            rc = Counter(ref[i])
+            row = i * n_b
+            for w, c in rc.items():
+                ref_counts[row + bucket(w)] += c
+            for oc, mc, sys_ in zip(out_counts, matches, systems):
+                for w, c in Counter(sys_[i]).items():
+                    b = row + bucket(w)
+                    oc[b] += c
+                    mc[b] += min(c, rc.get(w, 0))
+    return (labels, np.array(ref_counts, dtype=np.int64).reshape(n, n_b),
+            np.array(out_counts, dtype=np.int64).reshape(n_s, n, n_b),
+            np.array(matches, dtype=np.int64).reshape(n_s, n, n_b))
+
+
+def _prf_arrays(m: np.ndarray, r: np.ndarray, o: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`prf` elementwise (same float64 operations in the same order)."""
+    hit = m > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rec = np.where(hit, m / np.where(hit, r, 1), 0.0)
+        prec = np.where(hit, m / np.where(hit, o, 1), 0.0)
+        f = np.where(hit, 2 * prec * rec / np.where(hit, prec + rec, 1.0), 0.0)
+    return prec, rec, f
+
+
+def word_accuracy(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
+                  frequencies: Mapping[str, int] | None = None,
+                  edges: Sequence[float] = DEFAULT_FREQ_EDGES) -> WordAccuracy:
+    """Word precision / recall / F-measure of each system by frequency bucket.
+
+    ``refs``: K reference streams, ``systems``: S output streams, each N token lists.
+    ``frequencies``: word -> count (a training corpus's :func:`word_frequencies`); None counts
+    the words of all reference streams. ``edges``: the bucket edges (compare-mt's default).
+    Raises :class:`AnalysisInputError` naming the stream or argument that is wrong."""
+    labels, ref_seg, out_seg, match_seg = segment_counts(refs, systems, frequencies, edges)
+    ref_counts = ref_seg.sum(axis=0)
+    out_counts = out_seg.sum(axis=1)
+    matches = match_seg.sum(axis=1)
+    n_s, n_b = matches.shape
+    p = np.zeros((n_s, n_b))
+    r = np.zeros((n_s, n_b))
+    f = np.zeros((n_s, n_b))
+    for s in range(n_s):
+        for b in range(n_b):
+            p[s, b], r[s, b], f[s, b] = prf(int(matches[s, b]), int(ref_counts[b]),
+                                            int(out_counts[s, b]))
+    return WordAccuracy(labels, ref_counts, out_counts, matches, p, r, f)
+
+
+def fmeasure_ci(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
+                frequencies: Mapping[str, int] | None = None,
+                edges: Sequence[float] = DEFAULT_FREQ_EDGES, n_bootstrap: int = 1000,
+                seed: int = 12345, sample_ratio: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap 95% interval of each system's F-measure per bucket: ``(low, high)``, float64
+    (S, B) each.
+
+    Segments are drawn with replacement (``ceil(N * sample_ratio)`` per resample, from
+    ``numpy.random.default_rng(seed)``), the counts of the drawn segments summed and the
+    F-measure computed as :func:`prf` does; the bounds are the sorted resample values at
+    ``int(0.025 * n_bootstrap)`` and ``int(0.975 * n_bootstrap)`` (compare-mt's
+    ``calc_bucket_details``, which draws half-size samples, ``sample_ratio`` 0.5, from NumPy's
+    global random state)."""
+    if not (isinstance(n_bootstrap, int) and n_bootstrap >= 2):
+        raise AnalysisInputError(f"n_bootstrap must be an integer >= 2, got {n_bootstrap!r}")
+    if not 0 < sample_ratio <= 1:
+        raise AnalysisInputError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
+    _, ref_seg, out_seg, match_seg = segment_counts(refs, systems, frequencies, edges)
+    n = ref_seg.shape[0]
+    size = int(np.ceil(n * sample_ratio))
+    rng = np.random.default_rng(seed)
+    # how often each segment is drawn; sums as float64 BLAS products, exact (integers < 2**53)
+    draws = np.zeros((n_bootstrap, n), dtype=np.float64)
+    for j in range(n_bootstrap):
+        draws[j] = np.bincount(rng.integers(0, n, size), minlength=n)
+    r = draws @ ref_seg.astype(np.float64)                # (n_bootstrap, B)
+    o = draws @ out_seg.astype(np.float64)                # (S, n_bootstrap, B)
+    m = draws @ match_seg.astype(np.float64)
+    _, _, f = _prf_arrays(m, r[None, :, :], o)
+    f.sort(axis=1)
+    return f[:, int(n_bootstrap * 0.025), :], f[:, int(n_bootstrap * 0.975), :]
