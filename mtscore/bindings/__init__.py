@@ -9,6 +9,8 @@ and :mod:`mtscore.engine`. Its parts:
   reranking, Moses n-best files), :mod:`.decoder.token_scores` (scores of token-id batches) and
   :mod:`.decoder.rewards` (RL reward functions).
 * :mod:`.ray` - scoring on a Ray cluster (``score_ray``, ``score-table --ray``).
+* :mod:`.metric_options` - ``metric_kwargs={metric name: options}``, the one way the batch API
+  and ``score_ray`` take metric options by name (and their older ``<name>_kwargs`` aliases).
 
 A web front end and the report will be parts of this layer too. Users import the public paths
 (``mtscore.score``, ``mtscore.bertscore``, ``mtscore.decoder``, ...), which re-export these

@@ -19,6 +19,7 @@ import numpy as np
 from ...engine.metrics.base import Metric, Prepared, Score
 from ...engine.metrics.registry import get_spec, make_metric, specs
 from ...engine.metrics.registry import metric_name as metric_name
+from ..metric_options import merge_metric_options, options_for
 
 DEFAULT_CHUNK = 16384
 
@@ -80,16 +81,16 @@ def _as_systems(hyps) -> tuple:
     return {"hyp": hyps}, True
 
 
-def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
-                    ter_kwargs: dict | None, workers: int,
+def _metric_objects(metrics, options: Mapping[str, dict], workers: int,
                     missing_refs: str | None = None) -> dict[str, Metric]:
     """``{key: metric}`` for names or configured objects, in the given order, one distinct key
-    each (see :func:`metric_keys`); ``workers`` threads each (0 = all); ``missing_refs`` (if
-    given) the policy of every metric for segments without a reference."""
+    each (see :func:`metric_keys`); a name is made with its entry of ``options`` (a
+    :func:`~..metric_options.merge_metric_options` result), else its family's; ``workers``
+    threads each (0 = all); ``missing_refs`` (if given) the policy of every metric for
+    segments without a reference."""
     from ...engine.metrics.base import check_missing_refs_policy
     from ...engine.parallel import resolve_workers
 
-    kwargs_by_name = {"bleu": bleu_kwargs or {}, "chrf": chrf_kwargs or {}, "ter": ter_kwargs or {}}
     if isinstance(metrics, (str, Metric)):
         metrics = [metrics]
     workers = resolve_workers(workers)
@@ -99,8 +100,8 @@ def _metric_objects(metrics, bleu_kwargs: dict | None, chrf_kwargs: dict | None,
             named.append((metric_name(m), m))
         elif isinstance(m, str):
             name = m.lower()
-            spec = get_spec(name)  # a name's options are its family's (chrf++: chrf_kwargs)
-            obj = make_metric(name, **kwargs_by_name.get(spec.family, {}))
+            spec = get_spec(name)  # its own options, else its family's (chrf++: chrf's)
+            obj = make_metric(name, **options_for(name, options))
             if _named_by_options(spec) and metric_name(obj) != name:
                 raise ValueError(_name_contradicted(i, m, spec, obj))
             named.append((name, obj))
@@ -122,7 +123,8 @@ def _named_by_options(spec) -> bool:
 
 
 def _name_contradicted(i: int, given: str, spec, obj: Metric) -> str:
-    """The message for metrics[i] named ``given`` whose ``*_kwargs`` compute another name."""
+    """The message for metrics[i] named ``given`` whose family's options (``*_kwargs`` or
+    ``metric_kwargs[family]``) compute another name."""
     import inspect
 
     family = [s for s in specs() if s.family == spec.family]
@@ -195,9 +197,10 @@ def _constructor_options(metric: Metric) -> dict[str, str]:
 
 def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
           workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
-          progress: bool | None = None, bleu_kwargs: dict | None = None,
-          chrf_kwargs: dict | None = None, ter_kwargs: dict | None = None,
-          missing_refs: str | None = None) -> ScoreResult:
+          progress: bool | None = None,
+          metric_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+          bleu_kwargs: dict | None = None, chrf_kwargs: dict | None = None,
+          ter_kwargs: dict | None = None, missing_refs: str | None = None) -> ScoreResult:
     """Score one system (a sequence of N strings) or many (``{name: hyps}``) against ``refs``
     (K reference streams of N strings; ``None`` = no reference for that segment).
 
@@ -210,13 +213,21 @@ def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
                   (``[BLEU(), BLEU(tokenize="char")]`` -> ``bleu``, ``bleu|tok:char``). A name
                   contradicted by its options (``"chrf++"`` with ``chrf_kwargs`` word_order 0)
                   and the same configuration twice are ValueErrors.
+    metric_kwargs : ``{metric name: constructor arguments}`` (dict of dicts) for metrics given
+                  by name, any registered metric, e.g. ``{"wer": {"lowercase": True},
+                  "eed": {"language": "ja"}}``; names in any case. A metric takes the options
+                  under its own name, else those under its family's (chrf++ takes ``"chrf"``'s);
+                  options of a registered metric not in ``metrics`` are ignored (as are all of
+                  them for metric objects); an unregistered name is a ValueError listing the
+                  registered ones, an entry that is not a dict a TypeError
     workers     : threads (0 = all cores); results are identical for any value
     sentence_level : also compute per-segment sentence scores (the ``segments`` table)
     chunk_size  : segments per chunk; bounds memory for very large corpora (when the reference
                   rows repeat, e.g. a multi-system table, and are prepared once for the whole
                   corpus, hypotheses go in steps of ``4 * chunk_size``: no per-chunk reference
                   preparation to bound, fewer steps)
-    *_kwargs    : constructor arguments for metrics given by name
+    bleu_kwargs, chrf_kwargs, ter_kwargs : the older spelling of ``metric_kwargs={"bleu": ...}``
+                  etc., merged into it; the same metric given both ways is a ValueError
     missing_refs : segments whose references are all None: "error" (the default of every
                   metric, as sacrebleu cannot score them) or "skip" (left out of every metric's
                   corpus score, NaN sentence scores, one warning per metric with the count);
@@ -232,7 +243,9 @@ def score(hyps, refs, metrics: Sequence[str | Metric] = ("bleu", "chrf"), *,
         if len(h) != n:
             raise ValueError(f"score: system {name!r} has {len(h)} segments, expected {n}")
     streams = as_ref_streams(refs, n, "score: refs")
-    mobjs = _metric_objects(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, workers, missing_refs)
+    options = merge_metric_options(metric_kwargs, caller="score", bleu=bleu_kwargs, chrf=chrf_kwargs,
+                                   ter=ter_kwargs)
+    mobjs = _metric_objects(metrics, options, workers, missing_refs)
     shared = None
     step = chunk_size
     if n > chunk_size:
@@ -257,7 +270,9 @@ def score_table(source, hyp: str = "hyp", refs: Sequence[str] | None = None,
     """Score a table: a TSV/CSV/JSONL/Parquet/Arrow file, a pyarrow Table or a pandas DataFrame
     with a hypothesis column, reference columns (default ``ref``/``ref_0``, ``ref_1``, ...) and
     optionally a ``system`` column (a long table of several systems over the same segments).
-    Keyword arguments go to :func:`score`."""
+    Keyword arguments go to :func:`score`: ``metric_kwargs={name: {option: value}}`` (dict of
+    dicts) for the metrics given by name (or the older ``bleu_kwargs``/``chrf_kwargs``/
+    ``ter_kwargs``), ``workers``, ``missing_refs``, ..."""
     from ...engine.corpus import load_corpus
 
     corpus = load_corpus(source, hyp=hyp, ref_columns=refs, system=system)
@@ -270,11 +285,13 @@ def score_table(source, hyp: str = "hyp", refs: Sequence[str] | None = None,
 def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[str | Metric] = ("bleu", "chrf"),
                 *, workers: int = 1, sentence_level: bool = True, chunk_size: int = DEFAULT_CHUNK,
                 encoding: str = "utf-8", errors: str = "strict", progress: bool | None = None,
+                metric_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
                 bleu_kwargs: dict | None = None, chrf_kwargs: dict | None = None,
                 ter_kwargs: dict | None = None) -> ScoreResult:
     """Like :func:`score`, streaming text files (one segment per line, ``.gz`` ok) chunk by chunk,
     so memory stays bounded for corpora of any size (only the (N, k) statistics and the per-segment
-    scores grow with N). ``hyp_paths``: one path or ``{system: path}``; ``ref_paths``: K paths."""
+    scores grow with N). ``hyp_paths``: one path or ``{system: path}``; ``ref_paths``: K paths;
+    ``metric_kwargs`` and the older ``*_kwargs``: as in :func:`score`."""
     from ...engine.corpus_error import CorpusError
     from ...engine.textio import iter_text_chunks
 
@@ -298,7 +315,9 @@ def score_files(hyp_paths, ref_paths: Sequence[str], metrics: Sequence[str | Met
                     raise CorpusError(f"{paths[k]} and {paths[first]} have different line counts")
             yield got[first].refs, {k: c.hyps for k, c in got.items()}
 
-    mobjs = _metric_objects(metrics, bleu_kwargs, chrf_kwargs, ter_kwargs, workers)
+    options = merge_metric_options(metric_kwargs, caller="score_files", bleu=bleu_kwargs, chrf=chrf_kwargs,
+                                   ter=ter_kwargs)
+    mobjs = _metric_objects(metrics, options, workers)
     return _score_chunks(chunks(), None, names, single, mobjs, sentence_level, progress)
 
 
@@ -306,14 +325,19 @@ def score_stream(chunks: Iterable[tuple[Sequence[Sequence[str | None]], Mapping[
                  metrics: Sequence[str | Metric] = ("bleu", "chrf"), *, workers: int = 1,
                  sentence_level: bool = True, progress: bool | None = None,
                  missing_refs: str | None = None, n_chunks: int | None = None,
-                 **metric_kwargs) -> ScoreResult:
+                 metric_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+                 bleu_kwargs: dict | None = None, chrf_kwargs: dict | None = None,
+                 ter_kwargs: dict | None = None) -> ScoreResult:
     """Score a stream of aligned chunks in bounded memory: each item is ``(refs, systems)``,
     K reference streams of n segments and ``{system name: n hypotheses}`` (the same systems in
     every chunk). Only the (N, k) statistics and the sentence scores are kept, so a generator
     reading files, a socket or a database cursor may be of any length. The result equals
     :func:`score` on the concatenated chunks (``r.corpus[system][metric]`` always, as several
     systems' results). ``n_chunks`` (if known) sizes the progress bar; the other keyword
-    arguments are those of :func:`score` (``bleu_kwargs``, ``chrf_kwargs``, ``ter_kwargs``)."""
+    arguments are those of :func:`score` (``metric_kwargs={name: {option: value}}`` and its
+    older spellings ``bleu_kwargs``, ``chrf_kwargs``, ``ter_kwargs``)."""
+    options = merge_metric_options(metric_kwargs, caller="score_stream", bleu=bleu_kwargs, chrf=chrf_kwargs,
+                                   ter=ter_kwargs)
     it = iter(chunks)
     try:
         first = next(it)
@@ -330,11 +354,7 @@ def score_stream(chunks: Iterable[tuple[Sequence[Sequence[str | None]], Mapping[
                                  f"had {names}")
             yield refs, systems
 
-    mobjs = _metric_objects(metrics, metric_kwargs.pop("bleu_kwargs", None),
-                            metric_kwargs.pop("chrf_kwargs", None),
-                            metric_kwargs.pop("ter_kwargs", None), workers, missing_refs)
-    if metric_kwargs:
-        raise TypeError(f"score_stream: unexpected keyword arguments {sorted(metric_kwargs)}")
+    mobjs = _metric_objects(metrics, options, workers, missing_refs)
     return _score_chunks(checked(), n_chunks, names, False, mobjs, sentence_level, progress)
 
 

@@ -10,6 +10,7 @@ from ...engine.columns import ColumnSpec, resolve_columns
 from ...engine.corpus_error import CorpusError
 from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferenceWarning
 from ...engine.metrics.registry import METRICS, get_spec
+from ..metric_options import merge_metric_options, options_for
 from .cluster import connect, user_error
 from .gather import check_ref_counts, check_same_segments, dataset_payloads, gather
 from .locate import PATH_COLUMN, first_unreferenced, located_error
@@ -79,8 +80,8 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
                   in slices of 65536 rows (local Parquet files: read in such slices)
     """
     _check_arguments(varying_refs, compute, batch_size)
-    options = _merge_options(metric_kwargs, {"bleu": bleu_kwargs, "chrf": chrf_kwargs, "ter": ter_kwargs,
-                                             "bertscore": bertscore_kwargs})
+    options = merge_metric_options(metric_kwargs, caller="score_ray", bleu=bleu_kwargs, chrf=chrf_kwargs,
+                                   ter=ter_kwargs, bertscore=bertscore_kwargs)
     specs = _metric_specs(metrics, options, missing_refs)  # before connecting: no Ray for a typo
     ray = connect(address)
     specs, gpus, compute = _place_actor_metrics(ray, specs, num_gpus, compute)
@@ -228,42 +229,12 @@ def _check_groups(groups: dict, source_name: str, has_system: bool, varying_refs
         check_ref_counts(groups, source_name)
 
 
-def _merge_options(metric_kwargs: Mapping[str, Mapping[str, Any]] | None,
-                   aliases: Mapping[str, Mapping[str, Any] | None]) -> dict[str, dict]:
-    """``{registered metric name: options}`` of ``metric_kwargs`` (names in any case) and the
-    older ``<name>_kwargs`` arguments ``aliases``: an unregistered name, or one metric given
-    twice (both ways, or in two cases), is a ValueError."""
-    out: dict[str, dict] = {}
-    given: dict[str, str] = {}  # name -> how it was given (for the errors)
-    if metric_kwargs is not None and not isinstance(metric_kwargs, Mapping):
-        raise TypeError("score_ray: metric_kwargs must be a dict {metric name: {option: value}}, "
-                        f"got {type(metric_kwargs).__name__}")
-    for key, kw in (metric_kwargs or {}).items():
-        name = key.lower() if isinstance(key, str) else key
-        if name not in METRICS:
-            raise ValueError(f"score_ray: metric_kwargs names an unknown metric {key!r}; "
-                             f"registered metrics: {', '.join(METRICS)}")
-        _add_options(out, given, name, kw, f"metric_kwargs[{key!r}]")
-    for name, alias in aliases.items():
-        if alias is not None:
-            _add_options(out, given, name, alias, f"{name}_kwargs")
-    return out
-
-
-def _add_options(out: dict[str, dict], given: dict[str, str], name: str, kw, how: str) -> None:
-    if name in given:
-        raise ValueError(f"score_ray: options for metric {name!r} given twice: as {given[name]} "
-                         f"and as {how}; give them once")
-    if not isinstance(kw, Mapping):
-        raise TypeError(f"score_ray: {how} must be a dict of constructor arguments, got {type(kw).__name__}")
-    out[name], given[name] = dict(kw), how
-
-
 def _metric_specs(metrics, options: Mapping[str, dict],
                   missing_refs: str | None = None) -> list[tuple[str, dict]]:
     """``[(registry name, constructor arguments)]`` of ``metrics``: each metric's options under
-    its own name, else under its family's (:func:`_merge_options`); the workers and the driver
-    make each one with the registry's ``make_metric`` (:func:`.worker.build_metrics`)."""
+    its own name, else under its family's (:func:`..metric_options.options_for`); the workers
+    and the driver make each one with the registry's ``make_metric``
+    (:func:`.worker.build_metrics`)."""
     from ...engine.metrics.base import check_missing_refs_policy
 
     if missing_refs is not None:
@@ -279,7 +250,7 @@ def _metric_specs(metrics, options: Mapping[str, dict],
         spec = get_spec(name)  # an unknown name: make_metric's error, before Ray starts
         if not spec.ray:
             raise ValueError(f"score_ray: metric {m!r} does not run on Ray")
-        out.append((name, dict(options.get(name, options.get(spec.family, {})))))
+        out.append((name, options_for(name, options)))
     for name, kw in out:  # options the registry says Ray cannot run (BERTScore idf)
         check = METRICS[name].ray_check
         if check is not None:
