@@ -16,10 +16,10 @@ also range over a zero-filled padded position, i.e. are at least 0.
 
 The cosines of a pair are float32 (as bert_score's ``torch.bmm``), from a register-blocked
 product (``_greedy_cosines.h``: float32 sums of 64 products, float64 across blocks, rounded
-once); the
-maxima are taken in float32 and the weighted sums accumulated in float64. No BLAS: a BLAS call
-per pair is slow on small matrices when the BLAS starts its own threads. ``greedy_prf_range`` scores a slice of the pairs, so callers can split
-the pairs over threads (the work runs without the GIL).
+once); the maxima and the weighted sums are taken in float64. No BLAS: a BLAS call per pair is
+slow on small matrices when the BLAS starts its own threads. ``greedy_prf(..., out=, start=,
+stop=)`` scores a slice of the pairs, so callers can split the pairs over threads (the work runs
+without the GIL).
 """
 import numpy as np
 cimport cython
@@ -103,18 +103,37 @@ cdef void _pairs(const float* hbase, const cnp.int64_t[::1] hoff, const double[:
               d, clamp_p[p], clamp_r[p], S, Hp, Rt, colmax, &out[p, 0])
 
 
-def greedy_prf_range(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, const double[::1] hw,
-                     const float[:, ::1] remb, const cnp.int64_t[::1] roff, const double[::1] rw_,
-                     const cnp.int64_t[::1] hyp, const cnp.int64_t[::1] ref,
-                     const cnp.uint8_t[::1] clamp_p, const cnp.uint8_t[::1] clamp_r,
-                     double[:, ::1] out, Py_ssize_t start, Py_ssize_t stop):
-    """Score pairs ``start:stop`` into ``out[start:stop]`` (float64 ``[n_pairs, 3]``); arguments
-    as :func:`greedy_prf`, checked there. Runs without the GIL."""
+def greedy_prf(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, const double[::1] hw,
+               const float[:, ::1] remb, const cnp.int64_t[::1] roff, const double[::1] rw_,
+               const cnp.int64_t[::1] hyp, const cnp.int64_t[::1] ref,
+               const cnp.uint8_t[::1] clamp_p, const cnp.uint8_t[::1] clamp_r,
+               out=None, Py_ssize_t start=0, stop=None):
+    """Return float64 ``[n_pairs, 3]`` (P, R, F) for the pairs ``(hyp[p], ref[p])``.
+
+    Candidates come from (``hemb`` float32 [Th, D], ``hoff`` int64 [nh+1], ``hw`` float64 [Th]),
+    references from (``remb``, ``roff``, ``rw_``); both may be the same arrays. ``hyp``/``ref``
+    int64 [n] index sentences; ``clamp_p``/``clamp_r`` uint8 [n].
+    ``out``/``start``/``stop``: score only pairs ``start:stop`` into rows ``start:stop`` of ``out``
+    (float64 ``[n, 3]``, C-contiguous) and return it, so callers can split the pairs over threads
+    (the work runs without the GIL); by default a new array for all pairs.
+    """
+    cdef Py_ssize_t n = hyp.shape[0]
     cdef Py_ssize_t d = hemb.shape[1]
     cdef Py_ssize_t p, maxh = 1, maxr = 1
-    if start < 0 or stop > hyp.shape[0] or out.shape[0] != hyp.shape[0]:
-        raise ValueError("bad range or shape")
-    for p in range(start, stop):  # checked here, so the loop below runs without bounds checks
+    cdef Py_ssize_t stop_ = n if stop is None else stop
+    if ref.shape[0] != n or clamp_p.shape[0] != n or clamp_r.shape[0] != n:
+        raise ValueError("hyp, ref, clamp_p, clamp_r must have the same length")
+    if hw.shape[0] != hemb.shape[0] or rw_.shape[0] != remb.shape[0]:
+        raise ValueError("weights must have one entry per embedding row")
+    if n and remb.shape[1] != d:
+        raise ValueError("candidate and reference embeddings differ in width")
+    if not 0 <= start <= stop_ <= n:
+        raise ValueError(f"start={start}, stop={stop}: expected 0 <= start <= stop <= {n}")
+    out_arr = np.zeros((n, 3), dtype=np.float64) if out is None else out
+    cdef double[:, ::1] o = out_arr
+    if o.shape[0] != n or o.shape[1] != 3:
+        raise ValueError(f"out must be float64 [{n}, 3]")
+    for p in range(start, stop_):  # checked here, so the loop below runs without bounds checks
         if not (0 <= hyp[p] < hoff.shape[0] - 1 and 0 <= ref[p] < roff.shape[0] - 1):
             raise IndexError(f"pair {p}: sentence index out of range")
         if hoff[hyp[p]] < 0 or hoff[hyp[p] + 1] > hemb.shape[0] or roff[ref[p]] < 0 \
@@ -124,6 +143,8 @@ def greedy_prf_range(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, cons
             maxh = hoff[hyp[p] + 1] - hoff[hyp[p]]
         if roff[ref[p] + 1] - roff[ref[p]] > maxr:
             maxr = roff[ref[p] + 1] - roff[ref[p]]
+    if start == stop_:
+        return out_arr
     maxh = (maxh + IB - 1) // IB * IB
     maxr = (maxr + JB - 1) // JB * JB
     cdef float* S = <float*>malloc(maxh * maxr * sizeof(float))
@@ -140,33 +161,11 @@ def greedy_prf_range(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, cons
     cdef const float* rbase = &remb[0, 0] if remb.shape[0] else NULL
     try:
         with nogil:
-            _pairs(hbase, hoff, hw, rbase, roff, rw_, hyp, ref, clamp_p, clamp_r, out, start, stop, d,
+            _pairs(hbase, hoff, hw, rbase, roff, rw_, hyp, ref, clamp_p, clamp_r, o, start, stop_, d,
                    S, Hp, Rt, colmax)
     finally:
         free(S)
         free(Hp)
         free(Rt)
         free(colmax)
-
-
-def greedy_prf(const float[:, ::1] hemb, const cnp.int64_t[::1] hoff, const double[::1] hw,
-               const float[:, ::1] remb, const cnp.int64_t[::1] roff, const double[::1] rw_,
-               const cnp.int64_t[::1] hyp, const cnp.int64_t[::1] ref,
-               const cnp.uint8_t[::1] clamp_p, const cnp.uint8_t[::1] clamp_r):
-    """Return float64 ``[n_pairs, 3]`` (P, R, F) for the pairs ``(hyp[p], ref[p])``.
-
-    Candidates come from (``hemb`` float32 [Th, D], ``hoff`` int64 [nh+1], ``hw`` float64 [Th]),
-    references from (``remb``, ``roff``, ``rw_``); both may be the same arrays. ``hyp``/``ref``
-    int64 [n] index sentences; ``clamp_p``/``clamp_r`` uint8 [n].
-    """
-    cdef Py_ssize_t n = hyp.shape[0]
-    if ref.shape[0] != n or clamp_p.shape[0] != n or clamp_r.shape[0] != n:
-        raise ValueError("hyp, ref, clamp_p, clamp_r must have the same length")
-    if hw.shape[0] != hemb.shape[0] or rw_.shape[0] != remb.shape[0]:
-        raise ValueError("weights must have one entry per embedding row")
-    if n and remb.shape[1] != hemb.shape[1]:
-        raise ValueError("candidate and reference embeddings differ in width")
-    out_arr = np.zeros((n, 3), dtype=np.float64)
-    if n:
-        greedy_prf_range(hemb, hoff, hw, remb, roff, rw_, hyp, ref, clamp_p, clamp_r, out_arr, 0, n)
     return out_arr

@@ -86,3 +86,18 @@ def test_quirk_flags_follow_bert_score_batches():
     assert cp.tolist() == [0, 1, 0]
     assert cr.tolist() == [1, 0, 0]
     assert [f.tolist() for f in quirk_flags(lengths, plan, None)] == [[0, 0, 0], [0, 0, 0]]
+
+
+def test_out_start_stop_fill_only_their_rows():
+    emb, off, w, h, r, cp, cr = _data(n_pairs=50)
+    want = greedy_prf(emb, off, w, emb, off, w, h, r, cp, cr)
+    out = np.full((50, 3), -7.0)
+    got = greedy_prf(emb, off, w, emb, off, w, h, r, cp, cr, out, 10, 30)
+    assert got is out
+    np.testing.assert_array_equal(out[10:30], want[10:30])
+    assert (out[:10] == -7.0).all()
+    assert (out[30:] == -7.0).all()
+    with pytest.raises(ValueError, match="expected 0 <= start <= stop <= 50"):
+        greedy_prf(emb, off, w, emb, off, w, h, r, cp, cr, out, 30, 10)
+    with pytest.raises(ValueError, match=r"out must be float64 \[50, 3\]"):
+        greedy_prf(emb, off, w, emb, off, w, h, r, cp, cr, np.zeros((49, 3)), 0, 5)

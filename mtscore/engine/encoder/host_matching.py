@@ -22,18 +22,16 @@ def match_host(emb: np.ndarray, off: np.ndarray, w: np.ndarray, hyp: np.ndarray,
     ``[n_sentences + 1]``, ``w`` float64 ``[T]`` token weights, ``hyp``/``ref`` int64 ``[n]``,
     ``clamp_p``/``clamp_r`` uint8 ``[n]`` (see ``greedy_prf``); ``threads`` >= 1.
     """
-    from ...kernels._greedy import greedy_prf, greedy_prf_range
+    from ...kernels._greedy import greedy_prf
 
     n = len(hyp)
     k = max(1, min(int(threads), n // MIN_PAIRS_PER_THREAD))
     if k == 1:
         return greedy_prf(emb, off, w, emb, off, w, hyp, ref, clamp_p, clamp_r)
-    # greedy_prf checks the arguments (on no pairs) and allocates the result
-    greedy_prf(emb, off, w, emb, off, w, hyp[:0], ref[:0], clamp_p[:0], clamp_r[:0])
     out = np.zeros((n, 3), dtype=np.float64)
     cuts = np.linspace(0, n, k + 1).astype(np.int64)
     with ThreadPoolExecutor(k) as pool:
-        jobs = [pool.submit(greedy_prf_range, emb, off, w, emb, off, w, hyp, ref, clamp_p, clamp_r, out,
+        jobs = [pool.submit(greedy_prf, emb, off, w, emb, off, w, hyp, ref, clamp_p, clamp_r, out,
                             int(cuts[i]), int(cuts[i + 1])) for i in range(k)]
         for j in jobs:
             j.result()

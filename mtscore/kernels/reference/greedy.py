@@ -14,15 +14,24 @@ def greedy_prf(hemb: npt.NDArray[np.float32], hoff: npt.NDArray[np.int64],
                hw: npt.NDArray[np.float64], remb: npt.NDArray[np.float32],
                roff: npt.NDArray[np.int64], rw_: npt.NDArray[np.float64],
                hyp: npt.NDArray[np.int64], ref: npt.NDArray[np.int64],
-               clamp_p: npt.NDArray[np.uint8], clamp_r: npt.NDArray[np.uint8]
+               clamp_p: npt.NDArray[np.uint8], clamp_r: npt.NDArray[np.uint8],
+               out: npt.NDArray[np.float64] | None = None, start: int = 0, stop: int | None = None
                ) -> npt.NDArray[np.float64]:
-    """float64 ``[n_pairs, 3]`` (P, R, F); see ``mtscore/kernels/_greedy.pyx`` for the rules."""
-    if len(ref) != len(hyp) or len(clamp_p) != len(hyp) or len(clamp_r) != len(hyp):
+    """float64 ``[n_pairs, 3]`` (P, R, F); see ``mtscore/kernels/_greedy.pyx`` for the rules
+    (``out``/``start``/``stop``: only pairs ``start:stop``, written into ``out``)."""
+    n = len(hyp)
+    if len(ref) != n or len(clamp_p) != n or len(clamp_r) != n:
         raise ValueError("hyp, ref, clamp_p, clamp_r must have the same length")
     if len(hw) != len(hemb) or len(rw_) != len(remb):
         raise ValueError("weights must have one entry per embedding row")
-    out = np.zeros((len(hyp), 3), dtype=np.float64)
-    for p in range(len(hyp)):
+    stop = n if stop is None else stop
+    if not 0 <= start <= stop <= n:
+        raise ValueError(f"start={start}, stop={stop}: expected 0 <= start <= stop <= {n}")
+    if out is None:
+        out = np.zeros((n, 3), dtype=np.float64)
+    elif out.shape != (n, 3):
+        raise ValueError(f"out must be float64 [{n}, 3]")
+    for p in range(start, stop):
         h0, h1 = int(hoff[hyp[p]]), int(hoff[hyp[p] + 1])
         r0, r1 = int(roff[ref[p]]), int(roff[ref[p] + 1])
         H = [[float(v) for v in hemb[i]] for i in range(h0, h1)]
