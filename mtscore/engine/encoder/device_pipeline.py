@@ -32,6 +32,7 @@ import numpy as np
 from .matcher_graph import INPUTS, OUTPUTS, PAD_BIAS, host_rules, matcher_model
 from .model_dir import EncoderError
 from .runtime import Encoder, pad_batch
+from .session import session_options
 
 #: default matcher budget in float32 values per call (see the module docstring), by device type.
 DEFAULT_PAIR_FLOATS = {"cpu": 1 << 20, "cuda": 1 << 25}
@@ -92,12 +93,7 @@ class DevicePipeline:
                                "pipeline needs float32 hidden states")
         dim = out.shape[-1] if out.shape else None
         self._hidden: int | None = int(dim) if isinstance(dim, (int, np.integer)) and dim > 0 else None
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = encoder.threads
-        so.inter_op_num_threads = 1
-        so.log_severity_level = 3
-        if encoder.threads <= 4:
-            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so, _ = session_options(ort, encoder.threads)  # the encoder's own settings
         providers = encoder.session.get_providers()
         options = encoder.session.get_provider_options()
         #: the matcher graph's session, on the encoder's device with the encoder's provider options
