@@ -202,3 +202,44 @@ def test_word_fmeasure_matches_analysis(html3):
     (tab,) = Doc(html3).table(id="word-fmeasure")
     got = np.array([[float(c[1]["data-v"]) for c in r[1:]] for r in tab["rows"]])
     np.testing.assert_array_equal(got, wa.fmeasure)
+
+
+# ---- mtscore report (the command line) -------------------------------------------------------
+def _write(tmp_path, name: str, lines) -> str:
+    p = tmp_path / name
+    p.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return str(p)
+
+
+def test_cli_writes_the_same_page(tmp_path, capsys):
+    from mtscore.bindings.cli.main import main
+
+    ref = _write(tmp_path, "ref.txt", REFS)
+    src = _write(tmp_path, "src.txt", SRC)
+    paths = [_write(tmp_path, f"s{i}.txt", h) for i, h in enumerate(SYSTEMS.values())]
+    out = tmp_path / "report.html"
+    assert main(["report", ref, "-i", *paths, "--names", *SYSTEMS, "--src", src, "--bootstrap",
+                 str(N_BS), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == mtscore.report(REFS, SYSTEMS, src=SRC, metrics=METRICS,
+                                                             n_bootstrap=N_BS)
+
+
+def test_cli_bad_input_writes_nothing(tmp_path, capsys):
+    from mtscore.bindings.cli.main import main
+
+    ref = _write(tmp_path, "ref.txt", REFS)
+    short = _write(tmp_path, "short.txt", SYSTEMS["A"][:-1])
+    empty = _write(tmp_path, "empty.txt", [])
+    out = tmp_path / "report.html"
+    assert main(["report", ref, "-i", ref, short, "--bootstrap", str(N_BS), "-o", str(out)]) == 1
+    assert "short.txt" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["report", ref, "-i", empty, "--bootstrap", str(N_BS), "-o", str(out)]) == 1
+    assert "is empty" in capsys.readouterr().err
+    assert not out.exists()
+    bad_dir = tmp_path / "missing" / "report.html"
+    assert main(["report", ref, "-i", ref, "--bootstrap", str(N_BS), "-o", str(bad_dir)]) == 1
+    assert "report.html" in capsys.readouterr().err
+    assert not bad_dir.exists()
+    # no partial file, no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "ref.txt", "short.txt"]
