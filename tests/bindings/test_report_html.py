@@ -243,3 +243,12 @@ def test_cli_bad_input_writes_nothing(tmp_path, capsys):
     assert not bad_dir.exists()
     # no partial file, no temporary file left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt", "ref.txt", "short.txt"]
+
+
+def test_several_references():
+    refs2 = [r.replace("the", "a") for r in REFS]
+    text = mtscore.report([REFS, refs2], SYSTEMS, metrics=("bleu",), n_bootstrap=N_BS)
+    expected = mtscore.score(SYSTEMS, [REFS, refs2], metrics=["bleu"]).corpus
+    (tab,) = Doc(text).table(id="score-table")
+    assert [float(r[1][1]["data-v"]) for r in tab["rows"]] == [expected[s]["bleu"].score for s in SYSTEMS]
+    assert "reference 2" in text
