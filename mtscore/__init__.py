@@ -14,6 +14,7 @@ _LAZY = {
     "score_ray": ("mtscore.bindings.ray", "score_ray"),
     "compare_stats": ("mtscore.engine.significance", "compare_stats"),
     "compare": ("mtscore.engine.significance", "compare"),
+    "report": ("mtscore.bindings.report", "report"),
     "compare_segment_scores": ("mtscore.engine.significance", "compare_segment_scores"),
     "register_metric": ("mtscore.engine.metrics.registry", "register_metric"),
     "MetricSpec": ("mtscore.engine.metrics.spec", "MetricSpec"),

@@ -16,6 +16,7 @@ the n-gram (tuple order), so the lists are deterministic.
 """
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -127,8 +128,9 @@ def salient_ngrams(a: Mapping[Ngram, int], b: Mapping[Ngram, int], alpha: float 
     if not (isinstance(top_k, int) and top_k >= 1):
         raise AnalysisInputError(f"top_k must be an integer >= 1, got {top_k!r}")
     sc = salience(a, b, alpha)
-    high = sorted(sc.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
-    low = sorted(sc.items(), key=lambda kv: (kv[1], kv[0]))[:top_k]
+    # heapq.nsmallest equals sorted(...)[:top_k] (the keys are distinct), in O(n log top_k)
+    high = heapq.nsmallest(top_k, sc.items(), key=lambda kv: (-kv[1], kv[0]))
+    low = heapq.nsmallest(top_k, sc.items(), key=lambda kv: (kv[1], kv[0]))
     def rows(items):
         return [SalientNgram(g, s, a.get(g, 0), b.get(g, 0)) for g, s in items]
     return rows(high), rows(low)
@@ -150,5 +152,5 @@ def against_reference(counts: NgramCounts, top_k: int = 50
     if not (isinstance(top_k, int) and top_k >= 1):
         raise AnalysisInputError(f"top_k must be an integer >= 1, got {top_k!r}")
     def top(d: Mapping[Ngram, int]) -> list[tuple[Ngram, int]]:
-        return sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+        return heapq.nsmallest(top_k, d.items(), key=lambda kv: (-kv[1], kv[0]))
     return top(counts.over), top(counts.under)

@@ -7,6 +7,7 @@ the first words of the command line and runs it.
     mtscore mbr ... | mtscore nbest ...                         # :mod:`.decoder`
     mtscore bertscore baseline ...                              # :mod:`.bertscore`
     mtscore demo                                                # :mod:`.demo`
+    mtscore report REF -i SYS [SYS ...] -o report.html          # :mod:`.html_report`
 
 :data:`SUBCOMMANDS` is the one table of subcommands; each command module builds its own parser
 (a single argparse tree cannot hold the plain ``mtscore REF -i HYP`` form beside subcommands
@@ -65,6 +66,12 @@ def _bertscore_baseline(argv: list[str]) -> int:
     return baseline_main(argv)
 
 
+def _report(argv: list[str]) -> int:
+    from .html_report import report_main
+
+    return report_main(argv)
+
+
 def _score(argv: list[str]) -> int:
     from .score import main as score_main
 
@@ -81,6 +88,7 @@ SUBCOMMANDS: dict[tuple[str, ...], Callable[[list[str]], int]] = {
     ("mbr",): _mbr,
     ("nbest",): _nbest,
     ("bertscore", "baseline"): _bertscore_baseline,
+    ("report",): _report,
 }
 
 #: commands that leave numpy's BLAS threads alone (their linear algebra can use them)

@@ -1,0 +1,53 @@
+"""``mtscore report REF [REF ...] -i SYS [SYS ...] [--src SRC] [-m METRICS] -o report.html``:
+the self-contained HTML report of :func:`mtscore.report`, written atomically (the file appears
+whole or not at all; nothing is written when an input is wrong)."""
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["report_main"]
+
+
+def report_main(argv: list[str] | None = None) -> int:
+    """Parse (usage errors exit 2), compute, write."""
+    from .parser import OneLineErrorParser, int_at_least
+    from .runner import run_command
+
+    ap = OneLineErrorParser(prog="mtscore report",
+                            description="Write one self-contained HTML page comparing systems: scores "
+                                        "with CIs and significance clusters, pairwise significance, "
+                                        "sentence-score histograms, length and word-frequency buckets, "
+                                        "n-grams, the most differing segments, metric agreement.")
+    ap.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line")
+    ap.add_argument("-i", "--input", dest="systems", nargs="+", required=True, metavar="SYS",
+                    help="system output files (named by their path unless --names)")
+    ap.add_argument("--names", nargs="+", default=None, help="display names of the systems, in order")
+    ap.add_argument("--src", default=None, help="source file (source-length buckets, sources in examples)")
+    ap.add_argument("-m", "--metrics", nargs="+", default=["bleu", "chrf", "ter"],
+                    help="metrics (default: bleu chrf ter)")
+    ap.add_argument("--bootstrap", type=int_at_least(2), default=1000,
+                    help="bootstrap resamples of every CI and paired test (default 1000)")
+    ap.add_argument("--seed", type=int_at_least(0), default=12345, help="resampling seed (default 12345)")
+    ap.add_argument("--title", default="mtscore report", help="page title")
+    ap.add_argument("-o", "--output", required=True, help="HTML file to write")
+    a = ap.parse_args(argv)
+    if a.names is not None and len(a.names) != len(a.systems):
+        ap.error(f"--names has {len(a.names)} names for {len(a.systems)} systems (-i)")
+    names = a.names or a.systems
+    if len(set(names)) != len(names):
+        ap.error("system names must be unique (give --names)")
+    return run_command(_run, a, "mtscore report")
+
+
+def _run(a: argparse.Namespace) -> int:
+    from ...engine.atomic import atomic_write
+    from ...engine.textio import read_lines
+    from ..report import report
+
+    refs = [read_lines(p) for p in a.refs]
+    systems = {name: read_lines(p) for name, p in zip(a.names or a.systems, a.systems)}
+    src = read_lines(a.src) if a.src else None
+    text = report(refs, systems, src=src, metrics=a.metrics, n_bootstrap=a.bootstrap, seed=a.seed,
+                  title=a.title)
+    atomic_write(a.output, lambda f: f.write(text.encode("utf-8")), "--output")
+    return 0

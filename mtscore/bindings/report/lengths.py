@@ -1,0 +1,48 @@
+"""Scores by reference-length and source-length bucket, with bootstrap error bars
+(:func:`mtscore.analysis.compare.buckets.bucket_scores` on the statistics already computed)."""
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from ...analysis.compare.buckets import BucketScores, bucket_scores, length_buckets
+from .context import Context
+from .page import esc, fmt, section, table, td
+from .svg import errorbar_chart, legend
+
+__all__ = ["length_buckets_section", "length_scores"]
+
+
+def length_scores(ctx: Context, m: int, tokens: Sequence[Sequence[str]],
+                  edges: Sequence[float]) -> BucketScores:
+    """Bucket scores of metric ``m`` of every system, buckets by the lengths of ``tokens``."""
+    metric = copy.copy(ctx.metric_objects[m])  # bucket_scores sets n_bootstrap / seed on it
+    buckets, labels = length_buckets(tokens, edges)
+    return bucket_scores(metric, [st[m] for st in ctx.stats], buckets, labels, ctx.n_bootstrap, ctx.seed)
+
+
+def _block(ctx: Context, what: str, tokens, edges) -> str:
+    out = [f"<h3>By {esc(what)} length</h3>"]
+    for m, k in enumerate(ctx.metrics):
+        b = length_scores(ctx, m, tokens, edges)
+        labels = [f"{lab} ({c})" for lab, c in zip(b.labels, b.counts.tolist())]
+        out.append(errorbar_chart(labels, ctx.names, b.scores, b.ci, f"{k} by {what} length (segments)"))
+        head = ["System"] + [f"{lab}" for lab in labels]
+        rows = [[td(name, cls="t")] + [td(f"{fmt(b.scores[s, j])} \u00b1 {fmt(b.ci[s, j])}",
+                                          b.scores[s, j]) for j in range(len(b.labels))]
+                for s, name in enumerate(ctx.names)]
+        out.append(table(head, rows, caption=f"{k} by {what}-length bucket (tokens)"))
+    return "".join(out)
+
+
+def length_buckets_section(ctx: Context, edges: Sequence[float]) -> str:
+    """Reference-length buckets always (first reference), source-length buckets when a source
+    is given."""
+    body = legend(ctx.names) + _block(ctx, "reference", ctx.ref_tokens[0], edges)
+    if ctx.src_tokens is not None:
+        body += _block(ctx, "source", ctx.src_tokens, edges)
+    else:
+        body += '<p class="note">No source given: no source-length buckets.</p>'
+    return section("lengths", "Scores by length", body,
+                   f"Corpus score of each bucket's segments; error bars: 95% bootstrap CI "
+                   f"({ctx.n_bootstrap} resamples, seed {ctx.seed}). Buckets by token count.")
