@@ -62,7 +62,10 @@ def report(refs: Sequence[str] | Sequence[Sequence[str]], systems: Mapping[str, 
     refs        : one reference stream (N strings) or K streams
     systems     : ``{name: N outputs}``, one or more systems, in display order
     src         : N source segments (optional: source-length buckets and the source in examples)
-    metrics     : registered metric names with resampled statistics (bleu, chrf, chrf++, ter, ...)
+    metrics     : registered metric names (bleu, chrf, chrf++, ter, ..., bertscore); those without
+                  resampled statistics whose corpus score is the mean of sentence scores
+                  (bertscore) get the bootstrap of that mean as CI and the paired bootstrap of
+                  the mean as p-values (:func:`mtscore.compare_segment_scores`)
     n_bootstrap, seed : resamples and seed of every CI and paired test (deterministic output)
     alpha       : significance level of the clusters and the matrix colours
     pairs       : the (A, B) system pairs whose differing segments and n-grams are shown (a

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...analysis.compare.tokens import tokenize
 from ...engine.metrics.registry import get_spec
-from ...engine.significance import compare_stats
+from ...engine.significance import compare_segment_scores, compare_stats
 from ...engine.significance.resampling import bootstrap_ci
 from ..api.batch import score
 
@@ -30,7 +30,9 @@ class Context:
     ``lower_better`` (M,) bool; ``best`` int (M,) the best system per metric; ``cluster`` bool
     (M, S) the best system and those not significantly different from it at ``alpha``;
     ``sentence`` float64 (M, S, N) sentence scores; ``signatures`` (M,) strings;
-    ``metric_objects`` the configured metrics (M,); ``stats[s][m]`` the (N, k) statistics; token lists of refs / systems / source."""
+    ``metric_objects`` the configured metrics (M,); ``stats[s][m]`` the (N, k) statistics; token lists of refs / systems / source;
+    ``by_mean`` (M,) bool: the metric's registry entry has no resampled statistics (BERTScore),
+    so its CIs and p-values are the (paired) bootstrap of the mean of its sentence scores."""
 
     names: list[str]
     metrics: list[str]
@@ -55,6 +57,7 @@ class Context:
     seed: int
     alpha: float
     pairs: list[tuple[int, int]] = field(default_factory=list)
+    by_mean: list[bool] = field(default_factory=list)
 
 
 def _lines(x, what: str) -> list[str]:
@@ -104,8 +107,10 @@ def check_input(refs, systems, src, metrics) -> tuple[list[list[str]], dict[str,
     for m in metrics:
         if not isinstance(m, str):
             raise ValueError(f"report: metrics must be names, got {type(m).__name__}")
-        if not get_spec(m.lower()).resamples:
-            raise ValueError(f"report: metric {m!r} has no resampled statistics (no CI or paired test)")
+        spec = get_spec(m.lower())
+        if not spec.resamples and spec.aggregate != "mean":
+            raise ValueError(f"report: metric {m!r} has no resampled statistics and its corpus score "
+                             "is not a mean of segment scores (no CI or paired test)")
     return ref_streams, out, src_lines
 
 
@@ -122,21 +127,33 @@ def build_context(refs: list[list[str]], systems: dict[str, list[str]], src: lis
     mean, ci = np.full((M, S), np.nan), np.full((M, S), np.nan)
     p = np.full((M, S, S), np.nan)
     stats = [[res.stats[s][k] for k in keys] for s in names]
-    if S >= 2:
-        cmp = compare_stats(names, [copy.copy(m) for m in mobjs], stats, test="bs", n=n_bootstrap,
-                            seed=seed, all_pairs=True)
+    sentence = np.stack([res.sentence_scores[k].reshape(S, N) for k in keys])
+    by_mean = [not get_spec(name).resamples for name in metrics]  # BERTScore: mean of segments
+    rs = [m for m in range(M) if not by_mean[m]]
+    if S >= 2 and rs:
+        cmp = compare_stats(names, [copy.copy(mobjs[m]) for m in rs], [[st[m] for m in rs] for st in stats],
+                            test="bs", n=n_bootstrap, seed=seed, all_pairs=True)
         assert cmp.p_values is not None
-        for m, mname in enumerate(cmp.metrics):
+        for m, mname in zip(rs, cmp.metrics):
             p[m] = cmp.p_values[mname]
             for s, r in enumerate(cmp.results[mname]):
                 mean[m, s] = np.nan if r.mean is None else float(r.mean)
                 ci[m, s] = np.nan if r.ci is None else float(r.ci)
-    else:
-        for m, metric in enumerate(mobjs):
-            mc = copy.copy(metric)
+    elif rs:
+        for m in rs:
+            mc = copy.copy(mobjs[m])
             sc = bootstrap_ci(mc, stats[0][m], mc.compute_score_from_stats(mc.sum_stats(stats[0][m])),
                               n_bootstrap, seed)
             mean[m, 0], ci[m, 0] = float(sc._mean), float(sc._ci)
+    for m in (m for m in range(M) if by_mean[m]):
+        # corpus score = mean of the segment scores: bootstrap of the mean, paired bootstrap
+        # of the mean for the p-values (same resamples and seed as the others)
+        seg = compare_segment_scores({nm: sentence[m, s] for s, nm in enumerate(names)}, test="bs",
+                                     n=n_bootstrap, seed=seed, all_pairs=True, name=keys[m])
+        assert seg.p_values is not None
+        p[m] = seg.p_values[keys[m]]
+        for s, r in enumerate(seg.results[keys[m]]):
+            mean[m, s], ci[m, s] = float(r.mean), float(r.ci)
     lower = np.array([bool(getattr(m, "lower_is_better", False)) for m in mobjs])
     best = np.array([int(np.argmin(scores[m]) if lower[m] else np.argmax(scores[m])) for m in range(M)])
     cluster = np.zeros((M, S), dtype=bool)
@@ -145,7 +162,6 @@ def build_context(refs: list[list[str]], systems: dict[str, list[str]], src: lis
         for s in range(S):
             if s != best[m] and p[m, best[m], s] > alpha:
                 cluster[m, s] = True
-    sentence = np.stack([res.sentence_scores[k].reshape(S, N) for k in keys])
     sys_lines = [systems[s] for s in names]
     return Context(
         names=names, metrics=keys, refs=refs, systems=sys_lines, src=src, scores=scores, mean=mean,
@@ -154,4 +170,4 @@ def build_context(refs: list[list[str]], systems: dict[str, list[str]], src: lis
         ref_tokens=[tokenize(r, tokenizer) for r in refs],
         sys_tokens=[tokenize(h, tokenizer) for h in sys_lines],
         src_tokens=tokenize(src, tokenizer) if src is not None else None,
-        n_bootstrap=n_bootstrap, seed=seed, alpha=alpha)
+        n_bootstrap=n_bootstrap, seed=seed, alpha=alpha, by_mean=by_mean)

@@ -5,20 +5,44 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
+import numpy as np
+
 from ...analysis.compare.buckets import BucketScores, bucket_scores, length_buckets
+from ...engine.significance import compare_segment_scores
 from .context import Context
 from .page import esc, fmt, section, table, td
 from .svg import errorbar_chart, legend
 
-__all__ = ["length_buckets_section", "length_scores"]
+__all__ = ["length_buckets_section", "length_scores", "mean_bucket_scores"]
 
 
 def length_scores(ctx: Context, m: int, tokens: Sequence[Sequence[str]],
                   edges: Sequence[float]) -> BucketScores:
     """Bucket scores of metric ``m`` of every system, buckets by the lengths of ``tokens``."""
-    metric = copy.copy(ctx.metric_objects[m])  # bucket_scores sets n_bootstrap / seed on it
     buckets, labels = length_buckets(tokens, edges)
+    if ctx.by_mean and ctx.by_mean[m]:
+        return mean_bucket_scores(ctx.sentence[m], buckets, labels, ctx.n_bootstrap, ctx.seed)
+    metric = copy.copy(ctx.metric_objects[m])  # bucket_scores sets n_bootstrap / seed on it
     return bucket_scores(metric, [st[m] for st in ctx.stats], buckets, labels, ctx.n_bootstrap, ctx.seed)
+
+
+def mean_bucket_scores(sentence: np.ndarray, buckets: np.ndarray, labels: Sequence[str],
+                       n_bootstrap: int, seed: int) -> BucketScores:
+    """Bucket scores of a metric whose corpus score is the mean of its sentence scores
+    (``sentence`` float64 (S, N)): each bucket's score is the mean of its segments' scores, its
+    mean / CI the bootstrap of that mean (:func:`mtscore.compare_segment_scores`, ``bs``)."""
+    S, B = sentence.shape[0], len(labels)
+    counts = np.bincount(buckets, minlength=B).astype(np.int64)
+    scores, mean, ci = (np.full((S, B), np.nan) for _ in range(3))
+    for j in range(B):
+        rows = np.flatnonzero(buckets == j)
+        if len(rows) == 0:
+            continue
+        res = compare_segment_scores({str(s): sentence[s, rows] for s in range(S)}, test="bs",
+                                     n=n_bootstrap, seed=seed)
+        for s, r in enumerate(res.results["score"]):
+            scores[s, j], mean[s, j], ci[s, j] = float(r.score), float(r.mean), float(r.ci)
+    return BucketScores(tuple(labels), counts, scores, mean, ci, n_bootstrap, seed)
 
 
 def _block(ctx: Context, what: str, tokens, edges) -> str:
@@ -43,6 +67,10 @@ def length_buckets_section(ctx: Context, edges: Sequence[float]) -> str:
         body += _block(ctx, "source", ctx.src_tokens, edges)
     else:
         body += '<p class="note">No source given: no source-length buckets.</p>'
-    return section("lengths", "Scores by length", body,
-                   f"Corpus score of each bucket's segments; error bars: 95% bootstrap CI "
-                   f"({ctx.n_bootstrap} resamples, seed {ctx.seed}). Buckets by token count.")
+    note = (f"Corpus score of each bucket's segments; error bars: 95% bootstrap CI "
+            f"({ctx.n_bootstrap} resamples, seed {ctx.seed}). Buckets by token count.")
+    means = [k for k, b in zip(ctx.metrics, ctx.by_mean) if b]
+    if means:
+        note += (f" {', '.join(means)}: the mean of the bucket's sentence scores, CI the bootstrap "
+                 "of that mean.")
+    return section("lengths", "Scores by length", body, note)

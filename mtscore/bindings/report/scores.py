@@ -33,6 +33,10 @@ def score_table_section(ctx: Context) -> str:
     note = (f"95% confidence intervals from {ctx.n_bootstrap} bootstrap resamples (seed {ctx.seed}). "
             f"Highlighted: the best system and those not significantly different from it "
             f"(paired bootstrap, p > {ctx.alpha}).")
+    means = [k for k, b in zip(ctx.metrics, ctx.by_mean) if b]
+    if means:
+        note += (f" {', '.join(means)}: corpus score = mean of the sentence scores; CI and p-values "
+                 "from the (paired) bootstrap of that mean.")
     body = (table(head, rows, ident="score-table")
             + f"<h3>Indistinguishable from the best</h3><ul>{clusters}</ul>"
             + f"<h3>Signatures</h3><ul>{sigs}</ul>")

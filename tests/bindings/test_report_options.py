@@ -1,0 +1,105 @@
+"""mtscore.report / mtscore report beyond the draft (issue P19): metrics whose corpus score is
+the mean of segment scores (registry ``resamples=False``, as BERTScore), the length buckets'
+``buckets=`` / ``--buckets``, ``--frequencies`` and ``score-table --report``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mtscore
+from mtscore.engine.metrics.base import Metric, OwnSignature, Score
+from mtscore.engine.metrics.registry import unregister_metric
+from tests.bindings.test_report_html import N_BS, REFS, SRC, SYSTEMS, Doc
+
+
+class ToyMean(Metric):
+    """Toy mean-of-segments metric: per segment 100 x the share of hypothesis words found in
+    the first reference (float); statistics ``[score, 1]``, corpus score = their mean."""
+
+    def prepare(self, refs, rows=None):
+        streams = self._coerce_refs(refs)
+        self.num_refs = len(streams)
+        return [set(r.split()) for r in streams[0]]
+
+    def stats(self, hyps, prepared) -> np.ndarray:
+        hyps = self._coerce_hyps(hyps)
+        out = np.ones((len(hyps), 2), dtype=np.float64)
+        for i, (h, ref) in enumerate(zip(hyps, prepared)):
+            w = h.split()
+            out[i, 0] = 100.0 * sum(x in ref for x in w) / len(w) if w else 0.0
+        return out
+
+    def compute_score_from_stats(self, stats) -> Score:
+        return Score("ToyMean", float(stats[0]) / float(stats[1]) if stats[1] else 0.0)
+
+    def get_signature(self) -> OwnSignature:
+        return OwnSignature({"num_refs": self.num_refs})
+
+
+@pytest.fixture
+def toymean():
+    spec = mtscore.register_metric(mtscore.MetricSpec("toymean", __name__, "ToyMean", aggregate="mean",
+                                                       resamples=False, cli=False))
+    yield spec
+    unregister_metric("toymean")
+
+
+def _sentence(name: str) -> dict[str, np.ndarray]:
+    res = mtscore.score(SYSTEMS, [REFS], metrics=[name])
+    n = len(REFS)
+    return {s: res.sentence_scores[name].reshape(len(SYSTEMS), n)[i] for i, s in enumerate(SYSTEMS)}
+
+
+def _check_mean_metric(text: str, name: str, col: int) -> None:
+    """Score table, CIs and the p-value matrix of metric ``name`` (column ``col`` of the score
+    table) equal mean / compare_segment_scores of its sentence scores."""
+    seg = _sentence(name)
+    cmp = mtscore.compare_segment_scores(seg, test="bs", n=N_BS, seed=12345, all_pairs=True, name=name)
+    doc = Doc(text)
+    (tab,) = doc.table(id="score-table")
+    for s, r in enumerate(tab["rows"]):
+        assert float(r[1 + 3 * col][1]["data-v"]) == pytest.approx(float(np.mean(seg[r[0][2]])), abs=1e-9)
+        assert float(r[1 + 3 * col + 1][1]["data-v"]) == float(cmp.results[name][s].ci)
+    mat = [t for t in doc.table(**{"class": "sigmatrix"})][col]
+    for a, r in enumerate(mat["rows"]):
+        for b, c in enumerate(r[1:]):
+            if a != b:
+                assert float(c[1]["data-v"]) == cmp.p_values[name][a, b]
+
+
+def test_mean_of_segments_metric(toymean):
+    text = mtscore.report(REFS, SYSTEMS, src=SRC, metrics=("bleu", "toymean"), n_bootstrap=N_BS)
+    _check_mean_metric(text, "toymean", 1)
+    assert "toymean: corpus score = mean of the sentence scores" in text
+    assert "toymean: the mean of the bucket" in text
+    assert "toymean by source length" in text
+    # the resampled metric's numbers did not move
+    assert text.count("sigmatrix") >= 2
+    one = mtscore.report(REFS, {"A": SYSTEMS["A"]}, metrics=("toymean",), n_bootstrap=N_BS)
+    (tab,) = Doc(one).table(id="score-table")
+    assert np.isfinite(float(tab["rows"][0][2][1]["data-v"]))
+
+
+def test_mean_bucket_scores(toymean):
+    from mtscore.analysis.compare.buckets import length_buckets
+    from mtscore.analysis.compare.tokens import tokenize
+    from mtscore.bindings.report.lengths import mean_bucket_scores
+
+    seg = _sentence("toymean")
+    sentence = np.stack(list(seg.values()))
+    buckets, labels = length_buckets(tokenize(REFS), (3, 7))
+    b = mean_bucket_scores(sentence, buckets, labels, N_BS, 12345)
+    for j in range(len(labels)):
+        rows = np.flatnonzero(buckets == j)
+        if len(rows) == 0:
+            assert np.isnan(b.scores[:, j]).all()
+            continue
+        np.testing.assert_allclose(b.scores[:, j], sentence[:, rows].mean(axis=1))
+        cmp = mtscore.compare_segment_scores({k: v[rows] for k, v in seg.items()}, test="bs", n=N_BS,
+                                             seed=12345)
+        np.testing.assert_array_equal(b.ci[:, j], [float(r.ci) for r in cmp.results["score"]])
+
+
+def test_report_bertscore(model_dir):
+    text = mtscore.report(REFS, SYSTEMS, metrics=("chrf", "bertscore"), n_bootstrap=N_BS)
+    _check_mean_metric(text, "bertscore", 1)
