@@ -103,3 +103,45 @@ def test_mean_bucket_scores(toymean):
 def test_report_bertscore(model_dir):
     text = mtscore.report(REFS, SYSTEMS, metrics=("chrf", "bertscore"), n_bootstrap=N_BS)
     _check_mean_metric(text, "bertscore", 1)
+
+
+# ---- buckets= / --buckets ---------------------------------------------------------------------
+def _write(tmp_path, name: str, lines) -> str:
+    p = tmp_path / name
+    p.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return str(p)
+
+
+def test_buckets_option():
+    both = mtscore.report(REFS, SYSTEMS, src=SRC, metrics=("bleu",), n_bootstrap=N_BS)
+    assert both == mtscore.report(REFS, SYSTEMS, src=SRC, metrics=("bleu",), n_bootstrap=N_BS,
+                                  buckets=("ref", "src"))
+    ref_only = mtscore.report(REFS, SYSTEMS, src=SRC, metrics=("bleu",), n_bootstrap=N_BS, buckets=["ref"])
+    assert "By reference length" in ref_only
+    assert "By source length" not in ref_only
+    src_only = mtscore.report(REFS, SYSTEMS, src=SRC, metrics=("bleu",), n_bootstrap=N_BS, buckets=["src"])
+    assert "By reference length" not in src_only
+    assert "By source length" in src_only
+    with pytest.raises(ValueError, match=r"^report: source-length buckets need the source \(src= / --src\)$"):
+        mtscore.report(REFS, SYSTEMS, metrics=("bleu",), n_bootstrap=N_BS, buckets=("ref", "src"))
+    with pytest.raises(ValueError, match="buckets must name one or more of ref, src"):
+        mtscore.report(REFS, SYSTEMS, metrics=("bleu",), n_bootstrap=N_BS, buckets=("tgt",))
+
+
+def test_cli_buckets(tmp_path, capsys):
+    from mtscore.bindings.cli.main import main
+
+    ref = _write(tmp_path, "ref.txt", REFS)
+    src = _write(tmp_path, "src.txt", SRC)
+    sys_a = _write(tmp_path, "a.txt", SYSTEMS["A"])
+    out = tmp_path / "report.html"
+    assert main(["report", ref, "-i", sys_a, "-m", "bleu", "--bootstrap", str(N_BS), "--buckets", "ref,src",
+                 "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0
+    assert "source-length buckets need the source (src= / --src)" in err
+    assert not out.exists()
+    assert main(["report", ref, "-i", sys_a, "-m", "bleu", "--bootstrap", str(N_BS), "--src", src,
+                 "--buckets", "src", "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == mtscore.report(
+        REFS, {sys_a: SYSTEMS["A"]}, src=SRC, metrics=("bleu",), n_bootstrap=N_BS, buckets=["src"])

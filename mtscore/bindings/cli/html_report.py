@@ -28,6 +28,9 @@ def report_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bootstrap", type=int_at_least(2), default=1000,
                     help="bootstrap resamples of every CI and paired test (default 1000)")
     ap.add_argument("--seed", type=int_at_least(0), default=12345, help="resampling seed (default 12345)")
+    ap.add_argument("--buckets", type=_bucket_list, default=None, metavar="ref,src",
+                    help="length buckets to show: ref (reference length) and/or src (source length, "
+                         "needs --src); default ref, plus src when --src is given")
     ap.add_argument("--title", default="mtscore report", help="page title")
     ap.add_argument("-o", "--output", required=True, help="HTML file to write")
     a = ap.parse_args(argv)
@@ -39,6 +42,11 @@ def report_main(argv: list[str] | None = None) -> int:
     return run_command(_run, a, "mtscore report")
 
 
+def _bucket_list(text: str) -> list[str]:
+    """``--buckets ref,src``: the comma-separated names (checked by :func:`mtscore.report`)."""
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
 def _run(a: argparse.Namespace) -> int:
     from ...engine.atomic import atomic_write
     from ...engine.textio import read_lines
@@ -48,6 +56,6 @@ def _run(a: argparse.Namespace) -> int:
     systems = {name: read_lines(p) for name, p in zip(a.names or a.systems, a.systems)}
     src = read_lines(a.src) if a.src else None
     text = report(refs, systems, src=src, metrics=a.metrics, n_bootstrap=a.bootstrap, seed=a.seed,
-                  title=a.title)
+                  buckets=a.buckets, title=a.title)
     atomic_write(a.output, lambda f: f.write(text.encode("utf-8")), "--output")
     return 0

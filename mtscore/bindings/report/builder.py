@@ -18,11 +18,14 @@ from .page import esc, page
 from .scores import score_table_section, significance_section
 from .words import words_section
 
-__all__ = ["SECTIONS", "report"]
+__all__ = ["BUCKETS", "SECTIONS", "report"]
 
 #: the ids of the report's sections, in page order
 SECTIONS = ("scores", "significance", "distributions", "lengths", "words", "ngrams", "examples",
             "agreement")
+
+#: the length buckets :func:`report` can show: by reference length, by source length
+BUCKETS = ("ref", "src")
 
 #: with more systems than this, the default pairs are the best system (first metric) vs each other
 MAX_ALL_PAIRS = 5
@@ -48,6 +51,21 @@ def _pairs(ctx: Context, pairs) -> list[tuple[int, int]]:
     return out
 
 
+def _bucket_kinds(buckets: Sequence[str] | None, has_src: bool) -> tuple[str, ...]:
+    """The checked ``buckets`` of :func:`report` (``ref`` / ``src``, in that order)."""
+    if buckets is None:
+        return ("ref", "src") if has_src else ("ref",)
+    if isinstance(buckets, str):
+        buckets = [buckets]
+    bad = [b for b in buckets if b not in BUCKETS]
+    if bad or not buckets:
+        raise ValueError(f"report: buckets must name one or more of {', '.join(BUCKETS)}, got "
+                         f"{list(buckets)!r}")
+    if "src" in buckets and not has_src:
+        raise ValueError("report: source-length buckets need the source (src= / --src)")
+    return tuple(b for b in BUCKETS if b in buckets)
+
+
 def report(refs: Sequence[str] | Sequence[Sequence[str]], systems: Mapping[str, Sequence[str]], *,
            src: Sequence[str] | None = None, metrics: Sequence[str] = ("bleu", "chrf", "ter"),
            n_bootstrap: int = 1000, seed: int = 12345, alpha: float = 0.05,
@@ -56,7 +74,7 @@ def report(refs: Sequence[str] | Sequence[Sequence[str]], systems: Mapping[str, 
            length_edges: Sequence[float] = DEFAULT_LENGTH_EDGES,
            freq_edges: Sequence[float] = DEFAULT_FREQ_EDGES,
            metric_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
-           title: str = "mtscore report") -> str:
+           buckets: Sequence[str] | None = None, title: str = "mtscore report") -> str:
     """A self-contained HTML report (a ``str``) comparing ``systems`` against ``refs``.
 
     refs        : one reference stream (N strings) or K streams
@@ -75,6 +93,8 @@ def report(refs: Sequence[str] | Sequence[Sequence[str]], systems: Mapping[str, 
     top_k       : rows of the n-gram lists and segments per side of a pair
     tokenizer   : BLEU tokenizer of the word / n-gram / length analyses (default ``13a``)
     frequencies : word -> count for the frequency buckets (default: counted in the references)
+    buckets     : the length buckets shown: ``"ref"`` (first reference's length) and / or ``"src"``
+                  (source length); default: ``ref``, plus ``src`` when ``src`` is given
 
     Sections (``<section id=...>``): :data:`SECTIONS`. Bad input (streams of different lengths,
     an empty system, an unknown pair) raises ValueError naming it. Nothing is fetched: the
@@ -82,6 +102,7 @@ def report(refs: Sequence[str] | Sequence[Sequence[str]], systems: Mapping[str, 
     picking); with scripts off every table and every pair is shown.
     """
     ref_streams, sys_lines, src_lines = check_input(refs, systems, src, metrics)
+    kinds = _bucket_kinds(buckets, src_lines is not None)
     if not (isinstance(n_bootstrap, int) and n_bootstrap >= 2):
         raise ValueError(f"report: n_bootstrap must be an integer >= 2, got {n_bootstrap!r}")
     if not (isinstance(top_k, int) and top_k >= 1):
@@ -94,7 +115,7 @@ def report(refs: Sequence[str] | Sequence[Sequence[str]], systems: Mapping[str, 
         score_table_section(ctx),
         significance_section(ctx),
         distributions_section(ctx),
-        length_buckets_section(ctx, length_edges),
+        length_buckets_section(ctx, length_edges, kinds),
         words_section(ctx, frequencies, freq_edges),
         ngrams_section(ctx, top_k),
         examples_section(ctx, dm, top_k),

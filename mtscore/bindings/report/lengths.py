@@ -59,13 +59,16 @@ def _block(ctx: Context, what: str, tokens, edges) -> str:
     return "".join(out)
 
 
-def length_buckets_section(ctx: Context, edges: Sequence[float]) -> str:
-    """Reference-length buckets always (first reference), source-length buckets when a source
-    is given."""
-    body = legend(ctx.names) + _block(ctx, "reference", ctx.ref_tokens[0], edges)
-    if ctx.src_tokens is not None:
+def length_buckets_section(ctx: Context, edges: Sequence[float],
+                           kinds: Sequence[str] = ("ref", "src")) -> str:
+    """Reference-length buckets (first reference) where ``kinds`` has ``ref``, source-length
+    buckets where it has ``src`` and a source is given."""
+    body = legend(ctx.names)
+    if "ref" in kinds:
+        body += _block(ctx, "reference", ctx.ref_tokens[0], edges)
+    if ctx.src_tokens is not None and "src" in kinds:
         body += _block(ctx, "source", ctx.src_tokens, edges)
-    else:
+    elif ctx.src_tokens is None:
         body += '<p class="note">No source given: no source-length buckets.</p>'
     note = (f"Corpus score of each bucket's segments; error bars: 95% bootstrap CI "
             f"({ctx.n_bootstrap} resamples, seed {ctx.seed}). Buckets by token count.")
