@@ -155,7 +155,7 @@ def test_visible_without_scripts(html3):
     assert pairs
     assert all("hidden" not in a for a in pairs)
     hidden = [a.get("id") for _, a in doc.tags if "hidden" in a]
-    assert hidden == ["pair-picker"]  # only the picker, which needs the script
+    assert hidden == ["pair-picker", "example-filter"]  # only the controls that need the script
 
 
 def test_deterministic(html3):

@@ -38,7 +38,9 @@ def _segment(ctx: Context, i: int, a: int, b: int, sa: float, sb: float) -> str:
         rows.append(f"<dt>reference{'' if len(ctx.refs) == 1 else ' ' + str(k + 1)}</dt><dd>{esc(r[i])}</dd>")
     rows.append(f"<dt>{esc(ctx.names[a])} ({fmt(sa)})</dt><dd>{ha}</dd>")
     rows.append(f"<dt>{esc(ctx.names[b])} ({fmt(sb)})</dt><dd>{hb}</dd>")
-    return f'<dl class="seg" data-seg="{i}"><dt>segment</dt><dd>{i + 1}</dd>{"".join(rows)}</dl>'
+    n_ref = len(ctx.ref_tokens[0][i])
+    return (f'<dl class="seg" data-seg="{i}" data-len="{n_ref}"><dt>segment</dt><dd>{i + 1}'
+            f' ({n_ref} reference tokens)</dd>{"".join(rows)}</dl>')
 
 
 def examples_section(ctx: Context, metric: str, top_k: int = 10) -> str:
@@ -72,6 +74,15 @@ def examples_section(ctx: Context, metric: str, top_k: int = 10) -> str:
         blocks.append("".join(html))
     picker = ('<p id="pair-picker" hidden><label>Compare <select id="pair-select">'
               + "".join(options) + "</select></label> (also selects the pair in the n-gram section)</p>")
-    return section("examples", "Most differing segments", picker + "".join(blocks),
+    return section("examples", "Most differing segments", picker + _FILTER + "".join(blocks),
                    f"Sentence {metric} of each output in brackets; words only in the first system's "
                    "output are struck through in red, words only in the second's are marked green.")
+
+
+# the filter of the listed segments (needs the script, so hidden until it runs): reference
+# length in tokens, and a text that the source, a reference or an output must contain
+_FILTER = ('<p id="example-filter" hidden>Show segments whose reference has '
+           '<label>from <input type="number" id="filter-min" min="0" size="4"></label> '
+           '<label>to <input type="number" id="filter-max" min="0" size="4"> tokens</label>, '
+           '<label>containing <input type="search" id="filter-text" size="20"></label> '
+           '<output id="filter-count"></output></p>')

@@ -88,11 +88,12 @@ figcaption{font-size:.85em;color:#444}.seg{border:1px solid #ddd;margin:.6em 0;p
 ins{background:#d4f8d4;text-decoration:none}del{background:#fbd3d3}code{font-size:.95em}
 .key span{display:inline-block;width:.9em;height:.9em;margin:0 .3em 0 1em;vertical-align:middle}
 svg text{font:11px sans-serif}
-@media print{table.sortable th{cursor:auto}#pair-picker{display:none}}
+@media print{table.sortable th{cursor:auto}#pair-picker,#example-filter{display:none}}
 """
 
 # Sort a table by a click on a header (by data-v where a cell has one, else by text); show
-# the chosen pair of systems only. Without the script every table and every pair is shown.
+# the chosen pair of systems only; filter the listed segments by reference length and text.
+# Without the script every table, every pair and every segment is shown.
 _JS = """
 (function(){
 function key(c){if(!c)return '';var v=c.getAttribute('data-v');
@@ -108,6 +109,14 @@ if(sel){document.getElementById('pair-picker').hidden=false;
 var show=function(){document.querySelectorAll('.pair').forEach(function(d){
 d.hidden=d.getAttribute('data-pair')!==sel.value;});};
 sel.addEventListener('change',show);show();}
+var fl=document.getElementById('example-filter');
+if(fl){fl.hidden=false;var lo=document.getElementById('filter-min'),hi=document.getElementById('filter-max'),
+tx=document.getElementById('filter-text'),out=document.getElementById('filter-count');
+var filt=function(){var a=parseFloat(lo.value),b=parseFloat(hi.value),q=tx.value.toLowerCase(),n=0;
+document.querySelectorAll('dl.seg').forEach(function(d){var l=parseFloat(d.getAttribute('data-len'));
+var ok=(isNaN(a)||l>=a)&&(isNaN(b)||l<=b)&&(!q||d.textContent.toLowerCase().indexOf(q)>=0);d.hidden=!ok;
+var p=d.closest('.pair');if(ok&&!(p&&p.hidden))n++;});out.textContent=n+' shown';};
+[lo,hi,tx].forEach(function(e){e.addEventListener('input',filt);});if(sel)sel.addEventListener('change',filt);filt();}
 })();
 """
 
