@@ -145,3 +145,30 @@ def test_cli_buckets(tmp_path, capsys):
                  "--buckets", "src", "-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == mtscore.report(
         REFS, {sys_a: SYSTEMS["A"]}, src=SRC, metrics=("bleu",), n_bootstrap=N_BS, buckets=["src"])
+
+
+# ---- --frequencies FILE -----------------------------------------------------------------------
+def test_cli_frequencies(tmp_path, capsys):
+    from mtscore.analysis.compare.tokens import tokenize
+    from mtscore.analysis.compare.word_accuracy import word_frequencies
+    from mtscore.bindings.cli.main import main
+
+    train = ["The cat sat on the mat.", "A dog, a cat & a bird.", "it rained all day long"] * 3
+    ref = _write(tmp_path, "ref.txt", REFS)
+    sys_a = _write(tmp_path, "a.txt", SYSTEMS["A"])
+    freq = _write(tmp_path, "train.txt", train)
+    out = tmp_path / "report.html"
+    assert main(["report", ref, "-i", sys_a, "-m", "bleu", "--bootstrap", str(N_BS), "--frequencies", freq,
+                 "-o", str(out)]) == 0
+    expected = mtscore.report(REFS, {sys_a: SYSTEMS["A"]}, metrics=("bleu",), n_bootstrap=N_BS,
+                              frequencies=word_frequencies(tokenize(train)))
+    assert out.read_text(encoding="utf-8") == expected
+    assert "the given frequency table" in expected
+    out.unlink()
+    missing = str(tmp_path / "no-such-train.txt")
+    assert main(["report", ref, "-i", sys_a, "-m", "bleu", "--bootstrap", str(N_BS), "--frequencies",
+                 missing, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0
+    assert "no-such-train.txt" in err
+    assert not out.exists()

@@ -28,6 +28,10 @@ def report_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bootstrap", type=int_at_least(2), default=1000,
                     help="bootstrap resamples of every CI and paired test (default 1000)")
     ap.add_argument("--seed", type=int_at_least(0), default=12345, help="resampling seed (default 12345)")
+    ap.add_argument("--frequencies", default=None, metavar="FILE",
+                    help="training-corpus file (target side, one segment per line) whose word counts "
+                         "make the frequency buckets (compare-mt's --freq_corpus_file; default: "
+                         "counted in the references)")
     ap.add_argument("--buckets", type=_bucket_list, default=None, metavar="ref,src",
                     help="length buckets to show: ref (reference length) and/or src (source length, "
                          "needs --src); default ref, plus src when --src is given")
@@ -55,7 +59,13 @@ def _run(a: argparse.Namespace) -> int:
     refs = [read_lines(p) for p in a.refs]
     systems = {name: read_lines(p) for name, p in zip(a.names or a.systems, a.systems)}
     src = read_lines(a.src) if a.src else None
+    frequencies = None
+    if a.frequencies:  # tokenised as the report's analyses tokenise (13a)
+        from ...analysis.compare.tokens import tokenize
+        from ...analysis.compare.word_accuracy import word_frequencies
+
+        frequencies = word_frequencies(tokenize(read_lines(a.frequencies), "13a"))
     text = report(refs, systems, src=src, metrics=a.metrics, n_bootstrap=a.bootstrap, seed=a.seed,
-                  buckets=a.buckets, title=a.title)
+                  frequencies=frequencies, buckets=a.buckets, title=a.title)
     atomic_write(a.output, lambda f: f.write(text.encode("utf-8")), "--output")
     return 0
