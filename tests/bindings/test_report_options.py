@@ -172,3 +172,54 @@ def test_cli_frequencies(tmp_path, capsys):
     assert err.strip().count("\n") == 0
     assert "no-such-train.txt" in err
     assert not out.exists()
+
+
+# ---- mtscore score-table ... --report FILE ----------------------------------------------------
+def _table_file(tmp_path) -> str:
+    import json
+
+    p = tmp_path / "scores.jsonl"
+    with p.open("w", encoding="utf-8") as f:
+        for name, hyps in SYSTEMS.items():
+            for h, r in zip(hyps, REFS):
+                f.write(json.dumps({"system": name, "hyp": h, "ref": r}) + "\n")
+    return str(p)
+
+
+def test_score_table_report(tmp_path, capsys):
+    import json
+
+    from tests.cli_run import run_cli
+
+    table = _table_file(tmp_path)
+    out = tmp_path / "report.html"
+    rc, stdout, err = run_cli(["score-table", table, "-m", "bleu", "chrf", "ter", "-w", "6", "--paired-bs-n",
+                               str(N_BS), "--report", str(out)], capsys)
+    assert rc == 0, err
+    rows = json.loads(stdout)
+    (tab,) = Doc(out.read_text(encoding="utf-8")).table(id="score-table")
+    assert [r[0][2] for r in tab["rows"]] == [row["system"] for row in rows] == list(SYSTEMS)
+    for r, row in zip(tab["rows"], rows):
+        got = [float(c[1]["data-v"]) for c in r if "score" in (c[1].get("class") or "").split()]
+        assert [f"{v:.6f}" for v in got] == [row["BLEU"], row["chrF2"], row["TER"]]
+    assert out.read_text(encoding="utf-8") == mtscore.report(REFS, SYSTEMS, metrics=("bleu", "chrf", "ter"),
+                                                             n_bootstrap=N_BS)
+
+
+def test_score_table_report_bad_path(tmp_path, capsys, monkeypatch):
+    from mtscore.bindings.cli import table as table_cli
+    from tests.cli_run import run_cli
+
+    def no_scoring(*a, **k):
+        raise AssertionError("scored before checking --report")
+
+    monkeypatch.setattr(table_cli, "_table_locally", no_scoring)
+    table = _table_file(tmp_path)
+    for bad, why in ((tmp_path / "missing" / "r.html", "its folder does not exist"),
+                     (tmp_path, "is a folder")):
+        rc, stdout, err = run_cli(["score-table", table, "-m", "bleu", "--report", str(bad)], capsys)
+        assert rc == 1
+        assert stdout == ""
+        assert err.count("\n") == 1
+        assert f"--report {bad}: {why}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.jsonl"]

@@ -69,3 +69,47 @@ def _run(a: argparse.Namespace) -> int:
                   frequencies=frequencies, buckets=a.buckets, title=a.title)
     atomic_write(a.output, lambda f: f.write(text.encode("utf-8")), "--output")
     return 0
+
+
+# ---- score-table --report FILE ----------------------------------------------------------------
+def check_report_path(path: str, option: str = "--report") -> None:
+    """Fail now (before any scoring) with one line when ``path`` cannot be written: a folder,
+    a missing folder, a folder without write permission (a file is made and removed there)."""
+    import os
+    import tempfile
+
+    from .inputs import CLIError
+
+    if os.path.isdir(path):
+        raise CLIError(f"{option} {path}: is a folder, expected a file name")
+    directory = os.path.dirname(os.path.abspath(os.path.realpath(path)))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".mtscore-report-check.", suffix=".tmp")
+    except OSError as e:
+        why = "its folder does not exist" if isinstance(e, FileNotFoundError) else (e.strerror or str(e))
+        raise CLIError(f"{option} {path}: {why}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def table_report(args: argparse.Namespace, systems: dict, refs: list) -> str:
+    """The HTML report of ``score-table ... --report``: the table's systems (``{name: hyps}``;
+    a table without a system column: one system named after ``--hyp``) and K reference
+    streams, the ``-m`` metrics with the options of their flags (the table's configuration, so
+    the same corpus scores), ``--paired-bs-n`` resamples and ``--seed``."""
+    from ...engine.metrics.bootstrap import resolve_seed
+    from ..report import report
+    from .options import metric_kwargs
+
+    named = {(name or args.hyp): hyps for name, hyps in systems.items()}
+    seed, _ = resolve_seed(args.seed)
+    kwargs = {m.lower(): metric_kwargs(args, m.lower()) for m in args.metrics}
+    return report(refs, named, metrics=[m.lower() for m in args.metrics], n_bootstrap=args.paired_bs_n,
+                  seed=12345 if seed is None else seed, metric_kwargs=kwargs)
+
+
+def write_report(path: str, text: str) -> None:
+    """``text`` into ``path`` atomically (as ``mtscore report -o``)."""
+    from ...engine.atomic import atomic_write
+
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")), "--report")

@@ -64,6 +64,10 @@ def _table_parser() -> argparse.ArgumentParser:
                    help="SRC-TRG; the target selects BLEU's zh/ja-mecab/ko-mecab tokenizer")
     t.add_argument("--output", "-o", default=None,
                    help="write the result here (required for --format parquet); written atomically")
+    t.add_argument("--report", default=None, metavar="FILE",
+                   help="also write the HTML report of mtscore report (scores with CIs, "
+                        "significance, buckets, examples) for the same systems, references and "
+                        "metrics; written atomically (not with --ray or a test-set column)")
     t.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="score on Ray: 'local' (a new local instance), 'auto' (the cluster this "
                         "machine belongs to), HOST:PORT / ray://HOST:PORT; no value: $RAY_ADDRESS "
@@ -105,6 +109,12 @@ def _check_paths(paths: list[str]) -> None:
 def _run_table(args) -> int:
     check_options(args)
     _check_paths(args.paths)
+    if args.report is not None:
+        from .html_report import check_report_path
+
+        if args.ray is not None:
+            raise CLIError("score-table --report: not with --ray (the report needs the texts here)")
+        check_report_path(args.report)
     if args.sentence_level:
         raise CLIError("score-table: use --format tsv/parquet for per-segment scores")
     for name in separate_metrics(args) if args.ray is not None else ():
@@ -119,6 +129,11 @@ def _run_table(args) -> int:
             parts = _table_locally(args, metrics, per_seg)
     except (CorpusError, MissingReferenceError) as e:  # name this command's options, not Python's
         raise CLIError(_cli_names(str(e))) from None
+    html = None
+    if args.report is not None:  # before any output: a report that fails leaves no output
+        from .html_report import table_report
+
+        html = table_report(args, parts[0].collected.systems, parts[0].collected.refs)
     for part in parts:
         if paired and len(part.names) == 1:
             raise CLIError("Paired tests need a table with several systems (a system column).")
@@ -131,8 +146,12 @@ def _run_table(args) -> int:
             tests_text = _join_test_sets([(part.ts, _report_text(
                 jargs, part._replace(metrics=report.corpus_metrics(part.metrics)), paired)) for part in parts], jargs)
         report.write_table(_segments_table(parts), args, tests_text)
-        return 0
-    report.emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
+    else:
+        report.emit(_join_test_sets([(part.ts, _report_text(args, part, paired)) for part in parts], args), args)
+    if html is not None:
+        from .html_report import write_report
+
+        write_report(args.report, html)
     return 0
 
 
@@ -186,6 +205,9 @@ def _table_locally(args, metrics: dict, per_seg: bool):
 
     own = report_runner(args)  # a metric scored apart, given each part's text
     corpus, test_sets = _load_local(args)
+    if args.report is not None and test_sets is not None:
+        raise CLIError("score-table --report: the table has a test-set column; the report compares "
+                       "systems on one test set (give a table of one test set)")
     parts = []
     for ts, corpus_part in _split_test_sets(corpus, test_sets):
         systems, refs = corpus_part.by_system()
