@@ -6,6 +6,8 @@
   clusters, sign tests, adequacy-then-fluency, equal-effort subsampling, significant-pair shares.
 * :mod:`.agreement` - Cohen's kappa as R psych computes it, reference bias (Ma et al. 2017),
   reliability by self-replication.
+* :mod:`.refbias` - the reference-bias figures (Ma et al. 2017): average-rating ranges (Fig. 3),
+  kappa distributions per setting (Fig. 2).
 * :mod:`.rater_model` - the Bayesian rater model (Mathur 2021, Ch. 3).
 * :mod:`.sequence_effects` - sequence effects in ratings (Mathur 2021, Ch. 4).
 
