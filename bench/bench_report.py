@@ -48,6 +48,8 @@ def main() -> None:
     ap.add_argument("-m", "--metrics", nargs="+", default=["bleu", "chrf", "ter"])
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--out", default=str(REPO / "bench" / "out" / "report.html"))
+    ap.add_argument("--sections-out", default=None, metavar="DIR",
+                    help="also write each section's HTML to DIR/<section>.html (to compare runs)")
     a = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -62,9 +64,13 @@ def main() -> None:
         def wrapper(*args, **kw):
             t = time.perf_counter()
             try:
-                return fn(*args, **kw)
+                res = fn(*args, **kw)
             finally:
                 times[name] = times.get(name, 0.0) + time.perf_counter() - t
+            if a.sections_out and isinstance(res, str):
+                Path(a.sections_out).mkdir(parents=True, exist_ok=True)
+                (Path(a.sections_out) / f"{name}.html").write_text(res, encoding="utf-8")
+            return res
         return wrapper
 
     for name in ("build_context", "score_table_section", "significance_section", "distributions_section",

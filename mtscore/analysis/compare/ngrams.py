@@ -17,15 +17,17 @@ the n-gram (tuple order), so the lists are deterministic.
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..errors import AnalysisInputError
 from .tokens import Tokens, check_corpus
 
-__all__ = ["KINDS", "Ngram", "NgramCounts", "SalientNgram", "against_reference", "compare_systems",
-           "ngram_counts", "salience", "salient_ngrams", "systems_ngram_counts"]
+__all__ = ["KINDS", "Ngram", "NgramCounts", "NgramTable", "SalientNgram", "against_reference",
+           "compare_systems", "ngram_counts", "ngram_table", "salience", "salient_ngrams",
+           "systems_ngram_counts"]
 
 Ngram = tuple[str, ...]
 #: the four counts of :class:`NgramCounts`
@@ -62,9 +64,9 @@ class SalientNgram:
     count_b: int
 
 
-def _sent_ngrams(words: Tokens, min_n: int, max_n: int) -> list[Ngram]:
-    # compare-mt's iterate_sent_ngrams order: by length, then by position
-    return [tuple(words[i:i + n]) for n in range(min_n, max_n + 1) for i in range(len(words) - n + 1)]
+def _check_top_k(top_k: int) -> None:
+    if not (isinstance(top_k, int) and top_k >= 1):
+        raise AnalysisInputError(f"top_k must be an integer >= 1, got {top_k!r}")
 
 
 def _check_orders(min_n: int, max_n: int) -> None:
@@ -85,27 +87,185 @@ def systems_ngram_counts(refs: Sequence[Sequence[Tokens]], systems: Sequence[Seq
 
     Matching in output order clips: an n-gram with c copies in the output and r in the
     reference segment is matched min(c, r) times, over-produced c - min(c, r) times and
-    under-produced r - min(c, r) times, which is what is summed here."""
-    check_corpus(refs, systems)
+    under-produced r - min(c, r) times, which is what is summed here (counted as arrays by
+    :func:`ngram_table`)."""
+    table = ngram_table(refs, systems, min_n, max_n)
+    cache: dict[int, Ngram] = {}
+
+    def as_dict(ids: np.ndarray, counts: np.ndarray) -> dict[Ngram, int]:
+        out = {}
+        for i, c in zip(ids.tolist(), counts.tolist()):
+            g = cache.get(i)
+            if g is None:
+                g = cache[i] = table.ngram(i)
+            out[g] = c
+        return out
+
+    return [NgramCounts(*(as_dict(*table.counts[s][k]) for k in KINDS)) for s in range(len(systems))]
+
+
+@dataclass(frozen=True)
+class NgramTable:
+    """The counts of :func:`systems_ngram_counts` as arrays, for ranking without dicts.
+
+    Every distinct n-gram of the corpus has an id ``0 .. G-1``; :meth:`ngram` gives its tuple.
+    ``counts[s][kind]`` (kind in :data:`KINDS`) is ``(ids int64 (G_sk,) ascending, counts
+    int64 (G_sk,) >= 1)``: system ``s``'s nonzero counts of that kind."""
+
+    words: list[str]
+    starts: np.ndarray
+    orders: np.ndarray
+    counts: list[dict[str, tuple[np.ndarray, np.ndarray]]]
+
+    def ngram(self, i: int) -> Ngram:
+        """The n-gram tuple of id ``i``."""
+        p = int(self.starts[i])
+        return tuple(self.words[p:p + int(self.orders[i])])
+
+    def _top(self, ids: np.ndarray, values: np.ndarray, top_k: int, highest: bool) -> list[int]:
+        """Indices into ``ids`` of the ``top_k`` highest (lowest) ``values``, ties by n-gram:
+        ``heapq.nsmallest`` with key ``(-value, ngram)`` (``(value, ngram)``), with only the
+        values at or beyond the k-th turned into tuples."""
+        n = len(values)
+        if n > top_k:
+            if highest:
+                kth = np.partition(values, n - top_k)[n - top_k]
+                cand = np.flatnonzero(values >= kth)
+            else:
+                kth = np.partition(values, top_k - 1)[top_k - 1]
+                cand = np.flatnonzero(values <= kth)
+        else:
+            cand = np.arange(n)
+        sign = -1 if highest else 1
+        keyed = [(sign * v, self.ngram(g), j) for v, g, j in
+                 zip(values[cand].tolist(), ids[cand].tolist(), cand.tolist())]
+        return [j for _, _, j in heapq.nsmallest(top_k, keyed)]
+
+    def against_reference(self, s: int, top_k: int = 50
+                          ) -> tuple[list[tuple[Ngram, int]], list[tuple[Ngram, int]]]:
+        """:func:`against_reference` of system ``s`` (the same lists)."""
+        _check_top_k(top_k)
+        out = []
+        for kind in ("over", "under"):
+            ids, counts = self.counts[s][kind]
+            out.append([(self.ngram(int(ids[j])), int(counts[j]))
+                        for j in self._top(ids, counts, top_k, True)])
+        return out[0], out[1]
+
+    def compare(self, a: int, b: int, kind: str = "match", alpha: float = 1.0, top_k: int = 50
+                ) -> tuple[list[SalientNgram], list[SalientNgram]]:
+        """:func:`compare_systems` of systems ``a`` and ``b`` (the same lists and scores: the
+        salience is computed with the same float64 operations, over the n-grams of either)."""
+        if kind not in KINDS:
+            raise AnalysisInputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if not alpha > 0:
+            raise AnalysisInputError(f"alpha must be > 0, got {alpha!r}")
+        _check_top_k(top_k)
+        (ia, ca), (ib, cb) = self.counts[a][kind], self.counts[b][kind]
+        ids = np.concatenate([ia, ib])
+        ids.sort()
+        ids = ids[np.r_[True, ids[1:] != ids[:-1]]] if len(ids) else ids
+        x = np.zeros(len(ids), dtype=np.int64)
+        y = np.zeros(len(ids), dtype=np.int64)
+        x[np.searchsorted(ids, ia)] = ca
+        y[np.searchsorted(ids, ib)] = cb
+        score = (x + alpha) / (x + y + 2 * alpha)
+
+        def rows(idx: list[int]) -> list[SalientNgram]:
+            return [SalientNgram(self.ngram(int(ids[j])), float(score[j]), int(x[j]), int(y[j])) for j in idx]
+        return rows(self._top(ids, score, top_k, True)), rows(self._top(ids, score, top_k, False))
+
+
+class _Grouper:
+    """Sums of values aligned with ``ids`` per distinct id, the sort of ``ids`` made once."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.order = np.argsort(ids, kind="stable")
+        sid = ids[self.order]
+        self.first = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if len(sid) else sid
+        self.ids = sid[self.first].astype(np.int64)
+
+    def sum(self, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ascending ids with a nonzero sum, int64 sums >= 1); ``vals`` >= 0."""
+        if len(self.ids) == 0:
+            return self.ids, self.ids.copy()
+        sums = np.add.reduceat(vals[self.order], self.first).astype(np.int64)
+        keep = sums != 0
+        return self.ids[keep], sums[keep]
+
+
+def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
+                min_n: int = 1, max_n: int = 4) -> NgramTable:
+    """:class:`NgramTable` of S systems against K reference streams (the counts of
+    :func:`systems_ngram_counts`): tokens mapped to integer ids once, each n-gram of order n
+    given a dense id from the (n-1)-gram's id and its last token, and the per-segment counts
+    matched with sorted (segment, n-gram) keys."""
+    n_seg = check_corpus(refs, systems)
     _check_orders(min_n, max_n)
-    acc: list[tuple[dict[Ngram, int], ...]] = [({}, {}, {}, {}) for _ in systems]
-    for ref in refs:
-        for i, r in enumerate(ref):
-            rc = Counter(_sent_ngrams(r, min_n, max_n))
-            for (total, match, over, under), sys_ in zip(acc, systems):
-                oc = Counter(_sent_ngrams(sys_[i], min_n, max_n))
-                for g, c in oc.items():
-                    total[g] = total.get(g, 0) + c
-                    m = min(c, rc.get(g, 0))
-                    if m:
-                        match[g] = match.get(g, 0) + m
-                    if c > m:
-                        over[g] = over.get(g, 0) + c - m
-                for g, c in rc.items():
-                    u = c - oc.get(g, 0)
-                    if u > 0:
-                        under[g] = under.get(g, 0) + u
-    return [NgramCounts(*a) for a in acc]
+    streams = [*refs, *systems]
+    words: list[str] = []
+    lens = []
+    for stream in streams:
+        for seg in stream:
+            words.extend(seg)
+            lens.append(len(seg))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+    seg_len = np.array(lens, dtype=np.int64)                     # (T * N,) stream-major
+    seg_start = np.concatenate([[0], np.cumsum(seg_len)[:-1]]).astype(np.int64)
+    seg_of = np.repeat(np.arange(len(seg_len), dtype=np.int64), seg_len)
+    left = seg_len[seg_of] - (np.arange(len(ids), dtype=np.int64) - seg_start[seg_of])  # tokens from here on
+    v = max(len(vocab), 1)
+    by_order, starts, orders = [], [], []  # by_order: (segment, n-gram id) of each position
+    offset = 0
+    prev = ids
+    for n in range(1, max_n + 1):
+        pos = np.flatnonzero(left >= n)
+        key = ids[pos] if n == 1 else prev[pos] * v + ids[pos + n - 1]
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1).astype(np.int64)
+        prev = np.full(len(ids), -1, dtype=np.int64)
+        prev[pos] = inv
+        if n >= min_n:
+            by_order.append((seg_of[pos], inv + offset))
+            starts.append(pos[first])
+            orders.append(np.full(len(uniq), n, dtype=np.int64))
+            offset += len(uniq)
+    g_total = max(offset, 1)
+    # per stream: sorted (segment, n-gram) keys and their counts
+    cuts = np.arange(len(streams) + 1, dtype=np.int64) * n_seg
+    bounds = [np.searchsorted(seg, cuts) for seg, _ in by_order]
+    keyed = []
+    for t in range(len(streams)):
+        key = np.concatenate([(seg[b[t]:b[t + 1]] - t * n_seg) * g_total + gid[b[t]:b[t + 1]]
+                              for (seg, gid), b in zip(by_order, bounds)])
+        keyed.append(np.unique(key, return_counts=True))
+    n_ref = len(refs)
+    ref_groups = [_Grouper(keyed[k][0] % g_total) for k in range(n_ref)]
+    out = []
+    for s in range(len(systems)):
+        ko, co = keyed[n_ref + s]
+        total, match = co * n_ref, np.zeros_like(co)
+        under = []
+        for k in range(n_ref):
+            kr, cr = keyed[k]
+            match += np.minimum(co, _lookup(kr, cr, ko))
+            under.append(ref_groups[k].sum(np.maximum(cr - _lookup(ko, co, kr), 0)))
+        if n_ref > 1:  # the K pairings' under-production, summed per n-gram
+            ids = np.concatenate([u[0] for u in under])
+            under = [_Grouper(ids).sum(np.concatenate([u[1] for u in under]))]
+        grouper = _Grouper(ko % g_total)
+        out.append({"total": grouper.sum(total), "match": grouper.sum(match),
+                    "over": grouper.sum(total - match), "under": under[0]})
+    return NgramTable(words, np.concatenate(starts), np.concatenate(orders), out)
+
+
+def _lookup(keys: np.ndarray, counts: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """The count of each of ``want`` in sorted ``keys`` (0 where absent)."""
+    if len(keys) == 0:
+        return np.zeros(len(want), dtype=counts.dtype)
+    i = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+    return np.where(keys[i] == want, counts[i], 0)
 
 
 def salience(a: Mapping[Ngram, int], b: Mapping[Ngram, int], alpha: float = 1.0) -> dict[Ngram, float]:

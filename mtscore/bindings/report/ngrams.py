@@ -2,7 +2,7 @@
 of a pair over- / under-produces more than the other (compare-mt's salience)."""
 from __future__ import annotations
 
-from ...analysis.compare.ngrams import against_reference, compare_systems, systems_ngram_counts
+from ...analysis.compare.ngrams import ngram_table
 from .context import Context
 from .page import esc, fmt, section, table, td
 
@@ -16,10 +16,10 @@ def _g(ngram) -> str:
 def ngrams_section(ctx: Context, top_k: int = 10) -> str:
     """Per system: the ``top_k`` over- and under-produced n-grams (1..4) with counts; per
     compared pair (``ctx.pairs``): the ``top_k`` n-grams each over-produces more."""
-    counts = systems_ngram_counts(ctx.ref_tokens, ctx.sys_tokens)
+    counts = ngram_table(ctx.ref_tokens, ctx.sys_tokens)  # as arrays: ranked without dicts
     parts = []
     for s, name in enumerate(ctx.names):
-        over, under = against_reference(counts[s], top_k)
+        over, under = counts.against_reference(s, top_k)
         n = max(len(over), len(under))
         rows = [[td(_g(over[i][0]) if i < len(over) else "", cls="t"),
                  td(str(over[i][1]) if i < len(over) else "", over[i][1] if i < len(over) else None),
@@ -31,7 +31,7 @@ def ngrams_section(ctx: Context, top_k: int = 10) -> str:
     pair_parts = []
     for a, b in ctx.pairs:
         na, nb = ctx.names[a], ctx.names[b]
-        more_a, more_b = compare_systems(counts[a], counts[b], "over", top_k=top_k)
+        more_a, more_b = counts.compare(a, b, "over", top_k=top_k)
         tabs = []
         for who, rows_ in ((na, more_a), (nb, more_b)):
             rows = [[td(_g(r.ngram), cls="t"), td(fmt(r.score, 3), r.score), td(str(r.count_a), r.count_a),
