@@ -9,6 +9,7 @@
 * :mod:`.refbias` - the reference-bias figures (Ma et al. 2017): average-rating ranges (Fig. 3),
   kappa distributions per setting (Fig. 2).
 * :mod:`.rater_model` - the Bayesian rater model (Mathur 2021, Ch. 3).
+* :mod:`.rater_prior` - fitting its Gamma prior of worker precision on development HITs (§3.5).
 * :mod:`.sequence_effects` - sequence effects in ratings (Mathur 2021, Ch. 4).
 
 The functions of the former ``mtscore.analysis.human`` module are importable from here.
