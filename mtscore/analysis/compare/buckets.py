@@ -12,6 +12,7 @@ interval equals what ``mtscore``/sacrebleu print for that bucket's segments with
 """
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,8 +24,8 @@ from ..errors import AnalysisInputError
 from .edges import bucket_indices, bucket_labels, check_edges
 from .tokens import Tokens
 
-__all__ = ["DEFAULT_LENGTH_EDGES", "BucketScores", "bucket_scores", "length_bucket_scores",
-           "length_buckets"]
+__all__ = ["DEFAULT_LENGTH_EDGES", "BucketScores", "bucket_scores", "estimate_ci_rows",
+           "length_bucket_scores", "length_buckets"]
 
 #: compare-mt's default sentence-length bucket edges (tokens)
 DEFAULT_LENGTH_EDGES = (10, 20, 30, 40, 50, 60)
@@ -87,36 +88,68 @@ def bucket_scores(metric, stats: Sequence[np.ndarray], buckets: np.ndarray,
     shape = (len(mats), n_b)
     scores, mean, ci = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
     seed_int, seed_str = resolve_seed(seed)
+    drawn, drawn_buckets = [], []
     for j in range(n_b):
         rows = np.flatnonzero(b == j)
         if len(rows) == 0:
             continue
         parts = [m[rows] for m in mats]
-        # bootstrap_ci of each system, with the draws made once: one index stream from
-        # default_rng(seed) for every system's block (bootstrap_sums), as each system's own
-        # bootstrap_ci(seed) would draw it
-        sums = bootstrap_sums([p.astype(np.float32) for p in parts], n_bootstrap,
-                              np.random.default_rng(seed_int)) if n_bootstrap else None
         for s, part in enumerate(parts):
-            score = metric.compute_score_from_stats(metric.sum_stats(part))
-            scores[s, j] = score.score
-            if sums is not None:
-                res = RowScorer(metric, part.shape[1])(sums[s])
-                score.estimate_ci([_Resample(v) for v in res.scalars()])
-                # Score's documented bootstrap attributes (sacrebleu's names)
-                mean[s, j], ci[s, j] = score._mean, score._ci
+            scores[s, j] = metric.compute_score_from_stats(metric.sum_stats(part)).score
+        if n_bootstrap:
+            # bootstrap_ci of each system, with the draws made once: one index stream from
+            # default_rng(seed) for every system's block (bootstrap_sums), as each system's own
+            # bootstrap_ci(seed) would draw it
+            sums = bootstrap_sums([p.astype(np.float32) for p in parts], n_bootstrap,
+                                  np.random.default_rng(seed_int))
+            drawn.append(np.concatenate(sums))
+            drawn_buckets.append(j)
+    if drawn:
+        # every resample of every system and bucket scored in one call (row by row the same
+        # scores), then Score.estimate_ci's mean and half-width of each (system, bucket)
+        res = RowScorer(metric, drawn[0].shape[1])(np.concatenate(drawn))
+        values = np.asarray(res.scalars(), dtype=np.float64).reshape(len(drawn), len(mats), n_bootstrap)
+        m_, c_ = estimate_ci_rows(values.reshape(-1, n_bootstrap))
+        mean[:, drawn_buckets] = m_.reshape(len(drawn), len(mats)).T
+        ci[:, drawn_buckets] = c_.reshape(len(drawn), len(mats)).T
     if n_bootstrap:  # the signature's bs: / rs:, as corpus_score(..., n_bootstrap) sets them
         metric.n_bootstrap, metric.seed = n_bootstrap, seed_str
     return BucketScores(tuple(labels), counts, scores, mean, ci, n_bootstrap, seed)
 
 
-class _Resample:
-    """A resample's score as :meth:`Score.estimate_ci` reads it (``.score``)."""
+def estimate_ci_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Score.estimate_ci`` of each row of ``values`` (R, n) float64 resample scores:
+    ``(mean, half-width)`` float64 (R,) each, numerically identical to it (sorted values at
+    ``n // 40`` and ``n - n // 40 - 1``; the exact mean of :func:`statistics.mean`, correctly
+    rounded, from the values' integer mantissas)."""
+    v = np.sort(np.asarray(values, dtype=np.float64), axis=1)
+    n = v.shape[1]
+    lo = n // 40
+    ci = 0.5 * (v[:, n - lo - 1] - v[:, lo])
+    return np.array([_exact_mean(row) for row in v]), ci
 
-    __slots__ = ("score",)
 
-    def __init__(self, score) -> None:
-        self.score = score
+def _exact_mean(x: np.ndarray) -> float:
+    """``statistics.mean(x.tolist())`` for float64 ``x`` (n >= 1): the exact sum as an integer
+    times a power of two, divided by n with one rounding (int true division)."""
+    if not np.all(np.isfinite(x)):
+        return float(statistics.mean(x.tolist()))
+    frac, exp = np.frexp(x)
+    mant = np.ldexp(frac, 53).astype(np.int64)          # x = mant * 2**(exp - 53), |mant| < 2**53
+    e = exp.astype(np.int64) - 53
+    nz = mant != 0
+    if not nz.any():
+        return 0.0
+    mant, e = mant[nz], e[nz]
+    base = int(e.min())
+    total = 0
+    for d in np.unique(e).tolist():                   # few distinct exponents
+        grp = mant[e == d]
+        # hi * 2**26 + lo == mant, each part summed in int64 without overflow (n < 2**36)
+        hi, lo = int((grp >> 26).sum()), int((grp & ((1 << 26) - 1)).sum())
+        total += ((hi << 26) + lo) << (d - base)
+    n = len(x)
+    return (total << base) / n if base >= 0 else total / (n << -base)
 
 
 def length_bucket_scores(metric_name: str, refs: Sequence[Sequence[str]],
