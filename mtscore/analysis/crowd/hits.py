@@ -18,6 +18,14 @@ A HIT holds 100 items: 70 MT outputs (SYSTEM), and for 30 of them a quality-cont
 Item ids (``rid``) are a random permutation of 1000000, 1000001, ... Everything is
 deterministic for a ``seed`` (numpy ``default_rng``).
 
+Per-worker order (``workers_per_hit=W``; Mathur 2021, §4.5 recommends that no two workers see
+one sequence, so that sequence effects become independent noise): every HIT is emitted W times,
+one copy per worker (HIT ``h * W + w`` is copy ``w`` of HIT ``h``, same items and ``rid``),
+each in its own order (:func:`worker_order`, seeded by ``(seed, h, w)``) that keeps the rules
+above: the five pairs of partner blocks (i, i + 5) are permuted, the two blocks of a pair may
+trade places, and the 10 items of each block are shuffled. Publish each copy as its own HIT
+with one assignment.
+
 :func:`write_batch_input` writes the batch input CSV of Mechanical Turk in the reference
 layout (``src,trg,item,hit`` then ``sys_i,sid_i,tst_i,rid_i`` for i = 0..99, values in single
 quotes as the HIT template expects); :func:`read_batch_input` reads it back.
@@ -51,6 +59,8 @@ __all__ = [
     "items_tsv",
     "plan_hits",
     "read_batch_input",
+    "worker_copies",
+    "worker_order",
     "write_batch_input",
 ]
 
@@ -146,11 +156,12 @@ def _qc_picks(block: list[int], rng: np.random.Generator, can_degrade: Callable[
 
 
 def plan_hits(pool: Sequence[tuple[str, int]], seed: int | None = 0, balance: bool = True,
-              can_degrade: Callable[[int], bool] | None = None) -> Campaign:
+              can_degrade: Callable[[int], bool] | None = None, workers_per_hit: int | None = None) -> Campaign:
     """Place the (system, segment) outputs of ``pool`` into 100-item HITs (module docstring).
 
     ``can_degrade(i)`` says whether output ``pool[i]`` may become a BAD_REF (default: all).
     The pool needs 70 or more distinct outputs, so that no HIT shows one output twice as SYSTEM.
+    ``workers_per_hit``: see :func:`worker_copies` (None: one order per HIT).
     Returns a :class:`Campaign` without texts."""
     pool = [(check_name(str(s)), int(g)) for s, g in pool]
     seen: set = set()
@@ -179,12 +190,14 @@ def plan_hits(pool: Sequence[tuple[str, int]], seed: int | None = 0, balance: bo
             i, typ = entry[k]
             pos = (b % BLOCKS_PER_HIT) * 10 + j
             items.append(HitItem(b // BLOCKS_PER_HIT, pos, pool[i][0], pool[i][1], typ, int(rids[len(items)])))
-    return Campaign(items, seed)
+    camp = Campaign(items, seed)
+    return camp if workers_per_hit is None else worker_copies(camp, workers_per_hit)
 
 
 def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[str], seed: int | None = 0,
-                   degrade: str = "replace", balance: bool = True) -> Campaign:
-    """HITs over every line of every system with the texts to show.
+                   degrade: str = "replace", balance: bool = True, workers_per_hit: int | None = None) -> Campaign:
+    """HITs over every line of every system with the texts to show (``workers_per_hit``: one
+    copy of each HIT per worker, each in its own order, :func:`worker_copies`).
 
     ``outputs``: system -> its N output lines; ``references``: the N reference lines.
     BAD_REF texts come from ``degrade`` ("replace": a span replaced by an n-gram of the
@@ -211,7 +224,51 @@ def build_campaign(outputs: Mapping[str, Sequence[str]], references: Sequence[st
         elif it.type == "BAD_REF":
             t = degrade_text(degrade, t, grams, rng)
         items.append(HitItem(it.hit, it.position, it.system, it.segment, it.type, it.rid, t))
-    return Campaign(items, seed, list(references))
+    camp = Campaign(items, seed, list(references))
+    return camp if workers_per_hit is None else worker_copies(camp, workers_per_hit)
+
+
+def worker_order(items: Sequence[HitItem], rng: np.random.Generator, hit: int | None = None) -> list[HitItem]:
+    """The 100 ``items`` of one HIT (display order) in a new random order drawn from ``rng``
+    that keeps the composition and spacing rules (:func:`hit_problems`): the pairs of partner
+    blocks (i, i + 5) are permuted, the two blocks of each pair trade places with probability
+    1/2, and each block is shuffled. Positions are renumbered 0..99; ``hit`` (default: the
+    items' own) is the HIT number the copy gets."""
+    if len(items) != HIT_SIZE:
+        raise AnalysisInputError(f"a HIT has {HIT_SIZE} items, got {len(items)}")
+    blocks = [list(items[10 * b:10 * b + 10]) for b in range(BLOCKS_PER_HIT)]
+    pairs = rng.permutation(SPACE)
+    swap = rng.random(SPACE) < 0.5
+    new_blocks: list[list[HitItem]] = [[] for _ in range(BLOCKS_PER_HIT)]
+    for q, p in enumerate(pairs):
+        first, second = (p + SPACE, p) if swap[q] else (p, p + SPACE)
+        new_blocks[q], new_blocks[q + SPACE] = blocks[first], blocks[second]
+    h = items[0].hit if hit is None else hit
+    out: list[HitItem] = []
+    for block in new_blocks:
+        for k in rng.permutation(len(block)):
+            it = block[k]
+            out.append(HitItem(h, len(out), it.system, it.segment, it.type, it.rid, it.text))
+    return out
+
+
+def worker_copies(campaign: Campaign, workers_per_hit: int) -> Campaign:
+    """Per-worker random order (Mathur 2021, §4.5): ``workers_per_hit`` copies of every HIT of
+    ``campaign``, copy ``w`` of HIT ``h`` becoming HIT ``h * workers_per_hit + w`` in its own
+    :func:`worker_order`, drawn from ``default_rng([seed, h, w])`` (the campaign's seed; a
+    campaign without one draws fresh entropy). Items keep their ``rid`` and text, so the
+    results of all copies of a HIT pool by item."""
+    if isinstance(workers_per_hit, bool) or not isinstance(workers_per_hit, (int, np.integer)) \
+            or workers_per_hit < 1:
+        raise AnalysisInputError(f"workers_per_hit must be an integer of 1 or more, got {workers_per_hit!r}")
+    W = int(workers_per_hit)
+    items: list[HitItem] = []
+    base = int(np.random.SeedSequence().generate_state(1)[0]) if campaign.seed is None else int(campaign.seed)
+    for h in range(campaign.n_hits):
+        for w in range(W):
+            rng = np.random.default_rng([base, h, w])
+            items += worker_order(campaign.hit(h), rng, hit=h * W + w)
+    return Campaign(items, campaign.seed, list(campaign.references), dict(campaign.meta))
 
 
 def hit_problems(campaign: Campaign) -> list[str]:
