@@ -31,8 +31,8 @@ from ..errors import AnalysisInputError
 from .edges import bucket_index, bucket_labels, check_edges
 from .tokens import Tokens, check_corpus
 
-__all__ = ["DEFAULT_FREQ_EDGES", "WordAccuracy", "fmeasure_ci", "prf", "segment_counts", "word_accuracy",
-           "word_frequencies"]
+__all__ = ["DEFAULT_FREQ_EDGES", "WordAccuracy", "accuracy_from_counts", "fmeasure_ci",
+           "fmeasure_ci_from_counts", "prf", "segment_counts", "word_accuracy", "word_frequencies"]
 
 #: compare-mt's default frequency bucket edges (``FreqWordBucketer``)
 DEFAULT_FREQ_EDGES = (1, 2, 3, 4, 5, 10, 100, 1000)
@@ -89,33 +89,45 @@ def segment_counts(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[
     elif not isinstance(frequencies, Mapping):
         raise AnalysisInputError("frequencies must be a mapping word -> count, got "
                                  f"{type(frequencies).__name__}")
-    cache: dict[str, int] = {}
-
-    def bucket(word: str) -> int:
-        b = cache.get(word)
-        if b is None:
-            b = cache[word] = bucket_index(frequencies.get(word, 0), e)
-        return b
-
     n_b, n_s = len(labels), len(systems)
-    # flat Python lists (index i * B + b): faster to update one by one than NumPy scalars
-    ref_counts = [0] * (n * n_b)
-    out_counts = [[0] * (n * n_b) for _ in systems]
-    matches = [[0] * (n * n_b) for _ in systems]
-    for ref in refs:
-        for i in range(n):
-            rc = Counter(ref[i])
-            row = i * n_b
-            for w, c in rc.items():
-                ref_counts[row + bucket(w)] += c
-            for oc, mc, sys_ in zip(out_counts, matches, systems):
-                for w, c in Counter(sys_[i]).items():
-                    b = row + bucket(w)
-                    oc[b] += c
-                    mc[b] += min(c, rc.get(w, 0))
-    return (labels, np.array(ref_counts, dtype=np.int64).reshape(n, n_b),
-            np.array(out_counts, dtype=np.int64).reshape(n_s, n, n_b),
-            np.array(matches, dtype=np.int64).reshape(n_s, n, n_b))
+    # words as integer ids (one vocabulary over every stream), each id's frequency bucket
+    streams = [*refs, *systems]
+    words: list[str] = []
+    lens = []
+    for stream in streams:
+        for seg in stream:
+            words.extend(seg)
+            lens.append(len(seg))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    bucket_of = np.array([bucket_index(frequencies.get(w, 0), e) for w in vocab], dtype=np.int64)
+    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+    seg_id = np.repeat(np.arange(len(lens), dtype=np.int64) % n, np.array(lens, dtype=np.int64))
+    cuts = np.concatenate([[0], np.cumsum(lens)[n - 1::n]]).astype(np.int64)  # stream t: cuts[t]..cuts[t+1]
+    v = max(len(vocab), 1)
+    # per stream: sorted (segment, word) keys and their counts
+    keyed = [np.unique(seg_id[cuts[t]:cuts[t + 1]] * v + ids[cuts[t]:cuts[t + 1]], return_counts=True)
+             for t in range(len(streams))]
+
+    def per_bucket(keys: np.ndarray, vals: np.ndarray) -> np.ndarray:
+        """Sums of ``vals`` per (segment, bucket of the word) of ``keys``: int64 (N, B)."""
+        cell = (keys // v) * n_b + bucket_of[keys % v]
+        return np.bincount(cell, weights=vals, minlength=n * n_b).astype(np.int64).reshape(n, n_b)
+
+    k_ref = len(refs)
+    ref_counts = sum(per_bucket(*keyed[k]) for k in range(k_ref))
+    out_counts = np.zeros((n_s, n, n_b), dtype=np.int64)
+    matches = np.zeros((n_s, n, n_b), dtype=np.int64)
+    for s in range(n_s):
+        ko, co = keyed[k_ref + s]
+        out_counts[s] = per_bucket(ko, co * k_ref)
+        m = np.zeros_like(co)
+        for k in range(k_ref):
+            kr, cr = keyed[k]
+            if len(kr):
+                i = np.minimum(np.searchsorted(kr, ko), len(kr) - 1)
+                m += np.minimum(co, np.where(kr[i] == ko, cr[i], 0))
+        matches[s] = per_bucket(ko, m)
+    return labels, np.asarray(ref_counts, dtype=np.int64).reshape(n, n_b), out_counts, matches
 
 
 def _prf_arrays(m: np.ndarray, r: np.ndarray, o: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -137,7 +149,13 @@ def word_accuracy(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[T
     ``frequencies``: word -> count (a training corpus's :func:`word_frequencies`); None counts
     the words of all reference streams. ``edges``: the bucket edges (compare-mt's default).
     Raises :class:`AnalysisInputError` naming the stream or argument that is wrong."""
-    labels, ref_seg, out_seg, match_seg = segment_counts(refs, systems, frequencies, edges)
+    return accuracy_from_counts(*segment_counts(refs, systems, frequencies, edges))
+
+
+def accuracy_from_counts(labels: Sequence[str], ref_seg: np.ndarray, out_seg: np.ndarray,
+                         match_seg: np.ndarray) -> WordAccuracy:
+    """:func:`word_accuracy` from the per-segment counts of :func:`segment_counts` (its four
+    results), so that one counting serves it and :func:`fmeasure_ci_from_counts`."""
     ref_counts = ref_seg.sum(axis=0)
     out_counts = out_seg.sum(axis=1)
     matches = match_seg.sum(axis=1)
@@ -149,7 +167,7 @@ def word_accuracy(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[T
         for b in range(n_b):
             p[s, b], r[s, b], f[s, b] = prf(int(matches[s, b]), int(ref_counts[b]),
                                             int(out_counts[s, b]))
-    return WordAccuracy(labels, ref_counts, out_counts, matches, p, r, f)
+    return WordAccuracy(tuple(labels), ref_counts, out_counts, matches, p, r, f)
 
 
 def fmeasure_ci(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
@@ -170,6 +188,18 @@ def fmeasure_ci(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tok
     if not 0 < sample_ratio <= 1:
         raise AnalysisInputError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
     _, ref_seg, out_seg, match_seg = segment_counts(refs, systems, frequencies, edges)
+    return fmeasure_ci_from_counts(ref_seg, out_seg, match_seg, n_bootstrap, seed, sample_ratio)
+
+
+def fmeasure_ci_from_counts(ref_seg: np.ndarray, out_seg: np.ndarray, match_seg: np.ndarray,
+                            n_bootstrap: int = 1000, seed: int = 12345,
+                            sample_ratio: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`fmeasure_ci` from the per-segment counts of :func:`segment_counts` (ref int64
+    (N, B), out / matches int64 (S, N, B))."""
+    if not (isinstance(n_bootstrap, int) and n_bootstrap >= 2):
+        raise AnalysisInputError(f"n_bootstrap must be an integer >= 2, got {n_bootstrap!r}")
+    if not 0 < sample_ratio <= 1:
+        raise AnalysisInputError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
     n = ref_seg.shape[0]
     size = int(np.ceil(n * sample_ratio))
     rng = np.random.default_rng(seed)

@@ -6,7 +6,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ...analysis.compare.word_accuracy import DEFAULT_FREQ_EDGES, fmeasure_ci, word_accuracy
+from ...analysis.compare.word_accuracy import (
+    DEFAULT_FREQ_EDGES,
+    accuracy_from_counts,
+    fmeasure_ci_from_counts,
+    segment_counts,
+)
 from .context import Context
 from .page import fmt, section, table, td
 from .svg import errorbar_chart, legend
@@ -19,8 +24,9 @@ def words_section(ctx: Context, frequencies: Mapping[str, int] | None = None,
     """F-measure per system and bucket (``data-v`` exact), precision / recall in the tooltip,
     the reference word count per bucket in the header; ``frequencies``: word -> count (a
     training corpus), None: counted in the references."""
-    wa = word_accuracy(ctx.ref_tokens, ctx.sys_tokens, frequencies, edges)
-    low, high = fmeasure_ci(ctx.ref_tokens, ctx.sys_tokens, frequencies, edges, ctx.n_bootstrap, ctx.seed)
+    counts = segment_counts(ctx.ref_tokens, ctx.sys_tokens, frequencies, edges)  # once for both
+    wa = accuracy_from_counts(*counts)
+    low, high = fmeasure_ci_from_counts(*counts[1:], n_bootstrap=ctx.n_bootstrap, seed=ctx.seed)
     labels = [f"{lab} ({c})" for lab, c in zip(wa.labels, wa.ref_counts.tolist())]
     # error bars around the F-measure: the larger side of the (asymmetric) interval
     half = np.maximum(wa.fmeasure - low, high - wa.fmeasure)
