@@ -1,0 +1,21 @@
+"""A local Direct Assessment campaign server (issue P21): the HITs of ``mtscore human build-hits``
+shown to annotators one item per screen with the 0-100 slider, ratings in a database, exported
+as a Mechanical Turk batch result file for ``mtscore human da-batches``.
+
+Choices (the ``campaign`` extra: ``pip install "mtscore[campaign]"``):
+
+* web framework: Starlette (encode/starlette), a small, well-kept ASGI toolkit; no template,
+  JavaScript or font download; its sync endpoints run in its thread pool; served by uvicorn;
+  forms parsed by python-multipart; tested with Starlette's TestClient (httpx);
+* storage: SQLAlchemy Core 2.x (maintained; parameterised statements only), SQLite by default
+  (WAL, synchronous=FULL: an acknowledged rating survives SIGKILL), PostgreSQL by URL (psycopg).
+
+Modules, one job each: :mod:`.schema` (tables), :mod:`.store` (campaign, annotators, ratings in
+transactions), :mod:`.security` (CSRF, admin password, rate limit), :mod:`.pages` (HTML),
+:mod:`.app` (the HTTP endpoints), :mod:`.export` (the raw-batch CSV). Import the submodules
+directly; nothing here imports Starlette or SQLAlchemy.
+"""
+
+MISSING_EXTRA = 'the campaign server needs its extra: pip install "mtscore[campaign]"'
+
+__all__ = ["MISSING_EXTRA"]

@@ -1,0 +1,95 @@
+"""The HTML of the campaign server: the item screen, the end-of-HIT page, errors and the admin page.
+
+Plain HTML forms (they submit with scripts off), every text escaped with :func:`html.escape`,
+one small inline script (the slider's number read-out and Enter to submit) allowed by its hash
+in the Content-Security-Policy, which otherwise allows nothing but this page's forms. The link
+token is in the URL, so ``Referrer-Policy: no-referrer`` keeps it from leaving the page.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+from html import escape
+
+from .store import Item, Progress
+
+__all__ = ["HEADERS", "admin_page", "done_page", "error_page", "item_page"]
+
+_SCRIPT = ("var s=document.getElementById('score'),o=document.getElementById('readout');"
+           "s.addEventListener('input',function(){o.value=s.value;});"
+           "s.addEventListener('keydown',function(e){if(e.key==='Enter'){e.preventDefault();s.form.submit();}});")
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
+HEADERS = {
+    "Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_SCRIPT_HASH}'; "
+                               "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+_STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.5}"
+          ".box{border:1px solid #888;padding:.8em;margin:.6em 0;white-space:pre-wrap}"
+          "input[type=range]{width:100%}label{font-weight:bold}"
+          "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:.2em .6em;text-align:right}")
+
+
+def _page(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+
+
+def item_page(token: str, item: Item, total: int, csrf: str, nonce: str) -> str:
+    """The rating screen of ``item`` (position k of ``total``): the reference, the text to rate and
+    a 0-100 slider in a form POSTed to ``/a/{token}/rate`` with hidden position, CSRF token and nonce."""
+    t = escape(token, quote=True)
+    body = (f"<p>Item {item.position + 1} of {total}</p>"
+            f"<progress max=\"{total}\" value=\"{item.position}\">{item.position} done</progress>"
+            "<h1>How well does the text below express the meaning of the reference?</h1>"
+            f"<p>Reference:</p><div class=\"box\" id=\"reference\">{escape(item.ref)}</div>"
+            f"<p>Text to rate:</p><div class=\"box\" id=\"candidate\">{escape(item.text)}</div>"
+            f"<form method=\"post\" action=\"/a/{t}/rate\" id=\"rate\">"
+            f"<input type=\"hidden\" name=\"position\" value=\"{item.position}\">"
+            f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf, quote=True)}\">"
+            f"<input type=\"hidden\" name=\"nonce\" value=\"{escape(nonce, quote=True)}\">"
+            "<label for=\"score\">Your rating, 0 (not at all) to 100 (perfectly):</label> "
+            "<output for=\"score\" id=\"readout\">50</output><br>"
+            "<input type=\"range\" id=\"score\" name=\"score\" min=\"0\" max=\"100\" step=\"1\" value=\"50\" "
+            "autofocus aria-describedby=\"keys\">"
+            "<p id=\"keys\">Keys: arrows move the slider by 1, Page Up/Down by 10, Home/End to 0/100; "
+            "Enter (or Tab then Enter on Next) submits.</p>"
+            "<button type=\"submit\" id=\"next\">Next</button></form>"
+            f"<script>{_SCRIPT}</script>")
+    return _page(f"Item {item.position + 1} of {total}", body)
+
+
+def done_page(code: str, total: int) -> str:
+    """The end-of-HIT page with the completion code."""
+    return _page("Thank you", f"<h1>Thank you</h1><p>You have rated all {total} items.</p>"
+                              f"<p>Your completion code: <strong id=\"code\">{escape(code)}</strong></p>")
+
+
+def error_page(status: int, message: str, token: str | None = None) -> str:
+    """A short error page; with ``token``, a link back to the annotator's current item."""
+    back = f'<p><a href="/a/{escape(token, quote=True)}">Back to your current item</a></p>' if token else ""
+    return _page(f"Error {status}", f"<h1>Error {status}</h1><p id=\"message\">{escape(message)}</p>{back}")
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    import datetime as _dt
+
+    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def admin_page(rows: list[Progress], total: int) -> str:
+    """Progress of every annotator: HIT, items rated, first and last rating time."""
+    done = sum(r.rated >= total for r in rows)
+    trs = "".join(f"<tr><td>{escape(r.name)}</td><td>{r.hit}</td><td>{r.rated} / {total}</td>"
+                  f"<td>{_when(r.first_ms)}</td><td>{_when(r.last_ms)}</td></tr>" for r in rows)
+    body = (f"<h1>Campaign progress</h1><p>{len(rows)} annotators, {done} finished, "
+            f"{sum(r.rated for r in rows)} ratings stored.</p>"
+            "<table id=\"progress\"><tr><th>annotator</th><th>HIT</th><th>rated</th><th>first</th><th>last</th></tr>"
+            f"{trs}</table>")
+    return _page("Campaign progress", body)

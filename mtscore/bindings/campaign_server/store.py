@@ -1,0 +1,272 @@
+"""The campaign database: HITs, annotators and their ratings (SQLAlchemy Core 2.x).
+
+The tables are in :mod:`.schema`; ``UNIQUE(annotator, hit, position)`` on the ratings means a
+replayed form cannot count twice, and :meth:`CampaignStore.record_rating` checks and writes in
+one transaction.
+
+SQLite (a file) by default, opened with ``journal_mode=WAL`` and ``synchronous=FULL`` and every
+transaction ``BEGIN IMMEDIATE``: a rating acknowledged to the browser is on disk and survives
+SIGKILL. PostgreSQL by URL (``postgresql+psycopg://...``). Only parameterised statements.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, event, func, insert, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from ...analysis.crowd.hits import HIT_SIZE, HitItem, read_batch_input
+from ...analysis.data.tables import read_text
+from ...analysis.errors import AnalysisInputError
+from .schema import annotators_t, items_t, meta_t, metadata, ratings_t
+
+__all__ = ["Annotator", "CampaignStore", "Conflict", "Item", "Progress", "UnknownAnnotator", "open_store",
+           "token_hash"]
+
+class UnknownAnnotator(LookupError):
+    """No annotator has this link token (the app answers 404, the same for every unknown token)."""
+
+
+class Conflict(ValueError):
+    """The rating is out of order or a replay with another value/nonce (HTTP 409); nothing stored."""
+
+
+def token_hash(token: str) -> str:
+    """sha256 hex of an annotator's link token: what the database keeps instead of the token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Annotator:
+    id: int
+    name: str
+    token_hash: str
+    hit: int
+    next_position: int
+
+
+@dataclass(frozen=True)
+class Item:
+    """The item at ``position`` (0..99) of ``hit``; ``done`` when the annotator has rated all 100
+    (then the other fields describe the last item)."""
+
+    hit: int
+    position: int
+    rid: int
+    type: str
+    text: str
+    ref: str
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class Progress:
+    name: str
+    hit: int
+    rated: int
+    first_ms: int | None
+    last_ms: int | None
+
+
+class CampaignStore:
+    """One campaign's database (see the module docstring); thread-safe (one connection per call)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # -- campaign -------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        with self.engine.begin() as c:
+            return c.execute(select(meta_t.c.value).where(meta_t.c.key == key)).scalar_one_or_none()
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.engine.begin() as c:
+            if c.execute(select(meta_t.c.key).where(meta_t.c.key == key)).first():
+                c.execute(update(meta_t).where(meta_t.c.key == key).values(value=value))
+            else:
+                c.execute(insert(meta_t).values(key=key, value=value))
+
+    def n_hits(self) -> int:
+        with self.engine.begin() as c:
+            return int(c.execute(select(func.count()).select_from(items_t)).scalar_one()) // HIT_SIZE
+
+    def load_campaign(self, hits_csv: str | Path) -> int:
+        """Store the HITs of a batch input CSV written by ``mtscore human build-hits --texts``
+        (the ``text_i``/``ref_i`` columns are what annotators read). Returns the number of HITs.
+        Refused when the campaign already has items."""
+        camp = read_batch_input(hits_csv)
+        texts = _texts(Path(hits_csv))
+        if self.n_hits():
+            raise AnalysisInputError(f"{hits_csv}: the campaign database already holds HITs")
+        rows = []
+        for h in range(camp.n_hits):
+            for it in camp.hit(h):
+                t, r = texts[h][it.position]
+                rows.append(dict(hit=h, position=it.position, rid=it.rid, system=it.system, segment=it.segment,
+                                 type=it.type, text=t, ref=r))
+        with self.engine.begin() as c:
+            c.execute(insert(items_t), rows)
+            for k, v in camp.meta.items():
+                c.execute(insert(meta_t).values(key=k, value=v))
+        return camp.n_hits
+
+    def hit_items(self, hit: int) -> list[HitItem]:
+        """The 100 items of ``hit`` (0-based, in load order) as the HIT builder's :class:`HitItem`."""
+        with self.engine.begin() as c:
+            rows = c.execute(select(items_t).where(items_t.c.hit == hit).order_by(items_t.c.position)).all()
+        return [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text) for r in rows]
+
+    # -- annotators -----------------------------------------------------------------------------
+    def add_annotators(self, n: int) -> list[tuple[str, str]]:
+        """``n`` new annotators, HITs handed out round robin; returns (name, link token) pairs.
+        The token (``secrets.token_urlsafe(32)``) is not stored, only its sha256."""
+        hits = self.n_hits()
+        if hits == 0:
+            raise AnalysisInputError("the campaign has no HITs: load them first")
+        out = []
+        with self.engine.begin() as c:
+            have = int(c.execute(select(func.count()).select_from(annotators_t)).scalar_one())
+            for k in range(have, have + n):
+                token = secrets.token_urlsafe(32)
+                name = f"A{k + 1:04d}"
+                c.execute(insert(annotators_t).values(name=name, token_hash=token_hash(token), hit=k % hits,
+                                                      next_position=0, created_ms=_now_ms()))
+                out.append((name, token))
+        return out
+
+    def annotator(self, token: str) -> Annotator:
+        """The annotator of a link token; :class:`UnknownAnnotator` if none."""
+        with self.engine.begin() as c:
+            return self._annotator(c, token)
+
+    @staticmethod
+    def _annotator(c: Any, token: str) -> Annotator:
+        r = c.execute(select(annotators_t).where(annotators_t.c.token_hash == token_hash(token))).first()
+        if r is None:
+            raise UnknownAnnotator("unknown annotator link")
+        return Annotator(r.id, r.name, r.token_hash, r.hit, r.next_position)
+
+    def next_item(self, token: str) -> Item:
+        """The item the annotator rates now (the first time it is shown is recorded)."""
+        with self.engine.begin() as c:
+            a = self._annotator(c, token)
+            pos = min(a.next_position, HIT_SIZE - 1)
+            r = c.execute(select(items_t).where(items_t.c.hit == a.hit, items_t.c.position == pos)).one()
+            done = a.next_position >= HIT_SIZE
+            if not done:
+                c.execute(update(annotators_t).where(annotators_t.c.id == a.id, annotators_t.c.shown_ms.is_(None))
+                          .values(shown_ms=_now_ms()))
+        return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done)
+
+    def record_rating(self, token: str, position: int, value: int, nonce: str,
+                      screen_ms: int | None = None) -> tuple[int, bool]:
+        """Store one rating in ONE transaction; returns (the stored value, whether this call stored it).
+
+        ``position`` must be the annotator's current one; a replay of a stored position with the
+        same nonce and value returns the stored rating (nothing new stored); anything else at a
+        stored or later position raises :class:`Conflict`. ``value``: int 0..100 (``ValueError``
+        otherwise). ``screen_ms`` None: measured from when the item was first shown."""
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+            raise ValueError(f"rating {value!r}: expected an integer 0..100")
+        if not nonce or len(nonce) > 64:
+            raise ValueError("nonce: expected 1..64 characters")
+        try:
+            with self.engine.begin() as c:
+                a = self._annotator(c, token)
+                old = c.execute(select(ratings_t.c.value, ratings_t.c.nonce).where(
+                    ratings_t.c.annotator == a.id, ratings_t.c.hit == a.hit, ratings_t.c.position == position)).first()
+                if old is not None:
+                    if old.nonce == nonce and old.value == value:
+                        return int(old.value), False
+                    raise Conflict(f"position {position} is already rated")
+                if a.next_position >= HIT_SIZE:
+                    raise Conflict("the HIT is complete")
+                if position != a.next_position:
+                    raise Conflict(f"position {position} is not the current one ({a.next_position})")
+                now = _now_ms()
+                shown = c.execute(select(annotators_t.c.shown_ms).where(annotators_t.c.id == a.id)).scalar_one()
+                shown = now if shown is None else int(shown)
+                rid = c.execute(select(items_t.c.rid).where(items_t.c.hit == a.hit,
+                                                            items_t.c.position == position)).scalar_one()
+                ms = max(0, now - shown) if screen_ms is None else int(screen_ms)
+                moved = c.execute(update(annotators_t).where(annotators_t.c.id == a.id,
+                                                             annotators_t.c.next_position == position)
+                                  .values(next_position=position + 1, shown_ms=None)).rowcount
+                if moved != 1:
+                    raise Conflict(f"position {position} was rated concurrently")
+                c.execute(insert(ratings_t).values(annotator=a.id, hit=a.hit, position=position, rid=rid, value=value,
+                                                   screen_ms=ms, nonce=nonce, created_ms=shown, submitted_ms=now))
+                return value, True
+        except IntegrityError:
+            raise Conflict(f"position {position} was rated concurrently") from None
+
+    # -- reading back ---------------------------------------------------------------------------
+    def progress(self) -> list[Progress]:
+        """Every annotator's progress, by name."""
+        with self.engine.begin() as c:
+            ann = c.execute(select(annotators_t).order_by(annotators_t.c.name)).all()
+            agg = {r.annotator: r for r in c.execute(
+                select(ratings_t.c.annotator, func.count().label("n"), func.min(ratings_t.c.created_ms).label("first"),
+                       func.max(ratings_t.c.submitted_ms).label("last")).group_by(ratings_t.c.annotator)).all()}
+        out = []
+        for a in ann:
+            g = agg.get(a.id)
+            out.append(Progress(a.name, a.hit, int(g.n) if g else 0, g.first if g else None, g.last if g else None))
+        return out
+
+    def ratings(self) -> list[dict[str, Any]]:
+        """Every stored rating (annotator name, hit, position, rid, value, screen_ms, created_ms,
+        submitted_ms), ordered by annotator and position."""
+        with self.engine.begin() as c:
+            rows = c.execute(select(annotators_t.c.name, ratings_t.c.hit, ratings_t.c.position, ratings_t.c.rid,
+                                    ratings_t.c.value, ratings_t.c.screen_ms, ratings_t.c.created_ms,
+                                    ratings_t.c.submitted_ms)
+                             .join(annotators_t, annotators_t.c.id == ratings_t.c.annotator)
+                             .order_by(annotators_t.c.name, ratings_t.c.position)).all()
+        return [dict(r._mapping) for r in rows]
+
+
+def _texts(path: Path) -> list[list[tuple[str, str]]]:
+    """(text_i, ref_i) of every HIT row of a batch input CSV written with ``--texts``."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    head = next(reader, [])
+    col = {c: j for j, c in enumerate(head)}
+    if "text_0" not in col or "ref_0" not in col:
+        raise AnalysisInputError(f"{path}: line 1: no text_0/ref_0 columns: build the HITs with "
+                                 "`mtscore human build-hits --texts` so annotators have texts to read")
+    return [[(row[col[f"text_{i}"]], row[col[f"ref_{i}"]]) for i in range(HIT_SIZE)] for row in reader if row]
+
+
+def open_store(url: str | Path) -> CampaignStore:
+    """Open (and create the tables of) a campaign database: a file path (SQLite) or a SQLAlchemy
+    URL (``sqlite:///...``, ``postgresql+psycopg://...``)."""
+    s = str(url)
+    if "://" not in s:
+        s = f"sqlite:///{Path(s).resolve()}"
+    engine = create_engine(s)
+    if engine.dialect.name == "sqlite":
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, _rec: Any) -> None:
+            dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN itself
+            cur = dbapi_conn.cursor()
+            for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "busy_timeout=10000"):
+                cur.execute(f"PRAGMA {pragma}")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+    metadata.create_all(engine)
+    return CampaignStore(engine)
