@@ -72,6 +72,12 @@ def _report(argv: list[str]) -> int:
     return report_main(argv)
 
 
+def _reproduce(argv: list[str]) -> int:
+    from .reproduce import main as reproduce_main
+
+    return reproduce_main(argv)
+
+
 def _score(argv: list[str]) -> int:
     from .score import main as score_main
 
@@ -89,6 +95,7 @@ SUBCOMMANDS: dict[tuple[str, ...], Callable[[list[str]], int]] = {
     ("nbest",): _nbest,
     ("bertscore", "baseline"): _bertscore_baseline,
     ("report",): _report,
+    ("reproduce",): _reproduce,
 }
 
 #: commands that leave numpy's BLAS threads alone (their linear algebra can use them)
