@@ -18,7 +18,9 @@ __all__ = [
     "diverging_norm",
     "downsampling_plot",
     "heatmap",
+    "kappa_distribution_plot",
     "pairwise_plot",
+    "rating_ranges_plot",
     "require_matplotlib",
     "rolling_plot",
     "scatter_fit",
@@ -353,3 +355,48 @@ def worker_means_plot(workers: WorkerStats, qc: WorkerQC, title: str = "", path:
     ax.set_title(title or "workers: degraded vs MT output means")
     return _png(fig, path)
 
+
+def kappa_distribution_plot(dists, title: str = "", path: str | None = None) -> bytes:
+    """Ma et al. 2017, Figure 2: per setting (x), the Cohen's kappa of every judge pair (points,
+    jittered) over a box of their quartiles (black: median, red: mean), the number of pairs and the
+    mean in the label.
+    ``dists``: setting -> :class:`mtscore.analysis.human.refbias.KappaDistribution`."""
+    plt = require_matplotlib()
+    names = list(dists)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(names) + 1.5), 3.8))
+    rng = np.random.default_rng(0)  # the jitter only
+    data = [np.asarray(dists[s].kappa)[~np.isnan(np.asarray(dists[s].kappa))] for s in names]
+    ax.boxplot(data, positions=np.arange(len(names)), widths=0.5, showfliers=False,
+               medianprops={"color": "k"})
+    for i, v in enumerate(data):
+        ax.plot(i + rng.uniform(-0.18, 0.18, v.size), v, "o", ms=3, alpha=0.6)
+        ax.plot([i - 0.3, i + 0.3], [dists[names[i]].mean] * 2, color="C3", lw=1.5)
+    ax.set_xticks(np.arange(len(names)))
+    ax.set_xticklabels([f"{s}\n{len(dists[s])} pairs, mean {dists[s].mean:.3f}" for s in names], fontsize=8)
+    ax.set_ylabel("Cohen's kappa of a judge pair")
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_title(title or "kappa of judge pairs per setting")
+    ax.grid(alpha=0.3, axis="y")
+    return _finish(fig, path)
+
+
+def rating_ranges_plot(ranges, title: str = "", path: str | None = None) -> bytes:
+    """Ma et al. 2017, Figure 3: each judge's average rating (points) per group (x), the group's
+    average (bar) and the within-group range in the label; the range of the reference groups'
+    averages in the title. ``ranges``: :class:`mtscore.analysis.human.refbias.RatingRanges`."""
+    plt = require_matplotlib()
+    groups = list(ranges.group_mean)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(groups) + 1.5), 3.8))
+    gj = np.asarray(ranges.judge_group, dtype=object)
+    for i, g in enumerate(groups):
+        v = np.asarray(ranges.judge_mean)[gj == g]
+        src = g not in ranges.reference_groups
+        ax.plot(np.full(v.size, i), v, "o", ms=5, color="C1" if src else "C0")
+        ax.plot([i - 0.3, i + 0.3], [ranges.group_mean[g]] * 2, color="k", lw=1.5)
+    ax.set_xticks(np.arange(len(groups)))
+    ax.set_xticklabels([f"{g}{' (source)' if g not in ranges.reference_groups else ''}\n"
+                        f"range {ranges.within_range[g]:.2f}" for g in groups], fontsize=8)
+    ax.set_ylabel("judge's average rating")
+    ax.set_title(title or f"average ratings; reference groups' averages span {ranges.across_range:.2f}")
+    ax.grid(alpha=0.3, axis="y")
+    return _finish(fig, path)

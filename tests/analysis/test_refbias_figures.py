@@ -90,3 +90,26 @@ def test_figure2_kappa_distributions(refbias):
         kappa_distributions(table, ["ALL"])
     with pytest.raises(ValueError, match="choose from"):
         kappa_distributions(table, ["BOTH"])
+
+
+def test_figure_renderings(refbias, tmp_path):
+    """The two figures render to PNG (the ``plot`` extra) from the reproduced numbers."""
+    pytest.importorskip("matplotlib")
+    import io
+
+    import matplotlib.image as mpimg
+
+    from mtscore.analysis import plots
+
+    names, R = refbias
+    d = kappa_distributions(pairwise_kappas(R, names, GROUPS, source_groups=["batch5"]))
+    out = tmp_path / "fig2.png"
+    png = plots.kappa_distribution_plot(d, path=str(out))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.read_bytes() == png
+    assert mpimg.imread(io.BytesIO(png), format="png").shape[1] > 300
+    png3 = plots.rating_ranges_plot(rating_ranges(R, names, GROUPS, source_groups=["batch5"]))
+    img = mpimg.imread(io.BytesIO(png3), format="png")[..., :3]
+    # 20 reference judges in C0 blue and 5 source judges in C1 orange are drawn
+    assert ((img[..., 0] > 0.9) & (img[..., 1] > 0.4) & (img[..., 1] < 0.6) & (img[..., 2] < 0.2)).sum() > 20
+    assert ((img[..., 2] > 0.6) & (img[..., 0] < 0.3)).sum() > 50
