@@ -56,17 +56,20 @@ def main() -> None:
     from mtscore.bindings.report import builder
     t_import = time.perf_counter() - t0
     ref, systems, src = load(a.systems, a.segments)
+    load0 = f"{os.getloadavg()[0]:.2f}"
 
     times: dict[str, float] = {}
+    cpu: dict[str, float] = {}
 
     def timed(name, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kw):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             try:
                 res = fn(*args, **kw)
             finally:
                 times[name] = times.get(name, 0.0) + time.perf_counter() - t
+                cpu[name] = cpu.get(name, 0.0) + time.process_time() - c
             if a.sections_out and isinstance(res, str):
                 Path(a.sections_out).mkdir(parents=True, exist_ok=True)
                 (Path(a.sections_out) / f"{name}.html").write_text(res, encoding="utf-8")
@@ -78,21 +81,22 @@ def main() -> None:
                  "agreement_section", "page"):
         setattr(builder, name, timed(name.replace("_section", ""), getattr(builder, name)))
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     text = builder.report([ref], systems, src=src, metrics=a.metrics, n_bootstrap=a.bootstrap)
     data = text.encode("utf-8")
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
-    t_report = time.perf_counter() - t
+    t_report, c_report = time.perf_counter() - t, time.process_time() - c
 
     print(f"report: {len(systems)} systems x {len(ref)} segments, {PAIR} ref A + src, metrics "
           f"{' '.join(a.metrics)}, {a.bootstrap} resamples")
-    print(f"{'section':<16}{'wall s':>8}")
+    print(f"{'section':<16}{'wall s':>8}{'CPU s':>8}")
     for k, v in times.items():
-        print(f"{k:<16}{v:8.2f}")
-    print(f"{'other':<16}{t_report - sum(times.values()):8.2f}")
-    print(f"{'total (report)':<16}{t_report:8.2f}   (+ import {t_import:.2f} s)")
+        print(f"{k:<16}{v:8.2f}{cpu[k]:8.2f}")
+    print(f"{'other':<16}{t_report - sum(times.values()):8.2f}{c_report - sum(cpu.values()):8.2f}")
+    print(f"{'total (report)':<16}{t_report:8.2f}{c_report:8.2f}   (+ import {t_import:.2f} s wall)")
+    print(f"load average before / after: {load0} / {os.getloadavg()[0]:.2f}")
     print(f"file: {out} {len(data) / 1e6:.2f} MB")
 
 

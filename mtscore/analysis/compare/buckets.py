@@ -25,7 +25,7 @@ from .edges import bucket_indices, bucket_labels, check_edges
 from .tokens import Tokens
 
 __all__ = ["DEFAULT_LENGTH_EDGES", "BucketScores", "bucket_scores", "estimate_ci_rows",
-           "length_bucket_scores", "length_buckets"]
+           "length_bucket_scores", "length_buckets", "metrics_bucket_scores"]
 
 #: compare-mt's default sentence-length bucket edges (tokens)
 DEFAULT_LENGTH_EDGES = (10, 20, 30, 40, 50, 60)
@@ -66,6 +66,16 @@ def bucket_scores(metric, stats: Sequence[np.ndarray], buckets: np.ndarray,
     ``0 .. len(labels) - 1``; ``n_bootstrap``: resamples per bucket (0: no CI, else >= 2).
     Like ``corpus_score(..., n_bootstrap=...)``, the bootstrap sets ``metric.n_bootstrap`` and
     ``metric.seed`` (its signature's ``bs:`` / ``rs:``)."""
+    return metrics_bucket_scores([metric], [stats], buckets, labels, n_bootstrap, seed)[0]
+
+
+def metrics_bucket_scores(metrics: Sequence, stats: Sequence[Sequence[np.ndarray]], buckets: np.ndarray,
+                          labels: Sequence[str], n_bootstrap: int = 1000,
+                          seed: int = 12345) -> list[BucketScores]:
+    """:func:`bucket_scores` of M metrics over the same buckets (``stats[m]``: S arrays (N, k_m)
+    of metric ``m``), the same numbers with the resampled rows drawn once per bucket for all
+    metrics: each metric's bucket_scores draws the same indices (``default_rng(seed)`` per
+    bucket)."""
     b = np.asarray(buckets)
     n_b = len(labels)
     if b.ndim != 1 or b.dtype.kind not in "iu":
@@ -73,48 +83,59 @@ def bucket_scores(metric, stats: Sequence[np.ndarray], buckets: np.ndarray,
     if len(b) and (b.min() < 0 or b.max() >= n_b):
         raise AnalysisInputError(f"buckets must be in 0..{n_b - 1} (one per label), got {int(b.min())}.."
                                  f"{int(b.max())}")
-    if len(stats) == 0:
-        raise AnalysisInputError("stats must hold at least one system's statistics")
+    if len(metrics) != len(stats):
+        raise AnalysisInputError(f"{len(metrics)} metrics but statistics of {len(stats)}")
     if not (n_bootstrap == 0 or (isinstance(n_bootstrap, int) and n_bootstrap >= 2)):
         raise AnalysisInputError(f"n_bootstrap must be 0 (no CI) or >= 2, got {n_bootstrap!r}")
-    mats = []
-    for s, st in enumerate(stats):
-        m = np.asarray(st)
-        if m.ndim != 2 or m.shape[0] != len(b):
-            raise AnalysisInputError(f"stats[{s}] has shape {m.shape}; expected ({len(b)}, k): one row "
-                                     "per segment of buckets")
-        mats.append(m)
+    mats: list[list[np.ndarray]] = []
+    for st_m in stats:
+        if len(st_m) == 0:
+            raise AnalysisInputError("stats must hold at least one system's statistics")
+        mats.append([])
+        for s, st in enumerate(st_m):
+            m = np.asarray(st)
+            if m.ndim != 2 or m.shape[0] != len(b):
+                raise AnalysisInputError(f"stats[{s}] has shape {m.shape}; expected ({len(b)}, k): one row "
+                                         "per segment of buckets")
+            mats[-1].append(m)
     counts = np.bincount(b, minlength=n_b).astype(np.int64)
-    shape = (len(mats), n_b)
-    scores, mean, ci = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    out = []
     seed_int, seed_str = resolve_seed(seed)
-    drawn, drawn_buckets = [], []
+    # per bucket: the bootstrap sums of every metric's and system's block from one index stream
+    # (bootstrap_sums), as each system's own bootstrap_ci(seed) would draw it
+    drawn: list[list[np.ndarray]] = [[] for _ in metrics]
+    drawn_buckets = []
     for j in range(n_b):
         rows = np.flatnonzero(b == j)
-        if len(rows) == 0:
+        if len(rows) == 0 or not n_bootstrap:
             continue
-        parts = [m[rows] for m in mats]
-        for s, part in enumerate(parts):
-            scores[s, j] = metric.compute_score_from_stats(metric.sum_stats(part)).score
-        if n_bootstrap:
-            # bootstrap_ci of each system, with the draws made once: one index stream from
-            # default_rng(seed) for every system's block (bootstrap_sums), as each system's own
-            # bootstrap_ci(seed) would draw it
-            sums = bootstrap_sums([p.astype(np.float32) for p in parts], n_bootstrap,
-                                  np.random.default_rng(seed_int))
-            drawn.append(np.concatenate(sums))
-            drawn_buckets.append(j)
-    if drawn:
-        # every resample of every system and bucket scored in one call (row by row the same
-        # scores), then Score.estimate_ci's mean and half-width of each (system, bucket)
-        res = RowScorer(metric, drawn[0].shape[1])(np.concatenate(drawn))
-        values = np.asarray(res.scalars(), dtype=np.float64).reshape(len(drawn), len(mats), n_bootstrap)
-        m_, c_ = estimate_ci_rows(values.reshape(-1, n_bootstrap))
-        mean[:, drawn_buckets] = m_.reshape(len(drawn), len(mats)).T
-        ci[:, drawn_buckets] = c_.reshape(len(drawn), len(mats)).T
-    if n_bootstrap:  # the signature's bs: / rs:, as corpus_score(..., n_bootstrap) sets them
-        metric.n_bootstrap, metric.seed = n_bootstrap, seed_str
-    return BucketScores(tuple(labels), counts, scores, mean, ci, n_bootstrap, seed)
+        blocks = [m[rows].astype(np.float32) for ms in mats for m in ms]
+        sums = bootstrap_sums(blocks, n_bootstrap, np.random.default_rng(seed_int))
+        i = 0
+        for d, ms in zip(drawn, mats):
+            d.append(np.concatenate(sums[i:i + len(ms)]))
+            i += len(ms)
+        drawn_buckets.append(j)
+    for metric, ms, d in zip(metrics, mats, drawn):
+        shape = (len(ms), n_b)
+        scores, mean, ci = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+        for j in range(n_b):
+            rows = np.flatnonzero(b == j)
+            if len(rows):
+                for s, m in enumerate(ms):
+                    scores[s, j] = metric.compute_score_from_stats(metric.sum_stats(m[rows])).score
+        if d:
+            # every resample of every system and bucket scored in one call (row by row the same
+            # scores), then Score.estimate_ci's mean and half-width of each (system, bucket)
+            res = RowScorer(metric, d[0].shape[1])(np.concatenate(d))
+            values = np.asarray(res.scalars(), dtype=np.float64).reshape(len(d) * len(ms), n_bootstrap)
+            m_, c_ = estimate_ci_rows(values)
+            mean[:, drawn_buckets] = m_.reshape(len(d), len(ms)).T
+            ci[:, drawn_buckets] = c_.reshape(len(d), len(ms)).T
+        if n_bootstrap:  # the signature's bs: / rs:, as corpus_score(..., n_bootstrap) sets them
+            metric.n_bootstrap, metric.seed = n_bootstrap, seed_str
+        out.append(BucketScores(tuple(labels), counts, scores, mean, ci, n_bootstrap, seed))
+    return out
 
 
 def estimate_ci_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,23 +7,38 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...analysis.compare.buckets import BucketScores, bucket_scores, length_buckets
+from ...analysis.compare.buckets import BucketScores, length_buckets, metrics_bucket_scores
 from ...engine.significance import compare_segment_scores
 from .context import Context
 from .page import esc, fmt, section, table, td
 from .svg import errorbar_chart, legend
 
-__all__ = ["length_buckets_section", "length_scores", "mean_bucket_scores"]
+__all__ = ["all_length_scores", "length_buckets_section", "length_scores", "mean_bucket_scores"]
 
 
 def length_scores(ctx: Context, m: int, tokens: Sequence[Sequence[str]],
                   edges: Sequence[float]) -> BucketScores:
     """Bucket scores of metric ``m`` of every system, buckets by the lengths of ``tokens``."""
+    return all_length_scores(ctx, tokens, edges, [m])[0]
+
+
+def all_length_scores(ctx: Context, tokens: Sequence[Sequence[str]], edges: Sequence[float],
+                      metrics: Sequence[int] | None = None) -> list[BucketScores]:
+    """:func:`length_scores` of each metric index in ``metrics`` (default: all), the metrics
+    with resampled statistics bootstrapped together (one draw per bucket for all of them)."""
+    ms = list(range(len(ctx.metrics))) if metrics is None else list(metrics)
     buckets, labels = length_buckets(tokens, edges)
-    if ctx.by_mean and ctx.by_mean[m]:
-        return mean_bucket_scores(ctx.sentence[m], buckets, labels, ctx.n_bootstrap, ctx.seed)
-    metric = copy.copy(ctx.metric_objects[m])  # bucket_scores sets n_bootstrap / seed on it
-    return bucket_scores(metric, [st[m] for st in ctx.stats], buckets, labels, ctx.n_bootstrap, ctx.seed)
+    out: dict[int, BucketScores] = {}
+    for m in ms:
+        if ctx.by_mean and ctx.by_mean[m]:
+            out[m] = mean_bucket_scores(ctx.sentence[m], buckets, labels, ctx.n_bootstrap, ctx.seed)
+    rs = [m for m in ms if m not in out]
+    if rs:
+        metric_objs = [copy.copy(ctx.metric_objects[m]) for m in rs]  # bootstrap sets n_bootstrap / seed
+        res = metrics_bucket_scores(metric_objs, [[st[m] for st in ctx.stats] for m in rs], buckets,
+                                    labels, ctx.n_bootstrap, ctx.seed)
+        out.update(zip(rs, res))
+    return [out[m] for m in ms]
 
 
 def mean_bucket_scores(sentence: np.ndarray, buckets: np.ndarray, labels: Sequence[str],
@@ -47,8 +62,7 @@ def mean_bucket_scores(sentence: np.ndarray, buckets: np.ndarray, labels: Sequen
 
 def _block(ctx: Context, what: str, tokens, edges) -> str:
     out = [f"<h3>By {esc(what)} length</h3>"]
-    for m, k in enumerate(ctx.metrics):
-        b = length_scores(ctx, m, tokens, edges)
+    for k, b in zip(ctx.metrics, all_length_scores(ctx, tokens, edges)):
         labels = [f"{lab} ({c})" for lab, c in zip(b.labels, b.counts.tolist())]
         out.append(errorbar_chart(labels, ctx.names, b.scores, b.ci, f"{k} by {what} length (segments)"))
         head = ["System"] + [f"{lab}" for lab in labels]
