@@ -131,6 +131,15 @@ def test_figure1_numbers(res):
         # the last window is the top w systems
         np.testing.assert_allclose(roll["r"][-1], top["r"][top["n"].tolist().index(w)], atol=1e-12)
     assert top["systems_by_da"][0] == "Facebook_FAIR"
+    # 95% bootstrap intervals (1000 resamples of the systems, Mathur 2021 Fig. 6.7): ordered, and at
+    # N = 16 tight around r for chrF
+    for f in ("fig1-topn", "fig1-rolling4", "fig1-rolling8"):
+        d = res.figure(f).data
+        assert d["low"].shape == d["high"].shape == d["r"].shape
+        assert (d["low"] <= d["high"] + 1e-12).all()
+    j = top["metrics"].index("chrF")
+    assert top["low"][0, j] < top["r"][0, j] < top["high"][0, j]
+    assert top["high"][0, j] - top["low"][0, j] < 0.3
 
 
 def test_figure2_numbers(res):
@@ -162,7 +171,9 @@ def test_output_files(out, res):
         assert (out / f"{f}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(out / "fig1-topn.csv", newline="", encoding="utf-8") as fh:
         top = list(csv.reader(fh))
-    assert top[0] == ["n", "BLEU", "TER", "chrF", "YiSi-1", "ESIM"]
+    assert top[0][:6] == ["n", "BLEU", "TER", "chrF", "YiSi-1", "ESIM"]
+    assert top[0][6] == "BLEU low"
+    assert len(top[0]) == 16
     assert top[-1][0] == "4"
     assert float(top[-1][1]) == pytest.approx(res.figure("fig1-topn").data["r"][-1, 0], abs=1e-12)
     html = (out / "index.html").read_text(encoding="utf-8")

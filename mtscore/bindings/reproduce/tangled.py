@@ -53,6 +53,8 @@ MAIN_METRICS = {"BLEU": "sacreBLEU-BLEU", "TER": "TER", "chrF": "chrF", "ESIM": 
                 "YiSi-1": "YiSi-1", "YiSi-2": "YiSi-2"}
 #: Figures 1-2: metrics drawn (label -> column)
 FIG_METRICS = {"BLEU": "sacreBLEU-BLEU", "TER": "TER", "chrF": "chrF", "YiSi-1": "YiSi-1", "ESIM": "ESIM"}
+#: Figure 1's bootstrap intervals (Mathur 2021, Fig. 6.7): resamples of the systems, seed
+N_BOOT, SEED = 1000, 12345
 #: what the paper reports but the release cannot rebuild: (item, reason)
 UNSUPPORTED = [
     ("Figure 3 (pairwise system decisions, metric vs human difference)",
@@ -223,13 +225,17 @@ def _figure1(sls: dict[str, SysLevel], lp: str = "de-en") -> list[Figure]:
     order = np.argsort(-sl.human, kind="mergesort")
     figs = [Figure("fig1-topn", f"Figure 1 (top-N): Pearson r over the top N {lp} systems by DA",
                    {"lp": lp, "metrics": names, "systems_by_da": [_short(sl.systems[i]) for i in order],
-                    **top_n(sl.human, M, min_n=4)},
-                   "n (k,) systems kept (best first, N = all .. 4); r (k, metrics) Pearson r.")]
+                    **top_n(sl.human, M, min_n=4, ci=True, n_resamples=N_BOOT, seed=SEED)},
+                   "n (k,) systems kept (best first, N = all .. 4); r (k, metrics) Pearson r; low / high "
+                   f"(k, metrics) 95% percentile bootstrap interval ({N_BOOT} resamples of the systems, as "
+                   "Mathur 2021, Fig. 6.7).")]
     for w in (4, 8):
         figs.append(Figure(f"fig1-rolling{w}", f"Figure 1 (rolling window, w = {w}): Pearson r over {w} "
                            f"consecutive {lp} systems sorted by DA",
-                           {"lp": lp, "metrics": names, "window": w, **rolling_window(sl.human, M, window=w)},
-                           "start (k,) index of the window's worst system (ascending DA); r (k, metrics)."))
+                           {"lp": lp, "metrics": names, "window": w,
+                            **rolling_window(sl.human, M, window=w, ci=True, n_resamples=N_BOOT, seed=SEED)},
+                           "start (k,) index of the window's worst system (ascending DA); r (k, metrics); "
+                           f"low / high (k, metrics) 95% bootstrap interval ({N_BOOT} resamples)."))
     return figs
 
 

@@ -84,8 +84,10 @@ def _figure_rows(f: Figure) -> tuple[list[str], list[list[object]]]:
                              for k in ("mean", "std", "min", "max")), *map(float, q)])
         return head, rows
     x = "n" if "n" in d else "start"
-    r = np.asarray(d["r"])
-    return [x, *metrics], [[int(v), *map(float, r[i])] for i, v in enumerate(np.asarray(d[x]))]
+    r, lo, hi = (np.asarray(d[k]) for k in ("r", "low", "high"))
+    head = [x, *metrics, *(f"{m} low" for m in metrics), *(f"{m} high" for m in metrics)]
+    return head, [[int(v), *map(float, r[i]), *map(float, lo[i]), *map(float, hi[i])]
+                  for i, v in enumerate(np.asarray(d[x]))]
 
 
 def figure_csv(f: Figure) -> str:
