@@ -114,7 +114,7 @@ def figure_png(f: Figure) -> bytes:
 
 
 _STYLE = ("<style>td.diff{background:#fbd3d3;font-weight:700}td.same{background:#e6f4ea}"
-          "td.nodata{color:#999}figure img{max-width:100%}</style>")
+          "td.nodata{color:#999}td{white-space:nowrap}div.wide{overflow-x:auto}figure img{max-width:100%}</style>")
 
 
 def _html_cell(c: Cell) -> str:
@@ -133,7 +133,8 @@ def _html_table(t: Table) -> str:
     note = (f"{t.note} Cells read 'reproduced = paper' (green) where the paper's printed value is "
             f"transcribed; differing cells are red and marked {_MARK} ({len(t.compared)} compared, {bad} "
             "differ); a dash: no data.")
-    return section(t.key, t.title, table(["", *t.columns], rows, cls="plain", ident=f"tab-{t.key}"), note)
+    body = table(["", *t.columns], rows, cls="plain", ident=f"tab-{t.key}")
+    return section(t.key, t.title, f'<div class="wide">{body}</div>', note)
 
 
 def _html_figure(f: Figure, png: bytes) -> str:
@@ -148,7 +149,9 @@ def index_html(res: TangledReproduction, pngs: dict[str, bytes]) -> str:
     n = sum(len(t.compared) for t in res.tables)
     bad = len(res.differing)
     intro = (_STYLE + f"<p>{esc(PAPER)}, reproduced from the WMT19 system-level scores the authors "
-             f"released (github.com/nitikam/tangled). {n} printed table cells compared, {bad} differ.</p>")
+             f"released (github.com/nitikam/tangled). A cell reads 'reproduced = printed' where the paper's "
+             f"value is transcribed ({n} cells compared, {bad} differ); the other cells show the reproduced "
+             "value alone.</p>")
     secs = [_html_table(t) for t in res.tables] + [_html_figure(f, pngs[f.key]) for f in res.figures]
     outl = table(["language pair", "MAD outliers"],
                  [[td(lp, cls="t"), td(", ".join(s) or "none", cls="t")] for lp, s in res.outliers.items()],
