@@ -128,7 +128,11 @@ def metrics_bucket_scores(metrics: Sequence, stats: Sequence[Sequence[np.ndarray
             # every resample of every system and bucket scored in one call (row by row the same
             # scores), then Score.estimate_ci's mean and half-width of each (system, bucket)
             res = RowScorer(metric, d[0].shape[1])(np.concatenate(d))
-            values = np.asarray(res.scalars(), dtype=np.float64).reshape(len(d) * len(ms), n_bootstrap)
+            if res.values is not None and (res.is32 is None or not res.is32.any()):
+                values = np.asarray(res.values, dtype=np.float64)  # what scalars() lists
+            else:
+                values = np.asarray(res.scalars(), dtype=np.float64)
+            values = values.reshape(len(d) * len(ms), n_bootstrap)
             m_, c_ = estimate_ci_rows(values)
             mean[:, drawn_buckets] = m_.reshape(len(d), len(ms)).T
             ci[:, drawn_buckets] = c_.reshape(len(d), len(ms)).T
@@ -147,7 +151,33 @@ def estimate_ci_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = v.shape[1]
     lo = n // 40
     ci = 0.5 * (v[:, n - lo - 1] - v[:, lo])
-    return np.array([_exact_mean(row) for row in v]), ci
+    return _exact_means(v), ci
+
+
+def _exact_means(v: np.ndarray) -> np.ndarray:
+    """:func:`_exact_mean` of each row of ``v`` (R, n), the integer sums made with NumPy where
+    they fit in int64 (exponents of a row within 2**20 of each other, n < 2**15)."""
+    out = np.empty(len(v))
+    finite = np.isfinite(v)
+    frac, exp = np.frexp(np.where(finite, v, 0.0))      # rows with inf / NaN: _exact_mean
+    mant = np.ldexp(frac, 53).astype(np.int64)          # v = mant * 2**(exp - 53), |mant| < 2**53
+    e = np.where(mant != 0, exp.astype(np.int64), np.iinfo(np.int64).max)
+    base = e.min(axis=1, keepdims=True)
+    shift = np.where(mant != 0, e - base, 0)
+    fast = (finite.all(axis=1) & (shift.max(axis=1, initial=0) <= 20)
+            & (mant != 0).any(axis=1) & (v.shape[1] < 2 ** 15))
+    # hi * 2**26 + lo == mant; each part shifted by <= 20 bits and summed over < 2**15 values
+    hi = ((mant >> 26) << shift).sum(axis=1)
+    lo = ((mant & ((1 << 26) - 1)) << shift).sum(axis=1)
+    n = v.shape[1]
+    for r in range(len(v)):
+        if not fast[r]:
+            out[r] = _exact_mean(v[r])
+            continue
+        total = (int(hi[r]) << 26) + int(lo[r])
+        b = int(base[r, 0]) - 53
+        out[r] = (total << b) / n if b >= 0 else total / (n << -b)
+    return out
 
 
 def _exact_mean(x: np.ndarray) -> float:
