@@ -249,3 +249,104 @@ def test_export_reads_back_and_qc_fails_the_random_annotators(tmp_path):
     assert max(p[w] for w in names[:6]) < 0.001
     assert io.StringIO(text).readline().startswith('"HITId","HITTypeId"')
     assert np.all(r.time >= 0)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(args, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "mtscore", "human", "serve", *args, "--port", str(port),
+                             "--rate", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/admin", timeout=1)
+            return proc, port
+        except httpx.TransportError:
+            time.sleep(0.2)
+    proc.kill()
+    pytest.fail("the server did not answer within 60 s")
+
+
+def test_cli_serve_survives_sigkill_and_exports(tmp_path):
+    """Ratings acknowledged by a real uvicorn server (a subprocess) are all in the database after
+    SIGKILL, none twice; a replayed form after the restart changes nothing; campaign-export."""
+    import os
+    import signal
+
+    import httpx
+
+    from mtscore.bindings.cli.analysis import main
+
+    camp = _campaign()
+    hits = tmp_path / "hits.csv"
+    hits.write_text(batch_input_csv(camp, "en", "de", texts=True), encoding="utf-8")
+    folder = tmp_path / "campaign"
+    proc, port = _start([str(folder), "--hits", str(hits), "--annotators", "2"], tmp_path)
+    acked: list[tuple[str, int, int]] = []
+    try:
+        links = (folder / "links.txt").read_text(encoding="utf-8").split("\n")[:2]
+        tokens = [ln.split("\t")[1].rsplit("/", 1)[1] for ln in links]
+        assert [ln.split("\t")[0] for ln in links] == ["A0001", "A0002"]
+        assert oct((folder / "admin-password.txt").stat().st_mode & 0o777) == "0o600"
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", follow_redirects=False, timeout=10) as c:
+            last_form = {}
+            for name, tok, n in (("A0001", tokens[0], 100), ("A0002", tokens[1], 23)):
+                for k in range(n):
+                    form = dict(FIELD.findall(c.get(f"/a/{tok}").text))
+                    r = c.post(f"/a/{tok}/rate", data={**form, "score": str((11 * k + 3) % 101)})
+                    assert r.status_code == 303
+                    acked.append((name, k, (11 * k + 3) % 101))
+                    last_form = {**form, "score": str((11 * k + 3) % 101)}
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    store = open_store(folder / "campaign.db")
+    assert [(x["name"], x["position"], x["value"]) for x in store.ratings()] == acked
+    # restarted: the last acknowledged form posted again is answered 303 and stored once
+    proc, port = _start([str(folder), "--annotators", "2"], tmp_path)
+    try:
+        r = httpx.post(f"http://127.0.0.1:{port}/a/{tokens[1]}/rate", data=last_form, timeout=10)
+        assert r.status_code == 303
+        assert "Item 24 of 100" in httpx.get(f"http://127.0.0.1:{port}/a/{tokens[1]}", timeout=10).text
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert len(open_store(folder / "campaign.db").ratings()) == 123
+    out = tmp_path / "Batch_1_batch_results.csv"
+    assert main(["human", "campaign-export", str(folder), "-o", str(out)]) == 0
+    r = read_mturk_batches(out)
+    assert r.worker.tolist() == ["A0001"] * 100
+    assert r.score.tolist() == [float(v) for _, _, v in acked[:100]]
+    assert r.item_type.tolist() == [it.type for it in camp.hit(0)]
+
+
+def test_cli_errors_are_one_line(tmp_path, monkeypatch, capsys):
+    from mtscore.bindings.cli.analysis import main
+
+    assert main(["human", "campaign-export", str(tmp_path / "nowhere")]) == 1
+    assert f"CAMPAIGN_DIR {tmp_path / 'nowhere'}: no such folder" in capsys.readouterr().err
+    assert main(["human", "campaign-export", str(tmp_path)]) == 1
+    assert "no campaign.db" in capsys.readouterr().err
+    assert main(["human", "serve", str(tmp_path / "new")]) == 1
+    assert "a new campaign needs --hits" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    monkeypatch.setitem(__import__("sys").modules, "mtscore.bindings.campaign_server.store", None)
+    assert main(["human", "campaign-export", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert 'pip install "mtscore[campaign]"' in err

@@ -9,7 +9,7 @@ import math
 
 from ...analysis.errors import AnalysisInputError
 from ...engine.strict_numbers import parse_number
-from . import campaign, crowd, procedures
+from . import campaign, campaign_server, crowd, procedures
 from .analysis_output import add_output_options as _common_out
 from .analysis_output import emit as _emit
 from .analysis_output import warn as _warn
@@ -53,6 +53,7 @@ def add_parser(sub) -> None:
     _common_out(h2)
     _add_agreement(hsub)
     campaign.add_parsers(hsub)
+    campaign_server.add_parsers(hsub)
     crowd.add_parsers(hsub)
     procedures.add_human_commands(hsub)
 
@@ -301,6 +302,8 @@ def _render_agreement(res: dict, fmt: str) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.cmd in campaign.COMMANDS:
         return campaign.run(args)
+    if args.cmd in campaign_server.COMMANDS:
+        return campaign_server.run(args)
     if args.cmd in crowd.COMMANDS:
         return crowd.run(args)
     if args.cmd == "agreement":
