@@ -329,3 +329,25 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, argv, message):
     assert message in err
     assert err.count("\n") == 1
     assert "Traceback" not in err
+
+
+def test_cli_build_hits_workers_per_hit(tmp_path, capsys):
+    """--workers-per-hit 3: every HIT three times, copies in different orders, all pass check-hits."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(f"ref line {i} with words" for i in range(80)) + "\n", encoding="utf-8")
+    one, three = tmp_path / "one.csv", tmp_path / "three.csv"
+    base = ["build-hits", "--system", f"A={ref}", "--reference", str(ref), "--src", "en", "--trg", "de",
+            "--seed", "3"]
+    assert _run(capsys, *base, "-o", str(one))[0] == 0
+    assert _run(capsys, *base, "--workers-per-hit", "3", "-o", str(three))[0] == 0
+    rows1 = one.read_bytes().decode("utf-8").strip().split("\r\n")[1:]
+    rows3 = three.read_bytes().decode("utf-8").strip().split("\r\n")[1:]
+    assert len(rows3) == 3 * len(rows1) == 6
+    assert len(set(rows3)) == 6  # three different orders of each HIT
+    rc, _, out = _run(capsys, "check-hits", str(three))
+    assert rc == 0
+    assert out == f"{three}: 6 HITs, all follow the rules\n"
+    with pytest.raises(SystemExit) as e:
+        _run(capsys, *base, "--workers-per-hit", "0", "-o", str(three))
+    assert e.value.code == 2
+    assert "--workers-per-hit: must be 1 or more, got 0" in capsys.readouterr().err

@@ -48,6 +48,10 @@ def add_parsers(hsub) -> None:
                    help="one plain shuffle (the reference script) instead of equal shares of systems per HIT")
     b.add_argument("--texts", action="store_true",
                    help="add text_i (what to rate) and ref_i (the reference) columns for a text template")
+    b.add_argument("--workers-per-hit", type=positive_int, default=None, metavar="W",
+                   help="emit each HIT W times, each copy in its own random order that keeps every "
+                        "composition and spacing rule (one copy per worker: thesis ch. 4's per-worker "
+                        "order against sequence effects; default: one order per HIT)")
     b.add_argument("--items", help="also write every item (rid, hit, position, system, segment, type, text) here")
     b.add_argument("--output", "-o", help="the batch input CSV (default: stdout)")
     s = hsub.add_parser("simulate-batches", help="simulated raters' answers to a batch input CSV, as a "
@@ -123,7 +127,8 @@ def _build(args: argparse.Namespace) -> int:
 
     outputs = _systems(args.system)
     refs = _lines(args.reference)
-    camp = build_campaign(outputs, refs, seed=args.seed, degrade=args.degrade, balance=not args.no_balance)
+    camp = build_campaign(outputs, refs, seed=args.seed, degrade=args.degrade, balance=not args.no_balance,
+                          workers_per_hit=args.workers_per_hit)
     text = batch_input_csv(camp, args.src, args.trg, args.item, texts=args.texts)
     if args.items:
         _write("--items", args.items, items_tsv(camp))
