@@ -194,12 +194,13 @@ def test_rerun_replaces_and_foreign_folder_refused(root, out, tmp_path, capsys):
     foreign = tmp_path / "mine"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep")
+    (foreign / "index.html").write_text("<!DOCTYPE html><title>my page</title>")  # not ours: kept
     capsys.readouterr()
     assert main(["reproduce", "tangled", "--data", str(root), "--out", str(foreign)]) == 1
     err = capsys.readouterr().err
     assert "neither empty nor an earlier reproduction" in err
     assert err.count("\n") == 1
-    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    assert sorted(p.name for p in foreign.iterdir()) == ["index.html", "notes.txt"]
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):

@@ -26,6 +26,7 @@ from .tangled_printed import PAPER
 
 __all__ = ["figure_png", "table_csv", "table_markdown", "write_tangled"]
 
+_TITLE = "Tangled up in BLEU (Mathur et al. 2020): reproduction"
 _MARK = "\u2260"  # a cell whose reproduced value differs from the printed one
 
 
@@ -160,15 +161,24 @@ def index_html(res: TangledReproduction, pngs: dict[str, bytes]) -> str:
     nots = table(["not reproduced", "why"], [[td(a, cls="t"), td(b, cls="t")] for a, b in res.unsupported],
                  cls="plain")
     secs.append(section("unsupported", "Not supported by the released data", nots))
-    return page("Tangled up in BLEU (Mathur et al. 2020): reproduction", intro, secs)
+    return page(_TITLE, intro, secs)
 
 
 def _check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise AnalysisInputError(f"--out {out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / "index.html").is_file():
+    if out.is_dir() and any(out.iterdir()) and not _earlier_reproduction(out / "index.html"):
         raise AnalysisInputError(f"--out {out}: a folder that is neither empty nor an earlier reproduction "
-                                 "(no index.html); choose a new folder")
+                                 "(no index.html written by mtscore reproduce); choose a new folder")
+
+
+def _earlier_reproduction(index: Path) -> bool:
+    """Whether ``index`` is a page this module wrote (its title), so its folder may be replaced."""
+    try:
+        with open(index, encoding="utf-8", errors="replace") as fh:
+            return f"<title>{_TITLE}</title>" in fh.read(4096)
+    except OSError:
+        return False
 
 
 def write_tangled(res: TangledReproduction, out: str | Path) -> Path:
