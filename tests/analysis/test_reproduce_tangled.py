@@ -208,6 +208,9 @@ def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     data.mkdir(parents=True)
     files = required_files(root)
     assert len(files) == 18
+    # --data may name the shared data folder, its tangled/ folder or the files' folder itself
+    assert required_files(root / "tangled") == files
+    assert required_files(root / "tangled" / "wmt19_sys_scores") == files
     assert all(f.is_file() for f in files)
     for f in files:
         if "enkk" not in f.name:
