@@ -350,3 +350,37 @@ def test_cli_errors_are_one_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert 'pip install "mtscore[campaign]"' in err
+
+
+def test_concurrent_posts_of_one_item_store_one_rating(tmp_path):
+    """Two tabs (threads) posting the same item at once: one rating stored, the others refused."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, store, tokens, _ = _setup(tmp_path)
+    tok = tokens[0]
+
+    def post(k):
+        try:
+            return store.record_rating(tok, 0, 10 + k, f"nonce-{k:04d}")
+        except Conflict:
+            return None
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(post, range(16)))
+    stored = [g for g in got if g is not None]
+    assert len(stored) == 1
+    assert stored[0][1] is True
+    assert [x["value"] for x in store.ratings()] == [stored[0][0]]
+    assert store.annotator(tok).next_position == 1
+
+
+def test_hit_rows_in_any_order_keep_their_texts(tmp_path):
+    camp = _campaign(n_seg=28)
+    text = batch_input_csv(camp, "en", "de", texts=True)
+    head, first, second = text.rstrip("\r\n").split("\r\n")
+    path = tmp_path / "hits.csv"
+    path.write_text("\r\n".join([head, second, first]) + "\r\n", encoding="utf-8")
+    store = open_store(tmp_path / "c.db")
+    assert store.load_campaign(path) == 2
+    for h in range(2):
+        assert [it.text for it in store.hit_items(h)] == [it.text for it in camp.hit(h)]

@@ -113,7 +113,7 @@ class CampaignStore:
         rows = []
         for h in range(camp.n_hits):
             for it in camp.hit(h):
-                t, r = texts[h][it.position]
+                t, r = texts[camp.hit(h)[0].hit][it.position]
                 rows.append(dict(hit=h, position=it.position, rid=it.rid, system=it.system, segment=it.segment,
                                  type=it.type, text=t, ref=r))
         with self.engine.begin() as c:
@@ -238,15 +238,16 @@ class CampaignStore:
         return [dict(r._mapping) for r in rows]
 
 
-def _texts(path: Path) -> list[list[tuple[str, str]]]:
-    """(text_i, ref_i) of every HIT row of a batch input CSV written with ``--texts``."""
+def _texts(path: Path) -> dict[int, list[tuple[str, str]]]:
+    """HIT number -> (text_i, ref_i) of i = 0..99, from a batch input CSV written with ``--texts``."""
     reader = csv.reader(io.StringIO(read_text(path), newline=""))
     head = next(reader, [])
     col = {c: j for j, c in enumerate(head)}
     if "text_0" not in col or "ref_0" not in col:
         raise AnalysisInputError(f"{path}: line 1: no text_0/ref_0 columns: build the HITs with "
                                  "`mtscore human build-hits --texts` so annotators have texts to read")
-    return [[(row[col[f"text_{i}"]], row[col[f"ref_{i}"]]) for i in range(HIT_SIZE)] for row in reader if row]
+    return {int(row[col["hit"]].strip("'")): [(row[col[f"text_{i}"]], row[col[f"ref_{i}"]]) for i in range(HIT_SIZE)]
+            for row in reader if row}
 
 
 def open_store(url: str | Path) -> CampaignStore:
