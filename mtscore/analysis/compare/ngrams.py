@@ -176,22 +176,12 @@ class NgramTable:
         return rows(self._top(ids, score, top_k, True)), rows(self._top(ids, score, top_k, False))
 
 
-class _Grouper:
-    """Sums of values aligned with ``ids`` per distinct id, the sort of ``ids`` made once."""
-
-    def __init__(self, ids: np.ndarray) -> None:
-        self.order = np.argsort(ids, kind="stable")
-        sid = ids[self.order]
-        self.first = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if len(sid) else sid
-        self.ids = sid[self.first].astype(np.int64)
-
-    def sum(self, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ascending ids with a nonzero sum, int64 sums >= 1); ``vals`` >= 0."""
-        if len(self.ids) == 0:
-            return self.ids, self.ids.copy()
-        sums = np.add.reduceat(vals[self.order], self.first).astype(np.int64)
-        keep = sums != 0
-        return self.ids[keep], sums[keep]
+def _sum_by(ids: np.ndarray, vals: np.ndarray, n_ids: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ascending ids in ``0 .. n_ids - 1`` with a nonzero sum, int64 sums >= 1) of ``vals``
+    >= 0 per id (float64 bincount: exact for integer sums below 2**53)."""
+    sums = np.bincount(ids, weights=vals, minlength=n_ids)
+    nz = np.flatnonzero(sums)
+    return nz.astype(np.int64), sums[nz].astype(np.int64)
 
 
 def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
@@ -222,13 +212,15 @@ def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tok
     for n in range(1, max_n + 1):
         pos = np.flatnonzero(left >= n)
         key = ids[pos] if n == 1 else prev[pos] * v + ids[pos + n - 1]
-        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        uniq, inv = np.unique(key, return_inverse=True)
         inv = inv.reshape(-1).astype(np.int64)
         prev = np.full(len(ids), -1, dtype=np.int64)
         prev[pos] = inv
         if n >= min_n:
             by_order.append((seg_of[pos], inv + offset))
-            starts.append(pos[first])
+            at = np.empty(len(uniq), dtype=np.int64)
+            at[inv] = pos  # one occurrence of each n-gram (any: they spell the same tuple)
+            starts.append(at)
             orders.append(np.full(len(uniq), n, dtype=np.int64))
             offset += len(uniq)
     g_total = max(offset, 1)
@@ -241,22 +233,20 @@ def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tok
                               for (seg, gid), b in zip(by_order, bounds)])
         keyed.append(np.unique(key, return_counts=True))
     n_ref = len(refs)
-    ref_groups = [_Grouper(keyed[k][0] % g_total) for k in range(n_ref)]
+    ref_ids = [keyed[k][0] % g_total for k in range(n_ref)]
     out = []
     for s in range(len(systems)):
         ko, co = keyed[n_ref + s]
-        total, match = co * n_ref, np.zeros_like(co)
-        under = []
+        total, match, under = co * n_ref, np.zeros_like(co), np.zeros(g_total, dtype=np.int64)
         for k in range(n_ref):
             kr, cr = keyed[k]
             match += np.minimum(co, _lookup(kr, cr, ko))
-            under.append(ref_groups[k].sum(np.maximum(cr - _lookup(ko, co, kr), 0)))
-        if n_ref > 1:  # the K pairings' under-production, summed per n-gram
-            ids = np.concatenate([u[0] for u in under])
-            under = [_Grouper(ids).sum(np.concatenate([u[1] for u in under]))]
-        grouper = _Grouper(ko % g_total)
-        out.append({"total": grouper.sum(total), "match": grouper.sum(match),
-                    "over": grouper.sum(total - match), "under": under[0]})
+            u = _sum_by(ref_ids[k], np.maximum(cr - _lookup(ko, co, kr), 0), g_total)
+            under[u[0]] += u[1]
+        go = ko % g_total
+        nz = np.flatnonzero(under)
+        out.append({"total": _sum_by(go, total, g_total), "match": _sum_by(go, match, g_total),
+                    "over": _sum_by(go, total - match, g_total), "under": (nz.astype(np.int64), under[nz])})
     return NgramTable(words, np.concatenate(starts), np.concatenate(orders), out)
 
 
