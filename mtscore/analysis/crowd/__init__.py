@@ -5,6 +5,7 @@
 * :mod:`.simulate` - simulated raters writing Mechanical Turk batch result files.
 * :mod:`.batches` - Mechanical Turk / Appraise batches into one :class:`Ratings` table.
 * :mod:`.qc` - per-HIT and per-worker red flags and the rater test, as the DA scripts run them.
+* :mod:`.campaign_stats` - a campaign's worker and HIT statistics (Graham et al. 2017, NLE §4).
 * :mod:`.scores` - standardisation, segment / document / system scores, run A vs run B reliability.
 * :mod:`.release_files` - results in the layout of the DA scripts' released files.
 * :mod:`.qe_gold` - the WMT-16 document-level QE gold label and its simulation (Graham et al. 2017, EACL §2).
