@@ -204,9 +204,13 @@ def fmeasure_ci_from_counts(ref_seg: np.ndarray, out_seg: np.ndarray, match_seg:
     size = int(np.ceil(n * sample_ratio))
     rng = np.random.default_rng(seed)
     # how often each segment is drawn; sums as float64 BLAS products, exact (integers < 2**53)
+    # (drawn in row chunks: the same numbers as one rng.integers(0, n, size) call per resample)
     draws = np.zeros((n_bootstrap, n), dtype=np.float64)
-    for j in range(n_bootstrap):
-        draws[j] = np.bincount(rng.integers(0, n, size), minlength=n)
+    rows = max(1, (1 << 22) // max(size, 1))
+    for j in range(0, n_bootstrap, rows):
+        c = min(rows, n_bootstrap - j)
+        idx = rng.integers(0, n, (c, size)) + (np.arange(c, dtype=np.int64) * n)[:, None]
+        draws[j:j + c] = np.bincount(idx.reshape(-1), minlength=c * n).reshape(c, n)
     r = draws @ ref_seg.astype(np.float64)                # (n_bootstrap, B)
     o = draws @ out_seg.astype(np.float64)                # (S, n_bootstrap, B)
     m = draws @ match_seg.astype(np.float64)
