@@ -5,7 +5,8 @@ each section's builder call and the size of the page written.
     python bench/bench_report.py [--systems 20] [--segments 1000] [-m bleu chrf ter]
                                  [--bootstrap 1000] [--out bench/out/report.html]
 
-Run it as a fresh process (one report per run: caches of the first call count). Per-section
+Run it as a fresh process (one report per run: caches of the first call count); like the
+command, numpy gets one BLAS thread unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS is set. Per-section
 times are measured inside the real :func:`mtscore.report` call by wrapping the section
 functions its builder calls (``context`` = scoring, CIs, paired tests and tokenising).
 """
@@ -15,6 +16,10 @@ import os
 import sys
 import time
 from pathlib import Path
+
+# as the `mtscore report` command starts numpy: one BLAS thread unless the caller set a number
+if not any(v in os.environ for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
