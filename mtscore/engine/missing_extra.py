@@ -35,6 +35,7 @@ EXTRA_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "ray": ("ray[data]>=2.40", "aiohttp"),
     "meteor": ("PyStemmer>=3.0,<4",),
     "metaeval": ("numba>=0.59",),
+    "campaign": ("starlette>=0.37", "uvicorn>=0.30", "sqlalchemy>=2.0", "python-multipart>=0.0.9"),
 }
 
 # `extra == "ray"` in a metadata marker (setuptools writes double quotes; either is valid)

@@ -2,7 +2,8 @@
 shown to annotators one item per screen with the 0-100 slider, ratings in a database, exported
 as a Mechanical Turk batch result file for ``mtscore human da-batches``.
 
-Choices (the ``campaign`` extra: ``pip install "mtscore[campaign]"``):
+Choices (the ``campaign`` extra; a missing one is a :class:`MissingExtraError` whose message names
+the pip command, :func:`mtscore.engine.missing_extra.install_hint`):
 
 * web framework: Starlette (encode/starlette), a small, well-kept ASGI toolkit; no template,
   JavaScript or font download; its sync endpoints run in its thread pool; served by uvicorn;
@@ -16,6 +17,11 @@ transactions), :mod:`.security` (CSRF, admin password, rate limit), :mod:`.pages
 directly; nothing here imports Starlette or SQLAlchemy.
 """
 
-MISSING_EXTRA = 'the campaign server needs its extra: pip install "mtscore[campaign]"'
+from ...engine.missing_extra import MissingExtraError, install_hint
 
-__all__ = ["MISSING_EXTRA"]
+__all__ = ["missing_extra"]
+
+
+def missing_extra() -> MissingExtraError:
+    """The error for a missing ``campaign`` extra (raise it ``from None``)."""
+    return MissingExtraError(f"the campaign server needs its extra: {install_hint('campaign')}")

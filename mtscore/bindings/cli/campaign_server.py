@@ -39,7 +39,7 @@ def add_parsers(hsub) -> None:
                                     "(from build-hits --texts) one by one with a 0-100 slider and stores every "
                                     "rating in its own transaction. The first run creates the campaign in "
                                     "CAMPAIGN_DIR and prints the annotators' links; later runs resume it. Needs "
-                                    'pip install "mtscore[campaign]".')
+                                    'the campaign extra (an error names its pip command).')
     s.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (created on the first run)")
     s.add_argument("--hits", help="the batch input CSV of build-hits --texts (needed on the first run)")
     s.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db; "
@@ -71,9 +71,9 @@ def _open(args: argparse.Namespace, create: bool):
     try:
         from ..campaign_server.store import open_store
     except ImportError:
-        from ..campaign_server import MISSING_EXTRA
+        from ..campaign_server import missing_extra
 
-        raise AnalysisInputError(MISSING_EXTRA) from None
+        raise missing_extra() from None
     folder = Path(args.campaign_dir)
     if folder.exists() and not folder.is_dir():
         raise AnalysisInputError(f"CAMPAIGN_DIR {folder}: is a file, expected a folder")
@@ -97,9 +97,9 @@ def _serve(args: argparse.Namespace) -> int:
         from ..campaign_server.app import make_app
         from ..campaign_server.security import hash_password, new_secret
     except ImportError:
-        from ..campaign_server import MISSING_EXTRA
+        from ..campaign_server import missing_extra
 
-        raise AnalysisInputError(MISSING_EXTRA) from None
+        raise missing_extra() from None
     base = f"http://{args.host}:{args.port}"
     if store.n_hits() == 0:
         if not args.hits:
