@@ -35,6 +35,7 @@ __all__ = [
     "longest_run",
     "paired_t",
     "qc_workers",
+    "worker_groups",
     "worker_stats",
 ]
 
@@ -308,3 +309,12 @@ def qc_workers(r: Ratings, wstats: WorkerStats, alpha: float = 0.05, use_repeats
     ints = {"n_pairs", "n_repeats"}
     return WorkerQC(**{k: np.array(v, dtype=str if k in ("worker", "status") else (np.int64 if k in ints else np.float64))
                        for k, v in cols.items()})
+
+
+def worker_groups(qc: WorkerQC, hits: HitStats) -> np.ndarray:
+    """The worker groups of Mathur 2021 §4.4.1, aligned with ``qc.worker`` (W,) str: ``bad``
+    (an assignment's payment was rejected, status ``Rejected`` in ``hits``), ``good`` (paid and
+    passed quality control: ``qc.passed``), ``moderate`` (paid but failed the significance
+    tests, or could not be tested)."""
+    rejected = np.isin(qc.worker, hits.worker[hits.status == "Rejected"])
+    return np.where(rejected, "bad", np.where(qc.passed, "good", "moderate"))

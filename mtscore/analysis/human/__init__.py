@@ -11,6 +11,7 @@
 * :mod:`.rater_model` - the Bayesian rater model (Mathur 2021, Ch. 3).
 * :mod:`.rater_prior` - fitting its Gamma prior of worker precision on development HITs (§3.5).
 * :mod:`.sequence_effects` - sequence effects in ratings (Mathur 2021, Ch. 4).
+* :mod:`.sequence_anova` - the worker group x lag ANOVA of the sequence effect (Mathur 2021 §4.4.1).
 
 The functions of the former ``mtscore.analysis.human`` module are importable from here.
 """
