@@ -137,3 +137,17 @@ def test_empty_and_bad_options():
     assert math.isnan(s.seconds_median)
     with pytest.raises(AnalysisInputError, match="unknown item type 'SYS'"):
         campaign_stats(_campaign(), item_types=["SYS"])
+
+
+def test_appraise_export(tmp_path):
+    """An Appraise export: one HIT per user, its time the last end minus the first start."""
+    from mtscore.analysis.crowd.batches import read_appraise_export
+
+    rows = [",".join(["u1", "sysA", str(i), "TGT", "ces", "eng", "75", f"16000000{i}0.0", f"16000000{i}5.0"])
+            for i in range(3)]
+    p = tmp_path / "export.csv"
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    s = campaign_stats(read_appraise_export(p))
+    assert (s.hits_submitted, s.workers_total, s.workers_tested, s.assessments_total) == (1, 1, 0, 3)
+    assert s.seconds_median == pytest.approx(25 / 3, rel=1e-15)
+    assert s.share_kept_a == 0.0
