@@ -14,13 +14,16 @@ import csv
 import hashlib
 import io
 import secrets
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event, func, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from ...analysis.crowd.hits import HIT_SIZE, HitItem, read_batch_input
@@ -81,25 +84,41 @@ class Progress:
 
 
 class CampaignStore:
-    """One campaign's database (see the module docstring); thread-safe (one connection per call)."""
+    """One campaign's database (see the module docstring); thread-safe (one connection per call).
 
-    def __init__(self, engine: Engine):
+    Reads run in plain (deferred) transactions, which never wait for a writer under WAL; on
+    SQLite the writes of this process take a lock first, so that concurrent requests queue in
+    Python instead of in SQLite's busy handler (which sleeps up to 100 ms between tries)."""
+
+    def __init__(self, engine: Engine, stamp_engine: Engine | None = None):
         self.engine = engine
+        self._stamps = stamp_engine or engine
+        self._reader = engine.execution_options(mtscore_read_only=True)
+        self._write_lock: AbstractContextManager[Any] = (threading.Lock() if engine.dialect.name == "sqlite"
+                                                        else nullcontext())
+
+    def _read(self) -> AbstractContextManager[Connection]:
+        return self._reader.begin()
+
+    @contextmanager
+    def _write(self, engine: Engine | None = None) -> Iterator[Connection]:
+        with self._write_lock, (engine or self.engine).begin() as c:
+            yield c
 
     # -- campaign -------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        with self.engine.begin() as c:
+        with self._read() as c:
             return c.execute(select(meta_t.c.value).where(meta_t.c.key == key)).scalar_one_or_none()
 
     def set_meta(self, key: str, value: str) -> None:
-        with self.engine.begin() as c:
+        with self._write() as c:
             if c.execute(select(meta_t.c.key).where(meta_t.c.key == key)).first():
                 c.execute(update(meta_t).where(meta_t.c.key == key).values(value=value))
             else:
                 c.execute(insert(meta_t).values(key=key, value=value))
 
     def n_hits(self) -> int:
-        with self.engine.begin() as c:
+        with self._read() as c:
             return int(c.execute(select(func.count()).select_from(items_t)).scalar_one()) // HIT_SIZE
 
     def load_campaign(self, hits_csv: str | Path) -> int:
@@ -116,7 +135,7 @@ class CampaignStore:
                 t, r = texts[camp.hit(h)[0].hit][it.position]
                 rows.append(dict(hit=h, position=it.position, rid=it.rid, system=it.system, segment=it.segment,
                                  type=it.type, text=t, ref=r))
-        with self.engine.begin() as c:
+        with self._write() as c:
             c.execute(insert(items_t), rows)
             for k, v in camp.meta.items():
                 c.execute(insert(meta_t).values(key=k, value=v))
@@ -124,7 +143,7 @@ class CampaignStore:
 
     def hit_items(self, hit: int) -> list[HitItem]:
         """The 100 items of ``hit`` (0-based, in load order) as the HIT builder's :class:`HitItem`."""
-        with self.engine.begin() as c:
+        with self._read() as c:
             rows = c.execute(select(items_t).where(items_t.c.hit == hit).order_by(items_t.c.position)).all()
         return [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text) for r in rows]
 
@@ -136,7 +155,7 @@ class CampaignStore:
         if hits == 0:
             raise AnalysisInputError("the campaign has no HITs: load them first")
         out = []
-        with self.engine.begin() as c:
+        with self._write() as c:
             have = int(c.execute(select(func.count()).select_from(annotators_t)).scalar_one())
             for k in range(have, have + n):
                 token = secrets.token_urlsafe(32)
@@ -148,7 +167,7 @@ class CampaignStore:
 
     def annotator(self, token: str) -> Annotator:
         """The annotator of a link token; :class:`UnknownAnnotator` if none."""
-        with self.engine.begin() as c:
+        with self._read() as c:
             return self._annotator(c, token)
 
     @staticmethod
@@ -160,12 +179,14 @@ class CampaignStore:
 
     def next_item(self, token: str) -> Item:
         """The item the annotator rates now (the first time it is shown is recorded)."""
-        with self.engine.begin() as c:
+        with self._read() as c:
             a = self._annotator(c, token)
             pos = min(a.next_position, HIT_SIZE - 1)
             r = c.execute(select(items_t).where(items_t.c.hit == a.hit, items_t.c.position == pos)).one()
-            done = a.next_position >= HIT_SIZE
-            if not done:
+            shown = c.execute(select(annotators_t.c.shown_ms).where(annotators_t.c.id == a.id)).scalar_one()
+        done = a.next_position >= HIT_SIZE
+        if not done and shown is None:  # a write only on the item's first display
+            with self._write(self._stamps) as c:
                 c.execute(update(annotators_t).where(annotators_t.c.id == a.id, annotators_t.c.shown_ms.is_(None))
                           .values(shown_ms=_now_ms()))
         return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done)
@@ -183,7 +204,7 @@ class CampaignStore:
         if not nonce or len(nonce) > 64:
             raise ValueError("nonce: expected 1..64 characters")
         try:
-            with self.engine.begin() as c:
+            with self._write() as c:
                 a = self._annotator(c, token)
                 old = c.execute(select(ratings_t.c.value, ratings_t.c.nonce).where(
                     ratings_t.c.annotator == a.id, ratings_t.c.hit == a.hit, ratings_t.c.position == position)).first()
@@ -215,7 +236,7 @@ class CampaignStore:
     # -- reading back ---------------------------------------------------------------------------
     def progress(self) -> list[Progress]:
         """Every annotator's progress, by name."""
-        with self.engine.begin() as c:
+        with self._read() as c:
             ann = c.execute(select(annotators_t).order_by(annotators_t.c.name)).all()
             agg = {r.annotator: r for r in c.execute(
                 select(ratings_t.c.annotator, func.count().label("n"), func.min(ratings_t.c.created_ms).label("first"),
@@ -229,7 +250,7 @@ class CampaignStore:
     def ratings(self) -> list[dict[str, Any]]:
         """Every stored rating (annotator name, hit, position, rid, value, screen_ms, created_ms,
         submitted_ms), ordered by annotator and position."""
-        with self.engine.begin() as c:
+        with self._read() as c:
             rows = c.execute(select(annotators_t.c.name, ratings_t.c.hit, ratings_t.c.position, ratings_t.c.rid,
                                     ratings_t.c.value, ratings_t.c.screen_ms, ratings_t.c.created_ms,
                                     ratings_t.c.submitted_ms)
@@ -257,17 +278,27 @@ def open_store(url: str | Path) -> CampaignStore:
     if "://" not in s:
         s = f"sqlite:///{Path(s).resolve()}"
     engine = create_engine(s)
-    if engine.dialect.name == "sqlite":
-        @event.listens_for(engine, "connect")
-        def _connect(dbapi_conn: Any, _rec: Any) -> None:
-            dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN itself
-            cur = dbapi_conn.cursor()
-            for pragma in ("journal_mode=WAL", "synchronous=FULL", "foreign_keys=ON", "busy_timeout=10000"):
-                cur.execute(f"PRAGMA {pragma}")
-            cur.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+    if engine.dialect.name != "sqlite":
+        metadata.create_all(engine)
+        return CampaignStore(engine)
+    _sqlite_session(engine, "FULL")
     metadata.create_all(engine)
-    return CampaignStore(engine)
+    # the first-display stamps: not fsynced on their own (WAL with synchronous=NORMAL survives a
+    # killed process; the next rating's fsync makes them durable too); one fsync per rating, not two
+    stamps = create_engine(s)
+    _sqlite_session(stamps, "NORMAL")
+    return CampaignStore(engine, stamps)
+
+
+def _sqlite_session(engine: Engine, synchronous: str) -> None:
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn: Any, _rec: Any) -> None:
+        dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN itself
+        cur = dbapi_conn.cursor()
+        for pragma in ("journal_mode=WAL", f"synchronous={synchronous}", "foreign_keys=ON", "busy_timeout=10000"):
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:  # writers take the write lock at once; readers never wait
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get("mtscore_read_only") else "BEGIN IMMEDIATE")
