@@ -162,13 +162,12 @@ class NgramTable:
             raise AnalysisInputError(f"alpha must be > 0, got {alpha!r}")
         _check_top_k(top_k)
         (ia, ca), (ib, cb) = self.counts[a][kind], self.counts[b][kind]
-        ids = np.concatenate([ia, ib])
-        ids.sort()
-        ids = ids[np.r_[True, ids[1:] != ids[:-1]]] if len(ids) else ids
-        x = np.zeros(len(ids), dtype=np.int64)
-        y = np.zeros(len(ids), dtype=np.int64)
-        x[np.searchsorted(ids, ia)] = ca
-        y[np.searchsorted(ids, ib)] = cb
+        x = np.zeros(len(self.starts), dtype=np.int64)  # dense over every n-gram id
+        y = np.zeros(len(self.starts), dtype=np.int64)
+        x[ia] = ca
+        y[ib] = cb
+        ids = np.flatnonzero(x + y)                      # the n-grams of either
+        x, y = x[ids], y[ids]
         score = (x + alpha) / (x + y + 2 * alpha)
 
         def rows(idx: list[int]) -> list[SalientNgram]:
