@@ -1,0 +1,69 @@
+"""Load on the DA campaign server (issue P21's target: 50 concurrent annotators, p99 response
+under 100 ms): a real ``mtscore human serve`` (uvicorn, SQLite) in a subprocess on 127.0.0.1 and
+50 simulated annotators posting for a fixed time, through the harness of
+tests/bindings/test_campaign_load.py (tests/bindings/campaign_load.py). Prints p50/p95/p99 of
+every response (GET item and POST rating) and of the POSTs alone, ratings/s, and the lost and
+duplicated counts checked against the database.
+
+    python bench/bench_campaign_load.py [--seconds 60] [--clients 50] [--think-ms 0]
+
+``--think-ms``: each annotator's pause between reading an item and posting its score (0: every
+client posts as fast as the server answers, a closed loop that measures throughput; people take
+seconds per item).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.bindings.campaign_load import (  # noqa: E402
+    check_db,
+    free_port,
+    kill,
+    make_campaign,
+    percentile,
+    run_clients,
+    start_server,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--think-ms", type=float, default=0.0)
+    args = ap.parse_args(argv)
+    links_per_client = max(2, math.ceil(args.seconds * 20 / 100) + 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "campaign"
+        n = args.clients * links_per_client
+        store, links = make_campaign(folder, n)
+        port = free_port()
+        proc = start_server(folder, port, n)
+        try:
+            res = run_clients(port, links, args.clients, args.seconds, think=args.think_ms / 1000)
+        finally:
+            kill(proc)
+        lost, dup, stored = check_db(store, res)
+    ms = [x * 1000 for x in res.latency]
+    pms = [x * 1000 for x in res.post_latency]
+    print(f"clients {args.clients}, think {args.think_ms:g} ms, {res.seconds:.1f} s, load average "
+          f"{os.getloadavg()[0]:.1f}, cpus {os.cpu_count()}")
+    print(f"requests {len(ms)}: p50 {percentile(ms, 50):.1f} ms, p95 {percentile(ms, 95):.1f} ms, "
+          f"p99 {percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms")
+    print(f"POSTs {len(pms)}: p50 {percentile(pms, 50):.1f} ms, p95 {percentile(pms, 95):.1f} ms, "
+          f"p99 {percentile(pms, 99):.1f} ms")
+    print(f"ratings acknowledged {len(res.acked)} ({len(res.acked) / res.seconds:.1f}/s), stored {stored}, "
+          f"lost {lost}, duplicated {dup}, unexpected statuses {len(res.errors)}, clients out of links {res.exhausted}")
+    return 1 if lost or dup or res.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""The load-and-faults harness of the campaign server (issue P21), shared by
+tests/bindings/test_campaign_load.py and bench/bench_campaign_load.py.
+
+A real ``mtscore human serve`` (uvicorn) in a subprocess on a free 127.0.0.1 port over a SQLite
+campaign; ``clients`` simulated annotators (one thread and one httpx connection each), each
+following its own links: GET the item, parse the form's hidden fields, POST a score, follow the
+303 to the next item, and on the end-of-HIT page go on with its next link. Every acknowledged
+rating (303 after the POST) and every response latency is recorded. A POST whose answer was lost
+(the server died) is posted again, the same form, until it is answered: 303 (stored once, or the
+replay of the stored one) or 409 (refused); it is never counted twice.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from mtscore.analysis.crowd.hits import batch_input_csv, build_campaign
+from mtscore.bindings.campaign_server.security import hash_password, new_secret
+from mtscore.bindings.campaign_server.store import CampaignStore, open_store
+
+__all__ = ["FIELD", "LoadResult", "check_db", "kill", "load_seconds", "make_campaign", "percentile",
+           "run_clients", "start_server"]
+
+FIELD = re.compile(r'name="(position|csrf|nonce)" value="([^"]*)"')
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_seconds(ci_default: float = 60.0, local_default: float = 8.0) -> float:
+    """How long the clients post: ``MTSCORE_LOAD_SECONDS`` if set, else 60 s under ``CI=true``
+    (the acceptance's duration), else a short local run."""
+    env = os.environ.get("MTSCORE_LOAD_SECONDS")
+    if env:
+        return float(env)
+    return ci_default if os.environ.get("CI", "").lower() == "true" else local_default
+
+
+def value_of(name: str, position: int) -> int:
+    """The score annotator ``name`` gives item ``position``: 0..100, different between neighbours."""
+    return (int(name[1:]) * 37 + position * 11) % 101
+
+
+def make_campaign(folder: Path, annotators: int, n_seg: int = 14) -> tuple[CampaignStore, list[tuple[str, str]]]:
+    """A campaign in ``folder`` (campaign.db, the server secret, an admin password) with
+    ``annotators`` annotators over ``ceil(5 * n_seg * 1.25 / 100)`` HITs; returns the store and the
+    (name, link token) pairs."""
+    systems = "ABCDE"
+    outs = {s: [f"{s} says {i} " + " ".join(f"w{j}" for j in range(3 + i % 9)) for i in range(n_seg)] for s in systems}
+    refs = [f"reference {i} " + " ".join(f"r{j}" for j in range(3 + i % 7)) for i in range(n_seg)]
+    camp = build_campaign(outs, refs, seed=5)
+    folder.mkdir(parents=True, exist_ok=True)
+    hits = folder / "hits.csv"
+    hits.write_text(batch_input_csv(camp, "en", "de", texts=True), encoding="utf-8")
+    store = open_store(folder / "campaign.db")
+    store.load_campaign(hits)
+    store.set_meta("secret", new_secret())
+    store.set_meta("admin_password_hash", hash_password("load test"))
+    return store, store.add_annotators(annotators)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(folder: Path, port: int, annotators: int, timeout: float = 60.0) -> subprocess.Popen:
+    """``mtscore human serve folder`` on 127.0.0.1:``port`` (rate limit set far above the load), in
+    its own process group; returns once it answers HTTP."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "mtscore", "human", "serve", str(folder), "--annotators",
+                             str(annotators), "--port", str(port), "--rate", "1000000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited {proc.returncode}: {proc.communicate()[1]}")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/a/{'x' * 43}", timeout=1)
+            return proc
+        except httpx.TransportError:
+            time.sleep(0.1)
+    kill(proc)
+    raise RuntimeError(f"the server did not answer within {timeout} s")
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the server's process group and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+@dataclass
+class LoadResult:
+    """What the clients saw: ``acked`` (name, position, value) of every 303 after a POST,
+    ``uncertain`` (name, position) of POSTs whose answer was lost and that were not acknowledged
+    later, ``refused`` answers 409 to a re-POST, ``latency`` seconds of every answered request
+    (GET and POST), ``post_latency`` of the POSTs, ``errors`` unexpected statuses, ``after_restart``
+    acknowledgements per client after ``restarted`` was set."""
+
+    acked: list[tuple[str, int, int]] = field(default_factory=list)
+    uncertain: set[tuple[str, int]] = field(default_factory=set)
+    refused: int = 0
+    latency: list[float] = field(default_factory=list)
+    post_latency: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    after_restart: dict[int, int] = field(default_factory=dict)
+    exhausted: int = 0
+    seconds: float = 0.0
+
+
+def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threading.Event, restarted: threading.Event,
+            out: LoadResult, lock: threading.Lock, think: float) -> None:
+    acked, lat, post_lat, errors, uncertain = [], [], [], [], set()
+    refused = after = 0
+    pending: tuple[str, str, dict[str, str]] | None = None   # a POST whose answer was lost
+    li = 0
+    with httpx.Client(follow_redirects=False, timeout=30) as c:
+        while not stop.is_set():
+            try:
+                if pending is not None:
+                    name, tok, data = pending
+                else:
+                    if li >= len(links):
+                        with lock:
+                            out.exhausted += 1
+                        break
+                    name, tok = links[li]
+                    t0 = time.perf_counter()
+                    r = c.get(f"{base[0]}/a/{tok}")
+                    lat.append(time.perf_counter() - t0)
+                    if r.status_code != 200:
+                        errors.append(f"GET {r.status_code}")
+                        continue
+                    form = dict(FIELD.findall(r.text))
+                    if "position" not in form:      # the end-of-HIT page: the next link
+                        li += 1
+                        continue
+                    data = {**form, "score": str(value_of(name, int(form["position"])))}
+                    if think:
+                        time.sleep(think)
+                    pending = (name, tok, data)
+                t0 = time.perf_counter()
+                r = c.post(f"{base[0]}/a/{tok}/rate", data=data)
+                dt = time.perf_counter() - t0
+                lat.append(dt)
+                post_lat.append(dt)
+                key = (name, int(data["position"]))
+                pending = None
+                if r.status_code == 303:
+                    acked.append((*key, int(data["score"])))
+                    uncertain.discard(key)
+                    after += restarted.is_set()
+                elif r.status_code == 409 and key in uncertain:
+                    refused += 1
+                else:
+                    errors.append(f"POST {r.status_code}")
+            except httpx.TransportError:
+                if pending is not None:
+                    uncertain.add((pending[0], int(pending[2]["position"])))
+                time.sleep(0.05)
+    with lock:
+        out.acked += acked
+        out.latency += lat
+        out.post_latency += post_lat
+        out.errors += errors
+        out.uncertain |= uncertain
+        out.refused += refused
+        out.after_restart[k] = after
+
+
+def run_clients(port: int, links: list[tuple[str, str]], clients: int, seconds: float, think: float = 0.0,
+                during=None) -> LoadResult:
+    """``clients`` annotator threads, client k taking ``links[k::clients]`` in turn, posting for
+    ``seconds``. ``during(base, restarted)`` (optional) runs in this thread meanwhile (e.g. kills
+    and restarts the server; it may change ``base[0]``, set ``restarted``)."""
+    out, lock = LoadResult(), threading.Lock()
+    stop, restarted = threading.Event(), threading.Event()
+    base = [f"http://127.0.0.1:{port}"]
+    threads = [threading.Thread(target=_client, args=(k, base, links[k::clients], stop, restarted, out, lock, think))
+               for k in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    try:
+        if during is not None:
+            during(base, restarted)
+        time.sleep(max(0.0, seconds - (time.perf_counter() - t0)))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=120)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def check_db(store: CampaignStore, result: LoadResult) -> tuple[int, int, int]:
+    """(lost, duplicated, stored): acknowledged ratings missing from the database (or stored with
+    another value), (annotator, position) keys acknowledged or stored more than once, ratings stored."""
+    rows = [(x["name"], x["position"], x["value"]) for x in store.ratings()]
+    stored = set(rows)
+    lost = sum(a not in stored for a in result.acked)
+    keys = [(n, p) for n, p, _ in rows]
+    dup = (len(keys) - len(set(keys))) + (len(result.acked) - len(set(result.acked)))
+    return lost, dup, len(rows)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The ``q`` (0..100) percentile of ``xs`` (nearest rank)."""
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, math.ceil(q / 100 * len(s)) - 1))]
