@@ -48,11 +48,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from ..reproduce import reproduce_tangled, write_tangled
+    from .. import reproduce as r
 
-    res = reproduce_tangled(a.data)
-    out = write_tangled(res, a.out)
-    n = sum(len(t.compared) for t in res.tables)
+    compute, write = {"tangled": (r.reproduce_tangled, r.write_tangled)}[a.paper]
+    res = compute(a.data)
+    out = write(res, a.out)
+    n = len(res.compared)
     sys.stdout.write(f"{len(res.tables)} tables, {len(res.figures)} figures written to {out}; "
                      f"{n} printed cells compared, {len(res.differing)} differ; "
                      f"{len(res.unsupported)} items not supported by the data (see index.html)\n")

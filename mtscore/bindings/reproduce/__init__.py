@@ -3,18 +3,22 @@
 :mod:`.tangled` rebuilds Mathur, Baldwin & Cohn (2020), "Tangled up in BLEU: Reevaluating the
 Evaluation of Automatic Machine Translation Evaluation Metrics" (ACL 2020) from the WMT19
 system-level scores the authors released (``nitikam/tangled``, ``data/wmt19_sys_scores/``);
-:mod:`.tangled_printed` holds the numbers the paper prints, :mod:`.tangled_output` writes the
-CSV / Markdown / figure / ``index.html`` files.
+:mod:`.tangled_printed` holds the numbers the paper prints, :mod:`.output` writes the
+CSV / Markdown / figure / ``index.html`` files of any paper's :class:`~.model.Reproduction`.
 """
-from .tangled import Cell, Figure, Table, TangledReproduction, reproduce_tangled, required_files
-from .tangled_output import write_tangled
+from .model import Cell, Extra, Figure, Reproduction, Table
+from .output import write_reproduction
+from .tangled import TangledReproduction, reproduce_tangled, required_files, write_tangled
 
 __all__ = [
            "Cell",
+           "Extra",
            "Figure",
+           "Reproduction",
            "Table",
            "TangledReproduction",
            "reproduce_tangled",
            "required_files",
+           "write_reproduction",
            "write_tangled",
 ]

@@ -13,14 +13,13 @@ What it does not: Figure 3 and the pairwise Type I / II analysis of §5 need eac
 segment-level DA and outputs, which the release does not hold (see :data:`UNSUPPORTED`).
 
 :func:`reproduce_tangled` returns a :class:`TangledReproduction`: every table cell with its
-reproduced and printed value, and every figure's underlying numbers (the drawing is
-:func:`mtscore.bindings.reproduce.write_tangled`'s).
+reproduced and printed value, and every figure's underlying numbers; :func:`write_tangled` writes
+it (:func:`~.output.write_reproduction`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +28,9 @@ from ...analysis.data.released import SysLevel, load_sys_level
 from ...analysis.errors import AnalysisInputError
 from ...analysis.metaeval.outliers import mad_outliers
 from ...analysis.metaeval.subsets import subset_correlations
-from .tangled_printed import PRINTED, SOURCES
+from .model import Cell, Extra, Figure, Reproduction, Table
+from .output import write_reproduction
+from .tangled_printed import PAPER, PRINTED, SOURCES
 
 __all__ = [
     "LPS",
@@ -41,7 +42,11 @@ __all__ = [
     "data_folder",
     "reproduce_tangled",
     "required_files",
+    "write_tangled",
 ]
+
+TITLE = "Tangled up in BLEU (Mathur et al. 2020): reproduction"
+SOURCE = "the WMT19 system-level scores the authors released (github.com/nitikam/tangled)"
 
 TO_EN = ["de-en", "fi-en", "gu-en", "kk-en", "lt-en", "ru-en", "zh-en"]
 EN_XX = ["en-cs", "en-de", "en-fi", "en-gu", "en-kk", "en-lt", "en-ru", "en-zh"]
@@ -65,84 +70,10 @@ UNSUPPORTED = [
 ]
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One table cell: ``reproduced`` (None where the data cannot give it, ``reason`` says why),
-    ``printed`` (the paper's text, None where not transcribed) and ``source`` (where printed)."""
-    table: str
-    row: str
-    column: str
-    reproduced: float | None
-    printed: str | None = None
-    source: str | None = None
-    reason: str | None = None
-
-    @property
-    def digits(self) -> int:
-        """Decimals of the printed value (3 where none is printed)."""
-        if self.printed is None or "." not in self.printed:
-            return 0 if self.row == "#sys" else 3
-        return len(self.printed.split(".", 1)[1])
-
-    @property
-    def reproduced_text(self) -> str:
-        """The reproduced value at the printed precision ('' where the data cannot give it)."""
-        return "" if self.reproduced is None else f"{self.reproduced:.{self.digits}f}"
-
-    @property
-    def matches(self) -> bool | None:
-        """Whether reproduced equals printed at the printed precision (|diff| <= half a unit in the
-        last printed place); None where either is absent."""
-        if self.printed is None or self.reproduced is None:
-            return None
-        return abs(self.reproduced - float(self.printed)) <= 0.5 * 10.0 ** -self.digits + 1e-12
-
-
 @dataclass
-class Table:
-    """A table: ``rows`` x ``columns`` labels, ``cells`` keyed by (row, column)."""
-    key: str
-    title: str
-    rows: list[str]
-    columns: list[str]
-    cells: dict[tuple[str, str], Cell]
-    note: str = ""
-
-    def cell(self, row: str, column: str) -> Cell:
-        return self.cells[(row, column)]
-
-    @property
-    def compared(self) -> list[Cell]:
-        """Cells with both a printed and a reproduced value."""
-        return [c for c in self.cells.values() if c.matches is not None]
-
-
-@dataclass
-class Figure:
-    """A figure's underlying numbers: ``data`` arrays (documented per figure in ``note``)."""
-    key: str
-    title: str
-    data: dict[str, Any]
-    note: str = ""
-
-
-@dataclass
-class TangledReproduction:
-    """Every reproduced table and figure, and what the data cannot support."""
-    tables: list[Table]
-    figures: list[Figure]
-    unsupported: list[tuple[str, str]] = field(default_factory=lambda: list(UNSUPPORTED))
+class TangledReproduction(Reproduction):
+    """The :class:`~.model.Reproduction` of Tangled, with each language pair's MAD outliers."""
     outliers: dict[str, list[str]] = field(default_factory=dict)
-
-    def table(self, key: str) -> Table:
-        return next(t for t in self.tables if t.key == key)
-
-    def figure(self, key: str) -> Figure:
-        return next(f for f in self.figures if f.key == key)
-
-    @property
-    def differing(self) -> list[Cell]:
-        return [c for t in self.tables for c in t.compared if not c.matches]
 
 
 def data_folder(data: str | Path) -> Path:
@@ -218,6 +149,42 @@ def _appendix(key: str, title: str, lps: list[str], sls: dict[str, SysLevel]) ->
                        "column Tables 1-2 call BLEU.")
 
 
+def _figure_rows(d: dict) -> tuple[list[str], list[list[object]]]:
+    metrics = list(d["metrics"])
+    if "groups" in d:
+        head = ["group", "count", "metric", "mean", "std", "min", "max", "q05", "q25", "q50", "q75", "q95"]
+        rows: list[list[object]] = []
+        for g, name in enumerate(d["groups"]):
+            for j, m in enumerate(metrics):
+                q = np.asarray(d["quantiles"])[g, j]
+                rows.append([name, int(np.asarray(d["count"])[g]), m, *(float(np.asarray(d[k])[g, j])
+                             for k in ("mean", "std", "min", "max")), *map(float, q)])
+        return head, rows
+    x = "n" if "n" in d else "start"
+    r, lo, hi = (np.asarray(d[k]) for k in ("r", "low", "high"))
+    head = [x, *metrics, *(f"{m} low" for m in metrics), *(f"{m} high" for m in metrics)]
+    return head, [[int(v), *map(float, r[i]), *map(float, lo[i]), *map(float, hi[i])]
+                  for i, v in enumerate(np.asarray(d[x]))]
+
+
+def _draw(f: Figure) -> bytes:
+    """The figure drawn with :mod:`mtscore.analysis.plots` (needs matplotlib: the ``plot`` extra)."""
+    from ...analysis import plots
+
+    d = f.data
+    if f.key == "fig1-topn":
+        return plots.topn_plot(d, list(d["metrics"]), title=f.title)
+    if f.key.startswith("fig1-rolling"):
+        return plots.rolling_plot(d, list(d["metrics"]), int(d["window"]), title=f.title)
+    return plots.subset_boxplot(d, list(d["metrics"]), title=f.title)
+
+
+def _finish(f: Figure) -> Figure:
+    f.head, f.points = _figure_rows(f.data)
+    f.draw = _draw
+    return f
+
+
 def _figure1(sls: dict[str, SysLevel], lp: str = "de-en") -> list[Figure]:
     sl = sls[lp]
     M = np.array([sl.scores[sl.metrics.index(c)] for c in FIG_METRICS.values()])
@@ -269,6 +236,13 @@ def reproduce_tangled(data: str | Path) -> TangledReproduction:
         _appendix("appendix-en-xx", "Appendix: out of English, every metric", EN_XX, sls),
         _appendix("appendix-non-en", "Appendix: language pairs without English, every metric", NON_EN, sls),
     ]
-    figures = [*_figure1(sls), _figure2(sls)]
+    figures = [_finish(f) for f in (*_figure1(sls), _figure2(sls))]
     outliers = {lp: [_short(s) for s, o in zip(sls[lp].systems, mad_outliers(sls[lp].human)) if o] for lp in LPS}
-    return TangledReproduction(tables, figures, list(UNSUPPORTED), outliers)
+    extra = Extra("outliers", "Outlier systems (|robust z| > 2.5 on DA z)", ["language pair", "MAD outliers"],
+                  [[lp, ", ".join(s) or "none"] for lp, s in outliers.items()])
+    return TangledReproduction(tables, figures, list(UNSUPPORTED), PAPER, SOURCE, [extra], outliers)
+
+
+def write_tangled(res: Reproduction, out: str | Path) -> Path:
+    """Write :func:`reproduce_tangled`'s result into ``out`` (:func:`~.output.write_reproduction`)."""
+    return write_reproduction(res, out, TITLE)

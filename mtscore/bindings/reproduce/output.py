@@ -1,6 +1,6 @@
-"""Write a :class:`~.tangled.TangledReproduction` into a folder: per table a CSV (one line per
-cell: reproduced, printed, whether they match) and a Markdown grid; per figure a PNG (matplotlib,
-the ``plot`` extra) and a CSV of its numbers; ``index.html`` with every table (paper beside
+"""Write a :class:`~.model.Reproduction` (any paper's) into a folder: per table a CSV (one line per
+cell: reproduced, printed, whether they match) and a Markdown grid; per figure a PNG (the figure's
+``draw``; matplotlib, the ``plot`` extra) and a CSV of its numbers; ``index.html`` with every table (paper beside
 reproduced, each differing cell marked) and every figure inline (self-contained: no URL, no
 network request).
 
@@ -17,16 +17,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from ...analysis.errors import AnalysisInputError
 from ..report.page import esc, page, section, table, td
-from .tangled import Cell, Figure, Table, TangledReproduction
-from .tangled_printed import PAPER
+from .model import Cell, Extra, Figure, Reproduction, Table
 
-__all__ = ["figure_png", "table_csv", "table_markdown", "write_tangled"]
+__all__ = ["figure_csv", "index_html", "table_csv", "table_markdown", "write_reproduction"]
 
-_TITLE = "Tangled up in BLEU (Mathur et al. 2020): reproduction"
+_TITLE_END = ": reproduction"  # every page's title ends so (an earlier reproduction may be replaced)
 _MARK = "\u2260"  # a cell whose reproduced value differs from the printed one
 
 
@@ -72,46 +69,17 @@ def table_markdown(t: Table) -> str:
             + head + "\n".join(lines) + "\n")
 
 
-def _figure_rows(f: Figure) -> tuple[list[str], list[list[object]]]:
-    d = f.data
-    metrics = list(d["metrics"])
-    if "groups" in d:
-        head = ["group", "count", "metric", "mean", "std", "min", "max", "q05", "q25", "q50", "q75", "q95"]
-        rows: list[list[object]] = []
-        for g, name in enumerate(d["groups"]):
-            for j, m in enumerate(metrics):
-                q = np.asarray(d["quantiles"])[g, j]
-                rows.append([name, int(np.asarray(d["count"])[g]), m, *(float(np.asarray(d[k])[g, j])
-                             for k in ("mean", "std", "min", "max")), *map(float, q)])
-        return head, rows
-    x = "n" if "n" in d else "start"
-    r, lo, hi = (np.asarray(d[k]) for k in ("r", "low", "high"))
-    head = [x, *metrics, *(f"{m} low" for m in metrics), *(f"{m} high" for m in metrics)]
-    return head, [[int(v), *map(float, r[i]), *map(float, lo[i]), *map(float, hi[i])]
-                  for i, v in enumerate(np.asarray(d[x]))]
-
-
 def figure_csv(f: Figure) -> str:
-    """The numbers a figure draws, one line per point (or per group and metric for Figure 2)."""
-    head, rows = _figure_rows(f)
+    """The numbers a figure draws: its ``head`` line, then one line per point."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(head)
-    w.writerows(rows)
+    w.writerow(f.head)
+    w.writerows(f.points)
     return buf.getvalue()
 
 
-def figure_png(f: Figure) -> bytes:
-    """The figure drawn with :mod:`mtscore.analysis.plots` (needs matplotlib: the ``plot`` extra)."""
-    from ...analysis import plots
-
-    d = f.data
-    if f.key == "fig1-topn":
-        return plots.topn_plot(d, list(d["metrics"]), title=f.title)
-    if f.key.startswith("fig1-rolling"):
-        return plots.rolling_plot(d, list(d["metrics"]), int(d["window"]),
-                                  title=f.title)
-    return plots.subset_boxplot(d, list(d["metrics"]), title=f.title)
+def _num(x: object) -> str:
+    return f"{x:.4f}" if isinstance(x, float) else str(x)
 
 
 _STYLE = ("<style>td.diff{background:#fbd3d3;font-weight:700}td.same{background:#e6f4ea}"
@@ -138,30 +106,37 @@ def _html_table(t: Table) -> str:
     return section(t.key, t.title, f'<div class="wide">{body}</div>', note)
 
 
-def _html_figure(f: Figure, png: bytes) -> str:
+def _html_figure(f: Figure, png: bytes | None) -> str:
+    if png is None:
+        rows = [[td(_num(x), x if isinstance(x, float) else None, cls=None if isinstance(x, float) else "t")
+                 for x in p] for p in f.points]
+        body = table(f.head, rows, cls="plain", ident=f"fig-{f.key}")
+        return section(f.key, f.title, f'<div class="wide">{body}</div>', f.note or None)
     img = (f'<figure id="fig-{esc(f.key)}"><img alt="{esc(f.title)}" src="data:image/png;base64,'
            f'{base64.b64encode(png).decode("ascii")}"><figcaption>{esc(f.title)}. {esc(f.note)}'
            f"</figcaption></figure>")
     return section(f.key, f.title, img)
 
 
-def index_html(res: TangledReproduction, pngs: dict[str, bytes]) -> str:
-    """The self-contained page: every table, every figure (PNG as data URI), what is not reproduced."""
-    n = sum(len(t.compared) for t in res.tables)
+def _html_extra(e: Extra) -> str:
+    body = table(e.head, [[td(x, cls="t") for x in row] for row in e.rows], cls="plain")
+    return section(e.key, e.title, body, e.note or None)
+
+
+def index_html(res: Reproduction, pngs: dict[str, bytes], title: str) -> str:
+    """The self-contained page: every table, every figure (PNG as data URI; a figure without one:
+    its CSV numbers as a table), the extras, what is not reproduced."""
+    n = len(res.compared)
     bad = len(res.differing)
-    intro = (_STYLE + f"<p>{esc(PAPER)}, reproduced from the WMT19 system-level scores the authors "
-             f"released (github.com/nitikam/tangled). A cell reads 'reproduced = printed' where the paper's "
+    intro = (_STYLE + f"<p>{esc(res.paper)}, reproduced from {esc(res.source)}. A cell reads 'reproduced = printed' where the paper's "
              f"value is transcribed ({n} cells compared, {bad} differ); the other cells show the reproduced "
              "value alone.</p>")
-    secs = [_html_table(t) for t in res.tables] + [_html_figure(f, pngs[f.key]) for f in res.figures]
-    outl = table(["language pair", "MAD outliers"],
-                 [[td(lp, cls="t"), td(", ".join(s) or "none", cls="t")] for lp, s in res.outliers.items()],
-                 cls="plain")
-    secs.append(section("outliers", "Outlier systems (|robust z| > 2.5 on DA z)", outl))
+    secs = [_html_table(t) for t in res.tables] + [_html_figure(f, pngs.get(f.key)) for f in res.figures]
+    secs += [_html_extra(e) for e in res.extras]
     nots = table(["not reproduced", "why"], [[td(a, cls="t"), td(b, cls="t")] for a, b in res.unsupported],
                  cls="plain")
     secs.append(section("unsupported", "Not supported by the released data", nots))
-    return page(_TITLE, intro, secs)
+    return page(title, intro, secs)
 
 
 def _check_out(out: Path) -> None:
@@ -176,17 +151,21 @@ def _earlier_reproduction(index: Path) -> bool:
     """Whether ``index`` is a page this module wrote (its title), so its folder may be replaced."""
     try:
         with open(index, encoding="utf-8", errors="replace") as fh:
-            return f"<title>{_TITLE}</title>" in fh.read(4096)
+            return f"{_TITLE_END}</title>" in fh.read(4096)
     except OSError:
         return False
 
 
-def write_tangled(res: TangledReproduction, out: str | Path) -> Path:
+def write_reproduction(res: Reproduction, out: str | Path, title: str) -> Path:
     """Write every file into ``out`` (created; an earlier reproduction there is replaced); returns
-    the folder. Needs matplotlib (the ``plot`` extra); fails before writing anything without it."""
+    the folder. ``title``: the page's, ending in ": reproduction". Needs matplotlib (the ``plot``
+    extra) where a figure is drawn; fails before writing anything without it."""
     from ...analysis.plots import require_matplotlib
 
-    require_matplotlib()
+    if not title.endswith(_TITLE_END):
+        raise ValueError(f"title {title!r} must end in {_TITLE_END!r}")
+    if any(f.draw is not None for f in res.figures):
+        require_matplotlib()
     out = Path(out)
     _check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -197,10 +176,11 @@ def write_tangled(res: TangledReproduction, out: str | Path) -> Path:
             (tmp / f"{t.key}.md").write_text(table_markdown(t), encoding="utf-8")
         pngs = {}
         for f in res.figures:
-            pngs[f.key] = figure_png(f)
-            (tmp / f"{f.key}.png").write_bytes(pngs[f.key])
+            if f.draw is not None:
+                pngs[f.key] = f.draw(f)
+                (tmp / f"{f.key}.png").write_bytes(pngs[f.key])
             (tmp / f"{f.key}.csv").write_text(figure_csv(f), encoding="utf-8")
-        (tmp / "index.html").write_text(index_html(res, pngs), encoding="utf-8")
+        (tmp / "index.html").write_text(index_html(res, pngs, title), encoding="utf-8")
         os.chmod(tmp, 0o777 & ~_umask())
         old = None
         if out.exists():
