@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 PAPERS = {
     "tangled": ("Mathur, Baldwin & Cohn (2020), Tangled up in BLEU (ACL 2020): Tables 1-2 and the appendix "
@@ -13,6 +15,16 @@ PAPERS = {
                 "DA-newstest2019-<lp>-sys-nohy-scores.csv files of github.com/nitikam/tangled, "
                 "data/wmt19_sys_scores/). Figure 3 / the Type I-II analysis need segment-level data the "
                 "release lacks and are listed as not reproduced."),
+    "wmt20": ("Mathur et al. (2020), Results of the WMT20 Metrics Shared Task: system-level Pearson r without "
+              "outliers, Kendall tau over all MT systems and the Williams-test winners for every language pair "
+              "and reference set, segment-level DARR Kendall-like tau of chrF and TER (all systems and without "
+              "outliers), each cell against the official results/output/ files; needs DIR/wmt20-metrics/ "
+              "(github.com/WMT-Metrics-task/wmt20-metrics: manual-evaluation/, results/output/, "
+              "final-metric-scores/baselines/)."),
+    "wmt21": ("Akhbardeh et al. (2021), Findings of WMT21: DA system rankings (z, N, judgements) and Wilcoxon "
+              "significance clusters of the to-English and Facebook Wikipedia pairs, rebuilt from the ratings "
+              "and compared with the official ranking, adwilcox and clusters.csv files; needs "
+              "DIR/wmt21-news-systems/humaneval/ (github.com/wmt-conference/wmt21-news-systems)."),
 }
 
 
@@ -33,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                  f"figures need matplotlib: {install_hint('plot')}")
     ap.add_argument("paper", choices=sorted(PAPERS), help="the paper to reproduce")
     ap.add_argument("--data", required=True, metavar="DIR",
-                    help="the folder of the released data (holding tangled/wmt19_sys_scores/, or that "
-                         "folder itself)")
+                    help="the folder of the released data (the shared data folder holding each paper's "
+                         "folder, as named under papers below, or that folder itself)")
     ap.add_argument("--out", required=True, metavar="DIR",
                     help="folder to write (created; an earlier reproduction there is replaced)")
     return ap
@@ -49,8 +61,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(a: argparse.Namespace) -> int:
     from .. import reproduce as r
+    from ..reproduce import wmt20, wmt21
 
-    compute, write = {"tangled": (r.reproduce_tangled, r.write_tangled)}[a.paper]
+    papers: dict[str, tuple[Callable[[str], r.Reproduction], Callable[[r.Reproduction, str], Path]]] = {
+        "tangled": (r.reproduce_tangled, r.write_tangled),
+        "wmt20": (wmt20.reproduce_wmt20, wmt20.write_wmt20),
+        "wmt21": (wmt21.reproduce_wmt21, wmt21.write_wmt21)}
+    compute, write = papers[a.paper]
     res = compute(a.data)
     out = write(res, a.out)
     n = len(res.compared)

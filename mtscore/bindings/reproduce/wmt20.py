@@ -1,0 +1,216 @@
+"""The WMT20 metrics task (Mathur, Wei, Freitag, Ma & Bojar 2020, "Results of the WMT20 Metrics
+Shared Task", WMT 2020), reproduced from its official release (``WMT-Metrics-task/wmt20-metrics``)
+and compared with the official outputs that release holds (``results/output/``), which are the
+values the findings paper prints (at three decimals).
+
+Reproduced from ``results/output/system-level/DA-<refset>-<lp>-sys-scores.csv`` (DA z and every
+metric's system score, merged by the task's own script) and the curated outlier list
+``manual-evaluation/outlier-systems-dict.json``, for every language pair and reference set:
+
+* ``sys-pearson-excl``: Pearson r without the outlier systems (Human-* excluded), against
+  ``DA-<key>-cor-excloutl.csv``;
+* ``sys-kendall-all``: Kendall tau-b over all MT systems, against ``DA-<key>-cor.csv`` (the
+  release's all-systems file carries Kendall; its all-systems Pearson is only in the LaTeX tables,
+  whose column headers are permuted, see :data:`UNSUPPORTED`);
+* ``sys-winners``: the Williams-test winners without outliers (a metric wins unless another one is
+  significantly better, one-sided p < 0.05), against the ``Winner`` column of the same file.
+
+Segment level (``seg-darr``): the DARR Kendall-like tau of chrF and TER (the two segment-level
+score files the snapshot holds) for every language pair, all systems and without outliers,
+against ``results/output/seglevel_{allsys,excloutl}/RR-newstest2020-<lp>-seg-nohy-cor.csv``.
+
+:func:`reproduce_wmt20` returns the tables; the comparison is at 12 decimals for the system
+level (the files print 16 significant digits; the reproduction differs from them by float
+rounding, < 1e-13) and at the files' own 4 significant digits for DARR.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...analysis.correlation import kendall, pearson
+from ...analysis.data import read_cor, read_darr_cor, read_matrix
+from ...analysis.data.released import SysLevel, load_sys_level, wmt20_outliers, wmt20_seg_da, wmt20_seg_metric
+from ...analysis.errors import AnalysisInputError
+from ...analysis.metaeval.darr import darr_kendall, darr_pairs
+from ...analysis.metaeval.williams import williams_matrix, winners, wmt_sig_table
+from .model import Cell, Extra, Reproduction, Table
+from .output import write_reproduction
+
+__all__ = ["SEG_LPS", "SEG_METRICS", "SYS_KEYS", "UNSUPPORTED", "reproduce_wmt20", "required_files", "write_wmt20"]
+
+#: system-level keys: the suffix of the release's DA-<key>-cor*.csv files -> (refset, lp code)
+SYS_KEYS = {
+    **{lp: ("newstest2020", lp) for lp in (
+        "csen", "deen", "iuen", "jaen", "kmen", "plen", "psen", "ruen", "taen", "zhen",
+        "encs", "ende", "eniu_full", "eniu_news", "enja", "enpl", "enru", "enta", "enzh")},
+    "deen_B": ("newstestB2020", "deen"), "deen_M": ("newstestM2020", "deen"),
+    "ende_B": ("newstestB2020", "ende"), "ende_M": ("newstestM2020", "ende"), "ende_P": ("newstestP2020", "ende"),
+    "enzh_B": ("newstestB2020", "enzh"), "enzh_M": ("newstestM2020", "enzh"),
+    "ruen_B": ("newstestB2020", "ruen"), "ruen_M": ("newstestM2020", "ruen"),
+    "zhen_B": ("newstestB2020", "zhen"), "zhen_M": ("newstestM2020", "zhen"),
+}
+#: segment-level language pairs (DARR) and the metrics whose segment scores the snapshot holds
+SEG_LPS = ["cs-en", "de-en", "iu-en", "ja-en", "km-en", "pl-en", "ps-en", "ru-en", "ta-en", "zh-en",
+           "en-cs", "en-de", "en-iu", "en-ja", "en-pl", "en-ru", "en-ta", "en-zh"]
+SEG_METRICS = ["chrF", "TER"]
+#: what the findings paper reports but this reproduction does not rebuild: (item, reason)
+UNSUPPORTED = [
+    ("Segment-level DARR tau of the submitted metrics other than chrF and TER",
+     "their final-metric-scores/*.seg.score.gz files are >= 4 MiB and absent from the snapshot "
+     "(MISSING_IN_SNAPSHOT.txt); chrF and TER stand for the procedure"),
+    ("System-level Pearson r over all MT systems (findings Tables 'MTall')",
+     "released only in results/tables/tbl-DA-Pearson-MTall-*.tex at 3 decimals, whose language-pair "
+     "headers are permuted relative to the data columns; tests/analysis/test_analysis_wmt20.py matches "
+     "them one to one instead"),
+    ("Williams p-values as table cells",
+     "the 40 DA-*-sig*.csv matrices (6,123 p-values) are compared in tests/analysis/test_analysis_wmt20.py; "
+     "here only the winners they decide"),
+    ("Document-level DARR and the Human-A/B rows", "not part of this reproduction"),
+]
+
+TITLE = "WMT20 metrics task (Mathur et al. 2020): reproduction"
+PAPER = ("Mathur, Wei, Freitag, Ma & Bojar (2020), Results of the WMT20 Metrics Shared Task (WMT 2020): "
+         "system-level Pearson r without outliers, Kendall tau, Williams-test winners; segment-level DARR tau")
+SOURCE = "github.com/WMT-Metrics-task/wmt20-metrics @3e434fc (manual-evaluation/, results/output/)"
+
+#: why two winner cells differ (esim and paresim-1, en-iu full)
+TWIN_NOTE = ("Twin metrics (identical scores: esim = paresim-1, Yisi-combi = bleurt-Yisi-combi) make the Williams "
+             "statistic 0/0; the official R code printed NaN there (counted as 'beaten', so neither twin wins) "
+             "except for esim / paresim-1 on eniu_full, where rounding noise gave a non-significant p (0.12) and "
+             "both stay winners; the reproduction treats every twin pair alike, so those two cells differ.")
+
+_SYS = Path("results/output/system-level")
+
+
+def _root(data: str | Path) -> Path:
+    d = Path(data)
+    return d / "wmt20-metrics" if (d / "wmt20-metrics").is_dir() else d
+
+
+def _lp(code: str) -> str:
+    """'eniu_full' -> 'en-iu_full', 'deen' -> 'de-en' (keys of the outlier list)."""
+    base, _, tail = code.partition("_")
+    return f"{base[:2]}-{base[2:]}" + (f"_{tail}" if tail else "")
+
+
+def required_files(data: str | Path) -> list[Path]:
+    """Every file the reproduction reads (paths under ``DATA/wmt20-metrics`` or ``DATA``)."""
+    r = _root(data)
+    out = [r / "manual-evaluation" / "outlier-systems-dict.json"]
+    for key, (refset, code) in SYS_KEYS.items():
+        out += [r / _SYS / f"DA-{refset}-{code}-sys-scores.csv", r / _SYS / f"DA-{key}-cor.csv",
+                r / _SYS / f"DA-{key}-cor-excloutl.csv", r / _SYS / f"DA-{key}-sig-excloutl.csv"]
+    for lp in SEG_LPS:
+        out.append(r / "manual-evaluation" / "DA" / f"metrics-ad-seg-scores-{lp}.csv")
+        for sub in ("allsys", "excloutl"):
+            out.append(r / "results" / "output" / f"seglevel_{sub}" /
+                       f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-cor.csv")
+    out += [r / "final-metric-scores" / "baselines" / f"{m}.seg.score.gz" for m in SEG_METRICS]
+    return out
+
+
+def _check(data: str | Path) -> Path:
+    for p in required_files(data):
+        if not p.is_file():
+            raise AnalysisInputError(
+                f"missing data file {p} (the reproduction needs the WMT20 metrics-task release, "
+                "github.com/WMT-Metrics-task/wmt20-metrics)")
+    return _root(data)
+
+
+def _printed(v: float, digits: int) -> str:
+    return f"{v:.{digits}f}"
+
+
+def _sys_tables(r: Path) -> list[Table]:
+    keys = list(SYS_KEYS)
+    pe: dict[tuple[str, str], Cell] = {}
+    ke: dict[tuple[str, str], Cell] = {}
+    wi: dict[tuple[str, str], Cell] = {}
+    metrics: dict[str, None] = {}
+    for key, (refset, code) in SYS_KEYS.items():
+        sl: SysLevel = load_sys_level(r / _SYS / f"DA-{refset}-{code}-sys-scores.csv")
+        idx = {m: i for i, m in enumerate(sl.metrics)}
+        so = sl.without(wmt20_outliers(r, _lp(code)))
+        cor = read_cor(r / _SYS / f"DA-{key}-cor.csv")
+        for m, k_ref in zip(cor.column("metric").to_pylist(), cor.column("Kendall").to_pylist()):
+            metrics.setdefault(m)
+            ke[(m, key)] = Cell("sys-kendall-all", m, key, float(kendall(sl.human, sl.scores[idx[m]])),
+                                _printed(k_ref, 12), f"DA-{key}-cor.csv")
+        cx = read_cor(r / _SYS / f"DA-{key}-cor-excloutl.csv")
+        names = cx.column("metric").to_pylist()
+        for m, p_ref in zip(names, cx.column("Pearson").to_pylist()):
+            metrics.setdefault(m)
+            pe[(m, key)] = Cell("sys-pearson-excl", m, key, float(pearson(so.human, so.scores[idx[m]])),
+                                _printed(p_ref, 12), f"DA-{key}-cor-excloutl.csv")
+        rows, _cols, _ref = read_matrix(r / _SYS / f"DA-{key}-sig-excloutl.csv")
+        rr, p = williams_matrix(so.human, np.vstack([so.scores[idx[m]] for m in rows]), only_better=False)
+        with np.errstate(invalid="ignore"):
+            win = winners(wmt_sig_table(rr, p), nan_beats=True)
+        wref = dict(zip(names, cx.column("Winner").to_pylist()))
+        for m, w in zip(rows, win):
+            wi[(m, key)] = Cell("sys-winners", m, key, float(bool(w)), "1" if wref[m] in (True, "True") else "0",
+                                f"DA-{key}-cor-excloutl.csv")
+    rows_all = list(metrics)
+    for cells, tkey in ((pe, "sys-pearson-excl"), (ke, "sys-kendall-all"), (wi, "sys-winners")):
+        for m in rows_all:
+            for key in keys:
+                if (m, key) not in cells:
+                    cells[(m, key)] = Cell(tkey, m, key, None, reason=f"no {m} scores for {key} in the release")
+    return [
+        Table("sys-pearson-excl", "System level: Pearson r without outliers", rows_all, keys, pe,
+              "Pearson r of each metric with DA z over the MT systems minus the curated outliers "
+              "(outlier-systems-dict.json); _B/_M/_P = the alternative reference sets. Official: "
+              "DA-<key>-cor-excloutl.csv, compared at 12 decimals."),
+        Table("sys-kendall-all", "System level: Kendall tau over all MT systems", rows_all, keys, ke,
+              "Kendall tau-b with DA z over all MT systems (Human-* excluded). Official: DA-<key>-cor.csv, "
+              "compared at 12 decimals."),
+        Table("sys-winners", "System level: Williams-test winners without outliers", rows_all, keys, wi,
+              "1 = no other metric correlates significantly better (Williams test, one-sided p < 0.05, "
+              "outliers excluded). Official: the Winner column of DA-<key>-cor-excloutl.csv. " + TWIN_NOTE),
+    ]
+
+
+def _seg_table(r: Path) -> Table:
+    cols = [f"{lp} {sub}" for lp in SEG_LPS for sub in ("all", "-out")]
+    cells: dict[tuple[str, str], Cell] = {}
+    for lp in SEG_LPS:
+        da = wmt20_seg_da(r, lp)
+        M = np.vstack([wmt20_seg_metric(r, m, lp, da) for m in SEG_METRICS])
+        for sub, tag, excl in (("allsys", "all", ()), ("excloutl", "-out", wmt20_outliers(r, lp))):
+            b, w = darr_pairs(da["sys"], da["sid"], da["raw"], exclude_systems=excl)
+            res = darr_kendall(M, b, w)
+            name = f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-cor.csv"
+            ref = read_darr_cor(r / "results" / "output" / f"seglevel_{sub}" / name)
+            refd = dict(zip(ref.column("metric").to_pylist(), ref.column("tau").to_pylist()))
+            for i, m in enumerate(SEG_METRICS):
+                # the file prints 4 significant digits: that is the printed text
+                printed = f"{refd[m]:.4g}" if m in refd else None
+                cells[(m, f"{lp} {tag}")] = Cell("seg-darr", m, f"{lp} {tag}", float(res["tau"][i]), printed,
+                                                 f"seglevel_{sub}/{name}")
+    return Table("seg-darr", "Segment level: DARR Kendall-like tau (chrF, TER)", list(SEG_METRICS), cols, cells,
+                 "tau = (Concordant - Discordant) / (C + D) over the DA pairs of MT systems whose raw scores "
+                 "differ by >= 25 (metric ties count as discordant); all systems and without outliers (-out). "
+                 "Official: RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits).")
+
+
+def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproduction:
+    """Every table the release supports. ``data``: the shared data folder (holding
+    ``wmt20-metrics/``) or the release itself. ``segment_level=False`` skips the DARR table
+    (about half the runtime). Raises :class:`AnalysisInputError` naming the first missing file."""
+    r = _check(data)
+    tables = _sys_tables(r)
+    if segment_level:
+        tables.append(_seg_table(r))
+    lps = sorted({_lp(c) for _, c in SYS_KEYS.values()} | set(SEG_LPS))
+    outl = Extra("outliers", "Outlier systems (the release's curated list)", ["language pair", "outliers"],
+                 [[lp, ", ".join(wmt20_outliers(r, lp)) or "\u2013"] for lp in lps],
+                 "manual-evaluation/outlier-systems-dict.json; excluded in every '-out' / 'excl' number.")
+    return Reproduction(tables, [], list(UNSUPPORTED), PAPER, SOURCE, [outl])
+
+
+def write_wmt20(res: Reproduction, out: str | Path) -> Path:
+    """Write :func:`reproduce_wmt20`'s result into ``out`` (:func:`~.output.write_reproduction`)."""
+    return write_reproduction(res, out, TITLE)
