@@ -107,6 +107,7 @@ def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, b
     seg, n_all = _segments(folder, lp)
     groups = {s: seg["score"][seg["system"] == s] for s in np.unique(seg["system"])}
     names, p = human.wilcoxon_matrix(groups)
+    names = [str(s) for s in names]
     sysz = human.system_scores(seg["system"], seg["score"])
     rk = read_sys_ranking(folder / f"ad-sys-ranking-{lp}-z.csv")
     off = {s: (i + 1, z, n, na) for i, (s, z, n, na) in enumerate(zip(*(rk.column(c).to_pylist() for c in (

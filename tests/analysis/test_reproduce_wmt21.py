@@ -1,0 +1,127 @@
+"""``mtscore reproduce wmt21``: the WMT21 DA system rankings, Wilcoxon matrices and significance
+clusters rebuilt from the released ratings (wmt21-news-systems @f41750d, humaneval/) and compared
+with the official ranking / adwilcox / clusters files, the output folder, the errors."""
+from __future__ import annotations
+
+import csv
+import os
+
+import pytest
+from conftest import require
+
+from mtscore.bindings.cli.main import main
+from mtscore.bindings.reproduce.wmt21 import DUPLICATED, FROM_RATINGS, FROM_SEGMENTS, reproduce_wmt21, required_files
+
+LPS = list(FROM_RATINGS) + list(FROM_SEGMENTS)
+# systems per language pair in the official ranking files (rows of each table)
+N_SYSTEMS = {"cs-en": 9, "de-en": 20, "ha-en": 14, "is-en": 10, "ja-en": 16, "ru-en": 11,
+             "bn-hi": 9, "hi-bn": 9, "xh-zu": 6, "zu-xh": 5, "zh-en": 24}
+# the only cells that differ: N.ALL where the official count includes duplicated judgements
+# (same worker and score recorded twice) that the de-duplicated ratings file holds once
+EXPECTED_DIFF = {("ranking-de-en", "UF.15", "N.ALL"): (1251, "1270"),
+                 ("ranking-de-en", "Online-B.11", "N.ALL"): (1212, "1236"),
+                 ("ranking-de-en", "P3AI.18", "N.ALL"): (1182, "1212"),
+                 ("ranking-is-en", "Online-A.5", "N.ALL"): (1112, "1113")}
+
+
+@pytest.fixture(scope="module")
+def root(shared_data):
+    require(shared_data / "wmt21-news-systems" / "humaneval" / "newstest2021-toen")
+    require(shared_data / "wmt21-news-systems" / "humaneval" / "facebook-wikipedia-2021")
+    return shared_data
+
+
+@pytest.fixture(scope="module")
+def res(root):
+    return reproduce_wmt21(root)
+
+
+@pytest.fixture(scope="module")
+def out(root, tmp_path_factory):
+    d = tmp_path_factory.mktemp("repro") / "wmt21-out"
+    assert main(["reproduce", "wmt21", "--data", str(root), "--out", str(d)]) == 0
+    return d
+
+
+def test_every_official_cell_reproduced(res):
+    assert [t.key for t in res.tables] == [f"ranking-{lp}" for lp in LPS] + ["wilcoxon"]
+    for lp in LPS:
+        t = res.table(f"ranking-{lp}")
+        assert len(t.rows) == N_SYSTEMS[lp]
+        per_row = 5 if lp in FROM_SEGMENTS else 6  # zh-en: no N.ALL (ratings file not in the snapshot)
+        assert len(t.compared) == per_row * N_SYSTEMS[lp], lp
+        # the reproduced order is the official one: every rank cell equals its line in the file
+        assert all(t.cell(s, "rank").matches for s in t.rows), lp
+    diff = {(c.table, c.row, c.column): (c.reproduced, c.printed) for c in res.differing}
+    assert diff == EXPECTED_DIFF
+    # each difference is exactly the duplicated judgements the ratings file holds once
+    for lp, n in DUPLICATED.items():
+        assert sum(int(p) - v for (t, _, _), (v, p) in EXPECTED_DIFF.items() if t == f"ranking-{lp}") == n
+    assert len(res.compared) == 796
+
+
+def test_known_values(res):
+    de = res.table("ranking-de-en")
+    assert de.rows[:3] == ["Borderline.4", "Online-A.12", "Online-W.3"]
+    c = de.cell("Borderline.4", "z")
+    assert (c.printed, c.reproduced_text) == ("0.126", "0.126")
+    assert de.cell("Borderline.4", "N").reproduced == 944
+    assert de.cell("UF.15", "wins").reproduced == 16
+    assert de.cell("UF.15", "cluster").reproduced == 1
+    bh = res.table("ranking-bn-hi")  # Facebook Wikipedia pair, quoted system names in the ratings file
+    assert bh.rows[:2] == ["GTCOM.0", "Online-B.5"]
+    assert bh.cell("GTCOM.0", "z").reproduced_text == "0.202"
+    assert bh.cell("TRANSSION.3", "cluster").reproduced == 3
+    zh = res.table("ranking-zh-en")
+    assert zh.cell(zh.rows[0], "N.ALL").reproduced is None
+    assert "segment scores" in (zh.cell(zh.rows[0], "N.ALL").reason or "")
+    w = res.table("wilcoxon")
+    assert all(w.cell(lp, "all p equal").reproduced == 1.0 for lp in LPS)
+    assert w.cell("de-en", "significant pairs").printed == w.cell("de-en", "significant pairs").reproduced_text
+    assert int(w.cell("de-en", "significant pairs").printed or 0) > 100
+
+
+def test_output_files(out):
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([f"ranking-{lp}.{e}" for lp in LPS for e in ("csv", "md")]
+                           + ["wilcoxon.csv", "wilcoxon.md", "index.html"])
+    with open(out / "ranking-de-en.csv", newline="", encoding="utf-8") as fh:
+        rows = {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
+    assert rows[("Borderline.4", "z")]["printed"] == "0.126"
+    assert rows[("Borderline.4", "z")]["matches"] == "true"
+    assert rows[("UF.15", "N.ALL")]["matches"] == "false"
+    md = (out / "ranking-de-en.md").read_text(encoding="utf-8")
+    assert "3 differ" in md
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert html.count('class="diff"') == 4
+    assert html.count('class="same"') == 792
+    assert "duplicated judgement" in html
+
+
+def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
+    files = required_files(root)
+    assert len(files) == 35
+    assert required_files(root / "wmt21-news-systems" / "humaneval") == files
+    assert all(f.is_file() for f in files)
+    base = root / "wmt21-news-systems" / "humaneval"
+    gone = base / "newstest2021-toen" / "adwilcox-jaen.csv"
+    for f in files:
+        if f != gone:
+            dst = tmp_path / "data" / f.relative_to(base)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(f, dst)
+    dest = tmp_path / "o" / "out"
+    assert main(["reproduce", "wmt21", "--data", str(tmp_path / "data"), "--out", str(dest)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("mtscore reproduce: error: missing data file ")
+    assert str(tmp_path / "data" / "newstest2021-toen" / "adwilcox-jaen.csv") in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_lists_wmt21(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = capsys.readouterr().out
+    assert "wmt21:" in text
+    assert "wmt21-news-systems/humaneval" in text
