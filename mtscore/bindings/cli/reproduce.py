@@ -25,6 +25,11 @@ PAPERS = {
               "significance clusters of the to-English and Facebook Wikipedia pairs, rebuilt from the ratings "
               "and compared with the official ranking, adwilcox and clusters.csv files; needs "
               "DIR/wmt21-news-systems/humaneval/ (github.com/wmt-conference/wmt21-news-systems)."),
+    "refbias": ("Ma, Graham, Baldwin & Liu (2017), Further Investigation into Reference Bias (EMNLP 2017): "
+                "Table 2 (judge pairs whose kappa CIs do not overlap), Figure 1 (e)-(f) (bootstrap CI of the "
+                "mean kappa), Figures 2-4 (kappas per setting, judges' average ratings, rating cross-tables) "
+                "and the text's numbers; needs DIR/refbias/ratings_all (github.com/qingsongma/"
+                "percentage-refBias). Figure 1 (a)-(d) and the DA experiment are listed as not reproduced."),
 }
 
 
@@ -61,12 +66,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(a: argparse.Namespace) -> int:
     from .. import reproduce as r
-    from ..reproduce import wmt20, wmt21
+    from ..reproduce import refbias, wmt20, wmt21
 
     papers: dict[str, tuple[Callable[[str], r.Reproduction], Callable[[r.Reproduction, str], Path]]] = {
         "tangled": (r.reproduce_tangled, r.write_tangled),
         "wmt20": (wmt20.reproduce_wmt20, wmt20.write_wmt20),
-        "wmt21": (wmt21.reproduce_wmt21, wmt21.write_wmt21)}
+        "wmt21": (wmt21.reproduce_wmt21, wmt21.write_wmt21),
+        "refbias": (refbias.reproduce_refbias, refbias.write_refbias)}
     compute, write = papers[a.paper]
     res = compute(a.data)
     out = write(res, a.out)

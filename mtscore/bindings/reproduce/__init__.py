@@ -5,9 +5,12 @@ Evaluation of Automatic Machine Translation Evaluation Metrics" (ACL 2020) from 
 system-level scores the authors released (``nitikam/tangled``, ``data/wmt19_sys_scores/``);
 :mod:`.tangled_printed` holds the numbers the paper prints, :mod:`.output` writes the
 CSV / Markdown / figure / ``index.html`` files of any paper's :class:`~.model.Reproduction`.
+:mod:`.refbias` rebuilds Ma et al. (2017), "Further Investigation into Reference Bias" from the
+released Fomicheva & Specia ratings; :mod:`.docqe` Graham et al. (2017, EACL) document-level DA.
 """
 from .model import Cell, Extra, Figure, Reproduction, Table
 from .output import write_reproduction
+from .refbias import reproduce_refbias, write_refbias
 from .tangled import TangledReproduction, reproduce_tangled, required_files, write_tangled
 
 __all__ = [
@@ -17,8 +20,10 @@ __all__ = [
            "Reproduction",
            "Table",
            "TangledReproduction",
+           "reproduce_refbias",
            "reproduce_tangled",
            "required_files",
+           "write_refbias",
            "write_reproduction",
            "write_tangled",
 ]
