@@ -1,0 +1,132 @@
+"""``mtscore reproduce wmt20``: the WMT20 metrics task's official system- and segment-level results
+(wmt20-metrics @3e434fc, results/output/) rebuilt from the DA and metric scores of the release,
+every cell compared with the official file; the output folder, the errors.
+
+One CLI run (about 15 s of CPU) feeds every test: the cells are read back from the CSVs it writes."""
+from __future__ import annotations
+
+import csv
+import os
+
+import pytest
+from conftest import require
+
+from mtscore.analysis.correlation import pearson
+from mtscore.analysis.data import read_cor
+from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
+from mtscore.bindings.cli.main import main
+from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SYS_KEYS, required_files
+
+TABLES = ["sys-pearson-excl", "sys-kendall-all", "sys-winners", "seg-darr"]
+
+
+@pytest.fixture(scope="module")
+def root(shared_data):
+    require(shared_data / "wmt20-metrics" / "results" / "output")
+    return shared_data
+
+
+@pytest.fixture(scope="module")
+def out(root, tmp_path_factory):
+    d = tmp_path_factory.mktemp("repro") / "wmt20-out"
+    assert main(["reproduce", "wmt20", "--data", str(root), "--out", str(d)]) == 0
+    return d
+
+
+@pytest.fixture(scope="module")
+def cells(out):
+    res = {}
+    for t in TABLES:
+        with open(out / f"{t}.csv", newline="", encoding="utf-8") as fh:
+            res[t] = {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
+    return res
+
+
+def test_every_official_cell_reproduced(cells):
+    compared = {t: [r for r in c.values() if r["matches"]] for t, c in cells.items()}
+    # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
+    assert {t: len(v) for t, v in compared.items()} == {
+        "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "seg-darr": 72}
+    assert len(SYS_KEYS) == 30
+    assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2
+    differing = sorted((t, r["row"], r["column"]) for t, v in compared.items() for r in v if r["matches"] != "true")
+    # twin metrics (identical scores) make the Williams statistic 0/0: the official R code printed NaN
+    # (neither twin wins) everywhere except esim / paresim-1 on eniu_full, where rounding noise gave
+    # a non-significant p (0.12) and both stayed winners; the reproduction treats all twins alike
+    assert differing == [("sys-winners", "esim", "eniu_full"), ("sys-winners", "paresim-1", "eniu_full")]
+    for _, row, col in differing:
+        assert (cells["sys-winners"][(row, col)]["reproduced_rounded"], cells["sys-winners"][(row, col)]["printed"]) \
+            == ("0", "1")
+
+
+def test_printed_values_are_the_release(root, cells):
+    """The 'printed' column is the official file's value (12 decimals), not a transcription."""
+    base = root / "wmt20-metrics" / "results" / "output" / "system-level"
+    for key in ("ende", "zhen_B", "eniu_news"):
+        ref = read_cor(base / f"DA-{key}-cor-excloutl.csv")
+        for m, v in zip(ref.column("metric").to_pylist(), ref.column("Pearson").to_pylist()):
+            assert cells["sys-pearson-excl"][(m, key)]["printed"] == f"{v:.12f}"
+
+
+def test_known_values(root, cells):
+    pe = cells["sys-pearson-excl"]
+    # mt-metrics-eval's data_test expectations for WMT20 en-de (outliers excluded)
+    assert f'{float(pe[("BLEU", "ende")]["reproduced"]):.3f}' == "0.825"
+    assert f'{float(pe[("COMET", "ende")]["reproduced"]):.3f}' == "0.863"
+    # independent recomputation of one cell
+    w = root / "wmt20-metrics"
+    sl = wmt20_sys_level(w, "de-en").without(wmt20_outliers(w, "de-en"))
+    r = pearson(sl.human, sl.scores[sl.metrics.index("chrF")])
+    assert float(pe[("chrF", "deen")]["reproduced"]) == pytest.approx(r, abs=1e-15)
+    darr = cells["seg-darr"]
+    # de-en chrF: 0.4379 over 16,584 pairs, 0.01762 once pairs with an outlier system are dropped
+    assert (darr[("chrF", "de-en all")]["printed"], darr[("chrF", "de-en all")]["reproduced_rounded"]) \
+        == ("0.4379", "0.4379")
+    assert (darr[("chrF", "de-en -out")]["printed"], darr[("chrF", "de-en -out")]["reproduced_rounded"]) \
+        == ("0.01762", "0.01762")
+    wi = cells["sys-winners"]
+    assert wi[("HUMAN_RAW", "deen")]["reproduced_rounded"] == "1"
+    assert sum(r["reproduced_rounded"] == "1" for r in wi.values()) > 100
+    # a metric without scores for a key: no value, a reason
+    assert any(r["reproduced"] == "" and r["reason"].startswith("no ") for r in pe.values())
+
+
+def test_output_files(out):
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([f"{t}.{e}" for t in TABLES for e in ("csv", "md")] + ["index.html"])
+    assert "2 differ" in (out / "sys-winners.md").read_text(encoding="utf-8")
+    assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert html.count('class="diff"') == 2
+    assert html.count('class="same"') == 3 * 872 + 72 - 2
+    assert "outlier-systems-dict.json" in html
+    assert "Twin metrics" in html
+
+
+def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
+    files = required_files(root)
+    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2
+    assert required_files(root / "wmt20-metrics") == files
+    assert all(f.is_file() for f in files)
+    base = root / "wmt20-metrics"
+    gone = base / "results" / "output" / "seglevel_excloutl" / "RR-newstest2020-kmen-seg-nohy-cor.csv"
+    for f in files:
+        if f != gone:
+            dst = tmp_path / "data" / f.relative_to(base)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(f, dst)
+    dest = tmp_path / "o" / "out"
+    assert main(["reproduce", "wmt20", "--data", str(tmp_path / "data"), "--out", str(dest)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("mtscore reproduce: error: missing data file ")
+    assert str(tmp_path / "data" / gone.relative_to(base)) in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_lists_wmt20(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = capsys.readouterr().out
+    assert "wmt20:" in text
+    assert "wmt20-metrics" in text
