@@ -6,7 +6,11 @@
   another value / out of order -> 409, too fast -> 429; stored in one transaction, then
   ``303`` to ``/a/{token}`` (the next item). A replay of the same form (same nonce and value)
   changes nothing and is answered as the first time.
-* ``GET /admin``: progress per annotator, HTTP Basic (any user name, the admin password).
+* ``GET /admin``: progress and live quality control per annotator (:mod:`.status`), HTTP Basic
+  (any user name, the admin password);
+* ``POST /admin/close``: close the campaign (password and the admin CSRF token, field ``csrf``);
+  then every annotator POST is refused with 410 and every annotator page says the campaign is
+  closed (an annotator who finished still sees their completion code).
 
 An unknown token is always the same 404 page (links cannot be told apart or enumerated).
 Screen time is measured by the server (first display of the item to its stored rating), so
@@ -28,7 +32,16 @@ from starlette.routing import Route
 
 from ...analysis.crowd.hits import HIT_SIZE
 from . import pages
-from .security import RateLimiter, check_csrf, check_password, completion_code, csrf_token
+from .security import (
+    RateLimiter,
+    admin_csrf_token,
+    check_admin_csrf,
+    check_csrf,
+    check_password,
+    completion_code,
+    csrf_token,
+)
+from .status import campaign_status, close_campaign, closed_ms
 from .store import CampaignStore, Conflict, UnknownAnnotator, token_hash
 
 __all__ = ["make_app"]
@@ -74,6 +87,8 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
         th = token_hash(token)
         if item.done:
             return _html(pages.done_page(completion_code(secret, th), HIT_SIZE))
+        if closed_ms(store) is not None:
+            return _html(pages.closed_page(), 410)
         nonce = secrets.token_urlsafe(16)
         return _html(pages.item_page(token, item, HIT_SIZE, csrf_token(secret, th, item.position), nonce))
 
@@ -97,6 +112,8 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
             return _html(pages.error_page(400, "The rating must be a whole number from 0 to 100.", token), 400)
         if nonce is None or not _NONCE.fullmatch(nonce):
             return _html(pages.error_page(400, "Bad form: no valid nonce.", token), 400)
+        if await run_in_threadpool(closed_ms, store) is not None:
+            return _html(pages.error_page(410, "This campaign is closed: no more ratings are accepted."), 410)
         try:
             await run_in_threadpool(store.record_rating, token, int(pos), int(score), nonce)
         except UnknownAnnotator:
@@ -105,7 +122,8 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
             return _html(pages.error_page(409, f"Not stored: {e} (another tab or a repeated form?).", token), 409)
         return RedirectResponse(f"/a/{token}", status_code=303, headers=pages.HEADERS)
 
-    def admin(request: Request) -> Response:
+    def _admin_refusal(request: Request) -> Response | None:
+        """None when the request carries the admin password, else the 429/401 answer."""
         challenge = {"WWW-Authenticate": 'Basic realm="mtscore campaign", charset="UTF-8"'}
         if not admin_limiter.allow("admin"):
             return _html(pages.error_page(429, "Too many attempts: wait a moment."), 429, {"Retry-After": "1"})
@@ -118,8 +136,26 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
                 password = None
         if password is None or not check_password(password, admin_password_hash):
             return _html(pages.error_page(401, "Admin password required."), 401, challenge)
-        return _html(pages.admin_page(store.progress(), HIT_SIZE))
+        return None
+
+    def admin(request: Request) -> Response:
+        refused = _admin_refusal(request)
+        if refused is not None:
+            return refused
+        return _html(pages.admin_page(campaign_status(store), admin_csrf_token(secret)))
+
+    async def close(request: Request) -> Response:
+        refused = await run_in_threadpool(_admin_refusal, request)
+        if refused is not None:
+            return refused
+        async with request.form(max_files=0, max_fields=5, max_part_size=4096) as form:
+            csrf = form.get("csrf")
+        if not check_admin_csrf(secret, csrf if isinstance(csrf, str) else None):
+            return _html(pages.error_page(403, "This form is not valid (CSRF check failed): reload the admin page."),
+                         403)
+        await run_in_threadpool(close_campaign, store)
+        return RedirectResponse("/admin", status_code=303, headers=pages.HEADERS)
 
     routes = [Route("/a/{token}", show, methods=["GET"]), Route("/a/{token}/rate", rate_item, methods=["POST"]),
-              Route("/admin", admin, methods=["GET"])]
+              Route("/admin", admin, methods=["GET"]), Route("/admin/close", close, methods=["POST"])]
     return Starlette(routes=routes, max_body_size=16 * 1024)

@@ -1,4 +1,5 @@
-"""The HTML of the campaign server: the item screen, the end-of-HIT page, errors and the admin page.
+"""The HTML of the campaign server: the item screen, the end-of-HIT page, errors, the
+campaign-closed page and the admin page.
 
 Plain HTML forms (they submit with scripts off), every text escaped with :func:`html.escape`,
 one small inline script (the slider's number read-out and Enter to submit) allowed by its hash
@@ -11,9 +12,10 @@ import base64
 import hashlib
 from html import escape
 
-from .store import Item, Progress
+from .status import COLUMNS, CampaignStatus, headline, row_cells
+from .store import Item
 
-__all__ = ["HEADERS", "admin_page", "done_page", "error_page", "item_page"]
+__all__ = ["HEADERS", "admin_page", "closed_page", "done_page", "error_page", "item_page"]
 
 _SCRIPT = ("var s=document.getElementById('score'),o=document.getElementById('readout');"
            "s.addEventListener('input',function(){o.value=s.value;});"
@@ -30,7 +32,8 @@ HEADERS = {
 _STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.5}"
           ".box{border:1px solid #888;padding:.8em;margin:.6em 0;white-space:pre-wrap}"
           "input[type=range]{width:100%}label{font-weight:bold}"
-          "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:.2em .6em;text-align:right}")
+          "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:.2em .6em;text-align:right}"
+          "#progress td{white-space:nowrap}#progress td:first-child{text-align:left}")
 
 
 def _page(title: str, body: str) -> str:
@@ -75,21 +78,25 @@ def error_page(status: int, message: str, token: str | None = None) -> str:
     return _page(f"Error {status}", f"<h1>Error {status}</h1><p id=\"message\">{escape(message)}</p>{back}")
 
 
-def _when(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    import datetime as _dt
-
-    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+def closed_page() -> str:
+    """What an annotator sees once the campaign is closed."""
+    return _page("Campaign closed", "<h1>Campaign closed</h1><p id=\"message\">This campaign is closed: "
+                                    "no more ratings are accepted. Thank you for your work.</p>")
 
 
-def admin_page(rows: list[Progress], total: int) -> str:
-    """Progress of every annotator: HIT, items rated, first and last rating time."""
-    done = sum(r.rated >= total for r in rows)
-    trs = "".join(f"<tr><td>{escape(r.name)}</td><td>{r.hit}</td><td>{r.rated} / {total}</td>"
-                  f"<td>{_when(r.first_ms)}</td><td>{_when(r.last_ms)}</td></tr>" for r in rows)
-    body = (f"<h1>Campaign progress</h1><p>{len(rows)} annotators, {done} finished, "
-            f"{sum(r.rated for r in rows)} ratings stored.</p>"
-            "<table id=\"progress\"><tr><th>annotator</th><th>HIT</th><th>rated</th><th>first</th><th>last</th></tr>"
-            f"{trs}</table>")
+def admin_page(status: CampaignStatus, csrf: str) -> str:
+    """Progress and live quality control of every annotator, and the "close campaign" form
+    (POST ``/admin/close`` with the admin CSRF token ``csrf``) while the campaign is open."""
+    total = status.items_per_hit
+    trs = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row_cells(a, total)) + "</tr>"
+                  for a in status.annotators)
+    close = ("<form method=\"post\" action=\"/admin/close\" id=\"close\">"
+             f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf, quote=True)}\">"
+             "<button type=\"submit\" id=\"close-button\">Close campaign (no more ratings accepted)</button></form>"
+             if status.closed_ms is None else "")
+    body = (f"<h1>Campaign progress</h1><p id=\"headline\">{escape(headline(status))}.</p>"
+            "<table id=\"progress\"><tr>" + "".join(f"<th>{escape(c)}</th>" for c in COLUMNS) + "</tr>"
+            f"{trs}</table><p>QC: one-sided paired t-test that degraded (BAD_REF) items score lower than their "
+            f"originals, pass at p &lt;= {status.alpha:g}, shown from {status.min_pairs} rated pairs; "
+            f"repeat mean |diff|: repeat vs original; median seconds per item on screen.</p>{close}")
     return _page("Campaign progress", body)

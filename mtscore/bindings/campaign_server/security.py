@@ -3,6 +3,7 @@
 * CSRF: ``HMAC-SHA256(server secret, annotator token hash + ":" + position)``, hex; checked with
   :func:`hmac.compare_digest` on every POST. It binds a form to one annotator and one item, so
   a form of another annotator or item is refused.
+* the admin page's "close campaign" form: :func:`admin_csrf_token`, checked with the password.
 * Admin password: ``hashlib.scrypt`` (n=2**14, r=8, p=1, 16-byte random salt), stored as
   ``scrypt$n$r$p$salt_hex$hash_hex``; checked in constant time.
 * :class:`RateLimiter`: a token bucket per key (an annotator's token hash, or "admin").
@@ -16,7 +17,7 @@ import threading
 import time
 from typing import Callable
 
-__all__ = ["RateLimiter", "check_csrf", "check_password", "completion_code", "csrf_token", "hash_password",
+__all__ = ["RateLimiter", "admin_csrf_token", "check_admin_csrf", "check_csrf", "check_password", "completion_code", "csrf_token", "hash_password",
            "new_secret"]
 
 _N, _R, _P = 2 ** 14, 8, 1
@@ -38,6 +39,17 @@ def check_csrf(secret: str, annotator_hash: str, position: int, token: str | Non
     if not token:
         return False
     return hmac.compare_digest(csrf_token(secret, annotator_hash, position).encode(), token.encode("utf-8", "replace"))
+
+
+def admin_csrf_token(secret: str) -> str:
+    """The CSRF token of the admin page's forms: ``HMAC-SHA256(secret, "admin:close")`` hex (an
+    annotator's token hash is 64 hex digits, so no annotator form has this message)."""
+    return hmac.new(secret.encode(), b"admin:close", hashlib.sha256).hexdigest()
+
+
+def check_admin_csrf(secret: str, token: str | None) -> bool:
+    """Whether ``token`` is :func:`admin_csrf_token` (constant-time compare)."""
+    return bool(token) and hmac.compare_digest(admin_csrf_token(secret).encode(), str(token).encode("utf-8", "replace"))
 
 
 def completion_code(secret: str, annotator_hash: str) -> str:
