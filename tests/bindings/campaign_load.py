@@ -51,10 +51,11 @@ def value_of(name: str, position: int) -> int:
     return (int(name[1:]) * 37 + position * 11) % 101
 
 
-def make_campaign(folder: Path, annotators: int, n_seg: int = 14) -> tuple[CampaignStore, list[tuple[str, str]]]:
-    """A campaign in ``folder`` (campaign.db, the server secret, an admin password) with
-    ``annotators`` annotators over ``ceil(5 * n_seg * 1.25 / 100)`` HITs; returns the store and the
-    (name, link token) pairs."""
+def make_campaign(folder: Path, annotators: int, n_seg: int = 14,
+                  db: str | None = None) -> tuple[CampaignStore, list[tuple[str, str]]]:
+    """A campaign in ``folder`` (campaign.db, or the database URL ``db``; the server secret, an
+    admin password) with ``annotators`` annotators over ``ceil(5 * n_seg * 1.25 / 100)`` HITs;
+    returns the store and the (name, link token) pairs."""
     systems = "ABCDE"
     outs = {s: [f"{s} says {i} " + " ".join(f"w{j}" for j in range(3 + i % 9)) for i in range(n_seg)] for s in systems}
     refs = [f"reference {i} " + " ".join(f"r{j}" for j in range(3 + i % 7)) for i in range(n_seg)]
@@ -62,7 +63,7 @@ def make_campaign(folder: Path, annotators: int, n_seg: int = 14) -> tuple[Campa
     folder.mkdir(parents=True, exist_ok=True)
     hits = folder / "hits.csv"
     hits.write_text(batch_input_csv(camp, "en", "de", texts=True), encoding="utf-8")
-    store = open_store(folder / "campaign.db")
+    store = open_store(db or folder / "campaign.db")
     store.load_campaign(hits)
     store.set_meta("secret", new_secret())
     store.set_meta("admin_password_hash", hash_password("load test"))
@@ -75,12 +76,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(folder: Path, port: int, annotators: int, timeout: float = 60.0) -> subprocess.Popen:
-    """``mtscore human serve folder`` on 127.0.0.1:``port`` (rate limit set far above the load), in
-    its own process group; returns once it answers HTTP."""
+def start_server(folder: Path, port: int, annotators: int, timeout: float = 60.0,
+                 db: str | None = None) -> subprocess.Popen:
+    """``mtscore human serve folder [--db db]`` on 127.0.0.1:``port`` (rate limit set far above the
+    load), in its own process group; returns once it answers HTTP."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, "-m", "mtscore", "human", "serve", str(folder), "--annotators",
-                             str(annotators), "--port", str(port), "--rate", "1000000"],
+                             str(annotators), "--port", str(port), "--rate", "1000000", *(["--db", db] if db else [])],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
