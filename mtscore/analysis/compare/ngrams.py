@@ -122,6 +122,13 @@ class NgramTable:
         p = int(self.starts[i])
         return tuple(self.words[p:p + int(self.orders[i])])
 
+    def _kind(self, s: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        if kind not in KINDS:
+            raise AnalysisInputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if kind not in self.counts[s]:
+            raise AnalysisInputError(f"the {kind!r} counts were not kept (ngram_table(..., kinds=...))")
+        return self.counts[s][kind]
+
     def _top(self, ids: np.ndarray, values: np.ndarray, top_k: int, highest: bool) -> list[int]:
         """Indices into ``ids`` of the ``top_k`` highest (lowest) ``values``, ties by n-gram:
         ``heapq.nsmallest`` with key ``(-value, ngram)`` (``(value, ngram)``), with only the
@@ -147,7 +154,7 @@ class NgramTable:
         _check_top_k(top_k)
         out = []
         for kind in ("over", "under"):
-            ids, counts = self.counts[s][kind]
+            ids, counts = self._kind(s, kind)
             out.append([(self.ngram(int(ids[j])), int(counts[j]))
                         for j in self._top(ids, counts, top_k, True)])
         return out[0], out[1]
@@ -156,12 +163,10 @@ class NgramTable:
                 ) -> tuple[list[SalientNgram], list[SalientNgram]]:
         """:func:`compare_systems` of systems ``a`` and ``b`` (the same lists and scores: the
         salience is computed with the same float64 operations, over the n-grams of either)."""
-        if kind not in KINDS:
-            raise AnalysisInputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         if not alpha > 0:
             raise AnalysisInputError(f"alpha must be > 0, got {alpha!r}")
         _check_top_k(top_k)
-        (ia, ca), (ib, cb) = self.counts[a][kind], self.counts[b][kind]
+        (ia, ca), (ib, cb) = self._kind(a, kind), self._kind(b, kind)
         x = np.zeros(len(self.starts), dtype=np.int64)  # dense over every n-gram id
         y = np.zeros(len(self.starts), dtype=np.int64)
         x[ia] = ca
@@ -184,13 +189,17 @@ def _sum_by(ids: np.ndarray, vals: np.ndarray, n_ids: int) -> tuple[np.ndarray, 
 
 
 def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tokens]],
-                min_n: int = 1, max_n: int = 4) -> NgramTable:
+                min_n: int = 1, max_n: int = 4, kinds: Sequence[str] = KINDS) -> NgramTable:
     """:class:`NgramTable` of S systems against K reference streams (the counts of
     :func:`systems_ngram_counts`): tokens mapped to integer ids once, each n-gram of order n
     given a dense id from the (n-1)-gram's id and its last token, and the per-segment counts
-    matched with sorted (segment, n-gram) keys."""
+    matched with sorted (segment, n-gram) keys. ``kinds``: the counts to keep (of
+    :data:`KINDS`; ``counts[s]`` has only those)."""
     n_seg = check_corpus(refs, systems)
     _check_orders(min_n, max_n)
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or isinstance(kinds, str):
+        raise AnalysisInputError(f"kinds must be a list of {', '.join(KINDS)}, got {kinds!r}")
     streams = [*refs, *systems]
     words: list[str] = []
     lens = []
@@ -244,8 +253,13 @@ def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tok
             under[u[0]] += u[1]
         go = ko % g_total
         nz = np.flatnonzero(under)
-        out.append({"total": _sum_by(go, total, g_total), "match": _sum_by(go, match, g_total),
-                    "over": _sum_by(go, total - match, g_total), "under": (nz.astype(np.int64), under[nz])})
+        kept: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for kind, vals in (("total", total), ("match", match), ("over", total - match)):
+            if kind in kinds:
+                kept[kind] = _sum_by(go, vals, g_total)
+        if "under" in kinds:
+            kept["under"] = (nz.astype(np.int64), under[nz])
+        out.append(kept)
     return NgramTable(words, np.concatenate(starts), np.concatenate(orders), out)
 
 

@@ -16,7 +16,7 @@ def _g(ngram) -> str:
 def ngrams_section(ctx: Context, top_k: int = 10) -> str:
     """Per system: the ``top_k`` over- and under-produced n-grams (1..4) with counts; per
     compared pair (``ctx.pairs``): the ``top_k`` n-grams each over-produces more."""
-    counts = ngram_table(ctx.ref_tokens, ctx.sys_tokens)  # as arrays: ranked without dicts
+    counts = ngram_table(ctx.ref_tokens, ctx.sys_tokens, kinds=("over", "under"))  # ranked as arrays
     parts = []
     for s, name in enumerate(ctx.names):
         over, under = counts.against_reference(s, top_k)
