@@ -17,7 +17,7 @@ from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SYS_KEYS, required_files
 
-TABLES = ["sys-pearson-excl", "sys-kendall-all", "sys-winners", "seg-darr"]
+TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "seg-darr"]
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +45,9 @@ def cells(out):
 def test_every_official_cell_reproduced(cells):
     compared = {t: [r for r in c.values() if r["matches"]] for t, c in cells.items()}
     # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
+    # sys-pearson-all: the 552 values of the findings' LaTeX tables (19 newstest2020 keys, 3 decimals)
     assert {t: len(v) for t, v in compared.items()} == {
-        "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "seg-darr": 72}
+        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "seg-darr": 72}
     assert len(SYS_KEYS) == 30
     assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2
     differing = sorted((t, r["row"], r["column"]) for t, v in compared.items() for r in v if r["matches"] != "true")
@@ -66,6 +67,20 @@ def test_printed_values_are_the_release(root, cells):
         ref = read_cor(base / f"DA-{key}-cor-excloutl.csv")
         for m, v in zip(ref.column("metric").to_pylist(), ref.column("Pearson").to_pylist()):
             assert cells["sys-pearson-excl"][(m, key)]["printed"] == f"{v:.12f}"
+
+
+def test_latex_headers_permuted(out, cells):
+    """The all-systems LaTeX tables' headers do not match their data: the printed 'pl-en' column
+    holds ja-en's 10 systems (assigned by system count and every value); 4 of 19 headers are right."""
+    html = (out / "index.html").read_text(encoding="utf-8")
+    row = ('<td class="t">tbl-DA-Pearson-MTall-exclhuman-toen.tex</td><td class="t">pl-en</td>'
+           '<td class="t">10</td><td class="t">ja-en</td><td class="t">NO</td>')
+    assert row in html
+    assert html.count('<td class="t">yes</td>') == 4
+    assert html.count('<td class="t">NO</td>') == 15
+    c = cells["sys-pearson-all"][("chrF", "jaen")]
+    assert c["source"] == "tbl-DA-Pearson-MTall-exclhuman-toen.tex column 'pl-en'"
+    assert c["printed"] == c["reproduced_rounded"] == "0.968"
 
 
 def test_known_values(root, cells):
@@ -98,14 +113,14 @@ def test_output_files(out):
     assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
     html = (out / "index.html").read_text(encoding="utf-8")
     assert html.count('class="diff"') == 2
-    assert html.count('class="same"') == 3 * 872 + 72 - 2
+    assert html.count('class="same"') == 552 + 3 * 872 + 72 - 2
     assert "outlier-systems-dict.json" in html
     assert "Twin metrics" in html
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     files = required_files(root)
-    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2
+    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2 + 2
     assert required_files(root / "wmt20-metrics") == files
     assert all(f.is_file() for f in files)
     base = root / "wmt20-metrics"

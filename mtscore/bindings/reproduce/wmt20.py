@@ -9,9 +9,12 @@ metric's system score, merged by the task's own script) and the curated outlier 
 
 * ``sys-pearson-excl``: Pearson r without the outlier systems (Human-* excluded), against
   ``DA-<key>-cor-excloutl.csv``;
-* ``sys-kendall-all``: Kendall tau-b over all MT systems, against ``DA-<key>-cor.csv`` (the
-  release's all-systems file carries Kendall; its all-systems Pearson is only in the LaTeX tables,
-  whose column headers are permuted, see :data:`UNSUPPORTED`);
+* ``sys-pearson-all``: Pearson r over all MT systems, against the findings' LaTeX tables
+  ``results/tables/tbl-DA-Pearson-MTall-exclhuman-{toen,ento}.tex`` (3 decimals; the only place
+  the release holds it). Their language-pair headers are permuted relative to the data columns,
+  so each printed column is assigned to the pair whose system count and values it holds, and the
+  assignment is shown beside the table;
+* ``sys-kendall-all``: Kendall tau-b over all MT systems, against ``DA-<key>-cor.csv``;
 * ``sys-winners``: the Williams-test winners without outliers (a metric wins unless another one is
   significantly better, one-sided p < 0.05), against the ``Winner`` column of the same file.
 
@@ -19,12 +22,13 @@ Segment level (``seg-darr``): the DARR Kendall-like tau of chrF and TER (the two
 score files the snapshot holds) for every language pair, all systems and without outliers,
 against ``results/output/seglevel_{allsys,excloutl}/RR-newstest2020-<lp>-seg-nohy-cor.csv``.
 
-:func:`reproduce_wmt20` returns the tables; the comparison is at 12 decimals for the system
-level (the files print 16 significant digits; the reproduction differs from them by float
+:func:`reproduce_wmt20` returns the tables; the comparison is at 12 decimals for the system-level
+CSV files (the files print 16 significant digits; the reproduction differs from them by float
 rounding, < 1e-13) and at the files' own 4 significant digits for DARR.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -60,10 +64,6 @@ UNSUPPORTED = [
     ("Segment-level DARR tau of the submitted metrics other than chrF and TER",
      "their final-metric-scores/*.seg.score.gz files are >= 4 MiB and absent from the snapshot "
      "(MISSING_IN_SNAPSHOT.txt); chrF and TER stand for the procedure"),
-    ("System-level Pearson r over all MT systems (findings Tables 'MTall')",
-     "released only in results/tables/tbl-DA-Pearson-MTall-*.tex at 3 decimals, whose language-pair "
-     "headers are permuted relative to the data columns; tests/analysis/test_analysis_wmt20.py matches "
-     "them one to one instead"),
     ("Williams p-values as table cells",
      "the 40 DA-*-sig*.csv matrices (6,123 p-values) are compared in tests/analysis/test_analysis_wmt20.py; "
      "here only the winners they decide"),
@@ -108,6 +108,7 @@ def required_files(data: str | Path) -> list[Path]:
             out.append(r / "results" / "output" / f"seglevel_{sub}" /
                        f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-cor.csv")
     out += [r / "final-metric-scores" / "baselines" / f"{m}.seg.score.gz" for m in SEG_METRICS]
+    out += [r / _TEX.format(part=part) for part in ("toen", "ento")]
     return out
 
 
@@ -173,6 +174,75 @@ def _sys_tables(r: Path) -> list[Table]:
     ]
 
 
+_TEX = "results/tables/tbl-DA-Pearson-MTall-exclhuman-{part}.tex"
+
+
+def _tex_columns(path: Path) -> list[tuple[str, int, dict[str, str]]]:
+    """The columns of a findings LaTeX table: (header, systems row, {metric: printed value})."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    heads = [ln for ln in lines if ln.startswith("{} &")]
+    if len(heads) < 2:
+        raise AnalysisInputError(f"{path}: no header and system-count rows ('{{}} & ...')")
+    names = [c.strip(" \\").replace("\\_", "_") for c in heads[0].split("&")[1:]]
+    counts = [int(c.strip(" \\")) for c in heads[1].split("&")[1:]]
+    cols: list[tuple[str, int, dict[str, str]]] = [(n, k, {}) for n, k in zip(names, counts)]
+    for ln in lines:
+        mm = re.match(r"\\metric\{(.+?)\}\s*&(.*)\\\\", ln)
+        if not mm:
+            continue
+        metric = mm.group(1).replace("\\_", "_")
+        for (_, _, vals), cell in zip(cols, mm.group(2).split("&")):
+            t = re.sub(r"\\textbf\{(.*)\}", r"\1", cell.strip())
+            if t != "$-$":
+                vals[metric] = t.replace("$-$", "-")
+    return cols
+
+
+def _pearson_all_table(r: Path) -> tuple[Table, Extra]:
+    """Pearson r over all MT systems against the findings' LaTeX tables (3 decimals). Their
+    language-pair headers are permuted relative to the data below them (a release bug, like the
+    DARR *-agree.csv one): each printed column is assigned to the one language pair whose system
+    count and every value agree (within 1.5e-3), and the assignment is listed beside the table."""
+    keys = [k for k, (refset, _) in SYS_KEYS.items() if refset == "newstest2020"]
+    ours: dict[str, dict[str, float]] = {}
+    nsys: dict[str, int] = {}
+    for key in keys:
+        refset, code = SYS_KEYS[key]
+        sl = load_sys_level(r / _SYS / f"DA-{refset}-{code}-sys-scores.csv")
+        nsys[key] = len(sl.human)
+        ours[key] = {m: float(pearson(sl.human, sl.scores[i])) for i, m in enumerate(sl.metrics)
+                     if not np.isnan(sl.scores[i]).any()}
+    printed: dict[str, tuple[str, dict[str, str]]] = {}
+    mapping: list[list[str]] = []
+    for part in ("toen", "ento"):
+        src = _TEX.format(part=part)
+        for head, k, vals in _tex_columns(r / src):
+            hits = [key for key in keys if nsys[key] == k and sum(m in ours[key] for m in vals) >= 10
+                    and all(abs(ours[key][m] - float(v)) <= 1.5e-3 for m, v in vals.items() if m in ours[key])]
+            target = hits[0] if len(hits) == 1 and hits[0] not in printed else None
+            if target is not None:
+                printed[target] = (f"{src.rsplit('/', 1)[1]} column '{head}'", vals)
+            said = _lp(target) if target else "none (ambiguous)"
+            mapping.append([src.rsplit("/", 1)[1], head, str(k), said, "yes" if said == head else "NO"])
+    cells: dict[tuple[str, str], Cell] = {}
+    metrics = sorted({m for o in ours.values() for m in o}, key=str.lower)
+    for key in keys:
+        where, vals = printed.get(key, ("", {}))
+        for m in metrics:
+            v = ours[key].get(m)
+            cells[(m, key)] = Cell("sys-pearson-all", m, key, v, vals.get(m) if v is not None else None,
+                                   where or None, None if v is not None else f"no {m} scores for {key}")
+    tab = Table("sys-pearson-all", "System level: Pearson r over all MT systems", metrics, keys, cells,
+                "Pearson r with DA z over all MT systems (Human-* excluded). Official: the findings' LaTeX "
+                "tables tbl-DA-Pearson-MTall-exclhuman-{toen,ento}.tex (3 decimals), each printed column "
+                "assigned to the language pair whose data it holds (see 'LaTeX columns').")
+    ex = Extra("tex-columns", "LaTeX columns: printed header vs the language pair whose data it holds",
+               ["file", "printed header", "systems", "data of", "header right"], mapping,
+               "Assigned by the system count and all values (within 1.5e-3); the headers of the released "
+               "all-systems tables do not match the data columns below them.")
+    return tab, ex
+
+
 def _seg_table(r: Path) -> Table:
     cols = [f"{lp} {sub}" for lp in SEG_LPS for sub in ("all", "-out")]
     cells: dict[tuple[str, str], Cell] = {}
@@ -202,13 +272,15 @@ def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproductio
     (about half the runtime). Raises :class:`AnalysisInputError` naming the first missing file."""
     r = _check(data)
     tables = _sys_tables(r)
+    pa_tab, tex_cols = _pearson_all_table(r)
+    tables.insert(0, pa_tab)
     if segment_level:
         tables.append(_seg_table(r))
     lps = sorted({_lp(c) for _, c in SYS_KEYS.values()} | set(SEG_LPS))
     outl = Extra("outliers", "Outlier systems (the release's curated list)", ["language pair", "outliers"],
                  [[lp, ", ".join(wmt20_outliers(r, lp)) or "\u2013"] for lp in lps],
                  "manual-evaluation/outlier-systems-dict.json; excluded in every '-out' / 'excl' number.")
-    return Reproduction(tables, [], list(UNSUPPORTED), PAPER, SOURCE, [outl])
+    return Reproduction(tables, [], list(UNSUPPORTED), PAPER, SOURCE, [tex_cols, outl])
 
 
 def write_wmt20(res: Reproduction, out: str | Path) -> Path:
