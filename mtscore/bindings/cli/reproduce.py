@@ -30,6 +30,11 @@ PAPERS = {
                 "mean kappa), Figures 2-4 (kappas per setting, judges' average ratings, rating cross-tables) "
                 "and the text's numbers; needs DIR/refbias/ratings_all (github.com/qingsongma/"
                 "percentage-refBias). Figure 1 (a)-(d) and the DA experiment are listed as not reproduced."),
+    "docqe": ("Graham, Ma, Baldwin, Liu, Parra & Scarton (2017), Improving Evaluation of Document-level MT QE "
+              "(EACL 2017): Table 1 (judgements collected / after QC / per document of the two DA runs), the "
+              "run A vs run B self-replication r (0.901) and Figure 2 (r as judgements are added), from the raw "
+              "MTurk batches; needs DIR/docqe-eacl2017/ (github.com/ygraham/eacl2017: seg-key-enes, "
+              "batched-hits/runA/, batched-hits/runB/)."),
 }
 
 
@@ -66,13 +71,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(a: argparse.Namespace) -> int:
     from .. import reproduce as r
-    from ..reproduce import refbias, wmt20, wmt21
+    from ..reproduce import docqe, refbias, wmt20, wmt21
 
     papers: dict[str, tuple[Callable[[str], r.Reproduction], Callable[[r.Reproduction, str], Path]]] = {
         "tangled": (r.reproduce_tangled, r.write_tangled),
         "wmt20": (wmt20.reproduce_wmt20, wmt20.write_wmt20),
         "wmt21": (wmt21.reproduce_wmt21, wmt21.write_wmt21),
-        "refbias": (refbias.reproduce_refbias, refbias.write_refbias)}
+        "refbias": (refbias.reproduce_refbias, refbias.write_refbias),
+        "docqe": (docqe.reproduce_docqe, docqe.write_docqe)}
     compute, write = papers[a.paper]
     res = compute(a.data)
     out = write(res, a.out)

@@ -8,6 +8,7 @@ CSV / Markdown / figure / ``index.html`` files of any paper's :class:`~.model.Re
 :mod:`.refbias` rebuilds Ma et al. (2017), "Further Investigation into Reference Bias" from the
 released Fomicheva & Specia ratings; :mod:`.docqe` Graham et al. (2017, EACL) document-level DA.
 """
+from .docqe import reproduce_docqe, write_docqe
 from .model import Cell, Extra, Figure, Reproduction, Table
 from .output import write_reproduction
 from .refbias import reproduce_refbias, write_refbias
@@ -20,9 +21,11 @@ __all__ = [
            "Reproduction",
            "Table",
            "TangledReproduction",
+           "reproduce_docqe",
            "reproduce_refbias",
            "reproduce_tangled",
            "required_files",
+           "write_docqe",
            "write_refbias",
            "write_reproduction",
            "write_tangled",
