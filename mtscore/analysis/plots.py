@@ -400,3 +400,28 @@ def rating_ranges_plot(ranges, title: str = "", path: str | None = None) -> byte
     ax.set_title(title or f"average ratings; reference groups' averages span {ranges.across_range:.2f}")
     ax.grid(alpha=0.3, axis="y")
     return _finish(fig, path)
+
+
+def interval_plot(points: Sequence[tuple[str, str, float, float, float]], title: str = "", ylabel: str = "",
+                  path: str | None = None) -> bytes:
+    """Confidence intervals side by side (Ma et al. 2017, Figure 1: the bootstrap CI of the mean
+    kappa of SAME and DIFF per panel): ``points`` (x label, series, estimate, low, high); one
+    colour per series, offset within each x label, the estimate as a dot, the interval as a bar."""
+    plt = require_matplotlib()
+    xs = list(dict.fromkeys(p[0] for p in points))
+    series = list(dict.fromkeys(p[1] for p in points))
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(xs) + 1.5), 3.6))
+    width = 0.6 / max(1, len(series))
+    for j, s in enumerate(series):
+        pts = [p for p in points if p[1] == s]
+        x = np.array([xs.index(p[0]) for p in pts]) + (j - (len(series) - 1) / 2) * width
+        est = np.array([p[2] for p in pts])
+        err = np.array([[p[2] - p[3] for p in pts], [p[4] - p[2] for p in pts]])
+        ax.errorbar(x, est, yerr=err, fmt="o", ms=4, capsize=3, color=f"C{j}", label=s)
+    ax.set_xticks(np.arange(len(xs)))
+    ax.set_xticklabels(xs)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    return _finish(fig, path)

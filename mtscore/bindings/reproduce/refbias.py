@@ -10,7 +10,7 @@ different reference) = batch1-batch4. What the release supports, with the proced
 * Table 2: per pair of settings (SOURCE, SAME, DIFF) the share of pairs of judge pairs whose
   Cohen's kappa 95% CIs do not overlap, and the number of pairs compared;
 * Figure 1: the bootstrap CI of the mean kappa of SAME and DIFF, panels (e) and (f) (the
-  corrected bootstrap, M = 1000 and M = 50); the numbers only (no PNG);
+  corrected bootstrap, M = 1000 and M = 50);
 * Figure 2: every judge pair's kappa per setting; Figure 3: each judge's average rating per
   group; Figure 4: how the ratings of two judges pair up, per setting (row percentages);
 * the text's numbers: the SAME - DIFF gap of the mean kappas, the Fig. 3 ranges.
@@ -127,7 +127,14 @@ def _figure1(table: KappaTable) -> Figure:
     return Figure("fig1-bootstrap", "Figure 1 (e), (f): bootstrap 95% CI of the mean kappa, SAME and DIFF",
                   {"points": points}, f"Percentile bootstrap of the mean of the setting's judge-pair kappas "
                   f"(numpy default_rng({SEED})); (f) M = 1000, (e) M = 50, with replacement, n = N.",
-                  ["panel", "what", "setting", "mean", "low", "high"], points)
+                  ["panel", "what", "setting", "mean", "low", "high"], points, _draw_intervals)
+
+
+def _draw_intervals(f: Figure) -> bytes:
+    from ...analysis import plots
+
+    return plots.interval_plot([(f"({p[0]})", p[2], p[3], p[4], p[5]) for p in f.points], title=f.title,
+                               ylabel="mean kappa, 95% CI")
 
 
 def _draw_kappas(f: Figure) -> bytes:
