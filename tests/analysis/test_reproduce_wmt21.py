@@ -1,6 +1,7 @@
 """``mtscore reproduce wmt21``: the WMT21 DA system rankings, Wilcoxon matrices and significance
 clusters rebuilt from the released ratings (wmt21-news-systems @f41750d, humaneval/) and compared
-with the official ranking / adwilcox / clusters files, the output folder, the errors."""
+with the official ranking / adwilcox / clusters files (raw: from the released segment scores),
+the output folder, the errors."""
 from __future__ import annotations
 
 import csv
@@ -48,7 +49,7 @@ def test_every_official_cell_reproduced(res):
     for lp in LPS:
         t = res.table(f"ranking-{lp}")
         assert len(t.rows) == N_SYSTEMS[lp]
-        per_row = 5 if lp in FROM_SEGMENTS else 6  # zh-en: no N.ALL (ratings file not in the snapshot)
+        per_row = 6 if lp in FROM_SEGMENTS else 7  # zh-en: no N.ALL (ratings file not in the snapshot)
         assert len(t.compared) == per_row * N_SYSTEMS[lp], lp
         # the reproduced order is the official one: every rank cell equals its line in the file
         assert all(t.cell(s, "rank").matches for s in t.rows), lp
@@ -57,7 +58,7 @@ def test_every_official_cell_reproduced(res):
     # each difference is exactly the duplicated judgements the ratings file holds once
     for lp, n in DUPLICATED.items():
         assert sum(int(p) - v for (t, _, _), (v, p) in EXPECTED_DIFF.items() if t == f"ranking-{lp}") == n
-    assert len(res.compared) == 796
+    assert len(res.compared) == 929
 
 
 def test_known_values(res):
@@ -66,6 +67,7 @@ def test_known_values(res):
     c = de.cell("Borderline.4", "z")
     assert (c.printed, c.reproduced_text) == ("0.126", "0.126")
     assert de.cell("Borderline.4", "N").reproduced == 944
+    assert (de.cell("Borderline.4", "raw").printed, de.cell("Borderline.4", "raw").reproduced_text) == ("71.9", "71.9")
     assert de.cell("UF.15", "wins").reproduced == 16
     assert de.cell("UF.15", "cluster").reproduced == 1
     bh = res.table("ranking-bn-hi")  # Facebook Wikipedia pair, quoted system names in the ratings file
@@ -94,13 +96,13 @@ def test_output_files(out):
     assert "3 differ" in md
     html = (out / "index.html").read_text(encoding="utf-8")
     assert html.count('class="diff"') == 4
-    assert html.count('class="same"') == 792
+    assert html.count('class="same"') == 925
     assert "duplicated judgement" in html
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     files = required_files(root)
-    assert len(files) == 35
+    assert len(files) == 45
     assert required_files(root / "wmt21-news-systems" / "humaneval") == files
     assert all(f.is_file() for f in files)
     base = root / "wmt21-news-systems" / "humaneval"

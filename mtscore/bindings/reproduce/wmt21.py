@@ -7,6 +7,7 @@ Per language pair (to-English: cs, de, ha, is, ja, ru, zh; the Facebook Wikipedi
 hi-bn, xh-zu, zu-xh) one table, a row per system in the reproduced ranking order:
 
 * ``rank``: position by mean z (official: the line of ``ad-sys-ranking-<lp>-z.csv``);
+* ``raw``: mean raw score (0-100), from the released segment scores (the ratings files carry z only);
 * ``z``: system z = mean over segments of the mean standardised judgement of SYSTEM and REPEAT
   items ("micro average over segments", printed to 3 decimals);
 * ``N`` / ``N.ALL``: segments / judgements behind it;
@@ -46,11 +47,13 @@ FROM_SEGMENTS = {"zh-en": "newstest2021-toen"}
 #: N.ALL cells that differ from the official file, and why: the released ranking counts a
 #: duplicated judgement (same worker, item and score, recorded twice) twice, the ratings file once
 DUPLICATED = {"de-en": 73, "is-en": 1}
-COLUMNS = ["rank", "z", "N", "N.ALL", "wins", "cluster"]
+COLUMNS = ["rank", "raw", "z", "N", "N.ALL", "wins", "cluster"]
 UNSUPPORTED = [
     ("Out-of-English and fr-de/de-fr rankings and clusters (newstest2021-EX_and_XY)",
      "the release holds only the Appraise cluster printout; the ratings (>= 4 MiB) are absent from the snapshot"),
-    ("Raw (unstandardised) system scores", "the released ratings files carry standardised scores only"),
+    ("Raw (unstandardised) system scores from the individual ratings",
+     "the released ratings files carry standardised scores only; the raw column averages the released "
+     "segment scores (ad-seg-scores-<lp>.csv RAW.SCR) instead"),
     ("zh-en N.ALL", "its individual ratings file is absent from the snapshot; N, z, clusters come from the "
      "released segment scores"),
 ]
@@ -75,6 +78,8 @@ def required_files(data: str | Path) -> list[Path]:
     for lp, sub in {**FROM_RATINGS, **FROM_SEGMENTS}.items():
         first = (f"ad-{_code(lp)}-good-stnd.csv" if lp in FROM_RATINGS else f"ad-seg-scores-{lp}.csv")
         out += [r / sub / first, r / sub / f"ad-sys-ranking-{lp}-z.csv", r / sub / f"adwilcox-{_code(lp)}.csv"]
+        if lp in FROM_RATINGS:
+            out.append(r / sub / f"ad-seg-scores-{lp}.csv")
     out += [r / sub / "clusters.csv" for sub in sorted(set(FROM_RATINGS.values()))]
     return out
 
@@ -109,9 +114,12 @@ def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, b
     names, p = human.wilcoxon_matrix(groups)
     names = [str(s) for s in names]
     sysz = human.system_scores(seg["system"], seg["score"])
+    st = read_da_scores(folder / f"ad-seg-scores-{lp}.csv")
+    raw = human.system_scores(table_to_numpy(st, "SYS"), st.column("RAW.SCR").to_numpy())
+    raw_of = dict(zip(raw["system"].tolist(), raw["score"].tolist()))
     rk = read_sys_ranking(folder / f"ad-sys-ranking-{lp}-z.csv")
-    off = {s: (i + 1, z, n, na) for i, (s, z, n, na) in enumerate(zip(*(rk.column(c).to_pylist() for c in (
-        "SYS", "Z.SCR", "N", "N.ALL"))))}
+    off = {s: (i + 1, z, n, na, rw) for i, (s, z, n, na, rw) in enumerate(zip(*(rk.column(c).to_pylist() for c in (
+        "SYS", "Z.SCR", "N", "N.ALL", "RAW.SCR"))))}
     sel = (clusters["SRC"] == lp[:2]) & (clusters["TRG"] == lp[3:])
     cl = {s: (w, c) for s, w, c in zip(clusters["SYSTEM"][sel], clusters["WINS"][sel], clusters["CLUSTER_START"][sel])}
     wins = (np.nan_to_num(p, nan=1.0) < 0.05).sum(axis=1)
@@ -125,6 +133,8 @@ def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, b
         k = int(np.flatnonzero(sysz["system"] == s)[0])
         vals: dict[str, tuple[float | None, str | None, str | None, str | None]] = {
             "rank": (float(i + 1), None if o is None else str(o[0]), zsrc, None),
+            "raw": (raw_of.get(s), None if o is None else f"{o[4]:.1f}", zsrc,
+                    None if s in raw_of else "no segment scores"),
             "z": (float(sysz["score"][k]), None if o is None else f"{o[1]:.3f}", zsrc, None),
             "N": (float(sysz["n"][k]), None if o is None else str(int(o[2])), zsrc, None),
             "N.ALL": (None if n_all is None else float(n_all.get(s, 0)), None if o is None else str(int(o[3])), zsrc,
@@ -134,13 +144,14 @@ def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, b
         }
         for col, (v, pr, src, why) in vals.items():
             cells[(s, col)] = Cell(f"ranking-{lp}", s, col, v, pr, src if pr is not None else None, why,
-                                   default_digits=3 if col == "z" else 0)
+                                   default_digits={"z": 3, "raw": 1}.get(col, 0))
     rows, cols, ref = read_matrix(folder / f"adwilcox-{_code(lp)}.csv")
     tab = human.wmt_wilcoxon_table(p)
     same = rows == cols == names and bool(np.allclose(tab, ref, rtol=1e-10, atol=1e-300))
     n_ours = int((tab != 0.12).sum())
     n_ref = int((ref != 0.12).sum())
-    note = ("Systems in the reproduced ranking order (mean segment z); rank, z (3 d.p.), N segments, N.ALL "
+    note = ("Systems in the reproduced ranking order (mean segment z); rank, raw (1 d.p., mean of the released "
+            "segment scores' RAW.SCR), z (3 d.p.), N segments, N.ALL "
             f"judgements against {zsrc}; wins (systems beaten, one-sided Wilcoxon rank-sum p < 0.05) and "
             "cluster (first rank of its significance cluster) against clusters.csv.")
     if lp in DUPLICATED:
