@@ -180,3 +180,47 @@ def test_close_campaign(tmp_path):
     assert "3 annotators, 1 finished, 105 ratings stored; campaign closed 20" in page
     assert 'action="/admin/close"' not in page
     assert status_json(campaign_status(store))["closed"] is True
+
+
+def test_cli_campaign_status_prints_the_admin_summary(tmp_path, capsys):
+    from mtscore.bindings.cli.analysis import main
+
+    camp, store, tokens, client = _setup(tmp_path, annotators=2)
+    rng = np.random.default_rng(4)
+    for v in _values(camp, 0, "good", rng):
+        assert _rate(client, tokens[0], v).status_code == 303
+    for v in _values(camp, 1, "random", rng)[:80]:
+        assert _rate(client, tokens[1], v).status_code == 303
+    page = client.get("/admin", auth=ADMIN).text
+    admin_rows = [re.findall(r"<td>([^<]*)</td>", tr) for tr in re.findall(r"<tr>(<td>.*?)</tr>", page)]
+    headline = re.search(r'<p id="headline">([^<]*)\.</p>', page).group(1)
+
+    assert main(["human", "campaign-status", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == headline == "2 annotators, 1 finished, 180 ratings stored; campaign open"
+    assert re.split(r"\s{2,}", out[1]) == ["annotator", "HIT", "rated", "first", "last", "BAD_REF pairs", "t", "p",
+                                           "QC", "repeat pairs", "repeat mean |diff|", "median s/item"]
+    assert [re.split(r"\s{2,}", ln.strip()) for ln in out[2:4]] == admin_rows   # the admin page's cells
+    assert admin_rows[0][8] == "pass"
+    assert admin_rows[1][2] == "80 / 100"
+    assert out[4].startswith("QC: one-sided paired t-test BAD_REF < original, pass at p <= 0.05")
+
+    js = tmp_path / "status.json"
+    assert main(["human", "campaign-status", str(tmp_path), "--format", "json", "-o", str(js)]) == 0
+    j = json.loads(js.read_text(encoding="utf-8"))
+    assert (j["annotators"], j["finished"], j["ratings"], j["closed"]) == (2, 1, 180, False)
+    a1, a2 = j["per_annotator"]
+    assert (a1["name"], a1["rated"], a1["bad_ref_pairs"], a1["qc"], a1["repeat_pairs"]) == ("A0001", 100, 10, "pass", 10)
+    assert f"{a1['p']:.4g}" == admin_rows[0][7]
+    assert f"{a2['median_seconds']:.1f}" == admin_rows[1][11]
+    bad, orig = _expected(camp, 1, [r["value"] for r in store.ratings() if r["name"] == "A0002"], "BAD_REF")
+    assert a2["bad_ref_pairs"] == bad.size
+    assert a2["t"] == pytest.approx(scipy_stats.ttest_rel(bad, orig).statistic, rel=1e-9)
+
+    close_campaign(store)
+    assert main(["human", "campaign-status", str(tmp_path)]) == 0
+    assert "; campaign closed 20" in capsys.readouterr().out.splitlines()[0]
+    assert main(["human", "campaign-status", str(tmp_path / "nowhere")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"CAMPAIGN_DIR {tmp_path / 'nowhere'}: no such folder" in err

@@ -1,4 +1,5 @@
-"""``mtscore human serve`` and ``mtscore human campaign-export`` (registered by :mod:`.human`; the
+"""``mtscore human serve``, ``mtscore human campaign-status`` and ``mtscore human campaign-export``
+(registered by :mod:`.human`; the
 server itself is :mod:`mtscore.bindings.campaign_server`, imported when a command runs).
 
 Examples::
@@ -6,6 +7,7 @@ Examples::
     mtscore human build-hits --system A=a.txt --system B=b.txt --reference ref.txt --src en --trg de \\
         --texts -o hits.csv
     mtscore human serve campaign/ --hits hits.csv --annotators 20        # links printed, Ctrl-C stops
+    mtscore human campaign-status campaign/                              # the admin page's summary
     mtscore human campaign-export campaign/ -o Batch_1_batch_results.csv
     mtscore human da-batches Batch_1_batch_results.csv ...
 
@@ -16,6 +18,7 @@ The campaign folder holds ``campaign.db`` (SQLite; ``--db URL`` for another data
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import sys
@@ -27,12 +30,12 @@ from .parser import int_at_least, nonnegative_int, positive_float, positive_int
 
 __all__ = ["COMMANDS", "add_parsers", "run"]
 
-COMMANDS = ("serve", "campaign-export")
+COMMANDS = ("serve", "campaign-status", "campaign-export")
 _port = int_at_least(1)
 
 
 def add_parsers(hsub) -> None:
-    """Add ``serve`` and ``campaign-export`` to the ``mtscore human`` subparsers ``hsub``."""
+    """Add ``serve``, ``campaign-status`` and ``campaign-export`` to the ``mtscore human`` subparsers ``hsub``."""
     s = hsub.add_parser("serve", help="serve a DA campaign to annotators: one item per screen, 0-100 slider, "
                                       "ratings in a database",
                         description="Run a local web server that shows each annotator the 100 items of their HIT "
@@ -50,6 +53,17 @@ def add_parsers(hsub) -> None:
     s.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
     s.add_argument("--rate", type=positive_float, default=2.0,
                    help="ratings per second each annotator may post, after a burst of 30 (default 2)")
+    t = hsub.add_parser("campaign-status", help="a served campaign's progress and live quality control per "
+                                                "annotator (the admin page's summary)",
+                        description="Print what the admin page of `mtscore human serve` shows: per annotator the "
+                                    "items rated, the one-sided paired t-test that degraded (BAD_REF) items score "
+                                    "lower than their originals (pass at p <= 0.05, shown from 2 rated pairs), the "
+                                    "mean absolute difference of repeat pairs and the median seconds per item; and "
+                                    "whether the campaign is closed. Reads the database only.")
+    t.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder")
+    t.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db)")
+    t.add_argument("--format", choices=("text", "json"), default="text", help="text table (default) or JSON")
+    t.add_argument("--output", "-o", help="write the summary to this file instead of stdout")
     e = hsub.add_parser("campaign-export", help="a served campaign's ratings as a Mechanical Turk batch result "
                                                 "CSV (for da-batches)",
                         description="Write every annotator who rated all 100 items of their HIT as one assignment "
@@ -139,6 +153,15 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _status(args: argparse.Namespace) -> int:
+    _, store = _open(args, create=False)
+    from ..campaign_server.status import campaign_status, status_json, status_text
+
+    st = campaign_status(store)
+    _emit(json.dumps(status_json(st), indent=2) + "\n" if args.format == "json" else status_text(st), args.output)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``args.cmd`` (one of :data:`COMMANDS`); bad input raises :class:`AnalysisInputError`."""
-    return _serve(args) if args.cmd == "serve" else _export(args)
+    return {"serve": _serve, "campaign-status": _status}.get(args.cmd, _export)(args)
