@@ -17,7 +17,7 @@ from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SYS_KEYS, required_files
 
-TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "seg-darr"]
+TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr"]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_every_official_cell_reproduced(cells):
     # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
     # sys-pearson-all: the 552 values of the findings' LaTeX tables (19 newstest2020 keys, 3 decimals)
     assert {t: len(v) for t, v in compared.items()} == {
-        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "seg-darr": 72}
+        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 72}
     assert len(SYS_KEYS) == 30
     assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2
     differing = sorted((t, r["row"], r["column"]) for t, v in compared.items() for r in v if r["matches"] != "true")
@@ -99,6 +99,12 @@ def test_known_values(root, cells):
         == ("0.4379", "0.4379")
     assert (darr[("chrF", "de-en -out")]["printed"], darr[("chrF", "de-en -out")]["reproduced_rounded"]) \
         == ("0.01762", "0.01762")
+    # Williams: 30 keys without outliers + the 19 with an all-systems file, every p-value equal;
+    # 6,123 significant pairs in all (the non-sentinel entries of the 49 DA-*-sig*.csv files)
+    wl = cells["sys-williams"]
+    assert sum(int(r["printed"]) for k, r in wl.items() if k[1].endswith("significant") and r["printed"]) == 6123
+    assert all(r["reproduced_rounded"] == "1" for k, r in wl.items() if k[1].endswith("p equal") and r["printed"])
+    assert wl[("deen_B", "all significant")]["reason"] == "no DA-deen_B-sig.csv in the release"
     wi = cells["sys-winners"]
     assert wi[("HUMAN_RAW", "deen")]["reproduced_rounded"] == "1"
     assert sum(r["reproduced_rounded"] == "1" for r in wi.values()) > 100
@@ -113,7 +119,7 @@ def test_output_files(out):
     assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
     html = (out / "index.html").read_text(encoding="utf-8")
     assert html.count('class="diff"') == 2
-    assert html.count('class="same"') == 552 + 3 * 872 + 72 - 2
+    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 72 - 2
     assert "outlier-systems-dict.json" in html
     assert "Twin metrics" in html
 

@@ -16,7 +16,9 @@ metric's system score, merged by the task's own script) and the curated outlier 
   assignment is shown beside the table;
 * ``sys-kendall-all``: Kendall tau-b over all MT systems, against ``DA-<key>-cor.csv``;
 * ``sys-winners``: the Williams-test winners without outliers (a metric wins unless another one is
-  significantly better, one-sided p < 0.05), against the ``Winner`` column of the same file.
+  significantly better, one-sided p < 0.05), against the ``Winner`` column of the same file.;
+* ``sys-williams``: per key, the significant Williams pairs and whether every p-value equals the
+  official ``DA-<key>-sig[-excloutl].csv`` matrix (all systems and without outliers).
 
 Segment level (``seg-darr``): the DARR Kendall-like tau of chrF and TER (the two segment-level
 score files the snapshot holds) for every language pair, all systems and without outliers,
@@ -64,9 +66,6 @@ UNSUPPORTED = [
     ("Segment-level DARR tau of the submitted metrics other than chrF and TER",
      "their final-metric-scores/*.seg.score.gz files are >= 4 MiB and absent from the snapshot "
      "(MISSING_IN_SNAPSHOT.txt); chrF and TER stand for the procedure"),
-    ("Williams p-values as table cells",
-     "the 40 DA-*-sig*.csv matrices (6,123 p-values) are compared in tests/analysis/test_analysis_wmt20.py; "
-     "here only the winners they decide"),
     ("Document-level DARR and the Human-A/B rows", "not part of this reproduction"),
 ]
 
@@ -125,11 +124,33 @@ def _printed(v: float, digits: int) -> str:
     return f"{v:.{digits}f}"
 
 
+def _williams(sub: SysLevel, idx: dict[str, int], path: Path) -> tuple[list[str], np.ndarray, int, int, bool]:
+    """Williams p-values of the metrics in ``path``'s order: (metrics, WMT-layout table with the
+    twin cells as released, significant pairs reproduced, significant pairs released, all equal)."""
+    rows, _cols, ref = read_matrix(path)
+    rr, p = williams_matrix(sub.human, np.vstack([sub.scores[idx[m]] for m in rows]), only_better=False)
+    with np.errstate(invalid="ignore"):
+        tab = wmt_sig_table(rr, p)
+    n_ours = int((~np.isnan(tab) & (tab != 0.12)).sum())
+    n_ref = int((~np.isnan(ref) & (ref != 0.12)).sum())
+    # twin metrics (identical scores): r23 = 1 makes the statistic 0/0; R printed NaN or, through
+    # rounding noise, the 0.12 sentinel
+    twin = np.isnan(tab) & np.isclose(rr[:, None], rr[None, :], rtol=0, atol=1e-12)
+    same = bool(np.all(np.isnan(ref[twin]) | (ref[twin] == 0.12)))
+    cmp = tab.copy()
+    cmp[twin] = ref[twin]
+    ok = ~np.isnan(ref)
+    same = same and bool(np.array_equal(np.isnan(cmp), np.isnan(ref))
+                         and np.allclose(cmp[ok], ref[ok], rtol=1e-9, atol=1e-13))
+    return rows, tab, n_ours, n_ref, same
+
+
 def _sys_tables(r: Path) -> list[Table]:
     keys = list(SYS_KEYS)
     pe: dict[tuple[str, str], Cell] = {}
     ke: dict[tuple[str, str], Cell] = {}
     wi: dict[tuple[str, str], Cell] = {}
+    wl: dict[tuple[str, str], Cell] = {}
     metrics: dict[str, None] = {}
     for key, (refset, code) in SYS_KEYS.items():
         sl: SysLevel = load_sys_level(r / _SYS / f"DA-{refset}-{code}-sys-scores.csv")
@@ -146,10 +167,19 @@ def _sys_tables(r: Path) -> list[Table]:
             metrics.setdefault(m)
             pe[(m, key)] = Cell("sys-pearson-excl", m, key, float(pearson(so.human, so.scores[idx[m]])),
                                 _printed(p_ref, 12), f"DA-{key}-cor-excloutl.csv")
-        rows, _cols, _ref = read_matrix(r / _SYS / f"DA-{key}-sig-excloutl.csv")
-        rr, p = williams_matrix(so.human, np.vstack([so.scores[idx[m]] for m in rows]), only_better=False)
+        for sub, tag in ((sl, "all"), (so, "-out")):
+            name = f"DA-{key}-sig{'-excloutl' if tag == '-out' else ''}.csv"
+            if not (r / _SYS / name).is_file():  # the alternative reference sets have no all-systems file
+                for col in ("significant", "p equal"):
+                    wl[(key, f"{tag} {col}")] = Cell("sys-williams", key, f"{tag} {col}", None,
+                                                     reason=f"no {name} in the release")
+                continue
+            rows, tab, n_ours, n_ref, same = _williams(sub, idx, r / _SYS / name)
+            wl[(key, f"{tag} significant")] = Cell("sys-williams", key, f"{tag} significant", float(n_ours),
+                                                   str(n_ref), name)
+            wl[(key, f"{tag} p equal")] = Cell("sys-williams", key, f"{tag} p equal", float(same), "1", name)
         with np.errstate(invalid="ignore"):
-            win = winners(wmt_sig_table(rr, p), nan_beats=True)
+            win = winners(tab, nan_beats=True)
         wref = dict(zip(names, cx.column("Winner").to_pylist()))
         for m, w in zip(rows, win):
             wi[(m, key)] = Cell("sys-winners", m, key, float(bool(w)), "1" if wref[m] in (True, "True") else "0",
@@ -171,6 +201,12 @@ def _sys_tables(r: Path) -> list[Table]:
         Table("sys-winners", "System level: Williams-test winners without outliers", rows_all, keys, wi,
               "1 = no other metric correlates significantly better (Williams test, one-sided p < 0.05, "
               "outliers excluded). Official: the Winner column of DA-<key>-cor-excloutl.csv. " + TWIN_NOTE),
+        Table("sys-williams", "System level: Williams test p-value matrices", keys,
+              [f"{t} {c}" for t in ("all", "-out") for c in ("significant", "p equal")], wl,
+              "Per key, all MT systems and without outliers: the number of metric pairs with a significant "
+              "Williams test (one-sided p < 0.05, the better-correlating metric first) reproduced vs the "
+              "official DA-<key>-sig[-excloutl].csv, and 'p equal' = 1 when every p-value agrees (relative "
+              "1e-9; a twin pair, where the statistic is 0/0, may read NaN or the 0.12 sentinel there)."),
     ]
 
 
