@@ -108,13 +108,14 @@ def kill(proc: subprocess.Popen) -> None:
 class LoadResult:
     """What the clients saw: ``acked`` (name, position, value) of every 303 after a POST,
     ``uncertain`` (name, position) of POSTs whose answer was lost and that were not acknowledged
-    later, ``refused`` answers 409 to a re-POST, ``latency`` seconds of every answered request
+    later, ``refused`` answers 409 to a re-POST, ``reposted`` re-POSTs answered (303 or 409), ``latency`` seconds of every answered request
     (GET and POST), ``post_latency`` of the POSTs, ``errors`` unexpected statuses, ``after_restart``
     acknowledgements per client after ``restarted`` was set."""
 
     acked: list[tuple[str, int, int]] = field(default_factory=list)
     uncertain: set[tuple[str, int]] = field(default_factory=set)
     refused: int = 0
+    reposted: int = 0
     latency: list[float] = field(default_factory=list)
     post_latency: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -126,7 +127,8 @@ class LoadResult:
 def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threading.Event, restarted: threading.Event,
             out: LoadResult, lock: threading.Lock, think: float) -> None:
     acked, lat, post_lat, errors, uncertain = [], [], [], [], set()
-    refused = after = 0
+    refused = after = reposted = 0
+    retry = False
     pending: tuple[str, str, dict[str, str]] | None = None   # a POST whose answer was lost
     li = 0
     with httpx.Client(follow_redirects=False, timeout=30) as c:
@@ -161,6 +163,8 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
                 post_lat.append(dt)
                 key = (name, int(data["position"]))
                 pending = None
+                reposted += retry
+                retry = False
                 if r.status_code == 303:
                     acked.append((*key, int(data["score"])))
                     uncertain.discard(key)
@@ -172,6 +176,7 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
             except httpx.TransportError:
                 if pending is not None:
                     uncertain.add((pending[0], int(pending[2]["position"])))
+                    retry = True
                 time.sleep(0.05)
     with lock:
         out.acked += acked
@@ -180,6 +185,7 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
         out.errors += errors
         out.uncertain |= uncertain
         out.refused += refused
+        out.reposted += reposted
         out.after_restart[k] = after
 
 
