@@ -2,7 +2,7 @@
 (wmt20-metrics @3e434fc, results/output/) rebuilt from the DA and metric scores of the release,
 every cell compared with the official file; the output folder, the errors.
 
-One CLI run (about 15 s of CPU) feeds every test: the cells are read back from the CSVs it writes."""
+One CLI run (about 20 s of CPU) feeds every test: the cells are read back from the CSVs it writes."""
 from __future__ import annotations
 
 import csv
@@ -15,7 +15,7 @@ from mtscore.analysis.correlation import pearson
 from mtscore.analysis.data import read_cor
 from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
-from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SYS_KEYS, required_files
+from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SEG_SUBMISSIONS, SYS_KEYS, required_files
 
 TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr"]
 
@@ -47,9 +47,11 @@ def test_every_official_cell_reproduced(cells):
     # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
     # sys-pearson-all: the 552 values of the findings' LaTeX tables (19 newstest2020 keys, 3 decimals)
     assert {t: len(v) for t, v in compared.items()} == {
-        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 72}
+        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208}
     assert len(SYS_KEYS) == 30
-    assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2
+    # DARR: chrF and TER on all 18 pairs, 10 submissions on the pairs they cover, all / without outliers
+    assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2 + 136
+    assert {k[0] for k, r in cells["seg-darr"].items() if r["matches"]} == set(SEG_METRICS + SEG_SUBMISSIONS)
     differing = sorted((t, r["row"], r["column"]) for t, v in compared.items() for r in v if r["matches"] != "true")
     # twin metrics (identical scores) make the Williams statistic 0/0: the official R code printed NaN
     # (neither twin wins) everywhere except esim / paresim-1 on eniu_full, where rounding noise gave
@@ -105,6 +107,9 @@ def test_known_values(root, cells):
     assert sum(int(r["printed"]) for k, r in wl.items() if k[1].endswith("significant") and r["printed"]) == 6123
     assert all(r["reproduced_rounded"] == "1" for k, r in wl.items() if k[1].endswith("p equal") and r["printed"])
     assert wl[("deen_B", "all significant")]["reason"] == "no DA-deen_B-sig.csv in the release"
+    assert (darr[("parbleu", "de-en all")]["printed"], darr[("parbleu", "de-en all")]["reproduced_rounded"]) \
+        == ("0.415", "0.415")
+    assert darr[("BAQ_dyn", "de-en all")]["reason"] == "BAQ_dyn has no de-en segment scores"
     wi = cells["sys-winners"]
     assert wi[("HUMAN_RAW", "deen")]["reproduced_rounded"] == "1"
     assert sum(r["reproduced_rounded"] == "1" for r in wi.values()) > 100
@@ -119,14 +124,14 @@ def test_output_files(out):
     assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
     html = (out / "index.html").read_text(encoding="utf-8")
     assert html.count('class="diff"') == 2
-    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 72 - 2
+    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 - 2
     assert "outlier-systems-dict.json" in html
     assert "Twin metrics" in html
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     files = required_files(root)
-    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2 + 2
+    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2 + 10 + 2
     assert required_files(root / "wmt20-metrics") == files
     assert all(f.is_file() for f in files)
     base = root / "wmt20-metrics"

@@ -20,8 +20,9 @@ metric's system score, merged by the task's own script) and the curated outlier 
 * ``sys-williams``: per key, the significant Williams pairs and whether every p-value equals the
   official ``DA-<key>-sig[-excloutl].csv`` matrix (all systems and without outliers).
 
-Segment level (``seg-darr``): the DARR Kendall-like tau of chrF and TER (the two segment-level
-score files the snapshot holds) for every language pair, all systems and without outliers,
+Segment level (``seg-darr``): the DARR Kendall-like tau of the 12 metrics whose segment-level
+score files the snapshot holds (chrF, TER and 10 submissions; the others are >= 4 MiB and absent)
+for every language pair they cover, all systems and without outliers,
 against ``results/output/seglevel_{allsys,excloutl}/RR-newstest2020-<lp>-seg-nohy-cor.csv``.
 
 :func:`reproduce_wmt20` returns the tables; the comparison is at 12 decimals for the system-level
@@ -44,7 +45,7 @@ from ...analysis.metaeval.williams import williams_matrix, winners, wmt_sig_tabl
 from .model import Cell, Extra, Reproduction, Table
 from .output import write_reproduction
 
-__all__ = ["SEG_LPS", "SEG_METRICS", "SYS_KEYS", "UNSUPPORTED", "reproduce_wmt20", "required_files", "write_wmt20"]
+__all__ = ["SEG_LPS", "SEG_METRICS", "SEG_SUBMISSIONS", "SYS_KEYS", "UNSUPPORTED", "reproduce_wmt20", "required_files", "write_wmt20"]
 
 #: system-level keys: the suffix of the release's DA-<key>-cor*.csv files -> (refset, lp code)
 SYS_KEYS = {
@@ -61,11 +62,14 @@ SYS_KEYS = {
 SEG_LPS = ["cs-en", "de-en", "iu-en", "ja-en", "km-en", "pl-en", "ps-en", "ru-en", "ta-en", "zh-en",
            "en-cs", "en-de", "en-iu", "en-ja", "en-pl", "en-ru", "en-ta", "en-zh"]
 SEG_METRICS = ["chrF", "TER"]
+#: submitted metrics whose segment scores the snapshot holds (final-metric-scores/submissions/)
+SEG_SUBMISSIONS = ["BAQ_dyn", "BAQ_static", "EQ_dyn", "EQ_static", "SWSS+METEOR", "YiSi-2", "Yisi-combi",
+                   "bleurt-combi", "parbleu", "parchrf++"]
 #: what the findings paper reports but this reproduction does not rebuild: (item, reason)
 UNSUPPORTED = [
-    ("Segment-level DARR tau of the submitted metrics other than chrF and TER",
+    ("Segment-level DARR tau of sentBLEU, chrF++ and 18 submitted metrics (BLEURT, COMET*, prism, YiSi-0/1, ...)",
      "their final-metric-scores/*.seg.score.gz files are >= 4 MiB and absent from the snapshot "
-     "(MISSING_IN_SNAPSHOT.txt); chrF and TER stand for the procedure"),
+     "(MISSING_IN_SNAPSHOT.txt); the 12 metrics whose files it holds stand for the procedure"),
     ("Document-level DARR and the Human-A/B rows", "not part of this reproduction"),
 ]
 
@@ -107,6 +111,7 @@ def required_files(data: str | Path) -> list[Path]:
             out.append(r / "results" / "output" / f"seglevel_{sub}" /
                        f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-cor.csv")
     out += [r / "final-metric-scores" / "baselines" / f"{m}.seg.score.gz" for m in SEG_METRICS]
+    out += [r / "final-metric-scores" / "submissions" / f"{m}.seg.score.gz" for m in SEG_SUBMISSIONS]
     out += [r / _TEX.format(part=part) for part in ("toen", "ento")]
     return out
 
@@ -281,25 +286,34 @@ def _pearson_all_table(r: Path) -> tuple[Table, Extra]:
 
 def _seg_table(r: Path) -> Table:
     cols = [f"{lp} {sub}" for lp in SEG_LPS for sub in ("all", "-out")]
-    cells: dict[tuple[str, str], Cell] = {}
+    das = {lp: wmt20_seg_da(r, lp) for lp in SEG_LPS}
+    pairs, refs = {}, {}
     for lp in SEG_LPS:
-        da = wmt20_seg_da(r, lp)
-        M = np.vstack([wmt20_seg_metric(r, m, lp, da) for m in SEG_METRICS])
+        da = das[lp]
         for sub, tag, excl in (("allsys", "all", ()), ("excloutl", "-out", wmt20_outliers(r, lp))):
-            b, w = darr_pairs(da["sys"], da["sid"], da["raw"], exclude_systems=excl)
-            res = darr_kendall(M, b, w)
-            name = f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-cor.csv"
-            ref = read_darr_cor(r / "results" / "output" / f"seglevel_{sub}" / name)
-            refd = dict(zip(ref.column("metric").to_pylist(), ref.column("tau").to_pylist()))
-            for i, m in enumerate(SEG_METRICS):
+            pairs[(lp, tag)] = darr_pairs(da["sys"], da["sid"], da["raw"], exclude_systems=excl)
+            name = f"seglevel_{sub}/RR-newstest2020-{lp.replace('-', '')}-seg-nohy-cor.csv"
+            ref = read_darr_cor(r / "results" / "output" / name)
+            refs[(lp, tag)] = (name, dict(zip(ref.column("metric").to_pylist(), ref.column("tau").to_pylist())))
+    cells: dict[tuple[str, str], Cell] = {}
+    metrics = SEG_METRICS + SEG_SUBMISSIONS
+    for m in metrics:  # metric-outer: each score file is read once
+        for lp in SEG_LPS:
+            v = wmt20_seg_metric(r, m, lp, das[lp])
+            for tag in ("all", "-out"):
+                col = f"{lp} {tag}"
+                if np.isnan(v).all():
+                    cells[(m, col)] = Cell("seg-darr", m, col, None, reason=f"{m} has no {lp} segment scores")
+                    continue
+                name, refd = refs[(lp, tag)]
+                tau = float(darr_kendall(v[None, :], *pairs[(lp, tag)])["tau"][0])
                 # the file prints 4 significant digits: that is the printed text
-                printed = f"{refd[m]:.4g}" if m in refd else None
-                cells[(m, f"{lp} {tag}")] = Cell("seg-darr", m, f"{lp} {tag}", float(res["tau"][i]), printed,
-                                                 f"seglevel_{sub}/{name}")
-    return Table("seg-darr", "Segment level: DARR Kendall-like tau (chrF, TER)", list(SEG_METRICS), cols, cells,
+                cells[(m, col)] = Cell("seg-darr", m, col, tau, f"{refd[m]:.4g}" if m in refd else None, name)
+    return Table("seg-darr", "Segment level: DARR Kendall-like tau", metrics, cols, cells,
                  "tau = (Concordant - Discordant) / (C + D) over the DA pairs of MT systems whose raw scores "
-                 "differ by >= 25 (metric ties count as discordant); all systems and without outliers (-out). "
-                 "Official: RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits).")
+                 "differ by >= 25 (metric ties count as discordant); all systems and without outliers (-out); "
+                 "the metrics whose segment scores the snapshot holds. Official: "
+                 "RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits).")
 
 
 def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproduction:
