@@ -15,12 +15,13 @@ PAPERS = {
                 "DA-newstest2019-<lp>-sys-nohy-scores.csv files of github.com/nitikam/tangled, "
                 "data/wmt19_sys_scores/). Figure 3 / the Type I-II analysis need segment-level data the "
                 "release lacks and are listed as not reproduced."),
-    "wmt20": ("Mathur et al. (2020), Results of the WMT20 Metrics Shared Task: system-level Pearson r without "
-              "outliers, Kendall tau over all MT systems and the Williams-test winners for every language pair "
-              "and reference set, segment-level DARR Kendall-like tau of chrF and TER (all systems and without "
-              "outliers), each cell against the official results/output/ files; needs DIR/wmt20-metrics/ "
-              "(github.com/WMT-Metrics-task/wmt20-metrics: manual-evaluation/, results/output/, "
-              "final-metric-scores/baselines/)."),
+    "wmt20": ("Mathur et al. (2020), Results of the WMT20 Metrics Shared Task: system-level Pearson r over all "
+              "MT systems (vs the findings' LaTeX tables) and without outliers, Kendall tau, Williams p-values "
+              "and winners for every language pair and reference set; segment-level DARR Kendall-like tau "
+              "(all systems and without outliers) of the 12 metrics whose segment scores the snapshot holds; "
+              "each cell against the official results/ files; needs DIR/wmt20-metrics/ "
+              "(github.com/WMT-Metrics-task/wmt20-metrics: manual-evaluation/, results/, "
+              "final-metric-scores/)."),
     "wmt21": ("Akhbardeh et al. (2021), Findings of WMT21: DA system rankings (z, N, judgements) and Wilcoxon "
               "significance clusters of the to-English and Facebook Wikipedia pairs, rebuilt from the ratings "
               "and compared with the official ranking, adwilcox and clusters.csv files; needs "
