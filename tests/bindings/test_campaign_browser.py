@@ -5,7 +5,8 @@ A whole 100-item HIT is rated by moving the slider with the keyboard (Home/End/a
 with a mouse drag, and submitted with Enter or the Next button; a reload and a second tab mid-HIT
 resume at the same item and nothing is counted twice (checked in the database through the store);
 a second annotator's context never sees the first's items and cannot write them; no console
-error; screenshots of the rating screen and of the admin page are kept under
+error; the admin page shows the annotator's QC and closes the campaign (after a confirmation
+box), and the other link then says so; screenshots of the rating screen and of the admin page are kept under
 ``$MTSCORE_TEST_ARTEFACTS`` (default ``test-artefacts/``) as ``campaign-rating.png`` and
 ``campaign-admin.png``.
 
@@ -127,7 +128,7 @@ _VALUE = "() => [document.getElementById('score').value, document.getElementById
 
 
 def test_a_whole_hit_in_the_browser(browser, server):
-    base, store, camp, (tok, _) = server
+    base, store, camp, (tok, tok_b) = server
     errors: list[str] = []
     ctx = _context(browser, errors)
     page = ctx.new_page()
@@ -221,9 +222,28 @@ def test_a_whole_hit_in_the_browser(browser, server):
         shot = _artefacts() / "campaign-admin.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
+        # closing: the button does nothing until the confirmation box is ticked
+        page.click("#close-button")
+        assert page.url == f"{base}/admin"
+        assert "campaign open" in page.locator("#headline").text_content()
+        page.check("#confirm")
+        with page.expect_navigation():
+            page.click("#close-button")
+        assert "; campaign closed 20" in page.locator("#headline").text_content()
+        assert page.locator("#close-button").count() == 0
         assert admin_errors == []
     finally:
         actx.close()
+    # the second annotator's link now says the campaign is closed
+    bctx = _context(browser, [])  # its 410 may log an error of its own
+    try:
+        page = bctx.new_page()
+        page.goto(f"{base}/a/{tok_b}")
+        assert page.title() == "Campaign closed"
+        assert page.locator("#score").count() == 0
+    finally:
+        bctx.close()
+    assert len(store.ratings()) == 100
 
 
 def test_a_second_annotator_cannot_read_or_write_the_first_ones_items(browser, server):

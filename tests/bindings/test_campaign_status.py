@@ -147,20 +147,25 @@ def test_close_campaign(tmp_path):
     page = client.get("/admin", auth=ADMIN).text
     csrf = re.search(r'action="/admin/close".*?name="csrf" value="([0-9a-f]{64})"', page).group(1)
     assert csrf == admin_csrf_token(SECRET)
-    # refused: no password, a wrong one, no CSRF token, a wrong one, a GET
+    # refused: no password, a wrong one, no CSRF token, a wrong one, a GET, no confirmation
     assert client.post("/admin/close", data={"csrf": csrf}).status_code == 401
     assert client.post("/admin/close", data={"csrf": csrf}, auth=("admin", "wrong")).status_code == 401
     assert client.post("/admin/close", auth=ADMIN).status_code == 403
     assert client.post("/admin/close", data={"csrf": "0" * 64}, auth=ADMIN).status_code == 403
     assert client.get("/admin/close", auth=ADMIN).status_code == 405
+    r = client.post("/admin/close", data={"csrf": csrf}, auth=ADMIN)      # the confirmation box not ticked
+    assert r.status_code == 400
+    assert "Not closed: tick the box" in r.text
+    assert client.post("/admin/close", data={"csrf": csrf, "confirm": "no"}, auth=ADMIN).status_code == 400
     assert closed_ms(store) is None
-    r = client.post("/admin/close", data={"csrf": csrf}, auth=ADMIN)
+    assert len(store.ratings()) == 105
+    r = client.post("/admin/close", data={"csrf": csrf, "confirm": "yes"}, auth=ADMIN)
     assert r.status_code == 303
     assert r.headers["location"] == "/admin"
     when = closed_ms(store)
     assert when is not None
     assert close_campaign(store) == when                    # closing again keeps the first time
-    assert client.post("/admin/close", data={"csrf": csrf}, auth=ADMIN).status_code == 303
+    assert client.post("/admin/close", data={"csrf": csrf, "confirm": "yes"}, auth=ADMIN).status_code == 303
     assert closed_ms(store) == when
     # annotators: POSTs refused with 410, nothing stored; pages say the campaign is closed
     r = client.post(f"/a/{tokens[1]}/rate", data={**stale, "score": "40"})

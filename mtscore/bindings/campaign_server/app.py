@@ -8,7 +8,8 @@
   changes nothing and is answered as the first time.
 * ``GET /admin``: progress and live quality control per annotator (:mod:`.status`), HTTP Basic
   (any user name, the admin password);
-* ``POST /admin/close``: close the campaign (password and the admin CSRF token, field ``csrf``);
+* ``POST /admin/close``: close the campaign (password, the admin CSRF token in field ``csrf`` and
+  ``confirm=yes`` from the page's confirmation box);
   then every annotator POST is refused with 410 and every annotator page says the campaign is
   closed (an annotator who finished still sees their completion code).
 
@@ -149,10 +150,12 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
         if refused is not None:
             return refused
         async with request.form(max_files=0, max_fields=5, max_part_size=4096) as form:
-            csrf = form.get("csrf")
+            csrf, confirm = form.get("csrf"), form.get("confirm")
         if not check_admin_csrf(secret, csrf if isinstance(csrf, str) else None):
             return _html(pages.error_page(403, "This form is not valid (CSRF check failed): reload the admin page."),
                          403)
+        if confirm != "yes":
+            return _html(pages.error_page(400, "Not closed: tick the box that confirms closing the campaign."), 400)
         await run_in_threadpool(close_campaign, store)
         return RedirectResponse("/admin", status_code=303, headers=pages.HEADERS)
 

@@ -92,7 +92,9 @@ def admin_page(status: CampaignStatus, csrf: str) -> str:
                   for a in status.annotators)
     close = ("<form method=\"post\" action=\"/admin/close\" id=\"close\">"
              f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf, quote=True)}\">"
-             "<button type=\"submit\" id=\"close-button\">Close campaign (no more ratings accepted)</button></form>"
+             "<input type=\"checkbox\" name=\"confirm\" value=\"yes\" id=\"confirm\" required> "
+             "<label for=\"confirm\">I want to close this campaign: no more ratings will be accepted</label> "
+             "<button type=\"submit\" id=\"close-button\">Close campaign</button></form>"
              if status.closed_ms is None else "")
     body = (f"<h1>Campaign progress</h1><p id=\"headline\">{escape(headline(status))}.</p>"
             "<table id=\"progress\"><tr>" + "".join(f"<th>{escape(c)}</th>" for c in COLUMNS) + "</tr>"
