@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
             "tab-separated columns are several systems).\n"
             "Subcommands: 'mtscore demo' (the bundled example), 'mtscore score-table --help' "
             "(tables: Parquet/JSONL/CSV/TSV, locally or on Ray), 'mtscore report --help' (one "
-            "self-contained HTML page comparing systems), 'mtscore meta --help' (metric "
+            "self-contained HTML page comparing systems), 'mtscore reproduce --help' (a paper's "
+            "tables and figures from its released data), 'mtscore meta --help' (metric "
             "meta-evaluation), 'mtscore human --help' (human evaluation), 'mtscore mbr --help' "
             "(MBR selection), 'mtscore nbest --help' (n-best oracle / reranking)."),
         epilog=(
