@@ -17,7 +17,7 @@ from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SEG_SUBMISSIONS, SYS_KEYS, required_files
 
-TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr"]
+TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "doc-darr"]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_every_official_cell_reproduced(cells):
     # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
     # sys-pearson-all: the 552 values of the findings' LaTeX tables (19 newstest2020 keys, 3 decimals)
     assert {t: len(v) for t, v in compared.items()} == {
-        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208}
+        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208, "doc-darr": 808}
     assert len(SYS_KEYS) == 30
     # DARR: chrF and TER on all 18 pairs, 10 submissions on the pairs they cover, all / without outliers
     assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2 + 136
@@ -56,6 +56,11 @@ def test_every_official_cell_reproduced(cells):
     # twin metrics (identical scores) make the Williams statistic 0/0: the official R code printed NaN
     # (neither twin wins) everywhere except esim / paresim-1 on eniu_full, where rounding noise gave
     # a non-significant p (0.12) and both stayed winners; the reproduction treats all twins alike
+    # document level: en-cs alone, where the release's document pairs are not rebuilt (1449 vs 1442)
+    doc = [d for d in differing if d[0] == "doc-darr"]
+    assert len(doc) == 49
+    assert all(col.startswith("en-cs ") for _, _, col in doc)
+    differing = [d for d in differing if d[0] != "doc-darr"]
     assert differing == [("sys-winners", "esim", "eniu_full"), ("sys-winners", "paresim-1", "eniu_full")]
     for _, row, col in differing:
         assert (cells["sys-winners"][(row, col)]["reproduced_rounded"], cells["sys-winners"][(row, col)]["printed"]) \
@@ -110,6 +115,12 @@ def test_known_values(root, cells):
     assert (darr[("parbleu", "de-en all")]["printed"], darr[("parbleu", "de-en all")]["reproduced_rounded"]) \
         == ("0.415", "0.415")
     assert darr[("BAQ_dyn", "de-en all")]["reason"] == "BAQ_dyn has no de-en segment scores"
+    # document level: en-de keeps its Human-P translation in the pairs, as the task's script does
+    dd = cells["doc-darr"]
+    assert (dd[("chrF", "en-de all")]["printed"], dd[("chrF", "en-de all")]["reproduced_rounded"]) \
+        == ("0.5967", "0.5967")
+    assert (dd[("chrF", "de-en -out")]["printed"], dd[("chrF", "de-en -out")]["reproduced_rounded"]) \
+        == ("0.00202", "0.00202")
     wi = cells["sys-winners"]
     assert wi[("HUMAN_RAW", "deen")]["reproduced_rounded"] == "1"
     assert sum(r["reproduced_rounded"] == "1" for r in wi.values()) > 100
@@ -123,15 +134,15 @@ def test_output_files(out):
     assert "2 differ" in (out / "sys-winners.md").read_text(encoding="utf-8")
     assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
     html = (out / "index.html").read_text(encoding="utf-8")
-    assert html.count('class="diff"') == 2
-    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 - 2
+    assert html.count('class="diff"') == 2 + 49
+    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 + 808 - 2 - 49
     assert "outlier-systems-dict.json" in html
     assert "Twin metrics" in html
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     files = required_files(root)
-    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2 + 10 + 2
+    assert len(files) == 1 + 4 * 30 + 3 * 18 + 2 + 10 + 2 + 3 * 15
     assert required_files(root / "wmt20-metrics") == files
     assert all(f.is_file() for f in files)
     base = root / "wmt20-metrics"
