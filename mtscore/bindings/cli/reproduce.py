@@ -18,7 +18,8 @@ PAPERS = {
     "wmt20": ("Mathur et al. (2020), Results of the WMT20 Metrics Shared Task: system-level Pearson r over all "
               "MT systems (vs the findings' LaTeX tables) and without outliers, Kendall tau, Williams p-values "
               "and winners for every language pair and reference set; segment-level DARR Kendall-like tau "
-              "(all systems and without outliers) of the 12 metrics whose segment scores the snapshot holds; "
+              "(all systems and without outliers) of the 12 metrics whose segment scores the snapshot holds, "
+              "document-level DARR tau of the 35 with document scores; "
               "each cell against the official results/ files; needs DIR/wmt20-metrics/ "
               "(github.com/WMT-Metrics-task/wmt20-metrics: manual-evaluation/, results/, "
               "final-metric-scores/)."),
