@@ -14,7 +14,8 @@ Derived classes: :class:`~mtscore.engine.corpus_error.CorpusError` (bad corpus i
 :class:`~mtscore.engine.metrics.base.MissingReferenceError`,
 :class:`~mtscore.engine.encoder.EncoderError` (a ``RuntimeError``: a model folder or ONNX file that
 cannot be used), :class:`~mtscore.engine.atomic.OutputError` (an ``OSError``: an output that cannot
-be written),
+be written), :class:`~mtscore.engine.checkpoints.CheckpointError` (a ``ValueError``: a torch/Lightning
+checkpoint or model folder that cannot be read, or a checkpoint pickle asking for a refused global),
 :class:`~mtscore.analysis.errors.AnalysisInputError`,
 :class:`~mtscore.bindings.decoder.NBestFormatError`,
 :class:`~mtscore.bindings.cli.inputs.CLIError` (and ``UsageError``).
