@@ -122,6 +122,23 @@ def test_parameters_and_module_state_dict(tmp_path):
         _same(got[k], t.numpy())
 
 
+
+def test_pickle_protocol_4_and_legacy_format(tmp_path):
+    """torch.save's pickle_protocol=4 (STACK_GLOBAL, framing) reads the same; torch's legacy pre-1.6
+    format (a bare pickle stream) is refused with one clear message, never unpickled."""
+    torch = _torch()
+    sd = {"w": torch.randn(3, 4, generator=torch.Generator().manual_seed(3)).t(), "i": torch.arange(5)}
+    path = tmp_path / "p4.ckpt"
+    torch.save(sd, path, pickle_protocol=4)
+    got = read_checkpoint(path)
+    for k, t in sd.items():
+        _same(got[k], t.contiguous().numpy())
+    legacy = tmp_path / "legacy.pt"
+    torch.save(sd, legacy, _use_new_zipfile_serialization=False)
+    with pytest.raises(CheckpointError, match=r"legacy pre-1\.6 format") as e:
+        read_checkpoint(legacy)
+    assert str(e.value).startswith(f"{legacy}: ")
+
 def test_big_endian_byteorder_record(tmp_path):
     torch = _torch()
     sd = {"w": torch.randn(4, 3, generator=torch.Generator().manual_seed(2)), "v": torch.randn(5)[1:]}
