@@ -349,6 +349,16 @@ def test_hand_made_tensor_and_out_of_bounds_views(tmp_path):
     with pytest.raises(CheckpointError, match="reaches element 13 of a storage of 12") as e:
         read_checkpoint(bad)
     assert str(bad) in str(e.value)
+    # a zero-stride view repeating 12 floats 100,000 x 100,000 times (40 GB) is refused, not allocated
+    def big(n):  # BININT: a 4-byte int on the pickle stack
+        return b"J" + struct.pack("<i", n)
+
+    huge = _tensor_pickle(0, (1, 1), (0, 0), 12).replace(b"(K\x01K\x01t", b"(" + big(100_000) + big(100_000) + b"t", 1)
+    assert huge != _tensor_pickle(0, (1, 1), (0, 0), 12)
+    bomb = _zip_pickle(tmp_path / "bomb.ckpt", huge, {"archive/data/0": data})
+    with pytest.raises(CheckpointError, match="more memory than twice the file holds") as e:
+        read_checkpoint(bomb)
+    assert str(bomb) in str(e.value)
     # the storage record must hold numel elements
     short = _zip_pickle(tmp_path / "short.ckpt", _tensor_pickle(0, (2,), (1,), 12), {"archive/data/0": data[:40]})
     with pytest.raises(CheckpointError, match=r"holds 40 bytes, its tensor 12 x 4"):

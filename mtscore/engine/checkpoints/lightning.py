@@ -39,7 +39,8 @@ obtains any global, for the ``GLOBAL``, ``STACK_GLOBAL``, ``INST`` and extension
 
 Arrays are rebuilt with the stored size, stride and offset after checking that every element lies
 inside the storage (``as_strided`` does not check), then copied into a C-contiguous array in native
-byte order. Storage dtypes: Float, Half, Double, Long, Int, Short, Char, Byte, Bool, and BFloat16
+byte order; all arrays of one file together may take at most twice the file's size plus 64 MiB (a
+zero-stride view could otherwise ask for terabytes from a few bytes). Storage dtypes: Float, Half, Double, Long, Int, Short, Char, Byte, Bool, and BFloat16
 (numpy has no bfloat16: widened exactly to float32). Tensors of other kinds (quantized, sparse,
 complex, the ``_rebuild_tensor_v3`` dtypes such as uint16) are refused as unknown globals.
 """
@@ -87,16 +88,37 @@ class _StorageType:
         raise pickle.UnpicklingError(f"torch.{self.name} may only appear in a storage id")
 
 
-class _Storage:
-    """One storage record read from the zip: a 1-d array of ``numel`` elements in the file's byte
-    order (``bfloat16`` held as ``uint16``)."""
+class _Budget:
+    """Bytes the rebuilt arrays of one checkpoint may still take. A view with zero strides (an
+    expanded tensor) can ask for far more elements than its storage holds; a crafted pickle could use
+    that to allocate terabytes from a few bytes, so the arrays of one file may not exceed twice the
+    file's size plus 64 MiB (real checkpoints rebuild at most their own storages' bytes, bfloat16 twice)."""
 
-    __slots__ = ("array", "bfloat16")
+    __slots__ = ("left",)
     __setstate__ = _no_setstate
 
-    def __init__(self, array: np.ndarray, bfloat16: bool):
+    def __init__(self, left: int):
+        self.left = left
+
+    def take(self, nbytes: int) -> None:
+        if nbytes > self.left:
+            raise pickle.UnpicklingError(
+                f"its tensors would take more memory than twice the file holds ({nbytes} more bytes asked, "
+                f"{self.left} left): a view that repeats its storage")
+        self.left -= nbytes
+
+
+class _Storage:
+    """One storage record read from the zip: a 1-d array of ``numel`` elements in the file's byte
+    order (``bfloat16`` held as ``uint16``), and the memory budget of its checkpoint."""
+
+    __slots__ = ("array", "bfloat16", "budget")
+    __setstate__ = _no_setstate
+
+    def __init__(self, array: np.ndarray, bfloat16: bool, budget: _Budget):
         self.array = array
         self.bfloat16 = bfloat16
+        self.budget = budget
 
 
 # name in the pickle (module, name) -> numpy dtype code; "bfloat16" is read as 2-byte unsigned
@@ -133,6 +155,7 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
     if not isinstance(flat, np.ndarray) or flat.ndim != 1:  # pragma: no cover - _Storage is sealed
         raise pickle.UnpicklingError("a tensor's storage must be a flat array")
     native = flat.dtype.newbyteorder("=")
+    storage.budget.take(int(np.prod(shape, dtype=object)) * native.itemsize * (2 if storage.bfloat16 else 1))
     if 0 in shape:
         out = np.zeros(shape, dtype=native)
     else:
@@ -291,6 +314,7 @@ class _Archive:
             raise CheckpointError(f"{path}: unknown byte order {byteorder!r} in its byteorder record")
         self.order: Literal["<", ">"] = "<" if byteorder == "little" else ">"
         self.storages: dict[str, _Storage] = {}
+        self.budget = _Budget(2 * sum(i.file_size for i in zf.infolist()) + (64 << 20))
 
     def read(self, name: str) -> bytes:
         return self.zf.read(name)
@@ -319,7 +343,7 @@ class _Archive:
                     raise CheckpointError(f"{self.path}: damaged checkpoint: the record {name} ends early")
                 buf[pos:pos + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
                 pos += len(piece)
-        s = _Storage(buf.view(dtype), bfloat16=storage_type.name == "BFloat16Storage")
+        s = _Storage(buf.view(dtype), storage_type.name == "BFloat16Storage", self.budget)
         self.storages[key] = s
         return s
 
