@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -100,12 +101,12 @@ def resolve_source(model: str | None, revision: str | None = None) -> ModelSourc
     return ModelSource(folder, model, folder.name)
 
 
-def _import_hub(model: str):
+def _import_hub(model: str, option: str = "--model"):
     try:
         import huggingface_hub
     except ImportError:
         raise EncoderError(
-            f"--model {model!r}: not a local path; loading models by name needs huggingface_hub: "
+            f"{option} {model!r}: not a local path; loading models by name needs huggingface_hub: "
             f"{install_hint('hub')} (or pass a local model directory)") from None
     return huggingface_hub
 
@@ -125,10 +126,11 @@ def _cached_snapshot(hf, model: str, revision: str | None, cache: Path) -> Path 
     return None
 
 
-def _offline_error(model: str, revision: str | None, cache: Path, why: str) -> EncoderError:
+def _offline_error(model: str, revision: str | None, cache: Path, why: str,
+                   option: str = "--model") -> EncoderError:
     rev = f" at revision {revision!r}" if revision else ""
     return EncoderError(
-        f"--model {model!r}{rev}: not in the Hugging Face cache {cache} and {why}. Fix: run once with "
+        f"{option} {model!r}{rev}: not in the Hugging Face cache {cache} and {why}. Fix: run once with "
         f"network access (unset HF_HUB_OFFLINE), or `hf download {model}` on a machine that has it "
         "and copy the cache (HF_HOME), or pass a local model directory")
 
@@ -150,3 +152,45 @@ def _download(hf, model: str, revision: str | None, cache: Path) -> Path:
         raise EncoderError(f"--model {model!r}: the Hub repository has no config.json; "
                            "it is not a transformers model")
     return folder
+
+
+def _missing(folder: Path, required: Sequence[Sequence[str]]) -> list[str]:
+    """The entries of ``required`` (each: alternatives, one of which must be a file) absent in ``folder``."""
+    return [" or ".join(alts) for alts in required if not any((folder / f).is_file() for f in alts)]
+
+
+def fetch_repo_files(repo_id: str, patterns: Sequence[str], required: Sequence[Sequence[str]], *,
+                     revision: str | None = None, option: str = "--model") -> ModelSource:
+    """The snapshot folder of a Hub repository holding the files ``patterns`` select, for models
+    other than an encoder's weights (a COMET model folder, a tokenizer and config without weights).
+
+    ``required`` lists what the folder must hold, each entry a tuple of alternative file names
+    (relative paths). Looked up in the Hugging Face cache first (the snapshot counts only when it
+    holds every required entry); else downloaded through ``huggingface_hub`` unless
+    ``HF_HUB_OFFLINE`` is set. Errors are one :class:`EncoderError` naming ``option`` and the
+    repository: huggingface_hub missing, not cached while offline (naming HF_HUB_OFFLINE and the
+    ``hf download`` command), a failed download, a repository without a required file."""
+    hf = _import_hub(repo_id, option)
+    cache = hub_cache_dir()
+    try:
+        from huggingface_hub.errors import LocalEntryNotFoundError
+
+        folder: Path | None = Path(hf.snapshot_download(repo_id, revision=revision, cache_dir=str(cache),
+                                                        local_files_only=True, allow_patterns=list(patterns)))
+    except (LocalEntryNotFoundError, OSError, ValueError):
+        folder = None
+    if folder is not None and not _missing(folder, required):
+        return ModelSource(folder, repo_id, folder.name)
+    if hub_offline():
+        raise _offline_error(repo_id, revision, cache, "HF_HUB_OFFLINE is set (no download tried)", option)
+    try:
+        folder = Path(hf.snapshot_download(repo_id, revision=revision, cache_dir=str(cache),
+                                           allow_patterns=list(patterns)))
+    except Exception as e:  # connection, 404, gated repo: huggingface_hub raises many types
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise _offline_error(repo_id, revision, cache, f"the download failed ({type(e).__name__}: {first})",
+                             option) from None
+    missing = _missing(folder, required)
+    if missing:
+        raise EncoderError(f"{option} {repo_id!r}: the Hub repository has no {', '.join(missing)}")
+    return ModelSource(folder, repo_id, folder.name)
