@@ -1,7 +1,8 @@
 """COMET (Rei et al., 2020; unbabel-comet 2.2.7) on mtscore's runtime, without torch.
 
 :mod:`.model` locates a COMET model (a folder, or a Hugging Face name) and its encoder's config and
-tokenizer and checks its ``hparams.yaml``.
+tokenizer and checks its ``hparams.yaml``; :mod:`.spec` derives the architecture from the
+hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor.
 """
 from .model import (
     CLASS_IDENTIFIERS,
@@ -10,11 +11,18 @@ from .model import (
     comet_repo_id,
     resolve_comet_model,
 )
+from .spec import FEATURES, CometSpec, EncoderDims, EstimatorLayer, comet_spec, load_comet_spec
 
 __all__ = [
     "CLASS_IDENTIFIERS",
+    "FEATURES",
     "CometModelFiles",
+    "CometSpec",
+    "EncoderDims",
+    "EstimatorLayer",
     "check_hparams",
     "comet_repo_id",
+    "comet_spec",
+    "load_comet_spec",
     "resolve_comet_model",
 ]
