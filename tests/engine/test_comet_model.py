@@ -96,6 +96,7 @@ def test_unknown_class_identifier_lists_the_supported(tmp_path, enc):
     ("regression_metric", "layer", "last", r"layer: 'last' is not supported \(supported: mix, or a layer number\)"),
     ("regression_metric", "layer", "-1", r"layer: -1 is not supported"),
     ("unified_metric", "sent_layer", "cls", r"sent_layer: 'cls' is not supported"),
+    ("unified_metric", "layer", "24", r"layer: 24 differs from sent_layer 'mix'"),
     ("regression_metric", "use_context", "true", r"use_context: true \(document-level context pooling\) is not"),
     ("regression_metric", "encoder_model", "XLM-RoBERTa-XL",
      r"encoder_model: 'XLM-RoBERTa-XL' is not supported \(supported: XLM-RoBERTa\)"),
@@ -217,6 +218,7 @@ def test_name_offline_without_cache_names_the_variable_and_the_command(hf_home):
     assert "HF_HUB_OFFLINE is set (no download tried)" in msg
     assert "`hf download Unbabel/wmt22-cometkiwi-da`" in msg
     assert str(hf_home / "hub") in msg
+    assert msg.endswith("or pass the model folder (hparams.yaml and checkpoints/model.ckpt)")
     assert "\n" not in msg
     assert isinstance(e.value, UserError)
     with pytest.raises(EncoderError, match=r"'Unbabel/wmt22-comet-da' at revision 'v9': not in the Hugging Face"):
@@ -232,6 +234,8 @@ def test_encoder_offline_without_cache_names_pretrained_model(hf_home, tmp_path)
                           "Hugging Face cache")
     assert "HF_HUB_OFFLINE" in msg
     assert "`hf download microsoft/infoxlm-large`" in msg
+    assert msg.endswith("or pass --comet-encoder DIR, a folder with its config.json and tokenizer.json "
+                        "(or sentencepiece.bpe.model)")
     # --comet-encoder names a cached repository instead
     files = resolve_comet_model(folder, encoder="xlm-roberta-large")
     assert files.encoder_revision == ENC_COMMIT

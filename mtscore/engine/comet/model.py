@@ -130,8 +130,8 @@ def check_hparams(hparams: Mapping[str, Any], path: Path | str) -> None:
     (document context), a missing or unknown ``layer_transformation`` or ``layer_norm`` (with
     ``mix``: mtscore does not guess unbabel-comet's class defaults), a missing ``pretrained_model``
     or ``hidden_sizes``, a missing or unknown ``activations`` / ``final_activation`` (Tanh,
-    Sigmoid; null for the final one), and for ``unified_metric`` word-level training or ``input_segments`` other
-    than ``[mt, src]``. (Layer numbers are checked against the encoder in :mod:`.spec`.)"""
+    Sigmoid; null for the final one), and for ``unified_metric`` a ``layer`` that differs from ``sent_layer``,
+    word-level training or ``input_segments`` other than ``[mt, src]``. (Layer numbers are checked against the encoder in :mod:`.spec`.)"""
     def refuse(key: str, what: str) -> CheckpointError:
         return CheckpointError(f"{path}: {key}: {what}")
 
@@ -174,6 +174,9 @@ def check_hparams(hparams: Mapping[str, Any], path: Path | str) -> None:
         if not isinstance(hparams["layer_norm"], bool):
             raise refuse("layer_norm", f"{hparams['layer_norm']!r}: expected true or false")
     if cid == "unified_metric":
+        if "layer" in hparams and hparams["layer"] != layer:
+            raise refuse("layer", f"{hparams['layer']!r} differs from sent_layer {layer!r} (which one "
+                                  "unified_metric mixes is then unclear)")
         if hparams.get("word_level_training"):
             raise refuse("word_level_training", "true (word-level tags, as in xCOMET) is not supported")
         seg = hparams.get("input_segments", list(UNIFIED_SEGMENTS))
@@ -211,7 +214,8 @@ def _model_source(model: str, revision: str | None) -> ModelSource:
             f"--comet-model {model!r}: no such file or folder, and not a COMET model name; pass a model "
             f"folder (hparams.yaml and checkpoints/model.ckpt) or a name such as {COMET_ORG}/wmt22-comet-da")
     return fetch_repo_files(comet_repo_id(model), _MODEL_FILES, [(f,) for f in _MODEL_FILES],
-                            revision=revision, option="--comet-model")
+                            revision=revision, option="--comet-model",
+                            local="pass the model folder (hparams.yaml and checkpoints/model.ckpt)")
 
 
 def _encoder_source(encoder: str, from_hparams: Path | None) -> ModelSource:
@@ -227,7 +231,9 @@ def _encoder_source(encoder: str, from_hparams: Path | None) -> ModelSource:
         return ModelSource(p, p.name, None)
     if not looks_like_repo_id(encoder):
         raise CheckpointError(f"{option} {encoder!r}: no such folder, and not a Hugging Face model name")
-    return fetch_repo_files(encoder, _ENCODER_PATTERNS, _ENCODER_REQUIRED, option=option)
+    return fetch_repo_files(encoder, _ENCODER_PATTERNS, _ENCODER_REQUIRED, option=option,
+                            local="pass --comet-encoder DIR, a folder with its config.json and tokenizer.json "
+                                  "(or sentencepiece.bpe.model)")
 
 
 def _read_config(folder: Path) -> dict[str, Any]:

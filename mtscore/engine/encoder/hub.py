@@ -127,12 +127,12 @@ def _cached_snapshot(hf, model: str, revision: str | None, cache: Path) -> Path 
 
 
 def _offline_error(model: str, revision: str | None, cache: Path, why: str,
-                   option: str = "--model") -> EncoderError:
+                   option: str = "--model", local: str = "pass a local model directory") -> EncoderError:
     rev = f" at revision {revision!r}" if revision else ""
     return EncoderError(
         f"{option} {model!r}{rev}: not in the Hugging Face cache {cache} and {why}. Fix: run once with "
         f"network access (unset HF_HUB_OFFLINE), or `hf download {model}` on a machine that has it "
-        "and copy the cache (HF_HOME), or pass a local model directory")
+        f"and copy the cache (HF_HOME), or {local}")
 
 
 def _download(hf, model: str, revision: str | None, cache: Path) -> Path:
@@ -160,7 +160,8 @@ def _missing(folder: Path, required: Sequence[Sequence[str]]) -> list[str]:
 
 
 def fetch_repo_files(repo_id: str, patterns: Sequence[str], required: Sequence[Sequence[str]], *,
-                     revision: str | None = None, option: str = "--model") -> ModelSource:
+                     revision: str | None = None, option: str = "--model",
+                     local: str = "pass a local model directory") -> ModelSource:
     """The snapshot folder of a Hub repository holding the files ``patterns`` select, for models
     other than an encoder's weights (a COMET model folder, a tokenizer and config without weights).
 
@@ -169,7 +170,8 @@ def fetch_repo_files(repo_id: str, patterns: Sequence[str], required: Sequence[S
     holds every required entry); else downloaded through ``huggingface_hub`` unless
     ``HF_HUB_OFFLINE`` is set. Errors are one :class:`EncoderError` naming ``option`` and the
     repository: huggingface_hub missing, not cached while offline (naming HF_HUB_OFFLINE and the
-    ``hf download`` command), a failed download, a repository without a required file."""
+    ``hf download`` command; ``local`` is the last way out it offers), a failed download, a
+    repository without a required file."""
     hf = _import_hub(repo_id, option)
     cache = hub_cache_dir()
     try:
@@ -182,14 +184,14 @@ def fetch_repo_files(repo_id: str, patterns: Sequence[str], required: Sequence[S
     if folder is not None and not _missing(folder, required):
         return ModelSource(folder, repo_id, folder.name)
     if hub_offline():
-        raise _offline_error(repo_id, revision, cache, "HF_HUB_OFFLINE is set (no download tried)", option)
+        raise _offline_error(repo_id, revision, cache, "HF_HUB_OFFLINE is set (no download tried)", option, local)
     try:
         folder = Path(hf.snapshot_download(repo_id, revision=revision, cache_dir=str(cache),
                                            allow_patterns=list(patterns)))
     except Exception as e:  # connection, 404, gated repo: huggingface_hub raises many types
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise _offline_error(repo_id, revision, cache, f"the download failed ({type(e).__name__}: {first})",
-                             option) from None
+                             option, local) from None
     missing = _missing(folder, required)
     if missing:
         raise EncoderError(f"{option} {repo_id!r}: the Hub repository has no {', '.join(missing)}")
