@@ -130,8 +130,9 @@ def check_hparams(hparams: Mapping[str, Any], path: Path | str) -> None:
     (document context), a missing or unknown ``layer_transformation`` or ``layer_norm`` (with
     ``mix``: mtscore does not guess unbabel-comet's class defaults), a missing ``pretrained_model``
     or ``hidden_sizes``, a missing or unknown ``activations`` / ``final_activation`` (Tanh,
-    Sigmoid; null for the final one), and for ``unified_metric`` a ``layer`` that differs from ``sent_layer``,
-    word-level training or ``input_segments`` other than ``[mt, src]``. (Layer numbers are checked against the encoder in :mod:`.spec`.)"""
+    Sigmoid; null for the final one), and for ``unified_metric`` a ``layer`` that differs from
+    ``sent_layer``, word-level training or ``input_segments`` other than ``[mt, src]``. (Layer
+    numbers are checked against the encoder in :mod:`.spec`.)"""
     def refuse(key: str, what: str) -> CheckpointError:
         return CheckpointError(f"{path}: {key}: {what}")
 
