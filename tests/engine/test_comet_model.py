@@ -294,3 +294,22 @@ def test_failed_download_and_repository_without_the_files(hf_home, monkeypatch, 
     with pytest.raises(EncoderError, match=r"--comet-model 'someone/not-comet': the Hub repository has no "
                                            r"hparams\.yaml, checkpoints/model\.ckpt$"):
         resolve_comet_model("someone/not-comet")
+
+
+def test_encoder_cached_under_its_new_hub_name(hf_home, tmp_path):
+    """The Hub renamed xlm-roberta-large to FacebookAI/xlm-roberta-large; a cache holding only the new
+    name serves a model whose hparams.yaml says xlm-roberta-large (and the other way round)."""
+    old = hf_home / "hub" / "models--xlm-roberta-large"
+    old.rename(hf_home / "hub" / "models--FacebookAI--xlm-roberta-large")
+    files = resolve_comet_model("wmt22-comet-da")
+    assert files.encoder_name == "FacebookAI/xlm-roberta-large"
+    assert files.encoder_revision == ENC_COMMIT
+    assert files.config["hidden_size"] == 8
+    (hf_home / "hub" / "models--FacebookAI--xlm-roberta-large").rename(old)
+    folder = write_model_folder(tmp_path / "new-name",
+                                hparams=with_key(HPARAMS["regression_metric"], "pretrained_model",
+                                                 "FacebookAI/xlm-roberta-large"))
+    assert resolve_comet_model(folder).encoder_name == "xlm-roberta-large"
+    # neither name cached: the error names the one asked for
+    with pytest.raises(EncoderError, match=r"--comet-encoder 'FacebookAI/xlm-roberta-base': not in the Hugging"):
+        resolve_comet_model(folder, encoder="FacebookAI/xlm-roberta-base")

@@ -15,7 +15,9 @@ Names are looked up in the Hugging Face cache and downloaded (two files) only wh
 The encoder's ``config.json`` and tokenizer (``tokenizer.json`` or ``sentencepiece.bpe.model``, never
 its weights: they are in the checkpoint) come from the ``encoder`` argument when given (a local
 folder or a Hub name), else from the Hub repository named by ``pretrained_model`` in
-``hparams.yaml`` (``xlm-roberta-large``, ``microsoft/infoxlm-large``), cache first as above.
+``hparams.yaml`` (``xlm-roberta-large``, ``microsoft/infoxlm-large``), cache first as above; a
+cached snapshot under the Hub's new name of a renamed encoder (``FacebookAI/xlm-roberta-large``,
+:data:`RENAMED_ENCODERS`) serves too.
 
 The hyper-parameters are checked here, before any weight is read (:func:`check_hparams`); every
 error is one line naming the file (or option) and the key.
@@ -59,6 +61,10 @@ UNIFIED_SEGMENTS = ("mt", "src")
 
 #: estimator activations (``torch.nn`` classes, named as ``name.title()`` finds them, as unbabel-comet does)
 ACTIVATIONS = ("Tanh", "Sigmoid")
+
+#: encoders the Hub has renamed since COMET's files named them: the cache may hold either name
+RENAMED_ENCODERS = {"xlm-roberta-large": "FacebookAI/xlm-roberta-large",
+                    "xlm-roberta-base": "FacebookAI/xlm-roberta-base"}
 
 _MODEL_FILES = ("hparams.yaml", "checkpoints/model.ckpt")
 _ENCODER_PATTERNS = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
@@ -232,7 +238,9 @@ def _encoder_source(encoder: str, from_hparams: Path | None) -> ModelSource:
         return ModelSource(p, p.name, None)
     if not looks_like_repo_id(encoder):
         raise CheckpointError(f"{option} {encoder!r}: no such folder, and not a Hugging Face model name")
-    return fetch_repo_files(encoder, _ENCODER_PATTERNS, _ENCODER_REQUIRED, option=option,
+    renamed = {**RENAMED_ENCODERS, **{new: old for old, new in RENAMED_ENCODERS.items()}}
+    also = (renamed[encoder],) if encoder in renamed else ()
+    return fetch_repo_files(encoder, _ENCODER_PATTERNS, _ENCODER_REQUIRED, option=option, cached_as=also,
                             local="pass --comet-encoder DIR, a folder with its config.json and tokenizer.json "
                                   "(or sentencepiece.bpe.model)")
 

@@ -161,28 +161,33 @@ def _missing(folder: Path, required: Sequence[Sequence[str]]) -> list[str]:
 
 def fetch_repo_files(repo_id: str, patterns: Sequence[str], required: Sequence[Sequence[str]], *,
                      revision: str | None = None, option: str = "--model",
-                     local: str = "pass a local model directory") -> ModelSource:
+                     local: str = "pass a local model directory",
+                     cached_as: Sequence[str] = ()) -> ModelSource:
     """The snapshot folder of a Hub repository holding the files ``patterns`` select, for models
     other than an encoder's weights (a COMET model folder, a tokenizer and config without weights).
 
     ``required`` lists what the folder must hold, each entry a tuple of alternative file names
     (relative paths). Looked up in the Hugging Face cache first (the snapshot counts only when it
     holds every required entry); else downloaded through ``huggingface_hub`` unless
-    ``HF_HUB_OFFLINE`` is set. Errors are one :class:`EncoderError` naming ``option`` and the
+    ``HF_HUB_OFFLINE`` is set. ``cached_as``: other names of the same repository (the Hub renamed
+    e.g. ``xlm-roberta-large`` to ``FacebookAI/xlm-roberta-large``) whose cached snapshots serve too,
+    tried after ``repo_id``; the name of the snapshot found is the result's ``name``; a download
+    always asks for ``repo_id``. Errors are one :class:`EncoderError` naming ``option`` and the
     repository: huggingface_hub missing, not cached while offline (naming HF_HUB_OFFLINE and the
     ``hf download`` command; ``local`` is the last way out it offers), a failed download, a
     repository without a required file."""
     hf = _import_hub(repo_id, option)
     cache = hub_cache_dir()
-    try:
-        from huggingface_hub.errors import LocalEntryNotFoundError
+    from huggingface_hub.errors import LocalEntryNotFoundError
 
-        folder: Path | None = Path(hf.snapshot_download(repo_id, revision=revision, cache_dir=str(cache),
-                                                        local_files_only=True, allow_patterns=list(patterns)))
-    except (LocalEntryNotFoundError, OSError, ValueError):
-        folder = None
-    if folder is not None and not _missing(folder, required):
-        return ModelSource(folder, repo_id, folder.name)
+    for name in (repo_id, *cached_as):
+        try:
+            folder = Path(hf.snapshot_download(name, revision=revision, cache_dir=str(cache),
+                                               local_files_only=True, allow_patterns=list(patterns)))
+        except (LocalEntryNotFoundError, OSError, ValueError):
+            continue
+        if not _missing(folder, required):
+            return ModelSource(folder, name, folder.name)
     if hub_offline():
         raise _offline_error(repo_id, revision, cache, "HF_HUB_OFFLINE is set (no download tried)", option, local)
     try:
