@@ -313,3 +313,27 @@ def test_encoder_cached_under_its_new_hub_name(hf_home, tmp_path):
     # neither name cached: the error names the one asked for
     with pytest.raises(EncoderError, match=r"--comet-encoder 'FacebookAI/xlm-roberta-base': not in the Hugging"):
         resolve_comet_model(folder, encoder="FacebookAI/xlm-roberta-base")
+
+
+def test_encoder_that_is_neither_folder_nor_name(tmp_path, enc):
+    folder = write_model_folder(tmp_path / "m")
+    with pytest.raises(CheckpointError, match=r"^--comet-encoder 'no/such/../dir': no such folder, and not a "
+                                              r"Hugging Face model name$"):
+        resolve_comet_model(folder, encoder="no/such/../dir")
+    text = with_key(HPARAMS["regression_metric"], "pretrained_model", "'./gone folder'")
+    hp_folder = write_model_folder(tmp_path / "m2", hparams=text, checkpoint=True)
+    with pytest.raises(CheckpointError, match=r"m2/hparams\.yaml: pretrained_model '\./gone folder': no such folder"):
+        resolve_comet_model(hp_folder)
+
+
+def test_names_without_huggingface_hub(tmp_path, monkeypatch):
+    """Without the hub extra a name is one line naming the install command; local folders still work."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(EncoderError, match=r"^--comet-model 'Unbabel/wmt22-comet-da': not a local path; loading "
+                                           r"models by name needs huggingface_hub: pip install .*hub"):
+        resolve_comet_model("wmt22-comet-da")
+    enc = write_encoder_folder(tmp_path / "enc")
+    assert resolve_comet_model(write_model_folder(tmp_path / "m"), encoder=enc).name == "m"

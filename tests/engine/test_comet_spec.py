@@ -262,3 +262,9 @@ def test_load_comet_spec_from_a_folder_and_without_torch(tmp_path):
                          cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["unified_metric", "softmax", "cls", "8", str(len(spec.encoder_weights))]
+
+
+def test_relative_position_embeddings_are_refused(tmp_path):
+    with pytest.raises(CheckpointError, match=r"^enc/config\.json: position_embedding_type 'relative_key' is not "
+                                              r"supported \(XLM-R uses absolute\)$"):
+        _spec(tmp_path, "regression_metric", config=dict(tiny_config(), position_embedding_type="relative_key"))
