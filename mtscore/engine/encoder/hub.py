@@ -12,6 +12,9 @@
 
 The resolved commit hash (the snapshot folder's name) is returned with the path: the ONNX export
 cache keys on it, so a model updated on the Hub gets a new export.
+
+:func:`fetch_repo_files` does steps 2-3 for repositories that are not an encoder's weights (a COMET
+model folder; an encoder's config and tokenizer alone), with the files and the option name given.
 """
 from __future__ import annotations
 
