@@ -2,8 +2,10 @@
 
 :mod:`.model` locates a COMET model (a folder, or a Hugging Face name) and its encoder's config and
 tokenizer and checks its ``hparams.yaml``; :mod:`.spec` derives the architecture from the
-hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor.
+hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor; :mod:`.head`
+builds the estimator's features and runs the estimator (numpy float32, or an ONNX graph).
 """
+from .head import build_head_graph, comet_features, head_inputs, head_scores, head_scores_pairs
 from .model import (
     CLASS_IDENTIFIERS,
     CometModelFiles,
@@ -20,9 +22,14 @@ __all__ = [
     "CometSpec",
     "EncoderDims",
     "EstimatorLayer",
+    "build_head_graph",
     "check_hparams",
+    "comet_features",
     "comet_repo_id",
     "comet_spec",
+    "head_inputs",
+    "head_scores",
+    "head_scores_pairs",
     "load_comet_spec",
     "resolve_comet_model",
 ]
