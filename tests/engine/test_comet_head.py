@@ -231,14 +231,16 @@ def test_onnx_head_equals_numpy_head(cid, final):
 
 # --- pairwise (MBR) utilities ------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("factored", [True, False])
 @pytest.mark.parametrize("block_rows", [1, 7, 4096])
-def test_pairs_equal_the_explicit_triples(block_rows):
-    spec = _spec("regression_metric", seed=2)
+@pytest.mark.parametrize("final", [None, "Sigmoid"])
+def test_pairs_equal_the_explicit_triples(block_rows, factored, final):
+    spec = _spec("regression_metric", seed=2, final=final)
     rng = np.random.default_rng(4)
     hyp = rng.standard_normal((5, 8)).astype(np.float32)
     refs = rng.standard_normal((3, 8)).astype(np.float32)
     src = rng.standard_normal(8).astype(np.float32)
-    got = head_scores_pairs(spec, hyp, refs, src, block_rows=block_rows)
+    got = head_scores_pairs(spec, hyp, refs, src, block_rows=block_rows, factored=factored)
     assert got.shape == (5, 3)
     assert got.dtype == np.float32
     for i in range(5):
@@ -247,9 +249,28 @@ def test_pairs_equal_the_explicit_triples(block_rows):
             np.testing.assert_allclose(got[i, j], one[0], rtol=1e-6, atol=1e-6)
     assert len(np.unique(got)) == 15
     # the diagonal of hyp against itself is a real score, not a special case
-    square = head_scores_pairs(spec, hyp, hyp, src[None])
+    square = head_scores_pairs(spec, hyp, hyp, src[None], factored=factored)
     np.testing.assert_allclose(np.diag(square), head_scores(spec, comet_features(spec, hyp, np.tile(src, (5, 1)), hyp)),
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("final", [None, "Sigmoid"])
+def test_onnx_pairs_graph_equals_numpy_pairs(final):
+    ort = pytest.importorskip("onnxruntime")
+    spec = _spec("regression_metric", final=final, seed=6)
+    model = build_head_graph(spec, pairs=True)
+    assert [i.name for i in model.graph.input] == ["mt", "src", "ref"]
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(8)
+    for n, m in ((4, 3), (1, 1), (6, 6)):
+        hyp = rng.standard_normal((n, 8)).astype(np.float32)
+        refs = rng.standard_normal((m, 8)).astype(np.float32)
+        src = rng.standard_normal((1, 8)).astype(np.float32)
+        (got,) = sess.run(["score"], {"mt": hyp, "ref": refs, "src": src})
+        assert got.shape == (n, m)
+        np.testing.assert_allclose(got, head_scores_pairs(spec, hyp, refs, src, factored=False), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match=r"^unified_metric: pairwise \(MBR\) utilities need a model with references"):
+        build_head_graph(_spec("unified_metric"), pairs=True)
 
 
 def test_pairs_refused_for_models_without_references():
