@@ -35,7 +35,7 @@ from .spec import FEATURES, CometSpec, EstimatorLayer
 if TYPE_CHECKING:
     import onnx
 
-__all__ = ["HEAD_OPSET", "build_head_graph", "comet_features", "head_inputs", "head_scores", "head_scores_pairs"]
+__all__ = ["HEAD_OPSET", "PAIR_ROWS", "build_head_graph", "comet_features", "head_inputs", "head_scores", "head_scores_pairs"]
 
 #: the ONNX opset of :func:`build_head_graph`
 HEAD_OPSET = 17
