@@ -9,7 +9,10 @@ It runs in its own venv, never in mtscore's (unbabel-comet pins numpy<2, torchme
     MTSCORE_COMET_ORACLE=1 /work/oracle-comet/bin/python tests/oracles/comet_oracle.py      # from the repo root
 
 (``MTSCORE_DATA`` points at the shared data, default /work/shared/data; ``--check`` rebuilds
-everything in a temporary folder and compares it with the committed files instead of writing.)
+everything in a temporary folder and compares it with the committed files instead of writing;
+``--train DIR`` writes two checkpoints of a short real training run instead, see
+:func:`train_checkpoint`; read them with mtscore's venv:
+``python -c "from mtscore.engine.checkpoints import read_checkpoint as r; print(len(r('DIR/full.ckpt')))"``.)
 Without ``MTSCORE_COMET_ORACLE=1`` it refuses to run (CI runs it only when asked: ~2 min on 1 core).
 
 What it writes under ``tests/golden/comet/`` (everything deterministic from :data:`SEED` and the data):
@@ -233,6 +236,36 @@ def score(name: str, out: Path, triples: list[dict]) -> dict:
             "batch_size": 16, "scores": scores, "system_score": float(pred.system_score)}
 
 
+def train_checkpoint(folder: Path) -> None:
+    """``--train DIR``: a training run as unbabel-comet's ``comet-train`` sets it up (EarlyStopping and
+    ModelCheckpoint on val_kendall, LearningRateMonitor; 2 epochs on 40 golden triples with made-up
+    scores), writing ``DIR/full.ckpt`` (callback and AdamW states) and ``DIR/weights_only.ckpt``: the
+    pickles a released checkpoint may look like, for mtscore's restricted reader (not committed)."""
+    import pandas as pd
+    import pytorch_lightning as pl
+    from comet.models import RegressionMetric
+    from pytorch_lightning.callbacks import EarlyStopping, LearningRateMonitor, ModelCheckpoint
+    from pytorch_lightning.loggers import CSVLogger
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [json.loads(line) for line in (GOLDEN / "inputs.jsonl").read_text(encoding="utf-8").splitlines()[:60]]
+    df = pd.DataFrame([{**r, "score": (i % 7) / 7.0, "system": f"s{i % 3}"} for i, r in enumerate(rows)])
+    df[:40].drop(columns=["system"]).to_csv(folder / "train.csv", index=False)
+    df[40:].to_csv(folder / "val.csv", index=False)
+    pl.seed_everything(SEED)
+    model = RegressionMetric(pretrained_model=str(GOLDEN / "encoder"), load_pretrained_weights=False,
+                             hidden_sizes=HIDDEN_SIZES, train_data=[str(folder / "train.csv")],
+                             validation_data=[str(folder / "val.csv")], batch_size=8, **MODELS["regression-sparsemax"][1])
+    callbacks = [EarlyStopping(monitor="val_kendall", mode="max", patience=1),
+                 ModelCheckpoint(dirpath=str(folder), filename="full", monitor="val_kendall", mode="max", save_top_k=1),
+                 LearningRateMonitor(logging_interval="step")]
+    trainer = pl.Trainer(max_epochs=2, accelerator="cpu", devices=1, callbacks=callbacks,
+                         logger=CSVLogger(str(folder / "logs")), enable_progress_bar=False,
+                         enable_model_summary=False, num_sanity_val_steps=0)
+    trainer.fit(model)
+    trainer.save_checkpoint(str(folder / "weights_only.ckpt"), weights_only=True)
+
+
 def generate(out: Path) -> dict:
     """Write everything under ``out`` (run with ``out`` as the working folder) and return golden.json."""
     import torch
@@ -256,7 +289,7 @@ def generate(out: Path) -> dict:
         build_model(name, out)
     for name in MODELS:
         results[name] = score(name, out, triples)
-    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in ("golden.json", "inputs.jsonl"))
+    files = sorted(p for sub in ("encoder", "models") for p in (out / sub).rglob("*") if p.is_file())
     versions = {p: metadata.version(p) for p in ("unbabel-comet", "torch", "pytorch-lightning", "transformers",
                                                  "tokenizers", "sentencepiece", "numpy", "entmax", "torchmetrics")}
     return {"format": 1, "generator": "tests/oracles/comet_oracle.py", "seed": SEED, "versions": versions,
@@ -270,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=GOLDEN, help="where to write (default tests/golden/comet)")
     ap.add_argument("--check", action="store_true",
                     help="rebuild in a temporary folder and compare with --out instead of writing")
+    ap.add_argument("--train", type=Path, metavar="DIR",
+                    help="instead: write a trained full.ckpt and weights_only.ckpt to DIR (see train_checkpoint)")
     args = ap.parse_args(argv)
     if os.environ.get("MTSCORE_COMET_ORACLE") != "1":
         print("comet_oracle.py: set MTSCORE_COMET_ORACLE=1 to run it (in the unbabel-comet venv; see its docstring)",
@@ -278,6 +313,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     warnings.filterwarnings("ignore")
+    if args.train is not None:
+        import torch
+
+        torch.set_num_threads(1)
+        train_checkpoint(args.train.resolve())
+        print(f"wrote {args.train}/full.ckpt and weights_only.ckpt")
+        return 0
     target = Path(tempfile.mkdtemp(prefix="comet-oracle-")) if args.check else args.out.resolve()
     target.mkdir(parents=True, exist_ok=True)
     cwd = os.getcwd()
@@ -294,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     old = json.loads((args.out / "golden.json").read_text(encoding="utf-8"))
     bad = [k for k in ("inputs", "files", "models") if old[k] != golden[k]]
     bad += [f"files/{p}" for p, h in golden["files"].items() if old["files"].get(p) != h]
-    print("check: " + ("identical" if not bad else "differs: " + ", ".join(bad[:10])) + f" ({target})")
+    if not bad:
+        shutil.rmtree(target)
+    print("check: " + ("identical" if not bad else f"differs ({target}): " + ", ".join(bad[:10])))
     return 1 if bad else 0
 
 
