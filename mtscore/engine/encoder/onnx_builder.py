@@ -15,6 +15,7 @@ the tensor ``bert_score`` uses for ``num_layers=layer``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Callable
 
 import numpy as np
@@ -44,8 +45,11 @@ def _strip_prefix(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-class _Graph:
-    """Tiny helper around onnx.helper that names nodes and holds initializers."""
+class GraphBuilder:
+    """Tiny helper around onnx.helper that names nodes and holds initializers: ``const`` adds an
+    initializer (in the graph's dtype unless ``dtype`` is given), ``op`` a node; both return the
+    name of the new value. Public so that graphs built on the encoder (COMET's sentence embedding)
+    can add their own nodes."""
 
     def __init__(self, dtype: np.dtype):
         import onnx
@@ -76,7 +80,7 @@ class _Graph:
         return out
 
 
-def _activation(g: _Graph, x: str, act: str) -> str:
+def _activation(g: GraphBuilder, x: str, act: str) -> str:
     act = (act or "gelu").lower()
     if act == "gelu":  # exact erf form (torch.nn.functional.gelu default)
         t = g.op("Div", [x, g.const(math.sqrt(2.0))])
@@ -97,7 +101,7 @@ def _activation(g: _Graph, x: str, act: str) -> str:
     raise UnsupportedArchitecture(f"activation {act!r} is not supported by the ONNX builder")
 
 
-def _linear(g: _Graph, x: str, w: np.ndarray, b: np.ndarray | None, base: str) -> str:
+def _linear(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray | None, base: str) -> str:
     # HF Linear stores weight as [out, in]; MatMul wants [in, out].
     y = g.op("MatMul", [x, g.const(np.ascontiguousarray(w.T), base + "_w")])
     if b is not None:
@@ -105,12 +109,12 @@ def _linear(g: _Graph, x: str, w: np.ndarray, b: np.ndarray | None, base: str) -
     return y
 
 
-def _layer_norm(g: _Graph, x: str, w: np.ndarray, b: np.ndarray, eps: float, base: str) -> str:
+def _layer_norm(g: GraphBuilder, x: str, w: np.ndarray, b: np.ndarray, eps: float, base: str) -> str:
     return g.op("LayerNormalization", [x, g.const(w, base + "_g"), g.const(b, base + "_b")],
                 axis=-1, epsilon=float(eps))
 
 
-def _attention(g: _Graph, x: str, mask_bias: str, W: Callable[[str], np.ndarray], names: dict[str, str],
+def _attention(g: GraphBuilder, x: str, mask_bias: str, W: Callable[[str], np.ndarray], names: dict[str, str],
                n_heads: int, hidden: int, base: str) -> str:
     dh = hidden // n_heads
     shape_bthd = g.const(np.array([0, 0, n_heads, dh], dtype=np.int64), "shp", dtype=np.int64)
@@ -165,16 +169,36 @@ def build_encoder_graph(config: dict, weights: dict[str, np.ndarray], layer: int
         raise UnsupportedArchitecture(
             f"model_type {mt!r} is not supported by the torch-free ONNX builder "
             f"(supported: {', '.join(sorted(SUPPORTED))})")
-    W = _Weights(weights, np.dtype(dtype), mt)
-    g = _Graph(W.dtype)
-    hidden, n_heads, n_layers, act, eps = _encoder_dims(mt, config)
+    g = GraphBuilder(np.dtype(dtype))
+    hidden, _, n_layers, _, _ = _encoder_dims(mt, config)
     if not 0 <= layer <= n_layers:
         raise ValueError(f"layer {layer} out of range: the model has {n_layers} layers (0..{n_layers})")
-    x = _embeddings(g, W, config, "input_ids", eps)
-    bias = _mask_bias(g, "attention_mask")
-    for i in range(layer):
+    *_, x = encoder_hidden_states(g, config, weights, layer)
+    return finish_model(g, x, "hidden_states", ["batch", "seq", hidden], f"{mt}_encoder_L{layer}", producer)
+
+
+def encoder_hidden_states(g: GraphBuilder, config: dict, weights: dict[str, np.ndarray], last: int,
+                          ids: str = "input_ids", mask: str = "attention_mask") -> Iterator[str]:
+    """Add the encoder to ``g`` and yield the names of ``hidden_states[0..last]`` (in ``g``'s dtype,
+    ``[batch, seq, hidden]``) one by one, each as soon as it is built, so a caller can consume hidden
+    state ``k`` (e.g. add it into a running sum) before block ``k + 1`` exists. ``ids`` / ``mask``
+    name the graph's int64 ``[batch, seq]`` inputs. Weights are cast to ``g.dtype`` (fp16 -> fp32
+    exactly). Raises :class:`UnsupportedArchitecture` / ``ValueError`` as :func:`build_encoder_graph`."""
+    mt = config.get("model_type", "")
+    if mt not in SUPPORTED:
+        raise UnsupportedArchitecture(
+            f"model_type {mt!r} is not supported by the torch-free ONNX builder "
+            f"(supported: {', '.join(sorted(SUPPORTED))})")
+    W = _Weights(weights, g.dtype, mt)
+    hidden, n_heads, n_layers, act, eps = _encoder_dims(mt, config)
+    if not 0 <= last <= n_layers:
+        raise ValueError(f"layer {last} out of range: the model has {n_layers} layers (0..{n_layers})")
+    x = _embeddings(g, W, config, ids, eps)
+    yield x
+    bias = _mask_bias(g, mask)
+    for i in range(last):
         x = _block(g, x, bias, W, _block_names(mt, i), n_heads, hidden, act, eps, f"l{i}")
-    return _encoder_model(g, x, f"{mt}_encoder_L{layer}", hidden, producer)
+        yield x
 
 
 def _encoder_dims(mt: str, config: dict):
@@ -190,7 +214,7 @@ def _encoder_dims(mt: str, config: dict):
     return hidden, n_heads, n_layers, act, eps
 
 
-def _embeddings(g: _Graph, W: _Weights, config: dict, ids: str, eps: float) -> str:
+def _embeddings(g: GraphBuilder, W: _Weights, config: dict, ids: str, eps: float) -> str:
     """Word (+ token type 0) + position embeddings, layer-normalised: ``hidden_states[0]``."""
     mt = W.model_type
     word = g.op("Gather", [g.const(W("embeddings.word_embeddings.weight"), "word_emb"), ids], axis=0)
@@ -214,7 +238,7 @@ def _embeddings(g: _Graph, W: _Weights, config: dict, ids: str, eps: float) -> s
     return _layer_norm(g, x, W("embeddings.LayerNorm.weight"), W("embeddings.LayerNorm.bias"), eps, "emb_ln")
 
 
-def _mask_bias(g: _Graph, mask: str) -> str:
+def _mask_bias(g: GraphBuilder, mask: str) -> str:
     """Additive mask bias [B, 1, 1, T]: 0 for real tokens, a large negative number for padding."""
     neg = -1.0e4 if g.dtype == np.float16 else -3.0e38
     m = g.op("Cast", [mask], to=g.onnx_dtype)
@@ -237,7 +261,7 @@ def _block_names(mt: str, i: int) -> dict[str, str]:
             "ff2": p + "output.dense", "ln2": p + "output.LayerNorm"}
 
 
-def _block(g: _Graph, x: str, bias: str, W: _Weights, names: dict[str, str], n_heads: int, hidden: int,
+def _block(g: GraphBuilder, x: str, bias: str, W: _Weights, names: dict[str, str], n_heads: int, hidden: int,
            act: str, eps: float, base: str) -> str:
     """One post-norm transformer block: attention, add & norm, feed-forward, add & norm."""
     a = _attention(g, x, bias, W, names, n_heads, hidden, base)
@@ -250,16 +274,19 @@ def _block(g: _Graph, x: str, bias: str, W: _Weights, names: dict[str, str], n_h
                        base + "_ln2")
 
 
-def _encoder_model(g: _Graph, x: str, graph_name: str, hidden: int, producer: str):
-    """The model: ``x`` (cast to float32) as the output ``hidden_states``."""
+def finish_model(g: GraphBuilder, x: str, output: str, shape: list, graph_name: str, producer: str,
+                 cast: bool = True):
+    """The ``onnx.ModelProto`` of ``g`` with inputs ``input_ids`` / ``attention_mask`` (int64
+    ``[batch, seq]``) and one float32 output named ``output`` of symbolic ``shape`` = the value
+    ``x``, cast to float32 when ``g`` is float16 unless ``cast`` is False (``x`` float32 already)."""
     h = g.helper
-    if g.dtype != np.float32:
+    if cast and g.dtype != np.float32:
         x = g.op("Cast", [x], to=g.onnx.TensorProto.FLOAT)
-    g.nodes.append(h.make_node("Identity", [x], ["hidden_states"], name="output_node"))
+    g.nodes.append(h.make_node("Identity", [x], [output], name="output_node"))
     TP = g.onnx.TensorProto
     inputs = [h.make_tensor_value_info("input_ids", TP.INT64, ["batch", "seq"]),
               h.make_tensor_value_info("attention_mask", TP.INT64, ["batch", "seq"])]
-    outputs = [h.make_tensor_value_info("hidden_states", TP.FLOAT, ["batch", "seq", hidden])]
+    outputs = [h.make_tensor_value_info(output, TP.FLOAT, shape)]
     graph = h.make_graph(g.nodes, graph_name, inputs, outputs, initializer=g.inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name=producer)
     model.ir_version = 8

@@ -1,0 +1,148 @@
+"""COMET's sentence embedding as one ONNX graph: XLM-R encoder, layer mix, pooling.
+
+The math is unbabel-comet 2.2.7's (``comet/modules/layerwise_attention.py``,
+``comet/models/pooling_utils.py``, ``comet/models/base.py`` ``compute_sentence_embedding``):
+
+* layer mix (``spec.layer is None``): ``gamma * (0 + w_0 h_0 + w_1 h_1 + ... + w_L h_L)`` with
+  ``h_0`` the embedding output and ``h_k`` block ``k``'s output; ``w = softmax(s)`` or
+  ``sparsemax(s)`` (Martins & Astudillo, 2016) of the scalars ``s``. The weights are computed here
+  once, in numpy float32, the way torch / entmax do (:func:`mix_weights`), and enter the graph as
+  constants. The sum is accumulated inside the graph as each block finishes, so no
+  ``[L+1, B, T, H]`` tensor exists; a term whose weight is exactly 0 (sparsemax) is left out, and
+  blocks above the last non-zero weight are not built at all (``0 * h`` adds nothing);
+* with ``layer_norm``: each ``h_k`` is first normalised **per sentence** over all its unmasked
+  tokens and all ``H`` dims at once: with ``m`` the attention mask and ``n = H * sum(m)``,
+  ``mean = sum(h * m) / n``, ``var = sum(((h * m - mean) * m)^2) / n``,
+  ``(h - mean) / sqrt(var + 1e-12)`` (padded positions are normalised too; pooling drops them);
+* a layer number instead of the mix takes that hidden state as it is;
+* ``avg`` pooling: positions whose token id is the pad id are zeroed, the sum over positions is
+  divided by the attention-mask sum; ``cls``: the first position.
+
+The mix, the layer norm and the pooling always run in float32; with ``dtype=float16`` only the
+encoder runs in float16 and each hidden state is cast to float32 before it is used.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..encoder.onnx_builder import GraphBuilder, encoder_hidden_states, finish_model
+from .spec import CometSpec
+
+__all__ = ["LAYER_NORM_EPS", "OUTPUT", "build_comet_embedding_graph", "mix_weights", "softmax_f32",
+           "sparsemax_f32"]
+
+#: the graph's output: the pooled sentence embedding, float32 ``[batch, hidden]``
+OUTPUT = "sentemb"
+#: added to the variance inside the square root (``_layer_norm`` of layerwise_attention.py)
+LAYER_NORM_EPS = 1e-12
+
+
+def softmax_f32(s: np.ndarray) -> np.ndarray:
+    """``torch.softmax(s, 0)`` of a float32 vector in float32: max subtracted, exp, sum, divide."""
+    x = np.asarray(s, dtype=np.float32)
+    e = np.exp(x - x.max())
+    return (e / e.sum(dtype=np.float32)).astype(np.float32)
+
+
+def sparsemax_f32(s: np.ndarray) -> np.ndarray:
+    """``entmax.sparsemax(s, 0)`` (full sort) of a float32 vector: ``x = s - max(s)``, ``z`` =
+    ``x`` sorted descending, ``c = cumsum(z) - 1`` (torch accumulates a CPU float32 cumsum in
+    float64 and rounds each partial sum to float32), support ``k = #{j : j * z_j > c_j}`` (j from
+    1), ``tau = c_k / k``, result ``max(x - tau, 0)``; several entries are exactly 0 in general."""
+    x = np.asarray(s, dtype=np.float32)
+    x = (x - x.max()).astype(np.float32)
+    z = -np.sort(-x)
+    c = (np.cumsum(z.astype(np.float64)).astype(np.float32) - np.float32(1)).astype(np.float32)
+    rho = np.arange(1, x.size + 1, dtype=np.float32)
+    k = int(np.count_nonzero(rho * z > c))
+    tau = np.float32(c[k - 1] / np.float32(k))
+    return np.maximum(x - tau, np.float32(0)).astype(np.float32)
+
+
+def mix_weights(spec: CometSpec) -> np.ndarray:
+    """The normalised layer-mix weights (float32 ``[layers + 1]``) of a spec with a mix."""
+    if spec.layer is not None or spec.scalar_parameters is None:
+        raise ValueError(f"{spec.class_identifier}: the model takes hidden state {spec.layer}; it has no layer mix")
+    fn = sparsemax_f32 if spec.mix == "sparsemax" else softmax_f32
+    return fn(spec.scalar_parameters)
+
+
+def _f32(g: GraphBuilder, x: str) -> str:
+    return x if g.dtype == np.float32 else g.op("Cast", [x], to=g.onnx.TensorProto.FLOAT)
+
+
+def _c32(g: GraphBuilder, value, base: str) -> str:
+    return g.const(np.asarray(value, dtype=np.float32), base, dtype=np.float32)
+
+
+class _SentenceNorm:
+    """COMET's per-sentence masked layer norm; the mask-derived tensors are built once."""
+
+    def __init__(self, g: GraphBuilder, hidden: int):
+        self.g = g
+        m = g.op("Cast", ["attention_mask"], to=g.onnx.TensorProto.FLOAT)  # [B, T]
+        self.bmask = g.op("Unsqueeze", [m, g.const([-1], "ax", np.int64)], "bmask")  # [B, T, 1]
+        count = g.op("ReduceSum", [m, g.const([1], "ax", np.int64)], keepdims=1)  # [B, 1]
+        count = g.op("Mul", [count, _c32(g, hidden, "hidden")])
+        self.count = g.op("Unsqueeze", [count, g.const([-1], "ax", np.int64)], "count")  # [B, 1, 1]
+        self.axes = g.const([1, 2], "ax12", np.int64)
+
+    def __call__(self, h: str) -> str:
+        g = self.g
+        masked = g.op("Mul", [h, self.bmask])
+        mean = g.op("Div", [g.op("ReduceSum", [masked, self.axes], keepdims=1), self.count])  # [B, 1, 1]
+        dev = g.op("Mul", [g.op("Sub", [masked, mean]), self.bmask])
+        var = g.op("Div", [g.op("ReduceSum", [g.op("Mul", [dev, dev]), self.axes], keepdims=1), self.count])
+        std = g.op("Sqrt", [g.op("Add", [var, _c32(g, LAYER_NORM_EPS, "eps")])])
+        return g.op("Div", [g.op("Sub", [h, mean]), std])
+
+
+def _pool(g: GraphBuilder, x: str, pool: str, pad_id: int) -> str:
+    if pool == "cls":
+        return g.op("Gather", [x, g.const(0, "first", np.int64)], axis=1)  # [B, H]
+    if pool != "avg":
+        raise ValueError(f"pool {pool!r}: expected 'avg' or 'cls'")
+    keep = g.op("Not", [g.op("Equal", ["input_ids", g.const(pad_id, "pad", np.int64)])])
+    keep = g.op("Unsqueeze", [g.op("Cast", [keep], to=g.onnx.TensorProto.FLOAT), g.const([-1], "ax", np.int64)])
+    total = g.op("ReduceSum", [g.op("Mul", [x, keep]), g.const([1], "ax", np.int64)], keepdims=0)  # [B, H]
+    m = g.op("Cast", ["attention_mask"], to=g.onnx.TensorProto.FLOAT)
+    n = g.op("ReduceSum", [m, g.const([1], "ax", np.int64)], keepdims=1)  # [B, 1]
+    return g.op("Div", [total, n])
+
+
+def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str = "mtscore"):
+    """An ``onnx.ModelProto`` computing COMET's sentence embedding of ``spec`` (see the module
+    docstring for the math).
+
+    Inputs ``input_ids`` and ``attention_mask``: int64 ``[batch, seq]`` (XLM-R ids with ``<s>`` /
+    ``</s>``, padded with ``spec.dims.pad_token_id``; mask 1 for real tokens). Output
+    :data:`OUTPUT` (``"sentemb"``): float32 ``[batch, hidden]``. ``dtype``: float32 (parity) or
+    float16 (the encoder only; the weights are cast from whatever dtype the checkpoint stored)."""
+    dt = np.dtype(dtype)
+    if dt not in (np.float32, np.float16):
+        raise ValueError(f"dtype {dt}: expected float32 or float16")
+    g = GraphBuilder(dt)
+    hidden = spec.dims.hidden
+    if spec.layer is not None:
+        *_, x = encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, spec.layer)
+        emb = _f32(g, x)
+        name = f"comet_L{spec.layer}_{spec.pool}"
+    else:
+        w = mix_weights(spec)
+        used = np.flatnonzero(w)
+        last = int(used[-1])
+        norm = _SentenceNorm(g, hidden) if spec.layer_norm else None
+        acc = None
+        for k, h in enumerate(encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, last)):
+            if w[k] == 0:
+                continue
+            h = _f32(g, h)
+            if norm is not None:
+                h = norm(h)
+            term = g.op("Mul", [_c32(g, w[k], f"w{k}"), h], f"mix{k}")
+            acc = term if acc is None else g.op("Add", [acc, term], f"acc{k}")
+        assert acc is not None  # sparsemax and softmax weights sum to 1: one is non-zero
+        emb = g.op("Mul", [_c32(g, np.float32(spec.gamma), "gamma"), acc], "scaled")
+        name = f"comet_{spec.mix}{'_norm' if spec.layer_norm else ''}_{spec.pool}"
+    out = _pool(g, emb, spec.pool, spec.dims.pad_token_id)
+    return finish_model(g, out, OUTPUT, ["batch", hidden], name, producer, cast=False)  # float32 already
