@@ -217,6 +217,25 @@ def test_unique_pairs():
         unique_pairs(np.array([1, 2]), np.array([1]))
 
 
+def test_dedup_flow_equals_per_segment_comet(tok_dir, hf, data_lines):
+    """Two systems against one source set, with repeats: each distinct text is encoded once and each
+    distinct (translation, source) pair joined once, yet every segment gets COMET's own input."""
+    tok = CometTokenizer(tok_dir / "tokenizer.json", XLMR)
+    src = [*data_lines[:30], *data_lines[:10], data_lines[0]]
+    mt_a = [*data_lines[100:140], data_lines[100]]  # the last segment repeats the first one
+    mt_b = [*data_lines[100:120], *data_lines[:20], data_lines[100]]  # mt_a's texts and src's
+    texts, (isrc, ia, ib) = unique_texts(src, mt_a, mt_b)
+    assert len(texts) == 70  # of 123 texts
+    ids = tok.encode(texts)
+    for mt, imt in ((mt_a, ia), (mt_b, ib)):
+        pairs, pidx = unique_pairs(imt, isrc)
+        assert len(pairs) == 40  # of 41 segments
+        joint = tok.joint([ids[i] for i in pairs[:, 0]], [ids[j] for j in pairs[:, 1]])
+        want = comet_concat(hf, comet_prepare(hf, mt, 512)[0], comet_prepare(hf, src, 512)[0], 512)
+        assert [joint[k].tolist() for k in pidx] == want
+        assert [ids[k].tolist() for k in imt] == unpadded(*comet_prepare(hf, mt, 512))
+
+
 def test_length_batches_budget():
     lengths = np.array([5, 40, 12, 40, 3, 600, 7])
     batches = length_batches(lengths, batch_tokens=100, max_rows=3)
