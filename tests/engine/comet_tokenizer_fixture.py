@@ -1,10 +1,12 @@
 """A small XLM-R-style tokenizer for the tests of mtscore.engine.comet.inputs (XLM-R's own files cannot be
 downloaded in the test environment): a SentencePiece unigram model (nmt_nfkc, as XLM-R's) trained on a
 few hundred lines of the shared WMT21 sources in five scripts, saved as ``sentencepiece.bpe.model``, and a
-``tokenizer.json`` laid out as transformers 4.x converts XLM-R's (``XLMRobertaConverter``): fairseq's ids
-(``<s> <pad> </s> <unk>`` = 0..3, the SentencePiece pieces after its first three shifted by one,
-``<mask>`` last), the precompiled charsmap plus the collapse of repeated spaces, Metaspace, and
-``RobertaProcessing``. sentencepiece and tokenizers (the test extra) build it."""
+``tokenizer.json`` laid out as older transformers 4.x releases converted XLM-R's (the kind of file published
+with xlm-roberta-large; not checked against the real file here): fairseq's ids (``<s> <pad> </s> <unk>``
+= 0..3, the SentencePiece pieces after its first three shifted by one, ``<mask>`` last), the precompiled
+charsmap plus the collapse of repeated spaces to one, Metaspace, and ``RobertaProcessing``. (transformers
+4.57 converts differently: see mtscore.engine.comet.spm_tokenizer; a tokenizer.json is read as it is.)
+sentencepiece and tokenizers (the test extra) build it."""
 from __future__ import annotations
 
 import io
@@ -17,6 +19,24 @@ TRAIN_FILES = ("newstest2021.en-de.src.en", "newstest2021.de-en.src.de", "newste
                "newstest2021.zh-en.src.zh", "newstest2021.ja-en.src.ja")
 LINES_PER_FILE = 300
 VOCAB_SIZE = 4000
+
+#: texts that stress normalisation, whitespace and special-token handling
+ADVERSARIAL = [
+    "", " ", "   ", "\t", "\n", "  a  b  ", "\t x\ny \r\n z",
+    "e\u0301 \u00c5 \u0041\u030a \u1e9b\u0323",           # combining marks, precomposed and not
+    "👍🏽 family 👨‍👩‍👧 🇩🇪 ☕️",                          # emoji: modifiers, ZWJ sequences, flags
+    "שלום עולם", "مرحبا بالعالم ١٢٣", "\u202eabc\u202c \u200fx",  # RTL text and bidi controls
+    "a\u200bb", "\u200d", "\ufeffBOM", "a\u00adb",          # zero-width, BOM, soft hyphen
+    "a\x00b", "\x07bell", "a\x1fb\x7f", "\x85next",         # control characters
+    "<s>", "a </s> b", "x <pad> y", "<pad>", "<mask> z", "z<mask>", "<unk>",  # literal special tokens
+    "ＡＢＣ１２３ ﬁ ① ㍿ ｶﾀｶﾅ", "Ǆ ß ς İ",                  # NFKC and case oddities
+    "日本語のテキスト、句読点。", "中文文本，标点。", "Привет, мир!",
+]
+
+
+def long_lines(lines: list[str]) -> list[str]:
+    """Lines of several hundred to a few thousand pieces (joined segments), past the 510 cut."""
+    return [" ".join(lines[i:i + k]) for i, k in ((0, 40), (50, 60), (200, 120), (400, 50))]
 
 
 def train_lines(shared_data: Path) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from comet_fixtures import TINY, write_model_folder
-from comet_tokenizer_fixture import train_lines, write_tokenizer_folder
+from comet_tokenizer_fixture import ADVERSARIAL, long_lines, train_lines, write_tokenizer_folder
 
 from mtscore.engine.checkpoints import CheckpointError
 from mtscore.engine.comet.inputs import (
@@ -29,17 +29,6 @@ from mtscore.engine.comet.model import resolve_comet_model
 
 XLMR = {"max_position_embeddings": 514, "vocab_size": 250002, "pad_token_id": 1}
 
-ADVERSARIAL = [
-    "", " ", "   ", "\t", "\n", "  a  b  ", "\t x\ny \r\n z",
-    "e\u0301 \u00c5 \u0041\u030a \u1e9b\u0323",           # combining marks, precomposed and not
-    "👍🏽 family 👨‍👩‍👧 🇩🇪 ☕️",                          # emoji: modifiers, ZWJ sequences, flags
-    "שלום עולם", "مرحبا بالعالم ١٢٣", "\u202eabc\u202c \u200fx",  # RTL text and bidi controls
-    "a\u200bb", "\u200d", "\ufeffBOM", "a\u00adb",          # zero-width, BOM, soft hyphen
-    "a\x00b", "\x07bell", "a\x1fb\x7f", "\x85next",         # control characters
-    "<s>", "a </s> b", "x <pad> y", "<pad>", "<mask> z", "z<mask>", "<unk>",  # literal special tokens
-    "ＡＢＣ１２３ ﬁ ① ㍿ ｶﾀｶﾅ", "Ǆ ß ς İ",                  # NFKC and case oddities
-    "日本語のテキスト、句読点。", "中文文本，标点。", "Привет, мир!",
-]
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +57,6 @@ def data_lines(shared_data):
         out += f.read_text(encoding="utf-8").splitlines()[500:600]
     assert len(out) == 600
     return out
-
-
-def long_lines(lines: list[str]) -> list[str]:
-    """Lines of several hundred to a few thousand pieces (joined segments), past the 510 cut."""
-    return [" ".join(lines[i:i + k]) for i, k in ((0, 40), (50, 60), (200, 120), (400, 50))]
 
 
 def comet_prepare(hf, texts, max_positions):
@@ -233,6 +217,25 @@ def test_unique_pairs():
         unique_pairs(np.array([1, 2]), np.array([1]))
 
 
+def test_dedup_flow_equals_per_segment_comet(tok_dir, hf, data_lines):
+    """Two systems against one source set, with repeats: each distinct text is encoded once and each
+    distinct (translation, source) pair joined once, yet every segment gets COMET's own input."""
+    tok = CometTokenizer(tok_dir / "tokenizer.json", XLMR)
+    src = [*data_lines[:30], *data_lines[:10], data_lines[0]]
+    mt_a = [*data_lines[100:140], data_lines[100]]  # the last segment repeats the first one
+    mt_b = [*data_lines[100:120], *data_lines[:20], data_lines[100]]  # mt_a's texts and src's
+    texts, (isrc, ia, ib) = unique_texts(src, mt_a, mt_b)
+    assert len(texts) == 70  # of 123 texts
+    ids = tok.encode(texts)
+    for mt, imt in ((mt_a, ia), (mt_b, ib)):
+        pairs, pidx = unique_pairs(imt, isrc)
+        assert len(pairs) == 40  # of 41 segments
+        joint = tok.joint([ids[i] for i in pairs[:, 0]], [ids[j] for j in pairs[:, 1]])
+        want = comet_concat(hf, comet_prepare(hf, mt, 512)[0], comet_prepare(hf, src, 512)[0], 512)
+        assert [joint[k].tolist() for k in pidx] == want
+        assert [ids[k].tolist() for k in imt] == unpadded(*comet_prepare(hf, mt, 512))
+
+
 def test_length_batches_budget():
     lengths = np.array([5, 40, 12, 40, 3, 600, 7])
     batches = length_batches(lengths, batch_tokens=100, max_rows=3)
@@ -295,11 +298,20 @@ def test_load_from_resolved_model(tmp_path, tok_dir):
     assert len(tok.encode([" ".join(["a"] * 50)])[0]) == tok.max_length
 
 
-def test_load_sentencepiece_only_is_refused(tmp_path):
-    enc = encoder_folder(tmp_path / "infoxlm", TINY)
-    (enc / "sentencepiece.bpe.model").write_bytes(b"")
+def test_load_sentencepiece_only(tmp_path, tok_dir):
+    """No tokenizer.json (microsoft/infoxlm-large): the SentencePiece model is converted; on plain
+    text it encodes as the tokenizer.json of the same model (test_comet_spm_tokenizer checks it in full)."""
+    enc = encoder_folder(tmp_path / "infoxlm", {**TINY, "vocab_size": 5000})
+    (enc / "sentencepiece.bpe.model").write_bytes((tok_dir / "sentencepiece.bpe.model").read_bytes())
     files = resolve_comet_model(model_folder(tmp_path / "m", "unified_metric"), encoder=enc)
-    with pytest.raises(CheckpointError, match=r"infoxlm: only sentencepiece.bpe.model, no tokenizer.json"):
+    assert files.tokenizer_file is None
+    tok = load_comet_tokenizer(files)
+    assert tok.path == enc / "sentencepiece.bpe.model"
+    texts = ["Hello world.", "Grüße aus Köln", "日本語のテキスト"]
+    assert [x.tolist() for x in tok.encode(texts)] == [
+        x.tolist() for x in CometTokenizer(tok_dir / "tokenizer.json", files.config).encode(texts)]
+    (enc / "sentencepiece.bpe.model").write_bytes(b"")
+    with pytest.raises(CheckpointError, match=r"infoxlm/sentencepiece.bpe.model: not a SentencePiece model"):
         load_comet_tokenizer(files)
 
 

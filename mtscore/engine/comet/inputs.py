@@ -34,6 +34,7 @@ from ..checkpoints import CheckpointError
 from ..encoder.runtime import DEFAULT_BATCH_TOKENS, MAX_BATCH_ROWS, pad_batch
 from ..missing_extra import install_hint
 from .model import CometModelFiles
+from .spm_tokenizer import xlmr_tokenizer_from_spm
 
 __all__ = ["Batch", "CometTokenizer", "length_batches", "load_comet_tokenizer", "padded_batches",
            "unique_pairs", "unique_texts"]
@@ -45,10 +46,12 @@ _SPECIALS = {"cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>"}
 
 class CometTokenizer:
     """XLM-R token ids as unbabel-comet 2.2.7's encoder builds them, from a ``tokenizer.json`` read
-    by Hugging Face ``tokenizers`` (no transformers).
+    by Hugging Face ``tokenizers`` (no transformers), or from a ``sentencepiece.bpe.model`` converted
+    as transformers 4.x converts it (:mod:`.spm_tokenizer`).
 
-    ``tokenizer_json``: the encoder's ``tokenizer.json`` (its own truncation/padding settings are
-    ignored, as transformers overrides them per call); ``config``: the encoder's ``config.json``
+    ``tokenizer_file``: the encoder's ``tokenizer.json`` (its own truncation/padding settings are
+    ignored, as transformers overrides them per call) or a file ending in ``.model``;
+    ``config``: the encoder's ``config.json``
     (``max_position_embeddings`` gives the limits; ``vocab_size`` bounds the ids).
 
     Attributes: ``bos_id`` (``<s>``), ``eos_id`` (``</s>``), ``pad_id`` (``<pad>``),
@@ -56,22 +59,25 @@ class CometTokenizer:
     (``max_positions - 2``: a sentence's ids, specials included), ``path``.
     """
 
-    def __init__(self, tokenizer_json: Path | str, config: Mapping[str, Any], *,
+    def __init__(self, tokenizer_file: Path | str, config: Mapping[str, Any], *,
                  config_file: Path | str = "config.json"):
         try:
             import tokenizers
         except ImportError:
             raise CheckpointError(f"COMET needs tokenizers: {install_hint('bertscore')}") from None
-        self.path = Path(tokenizer_json)
-        spec = _read_json_object(self.path, required=True)
-        if "model" not in spec:
-            raise CheckpointError(f"{self.path}: not a tokenizer.json (no 'model' entry)")
-        spec["truncation"] = None
-        spec["padding"] = None
-        try:
-            self._tok = tokenizers.Tokenizer.from_str(json.dumps(spec))
-        except Exception as e:  # the Rust side raises a bare Exception
-            raise CheckpointError(f"{self.path}: not a valid tokenizer.json ({e})") from None
+        self.path = Path(tokenizer_file)
+        if self.path.suffix == ".model":
+            self._tok = xlmr_tokenizer_from_spm(self.path)
+        else:
+            spec = _read_json_object(self.path, required=True)
+            if "model" not in spec:
+                raise CheckpointError(f"{self.path}: not a tokenizer.json (no 'model' entry)")
+            spec["truncation"] = None
+            spec["padding"] = None
+            try:
+                self._tok = tokenizers.Tokenizer.from_str(json.dumps(spec))
+            except Exception as e:  # the Rust side raises a bare Exception
+                raise CheckpointError(f"{self.path}: not a valid tokenizer.json ({e})") from None
 
         mpe = config.get("max_position_embeddings")
         if isinstance(mpe, bool) or not isinstance(mpe, int) or mpe < 5:
@@ -152,16 +158,10 @@ class CometTokenizer:
 
 def load_comet_tokenizer(files: CometModelFiles) -> CometTokenizer:
     """The tokenizer of a resolved COMET model (:func:`~.model.resolve_comet_model`): its encoder
-    folder's ``tokenizer.json`` and ``config.json``. An encoder with only ``sentencepiece.bpe.model``
-    (``microsoft/infoxlm-large``) raises :class:`CheckpointError` for now."""
-    tj = files.tokenizer_file
-    if tj is None:
-        raise CheckpointError(
-            f"{files.encoder_folder}: only sentencepiece.bpe.model, no tokenizer.json; mtscore reads "
-            "tokenizer.json: create it once with `python -c \"from transformers import XLMRobertaTokenizerFast; "
-            f"XLMRobertaTokenizerFast.from_pretrained('{files.encoder_folder}').save_pretrained("
-            f"'{files.encoder_folder}')\"` (transformers < 5) or pass --comet-encoder DIR")
-    return CometTokenizer(tj, files.config, config_file=files.encoder_folder / "config.json")
+    folder's ``tokenizer.json``, else its ``sentencepiece.bpe.model`` (``microsoft/infoxlm-large``)
+    converted as transformers 4.x does, with the folder's ``config.json``."""
+    tf = files.tokenizer_file or files.encoder_folder / "sentencepiece.bpe.model"
+    return CometTokenizer(tf, files.config, config_file=files.encoder_folder / "config.json")
 
 
 def unique_texts(*columns: Sequence[str]) -> tuple[list[str], list[np.ndarray]]:
