@@ -141,7 +141,7 @@ def test_a_half_written_pair_is_never_used(model_dir, tmp_path, monkeypatch, bro
             raw = data.read_bytes()
             data.write_bytes(raw[:-100] if broken == "short data" else raw + b"\0" * 100)
         folder = data.parent
-        assert enc_cache._read_manifest(folder) is None  # not picked up ...
+        assert enc_cache.read_manifest(folder) is None  # not picked up ...
     man = enc_cache.export_encoder(model_dir, 2, cache_dir=cache)  # ... but rebuilt
     assert Path(man["onnx"]).with_name("model.onnx.data").stat().st_size == man["external_data_bytes"]
     assert _leftovers(Path(man["onnx"]).parent) == []

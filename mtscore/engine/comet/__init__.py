@@ -2,8 +2,12 @@
 
 :mod:`.model` locates a COMET model (a folder, or a Hugging Face name) and its encoder's config and
 tokenizer and checks its ``hparams.yaml``; :mod:`.spec` derives the architecture from the
-hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor.
+hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor;
+:mod:`.graph` builds the sentence-embedding ONNX graph (encoder + layer mix + pooling) and
+:mod:`.export` caches it.
 """
+from .export import export_comet_embedding
+from .graph import build_comet_embedding_graph
 from .model import (
     CLASS_IDENTIFIERS,
     CometModelFiles,
@@ -20,9 +24,11 @@ __all__ = [
     "CometSpec",
     "EncoderDims",
     "EstimatorLayer",
+    "build_comet_embedding_graph",
     "check_hparams",
     "comet_repo_id",
     "comet_spec",
+    "export_comet_embedding",
     "load_comet_spec",
     "resolve_comet_model",
 ]

@@ -167,7 +167,7 @@ def external_data_name(onnx_path: Path) -> str:
     return Path(onnx_path).name + ".data"
 
 
-def _save_model(model, path: Path) -> dict | None:
+def save_model(model, path: Path) -> dict | None:
     """Write ``model`` to ``path`` atomically. Up to :data:`EXTERNAL_DATA_BYTES` of initializers: one
     protobuf file, returns None. Above: the initializers of at least 1 kB go to
     :func:`external_data_name` beside it (each at a 4096-aligned offset, referenced by the relative
@@ -211,7 +211,12 @@ def _save_model(model, path: Path) -> dict | None:
 
 # ---- reading ----------------------------------------------------------------------------------
 
-def _read_manifest(folder: Path) -> dict | None:
+def write_manifest(folder: Path, man: dict) -> None:
+    """Write ``folder/manifest.json`` atomically: the last file of an export (see :func:`save_model`)."""
+    _atomic_write_bytes(folder / "manifest.json", json.dumps(man, indent=1).encode())
+
+
+def read_manifest(folder: Path) -> dict | None:
     """The folder's manifest with ``onnx`` pointing at its existing ONNX file, or None (missing,
     unreadable or stale). The file is taken from the manifest's own folder, not from the absolute
     path recorded at export time, so a cache copied or mounted elsewhere is self-contained."""
@@ -257,7 +262,7 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     name = f"{config.get('model_type', 'model')}-L{layer}-{dtype}{'-fused' if fused else ''}-{key}"
     loc = cache_location(cache_dir)
     folder = loc.path / "encoders" / name
-    man = None if force else _read_manifest(folder)
+    man = None if force else read_manifest(folder)
     if man is not None:
         if check_source is not None:
             recorded = man.get("source_sha256")
@@ -269,7 +274,7 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     folder = build_folder(folder, loc.describe(), f"ONNX export of {model_dir}")
     model, exporter = _build_model(model_dir, config, wfile, layer, dtype)
     onnx_path = folder / "model.onnx"
-    external = _save_model(model, onnx_path)
+    external = save_model(model, onnx_path)
     del model
     if fused:
         onnx_path, external = _fuse(onnx_path, config)
@@ -281,7 +286,7 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
         "fused": fused, "exporter": exporter, "builder_version": onnx_builder.BUILDER_VERSION,
         **(external or {}),
     }
-    _atomic_write_bytes(folder / "manifest.json", json.dumps(man, indent=1).encode())
+    write_manifest(folder, man)
     return man
 
 
@@ -326,7 +331,7 @@ def _fuse(onnx_path: Path, config: dict) -> tuple[Path, dict | None]:
     opt = optimize_model(str(onnx_path), model_type="bert", num_heads=heads, hidden_size=hidden,
                          opt_level=0)
     out = onnx_path.with_name("model.fused.onnx")
-    return out, _save_model(opt.model, out)
+    return out, save_model(opt.model, out)
 
 
 def quantized_path(onnx_path: Path, cache_dir: str | None = None) -> Path:
