@@ -2,9 +2,13 @@
 
 :mod:`.model` locates a COMET model (a folder, or a Hugging Face name) and its encoder's config and
 tokenizer and checks its ``hparams.yaml``; :mod:`.spec` derives the architecture from the
-hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor; :mod:`.head`
-builds the estimator's features and runs the estimator (numpy float32, or an ONNX graph).
+hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor;
+:mod:`.graph` builds the sentence-embedding ONNX graph (encoder + layer mix + pooling) and
+:mod:`.export` caches it; :mod:`.head` builds the estimator's features and runs the estimator
+(numpy float32, or an ONNX graph).
 """
+from .export import export_comet_embedding
+from .graph import build_comet_embedding_graph
 from .head import build_head_graph, comet_features, head_inputs, head_scores, head_scores_pairs
 from .model import (
     CLASS_IDENTIFIERS,
@@ -22,11 +26,13 @@ __all__ = [
     "CometSpec",
     "EncoderDims",
     "EstimatorLayer",
+    "build_comet_embedding_graph",
     "build_head_graph",
     "check_hparams",
     "comet_features",
     "comet_repo_id",
     "comet_spec",
+    "export_comet_embedding",
     "head_inputs",
     "head_scores",
     "head_scores_pairs",

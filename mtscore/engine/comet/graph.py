@@ -28,9 +28,11 @@ import numpy as np
 from ..encoder.onnx_builder import GraphBuilder, encoder_hidden_states, finish_model
 from .spec import CometSpec
 
-__all__ = ["LAYER_NORM_EPS", "OUTPUT", "build_comet_embedding_graph", "mix_weights", "softmax_f32",
+__all__ = ["GRAPH_VERSION", "LAYER_NORM_EPS", "OUTPUT", "build_comet_embedding_graph", "mix_weights", "softmax_f32",
            "sparsemax_f32"]
 
+#: bump when the graph built here changes, so cached exports are rebuilt (with onnx_builder's version)
+GRAPH_VERSION = 1
 #: the graph's output: the pooled sentence embedding, float32 ``[batch, hidden]``
 OUTPUT = "sentemb"
 #: added to the variance inside the square root (``_layer_norm`` of layerwise_attention.py)

@@ -3,7 +3,11 @@ else ``~/.cache/mtscore/encoders`` (an explicit ``cache_dir=`` argument wins ove
 
 Each export is a folder holding ``model.onnx`` and ``manifest.json`` with the source hash
 (sha256 of the weights file), layer, opset, dtype, builder version and options; ``--int8``
-adds ``model.int8.onnx`` beside it. A folder is found again by a cheap key (path, size, mtime of
+adds ``model.int8.onnx`` beside it. A graph whose weights exceed :data:`EXTERNAL_DATA_BYTES`
+(protobuf's 2 GiB limit) keeps them in ``model.onnx.data`` beside ``model.onnx`` (ONNX external
+data, named relative to the graph; onnxruntime finds it because sessions open the graph by path);
+the manifest then records the data file and its size, and an entry whose data file is missing or
+of another size is not used. A folder is found again by a cheap key (path, size, mtime of
 config/weights + options), so a warm start never re-hashes 90 MB of weights.
 
 Read-only and unusable caches (the policy):
@@ -20,7 +24,8 @@ Read-only and unusable caches (the policy):
   ``RuntimeError``) is raised, naming the variable, the path, the reason and the remedy.
 
 Writes are atomic and safe under concurrent processes: every file is written to a unique temp
-name in its destination folder (``mkstemp``) and ``os.replace``-d into place, the manifest last;
+name in its destination folder (``mkstemp``) and ``os.replace``-d into place (the external data
+before the graph that names it), the manifest last;
 two processes building the same export write identical bytes and the last rename wins, and a
 reader sees either no file or a whole one.
 """
@@ -148,13 +153,70 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, lambda f: f.write(data))
 
 
-def _save_model(model, path: Path) -> None:
+#: a model whose initializers hold more bytes than this is saved with external data (protobuf
+#: cannot serialise 2 GiB; every XLM-R large graph, COMET's, is ~2.24 GB in float32)
+EXTERNAL_DATA_BYTES = 1_500_000_000
+#: initializers of at least this many bytes go to the data file (the small ones stay inline)
+_EXTERNAL_MIN_TENSOR = 1024
+_EXTERNAL_ALIGN = 4096  # offsets page-aligned, so onnxruntime can map the file
+
+
+def external_data_name(onnx_path: Path) -> str:
+    """The data file beside an ONNX graph saved with external data: ``model.onnx`` ->
+    ``model.onnx.data`` (in the same folder; the graph names it relative to itself)."""
+    return Path(onnx_path).name + ".data"
+
+
+def save_model(model, path: Path) -> dict | None:
+    """Write ``model`` to ``path`` atomically. Up to :data:`EXTERNAL_DATA_BYTES` of initializers: one
+    protobuf file, returns None. Above: the initializers of at least 1 kB go to
+    :func:`external_data_name` beside it (each at a 4096-aligned offset, referenced by the relative
+    name, so the folder can move), written to a temporary name and renamed first, then the graph;
+    returns ``{"external_data": name, "external_data_bytes": size}`` for the manifest, which the
+    caller writes last. ``model``'s initializers are emptied in that case (no 2 GB copy is made)."""
+    inits = list(model.graph.initializer)
+    if sum(t.ByteSize() for t in inits) <= EXTERNAL_DATA_BYTES:
+        _atomic_write_bytes(path, model.SerializeToString())
+        return None
+    from onnx import TensorProto
+    from onnx.external_data_helper import set_external_data
+
+    name = external_data_name(path)
+    size = 0
+
+    def write(f) -> None:
+        nonlocal size
+        offset = 0
+        for t in inits:
+            if t.data_location == TensorProto.EXTERNAL or not t.HasField("raw_data"):
+                continue  # already external, or typed fields (not written by mtscore's builders)
+            raw = t.raw_data
+            if len(raw) < _EXTERNAL_MIN_TENSOR:
+                continue
+            pad = -offset % _EXTERNAL_ALIGN
+            f.write(b"\0" * pad)
+            offset += pad
+            f.write(raw)
+            set_external_data(t, location=name, offset=offset, length=len(raw))
+            t.data_location = TensorProto.EXTERNAL
+            t.ClearField("raw_data")
+            offset += len(raw)
+        size = offset
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path.with_name(name), write)
     _atomic_write_bytes(path, model.SerializeToString())
+    return {"external_data": name, "external_data_bytes": size}
 
 
 # ---- reading ----------------------------------------------------------------------------------
 
-def _read_manifest(folder: Path) -> dict | None:
+def write_manifest(folder: Path, man: dict) -> None:
+    """Write ``folder/manifest.json`` atomically: the last file of an export (see :func:`save_model`)."""
+    _atomic_write_bytes(folder / "manifest.json", json.dumps(man, indent=1).encode())
+
+
+def read_manifest(folder: Path) -> dict | None:
     """The folder's manifest with ``onnx`` pointing at its existing ONNX file, or None (missing,
     unreadable or stale). The file is taken from the manifest's own folder, not from the absolute
     path recorded at export time, so a cache copied or mounted elsewhere is self-contained."""
@@ -165,6 +227,13 @@ def _read_manifest(folder: Path) -> dict | None:
         return None
     if not onnx.is_file():
         return None
+    data = man.get("external_data")
+    if data is not None:  # the graph's data file must be there, whole (its size as written)
+        try:
+            if (folder / Path(data).name).stat().st_size != man["external_data_bytes"]:
+                return None
+        except (OSError, KeyError, TypeError):
+            return None
     man["onnx"] = str(onnx)
     return man
 
@@ -193,7 +262,7 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     name = f"{config.get('model_type', 'model')}-L{layer}-{dtype}{'-fused' if fused else ''}-{key}"
     loc = cache_location(cache_dir)
     folder = loc.path / "encoders" / name
-    man = None if force else _read_manifest(folder)
+    man = None if force else read_manifest(folder)
     if man is not None:
         if check_source is not None:
             recorded = man.get("source_sha256")
@@ -205,18 +274,19 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     folder = build_folder(folder, loc.describe(), f"ONNX export of {model_dir}")
     model, exporter = _build_model(model_dir, config, wfile, layer, dtype)
     onnx_path = folder / "model.onnx"
-    _save_model(model, onnx_path)
+    external = save_model(model, onnx_path)
     del model
     if fused:
-        onnx_path = _fuse(onnx_path, config)
+        onnx_path, external = _fuse(onnx_path, config)
     hidden, _, n_layers = _dims(config)
     man = {
         "onnx": str(onnx_path), "source": str(model_dir), "source_file": wfile.name,
         "source_sha256": src_hash, "revision": revision, "model_type": config.get("model_type", ""), "layer": layer,
         "num_layers": n_layers, "hidden_size": hidden, "opset": onnx_builder.OPSET, "dtype": dtype,
         "fused": fused, "exporter": exporter, "builder_version": onnx_builder.BUILDER_VERSION,
+        **(external or {}),
     }
-    _atomic_write_bytes(folder / "manifest.json", json.dumps(man, indent=1).encode())
+    write_manifest(folder, man)
     return man
 
 
@@ -253,7 +323,7 @@ def _dims(config: dict):
         return None, None, None
 
 
-def _fuse(onnx_path: Path, config: dict) -> Path:
+def _fuse(onnx_path: Path, config: dict) -> tuple[Path, dict | None]:
     """Rewrite with onnxruntime's fused transformer ops (Attention, SkipLayerNorm, BiasGelu)."""
     from onnxruntime.transformers.optimizer import optimize_model
 
@@ -261,8 +331,7 @@ def _fuse(onnx_path: Path, config: dict) -> Path:
     opt = optimize_model(str(onnx_path), model_type="bert", num_heads=heads, hidden_size=hidden,
                          opt_level=0)
     out = onnx_path.with_name("model.fused.onnx")
-    _save_model(opt.model, out)
-    return out
+    return out, save_model(opt.model, out)
 
 
 def quantized_path(onnx_path: Path, cache_dir: str | None = None) -> Path:
