@@ -1,0 +1,261 @@
+"""COMET scores end to end without torch: load a model once, score many segment lists.
+
+:func:`load_comet` resolves the model (:func:`~.model.resolve_comet_model`), reads and checks its
+checkpoint (:func:`~.spec.load_comet_spec`), builds the sentence-embedding graph
+(:func:`~.graph.build_comet_embedding_graph`) into the cache (:func:`comet_graph_path`) and opens it
+in onnxruntime (:func:`~mtscore.engine.encoder.session.open_session`); :meth:`CometScorer.score`
+then does what unbabel-comet 2.2.7's ``predict`` does (Rei et al., 2020, 2022):
+
+* ``regression_metric``: every distinct text of the sources, translations and references is encoded
+  once; the head takes ``[mt; ref; mt*ref; |mt-ref|; mt*src; |mt-src|]``;
+* ``referenceless_regression_metric``: the same with sources and translations only;
+* ``unified_metric`` (``input_segments: [mt, src]``, e.g. wmt22-cometkiwi-da): each distinct
+  (translation, source) pair is encoded as one joint ``<s> mt </s></s> src </s>`` sequence, its
+  first token is the sentence embedding.
+
+References given to a model that does not read them (referenceless, unified) are ignored with a
+:class:`CometReferencesIgnoredWarning`, as unbabel-comet ignores them (its kiwi ``prepare_sample``
+drops ``ref`` when ``input_segments`` lacks it, so its score is the one-pass score): the numbers
+are the ones COMET gives. A unified model whose ``input_segments`` include ``ref`` (xCOMET, which
+averages three passes) is refused when the model is loaded (:func:`~.model.check_hparams`).
+
+Example (the golden test models of the repository; any COMET folder or Hub name works alike)::
+
+    >>> from mtscore.engine.comet.scorer import load_comet
+    >>> scorer = load_comet("tests/golden/comet/models/regression-sparsemax",
+    ...                     encoder="tests/golden/comet/encoder")          # doctest: +SKIP
+    >>> scorer.score(["Das Haus ist klein."], sources=["The house is small."],
+    ...              references=["Das Haus ist klein."]).shape            # doctest: +SKIP
+    (1,)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import UserError
+from ..encoder import onnx_builder
+from ..encoder.cache import build_folder, cache_location
+from ..encoder.model_dir import memo_file_sha256
+from ..encoder.runtime import DEFAULT_BATCH_TOKENS, MAX_BATCH_ROWS
+from ..encoder.session import DeviceSession, check_precision, open_session
+from .graph import OUTPUT, build_comet_embedding_graph
+from .head import comet_features, head_scores
+from .inputs import CometTokenizer, load_comet_tokenizer, padded_batches, unique_pairs, unique_texts
+from .model import CometModelFiles, resolve_comet_model
+from .spec import CometSpec, load_comet_spec
+
+__all__ = ["GRAPH_VERSION", "CometInputError", "CometReferencesIgnoredWarning", "CometScorer", "comet_graph_path",
+           "load_comet"]
+
+#: bumped whenever graph.py's output for the same spec changes (part of the cache key)
+GRAPH_VERSION = 1
+
+
+class CometInputError(UserError, ValueError):
+    """The segments given to :meth:`CometScorer.score` do not fit the model (a missing column, lengths
+    that differ, a non-string entry); the message names the argument."""
+
+
+class CometReferencesIgnoredWarning(UserWarning):
+    """References were given to a COMET model that does not read them (referenceless or unified
+    ``[mt, src]``); they were ignored, as unbabel-comet ignores them."""
+
+
+def _spec_key(spec: CometSpec) -> str:
+    """What of the spec, beyond the checkpoint's bytes, shapes the graph (hparams.yaml and config.json
+    choose the mix, norm, pool and dims)."""
+    parts = {
+        "class": spec.class_identifier, "dims": [int(v) for v in vars(spec.dims).values()], "layer": spec.layer,
+        "mix": spec.mix, "norm": spec.layer_norm, "pool": spec.pool, "gamma": spec.gamma,
+        "scalars": None if spec.scalar_parameters is None else spec.scalar_parameters.astype(np.float32).tobytes().hex(),
+        "config": spec.encoder_config,
+    }
+    return json.dumps(parts, sort_keys=True, default=str)
+
+
+def comet_graph_path(spec: CometSpec, checkpoint_sha256: str, dtype: str = "float32",
+                     cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The ONNX file of ``spec``'s sentence-embedding graph (:func:`~.graph.build_comet_embedding_graph`),
+    built once per (checkpoint sha256, hyper-parameters, ``dtype`` "float32" | "float16", graph
+    version) under the cache (``cache_dir``, else ``MTSCORE_CACHE`` / ``XDG_CACHE_HOME`` /
+    ``~/.cache/mtscore``) in ``comet/<key>/model.onnx``; an unwritable cache falls back to a
+    temporary folder of this process with a warning.
+
+    This is the one place that turns a model into a file: the protobuf is written whole, so it
+    fails above 2 GiB (XLM-R large fp32); the external-data export of ``encoder/cache.py`` replaces
+    its body, not its signature."""
+    if dtype not in ("float32", "float16"):
+        raise ValueError(f"dtype {dtype!r}: expected 'float32' or 'float16'")
+    h = hashlib.sha256()
+    for part in (checkpoint_sha256, dtype, _spec_key(spec), f"g{GRAPH_VERSION}",
+                 f"b{onnx_builder.BUILDER_VERSION}", f"o{onnx_builder.OPSET}"):
+        h.update(part.encode() + b"\0")
+    key = h.hexdigest()[:24]
+    loc = cache_location(None if cache_dir is None else os.fspath(cache_dir))
+    name = f"{spec.class_identifier}-{dtype}-{key}"
+    path = loc.path / "comet" / name / "model.onnx"
+    if path.is_file():
+        return path
+    folder = build_folder(path.parent, loc.describe(), f"COMET graph of checkpoint {checkpoint_sha256[:12]}")
+    path = folder / "model.onnx"
+    if path.is_file():
+        return path
+    model = build_comet_embedding_graph(spec, np.float16 if dtype == "float16" else np.float32)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".model-", suffix=".onnx")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(model.SerializeToString())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _column(values: Sequence[str] | None, name: str, n: int | None) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)):
+        raise CometInputError(f"{name}: expected a sequence of strings, got one {type(values).__name__}")
+    out = list(values)
+    for i, v in enumerate(out):
+        if not isinstance(v, str):
+            raise CometInputError(f"{name}[{i}]: expected a str, got {type(v).__name__}")
+    if n is not None and len(out) != n:
+        raise CometInputError(f"{name}: {len(out)} segments, but hypotheses has {n}")
+    return out
+
+
+@dataclass(frozen=True)
+class CometScorer:
+    """A loaded COMET model (see :func:`load_comet`). Facts for signatures: ``name`` (Hub id or
+    folder name), ``checkpoint_sha256``, ``precision`` (what ran: fp32 / tf32 / fp16), ``device``,
+    ``class_identifier``, ``uses_references``. ``files``/``spec``/``tokenizer``/``session`` are the
+    resolved files, the checked architecture, the tokenizer and the onnxruntime session;
+    ``graph_path`` is the ONNX file the session runs."""
+
+    files: CometModelFiles
+    spec: CometSpec
+    tokenizer: CometTokenizer
+    session: DeviceSession
+    checkpoint_sha256: str
+    graph_path: Path
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
+
+    @property
+    def name(self) -> str:
+        return self.files.name
+
+    @property
+    def class_identifier(self) -> str:
+        return self.spec.class_identifier
+
+    @property
+    def precision(self) -> str:
+        return self.session.precision
+
+    @property
+    def device(self) -> str:
+        return self.session.device
+
+    @property
+    def uses_references(self) -> bool:
+        return self.spec.class_identifier == "regression_metric"
+
+    def embed_ids(self, ids: Sequence[np.ndarray]) -> np.ndarray:
+        """Sentence embeddings, float32 ``[len(ids), H]``, of token-id sequences (int64 each, as
+        :meth:`CometTokenizer.encode` or :meth:`CometTokenizer.joint` give them), run in
+        length-sorted batches of at most ``batch_tokens`` padded tokens."""
+        out = np.empty((len(ids), self.spec.dims.hidden), dtype=np.float32)
+        sess = self.session.session
+        for b in padded_batches(ids, self.tokenizer.pad_id, batch_tokens=self.batch_tokens, max_rows=MAX_BATCH_ROWS):
+            out[b.rows] = sess.run([OUTPUT], {"input_ids": b.input_ids, "attention_mask": b.attention_mask})[0]
+        return out
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """COMET's sentence embedding of each text, float32 ``[len(texts), H]`` (each distinct text
+        encoded once). Not defined for ``unified_metric``, whose embeddings are of (mt, src) pairs."""
+        if self.spec.class_identifier == "unified_metric":
+            raise CometInputError(f"{self.name}: unified_metric embeds (translation, source) pairs jointly, "
+                                  "not single texts; use score()")
+        col = _column(texts, "texts", None)
+        assert col is not None
+        uniq, (index,) = unique_texts(col)
+        return self.embed_ids(self.tokenizer.encode(uniq))[index]
+
+    def score(self, hypotheses: Sequence[str], sources: Sequence[str] | None = None,
+              references: Sequence[str] | None = None) -> np.ndarray:
+        """Per-segment COMET scores, float64 ``[N]`` (N = ``len(hypotheses)``): the model's float32
+        outputs widened, equal to unbabel-comet 2.2.7's ``predict`` scores in fp32 up to float
+        noise. ``sources`` are required by every class; ``references`` by ``regression_metric``
+        (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`). Raises
+        :class:`CometInputError` naming the argument."""
+        hyp = _column(hypotheses, "hypotheses", None)
+        assert hyp is not None
+        n = len(hyp)
+        src = _column(sources, "sources", n)
+        ref = _column(references, "references", n)
+        cid = self.spec.class_identifier
+        if src is None:
+            raise CometInputError(f"sources: missing; {self.name} ({cid}) needs the source segments")
+        if cid == "regression_metric" and ref is None:
+            raise CometInputError(f"references: missing; {self.name} (regression_metric) needs a reference per "
+                                  "segment (a reference-free model: e.g. Unbabel/wmt22-cometkiwi-da)")
+        if cid != "regression_metric" and ref is not None:
+            warnings.warn(CometReferencesIgnoredWarning(
+                f"references: ignored; {self.name} ({cid}) scores from sources and hypotheses only, as "
+                "unbabel-comet does"), stacklevel=2)
+            ref = None
+        if n == 0:
+            return np.empty(0, dtype=np.float64)
+        if cid == "unified_metric":
+            texts, (i_mt, i_src) = unique_texts(hyp, src)
+            ids = self.tokenizer.encode(texts)
+            pairs, index = unique_pairs(i_mt, i_src)
+            joint = self.tokenizer.joint([ids[a] for a in pairs[:, 0]], [ids[b] for b in pairs[:, 1]])
+            feats = comet_features(self.spec, self.embed_ids(joint)[index])
+        else:
+            columns = [hyp, src] if ref is None else [hyp, src, ref]
+            texts, index_of = unique_texts(*columns)
+            emb = self.embed_ids(self.tokenizer.encode(texts))
+            r = emb[index_of[2]] if ref is not None else None
+            feats = comet_features(self.spec, emb[index_of[0]], emb[index_of[1]], r)
+        return head_scores(self.spec, feats).astype(np.float64)
+
+
+def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str] | None = None,
+               device: str = "cpu", precision: str = "fp32", threads: int | None = None,
+               batch_tokens: int = DEFAULT_BATCH_TOKENS, cache_dir: str | os.PathLike[str] | None = None,
+               revision: str | None = None) -> CometScorer:
+    """Load a COMET model for scoring (see the module docstring).
+
+    ``model``: a model folder (``hparams.yaml`` + ``checkpoints/model.ckpt``), its checkpoint, a Hub
+    name or a bare name under Unbabel; ``encoder``: a folder or Hub name with the encoder's
+    ``config.json`` and ``tokenizer.json`` instead of hparams.yaml's ``pretrained_model``;
+    ``device``: cpu, cuda, cuda:N, auto; ``precision``: fp32 (default, IEEE float32 everywhere),
+    tf32 (CUDA only), fp16 (the encoder in float16; mix, pooling and head in float32);
+    ``threads``: onnxruntime intra-op threads (None: all cores); ``batch_tokens``: padded tokens
+    per encoder call (scores do not depend on it beyond float noise); ``cache_dir``: where the
+    ONNX graph is kept; ``revision``: the model's Hub revision. Raises
+    :class:`~mtscore.errors.UserError` subclasses naming the file or option."""
+    if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, int) or batch_tokens < 1:
+        raise CometInputError(f"batch_tokens: {batch_tokens!r}; expected a positive integer")
+    prec = check_precision(precision)
+    files = resolve_comet_model(model, revision=revision, encoder=encoder)
+    tokenizer = load_comet_tokenizer(files)
+    spec = load_comet_spec(files)
+    sha = memo_file_sha256(files.checkpoint)
+    path = comet_graph_path(spec, sha, "float16" if prec == "fp16" else "float32", cache_dir)
+    session = open_session(path, device=device, precision=prec, threads=threads)
+    return CometScorer(files=files, spec=spec, tokenizer=tokenizer, session=session, checkpoint_sha256=sha,
+                       graph_path=path, batch_tokens=batch_tokens)
