@@ -139,7 +139,7 @@ def _column(values: Sequence[str] | None, name: str, n: int | None) -> list[str]
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity (the spec holds arrays)
 class CometScorer:
     """A loaded COMET model (see :func:`load_comet`). Facts for signatures: ``name`` (Hub id or
     folder name), ``checkpoint_sha256``, ``precision`` (what ran: fp32 / tf32 / fp16), ``device``,
