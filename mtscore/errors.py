@@ -16,6 +16,7 @@ Derived classes: :class:`~mtscore.engine.corpus_error.CorpusError` (bad corpus i
 cannot be used), :class:`~mtscore.engine.atomic.OutputError` (an ``OSError``: an output that cannot
 be written), :class:`~mtscore.engine.checkpoints.CheckpointError` (a ``ValueError``: a torch/Lightning
 checkpoint or model folder that cannot be read, or a checkpoint pickle asking for a refused global),
+:class:`~mtscore.engine.comet.CometInputError` (a ``ValueError``: segments that do not fit a COMET model),
 :class:`~mtscore.analysis.errors.AnalysisInputError`,
 :class:`~mtscore.bindings.decoder.NBestFormatError`,
 :class:`~mtscore.bindings.cli.inputs.CLIError` (and ``UsageError``).

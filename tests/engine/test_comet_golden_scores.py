@@ -221,3 +221,46 @@ def test_fp16_encoder_close_to_golden(cache: Path) -> None:
     got = _score(s, entry["fields"], _inputs())
     d = np.abs(got - np.array(entry["scores"]))
     assert 0 < d.max() < 2e-3
+
+
+def test_score_references_encodes_once_per_text(cache: Path) -> None:
+    """Several reference streams: row k equals score() with stream k (up to the float noise of other
+    batches); the embedding calls see each distinct text once (hypotheses, sources and all streams)."""
+    _golden()
+    s = _scorer("regression-softmax-norm", cache)
+    data = _inputs()
+    mt, src, ref = data["mt"][:12], data["src"][:12], data["ref"][:12]
+    other = data["ref"][12:24]  # a second "reference" stream: other sentences, other scores
+    seen: list[int] = []
+    counting = _Counting(s, seen)
+    both = counting.score_references(mt, src, [ref, other])
+    assert both.shape == (2, 12)
+    assert both.dtype == np.float64
+    assert sum(seen) == len(set(mt) | set(src) | set(ref) | set(other))
+    np.testing.assert_allclose(both[0], s.score(mt, sources=src, references=ref), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(both[1], s.score(mt, sources=src, references=other), rtol=0, atol=1e-6)
+    assert not np.allclose(both[0], both[1])
+    with pytest.raises(CometInputError, match=r"^references\[1\]: 3 segments, but hypotheses has 12$"):
+        s.score_references(mt, src, [ref, other[:3]])
+    with pytest.raises(CometInputError, match=r"^references: expected one or more reference streams"):
+        s.score_references(mt, src, [])
+    with pytest.raises(CometInputError, match=r"reads no references; use score\(\)$"):
+        _scorer("unified-kiwi", cache).score_references(mt, src, [ref])
+
+
+class _Counting:
+    """A scorer whose embed_ids records how many sequences each call encodes."""
+
+    def __init__(self, scorer: CometScorer, seen: list[int]):
+        self._s, self._seen = scorer, seen
+
+    def score_references(self, *args):
+        real = CometScorer.embed_ids
+
+        def embed_ids(this, ids):
+            self._seen.append(len(ids))
+            return real(this, ids)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(CometScorer, "embed_ids", embed_ids)
+            return self._s.score_references(*args)

@@ -13,6 +13,9 @@ then does what unbabel-comet 2.2.7's ``predict`` does (Rei et al., 2020, 2022):
   (translation, source) pair is encoded as one joint ``<s> mt </s></s> src </s>`` sequence, its
   first token is the sentence embedding.
 
+Several references (``regression_metric``): :meth:`CometScorer.score_references` gives one row of
+scores per reference stream, each text encoded once; combining them is the caller's choice.
+
 References given to a model that does not read them (referenceless, unified) are ignored with a
 :class:`CometReferencesIgnoredWarning`, as unbabel-comet ignores them (its kiwi ``prepare_sample``
 drops ``ref`` when ``input_segments`` lacks it, so its score is the one-pass score): the numbers
@@ -136,7 +139,7 @@ def _column(values: Sequence[str] | None, name: str, n: int | None) -> list[str]
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity (the spec holds arrays)
 class CometScorer:
     """A loaded COMET model (see :func:`load_comet`). Facts for signatures: ``name`` (Hub id or
     folder name), ``checkpoint_sha256``, ``precision`` (what ran: fp32 / tf32 / fp16), ``device``,
@@ -224,13 +227,50 @@ class CometScorer:
             pairs, index = unique_pairs(i_mt, i_src)
             joint = self.tokenizer.joint([ids[a] for a in pairs[:, 0]], [ids[b] for b in pairs[:, 1]])
             feats = comet_features(self.spec, self.embed_ids(joint)[index])
-        else:
-            columns = [hyp, src] if ref is None else [hyp, src, ref]
-            texts, index_of = unique_texts(*columns)
+        elif ref is None:
+            texts, (i_mt, i_src) = unique_texts(hyp, src)
             emb = self.embed_ids(self.tokenizer.encode(texts))
-            r = emb[index_of[2]] if ref is not None else None
-            feats = comet_features(self.spec, emb[index_of[0]], emb[index_of[1]], r)
+            feats = comet_features(self.spec, emb[i_mt], emb[i_src])
+        else:
+            return self._with_references(hyp, src, [ref])[0]
         return head_scores(self.spec, feats).astype(np.float64)
+
+    def score_references(self, hypotheses: Sequence[str], sources: Sequence[str],
+                         references: Sequence[Sequence[str]]) -> np.ndarray:
+        """A ``regression_metric``'s scores against each of K reference streams, float64 ``[K, N]``
+        (row k = :meth:`score` with ``references[k]``), every distinct text of all the columns
+        encoded once. How to combine the rows (mean, max) is the caller's choice. Raises
+        :class:`CometInputError` for another class (it reads no references: use :meth:`score`),
+        no stream, or a stream of another length."""
+        cid = self.spec.class_identifier
+        if cid != "regression_metric":
+            raise CometInputError(f"references: {self.name} ({cid}) reads no references; use score()")
+        hyp = _column(hypotheses, "hypotheses", None)
+        assert hyp is not None
+        src = _column(sources, "sources", len(hyp))
+        if src is None:
+            raise CometInputError(f"sources: missing; {self.name} ({cid}) needs the source segments")
+        if isinstance(references, (str, bytes)) or not len(references):
+            raise CometInputError("references: expected one or more reference streams (sequences of strings)")
+        refs = []
+        for k, stream in enumerate(references):
+            col = _column(stream, f"references[{k}]", len(hyp))
+            if col is None:
+                raise CometInputError(f"references[{k}]: None; expected a sequence of strings")
+            refs.append(col)
+        if not hyp:
+            return np.empty((len(refs), 0), dtype=np.float64)
+        return self._with_references(hyp, src, refs)
+
+    def _with_references(self, hyp: list[str], src: list[str], refs: list[list[str]]) -> np.ndarray:
+        """float64 ``[len(refs), N]``: the regression head against each reference stream."""
+        texts, index_of = unique_texts(hyp, src, *refs)
+        emb = self.embed_ids(self.tokenizer.encode(texts))
+        h, s = emb[index_of[0]], emb[index_of[1]]
+        out = np.empty((len(refs), len(hyp)), dtype=np.float64)
+        for k in range(len(refs)):
+            out[k] = head_scores(self.spec, comet_features(self.spec, h, s, emb[index_of[2 + k]]))
+        return out
 
 
 def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str] | None = None,
