@@ -163,6 +163,13 @@ def test_cli_end_to_end(tmp_path, cache, capsys, monkeypatch):
         np.testing.assert_allclose(row["expected_utility"], want @ p, rtol=0, atol=1e-6)
         assert row["index"] == int(np.argmax(want @ p))
         assert row["sample"] == samples[row["index"]]
+    rc, out, _ = run_cli([*base, "--utility", "aggregate", "-f", "jsonl"], capsys)
+    agg = [json.loads(x) for x in out.splitlines()]
+    assert rc == 0
+    for row, (samples, src, lp) in zip(agg, [(s0, src0, None), (s1, src1, lp1)]):
+        want = decoder.mbr(samples, metric=sc, source=src, log_probs=lp, utility="aggregate")
+        assert row["expected_utility"] == want.expected_utility.tolist()
+        assert row["index"] == want.index
     rc, out, _ = run_cli(base, capsys)
     assert rc == 0
     assert out.splitlines() == [r["sample"] for r in rows]

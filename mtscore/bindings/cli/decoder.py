@@ -165,7 +165,8 @@ def mbr_main(argv: list[str]) -> int:
     p.add_argument("--utility", choices=["pairwise", "aggregate"], default="pairwise",
                    help="pairwise: expected metric over all sample pairs (O(n^2), default); "
                         "aggregate: the metric against the averaged n-gram statistics of the "
-                        "samples (O(n); chrF/chrF++ and BLEU only; a different utility)")
+                        "samples (O(n); chrF/chrF++, BLEU, and COMET against the mean embedding; "
+                        "a different utility)")
     _common(p, "chrf", ("comet",))
     c = p.add_argument_group("COMET (-m comet)")
     c.add_argument("--comet-model", default=None, metavar="NAME|DIR",
