@@ -3,6 +3,7 @@ files.
 
     mtscore mbr samples.jsonl -m chrf                 # one selected sample per group
     mtscore mbr groups.txt --log-probs -m bleu -O effective_order=true --format jsonl
+    mtscore mbr samples.jsonl -m comet --comet-model Unbabel/wmt22-comet-da --source src.en
     mtscore nbest nbest.txt -r ref.de -m bleu -O effective_order=true            # oracle
     mtscore nbest nbest.txt -r ref.de --mode rerank -o reranked.nbest
 
@@ -27,10 +28,12 @@ def _metric_names() -> list[str]:
     return [s.name for s in specs() if s.decoder]
 
 
-def _common(p: argparse.ArgumentParser, default_metric: str) -> None:
+def _common(p: argparse.ArgumentParser, default_metric: str, extra_metrics: tuple[str, ...] = ()) -> None:
     from .parser import int_at_least
 
-    p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=_metric_names(),
+    names = _metric_names()
+    names += [m for m in extra_metrics if m not in names]
+    p.add_argument("-m", "--metric", default=default_metric, type=str.lower, choices=names,
                    help=f"metric (default {default_metric})")
     p.add_argument("-O", "--metric-option", action="append", default=[], metavar="KEY=VALUE",
                    help="metric constructor option, e.g. effective_order=true, tokenize=intl, "
@@ -162,9 +165,43 @@ def mbr_main(argv: list[str]) -> int:
     p.add_argument("--utility", choices=["pairwise", "aggregate"], default="pairwise",
                    help="pairwise: expected metric over all sample pairs (O(n^2), default); "
                         "aggregate: the metric against the averaged n-gram statistics of the "
-                        "samples (O(n); chrF/chrF++ and BLEU only; a different utility)")
-    _common(p, "chrf")
+                        "samples (O(n); chrF/chrF++, BLEU, and COMET against the mean embedding; "
+                        "a different utility)")
+    _common(p, "chrf", ("comet",))
+    c = p.add_argument_group("COMET (-m comet)")
+    c.add_argument("--comet-model", default=None, metavar="NAME|DIR",
+                   help="COMET model folder or Hub name (a regression_metric model, e.g. "
+                        "Unbabel/wmt22-comet-da); -O KEY=VALUE are load options (precision, batch_tokens, "
+                        "cache_dir, revision)")
+    c.add_argument("--comet-encoder", default=None, metavar="NAME|DIR",
+                   help="the encoder's config.json and tokenizer.json, instead of hparams.yaml's pretrained_model")
+    c.add_argument("--source", default=None, metavar="FILE",
+                   help="the source segments, line g = the source of group g (required with -m comet)")
+    c.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N, auto")
     return run_command(_run_mbr, p.parse_args(argv), "mtscore mbr")
+
+
+def _comet(args, n_groups: int):
+    """(scorer, sources) for ``-m comet``, checked before any group is scored."""
+    from ...engine.comet.mbr import check_mbr_model
+    from ...engine.comet.scorer import load_comet
+
+    if args.comet_model is None:
+        raise CLIError("-m comet: --comet-model NAME|DIR is required")
+    if args.source is None:
+        raise CLIError("-m comet: --source FILE is required (line g: the source of group g)")
+    sources = _read_lines(args.source, args.encoding)
+    if len(sources) != n_groups:
+        raise CLIError(f"--source {args.source}: {len(sources)} lines, but {args.input} has {n_groups} groups "
+                       "(one source line per group)")
+    options = _options(args.metric_option)
+    try:
+        scorer = load_comet(args.comet_model, encoder=args.comet_encoder, device=args.device,
+                            threads=None if args.workers == 0 else args.workers, **options)
+    except TypeError as e:  # an unknown load option
+        raise CLIError(f"-O: {e}") from None
+    check_mbr_model(scorer)  # a CometMBRError (a UserError): one line naming the model class
+    return scorer, sources
 
 
 def _run_mbr(args) -> int:
@@ -178,12 +215,19 @@ def _run_mbr(args) -> int:
               else _block_groups(args.input, lines, args.log_probs))
     if not groups:
         raise CLIError(f"{args.input}: no groups of samples")
-    metric = _metric(args)
+    sources: list[str] | None = None
+    if args.metric == "comet":
+        metric, sources = _comet(args, len(groups))
+    else:
+        for opt in ("comet_model", "comet_encoder", "source"):
+            if getattr(args, opt) is not None:
+                raise CLIError(f"--{opt.replace('_', '-')}: only read with -m comet, not -m {args.metric}")
+        metric = _metric(args)
     out = []
     for g, (samples, lp, line) in enumerate(groups):
         try:
             res = mbr(samples, metric=metric, log_probs=lp, workers=args.workers,
-                      utility=args.utility)
+                      utility=args.utility, source=None if sources is None else sources[g])
         except ValueError as e:
             raise CLIError(f"{args.input}:{line}: group {g}: {e}") from None
         if args.format == "jsonl":

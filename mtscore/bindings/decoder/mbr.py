@@ -5,14 +5,19 @@ lowest expected value, every other metric the highest."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...engine.metrics.base import Metric
 from .arguments import lower_is_better, resolve_metric, texts
 from .pairwise import pairwise
+
+if TYPE_CHECKING:
+    from ...engine.comet.scorer import CometScorer
 
 __all__ = ["MBRResult", "aggregate_chrf", "expected_bleu", "mbr"]
 
@@ -82,8 +87,9 @@ def _probabilities(n: int, weights, log_probs, fn: str = "mbr") -> np.ndarray:
     return p / math.fsum(p.tolist())
 
 
-def mbr(samples: Sequence[str], weights=None, metric: str | Metric = "chrf",
-        workers: int = 1, log_probs=None, utility: str = "pairwise", **options) -> MBRResult:
+def mbr(samples: Sequence[str], weights=None, metric: str | Metric | CometScorer = "chrf",
+        workers: int = 1, log_probs=None, utility: str = "pairwise", *, source: str | None = None,
+        comet_model: str | os.PathLike[str] | CometScorer | None = None, **options) -> MBRResult:
     """Minimum-Bayes-risk selection: the sample with the highest expected utility against all
     samples as pseudo-references (lowest expected TER for TER).
 
@@ -101,6 +107,19 @@ def mbr(samples: Sequence[str], weights=None, metric: str | Metric = "chrf",
     against the p-weighted average n-gram statistics of all samples (chrF/chrF++:
     :func:`aggregate_chrf`; BLEU: :func:`expected_bleu`). A different utility, not an
     approximation of the same number; ``matrix`` is then None.
+
+    COMET (``metric="comet"`` with ``comet_model``: a model folder / Hub name, loaded here with
+    ``options`` as :func:`~mtscore.engine.comet.scorer.load_comet`'s keywords and ``workers`` as its
+    threads (0: all cores), or an already loaded ``CometScorer``, also accepted as ``metric``):
+    ``source`` is the one source segment all samples translate; ``matrix[i, j]`` is the COMET score
+    of hypothesis i with pseudo-reference j and the source (float32 widened), each distinct sample
+    and the source encoded once, only the estimator head run per pair
+    (:func:`~mtscore.engine.comet.mbr.comet_utility_matrix`). Same semantics as above: diagonal
+    included, weights on the pseudo-references, highest expected score, ties to the first sample.
+    ``utility="aggregate"``: each sample against the p-weighted mean of the samples' embeddings
+    (Vamvas & Sennrich 2024). Only ``regression_metric`` models: referenceless and unified
+    (cometkiwi) models are a ValueError naming the model class. Load the model once
+    (``load_comet``) when calling this for many groups.
     """
     samples = texts(samples, "samples")
     if not samples:
@@ -108,7 +127,12 @@ def mbr(samples: Sequence[str], weights=None, metric: str | Metric = "chrf",
     if utility not in ("pairwise", "aggregate"):
         raise ValueError(f"mbr: utility must be 'pairwise' or 'aggregate', got {utility!r}")
     p = _probabilities(len(samples), weights, log_probs)
-    m = resolve_metric(metric, options)
+    scorer = _comet_scorer(metric, comet_model, workers, options)
+    if scorer is not None:
+        return _comet_mbr(scorer, samples, source, p, utility)
+    if source is not None:
+        raise ValueError(f"mbr: source is only read by metric='comet', not {metric!r}")
+    m = resolve_metric(metric, options)  # type: ignore[arg-type]  # a CometScorer was handled above
     mat: np.ndarray | None = None
     if utility == "aggregate":
         eu = _aggregate_utility(m, samples, samples, p)
@@ -116,6 +140,49 @@ def mbr(samples: Sequence[str], weights=None, metric: str | Metric = "chrf",
         mat = pairwise(samples, metric=m, workers=workers)
         eu = mat @ p
     idx = int(np.argmin(eu) if lower_is_better(m) else np.argmax(eu))
+    return MBRResult(idx, eu, mat, p, samples[idx])
+
+
+def _comet_scorer(metric, comet_model, workers: int, options: dict) -> CometScorer | None:
+    """The COMET scorer ``mbr`` should use, or None for a lexical metric."""
+    is_name = isinstance(metric, str) and metric.lower() == "comet"
+    if not is_name and (isinstance(metric, (str, Metric)) or metric is None):
+        if comet_model is not None:
+            raise ValueError(f"mbr: comet_model is only read by metric='comet', not {metric!r}")
+        return None
+    from ...engine.comet.scorer import CometScorer, load_comet
+
+    if not is_name:
+        if not isinstance(metric, CometScorer):
+            return None  # resolve_metric names the bad type
+        if comet_model is not None:
+            raise ValueError("mbr: give the COMET model as metric or as comet_model, not both")
+        comet_model = metric
+    if isinstance(comet_model, CometScorer):
+        if options:
+            raise ValueError(f"mbr: options {sorted(options)} are load_comet's; comet_model is already loaded")
+        return comet_model
+    if comet_model is None:
+        raise ValueError("mbr: metric='comet' needs comet_model (a COMET model folder, Hub name or a loaded "
+                         "CometScorer; the --comet-model option of the command line)")
+    options.setdefault("threads", None if workers == 0 else workers)
+    return load_comet(comet_model, **options)
+
+
+def _comet_mbr(scorer: CometScorer, samples: list[str], source: str | None, p: np.ndarray,
+               utility: str) -> MBRResult:
+    from ...engine.comet.mbr import comet_aggregate_utilities, comet_utility_matrix
+
+    if source is None:
+        raise ValueError(f"mbr: COMET ({scorer.name}) needs source=, the one source segment the samples "
+                         "translate (the --source file of the command line)")
+    mat: np.ndarray | None = None
+    if utility == "aggregate":
+        eu = comet_aggregate_utilities(scorer, samples, source, p).astype(np.float64)
+    else:
+        mat = comet_utility_matrix(scorer, samples, source).astype(np.float64)
+        eu = mat @ p
+    idx = int(np.argmax(eu))
     return MBRResult(idx, eu, mat, p, samples[idx])
 
 
