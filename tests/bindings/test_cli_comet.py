@@ -1,0 +1,130 @@
+"""``mtscore -m comet`` end to end on the golden models of tests/golden/comet: the printed score
+equals unbabel-comet 2.2.7's golden system score, the signature names model, checkpoint hash,
+precision, references and multi-ref rule; several systems get a COMET column; the errors are one
+line naming the option (--comet-model, --source, a folder without hparams.yaml) and references
+given to a referenceless model are a one-line warning."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+from cli_run import run_cli
+
+import mtscore
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "comet"
+ENCODER = GOLDEN / "encoder"
+N = 30
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict:
+    g = GOLDEN / "golden.json"
+    if not g.is_file() or not (ENCODER / "tokenizer.json").is_file():
+        pytest.skip(f"{g}: absent (tests/oracles/comet_oracle.py writes it)")
+    d = tmp_path_factory.mktemp("comet-cli")
+    rows = [json.loads(line) for line in (GOLDEN / "inputs.jsonl").read_text(encoding="utf-8").splitlines()
+            if line][:N]
+    out = {"golden": json.loads(g.read_text(encoding="utf-8"))["models"], "dir": d}
+    for k in ("src", "mt", "ref"):
+        out[k] = d / f"{k}.txt"
+        out[k].write_text("".join(r[k] + "\n" for r in rows), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _cache(files, monkeypatch):
+    monkeypatch.setenv("MTSCORE_CACHE", str(files["dir"] / "cache"))
+
+
+def _model(name: str) -> list[str]:
+    return ["--comet-model", str(GOLDEN / "models" / name), "--comet-encoder", str(ENCODER)]
+
+
+def test_score_and_signature_match_the_golden_model(files, capsys):
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source",
+                            str(files["src"]), "-w", "8", *_model("regression-sparsemax")], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert d["name"] == "COMET"
+    assert abs(d["score"] - want) < 1e-6
+    from mtscore.engine.comet.scorer import load_comet
+
+    sha = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER).checkpoint_sha256[:12]
+    assert d["signature"] == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|prec:fp32|multi:mean|"
+                              f"version:mtscore-{mtscore.__version__}")
+    rc, out, _ = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "-f", "text", "--source",
+                          str(files["src"]), *_model("regression-sparsemax")], capsys)
+    assert rc == 0
+    assert out == f"COMET|{d['signature']} = {want:.4f}\n"
+
+
+def test_two_references_max_and_several_systems(files, capsys):
+    ref2 = files["dir"] / "ref2.txt"
+    ref2.write_text(files["mt"].read_text(encoding="utf-8"), encoding="utf-8")  # the hypothesis itself
+    base = [str(files["ref"]), str(ref2), "-m", "comet", "--source", str(files["src"]), "-w", "8",
+            *_model("regression-sparsemax")]
+    got = {}
+    for how in ("mean", "max"):
+        rc, out, err = run_cli([*base, "-i", str(files["mt"]), "--comet-multi-ref", how], capsys)
+        assert rc == 0, err
+        d = json.loads(out)
+        assert d["nrefs"] == "2"
+        assert d["multi"] == how
+        got[how] = d["score"]
+    single = []
+    for ref in (files["ref"], ref2):
+        rc, out, err = run_cli([str(ref), "-i", str(files["mt"]), "-m", "comet", "--source", str(files["src"]),
+                                "-w", "8", *_model("regression-sparsemax")], capsys)
+        single.append(json.loads(out)["score"])
+    assert single[0] != single[1]
+    assert abs(got["mean"] - (single[0] + single[1]) / 2) < 2e-8  # the mean of means (8 decimals printed)
+    assert got["max"] >= max(single) - 1e-8
+    assert got["max"] > got["mean"]
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "bleu", "comet",
+                            "--source", str(files["src"]), "-f", "text", *_model("regression-sparsemax")], capsys)
+    assert rc == 0, err
+    assert "COMET" in out
+    assert "BLEU" in out
+    assert len(out.strip().splitlines()) >= 4
+
+
+def test_referenceless_model_warns_about_references(files, capsys):
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source",
+                            str(files["src"]), "-w", "8", *_model("referenceless-cls")], capsys)
+    assert rc == 0
+    assert "mtscore: warning: references: ignored; referenceless-cls" in err
+    want = float(np.mean(files["golden"]["referenceless-cls"]["scores"][:N]))
+    assert abs(json.loads(out)["score"] - want) < 1e-6
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([], "-m comet: no model; give one with --comet-model"),
+    (["--comet-model", str(GOLDEN / "models" / "regression-sparsemax"), "--comet-encoder", str(ENCODER)],
+     "-m comet: no sources; give the source segments with --source FILE"),
+    (["--comet-model", str(GOLDEN), "--source", "SRC"], "--comet-model"),
+])
+def test_errors_are_one_line_naming_the_option(files, capsys, argv, message):
+    argv = [str(files["src"]) if a == "SRC" else a for a in argv]
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", *argv], capsys)
+    assert rc == 1
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("mtscore: error: ")
+    assert message in lines[0]
+
+
+def test_paired_test_refused_with_the_python_route(files, capsys):
+    rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
+                          "--paired-bs", "--source", str(files["src"]), *_model("regression-sparsemax")], capsys)
+    assert rc == 1
+    assert "compare_segment_scores" in err
