@@ -123,8 +123,31 @@ def test_errors_are_one_line_naming_the_option(files, capsys, argv, message):
     assert message in lines[0]
 
 
-def test_paired_test_refused_with_the_python_route(files, capsys):
-    rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
-                          "--paired-bs", "--source", str(files["src"]), *_model("regression-sparsemax")], capsys)
-    assert rc == 1
-    assert "compare_segment_scores" in err
+def test_paired_bootstrap_between_two_systems(files, capsys):
+    """-m comet --paired-bs: the paired bootstrap of the mean segment score (compare_segment_scores
+    with the same seed gives the same numbers); --paired-ar and COMET with other metrics are refused."""
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
+                            "--paired-bs", "--paired-bs-n", "200", "--source", str(files["src"]), *model], capsys)
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert [r["system"] for r in rows] == [f"Baseline: {files['mt']}", str(files["src"])]
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert abs(rows[0]["COMET"]["score"] - want) < 1e-6
+    from mtscore.engine.comet.metric import COMET
+    from mtscore.engine.comet.scorer import load_comet
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    ref = files["ref"].read_text(encoding="utf-8").splitlines()
+    m = COMET(scorer=load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER), sources=src)
+    seg = {k: m.scores_from_stats(m.corpus_stats(files[k].read_text(encoding="utf-8").splitlines(), [ref]))
+           for k in ("mt", "src")}
+    res = mtscore.compare_segment_scores(seg, test="bs", n=200, seed=None, name="COMET")
+    assert rows[1]["COMET"]["p_value"] == pytest.approx(res.results["COMET"][1].p_value, abs=1e-12)
+    assert rows[1]["COMET"]["ci"] == pytest.approx(float(res.results["COMET"][1].ci), abs=1e-9)
+    for extra, message in ((["--paired-ar"], "--paired-ar"), (["--paired-bs", "-m", "comet", "bleu"], "-m comet")):
+        rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet", *extra,
+                              "--source", str(files["src"]), *model], capsys)
+        assert rc == 1
+        assert "compare_segment_scores" in err
+        assert message in err

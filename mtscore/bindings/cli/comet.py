@@ -71,6 +71,21 @@ class COMETRunner:
         return {"name": "COMET", "score": sc.score, "signature": sig,
                 "segments": m.scores_from_stats(stats).tolist()}
 
+    def paired(self, systems: dict[str, Sequence[str]], refs: Sequence[Sequence[str | None]]) -> str:
+        """``--paired-bs`` (the first system the baseline): the paired bootstrap of the mean of
+        the systems' segment scores (:func:`~mtscore.engine.significance.compare_segment_scores`,
+        sacrebleu's seeds and p-value rule), in sacrebleu's paired-test layout."""
+        from ...engine.significance import compare_segment_scores
+        from .significance_report import colors_enabled, format_comparison
+
+        args = self.args
+        results = {name: self.result(hyps, refs) for name, hyps in systems.items()}
+        res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
+                                     n=args.paired_bs_n, seed=args.seed, name="COMET")
+        sig = next(iter(results.values()))["signature"]
+        res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
+        return format_comparison(res, args.format, max(args.width, MIN_WIDTH), args.short, colors_enabled(args))
+
     @staticmethod
     def check_ray(args: argparse.Namespace) -> None:
         raise CLIError("score-table --ray -m comet: not supported yet; score COMET without --ray")
