@@ -151,3 +151,32 @@ def test_paired_bootstrap_between_two_systems(files, capsys):
         assert rc == 1
         assert "compare_segment_scores" in err
         assert message in err
+
+
+def test_score_table_takes_the_source_column(files, capsys):
+    """score-table -m comet: the sources from the table's src column (--src-column), each test set
+    against its own rows; system A's scores are the golden means of its rows."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    mt = files["mt"].read_text(encoding="utf-8").splitlines()
+    ref = files["ref"].read_text(encoding="utf-8").splitlines()
+    cut = 12
+    table = pa.table({"system": ["A"] * N + ["B"] * N, "source": src * 2, "hyp": mt + src, "ref": ref * 2,
+                      "test_set": (["t1"] * cut + ["t2"] * (N - cut)) * 2})
+    path = files["dir"] / "table.parquet"
+    pq.write_table(table, path)
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli(["score-table", str(path), "-m", "comet", "--src-column", "source", "-f", "json",
+                            "-w", "8", *model], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    g = files["golden"]["regression-sparsemax"]["scores"]
+    assert abs(float(d["t1"][0]["COMET"]) - float(np.mean(g[:cut]))) < 2e-8
+    assert abs(float(d["t2"][0]["COMET"]) - float(np.mean(g[cut:N]))) < 2e-8
+    assert d["t1"][1]["COMET"] != d["t1"][0]["COMET"]
+    rc, out, err = run_cli(["score-table", str(path), "-m", "comet", *model], capsys)
+    assert rc == 1
+    assert len(err.strip().splitlines()) == 1
+    assert "--src-column" in err

@@ -54,6 +54,7 @@ class COMETRunner:
     def __init__(self, args: argparse.Namespace, n_systems: int | None = None):
         self.args = args
         self.metric: Any = None
+        self.sources: list[str] | None = None  # score-table's source column (else --source FILE)
         self.n_systems = n_systems
         self.systems_done = 0
         if not getattr(args, "comet_model", None):  # before any text is read
@@ -61,15 +62,44 @@ class COMETRunner:
 
     def result(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> dict:
         if self.metric is None:
-            self.metric = metric_from_args(self.args, read_sources(self.args))
+            self.metric = metric_from_args(self.args, self.sources if self.sources is not None
+                                           else read_sources(self.args))
         self.systems_done += 1
         m = self.metric
         refs_in = [list(r) for r in refs] if refs and any(len(r) for r in refs) else None
         stats = m.corpus_stats(list(hyps), refs_in)
         sc = m.compute_score_from_stats(m.sum_stats(stats))
         sig = m.get_signature().format(getattr(self.args, "short", False))
-        return {"name": "COMET", "score": sc.score, "signature": sig,
+        return {"name": "COMET", "score": sc.score, "signature": sig, "min_width": MIN_WIDTH,
                 "segments": m.scores_from_stats(stats).tolist()}
+
+    def use_sources(self, sources: list[str]) -> None:
+        """Score the next systems against these sources (score-table: one test set's)."""
+        self.sources = sources
+        if self.metric is not None:
+            self.metric.sources = sources
+            self.metric._cursor = 0
+
+    @staticmethod
+    def table_sources(args: argparse.Namespace, split) -> list[list[str]]:
+        """score-table: the sources of each test set (``split(corpus)``: ``[(test set, corpus)]``,
+        as the table's rows are split), from the ``--src-column`` (default ``src``) of the first
+        system's rows; a :class:`CLIError` naming the option when the column is missing."""
+        from ...engine.corpus import Corpus, load_corpus
+        from ...engine.corpus_error import CorpusError
+
+        col = getattr(args, "src_column", None) or "src"
+        try:
+            corpora = [load_corpus(p, hyp=col, ref_columns=[], system=args.system_column) for p in args.paths]
+        except CorpusError as e:
+            raise CLIError(f"-m comet: the source column {col!r} (--src-column): "
+                           f"{str(e).split('; pass hyp=')[0]}") from None
+        corpus = corpora[0]
+        if len(corpora) > 1:
+            import pyarrow as pa
+
+            corpus = Corpus.from_table(pa.concat_tables([c.table for c in corpora]), source=args.paths[0])
+        return [next(iter(part.by_system()[0].values())) for _, part in split(corpus)]
 
     def paired(self, systems: dict[str, Sequence[str]], refs: Sequence[Sequence[str | None]]) -> str:
         """``--paired-bs`` (the first system the baseline): the paired bootstrap of the mean of

@@ -144,6 +144,7 @@ def multi_system_table(args, names: list[str], metrics: dict, stats: dict, bert=
         for system in collected.systems.values():
             res = bert.result(system, collected.refs)
             sigs[res["name"]] = res["signature"]
-            scores.setdefault(res["name"], []).append(f"{res['score']:.{args.width}f}")
+            w = max(args.width, res.get("min_width", 0))  # COMET: at least 4 decimals
+            scores.setdefault(res["name"], []).append(f"{res['score']:.{w}f}")
     return format_results_table(scores, sigs, args.format, args.width, args.short,
                                 color=colors_enabled(args))
