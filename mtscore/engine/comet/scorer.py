@@ -35,7 +35,7 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,14 +172,17 @@ class CometScorer:
     def uses_references(self) -> bool:
         return self.spec.class_identifier == "regression_metric"
 
-    def embed_ids(self, ids: Sequence[np.ndarray]) -> np.ndarray:
+    def embed_ids(self, ids: Sequence[np.ndarray], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Sentence embeddings, float32 ``[len(ids), H]``, of token-id sequences (int64 each, as
         :meth:`CometTokenizer.encode` or :meth:`CometTokenizer.joint` give them), run in
-        length-sorted batches of at most ``batch_tokens`` padded tokens."""
+        length-sorted batches of at most ``batch_tokens`` padded tokens; ``progress(rows)`` is
+        called after each batch with the number of sequences it encoded."""
         out = np.empty((len(ids), self.spec.dims.hidden), dtype=np.float32)
         sess = self.session.session
         for b in padded_batches(ids, self.tokenizer.pad_id, batch_tokens=self.batch_tokens, max_rows=MAX_BATCH_ROWS):
             out[b.rows] = sess.run([OUTPUT], {"input_ids": b.input_ids, "attention_mask": b.attention_mask})[0]
+            if progress is not None:
+                progress(len(b.rows))
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -194,12 +197,14 @@ class CometScorer:
         return self.embed_ids(self.tokenizer.encode(uniq))[index]
 
     def score(self, hypotheses: Sequence[str], sources: Sequence[str] | None = None,
-              references: Sequence[str] | None = None) -> np.ndarray:
+              references: Sequence[str] | None = None, *,
+              progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Per-segment COMET scores, float64 ``[N]`` (N = ``len(hypotheses)``): the model's float32
         outputs widened, equal to unbabel-comet 2.2.7's ``predict`` scores in fp32 up to float
         noise. ``sources`` are required by every class; ``references`` by ``regression_metric``
-        (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`). Raises
-        :class:`CometInputError` naming the argument."""
+        (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`).
+        ``progress``: called with the number of sequences each encoder batch encoded (a progress
+        bar's ``update``). Raises :class:`CometInputError` naming the argument."""
         hyp = _column(hypotheses, "hypotheses", None)
         assert hyp is not None
         n = len(hyp)
@@ -223,11 +228,11 @@ class CometScorer:
             ids = self.tokenizer.encode(texts)
             pairs, index = unique_pairs(i_mt, i_src)
             joint = self.tokenizer.joint([ids[a] for a in pairs[:, 0]], [ids[b] for b in pairs[:, 1]])
-            feats = comet_features(self.spec, self.embed_ids(joint)[index])
+            feats = comet_features(self.spec, self.embed_ids(joint, progress)[index])
         else:
             columns = [hyp, src] if ref is None else [hyp, src, ref]
             texts, index_of = unique_texts(*columns)
-            emb = self.embed_ids(self.tokenizer.encode(texts))
+            emb = self.embed_ids(self.tokenizer.encode(texts), progress)
             r = emb[index_of[2]] if ref is not None else None
             feats = comet_features(self.spec, emb[index_of[0]], emb[index_of[1]], r)
         return head_scores(self.spec, feats).astype(np.float64)
