@@ -90,8 +90,13 @@ def test_two_references_max_and_several_systems(files, capsys):
     assert got["max"] >= max(single) - 1e-8
     assert got["max"] > got["mean"]
     rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "bleu", "comet",
-                            "--source", str(files["src"]), "-f", "text", *_model("regression-sparsemax")], capsys)
+                            "--source", str(files["src"]), "-f", "text", "--progress",
+                            *_model("regression-sparsemax")], capsys)
     assert rc == 0, err
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert f" {want:.4f} " in out  # the COMET column keeps 4 decimals (the table's -w 1 would print 0.1)
+    assert "COMET 1/2" in err  # the progress bar, labelled per system as BERTScore's
+    assert "COMET 2/2" in err
     assert "COMET" in out
     assert "BLEU" in out
     assert len(out.strip().splitlines()) >= 4

@@ -66,6 +66,9 @@ class COMETRunner:
                                            else read_sources(self.args))
         self.systems_done += 1
         m = self.metric
+        m.progress = getattr(self.args, "progress", None)
+        i, n = self.systems_done, self.n_systems
+        m.progress_desc = "COMET" if n == 1 else f"COMET {i}/{n}" if n else f"COMET system {i}"
         refs_in = [list(r) for r in refs] if refs and any(len(r) for r in refs) else None
         stats = m.corpus_stats(list(hyps), refs_in)
         sc = m.compute_score_from_stats(m.sum_stats(stats))

@@ -86,8 +86,13 @@ class COMET(Metric):
     def __init__(self, model: str | os.PathLike[str] | None = None, *, sources: Sequence[str] | None = None,
                  encoder: str | os.PathLike[str] | None = None, device: str | None = "cpu",
                  precision: str | None = "fp32", multi_ref: str = "mean", batch_tokens: int | None = None,
-                 threads: int | None = None, scorer: CometScorer | None = None, missing_refs: str = "error"):
+                 threads: int | None = None, scorer: CometScorer | None = None, missing_refs: str = "error",
+                 progress: bool | None = None):
         super().__init__(missing_refs)
+        #: a bar over the encoded sequences of each scoring call: None = only on a terminal
+        #: (:mod:`mtscore.engine.progress`); the CLI labels it "COMET i/n"
+        self.progress = progress
+        self.progress_desc = "COMET"
         if multi_ref not in MULTI_REF:
             raise CometInputError(f"multi_ref={multi_ref!r}: expected one of {', '.join(MULTI_REF)} "
                                   "(--comet-multi-ref)")
@@ -145,13 +150,19 @@ class COMET(Metric):
             raise CometInputError(f"COMET: {len(hyps)} hypotheses but {prepared.n} source segments; "
                                   "the hypothesis and source files must have the same number of lines")
         self.num_refs = prepared.num_refs
+        from ..progress import progress_bar
+
+        with progress_bar(None, self.progress_desc, self.progress, unit="seq") as bar:
+            return self._stats(hyps, prepared, bar.update)
+
+    def _stats(self, hyps: list[str], prepared: _Prepared, tick) -> np.ndarray:
         out = np.zeros((len(hyps), 2), dtype=np.float64)
         if not self.scorer.uses_references:
             if any(any(r is not None for r in s) for s in prepared.streams):
                 warnings.warn(CometReferencesIgnoredWarning(
                     f"references: ignored; {self.model_name} ({self.scorer.class_identifier}) scores from "
                     "sources and hypotheses only, as unbabel-comet does"), stacklevel=3)
-            out[:, 0] = self.scorer.score(hyps, sources=prepared.sources)
+            out[:, 0] = self.scorer.score(hyps, sources=prepared.sources, progress=tick)
             out[:, 1] = 1.0
             return out
         if not prepared.streams:
@@ -161,11 +172,12 @@ class COMET(Metric):
         keep = np.ones(len(hyps), dtype=bool) if skip is None else ~skip
         out[keep, 0] = self.segment_scores([h for h, k in zip(hyps, keep) if k],
                                            [s for s, k in zip(prepared.sources, keep) if k],
-                                           [[r for r, k in zip(st, keep) if k] for st in prepared.streams])
+                                           [[r for r, k in zip(st, keep) if k] for st in prepared.streams], tick)
         out[keep, 1] = 1.0
         return out
 
-    def segment_scores(self, hyps: list[str], sources: list[str], streams: list[list[str | None]]) -> np.ndarray:
+    def segment_scores(self, hyps: list[str], sources: list[str], streams: list[list[str | None]],
+                       progress=None) -> np.ndarray:
         """float64 ``[N]``: each segment's score against each of its references (None: that
         reference absent), combined by ``multi_ref`` (mean or max)."""
         n = len(hyps)
@@ -174,7 +186,7 @@ class COMET(Metric):
             have = [i for i in range(n) if st[i] is not None]
             if have:
                 cols[k, have] = self.scorer.score([hyps[i] for i in have], sources=[sources[i] for i in have],
-                                                  references=[str(st[i]) for i in have])
+                                                  references=[str(st[i]) for i in have], progress=progress)
         if n == 0:
             return np.empty(0)
         return np.nanmax(cols, axis=0) if self.multi_ref == "max" else np.nanmean(cols, axis=0)
