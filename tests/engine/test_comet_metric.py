@@ -148,3 +148,14 @@ def test_paired_bootstrap_on_segment_scores(scorers):
     assert r[1].p_value is not None
     assert 0 < r[1].p_value <= 1
     assert r[0].ci > 0
+
+
+def test_public_names():
+    """mtscore.COMET (the registry's export) and the mtscore.comet module name the engine's objects."""
+    import mtscore.comet as mc
+
+    assert mtscore.COMET is COMET
+    assert mc.COMET is COMET
+    assert mc.load_comet is load_comet
+    assert sorted(mc.__all__) == sorted(n for n in mc.__all__ if hasattr(mc, n))
+    assert mc.MULTI_REF == ("mean", "max")
