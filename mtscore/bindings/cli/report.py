@@ -140,10 +140,13 @@ def multi_system_table(args, names: list[str], metrics: dict, stats: dict, bert=
             sc = m.compute_score_from_stats(m.sum_stats(st))
             sigs[sc.name] = m.get_signature().format(args.short)
             scores.setdefault(sc.name, []).append(sc.format(args.width, True))
+    width = args.width
     if bert is not None:
         for system in collected.systems.values():
             res = bert.result(system, collected.refs)
             sigs[res["name"]] = res["signature"]
-            scores.setdefault(res["name"], []).append(f"{res['score']:.{args.width}f}")
-    return format_results_table(scores, sigs, args.format, args.width, args.short,
+            # COMET: at least 4 decimals (its scale is not x100); the table has one number format
+            width = max(width, res.get("min_width", 0))
+            scores.setdefault(res["name"], []).append(f"{res['score']:.{width}f}")
+    return format_results_table(scores, sigs, args.format, width, args.short,
                                 color=colors_enabled(args))

@@ -161,6 +161,8 @@ def _run(args) -> int:
         return 0
     if args.sentence_level:
         text = sentence_level_text(args, metrics, stats)
+    elif paired and isinstance(chunks, _Collect):  # a runner's metric alone (check_options): its own test
+        text = own.paired(chunks.systems, chunks.refs)
     else:
         text = _report(args, names, metrics, stats, paired, own, chunks)
     emit(text if text.endswith("\n") else text + "\n", args)

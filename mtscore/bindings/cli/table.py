@@ -56,6 +56,8 @@ def _table_parser() -> argparse.ArgumentParser:
     t.add_argument("--test-set-column", default=None, metavar="COL",
                    help="test-set column: each test set is scored on its own and reported under "
                         "its name (default: 'test_set' if the table has one)")
+    t.add_argument("--src-column", default=None, metavar="COL",
+                   help="source column, for -m comet (default: src)")
     t.add_argument("--missing-refs", choices=["error", "skip"], default="error",
                    help="a row whose references are all null: stop with an error naming it "
                         "(default), or skip it in every metric (zero statistics, NaN sentence "
@@ -156,6 +158,8 @@ def _run_table(args) -> int:
 
 
 def _report_text(args, part: _Part, paired: bool) -> str:
+    if getattr(part.collected, "sources", None) is not None:
+        part.runner.use_sources(part.collected.sources)
     if len(part.names) == 1:
         text = report.single_system_text(args, part.metrics, part.stats, part.runner, part.collected)
     elif paired:
@@ -208,15 +212,18 @@ def _table_locally(args, metrics: dict, per_seg: bool):
     if args.report is not None and test_sets is not None:
         raise CLIError("score-table --report: the table has a test-set column; the report compares "
                        "systems on one test set (give a table of one test set)")
+    srcs = None
+    if own is not None and hasattr(own, "table_sources"):  # COMET: each test set's sources
+        srcs = own.table_sources(args, lambda c: _split_test_sets(c, test_sets))
     parts = []
-    for ts, corpus_part in _split_test_sets(corpus, test_sets):
+    for i, (ts, corpus_part) in enumerate(_split_test_sets(corpus, test_sets)):
         systems, refs = corpus_part.by_system()
         r = score(systems, refs, list(metrics.values()), workers=args.workers, sentence_level=per_seg,
                   progress=args.progress if metrics else False)
         names = list(systems)
         stats = {key: [r.stats[n][mkey] for n in names] for key, mkey in zip(metrics, r.metrics)}
         parts.append(_Part(ts, names, stats, metrics, r.segments if per_seg else None, own,
-                           SimpleNamespace(systems=systems, refs=refs)))
+                           SimpleNamespace(systems=systems, refs=refs, sources=None if srcs is None else srcs[i])))
     if own is not None:  # the report scores every system of every test set: "BERTScore i/n" bars
         own.n_systems = sum(len(p.names) for p in parts)
     return parts

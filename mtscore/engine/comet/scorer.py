@@ -38,7 +38,7 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,14 +175,17 @@ class CometScorer:
     def uses_references(self) -> bool:
         return self.spec.class_identifier == "regression_metric"
 
-    def embed_ids(self, ids: Sequence[np.ndarray]) -> np.ndarray:
+    def embed_ids(self, ids: Sequence[np.ndarray], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Sentence embeddings, float32 ``[len(ids), H]``, of token-id sequences (int64 each, as
         :meth:`CometTokenizer.encode` or :meth:`CometTokenizer.joint` give them), run in
-        length-sorted batches of at most ``batch_tokens`` padded tokens."""
+        length-sorted batches of at most ``batch_tokens`` padded tokens; ``progress(rows)`` is
+        called after each batch with the number of sequences it encoded."""
         out = np.empty((len(ids), self.spec.dims.hidden), dtype=np.float32)
         sess = self.session.session
         for b in padded_batches(ids, self.tokenizer.pad_id, batch_tokens=self.batch_tokens, max_rows=MAX_BATCH_ROWS):
             out[b.rows] = sess.run([OUTPUT], {"input_ids": b.input_ids, "attention_mask": b.attention_mask})[0]
+            if progress is not None:
+                progress(len(b.rows))
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -197,12 +200,14 @@ class CometScorer:
         return self.embed_ids(self.tokenizer.encode(uniq))[index]
 
     def score(self, hypotheses: Sequence[str], sources: Sequence[str] | None = None,
-              references: Sequence[str] | None = None) -> np.ndarray:
+              references: Sequence[str] | None = None, *,
+              progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Per-segment COMET scores, float64 ``[N]`` (N = ``len(hypotheses)``): the model's float32
         outputs widened, equal to unbabel-comet 2.2.7's ``predict`` scores in fp32 up to float
         noise. ``sources`` are required by every class; ``references`` by ``regression_metric``
-        (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`). Raises
-        :class:`CometInputError` naming the argument."""
+        (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`).
+        ``progress``: called with the number of sequences each encoder batch encoded (a progress
+        bar's ``update``). Raises :class:`CometInputError` naming the argument."""
         hyp = _column(hypotheses, "hypotheses", None)
         assert hyp is not None
         n = len(hyp)
@@ -226,13 +231,13 @@ class CometScorer:
             ids = self.tokenizer.encode(texts)
             pairs, index = unique_pairs(i_mt, i_src)
             joint = self.tokenizer.joint([ids[a] for a in pairs[:, 0]], [ids[b] for b in pairs[:, 1]])
-            feats = comet_features(self.spec, self.embed_ids(joint)[index])
+            feats = comet_features(self.spec, self.embed_ids(joint, progress)[index])
         elif ref is None:
             texts, (i_mt, i_src) = unique_texts(hyp, src)
-            emb = self.embed_ids(self.tokenizer.encode(texts))
+            emb = self.embed_ids(self.tokenizer.encode(texts), progress)
             feats = comet_features(self.spec, emb[i_mt], emb[i_src])
         else:
-            return self._with_references(hyp, src, [ref])[0]
+            return self._with_references(hyp, src, [ref], progress)[0]
         return head_scores(self.spec, feats).astype(np.float64)
 
     def score_references(self, hypotheses: Sequence[str], sources: Sequence[str],
@@ -262,10 +267,11 @@ class CometScorer:
             return np.empty((len(refs), 0), dtype=np.float64)
         return self._with_references(hyp, src, refs)
 
-    def _with_references(self, hyp: list[str], src: list[str], refs: list[list[str]]) -> np.ndarray:
+    def _with_references(self, hyp: list[str], src: list[str], refs: list[list[str]],
+                         progress: Callable[[int], None] | None = None) -> np.ndarray:
         """float64 ``[len(refs), N]``: the regression head against each reference stream."""
         texts, index_of = unique_texts(hyp, src, *refs)
-        emb = self.embed_ids(self.tokenizer.encode(texts))
+        emb = self.embed_ids(self.tokenizer.encode(texts), progress)
         h, s = emb[index_of[0]], emb[index_of[1]]
         out = np.empty((len(refs), len(hyp)), dtype=np.float64)
         for k in range(len(refs)):

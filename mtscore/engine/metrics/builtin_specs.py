@@ -41,6 +41,13 @@ def _bertscore_from_args(args, kwargs: dict) -> dict:
     return {**kwargs, "device": kwargs["device"] or "cpu"}
 
 
+def _comet_from_args(args, kwargs: dict) -> dict:
+    """COMET shares BERTScore's --device and --precision; the sources are read by the CLI's
+    runner (--source FILE), not here."""
+    return {**kwargs, "device": getattr(args, "bertscore_device", None) or "cpu",
+            "precision": getattr(args, "bertscore_precision", None) or "fp32"}
+
+
 def _chrf_name(metric) -> str:
     # sacrebleu's names: chrF+ / chrF++ for word n-grams of order 1 / 2
     return "chrf" + "+" * int(getattr(metric, "word_order", 0) or 0)
@@ -122,6 +129,20 @@ BERTSCORE_OPTIONS = OptionGroup("BERTScore (-m bertscore; needs the 'bertscore' 
            help="int8-quantised encoder: faster, APPROXIMATE scores (not bert_score-compatible)"),
 ], section="reporting")
 
+COMET_OPTIONS = OptionGroup("COMET (-m comet; needs the 'bertscore' extra; --device/--precision as BERTScore)", [
+    Option("--comet-model", kwarg="model", dest="comet_model", default=None, metavar="NAME|DIR",
+           help="COMET model: a folder with hparams.yaml and checkpoints/model.ckpt, or a Hugging Face "
+                "name (Unbabel/wmt22-comet-da; a bare name means Unbabel/NAME); required with -m comet"),
+    Option("--comet-encoder", kwarg="encoder", dest="comet_encoder", default=None, metavar="DIR",
+           help="folder (or Hub name) with the encoder's config.json and tokenizer.json, instead of "
+                "the one hparams.yaml names (offline use)"),
+    Option("--comet-multi-ref", kwarg="multi_ref", dest="comet_multi_ref", choices=["mean", "max"],
+           default="mean", help="several references: mean (default) or max of the segment's scores "
+                                "against each (mtscore's choice: unbabel-comet takes one)"),
+    Option("--source", dest="source", default=None, metavar="FILE",
+           help="source segments, one per line, aligned with the references (COMET needs them)"),
+], section="reporting")
+
 _M = "mtscore.engine.metrics."
 
 BUILTIN: tuple[MetricSpec, ...] = (
@@ -144,4 +165,8 @@ BUILTIN: tuple[MetricSpec, ...] = (
                report_runner="mtscore.bindings.cli.bertscore:BERTScoreRunner",
                resamples=False, ray_actors=True, ray_defaults={"threads": 1},
                ray_check=_bertscore_ray_check, extra="bertscore"),
+    MetricSpec("comet", "mtscore.engine.comet.metric", "COMET", options=COMET_OPTIONS,
+               from_args=_comet_from_args, aggregate="mean",
+               report_runner="mtscore.bindings.cli.comet:COMETRunner",
+               resamples=False, ray=False, extra="bertscore"),
 )

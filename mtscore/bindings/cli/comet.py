@@ -1,0 +1,140 @@
+"""The command line's COMET (``-m comet``): the metric from the parsed ``mtscore`` arguments, the
+sources from ``--source FILE``, and its result as the report needs it (:class:`COMETRunner`, the
+registry entry's ``report_runner``). The engine's :class:`~mtscore.engine.comet.metric.COMET`
+knows nothing of argparse; this module maps the options.
+
+Signature (mtscore's, in the style of the others):
+``nrefs:K|model:NAME|hash:<checkpoint sha256[:12]>|prec:fp32|multi:mean|version:mtscore-X``.
+Scores print with at least 4 decimals (COMET's scale is 0..1-ish, not x100)."""
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .inputs import CLIError
+
+#: fewest decimals a COMET score prints with (``--width`` is sacrebleu's 1 by default)
+MIN_WIDTH = 4
+
+
+def read_sources(args: argparse.Namespace) -> list[str]:
+    """The lines of ``--source FILE`` (``--encoding``; .gz ok); a :class:`CLIError` without it."""
+    path = getattr(args, "source", None)
+    if not path:
+        raise CLIError("-m comet: no sources; give the source segments with --source FILE "
+                       "(one per line, aligned with the references)")
+    from ...engine.textio import read_lines
+
+    return list(read_lines(path, encoding=args.encoding, errors=getattr(args, "encoding_errors", "strict")))
+
+
+def metric_from_args(args: argparse.Namespace, sources: Sequence[str] | None):
+    """The :class:`COMET` metric of the COMET options (loads the model); errors name the option."""
+    from ...engine.metrics.registry import get_spec
+
+    if not getattr(args, "comet_model", None):
+        raise CLIError("-m comet: no model; give one with --comet-model NAME|DIR (e.g. "
+                       "Unbabel/wmt22-comet-da, or a folder with hparams.yaml and checkpoints/model.ckpt)")
+    from ...engine.comet.metric import COMET
+    from ...errors import UserError
+
+    try:
+        return COMET(sources=sources, **get_spec("comet").cli_kwargs(args))
+    except (UserError, OSError) as e:  # the model's files: name the option that chose them
+        raise CLIError(f"--comet-model {args.comet_model}: {e}") from None
+
+
+class COMETRunner:
+    """``-m comet`` in ``mtscore`` / ``score-table`` (the registry's ``report_runner``): the model is
+    loaded on the first system; :meth:`result` ``(hyps, refs)`` scores one system against the
+    ``--source`` lines (``refs``: K streams of N)."""
+
+    def __init__(self, args: argparse.Namespace, n_systems: int | None = None):
+        self.args = args
+        self.metric: Any = None
+        self.sources: list[str] | None = None  # score-table's source column (else --source FILE)
+        self.n_systems = n_systems
+        self.systems_done = 0
+        if not getattr(args, "comet_model", None):  # before any text is read
+            metric_from_args(args, None)
+
+    def result(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> dict:
+        if self.metric is None:
+            self.metric = metric_from_args(self.args, self.sources if self.sources is not None
+                                           else read_sources(self.args))
+        self.systems_done += 1
+        m = self.metric
+        m.progress = getattr(self.args, "progress", None)
+        i, n = self.systems_done, self.n_systems
+        m.progress_desc = "COMET" if n == 1 else f"COMET {i}/{n}" if n else f"COMET system {i}"
+        refs_in = [list(r) for r in refs] if refs and any(len(r) for r in refs) else None
+        stats = m.corpus_stats(list(hyps), refs_in)
+        sc = m.compute_score_from_stats(m.sum_stats(stats))
+        sig = m.get_signature().format(getattr(self.args, "short", False))
+        return {"name": "COMET", "score": sc.score, "signature": sig, "min_width": MIN_WIDTH,
+                "segments": m.scores_from_stats(stats).tolist()}
+
+    def use_sources(self, sources: list[str]) -> None:
+        """Score the next systems against these sources (score-table: one test set's)."""
+        self.sources = sources
+        if self.metric is not None:
+            self.metric.sources = sources
+            self.metric._cursor = 0
+
+    @staticmethod
+    def table_sources(args: argparse.Namespace, split) -> list[list[str]]:
+        """score-table: the sources of each test set (``split(corpus)``: ``[(test set, corpus)]``,
+        as the table's rows are split), from the ``--src-column`` (default ``src``) of the first
+        system's rows; a :class:`CLIError` naming the option when the column is missing."""
+        from ...engine.corpus import Corpus, load_corpus
+        from ...engine.corpus_error import CorpusError
+
+        col = getattr(args, "src_column", None) or "src"
+        try:
+            corpora = [load_corpus(p, hyp=col, ref_columns=[], system=args.system_column) for p in args.paths]
+        except CorpusError as e:
+            raise CLIError(f"-m comet: the source column {col!r} (--src-column): "
+                           f"{str(e).split('; pass hyp=')[0]}") from None
+        corpus = corpora[0]
+        if len(corpora) > 1:
+            import pyarrow as pa
+
+            corpus = Corpus.from_table(pa.concat_tables([c.table for c in corpora]), source=args.paths[0])
+        return [next(iter(part.by_system()[0].values())) for _, part in split(corpus)]
+
+    def paired(self, systems: dict[str, Sequence[str]], refs: Sequence[Sequence[str | None]]) -> str:
+        """``--paired-bs`` (the first system the baseline): the paired bootstrap of the mean of
+        the systems' segment scores (:func:`~mtscore.engine.significance.compare_segment_scores`,
+        sacrebleu's seeds and p-value rule), in sacrebleu's paired-test layout."""
+        from ...engine.significance import compare_segment_scores
+        from .significance_report import colors_enabled, format_comparison
+
+        args = self.args
+        results = {name: self.result(hyps, refs) for name, hyps in systems.items()}
+        res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
+                                     n=args.paired_bs_n, seed=args.seed, name="COMET")
+        sig = next(iter(results.values()))["signature"]
+        res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
+        return format_comparison(res, args.format, max(args.width, MIN_WIDTH), args.short, colors_enabled(args))
+
+    @staticmethod
+    def check_ray(args: argparse.Namespace) -> None:
+        raise CLIError("score-table --ray -m comet: not supported yet; score COMET without --ray")
+
+    def format(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> str:
+        args = self.args
+        res = self.result(hyps, refs)
+        w = max(args.width, MIN_WIDTH)
+        sc = f"{res['score']:.{w}f}"
+        if args.score_only:
+            return sc
+        sig = res["signature"]
+        if args.format == "json":
+            d: dict[str, Any] = {"name": res["name"], "score": float(sc), "signature": sig}
+            for param in sig.split("|"):
+                key, _, value = param.partition(":")
+                d[key] = value
+            return json.dumps(d, indent=1, ensure_ascii=False)
+        return f"{res['name']}|{sig} = {sc}"

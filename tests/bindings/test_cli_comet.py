@@ -1,0 +1,204 @@
+"""``mtscore -m comet`` end to end on the golden models of tests/golden/comet: the printed score
+equals unbabel-comet 2.2.7's golden system score, the signature names model, checkpoint hash,
+precision, references and multi-ref rule; several systems get a COMET column; the errors are one
+line naming the option (--comet-model, --source, a folder without hparams.yaml) and references
+given to a referenceless model are a one-line warning."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+from cli_run import run_cli
+
+import mtscore
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "comet"
+ENCODER = GOLDEN / "encoder"
+N = 30
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict:
+    g = GOLDEN / "golden.json"
+    if not g.is_file() or not (ENCODER / "tokenizer.json").is_file():
+        pytest.skip(f"{g}: absent (tests/oracles/comet_oracle.py writes it)")
+    d = tmp_path_factory.mktemp("comet-cli")
+    rows = [json.loads(line) for line in (GOLDEN / "inputs.jsonl").read_text(encoding="utf-8").splitlines()
+            if line][:N]
+    out = {"golden": json.loads(g.read_text(encoding="utf-8"))["models"], "dir": d}
+    for k in ("src", "mt", "ref"):
+        out[k] = d / f"{k}.txt"
+        out[k].write_text("".join(r[k] + "\n" for r in rows), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _cache(files, monkeypatch):
+    monkeypatch.setenv("MTSCORE_CACHE", str(files["dir"] / "cache"))
+
+
+def _model(name: str) -> list[str]:
+    return ["--comet-model", str(GOLDEN / "models" / name), "--comet-encoder", str(ENCODER)]
+
+
+def test_score_and_signature_match_the_golden_model(files, capsys):
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source",
+                            str(files["src"]), "-w", "8", *_model("regression-sparsemax")], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert d["name"] == "COMET"
+    assert abs(d["score"] - want) < 1e-6
+    from mtscore.engine.comet.scorer import load_comet
+
+    sha = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER).checkpoint_sha256[:12]
+    assert d["signature"] == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|prec:fp32|multi:mean|"
+                              f"version:mtscore-{mtscore.__version__}")
+    rc, out, _ = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "-f", "text", "--source",
+                          str(files["src"]), *_model("regression-sparsemax")], capsys)
+    assert rc == 0
+    assert out == f"COMET|{d['signature']} = {want:.4f}\n"
+
+
+def test_two_references_max_and_several_systems(files, capsys):
+    ref2 = files["dir"] / "ref2.txt"
+    ref2.write_text(files["mt"].read_text(encoding="utf-8"), encoding="utf-8")  # the hypothesis itself
+    base = [str(files["ref"]), str(ref2), "-m", "comet", "--source", str(files["src"]), "-w", "8",
+            *_model("regression-sparsemax")]
+    got = {}
+    for how in ("mean", "max"):
+        rc, out, err = run_cli([*base, "-i", str(files["mt"]), "--comet-multi-ref", how], capsys)
+        assert rc == 0, err
+        d = json.loads(out)
+        assert d["nrefs"] == "2"
+        assert d["multi"] == how
+        got[how] = d["score"]
+    single = []
+    for ref in (files["ref"], ref2):
+        rc, out, err = run_cli([str(ref), "-i", str(files["mt"]), "-m", "comet", "--source", str(files["src"]),
+                                "-w", "8", *_model("regression-sparsemax")], capsys)
+        single.append(json.loads(out)["score"])
+    assert single[0] != single[1]
+    assert abs(got["mean"] - (single[0] + single[1]) / 2) < 2e-8  # the mean of means (8 decimals printed)
+    assert got["max"] >= max(single) - 1e-8
+    assert got["max"] > got["mean"]
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "bleu", "comet",
+                            "--source", str(files["src"]), "-f", "text", "--progress",
+                            *_model("regression-sparsemax")], capsys)
+    assert rc == 0, err
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert f" {want:.4f} " in out  # the COMET column keeps 4 decimals (the table's -w 1 would print 0.1)
+    assert "COMET 1/2" in err  # the progress bar, labelled per system as BERTScore's
+    assert "COMET 2/2" in err
+    assert "COMET" in out
+    assert "BLEU" in out
+    assert len(out.strip().splitlines()) >= 4
+
+
+def test_referenceless_model_warns_about_references(files, capsys):
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source",
+                            str(files["src"]), "-w", "8", *_model("referenceless-cls")], capsys)
+    assert rc == 0
+    assert "mtscore: warning: references: ignored; referenceless-cls" in err
+    want = float(np.mean(files["golden"]["referenceless-cls"]["scores"][:N]))
+    assert abs(json.loads(out)["score"] - want) < 1e-6
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([], "-m comet: no model; give one with --comet-model"),
+    (["--comet-model", str(GOLDEN / "models" / "regression-sparsemax"), "--comet-encoder", str(ENCODER)],
+     "-m comet: no sources; give the source segments with --source FILE"),
+    (["--comet-model", str(GOLDEN), "--source", "SRC"], "--comet-model"),
+])
+def test_errors_are_one_line_naming_the_option(files, capsys, argv, message):
+    argv = [str(files["src"]) if a == "SRC" else a for a in argv]
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", *argv], capsys)
+    assert rc == 1
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("mtscore: error: ")
+    assert message in lines[0]
+
+
+def test_paired_bootstrap_between_two_systems(files, capsys):
+    """-m comet --paired-bs: the paired bootstrap of the mean segment score (compare_segment_scores
+    with the same seed gives the same numbers); --paired-ar and COMET with other metrics are refused."""
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
+                            "--paired-bs", "--paired-bs-n", "200", "--source", str(files["src"]), *model], capsys)
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert [r["system"] for r in rows] == [f"Baseline: {files['mt']}", str(files["src"])]
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert abs(rows[0]["COMET"]["score"] - want) < 1e-6
+    from mtscore.engine.comet.metric import COMET
+    from mtscore.engine.comet.scorer import load_comet
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    ref = files["ref"].read_text(encoding="utf-8").splitlines()
+    m = COMET(scorer=load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER), sources=src)
+    seg = {k: m.scores_from_stats(m.corpus_stats(files[k].read_text(encoding="utf-8").splitlines(), [ref]))
+           for k in ("mt", "src")}
+    res = mtscore.compare_segment_scores(seg, test="bs", n=200, seed=None, name="COMET")
+    assert rows[1]["COMET"]["p_value"] == pytest.approx(res.results["COMET"][1].p_value, abs=1e-12)
+    assert rows[1]["COMET"]["ci"] == pytest.approx(float(res.results["COMET"][1].ci), abs=1e-9)
+    for extra, message in ((["--paired-ar"], "--paired-ar"), (["--paired-bs", "-m", "comet", "bleu"], "-m comet")):
+        rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet", *extra,
+                              "--source", str(files["src"]), *model], capsys)
+        assert rc == 1
+        assert "compare_segment_scores" in err
+        assert message in err
+
+
+def test_score_table_takes_the_source_column(files, capsys):
+    """score-table -m comet: the sources from the table's src column (--src-column), each test set
+    against its own rows; system A's scores are the golden means of its rows."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    mt = files["mt"].read_text(encoding="utf-8").splitlines()
+    ref = files["ref"].read_text(encoding="utf-8").splitlines()
+    cut = 12
+    table = pa.table({"system": ["A"] * N + ["B"] * N, "source": src * 2, "hyp": mt + src, "ref": ref * 2,
+                      "test_set": (["t1"] * cut + ["t2"] * (N - cut)) * 2})
+    path = files["dir"] / "table.parquet"
+    pq.write_table(table, path)
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli(["score-table", str(path), "-m", "comet", "--src-column", "source", "-f", "json",
+                            "-w", "8", *model], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    g = files["golden"]["regression-sparsemax"]["scores"]
+    assert abs(float(d["t1"][0]["COMET"]) - float(np.mean(g[:cut]))) < 2e-8
+    assert abs(float(d["t2"][0]["COMET"]) - float(np.mean(g[cut:N]))) < 2e-8
+    assert d["t1"][1]["COMET"] != d["t1"][0]["COMET"]
+    rc, out, err = run_cli(["score-table", str(path), "-m", "comet", *model], capsys)
+    assert rc == 1
+    assert len(err.strip().splitlines()) == 1
+    assert "--src-column" in err
+
+
+def test_ray_is_refused_before_ray_starts(files, capsys):
+    """COMET does not run on Ray yet (the registry's ray=False): score-table --ray and score_ray
+    say so before any cluster starts."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    path = files["dir"] / "small.parquet"
+    pq.write_table(pa.table({"src": ["a"], "hyp": ["b"], "ref": ["c"]}), path)
+    rc, _, err = run_cli(["score-table", str(path), "-m", "comet", "--ray", "local",
+                          *_model("regression-sparsemax")], capsys)
+    assert rc == 1
+    assert "score-table --ray -m comet: not supported yet" in err
+    with pytest.raises(ValueError, match="metric 'comet' does not run on Ray"):
+        mtscore.score_ray(str(path), metrics=["comet"],
+                          metric_kwargs={"comet": {"model": "x"}})

@@ -1,0 +1,161 @@
+"""COMET as a registry metric (mtscore.engine.comet.metric.COMET) on the golden models of
+tests/golden/comet: the metric's segment and corpus scores equal unbabel-comet 2.2.7's golden
+scores; several references by mean / max, computed by hand from single-reference scores; the
+sources' checks; ``mtscore.score(..., metrics=["comet"])`` and chunking; the segment-score
+significance path."""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+import mtscore
+from mtscore.engine.comet.metric import COMET
+from mtscore.engine.comet.scorer import CometInputError, CometReferencesIgnoredWarning, load_comet
+from mtscore.engine.metrics.registry import make_metric, metric_name
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "comet"
+ENCODER = GOLDEN / "encoder"
+N = 40  # segments used (the golden file has 313)
+
+
+def _golden() -> dict:
+    f = GOLDEN / "golden.json"
+    if not f.is_file() or not (ENCODER / "tokenizer.json").is_file():
+        pytest.skip(f"{f}: absent (tests/oracles/comet_oracle.py writes it)")
+    return json.loads(f.read_text(encoding="utf-8"))
+
+
+def _inputs() -> dict[str, list[str]]:
+    rows = [json.loads(line) for line in (GOLDEN / "inputs.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return {k: [r[k] for r in rows[:N]] for k in ("src", "mt", "ref")}
+
+
+@pytest.fixture(scope="module")
+def scorers(tmp_path_factory) -> dict:
+    _golden()
+    cache = tmp_path_factory.mktemp("comet-cache")
+    return {m: load_comet(GOLDEN / "models" / m, encoder=ENCODER, cache_dir=cache)
+            for m in ("regression-sparsemax", "referenceless-cls")}
+
+
+def test_metric_reproduces_the_golden_scores(scorers):
+    g = _golden()["models"]["regression-sparsemax"]["scores"][:N]
+    d = _inputs()
+    m = COMET(scorer=scorers["regression-sparsemax"], sources=d["src"])
+    stats = m.corpus_stats(d["mt"], [d["ref"]])
+    assert stats.shape == (N, 2)
+    assert stats.dtype == np.float64
+    np.testing.assert_allclose(m.scores_from_stats(stats), g, atol=1e-5, rtol=0)
+    sc = m.corpus_score(d["mt"], [d["ref"]])
+    assert sc.name == "COMET"
+    assert sc.count == N
+    assert sc.score == pytest.approx(float(np.mean(g)), abs=1e-6)
+    assert metric_name(m) == "comet"
+    sig = m.get_signature().format()
+    sha = scorers["regression-sparsemax"].checkpoint_sha256[:12]
+    assert sig == f"nrefs:1|model:regression-sparsemax|hash:{sha}|prec:fp32|multi:mean|version:mtscore-{mtscore.__version__}"
+
+
+def test_several_references_mean_and_max_by_hand(scorers):
+    d = _inputs()
+    s = scorers["regression-sparsemax"]
+    other = d["ref"][1:] + d["ref"][:1]  # a second, wrong reference per segment
+    other[3] = None  # segment 3 has one reference only
+    one = s.score(d["mt"], sources=d["src"], references=d["ref"])
+    have = [i for i in range(N) if other[i] is not None]
+    two = np.full(N, np.nan)
+    two[have] = s.score([d["mt"][i] for i in have], sources=[d["src"][i] for i in have],
+                        references=[other[i] for i in have])
+    for how, want in (("mean", np.where(np.isnan(two), one, (one + two) / 2)),
+                      ("max", np.where(np.isnan(two), one, np.maximum(one, two)))):
+        m = COMET(scorer=s, sources=d["src"], multi_ref=how)
+        got = m.scores_from_stats(m.corpus_stats(d["mt"], [d["ref"], other]))
+        np.testing.assert_allclose(got, want, atol=1e-12, rtol=0)
+        assert "nrefs:2|" in m.get_signature().format()
+        assert f"multi:{how}" in m.get_signature().format()
+    assert not np.allclose(one, two[~np.isnan(two)].mean())  # the second reference changes scores
+
+
+def test_referenceless_ignores_references_with_a_warning(scorers):
+    g = _golden()["models"]["referenceless-cls"]["scores"][:N]
+    d = _inputs()
+    m = COMET(scorer=scorers["referenceless-cls"], sources=d["src"])
+    with pytest.warns(CometReferencesIgnoredWarning, match="references: ignored"):
+        got = m.scores_from_stats(m.corpus_stats(d["mt"], [d["ref"]]))
+    np.testing.assert_allclose(got, g, atol=1e-5, rtol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(m.scores_from_stats(m.corpus_stats(d["mt"])), g, atol=1e-5, rtol=0)
+
+
+def test_input_errors_name_the_option(scorers):
+    d = _inputs()
+    s = scorers["regression-sparsemax"]
+    with pytest.raises(CometInputError, match="--comet-model"):
+        COMET()
+    with pytest.raises(CometInputError, match="--comet-multi-ref"):
+        COMET(scorer=s, sources=d["src"], multi_ref="min")
+    with pytest.raises(CometInputError, match=r"sources: missing.*--source"):
+        COMET(scorer=s).corpus_stats(d["mt"], [d["ref"]])
+    with pytest.raises(CometInputError, match="sources"):
+        COMET(scorer=s, sources="one string")
+    m = COMET(scorer=s, sources=d["src"])
+    prepared = m.prepare([d["ref"]])
+    with pytest.raises(CometInputError, match="5 hypotheses but 40 source"):
+        m.stats(d["mt"][:5], prepared)
+    with pytest.raises(CometInputError, match="references: missing"):
+        COMET(scorer=s, sources=d["src"]).corpus_stats(d["mt"])
+
+
+def test_score_api_with_chunks_equals_one_call(scorers):
+    """mtscore.score(metrics=["comet"]) with the registry's options; a chunk_size that cuts the
+    corpus gives the same segment scores (the sources follow the chunks: a source shifted by one
+    segment would change the scores by far more than 1e-6)."""
+    g = _golden()["models"]["regression-sparsemax"]["scores"][:N]
+    d = _inputs()
+    opts = {"comet": {"model": str(GOLDEN / "models" / "regression-sparsemax"), "encoder": str(ENCODER),
+                      "sources": d["src"]}}
+    whole = mtscore.score({"a": d["mt"], "b": d["ref"]}, [d["ref"]], metrics=["comet"], metric_kwargs=opts)
+    np.testing.assert_allclose(whole.segments.column("comet").to_numpy()[:N], g, atol=1e-5, rtol=0)
+    assert whole.corpus["a"]["comet"].score == pytest.approx(float(np.mean(g)), abs=1e-6)
+    chunked = mtscore.score({"a": d["mt"], "b": d["ref"]}, [d["ref"]], metrics=["comet"], metric_kwargs=opts,
+                            chunk_size=7)
+    # equal up to float noise: other chunks pad other batches (scorer.py: batching-independent)
+    np.testing.assert_allclose(chunked.segments.column("comet").to_numpy(),
+                               whole.segments.column("comet").to_numpy(), atol=1e-6, rtol=0)
+    assert isinstance(make_metric("comet", scorer=scorers["regression-sparsemax"], sources=d["src"]), COMET)
+
+
+def test_paired_bootstrap_on_segment_scores(scorers):
+    """Two systems' COMET segment scores through the significance adapter (mean aggregate)."""
+    d = _inputs()
+    s = scorers["regression-sparsemax"]
+    m = COMET(scorer=s, sources=d["src"])
+    a = m.scores_from_stats(m.corpus_stats(d["mt"], [d["ref"]]))
+    b = m.scores_from_stats(m.corpus_stats(d["src"], [d["ref"]]))  # the source as a poor "translation"
+    res = mtscore.compare_segment_scores({"mt": a, "src": b}, test="bs", n=200, seed=1, name="comet")
+    r = res.results["comet"]
+    assert r[0].score == pytest.approx(float(a.mean()), abs=1e-12)
+    assert r[1].score == pytest.approx(float(b.mean()), abs=1e-12)
+    assert r[1].p_value is not None
+    assert 0 < r[1].p_value <= 1
+    assert r[0].ci > 0
+
+
+def test_public_names():
+    """mtscore.COMET (the registry's export) and the mtscore.comet module name the engine's objects."""
+    import mtscore.comet as mc
+
+    assert mtscore.COMET is COMET
+    assert mc.COMET is COMET
+    assert mc.load_comet is load_comet
+    assert sorted(mc.__all__) == sorted(n for n in mc.__all__ if hasattr(mc, n))
+    assert mc.MULTI_REF == ("mean", "max")
