@@ -2,8 +2,9 @@
 
 :func:`load_comet` resolves the model (:func:`~.model.resolve_comet_model`), reads and checks its
 checkpoint (:func:`~.spec.load_comet_spec`), builds the sentence-embedding graph
-(:func:`~.graph.build_comet_embedding_graph`) into the cache (:func:`comet_graph_path`) and opens it
-in onnxruntime (:func:`~mtscore.engine.encoder.session.open_session`); :meth:`CometScorer.score`
+(:func:`~.graph.build_comet_embedding_graph`) into the cache (:func:`comet_graph_path`; external
+data for graphs over 2 GiB) and opens it in onnxruntime
+(:func:`~mtscore.engine.encoder.session.open_session`); :meth:`CometScorer.score`
 then does what unbabel-comet 2.2.7's ``predict`` does (Rei et al., 2020, 2022):
 
 * ``regression_metric``: every distinct text of the sources, translations and references is encoded
@@ -33,10 +34,7 @@ Example (the golden test models of the repository; any COMET folder or Hub name 
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,12 +43,11 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import UserError
-from ..encoder import onnx_builder
-from ..encoder.cache import build_folder, cache_location
 from ..encoder.model_dir import memo_file_sha256
 from ..encoder.runtime import DEFAULT_BATCH_TOKENS, MAX_BATCH_ROWS
 from ..encoder.session import DeviceSession, check_precision, open_session
-from .graph import OUTPUT, build_comet_embedding_graph
+from .export import export_comet_embedding
+from .graph import GRAPH_VERSION, OUTPUT
 from .head import comet_features, head_scores
 from .inputs import CometTokenizer, load_comet_tokenizer, padded_batches, unique_pairs, unique_texts
 from .model import CometModelFiles, resolve_comet_model
@@ -58,10 +55,6 @@ from .spec import CometSpec, load_comet_spec
 
 __all__ = ["GRAPH_VERSION", "CometInputError", "CometReferencesIgnoredWarning", "CometScorer", "comet_graph_path",
            "load_comet"]
-
-#: bumped whenever graph.py's output for the same spec changes (part of the cache key)
-GRAPH_VERSION = 1
-
 
 class CometInputError(UserError, ValueError):
     """The segments given to :meth:`CometScorer.score` do not fit the model (a missing column, lengths
@@ -73,56 +66,17 @@ class CometReferencesIgnoredWarning(UserWarning):
     ``[mt, src]``); they were ignored, as unbabel-comet ignores them."""
 
 
-def _spec_key(spec: CometSpec) -> str:
-    """What of the spec, beyond the checkpoint's bytes, shapes the graph (hparams.yaml and config.json
-    choose the mix, norm, pool and dims)."""
-    parts = {
-        "class": spec.class_identifier, "dims": [int(v) for v in vars(spec.dims).values()], "layer": spec.layer,
-        "mix": spec.mix, "norm": spec.layer_norm, "pool": spec.pool, "gamma": spec.gamma,
-        "scalars": None if spec.scalar_parameters is None else spec.scalar_parameters.astype(np.float32).tobytes().hex(),
-        "config": spec.encoder_config,
-    }
-    return json.dumps(parts, sort_keys=True, default=str)
-
-
 def comet_graph_path(spec: CometSpec, checkpoint_sha256: str, dtype: str = "float32",
                      cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """The ONNX file of ``spec``'s sentence-embedding graph (:func:`~.graph.build_comet_embedding_graph`),
     built once per (checkpoint sha256, hyper-parameters, ``dtype`` "float32" | "float16", graph
     version) under the cache (``cache_dir``, else ``MTSCORE_CACHE`` / ``XDG_CACHE_HOME`` /
-    ``~/.cache/mtscore``) in ``comet/<key>/model.onnx``; an unwritable cache falls back to a
-    temporary folder of this process with a warning.
-
-    This is the one place that turns a model into a file: the protobuf is written whole, so it
-    fails above 2 GiB (XLM-R large fp32); the external-data export of ``encoder/cache.py`` replaces
-    its body, not its signature."""
-    if dtype not in ("float32", "float16"):
-        raise ValueError(f"dtype {dtype!r}: expected 'float32' or 'float16'")
-    h = hashlib.sha256()
-    for part in (checkpoint_sha256, dtype, _spec_key(spec), f"g{GRAPH_VERSION}",
-                 f"b{onnx_builder.BUILDER_VERSION}", f"o{onnx_builder.OPSET}"):
-        h.update(part.encode() + b"\0")
-    key = h.hexdigest()[:24]
-    loc = cache_location(None if cache_dir is None else os.fspath(cache_dir))
-    name = f"{spec.class_identifier}-{dtype}-{key}"
-    path = loc.path / "comet" / name / "model.onnx"
-    if path.is_file():
-        return path
-    folder = build_folder(path.parent, loc.describe(), f"COMET graph of checkpoint {checkpoint_sha256[:12]}")
-    path = folder / "model.onnx"
-    if path.is_file():
-        return path
-    model = build_comet_embedding_graph(spec, np.float16 if dtype == "float16" else np.float32)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".model-", suffix=".onnx")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(model.SerializeToString())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    ``~/.cache/mtscore``) by :func:`~.export.export_comet_embedding`: graphs over the cache's
+    external-data threshold (XLM-R large fp32, over 2 GiB) keep their weights in ``model.onnx.data``
+    beside the file, so open it by path. An unwritable cache falls back to a temporary folder of
+    this process with a warning."""
+    return export_comet_embedding(spec, checkpoint_sha256, dtype,
+                                  cache_dir=None if cache_dir is None else os.fspath(cache_dir))
 
 
 def _column(values: Sequence[str] | None, name: str, n: int | None) -> list[str] | None:
