@@ -257,9 +257,9 @@ class _Counting:
     def score_references(self, *args):
         real = CometScorer.embed_ids
 
-        def embed_ids(this, ids):
+        def embed_ids(this, ids, progress=None):
             self._seen.append(len(ids))
-            return real(this, ids)
+            return real(this, ids, progress)
 
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(CometScorer, "embed_ids", embed_ids)

@@ -181,6 +181,10 @@ class COMET(Metric):
         """float64 ``[N]``: each segment's score against each of its references (None: that
         reference absent), combined by ``multi_ref`` (mean or max)."""
         n = len(hyps)
+        if n and all(r is not None for st in streams for r in st):   # every text encoded once
+            cols = self.scorer.score_references(hyps, sources, [[str(r) for r in st] for st in streams],
+                                                progress=progress)
+            return cols.max(axis=0) if self.multi_ref == "max" else cols.mean(axis=0)
         cols = np.full((len(streams), n), np.nan)
         for k, st in enumerate(streams):
             have = [i for i in range(n) if st[i] is not None]

@@ -195,7 +195,8 @@ class CometScorer:
         return head_scores(self.spec, feats).astype(np.float64)
 
     def score_references(self, hypotheses: Sequence[str], sources: Sequence[str],
-                         references: Sequence[Sequence[str]]) -> np.ndarray:
+                         references: Sequence[Sequence[str]],
+                         progress: Callable[[int], None] | None = None) -> np.ndarray:
         """A ``regression_metric``'s scores against each of K reference streams, float64 ``[K, N]``
         (row k = :meth:`score` with ``references[k]``), every distinct text of all the columns
         encoded once. How to combine the rows (mean, max) is the caller's choice. Raises
@@ -219,7 +220,7 @@ class CometScorer:
             refs.append(col)
         if not hyp:
             return np.empty((len(refs), 0), dtype=np.float64)
-        return self._with_references(hyp, src, refs)
+        return self._with_references(hyp, src, refs, progress)
 
     def _with_references(self, hyp: list[str], src: list[str], refs: list[list[str]],
                          progress: Callable[[int], None] | None = None) -> np.ndarray:
