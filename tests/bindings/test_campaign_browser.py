@@ -15,12 +15,9 @@ without it the tests skip, saying so, except under ``CI=true`` where they fail.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -36,27 +33,11 @@ from mtscore.analysis.crowd.hits import batch_input_csv, build_campaign
 from mtscore.bindings.campaign_server.app import make_app
 from mtscore.bindings.campaign_server.security import completion_code, hash_password
 from mtscore.bindings.campaign_server.store import open_store, token_hash
+from tests.browser_support import artefacts_dir, chromium_executable
 
 SECRET = "b" * 64
 PASSWORD = "browser horse"
 QUALITY = ("A", "B", "C", "D", "E")
-
-
-def _chromium() -> str:
-    exe = os.environ.get("MTSCORE_CHROMIUM") or next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    if exe is None:
-        msg = "no Chromium found (apt-get install chromium, or set MTSCORE_CHROMIUM)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(msg + "; .ci/run installs it")
-        pytest.skip(msg)
-    return exe
-
-
-def _artefacts() -> Path:
-    d = Path(os.environ.get("MTSCORE_TEST_ARTEFACTS", Path(__file__).resolve().parents[2] / "test-artefacts"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def _free_port() -> int:
@@ -67,7 +48,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium_executable()
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe)
         yield b
@@ -158,7 +139,7 @@ def test_a_whole_hit_in_the_browser(browser, server):
             # the slider's value and the script's read-out
             assert page.evaluate(_VALUE) == [str(value)] * 2
             if k == 3:
-                shot = _artefacts() / "campaign-rating.png"
+                shot = artefacts_dir() / "campaign-rating.png"
                 page.screenshot(path=str(shot), full_page=True)
                 assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
             if k == 40:
@@ -219,7 +200,7 @@ def test_a_whole_hit_in_the_browser(browser, server):
         assert row["repeat pairs"] == "10"
         assert dict(zip(head, a2))["QC"] == "waiting"
         assert "2 annotators, 1 finished, 100 ratings stored; campaign open" in page.locator("#headline").text_content()
-        shot = _artefacts() / "campaign-admin.png"
+        shot = artefacts_dir() / "campaign-admin.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
         # closing: the button does nothing until the confirmation box is ticked
