@@ -6,7 +6,6 @@ One CLI run (about 20 s of CPU) feeds every test: the cells are read back from t
 from __future__ import annotations
 
 import csv
-import os
 
 import pytest
 from conftest import require
@@ -16,6 +15,7 @@ from mtscore.analysis.data import read_cor
 from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SEG_SUBMISSIONS, SYS_KEYS, required_files
+from tests.reproduce_support import link_all_but, missing_file_fails
 
 TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "doc-darr"]
 
@@ -147,18 +147,8 @@ def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     assert all(f.is_file() for f in files)
     base = root / "wmt20-metrics"
     gone = base / "results" / "output" / "seglevel_excloutl" / "RR-newstest2020-kmen-seg-nohy-cor.csv"
-    for f in files:
-        if f != gone:
-            dst = tmp_path / "data" / f.relative_to(base)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(f, dst)
-    dest = tmp_path / "o" / "out"
-    assert main(["reproduce", "wmt20", "--data", str(tmp_path / "data"), "--out", str(dest)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert err.startswith("mtscore reproduce: error: missing data file ")
-    assert str(tmp_path / "data" / gone.relative_to(base)) in err
-    assert not (tmp_path / "o").exists()
+    missing = link_all_but(files, base, tmp_path / "data", gone)
+    missing_file_fails(capsys, "wmt20", tmp_path / "data", missing, tmp_path / "o")
 
 
 def test_help_lists_wmt20(capsys):

@@ -5,13 +5,13 @@ the output folder, the errors."""
 from __future__ import annotations
 
 import csv
-import os
 
 import pytest
 from conftest import require
 
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt21 import DUPLICATED, FROM_RATINGS, FROM_SEGMENTS, reproduce_wmt21, required_files
+from tests.reproduce_support import link_all_but, missing_file_fails
 
 LPS = list(FROM_RATINGS) + list(FROM_SEGMENTS)
 # systems per language pair in the official ranking files (rows of each table)
@@ -107,18 +107,8 @@ def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     assert all(f.is_file() for f in files)
     base = root / "wmt21-news-systems" / "humaneval"
     gone = base / "newstest2021-toen" / "adwilcox-jaen.csv"
-    for f in files:
-        if f != gone:
-            dst = tmp_path / "data" / f.relative_to(base)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(f, dst)
-    dest = tmp_path / "o" / "out"
-    assert main(["reproduce", "wmt21", "--data", str(tmp_path / "data"), "--out", str(dest)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert err.startswith("mtscore reproduce: error: missing data file ")
-    assert str(tmp_path / "data" / "newstest2021-toen" / "adwilcox-jaen.csv") in err
-    assert not (tmp_path / "o").exists()
+    missing = link_all_but(files, base, tmp_path / "data", gone)
+    missing_file_fails(capsys, "wmt21", tmp_path / "data", missing, tmp_path / "o")
 
 
 def test_help_lists_wmt21(capsys):
