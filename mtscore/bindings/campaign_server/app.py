@@ -43,7 +43,7 @@ from .security import (
     csrf_token,
 )
 from .status import campaign_status, close_campaign, closed_ms
-from .store import CampaignStore, Conflict, UnknownAnnotator, token_hash
+from .store import CampaignStore, Closed, Conflict, UnknownAnnotator, token_hash
 
 __all__ = ["make_app"]
 
@@ -113,12 +113,12 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
             return _html(pages.error_page(400, "The rating must be a whole number from 0 to 100.", token), 400)
         if nonce is None or not _NONCE.fullmatch(nonce):
             return _html(pages.error_page(400, "Bad form: no valid nonce.", token), 400)
-        if await run_in_threadpool(closed_ms, store) is not None:
-            return _html(pages.error_page(410, "This campaign is closed: no more ratings are accepted."), 410)
-        try:
+        try:  # the closed check is inside the rating's transaction: nothing stored after a close
             await run_in_threadpool(store.record_rating, token, int(pos), int(score), nonce)
         except UnknownAnnotator:
             return _not_found()
+        except Closed:
+            return _html(pages.error_page(410, "This campaign is closed: no more ratings are accepted."), 410)
         except Conflict as e:
             return _html(pages.error_page(409, f"Not stored: {e} (another tab or a repeated form?).", token), 409)
         return RedirectResponse(f"/a/{token}", status_code=303, headers=pages.HEADERS)

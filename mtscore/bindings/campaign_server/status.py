@@ -31,17 +31,16 @@ import numpy as np
 from ...analysis.crowd.hits import HIT_SIZE
 from ...analysis.crowd.qc import paired_t
 from ...analysis.crowd.r_numbers import signif
-from .store import CampaignStore
+from .store import CLOSED_KEY, CampaignStore
 
 __all__ = ["COLUMNS", "AnnotatorStatus", "CampaignStatus", "campaign_status", "close_campaign", "closed_ms",
            "headline", "row_cells", "status_json", "status_text", "when"]
 
-_CLOSED = "closed_ms"
 
 
 def closed_ms(store: CampaignStore) -> int | None:
     """When the campaign was closed (epoch ms), None while it is open."""
-    v = store.get_meta(_CLOSED)
+    v = store.get_meta(CLOSED_KEY)
     return None if v is None else int(v)
 
 
@@ -52,7 +51,7 @@ def close_campaign(store: CampaignStore) -> int:
     if old is not None:
         return old
     now = int(time.time() * 1000)
-    store.set_meta(_CLOSED, str(now))
+    store.set_meta(CLOSED_KEY, str(now))
     return now
 
 

@@ -31,8 +31,8 @@ from ...analysis.data.tables import read_text
 from ...analysis.errors import AnalysisInputError
 from .schema import annotators_t, items_t, meta_t, metadata, ratings_t
 
-__all__ = ["Annotator", "CampaignStore", "Conflict", "Item", "Progress", "UnknownAnnotator", "open_store",
-           "token_hash"]
+__all__ = ["CLOSED_KEY", "Annotator", "CampaignStore", "Closed", "Conflict", "Item", "Progress",
+           "UnknownAnnotator", "open_store", "token_hash"]
 
 # the statements of every request, built once (building and keying a statement costs ~0.4 ms CPU)
 _ANNOTATOR = select(annotators_t).where(annotators_t.c.token_hash == bindparam("th"))
@@ -53,6 +53,15 @@ class UnknownAnnotator(LookupError):
 
 class Conflict(ValueError):
     """The rating is out of order or a replay with another value/nonce (HTTP 409); nothing stored."""
+
+
+class Closed(Conflict):
+    """The campaign is closed (meta key :data:`CLOSED_KEY` set): no rating is stored."""
+
+
+#: the meta key whose value (epoch ms) says the campaign was closed; checked inside every
+#: rating's transaction, so no rating is stored after the close commits
+CLOSED_KEY = "closed_ms"
 
 
 def token_hash(token: str) -> str:
@@ -209,7 +218,8 @@ class CampaignStore:
 
         ``position`` must be the annotator's current one; a replay of a stored position with the
         same nonce and value returns the stored rating (nothing new stored); anything else at a
-        stored or later position raises :class:`Conflict`. ``value``: int 0..100 (``ValueError``
+        stored or later position raises :class:`Conflict`, and any rating once the campaign is closed
+        raises :class:`Closed` (checked in the same transaction). ``value``: int 0..100 (``ValueError``
         otherwise). ``screen_ms`` None: measured from when the item was first shown."""
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
             raise ValueError(f"rating {value!r}: expected an integer 0..100")
@@ -218,6 +228,8 @@ class CampaignStore:
         try:
             with self._write() as c:
                 a = self._annotator(c, token)
+                if c.execute(select(meta_t.c.value).where(meta_t.c.key == CLOSED_KEY)).first() is not None:
+                    raise Closed("the campaign is closed")
                 old = c.execute(_OLD, {"aid": a.id, "hit": a.hit, "pos": position}).first()
                 if old is not None:
                     if old.nonce == nonce and old.value == value:
