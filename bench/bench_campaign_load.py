@@ -5,11 +5,13 @@ tests/bindings/test_campaign_load.py (tests/bindings/campaign_load.py). Prints p
 every response (GET item and POST rating) and of the POSTs alone, ratings/s, and the lost and
 duplicated counts checked against the database.
 
-    python bench/bench_campaign_load.py [--seconds 60] [--clients 50] [--think-ms 0]
+    python bench/bench_campaign_load.py [--seconds 60] [--clients 50] [--think-ms 0] [--pin]
 
 ``--think-ms``: each annotator's pause between reading an item and posting its score (0: every
 client posts as fast as the server answers, a closed loop that measures throughput; people take
-seconds per item).
+seconds per item). ``--pin`` (Linux): the server on CPU 0 and the clients on the other CPUs, so
+that the clients' own CPU use (an httpx client costs more per request than the server) does not
+queue the server's answers: the nearest this one machine comes to clients on other machines.
 """
 from __future__ import annotations
 
@@ -34,11 +36,23 @@ from tests.bindings.campaign_load import (  # noqa: E402
 )
 
 
+def _pin(server_pid: int) -> None:
+    """Every thread of the server on CPU 0 (threads it starts later inherit it); this process
+    (the clients) on the other CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs 2 or more CPUs")
+    for tid in os.listdir(f"/proc/{server_pid}/task"):
+        os.sched_setaffinity(int(tid), {cpus[0]})
+    os.sched_setaffinity(0, set(cpus[1:]))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--think-ms", type=float, default=0.0)
+    ap.add_argument("--pin", action="store_true", help="server on CPU 0, clients on the other CPUs (Linux)")
     args = ap.parse_args(argv)
     links_per_client = max(2, math.ceil(args.seconds * 20 / 100) + 1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,12 +61,16 @@ def main(argv: list[str] | None = None) -> int:
         store, links = make_campaign(folder, n)
         port = free_port()
         proc = start_server(folder, port, n)
+        if args.pin:
+            _pin(proc.pid)
         try:
             res = run_clients(port, links, args.clients, args.seconds, think=args.think_ms / 1000)
         finally:
             kill(proc)
         lost, dup, stored = check_db(store, res)
     ms = [x * 1000 for x in res.latency]
+    if args.pin:
+        print("pinned: server on CPU 0, clients on CPUs " + ",".join(map(str, sorted(os.sched_getaffinity(0)))))
     pms = [x * 1000 for x in res.post_latency]
     print(f"clients {args.clients}, think {args.think_ms:g} ms, {res.seconds:.1f} s, load average "
           f"{os.getloadavg()[0]:.1f}, cpus {os.cpu_count()}")
