@@ -67,6 +67,7 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
     ``admin_password_hash`` is a :func:`.security.hash_password` string. ``rate``/``burst``: the
     token bucket of each annotator's POSTs (``admin_*``: of the admin page's password checks)."""
     limiter = RateLimiter(rate, burst)
+    setting, trg = store.setting(), store.get_meta("trg") or ""  # fixed when the campaign was created
     admin_limiter = RateLimiter(admin_rate, admin_burst)
 
     def _annotator_hash(token: str) -> str | None:
@@ -91,7 +92,8 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
         if closed_ms(store) is not None:
             return _html(pages.closed_page(), 410)
         nonce = secrets.token_urlsafe(16)
-        return _html(pages.item_page(token, item, HIT_SIZE, csrf_token(secret, th, item.position), nonce))
+        return _html(pages.item_page(token, item, HIT_SIZE, csrf_token(secret, th, item.position), nonce,
+                                     setting, trg))
 
     async def rate_item(request: Request) -> Response:
         token = request.path_params["token"]

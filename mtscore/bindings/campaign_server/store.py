@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, create_engine, event, func, insert, select, update
+from sqlalchemy import bindparam, create_engine, event, func, insert, inspect, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -31,7 +32,7 @@ from ...analysis.data.tables import read_text
 from ...analysis.errors import AnalysisInputError
 from .schema import annotators_t, items_t, meta_t, metadata, ratings_t
 
-__all__ = ["CLOSED_KEY", "Annotator", "CampaignStore", "Closed", "Conflict", "Item", "Progress",
+__all__ = ["CLOSED_KEY", "SETTINGS", "SETTING_KEY", "Annotator", "CampaignStore", "Closed", "Conflict", "Item", "Progress",
            "UnknownAnnotator", "open_store", "token_hash"]
 
 # the statements of every request, built once (building and keying a statement costs ~0.4 ms CPU)
@@ -62,6 +63,12 @@ class Closed(Conflict):
 #: the meta key whose value (epoch ms) says the campaign was closed; checked inside every
 #: rating's transaction, so no rating is stored after the close commits
 CLOSED_KEY = "closed_ms"
+#: the DA settings (the item screen of each: :func:`.pages.item_page`): ``ref`` reference-based
+#: (monolingual) adequacy, ``src`` source-based (bilingual) adequacy, ``fluency`` the text alone
+SETTINGS = ("ref", "src", "fluency")
+#: the meta key of the campaign's setting, chosen when it is created; absent (a campaign made
+#: before settings existed): ``ref``
+SETTING_KEY = "setting"
 
 
 def token_hash(token: str) -> str:
@@ -95,6 +102,7 @@ class Item:
     text: str
     ref: str
     done: bool = False
+    src: str | None = None  # the source sentence (None: the HITs have no source texts)
 
 
 @dataclass(frozen=True)
@@ -144,23 +152,33 @@ class CampaignStore:
         with self._read() as c:
             return int(c.execute(select(func.count()).select_from(items_t)).scalar_one()) // HIT_SIZE
 
-    def load_campaign(self, hits_csv: str | Path) -> int:
+    def setting(self) -> str:
+        """The campaign's setting, one of :data:`SETTINGS` (``ref`` when none was stored)."""
+        return self.get_meta(SETTING_KEY) or "ref"
+
+    def load_campaign(self, hits_csv: str | Path, setting: str = "ref") -> int:
         """Store the HITs of a batch input CSV written by ``mtscore human build-hits --texts``
-        (the ``text_i``/``ref_i`` columns are what annotators read). Returns the number of HITs.
-        Refused when the campaign already has items."""
+        (the ``text_i``/``ref_i`` columns, and ``srctext_i`` from ``--source``, are what annotators
+        read) and the campaign's ``setting`` (one of :data:`SETTINGS`; ``src`` needs the source
+        texts). Returns the number of HITs. Refused when the campaign already has items."""
+        if setting not in SETTINGS:
+            raise AnalysisInputError(f"setting {setting!r}: choose one of {', '.join(SETTINGS)}")
         camp = read_batch_input(hits_csv)
         texts = _texts(Path(hits_csv))
+        if setting == "src" and any(t[2] is None for hit in texts.values() for t in hit):
+            raise AnalysisInputError(f"{hits_csv}: --setting src needs the source texts (srctext_i columns): "
+                                     "build the HITs with `mtscore human build-hits --texts --source FILE`")
         if self.n_hits():
             raise AnalysisInputError(f"{hits_csv}: the campaign database already holds HITs")
         rows = []
         for h in range(camp.n_hits):
             for it in camp.hit(h):
-                t, r = texts[camp.hit(h)[0].hit][it.position]
+                t, r, src = texts[camp.hit(h)[0].hit][it.position]
                 rows.append(dict(hit=h, position=it.position, rid=it.rid, system=it.system, segment=it.segment,
-                                 type=it.type, text=t, ref=r))
+                                 type=it.type, text=t, ref=r, src=src))
         with self._write() as c:
             c.execute(insert(items_t), rows)
-            for k, v in camp.meta.items():
+            for k, v in {**camp.meta, SETTING_KEY: setting}.items():
                 c.execute(insert(meta_t).values(key=k, value=v))
         return camp.n_hits
 
@@ -210,7 +228,7 @@ class CampaignStore:
         if not done and a.shown_ms is None:  # a write only on the item's first display
             with self._write(self._stamps) as c:
                 c.execute(_STAMP, {"aid": a.id, "now": _now_ms()})
-        return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done)
+        return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done, r.src)
 
     def record_rating(self, token: str, position: int, value: int, nonce: str,
                       screen_ms: int | None = None) -> tuple[int, bool]:
@@ -278,15 +296,18 @@ class CampaignStore:
         return [dict(r._mapping) for r in rows]
 
 
-def _texts(path: Path) -> dict[int, list[tuple[str, str]]]:
-    """HIT number -> (text_i, ref_i) of i = 0..99, from a batch input CSV written with ``--texts``."""
+def _texts(path: Path) -> dict[int, list[tuple[str, str, str | None]]]:
+    """HIT number -> (text_i, ref_i, srctext_i or None) of i = 0..99, from a batch input CSV written
+    with ``--texts`` (and ``--source``)."""
     reader = csv.reader(io.StringIO(read_text(path), newline=""))
     head = next(reader, [])
     col = {c: j for j, c in enumerate(head)}
     if "text_0" not in col or "ref_0" not in col:
         raise AnalysisInputError(f"{path}: line 1: no text_0/ref_0 columns: build the HITs with "
                                  "`mtscore human build-hits --texts` so annotators have texts to read")
-    return {int(row[col["hit"]].strip("'")): [(row[col[f"text_{i}"]], row[col[f"ref_{i}"]]) for i in range(HIT_SIZE)]
+    src = "srctext_0" in col
+    return {int(row[col["hit"]].strip("'")): [(row[col[f"text_{i}"]], row[col[f"ref_{i}"]],
+                                               row[col[f"srctext_{i}"]] if src else None) for i in range(HIT_SIZE)]
             for row in reader if row}
 
 
@@ -299,14 +320,23 @@ def open_store(url: str | Path) -> CampaignStore:
     engine = create_engine(s)
     if engine.dialect.name != "sqlite":
         metadata.create_all(engine)
+        _add_src_column(engine)
         return CampaignStore(engine)
     _sqlite_session(engine, "FULL")
     metadata.create_all(engine)
+    _add_src_column(engine)
     # the first-display stamps: not fsynced on their own (WAL with synchronous=NORMAL survives a
     # killed process; the next rating's fsync makes them durable too); one fsync per rating, not two
     stamps = create_engine(s)
     _sqlite_session(stamps, "NORMAL")
     return CampaignStore(engine, stamps)
+
+
+def _add_src_column(engine: Engine) -> None:
+    """Give the items table of a database made before the source texts its nullable ``src``."""
+    if "src" not in {c["name"] for c in inspect(engine).get_columns("items")}:
+        with engine.begin() as c:
+            c.execute(sql_text("ALTER TABLE items ADD COLUMN src TEXT"))
 
 
 def _sqlite_session(engine: Engine, synchronous: str) -> None:

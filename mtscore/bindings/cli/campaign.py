@@ -48,6 +48,9 @@ def add_parsers(hsub) -> None:
                    help="one plain shuffle (the reference script) instead of equal shares of systems per HIT")
     b.add_argument("--texts", action="store_true",
                    help="add text_i (what to rate) and ref_i (the reference) columns for a text template")
+    b.add_argument("--source", metavar="FILE",
+                   help="with --texts: the source sentences, one line per segment, as srctext_i columns "
+                        "(for source-based DA: human serve --setting src)")
     b.add_argument("--workers-per-hit", type=positive_int, default=None, metavar="W",
                    help="emit each HIT W times, each copy in its own random order that keeps every "
                         "composition and spacing rule (one copy per worker: thesis ch. 4's per-worker "
@@ -129,7 +132,15 @@ def _build(args: argparse.Namespace) -> int:
     refs = _lines(args.reference)
     camp = build_campaign(outputs, refs, seed=args.seed, degrade=args.degrade, balance=not args.no_balance,
                           workers_per_hit=args.workers_per_hit)
-    text = batch_input_csv(camp, args.src, args.trg, args.item, texts=args.texts)
+    sources = None
+    if args.source:
+        if not args.texts:
+            raise AnalysisInputError("--source: needs --texts (the source is shown beside the text to rate)")
+        sources = _lines(args.source)
+        if len(sources) != len(refs):
+            raise AnalysisInputError(f"--source {args.source}: {len(sources)} lines, the reference {len(refs)}: "
+                                     "they must match")
+    text = batch_input_csv(camp, args.src, args.trg, args.item, texts=args.texts, sources=sources)
     if args.items:
         _write("--items", args.items, items_tsv(camp))
     _emit(text, args.output)

@@ -47,6 +47,10 @@ def add_parsers(hsub) -> None:
     s.add_argument("--hits", help="the batch input CSV of build-hits --texts (needed on the first run)")
     s.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db; "
                                 "postgresql+psycopg://... for PostgreSQL)")
+    s.add_argument("--setting", choices=("ref", "src", "fluency"), default=None,
+                   help="what the item screen shows beside the text, chosen on the first run: ref (the "
+                        "reference, monolingual adequacy; default), src (the source, bilingual adequacy; "
+                        "needs build-hits --source) or fluency (the text alone)")
     s.add_argument("--annotators", type=nonnegative_int, default=3,
                    help="annotators the campaign has (more are added when it has fewer; default 3)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
@@ -118,14 +122,19 @@ def _serve(args: argparse.Namespace) -> int:
     if store.n_hits() == 0:
         if not args.hits:
             raise AnalysisInputError(f"CAMPAIGN_DIR {folder}: a new campaign needs --hits (the CSV of build-hits --texts)")
-        n = store.load_campaign(args.hits)
+        n = store.load_campaign(args.hits, args.setting or "ref")
         store.set_meta("secret", new_secret())
         password = secrets.token_urlsafe(16)
         store.set_meta("admin_password_hash", hash_password(password))
         _private_write(folder / "admin-password.txt", password + "\n")
-        print(f"mtscore: campaign created in {folder}: {n} HITs of 100 items", file=sys.stderr)
-    elif args.hits:
-        print(f"mtscore: {folder} already holds a campaign; --hits {args.hits} is not read", file=sys.stderr)
+        print(f"mtscore: campaign created in {folder}: {n} HITs of 100 items, setting {store.setting()}",
+              file=sys.stderr)
+    else:
+        if args.setting and args.setting != store.setting():
+            raise AnalysisInputError(f"--setting {args.setting}: the campaign in {folder} was created with "
+                                     f"setting {store.setting()}; a campaign keeps its setting")
+        if args.hits:
+            print(f"mtscore: {folder} already holds a campaign; --hits {args.hits} is not read", file=sys.stderr)
     have = len(store.progress())
     new = store.add_annotators(args.annotators - have) if args.annotators > have else []
     if new:
