@@ -385,3 +385,29 @@ def test_hit_rows_in_any_order_keep_their_texts(tmp_path):
     assert store.load_campaign(path) == 2
     for h in range(2):
         assert [it.text for it in store.hit_items(h)] == [it.text for it in camp.hit(h)]
+
+
+def test_screen_time_runs_from_the_first_display_and_a_reload_does_not_reset_it(tmp_path):
+    """An item's screen time runs from its first display: the first item's from its GET, every
+    later item's from the commit of the rating before it (the redirect that answers that POST
+    shows it); a reload in between changes nothing. Lower bounds only: sleeps set them."""
+    import time
+
+    _, store, tokens, client = _setup(tmp_path)
+    tok = tokens[0]
+    form, _ = _form(client, tok)              # item 0 shown
+    time.sleep(0.15)
+    assert _rate(client, tok, 10, form).status_code == 303
+    time.sleep(0.1)
+    _form(client, tok)                       # item 1 shown (the redirect's GET), then a reload
+    time.sleep(0.1)
+    form, _ = _form(client, tok)
+    assert _rate(client, tok, 20, form).status_code == 303
+    assert _rate(client, tok, 30).status_code == 303  # item 2 at once
+    rows = store.ratings()
+    assert [x["position"] for x in rows] == [0, 1, 2]
+    assert rows[0]["screen_ms"] >= 150
+    assert rows[1]["screen_ms"] >= 200       # not reset by the reload at 100 ms
+    assert rows[1]["created_ms"] == rows[0]["submitted_ms"]
+    assert rows[2]["created_ms"] == rows[1]["submitted_ms"]
+    assert rows[2]["screen_ms"] < rows[1]["screen_ms"]

@@ -42,7 +42,7 @@ from .security import (
     completion_code,
     csrf_token,
 )
-from .status import campaign_status, close_campaign, closed_ms
+from .status import campaign_status, close_campaign
 from .store import CampaignStore, Closed, Conflict, UnknownAnnotator, token_hash
 
 __all__ = ["make_app"]
@@ -70,26 +70,33 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
     setting, trg = store.setting(), store.get_meta("trg") or ""  # fixed when the campaign was created
     admin_limiter = RateLimiter(admin_rate, admin_burst)
 
+    known: set[str] = set()  # token hashes of annotators (links are never revoked): no read per POST
+
     def _annotator_hash(token: str) -> str | None:
         if not _TOKEN.fullmatch(token):
             return None
+        th = token_hash(token)
+        if th in known:
+            return th
         try:
-            return store.annotator(token).token_hash
+            store.annotator(token)
         except UnknownAnnotator:
             return None
+        known.add(th)
+        return th
 
     def show(request: Request) -> Response:
         token = request.path_params["token"]
-        if _annotator_hash(token) is None:
+        if not _TOKEN.fullmatch(token):
             return _not_found()
-        try:
+        try:  # one read: the annotator, the item and whether the campaign is closed
             item = store.next_item(token)
         except UnknownAnnotator:
             return _not_found()
         th = token_hash(token)
         if item.done:
             return _html(pages.done_page(completion_code(secret, th), HIT_SIZE))
-        if closed_ms(store) is not None:
+        if item.closed_ms is not None:
             return _html(pages.closed_page(), 410)
         nonce = secrets.token_urlsafe(16)
         return _html(pages.item_page(token, item, HIT_SIZE, csrf_token(secret, th, item.position), nonce,

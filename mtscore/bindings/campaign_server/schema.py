@@ -5,7 +5,9 @@ server secret, the admin password hash),
 ``items`` (every HIT's 100 items in order, with the text to rate, the reference and the source
 sentence, NULL when the HITs have none; a database made before that column is given it on opening),
 ``annotators`` (a name ``A0001``..., the sha256 of their link token, never the token; their
-HIT; the next position to rate; when the current item was first shown) and ``ratings``
+HIT; the next position to rate; when the current item was first shown: the first item of a HIT
+at its first GET, every later one at the commit of the rating before it, whose redirect shows it)
+and ``ratings``
 (annotator, HIT, position, item id, value 0-100, screen time ms, created = first shown and
 submitted times in epoch ms, the form's nonce; ``UNIQUE(annotator, hit, position)``).
 """

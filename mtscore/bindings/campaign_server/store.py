@@ -43,8 +43,11 @@ _STAMP = (update(annotators_t).where(annotators_t.c.id == bindparam("aid"), anno
 _OLD = select(ratings_t.c.value, ratings_t.c.nonce).where(
     ratings_t.c.annotator == bindparam("aid"), ratings_t.c.hit == bindparam("hit"),
     ratings_t.c.position == bindparam("pos"))
+# the next item is shown by the redirect that answers this rating: its display time is this commit
+# (so a GET writes nothing, except the first display of a HIT's first item)
 _MOVE = (update(annotators_t).where(annotators_t.c.id == bindparam("aid"), annotators_t.c.next_position == bindparam("pos"))
-         .values(next_position=bindparam("next"), shown_ms=None))
+         .values(next_position=bindparam("next"), shown_ms=bindparam("now")))
+_CLOSED = select(meta_t.c.value).where(meta_t.c.key == bindparam("key"))
 _INSERT = insert(ratings_t)
 
 
@@ -93,7 +96,7 @@ class Annotator:
 @dataclass(frozen=True)
 class Item:
     """The item at ``position`` (0..99) of ``hit``; ``done`` when the annotator has rated all 100
-    (then the other fields describe the last item)."""
+    (then the other fields describe the last item). ``closed_ms`` is read in the same transaction."""
 
     hit: int
     position: int
@@ -103,6 +106,7 @@ class Item:
     ref: str
     done: bool = False
     src: str | None = None  # the source sentence (None: the HITs have no source texts)
+    closed_ms: int | None = None  # when the campaign was closed (epoch ms), None while open
 
 
 @dataclass(frozen=True)
@@ -224,11 +228,13 @@ class CampaignStore:
             a = self._annotator(c, token)
             pos = min(a.next_position, HIT_SIZE - 1)
             r = c.execute(_ITEM, {"hit": a.hit, "pos": pos}).one()
+            closed = c.execute(_CLOSED, {"key": CLOSED_KEY}).scalar_one_or_none()
         done = a.next_position >= HIT_SIZE
-        if not done and a.shown_ms is None:  # a write only on the item's first display
+        if not done and a.shown_ms is None:  # a write only on the first display of a HIT's first item
             with self._write(self._stamps) as c:
                 c.execute(_STAMP, {"aid": a.id, "now": _now_ms()})
-        return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done, r.src)
+        return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done, r.src,
+                    None if closed is None else int(closed))
 
     def record_rating(self, token: str, position: int, value: int, nonce: str,
                       screen_ms: int | None = None) -> tuple[int, bool]:
@@ -246,7 +252,7 @@ class CampaignStore:
         try:
             with self._write() as c:
                 a = self._annotator(c, token)
-                if c.execute(select(meta_t.c.value).where(meta_t.c.key == CLOSED_KEY)).first() is not None:
+                if c.execute(_CLOSED, {"key": CLOSED_KEY}).first() is not None:
                     raise Closed("the campaign is closed")
                 old = c.execute(_OLD, {"aid": a.id, "hit": a.hit, "pos": position}).first()
                 if old is not None:
@@ -261,7 +267,7 @@ class CampaignStore:
                 shown = now if a.shown_ms is None else int(a.shown_ms)
                 rid = c.execute(_ITEM, {"hit": a.hit, "pos": position}).one().rid
                 ms = max(0, now - shown) if screen_ms is None else int(screen_ms)
-                moved = c.execute(_MOVE, {"aid": a.id, "pos": position, "next": position + 1}).rowcount
+                moved = c.execute(_MOVE, {"aid": a.id, "pos": position, "next": position + 1, "now": now}).rowcount
                 if moved != 1:
                     raise Conflict(f"position {position} was rated concurrently")
                 c.execute(_INSERT, dict(annotator=a.id, hit=a.hit, position=position, rid=rid, value=value,
