@@ -161,3 +161,41 @@ def test_worker_residuals_and_qq():
     assert v.tolist() == [-1.0, 0.5, 2.0, 3.0]
     q, v = normal_qq(w0)
     assert pearson(q, v) > 0.98  # normal errors: a straight QQ line
+
+
+def test_sweep_and_residual_plots_draw_the_numbers(monkeypatch, tmp_path):
+    """The figures plot the sweep's mean r per method and each worker's QQ points (the lines
+    drawn are captured from matplotlib, not read from pixels)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from mtscore.analysis import plots
+
+    drawn = []
+    real_plot = Axes.plot
+
+    def record(self, *args, **kw):
+        drawn.append((np.asarray(args[0], dtype=float), np.asarray(args[1], dtype=float), kw.get("label")))
+        return real_plot(self, *args, **kw)
+
+    monkeypatch.setattr(Axes, "plot", record)
+    item, worker, score, mu, _ = crowd(n_items=30, n_good=6, seed=5)
+    sw = cohort_sweep(item, worker, score, mu, sizes=[1, 3, 6], repeats=2, seed=5)
+    out = tmp_path / "sweep.png"
+    png = plots.sweep_plot(sw, path=str(out))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.read_bytes() == png
+    assert [d[2] for d in drawn] == list(sw.methods)
+    for i, (x, y, _) in enumerate(drawn):
+        assert x.tolist() == [1.0, 3.0, 6.0]
+        np.testing.assert_array_equal(y, sw.mean()[i])
+    drawn.clear()
+    d = simulate(n_items=50, n_workers=3, seed=6)
+    res = worker_residuals(d["item"], d["worker"], d["score"], d["mu"])
+    assert plots.residual_plot(res, d["worker"], [0, 2])[:4] == b"\x89PNG"
+    (q0, v0, _), (l0x, l0y, _), (q2, v2, _), _ = drawn
+    assert v0.tolist() == sorted(res.of(0, d["worker"]).tolist())
+    np.testing.assert_allclose(q0, ndtri((np.arange(50) + 0.5) / 50), rtol=1e-12)
+    np.testing.assert_allclose(l0y, res.mean[0] + res.sd[0] * l0x, rtol=1e-12)
+    assert v2.tolist() == sorted(res.of(2, d["worker"]).tolist())
+    np.testing.assert_array_equal(q2, q0)  # 50 errors each: the same normal quantiles
