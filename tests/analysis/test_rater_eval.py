@@ -15,6 +15,7 @@ from mtscore.analysis.human.rater_eval import (
     cohort_sweep,
     normal_qq,
     spammer_sweep,
+    worker_r,
     worker_residuals,
 )
 from mtscore.analysis.human.rater_model import simulate
@@ -142,6 +143,23 @@ def test_spammer_sweep_rankings_and_k():
                           group=(item_g >= 60).astype(int))
     rg = res_g.sweep.mean()
     assert (rg[1:, 1] > rg[1:, 0] + 0.015).all()
+
+
+def test_worker_r_reliability_with_the_truth():
+    """Fig. 3.1: each worker's r with the truth; good workers well above the random ones, and
+    the value is numpy's corrcoef over the worker's evaluated items."""
+    item, worker, score, mu, rand = crowd(n_good=6, n_random=3, seed=7)
+    truth = mu.copy()
+    truth[:10] = np.nan  # 10 QC items, not evaluated
+    r = worker_r(item, worker, score, truth, n_workers=11)
+    assert r.shape == (11,)
+    assert np.isnan(r[9:]).all()  # codes 9, 10: no judgements
+    sel = (worker == 2) & (item >= 10)
+    assert r[2] == pytest.approx(np.corrcoef(score[sel], mu[item[sel]])[0, 1], rel=1e-12)
+    assert r[:9][~rand].min() > 0.6  # seeds 0-9: at least 0.73
+    assert np.abs(r[:9][rand]).max() < 0.4  # seeds 0-9: at most 0.28
+    assert np.isnan(worker_r([0, 1, 2], [0, 0, 0], [5.0, 5.0, 5.0], [0.1, 0.2, 0.3]))[0]  # constant
+    assert np.isnan(worker_r([0, 1], [0, 0], [1.0, 2.0], [0.1, 0.2]))[0]  # under 3 items
 
 
 def test_worker_residuals_and_qq():

@@ -9,7 +9,8 @@ scored by its Pearson r with a "ground truth" over the MT items only (QC items e
 * :func:`adversarial_sweep` - §3.5.3: good workers plus N random workers (i.i.d. N(0, 1) z-scores).
 * :func:`spammer_sweep` - §3.5.4: rank workers (the model by inferred precision, the baselines
   by each worker's correlation with the mean of all workers), keep the top k, k = all .. 2.
-* :func:`worker_residuals` - §3.5.2: each worker's errors against an estimate (histogram / QQ).
+* :func:`worker_residuals` - §3.5.2: each worker's errors against an estimate (histogram / QQ);
+  :func:`worker_r` - each worker's r with the truth (Fig. 3.1) or with the mean of all workers.
 
 Conventions: judgements are parallel arrays ``item`` (N,) int codes 0..n_items-1, ``worker``
 (N,) int codes 0..n_workers-1 and ``score`` (N,) float64 (raw scores; z-scores are taken per
@@ -38,6 +39,7 @@ __all__ = [
     "cohort_sweep",
     "normal_qq",
     "spammer_sweep",
+    "worker_r",
     "worker_residuals",
 ]
 
@@ -295,17 +297,21 @@ def adversarial_sweep(item, worker, z, truth, n_random: Iterable[int] = range(0,
     return Sweep("random workers", xs, meth, r)
 
 
-def _worker_r(item: np.ndarray, worker: np.ndarray, values: np.ndarray, n_items: int) -> np.ndarray:
-    """(n_workers,) Pearson r of each worker's values with the item mean of all workers' values
-    (itself included, as the thesis: "the mean of all 20 workers"), over the items it scored."""
-    ok = np.isfinite(values)
-    mean = _item_mean(item, values, n_items)
-    W = int(worker.max()) + 1
-    out = np.full(W, np.nan)
-    for w in np.unique(worker[ok]).tolist():
-        m = ok & (worker == w)
-        if m.sum() >= 3:
-            out[w] = float(pearson(mean[item[m]], values[m]))
+def worker_r(item, worker, score, reference, min_items: int = 3, n_workers: int | None = None) -> np.ndarray:
+    """(n_workers,) float64 Pearson r of each worker's scores with ``reference`` (n_items,)
+    over the items it scored where the reference is finite; NaN for a worker with fewer than
+    ``min_items`` such items or constant scores. With the ground truth as reference this is the
+    thesis' worker-reliability analysis (Fig. 3.1: r of QC-passing against failing workers;
+    the adversarial sweep's good workers have r >= 0.8); :func:`spammer_sweep` ranks by the r
+    with the mean of all workers. ``n_workers``: the output length (default: largest code + 1)."""
+    ref = np.asarray(reference, dtype=np.float64)
+    it, wk, s, _ = _judgements("worker_r", item, worker, score, ref.shape[0])
+    ok = np.isfinite(ref[it])
+    out = np.full(int(wk.max()) + 1 if n_workers is None else n_workers, np.nan)
+    for w in np.unique(wk[ok]).tolist():
+        m = ok & (wk == w)
+        if m.sum() >= min_items:
+            out[w] = float(pearson(ref[it[m]], s[m]))
     return out
 
 
@@ -331,7 +337,9 @@ def spammer_sweep(item, worker, score, truth, ks: Iterable[int] | None = None, g
     ok = np.isfinite(z)
     first = fit_rater_model(it[ok], wk[ok], z[ok], n_items=n, n_workers=W, **fkw)
     prec = np.where(np.bincount(wk[ok], minlength=W) > 0, first.worker_precision, np.nan)
-    keys = {"model": prec, "raw-mean": _worker_r(it, wk, s, n), "z-mean": _worker_r(it, wk, z, n)}
+    # the r with the mean of all workers, each worker itself included ("the mean of all 20")
+    keys = {"model": prec, "raw-mean": worker_r(it, wk, s, _item_mean(it, s, n), n_workers=W),
+            "z-mean": worker_r(it[ok], wk[ok], z[ok], _item_mean(it, z, n), n_workers=W)}
     pairs, inv = _pairs(unit, wk)
     most = int(np.bincount(pairs[:, 0]).max())
     xs = np.asarray(list(range(most, 1, -1)) if ks is None else list(ks), dtype=np.int64)
