@@ -6,7 +6,9 @@ One CLI run (about 20 s of CPU) feeds every test: the cells are read back from t
 from __future__ import annotations
 
 import csv
+from collections import Counter
 
+import numpy as np
 import pytest
 from conftest import require
 
@@ -15,6 +17,7 @@ from mtscore.analysis.data import read_cor
 from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SEG_SUBMISSIONS, SYS_KEYS, required_files
+from mtscore.bindings.reproduce.wmt20_doc import DOC_LPS, doc_pairs
 from tests.reproduce_support import link_all_but, missing_file_fails
 
 TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "doc-darr"]
@@ -56,11 +59,7 @@ def test_every_official_cell_reproduced(cells):
     # twin metrics (identical scores) make the Williams statistic 0/0: the official R code printed NaN
     # (neither twin wins) everywhere except esim / paresim-1 on eniu_full, where rounding noise gave
     # a non-significant p (0.12) and both stayed winners; the reproduction treats all twins alike
-    # document level: en-cs alone, where the release's document pairs are not rebuilt (1449 vs 1442)
-    doc = [d for d in differing if d[0] == "doc-darr"]
-    assert len(doc) == 49
-    assert all(col.startswith("en-cs ") for _, _, col in doc)
-    differing = [d for d in differing if d[0] != "doc-darr"]
+    # document level: every cell, en-cs included (its N = 1 document score takes part in no pair)
     assert differing == [("sys-winners", "esim", "eniu_full"), ("sys-winners", "paresim-1", "eniu_full")]
     for _, row, col in differing:
         assert (cells["sys-winners"][(row, col)]["reproduced_rounded"], cells["sys-winners"][(row, col)]["printed"]) \
@@ -121,11 +120,42 @@ def test_known_values(root, cells):
         == ("0.5967", "0.5967")
     assert (dd[("chrF", "de-en -out")]["printed"], dd[("chrF", "de-en -out")]["reproduced_rounded"]) \
         == ("0.00202", "0.00202")
+    # en-cs over the official 1442 / 572 document pairs (Online-B.1589's N = 1 document left out)
+    assert (dd[("chrF", "en-cs all")]["printed"], dd[("chrF", "en-cs all")]["reproduced_rounded"]) \
+        == ("0.6879", "0.6879")
+    assert (dd[("chrF", "en-cs -out")]["printed"], dd[("chrF", "en-cs -out")]["reproduced_rounded"]) \
+        == ("0.2902", "0.2902")
     wi = cells["sys-winners"]
     assert wi[("HUMAN_RAW", "deen")]["reproduced_rounded"] == "1"
     assert sum(r["reproduced_rounded"] == "1" for r in wi.values()) > 100
     # a metric without scores for a key: no value, a reason
     assert any(r["reproduced"] == "" and r["reason"].startswith("no ") for r in pe.values())
+
+
+def test_doc_pairs_are_the_official_pairs(root):
+    """Every language pair's document pairs equal, as a multiset of (document, better, worse), the
+    official ``doclevel_*/RR-newstest2020-<lp>-seg-nohy-agree.csv`` rows; en-cs only because its one
+    document score over a single rated segment (Online-B.1589, thesun.co.uk.27377, N = 1 of 26) is
+    left out, as the task's DA2RR/seglevel-ken-rr.py skips 'nannot < 2' rows (1449 -> 1442 pairs)."""
+    w = root / "wmt20-metrics"
+    require(w / "results" / "output" / "doclevel_allsys" / "RR-newstest2020-encs-seg-nohy-agree.csv")
+    for lp in DOC_LPS:
+        with open(w / "manual-evaluation" / "DA" / f"metrics-ad-doc-scores-{lp}.csv", encoding="utf-8") as fh:
+            rows = [ln.split() for ln in fh][1:]
+        sy, doc = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+        raw, n = np.array([float(r[2]) for r in rows]), np.array([float(r[4]) for r in rows])
+        for sub, excl in (("allsys", []), ("excloutl", wmt20_outliers(w, lp))):
+            b, wo = doc_pairs(sy, doc, raw, n, excl)
+            ours = Counter(zip(doc[b].tolist(), sy[b].tolist(), sy[wo].tolist()))
+            agree = w / "results" / "output" / f"doclevel_{sub}" / f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-agree.csv"
+            with open(agree, encoding="utf-8") as fh:
+                official = Counter(tuple(ln.split()[:3]) for ln in list(fh)[1:])
+            assert ours == official, (lp, sub)
+            if lp == "en-cs":
+                assert len(b) == {"allsys": 1442, "excloutl": 572}[sub]
+                # without the N >= 2 rule: 7 more pairs (6 without outliers), all with that row
+                b2, _ = doc_pairs(sy, doc, raw, np.full(n.shape, 26.0), excl)
+                assert len(b2) - len(b) == {"allsys": 7, "excloutl": 6}[sub]
 
 
 def test_output_files(out):
@@ -134,8 +164,9 @@ def test_output_files(out):
     assert "2 differ" in (out / "sys-winners.md").read_text(encoding="utf-8")
     assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
     html = (out / "index.html").read_text(encoding="utf-8")
-    assert html.count('class="diff"') == 2 + 49
-    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 + 808 - 2 - 49
+    assert html.count('class="diff"') == 2
+    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 + 808 - 2
+    assert "0 differ" in (out / "doc-darr.md").read_text(encoding="utf-8")
     assert "outlier-systems-dict.json" in html
     assert "Twin metrics" in html
 

@@ -25,7 +25,8 @@ score files the snapshot holds (chrF, TER and 10 submissions; the others are >= 
 for every language pair they cover, all systems and without outliers,
 against ``results/output/seglevel_{allsys,excloutl}/RR-newstest2020-<lp>-seg-nohy-cor.csv``;
 document level (``doc-darr``, :mod:`.wmt20_doc`): the same over documents for every metric with
-document scores.
+document scores (a document score over fewer than 2 rated segments takes part in no pair, as in the
+task's pair builder).
 
 :func:`reproduce_wmt20` returns the tables; the comparison is at 12 decimals for the system-level
 CSV files (the files print 16 significant digits; the reproduction differs from them by float
@@ -73,9 +74,6 @@ UNSUPPORTED = [
     ("Segment-level DARR tau of sentBLEU, chrF++ and 18 submitted metrics (BLEURT, COMET*, prism, YiSi-0/1, ...)",
      "their final-metric-scores/*.seg.score.gz files are >= 4 MiB and absent from the snapshot "
      "(MISSING_IN_SNAPSHOT.txt); the 12 metrics whose files it holds stand for the procedure"),
-    ("Document-level DARR of en-cs", "the procedure that rebuilds the other 14 pairs' document pairs gives "
-     "en-cs 1449 pairs where the official file counts 1442 (578 vs 572 without outliers); cause not found, "
-     "the cells are compared and marked"),
     ("Human-A/B/P rows", "the task's correlations exclude the human 'systems'; so does this reproduction"),
 ]
 
