@@ -64,7 +64,7 @@ def _screen(client, tok):
     return dict(FIELD.findall(page)), h1.group(1), dict(BOX.findall(page)), page
 
 
-@pytest.mark.parametrize("setting, question, shown", [
+@pytest.mark.parametrize(("setting", "question", "shown"), [
     ("ref", "How well does the text below express the meaning of the reference?", "reference"),
     ("src", "How accurately does the text convey the meaning of the source?", "source"),
     ("fluency", "How much do you agree that the text below is fluent German?", None),
@@ -113,7 +113,8 @@ def test_src_refused_without_source_texts_and_nothing_loaded(tmp_path):
     assert store.n_hits() == 0
     with pytest.raises(AnalysisInputError, match="setting 'bilingual': choose one of ref, src, fluency"):
         store.load_campaign(path, "bilingual")
-    assert store.load_campaign(path) == 1 and store.setting() == "ref"
+    assert store.load_campaign(path) == 1
+    assert store.setting() == "ref"
 
 
 def test_source_lines_must_match_the_references():
@@ -156,11 +157,11 @@ def test_cli_build_hits_source_and_serve_setting(tmp_path, monkeypatch, capsys):
         (tmp_path / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     base = ["human", "build-hits", *[a for s in outs for a in ("--system", f"{s}={tmp_path / s}.txt")],
             "--reference", str(tmp_path / "ref.txt"), "--src", "de", "--trg", "en"]
-    assert main(base + ["--texts", "--source", str(tmp_path / "src.txt"), "-o", str(tmp_path / "h.csv")]) == 0
-    assert main(base + ["--texts", "-o", str(tmp_path / "plain.csv")]) == 0
-    assert main(base + ["--source", str(tmp_path / "src.txt")]) == 1
+    assert main([*base, "--texts", "--source", str(tmp_path / "src.txt"), "-o", str(tmp_path / "h.csv")]) == 0
+    assert main([*base, "--texts", "-o", str(tmp_path / "plain.csv")]) == 0
+    assert main([*base, "--source", str(tmp_path / "src.txt")]) == 1
     assert "--source: needs --texts" in capsys.readouterr().err
-    assert main(base + ["--texts", "--source", str(tmp_path / "short.txt")]) == 1
+    assert main([*base, "--texts", "--source", str(tmp_path / "short.txt")]) == 1
     assert "3 lines, the reference 14: they must match" in capsys.readouterr().err
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
     camp_dir = tmp_path / "camp"
@@ -172,9 +173,11 @@ def test_cli_build_hits_source_and_serve_setting(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert main(["human", "serve", str(camp_dir), "--setting", "fluency"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "was created with setting src" in err
+    assert err.count("\n") == 1
+    assert "was created with setting src" in err
     assert main(["human", "serve", str(tmp_path / "plain"), "--hits", str(tmp_path / "plain.csv"),
                  "--setting", "src"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "build-hits --texts --source FILE" in err
+    assert err.count("\n") == 1
+    assert "build-hits --texts --source FILE" in err
     assert open_store(tmp_path / "plain" / "campaign.db").n_hits() == 0
