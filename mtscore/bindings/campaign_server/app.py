@@ -20,10 +20,14 @@ thread pool.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
+import logging
 import re
 import secrets
+from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -62,10 +66,13 @@ def _not_found() -> HTMLResponse:
 
 
 def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: float = 2.0, burst: int = 30,
-             admin_rate: float = 1.0, admin_burst: int = 10) -> Starlette:
+             admin_rate: float = 1.0, admin_burst: int = 10, checkpoint_every: float | None = 1.0) -> Starlette:
     """The campaign app over ``store``. ``secret`` keys the CSRF tokens and completion codes;
     ``admin_password_hash`` is a :func:`.security.hash_password` string. ``rate``/``burst``: the
-    token bucket of each annotator's POSTs (``admin_*``: of the admin page's password checks)."""
+    token bucket of each annotator's POSTs (``admin_*``: of the admin page's password checks).
+    ``checkpoint_every``: seconds between the background database checkpoints while the app runs
+    (its lifespan; None: only SQLite's own, in whichever commit crosses
+    :data:`.store.AUTOCHECKPOINT_PAGES`)."""
     limiter = RateLimiter(rate, burst)
     setting, trg = store.setting(), store.get_meta("trg") or ""  # fixed when the campaign was created
     admin_limiter = RateLimiter(admin_rate, admin_burst)
@@ -170,4 +177,24 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
 
     routes = [Route("/a/{token}", show, methods=["GET"]), Route("/a/{token}/rate", rate_item, methods=["POST"]),
               Route("/admin", admin, methods=["GET"]), Route("/admin/close", close, methods=["POST"])]
-    return Starlette(routes=routes, max_body_size=16 * 1024)
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        task = asyncio.create_task(_checkpoints(store, checkpoint_every)) if checkpoint_every else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+
+    return Starlette(routes=routes, max_body_size=16 * 1024, lifespan=lifespan)
+
+
+async def _checkpoints(store: CampaignStore, every: float) -> None:
+    """Checkpoint the database every ``every`` seconds in the thread pool, so that no rating's
+    commit pays for one; a failure is logged and tried again next time."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await run_in_threadpool(store.checkpoint)
+        except Exception as e:  # retried next time; the ratings are safe in the log meanwhile
+            logging.getLogger("mtscore.campaign").warning("database checkpoint failed: %s", e)

@@ -28,8 +28,7 @@ def export_csv(store: CampaignStore, batch_id: int = 1, seed: int | None = 0) ->
     by_annotator: dict[str, list[dict]] = {}
     for r in rows:
         by_annotator.setdefault(r["name"], []).append(r)
-    n_hits = store.n_hits()
-    camp = Campaign([it for h in range(n_hits) for it in store.hit_items(h)], None)
+    camp = Campaign(store.all_items(), None)
     assignments = []
     incomplete = sum(1 for p in store.progress() if p.rated < HIT_SIZE)
     for name in sorted(by_annotator):

@@ -106,9 +106,7 @@ def campaign_status(store: CampaignStore, alpha: float = 0.05, min_pairs: int = 
     before the rater test is shown."""
     if min_pairs < 2:
         raise ValueError(f"min_pairs {min_pairs}: the paired t-test needs at least 2 pairs")
-    kinds: dict[int, tuple[str, int, str]] = {}
-    for h in range(store.n_hits()):
-        kinds.update({it.rid: (it.system, it.segment, it.type) for it in store.hit_items(h)})
+    kinds = {it.rid: (it.system, it.segment, it.type) for it in store.all_items()}
     by_name: dict[str, list[dict[str, Any]]] = {}
     for r in store.ratings():
         by_name.setdefault(r["name"], []).append(r)

@@ -32,7 +32,7 @@ from ...analysis.data.tables import read_text
 from ...analysis.errors import AnalysisInputError
 from .schema import annotators_t, items_t, meta_t, metadata, ratings_t
 
-__all__ = ["CLOSED_KEY", "SETTINGS", "SETTING_KEY", "Annotator", "CampaignStore", "Closed", "Conflict", "Item", "Progress",
+__all__ = ["AUTOCHECKPOINT_PAGES", "CLOSED_KEY", "SETTINGS", "SETTING_KEY", "Annotator", "CampaignStore", "Closed", "Conflict", "Item", "Progress",
            "UnknownAnnotator", "open_store", "token_hash"]
 
 # the statements of every request, built once (building and keying a statement costs ~0.4 ms CPU)
@@ -63,6 +63,10 @@ class Closed(Conflict):
     """The campaign is closed (meta key :data:`CLOSED_KEY` set): no rating is stored."""
 
 
+#: SQLite's automatic checkpoint, in WAL pages (~40 MB): only a backstop; the server checkpoints in
+#: the background (:meth:`CampaignStore.checkpoint`) so that no rating's commit runs one (a
+#: checkpoint fsyncs the database file: hundreds of ms in the request that happens to trigger it)
+AUTOCHECKPOINT_PAGES = 10000
 #: the meta key whose value (epoch ms) says the campaign was closed; checked inside every
 #: rating's transaction, so no rating is stored after the close commits
 CLOSED_KEY = "closed_ms"
@@ -128,6 +132,7 @@ class CampaignStore:
     def __init__(self, engine: Engine, stamp_engine: Engine | None = None):
         self.engine = engine
         self._stamps = stamp_engine or engine
+        self._items: list[HitItem] | None = None
         self._reader = engine.execution_options(mtscore_read_only=True)
         self._write_lock: AbstractContextManager[Any] = (threading.Lock() if engine.dialect.name == "sqlite"
                                                         else nullcontext())
@@ -185,6 +190,18 @@ class CampaignStore:
             for k, v in {**camp.meta, SETTING_KEY: setting}.items():
                 c.execute(insert(meta_t).values(key=k, value=v))
         return camp.n_hits
+
+    def all_items(self) -> list[HitItem]:
+        """Every HIT's items, by HIT and position, in one read; kept after the first call (items
+        never change once loaded)."""
+        if self._items is None:
+            with self._read() as c:
+                rows = c.execute(select(items_t).order_by(items_t.c.hit, items_t.c.position)).all()
+            items = [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text) for r in rows]
+            if not items:
+                return items
+            self._items = items
+        return list(self._items)
 
     def hit_items(self, hit: int) -> list[HitItem]:
         """The 100 items of ``hit`` (0-based, in load order) as the HIT builder's :class:`HitItem`."""
@@ -276,6 +293,21 @@ class CampaignStore:
         except IntegrityError:
             raise Conflict(f"position {position} was rated concurrently") from None
 
+    def checkpoint(self) -> tuple[int, int] | None:
+        """Copy SQLite's write-ahead log into the database file (a PASSIVE checkpoint: it waits for
+        no writer and no writer waits for it); returns (pages in the log, pages copied), None on
+        other databases. The server runs it every second, off the request path."""
+        if self.engine.dialect.name != "sqlite":
+            return None
+        raw = self.engine.raw_connection()
+        try:
+            cur = raw.cursor()
+            row = cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            cur.close()
+        finally:
+            raw.close()
+        return int(row[1]), int(row[2])
+
     # -- reading back ---------------------------------------------------------------------------
     def progress(self) -> list[Progress]:
         """Every annotator's progress, by name."""
@@ -350,7 +382,8 @@ def _sqlite_session(engine: Engine, synchronous: str) -> None:
     def _connect(dbapi_conn: Any, _rec: Any) -> None:
         dbapi_conn.isolation_level = None  # SQLAlchemy's "begin" event issues BEGIN itself
         cur = dbapi_conn.cursor()
-        for pragma in ("journal_mode=WAL", f"synchronous={synchronous}", "foreign_keys=ON", "busy_timeout=10000"):
+        for pragma in ("journal_mode=WAL", f"synchronous={synchronous}", "foreign_keys=ON", "busy_timeout=10000",
+                       f"wal_autocheckpoint={AUTOCHECKPOINT_PAGES}"):
             cur.execute(f"PRAGMA {pragma}")
         cur.close()
 
