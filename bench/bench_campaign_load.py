@@ -10,7 +10,7 @@ duplicated counts checked against the database.
 ``--think-ms``: each annotator's pause between reading an item and posting its score (0: every
 client posts as fast as the server answers, a closed loop that measures throughput; people take
 seconds per item). ``--pin`` (Linux): the server on CPU 0 and the clients on the other CPUs, so
-that the clients' own CPU use (an httpx client costs more per request than the server) does not
+that the clients' own CPU use (a Python client costs about as much per request as the server) does not
 queue the server's answers: the nearest this one machine comes to clients on other machines.
 """
 from __future__ import annotations
