@@ -7,9 +7,11 @@ duplicated counts checked against the database.
 
     python bench/bench_campaign_load.py [--seconds 60] [--clients 50] [--think-ms 0] [--pin]
 
-``--think-ms``: each annotator's pause between reading an item and posting its score (0: every
-client posts as fast as the server answers, a closed loop that measures throughput; people take
-seconds per item). ``--pin`` (Linux): the server on CPU 0 and the clients on the other CPUs, so
+``--think-ms``: each annotator's mean pause between reading an item and posting its score, drawn
+uniformly from 0.5x to 1.5x per item, and the clients start spread over one pause, as independent
+people would (a fixed pause keeps 50 clients in step, and they arrive in bursts of 50); 0: every
+client posts as fast as the server answers, a closed loop that measures throughput. People take
+seconds per item. ``--pin`` (Linux): the server on CPU 0 and the clients on the other CPUs, so
 that the clients' own CPU use (a Python client costs about as much per request as the server) does not
 queue the server's answers: the nearest this one machine comes to clients on other machines.
 """

@@ -17,6 +17,7 @@ import contextlib
 import http.client
 import math
 import os
+import random
 import re
 import select
 import signal
@@ -184,6 +185,9 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
     retry = False
     pending: tuple[str, str, dict[str, str]] | None = None   # a POST whose answer was lost
     li = 0
+    rng = random.Random(k)
+    if think:  # independent annotators: start spread over one think time, not all at once
+        stop.wait(rng.uniform(0.0, think))
     c = Connection(base)
     with contextlib.closing(c):
         while not stop.is_set():
@@ -207,8 +211,8 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
                         li += 1
                         continue
                     data = {**form, "score": str(value_of(name, int(form["position"])))}
-                    if think:
-                        time.sleep(think)
+                    if think:  # each pause drawn around the mean: in-step clients would arrive in bursts
+                        time.sleep(rng.uniform(0.5, 1.5) * think)
                     pending = (name, tok, data)
                 t0 = time.perf_counter()
                 status, _ = c.request("POST", f"/a/{tok}/rate", data)
