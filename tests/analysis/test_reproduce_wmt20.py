@@ -20,7 +20,7 @@ from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SEG_SUBMISSIO
 from mtscore.bindings.reproduce.wmt20_doc import DOC_LPS, doc_pairs
 from tests.reproduce_support import link_all_but, missing_file_fails
 
-TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "doc-darr"]
+TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "seg-darr-ci", "doc-darr"]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_every_official_cell_reproduced(cells):
     # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
     # sys-pearson-all: the 552 values of the findings' LaTeX tables (19 newstest2020 keys, 3 decimals)
     assert {t: len(v) for t, v in compared.items()} == {
-        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208, "doc-darr": 808}
+        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208, "seg-darr-ci": 0, "doc-darr": 808}
     assert len(SYS_KEYS) == 30
     # DARR: chrF and TER on all 18 pairs, 10 submissions on the pairs they cover, all / without outliers
     assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2 + 136
@@ -188,3 +188,26 @@ def test_help_lists_wmt20(capsys):
     text = capsys.readouterr().out
     assert "wmt20:" in text
     assert "wmt20-metrics" in text
+
+
+def test_segment_intervals_are_ours_and_hold_the_tau(out, cells):
+    """seg-darr-ci: a 95% pair-bootstrap interval for every reproduced DARR tau, compared with nothing
+    (the paper prints none); its tau is the seg-darr cell, the interval holds it and has the
+    closed-form binomial width 2 * 1.96 * 2 sqrt(c (1 - c) / P), c the concordant share."""
+    ci, darr = cells["seg-darr-ci"], cells["seg-darr"]
+    rows = sorted({k[0] for k in ci})
+    reproduced = sorted(f"{m} {col}" for (m, col), r in darr.items() if r["reproduced"])
+    assert rows == reproduced
+    assert len(rows) == 208
+    assert all(r["printed"] == "" and r["matches"] == "" and r["reason"] == "ours; the paper prints none"
+               for r in ci.values())
+    for row in rows:
+        m, lp, tag = row.split(" ")
+        tau, lo, hi, n = (float(ci[(row, c)]["reproduced"]) for c in ("tau", "low", "high", "pairs"))
+        assert tau == float(darr[(m, f"{lp} {tag}")]["reproduced"]), row
+        assert lo < tau < hi, row
+        c = (tau + 1) / 2
+        assert (hi - lo) / 2 == pytest.approx(1.96 * 2 * (c * (1 - c) / n) ** 0.5, rel=0.12), row
+    assert [ci[(f"chrF de-en {t}", "pairs")]["reproduced_rounded"] for t in ("all", "-out")] == ["16584", "6185"]
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "95% bootstrap interval of the DARR tau (ours; the paper prints none)" in html

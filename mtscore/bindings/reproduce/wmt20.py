@@ -24,6 +24,7 @@ Segment level (``seg-darr``): the DARR Kendall-like tau of the 12 metrics whose 
 score files the snapshot holds (chrF, TER and 10 submissions; the others are >= 4 MiB and absent)
 for every language pair they cover, all systems and without outliers,
 against ``results/output/seglevel_{allsys,excloutl}/RR-newstest2020-<lp>-seg-nohy-cor.csv``;
+``seg-darr-ci`` (:mod:`.wmt20_segci`, ours: the paper prints none): their 95% bootstrap intervals;
 document level (``doc-darr``, :mod:`.wmt20_doc`): the same over documents for every metric with
 document scores (a document score over fewer than 2 rated segments takes part in no pair, as in the
 task's pair builder).
@@ -48,6 +49,7 @@ from ...analysis.metaeval.williams import williams_matrix, winners, wmt_sig_tabl
 from .model import Cell, Extra, Reproduction, Table
 from .output import write_reproduction
 from .wmt20_doc import doc_files, doc_table
+from .wmt20_segci import seg_ci_table
 
 __all__ = ["SEG_LPS", "SEG_METRICS", "SEG_SUBMISSIONS", "SYS_KEYS", "UNSUPPORTED", "reproduce_wmt20", "required_files", "write_wmt20"]
 
@@ -289,7 +291,8 @@ def _pearson_all_table(r: Path) -> tuple[Table, Extra]:
     return tab, ex
 
 
-def _seg_table(r: Path) -> Table:
+def _seg_table(r: Path) -> tuple[Table, Table]:
+    """The DARR tau table and its bootstrap intervals (:mod:`.wmt20_segci`, ours)."""
     cols = [f"{lp} {sub}" for lp in SEG_LPS for sub in ("all", "-out")]
     das = {lp: wmt20_seg_da(r, lp) for lp in SEG_LPS}
     pairs, refs = {}, {}
@@ -302,9 +305,10 @@ def _seg_table(r: Path) -> Table:
             refs[(lp, tag)] = (name, dict(zip(ref.column("metric").to_pylist(), ref.column("tau").to_pylist())))
     cells: dict[tuple[str, str], Cell] = {}
     metrics = SEG_METRICS + SEG_SUBMISSIONS
+    scores: dict[tuple[str, str], np.ndarray] = {}
     for m in metrics:  # metric-outer: each score file is read once
         for lp in SEG_LPS:
-            v = wmt20_seg_metric(r, m, lp, das[lp])
+            v = scores[(m, lp)] = wmt20_seg_metric(r, m, lp, das[lp])
             for tag in ("all", "-out"):
                 col = f"{lp} {tag}"
                 if np.isnan(v).all():
@@ -318,7 +322,7 @@ def _seg_table(r: Path) -> Table:
                  "tau = (Concordant - Discordant) / (C + D) over the DA pairs of MT systems whose raw scores "
                  "differ by >= 25 (metric ties count as discordant); all systems and without outliers (-out); "
                  "the metrics whose segment scores the snapshot holds. Official: "
-                 "RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits).")
+                 "RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits)."), seg_ci_table(scores, pairs, metrics, SEG_LPS)
 
 
 def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproduction:
@@ -330,7 +334,7 @@ def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproductio
     pa_tab, tex_cols = _pearson_all_table(r)
     tables.insert(0, pa_tab)
     if segment_level:
-        tables += [_seg_table(r), doc_table(r)]
+        tables += [*_seg_table(r), doc_table(r)]
     lps = sorted({_lp(c) for _, c in SYS_KEYS.values()} | set(SEG_LPS))
     outl = Extra("outliers", "Outlier systems (the release's curated list)", ["language pair", "outliers"],
                  [[lp, ", ".join(wmt20_outliers(r, lp)) or "\u2013"] for lp in lps],
