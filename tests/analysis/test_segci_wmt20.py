@@ -1,7 +1,7 @@
 """Segment-level bootstrap CIs of the DARR Kendall-like tau (:func:`darr_bootstrap`), checked on the
 released WMT20 metrics-task data (wmt20-metrics @3e434fc) and on synthetic pairs with a known answer.
 
-Procedure (Mathur 2021 §2.3.3; the WMT17-20 segment-level significance): 1000 resamples of the
+Procedure (Mathur 2021 §2.3.3): 1000 resamples of the
 DARR pairs with replacement, tau on each, 95% percentile interval. The released data holds no
 segment-level CI or significance output to compare with, so the checks are the properties an
 interval must have: the point is the official tau, the interval holds it, it narrows as 1/sqrt(P),

@@ -76,7 +76,7 @@ def darr_bootstrap(metric_scores, better, worse, n_resamples: int = 1000, alpha:
     ``metric_scores`` (m, N) or (N,) float64; ``better``/``worse`` (P,) int64 row indices (from
     :func:`darr_pairs`). The unit resampled (with replacement, ``n_resamples`` draws of full size):
 
-    * ``clusters=None``: the DARR pairs (Mathur 2021 §2.3.3, the WMT17-20 segment-level procedure);
+    * ``clusters=None``: the DARR pairs (Mathur 2021 §2.3.3: 1000 resamples, 95% percentile interval);
     * ``clusters`` (P,) hashable, e.g. each pair's source-segment id: whole clusters, every pair of a
       drawn cluster counted (a cluster bootstrap: the pairs of one source segment share its
       translations, each translation's one DA score sits in several pairs, so the pairs are not

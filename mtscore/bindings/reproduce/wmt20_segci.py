@@ -3,10 +3,10 @@ paper prints none (its release holds no segment-level interval either), so no ce
 
 Per language pair and system set (all MT systems / without outliers), every metric with segment
 scores there: :func:`~mtscore.analysis.metaeval.darr.darr_bootstrap` with 1000 resamples of the
-DARR pairs (Mathur 2021 §2.3.3, the procedure behind WMT's segment-level significance), seed 12345,
-the same draws for every metric; the 2.5 / 97.5 percentiles. Resampling pairs treats them as
+DARR pairs (the procedure of Mathur 2021 §2.3.3; the release holds no segment-level interval or
+significance output), seed 12345, the same draws for every metric; the 2.5 / 97.5 percentiles. Resampling pairs treats them as
 independent; the pairs of one source segment share its translations, so an interval over resampled
-segments (``darr_bootstrap(..., clusters=segment ids)``) is about 1.3-2.2x wider on this data.
+segments (``darr_bootstrap(..., clusters=segment ids)``) is about 1.2-2.2x wider on this data.
 """
 from __future__ import annotations
 
@@ -50,4 +50,4 @@ def seg_ci_table(scores: dict[tuple[str, str], np.ndarray], pairs: dict[tuple[st
                  cells, f"Percentile bootstrap over the DARR pairs ({N_RESAMPLES} resamples, seed {SEED}, the same "
                  "draws for every metric of a language pair; Mathur 2021 §2.3.3). 'all' = all MT systems, '-out' = "
                  "without outliers. The pairs of one source segment are not independent: resampling segments instead "
-                 "gives intervals about 1.3-2.2x wider on this data.")
+                 "gives intervals about 1.2-2.2x wider on this data.")
