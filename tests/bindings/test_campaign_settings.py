@@ -1,4 +1,4 @@
-"""The campaign server's DA settings (issue P37 scope 1): reference-based (monolingual), source-based
+"""The campaign server's DA settings (issue P21 (#37) scope 1): reference-based (monolingual), source-based
 (bilingual) and fluency; each screen shows the right texts and question over HTTP (Starlette
 TestClient) and stores ratings; the setting is chosen once, refused later if it differs, and
 ``src`` is refused without source texts; a database made before the ``src`` column still opens."""

@@ -14,7 +14,8 @@
   closed (an annotator who finished still sees their completion code).
 
 An unknown token is always the same 404 page (links cannot be told apart or enumerated).
-Screen time is measured by the server (first display of the item to its stored rating), so
+Screen time is measured by the server (from the item's display: the commit of the previous rating,
+whose redirect shows it, or a HIT's first GET; to its stored rating), so
 nothing but the score comes from the browser. The blocking database calls run in Starlette's
 thread pool.
 """
@@ -183,8 +184,10 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
         try:
             yield
         finally:
-            if task is not None:
+            if task is not None:  # wait for a checkpoint in flight: nothing runs after the app stops
                 task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     return Starlette(routes=routes, max_body_size=16 * 1024, lifespan=lifespan)
 

@@ -13,7 +13,9 @@ Per annotator, over the ratings stored so far:
   R's ``t.test`` would stop ("data are essentially constant": equal non-zero differences), as
   da-batches, which then drops the worker;
 * repeat consistency: the mean absolute difference of the REPEAT pairs (repeat vs original);
-* the median screen time per item in seconds (first display to stored rating, measured by the server).
+* the median screen time per item in seconds (display to stored rating, measured by the server: an
+  item is displayed by the redirect that answers the previous rating, so a break taken after a
+  rating counts towards the next item, as it does when the page is left open).
 
 A campaign is closed by :func:`close_campaign` (the ``closed_ms`` meta key): the server then
 refuses every rating.
