@@ -38,6 +38,15 @@ from tests.bindings.campaign_load import (  # noqa: E402
 )
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc; NaN elsewhere)."""
+    try:
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _pin(server_pid: int) -> None:
     """Every thread of the server on CPU 0 (threads it starts later inherit it); this process
     (the clients) on the other CPUs."""
@@ -65,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         proc = start_server(folder, port, n)
         if args.pin:
             _pin(proc.pid)
+        cpu0 = _cpu_seconds(proc.pid)
         try:
             res = run_clients(port, links, args.clients, args.seconds, think=args.think_ms / 1000)
+            cpu = _cpu_seconds(proc.pid) - cpu0
         finally:
             kill(proc)
         lost, dup, stored = check_db(store, res)
@@ -80,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
           f"p99 {percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms")
     print(f"POSTs {len(pms)}: p50 {percentile(pms, 50):.1f} ms, p95 {percentile(pms, 95):.1f} ms, "
           f"p99 {percentile(pms, 99):.1f} ms")
+    print(f"server CPU {cpu:.1f} s = {1000 * cpu / max(1, len(res.acked)):.1f} ms per rating (GET + POST)")
     print(f"ratings acknowledged {len(res.acked)} ({len(res.acked) / res.seconds:.1f}/s), stored {stored}, "
           f"lost {lost}, duplicated {dup}, unexpected statuses {len(res.errors)}, clients out of links {res.exhausted}")
     return 1 if lost or dup or res.errors else 0
