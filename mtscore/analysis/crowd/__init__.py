@@ -1,6 +1,7 @@
 """Direct Assessment from a crowd platform: building the HITs, rating simulation, raw batches to scores.
 
 * :mod:`.hits` - 100-item HITs and the platform's batch input (Graham et al. 2017, NLE §3.4).
+* :mod:`.doc_hits` - document-level DA HITs: segments in document order, then the whole document.
 * :mod:`.degrade` - degraded ("bad reference") quality-control items (Graham et al. 2017, NLE §4).
 * :mod:`.simulate` - simulated raters writing Mechanical Turk batch result files.
 * :mod:`.batches` - Mechanical Turk / Appraise batches into one :class:`Ratings` table.

@@ -77,7 +77,8 @@ PathLike = Union[str, Path]
 class HitItem:
     """One item of a HIT: ``position`` 0..99 in ``hit``; ``segment`` is the 1-based line of the
     source; ``type`` one of :data:`ITEM_TYPES`; ``text`` what the rater reads (the output, the
-    reference for REF, the degraded output for BAD_REF; "" when the campaign has no texts)."""
+    reference for REF, the degraded output for BAD_REF; "" when the campaign has no texts).
+    ``document``/``is_document``: see :mod:`.doc_hits` (segment-level HITs leave them unset)."""
 
     hit: int
     position: int
@@ -86,6 +87,8 @@ class HitItem:
     type: str
     rid: int
     text: str = ""
+    document: str = ""         # document id (document-level DA, :mod:`.doc_hits`; "" otherwise)
+    is_document: bool = False  # the rating of the whole document (its unit's last item)
 
 
 @dataclass

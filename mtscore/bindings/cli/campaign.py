@@ -55,6 +55,11 @@ def add_parsers(hsub) -> None:
                    help="emit each HIT W times, each copy in its own random order that keeps every "
                         "composition and spacing rule (one copy per worker: thesis ch. 4's per-worker "
                         "order against sequence effects; default: one order per HIT)")
+    b.add_argument("--docs", metavar="FILE",
+                   help="document-level DA: the document id of each reference line (a document's lines "
+                        "contiguous); HITs of about 100 items, each (system, document) its segments in order "
+                        "then the whole document, one BAD_REF and one REPEAT document per HIT; written as "
+                        "JSON Lines for human serve (mtscore.analysis.crowd.doc_hits)")
     b.add_argument("--items", help="also write every item (rid, hit, position, system, segment, type, text) here")
     b.add_argument("--output", "-o", help="the batch input CSV (default: stdout)")
     s = hsub.add_parser("simulate-batches", help="simulated raters' answers to a batch input CSV, as a "
@@ -125,11 +130,34 @@ def _quality(spec: str) -> dict[str, float]:
     return out
 
 
+def _build_docs(args: argparse.Namespace, outputs: dict[str, list[str]], refs: list[str]) -> int:
+    from ...analysis.crowd.doc_hits import build_doc_campaign, doc_hits_jsonl, document_ids
+
+    for option in ("workers_per_hit", "items", "no_balance"):
+        if getattr(args, option):
+            raise AnalysisInputError(f"--{option.replace('_', '-')}: not available with --docs (document HITs)")
+    docs = document_ids(_lines(args.docs), where=f"--docs {args.docs}")
+    if len(docs) != len(refs):
+        raise AnalysisInputError(f"--docs {args.docs}: {len(docs)} lines, the reference {len(refs)}: they must match")
+    sources = _lines(args.source) if args.source else None
+    if sources is not None and len(sources) != len(refs):
+        raise AnalysisInputError(f"--source {args.source}: {len(sources)} lines, the reference {len(refs)}: "
+                                 "they must match")
+    camp = build_doc_campaign(outputs, refs, docs, sources, seed=args.seed, degrade=args.degrade)
+    _emit(doc_hits_jsonl(camp, args.src, args.trg, args.item), args.output)
+    sizes = camp.hit_sizes()
+    print(f"mtscore: {camp.n_hits} document HITs of {min(sizes)}-{max(sizes)} items from {len(outputs)} systems x "
+          f"{len(set(docs))} documents ({len(refs)} segments)", file=sys.stderr)
+    return 0
+
+
 def _build(args: argparse.Namespace) -> int:
     from ...analysis.crowd.hits import batch_input_csv, build_campaign, items_tsv
 
     outputs = _systems(args.system)
     refs = _lines(args.reference)
+    if args.docs:
+        return _build_docs(args, outputs, refs)
     camp = build_campaign(outputs, refs, seed=args.seed, degrade=args.degrade, balance=not args.no_balance,
                           workers_per_hit=args.workers_per_hit)
     sources = None
