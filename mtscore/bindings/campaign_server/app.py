@@ -36,7 +36,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ...analysis.crowd.hits import HIT_SIZE
 from . import pages
 from .security import (
     RateLimiter,
@@ -103,11 +102,11 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
             return _not_found()
         th = token_hash(token)
         if item.done:
-            return _html(pages.done_page(completion_code(secret, th), HIT_SIZE))
+            return _html(pages.done_page(completion_code(secret, th), item.total))
         if item.closed_ms is not None:
             return _html(pages.closed_page(), 410)
         nonce = secrets.token_urlsafe(16)
-        return _html(pages.item_page(token, item, HIT_SIZE, csrf_token(secret, th, item.position), nonce,
+        return _html(pages.item_page(token, item, item.total, csrf_token(secret, th, item.position), nonce,
                                      setting, trg))
 
     async def rate_item(request: Request) -> Response:

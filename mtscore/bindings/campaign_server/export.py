@@ -16,6 +16,7 @@ import numpy as np
 
 from ...analysis.crowd.hits import HIT_SIZE, Campaign
 from ...analysis.crowd.simulate import Assignment, Simulation, batch_results_csv
+from ...analysis.errors import AnalysisInputError
 from .store import CampaignStore
 
 __all__ = ["export_csv"]
@@ -28,7 +29,11 @@ def export_csv(store: CampaignStore, batch_id: int = 1, seed: int | None = 0) ->
     by_annotator: dict[str, list[dict]] = {}
     for r in rows:
         by_annotator.setdefault(r["name"], []).append(r)
-    camp = Campaign(store.all_items(), None)
+    items = store.all_items()
+    if any(it.document for it in items):
+        raise AnalysisInputError("a document-level campaign has HITs of its own lengths: export it in "
+                                 "Appraise's document layout (campaign-export --format appraise)")
+    camp = Campaign(items, None)
     assignments = []
     incomplete = sum(1 for p in store.progress() if p.rated < HIT_SIZE)
     for name in sorted(by_annotator):

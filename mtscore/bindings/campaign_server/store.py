@@ -27,6 +27,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from ...analysis.crowd.doc_hits import DOC_FORMAT, read_doc_hits
 from ...analysis.crowd.hits import HIT_SIZE, HitItem, read_batch_input
 from ...analysis.data.tables import read_text
 from ...analysis.errors import AnalysisInputError
@@ -99,8 +100,11 @@ class Annotator:
 
 @dataclass(frozen=True)
 class Item:
-    """The item at ``position`` (0..99) of ``hit``; ``done`` when the annotator has rated all 100
-    (then the other fields describe the last item). ``closed_ms`` is read in the same transaction."""
+    """The item at ``position`` (0..total-1) of ``hit``; ``done`` when the annotator has rated all
+    ``total`` (then the other fields describe the last item). ``closed_ms`` is read in the same
+    transaction. Document-level campaigns: ``document`` (None otherwise), ``is_document`` (the
+    whole-document item: ``text``/``ref``/``src`` are the whole document, one segment a line) and
+    ``context``: the (text, ref, src) of the document's segments shown before this one."""
 
     hit: int
     position: int
@@ -111,6 +115,10 @@ class Item:
     done: bool = False
     src: str | None = None  # the source sentence (None: the HITs have no source texts)
     closed_ms: int | None = None  # when the campaign was closed (epoch ms), None while open
+    total: int = HIT_SIZE  # items in the HIT
+    document: str | None = None
+    is_document: bool = False
+    context: tuple[tuple[str, str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,9 @@ class CampaignStore:
         self.engine = engine
         self._stamps = stamp_engine or engine
         self._items: list[HitItem] | None = None
+        self._sizes: dict[int, int] = {}
+        self._starts: dict[int, int] = {}
+        self._rows: dict[tuple[int, int], tuple[str, str, str | None]] = {}
         self._reader = engine.execution_options(mtscore_read_only=True)
         self._write_lock: AbstractContextManager[Any] = (threading.Lock() if engine.dialect.name == "sqlite"
                                                         else nullcontext())
@@ -159,19 +170,29 @@ class CampaignStore:
 
     def n_hits(self) -> int:
         with self._read() as c:
-            return int(c.execute(select(func.count()).select_from(items_t)).scalar_one()) // HIT_SIZE
+            return int(c.execute(select(func.count(func.distinct(items_t.c.hit)))).scalar_one())
+
+    def hit_size(self, hit: int) -> int:
+        """Items in ``hit`` (100, or the HIT's own length in a document-level campaign); cached."""
+        if hit not in self._sizes:
+            self.all_items()
+        return self._sizes.get(hit, HIT_SIZE)
 
     def setting(self) -> str:
         """The campaign's setting, one of :data:`SETTINGS` (``ref`` when none was stored)."""
         return self.get_meta(SETTING_KEY) or "ref"
 
     def load_campaign(self, hits_csv: str | Path, setting: str = "ref") -> int:
-        """Store the HITs of a batch input CSV written by ``mtscore human build-hits --texts``
+        """Store the HITs of a document HIT file (``build-hits --docs``: document-level DA, HITs of
+        any length) or of a batch input CSV written by ``mtscore human build-hits --texts``
         (the ``text_i``/``ref_i`` columns, and ``srctext_i`` from ``--source``, are what annotators
         read) and the campaign's ``setting`` (one of :data:`SETTINGS`; ``src`` needs the source
         texts). Returns the number of HITs. Refused when the campaign already has items."""
         if setting not in SETTINGS:
             raise AnalysisInputError(f"setting {setting!r}: choose one of {', '.join(SETTINGS)}")
+        head = read_text(Path(hits_csv))[:300].lstrip()
+        if head.startswith("{") and DOC_FORMAT in head:  # a document HIT file (build-hits --docs)
+            return self._load_documents(Path(hits_csv), setting)
         camp = read_batch_input(hits_csv)
         texts = _texts(Path(hits_csv))
         if setting == "src" and any(t[2] is None for hit in texts.values() for t in hit):
@@ -191,23 +212,64 @@ class CampaignStore:
                 c.execute(insert(meta_t).values(key=k, value=v))
         return camp.n_hits
 
+    def _load_documents(self, path: Path, setting: str) -> int:
+        """Store the HITs of a document HIT file (``build-hits --docs``, :mod:`~mtscore.analysis.crowd.doc_hits`)."""
+        camp = read_doc_hits(path)
+        if setting == "src" and any(it.src is None for it in camp.items):
+            raise AnalysisInputError(f"{path}: --setting src needs the source texts: build the HITs with "
+                                     "`mtscore human build-hits --docs FILE --source FILE`")
+        if self.n_hits():
+            raise AnalysisInputError(f"{path}: the campaign database already holds HITs")
+        rows = [dict(hit=it.hit, position=it.position, rid=it.rid, system=it.system, segment=it.segment, type=it.type,
+                     text=it.text, ref=it.ref, src=it.src, document=it.document, is_document=int(it.is_document))
+                for it in camp.items]
+        with self._write() as c:
+            c.execute(insert(items_t), rows)
+            for k, v in {**camp.meta, SETTING_KEY: setting}.items():
+                c.execute(insert(meta_t).values(key=k, value=v))
+        return camp.n_hits
+
     def all_items(self) -> list[HitItem]:
         """Every HIT's items, by HIT and position, in one read; kept after the first call (items
         never change once loaded)."""
         if self._items is None:
             with self._read() as c:
                 rows = c.execute(select(items_t).order_by(items_t.c.hit, items_t.c.position)).all()
-            items = [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text) for r in rows]
+            items = [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text, r.document or "",
+                             bool(r.is_document)) for r in rows]
             if not items:
                 return items
+            sizes: dict[int, int] = {}
+            for k, it in enumerate(items):
+                sizes[it.hit] = sizes.get(it.hit, 0) + 1
+                self._starts.setdefault(it.hit, k)
+            self._rows = {(r.hit, r.position): (r.text, r.ref, r.src) for r in rows if r.document is not None}
+            self._sizes = sizes
             self._items = items
         return list(self._items)
 
+    def _context(self, hit: int, position: int) -> tuple[tuple[str, str, str | None], ...]:
+        """(text, ref, src) of the segments of the current unit (same system, document, type)
+        shown before ``position`` of ``hit``."""
+        items = self.all_items()
+        start = self._starts[hit]
+        cur = items[start + position]
+        out = []
+        p = position - 1
+        while p >= 0:
+            it = items[start + p]
+            if it.is_document or (it.system, it.document, it.type) != (cur.system, cur.document, cur.type):
+                break
+            out.append(self._rows[(hit, p)])
+            p -= 1
+        return tuple(reversed(out))
+
     def hit_items(self, hit: int) -> list[HitItem]:
-        """The 100 items of ``hit`` (0-based, in load order) as the HIT builder's :class:`HitItem`."""
+        """The items of ``hit`` (0-based, in load order) as the HIT builder's :class:`HitItem`."""
         with self._read() as c:
             rows = c.execute(select(items_t).where(items_t.c.hit == hit).order_by(items_t.c.position)).all()
-        return [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text) for r in rows]
+        return [HitItem(r.hit, r.position, r.system, r.segment, r.type, r.rid, r.text, r.document or "",
+                        bool(r.is_document)) for r in rows]
 
     # -- annotators -----------------------------------------------------------------------------
     def add_annotators(self, n: int) -> list[tuple[str, str]]:
@@ -243,15 +305,18 @@ class CampaignStore:
         """The item the annotator rates now (the first time it is shown is recorded)."""
         with self._read() as c:
             a = self._annotator(c, token)
-            pos = min(a.next_position, HIT_SIZE - 1)
+            size = self.hit_size(a.hit)
+            pos = min(a.next_position, size - 1)
             r = c.execute(_ITEM, {"hit": a.hit, "pos": pos}).one()
             closed = c.execute(_CLOSED, {"key": CLOSED_KEY}).scalar_one_or_none()
-        done = a.next_position >= HIT_SIZE
+        done = a.next_position >= size
         if not done and a.shown_ms is None:  # a write only on the first display of a HIT's first item
             with self._write(self._stamps) as c:
                 c.execute(_STAMP, {"aid": a.id, "now": _now_ms()})
+        doc = r.document
+        context = self._context(r.hit, pos) if doc is not None and not r.is_document else ()
         return Item(r.hit, a.next_position if not done else pos, r.rid, r.type, r.text, r.ref, done, r.src,
-                    None if closed is None else int(closed))
+                    None if closed is None else int(closed), size, doc, bool(r.is_document), context)
 
     def record_rating(self, token: str, position: int, value: int, nonce: str,
                       screen_ms: int | None = None) -> tuple[int, bool]:
@@ -276,7 +341,7 @@ class CampaignStore:
                     if old.nonce == nonce and old.value == value:
                         return int(old.value), False
                     raise Conflict(f"position {position} is already rated")
-                if a.next_position >= HIT_SIZE:
+                if a.next_position >= self.hit_size(a.hit):
                     raise Conflict("the HIT is complete")
                 if position != a.next_position:
                     raise Conflict(f"position {position} is not the current one ({a.next_position})")
@@ -358,11 +423,11 @@ def open_store(url: str | Path) -> CampaignStore:
     engine = create_engine(s)
     if engine.dialect.name != "sqlite":
         metadata.create_all(engine)
-        _add_src_column(engine)
+        _add_columns(engine)
         return CampaignStore(engine)
     _sqlite_session(engine, "FULL")
     metadata.create_all(engine)
-    _add_src_column(engine)
+    _add_columns(engine)
     # the first-display stamps: not fsynced on their own (WAL with synchronous=NORMAL survives a
     # killed process; the next rating's fsync makes them durable too); one fsync per rating, not two
     stamps = create_engine(s)
@@ -370,11 +435,14 @@ def open_store(url: str | Path) -> CampaignStore:
     return CampaignStore(engine, stamps)
 
 
-def _add_src_column(engine: Engine) -> None:
-    """Give the items table of a database made before the source texts its nullable ``src``."""
-    if "src" not in {c["name"] for c in inspect(engine).get_columns("items")}:
-        with engine.begin() as c:
-            c.execute(sql_text("ALTER TABLE items ADD COLUMN src TEXT"))
+def _add_columns(engine: Engine) -> None:
+    """Give the items table of a database made before the source texts its nullable ``src``, and
+    one made before document-level campaigns its nullable ``document`` and ``is_document``."""
+    have = {c["name"] for c in inspect(engine).get_columns("items")}
+    for name, kind in (("src", "TEXT"), ("document", "TEXT"), ("is_document", "INTEGER")):
+        if name not in have:
+            with engine.begin() as c:
+                c.execute(sql_text(f"ALTER TABLE items ADD COLUMN {name} {kind}"))
 
 
 def _sqlite_session(engine: Engine, synchronous: str) -> None:

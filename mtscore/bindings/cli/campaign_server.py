@@ -44,7 +44,8 @@ def add_parsers(hsub) -> None:
                                     "CAMPAIGN_DIR and prints the annotators' links; later runs resume it. Needs "
                                     'the campaign extra (an error names its pip command).')
     s.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (created on the first run)")
-    s.add_argument("--hits", help="the batch input CSV of build-hits --texts (needed on the first run)")
+    s.add_argument("--hits", help="the batch input CSV of build-hits --texts, or the document HIT file of "
+                                  "build-hits --docs (document-level DA) (needed on the first run)")
     s.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db; "
                                 "postgresql+psycopg://... for PostgreSQL)")
     s.add_argument("--setting", choices=("ref", "src", "fluency"), default=None,
@@ -127,7 +128,9 @@ def _serve(args: argparse.Namespace) -> int:
         password = secrets.token_urlsafe(16)
         store.set_meta("admin_password_hash", hash_password(password))
         _private_write(folder / "admin-password.txt", password + "\n")
-        print(f"mtscore: campaign created in {folder}: {n} HITs of 100 items, setting {store.setting()}",
+        sizes = sorted({store.hit_size(h) for h in range(n)})
+        span = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+        print(f"mtscore: campaign created in {folder}: {n} HITs of {span} items, setting {store.setting()}",
               file=sys.stderr)
     else:
         if args.setting and args.setting != store.setting():
