@@ -14,6 +14,14 @@
 
 The names of the former ``mtscore.analysis.crowd`` module (:mod:`.batches`) are importable from here.
 """
-from .batches import ITEM_TYPES, Ratings, concat_ratings, read_appraise_export, read_mturk_batches
+from .batches import (
+    ITEM_TYPES,
+    Ratings,
+    concat_ratings,
+    read_appraise_documents,
+    read_appraise_export,
+    read_mturk_batches,
+)
 
-__all__ = ["ITEM_TYPES", "Ratings", "concat_ratings", "read_appraise_export", "read_mturk_batches"]
+__all__ = ["ITEM_TYPES", "Ratings", "concat_ratings", "read_appraise_documents", "read_appraise_export",
+           "read_mturk_batches"]

@@ -77,6 +77,11 @@ def add_parsers(hsub) -> None:
     e.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder")
     e.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db)")
     e.add_argument("--batch-id", type=positive_int, default=1, help="BatchId written into the file (default 1)")
+    e.add_argument("--format", choices=("auto", "mturk", "appraise"), default="auto",
+                   help="mturk: a Mechanical Turk batch result file (100-item HITs); appraise: Appraise's "
+                        "document-level score export, whole-document ratings included (da-batches "
+                        "--input-format appraise); auto (default): appraise for a document-level campaign "
+                        "(build-hits --docs), else mturk")
     e.add_argument("--output", "-o", help="the batch result CSV (default: stdout)")
 
 
@@ -156,12 +161,19 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     _, store = _open(args, create=False)
-    from ..campaign_server.export import export_csv
+    from ..campaign_server.export import export_appraise, export_csv
 
-    text, n, incomplete = export_csv(store, batch_id=args.batch_id)
+    fmt = args.format
+    if fmt == "auto":
+        fmt = "appraise" if any(it.is_document for it in store.all_items()) else "mturk"
+    if fmt == "appraise":
+        text, n, incomplete = export_appraise(store)
+        what = "annotator(s) with a complete HIT"
+    else:
+        text, n, incomplete = export_csv(store, batch_id=args.batch_id)
+        what = "complete assignment(s)"
     _emit(text, args.output)
-    print(f"mtscore: {n} complete assignment(s) written; {incomplete} annotator(s) still rating left out",
-          file=sys.stderr)
+    print(f"mtscore: {n} {what} written; {incomplete} annotator(s) still rating left out", file=sys.stderr)
     return 0
 
 
