@@ -111,6 +111,10 @@ def test_a_whole_document_hit_rated_over_http(tmp_path):
     assert j["per_annotator"][0]["items"] == size
     assert j["per_annotator"][1]["items"] == store.hit_size(1)
     assert st.items_per_hit == max(camp.hit_sizes())
+    admin = client.get("/admin", auth=("admin", "correct horse")).text
+    cells = [re.findall(r"<td>([^<]*)</td>", tr) for tr in re.findall(r"<tr>(<td>.*?)</tr>", admin)]
+    assert [c[2] for c in cells] == [f"{size} / {size}", f"0 / {store.hit_size(1)}"]
+    assert "2 annotators, 1 finished," in admin
     with pytest.raises(AnalysisInputError, match="Appraise's document layout"):
         export_csv(store)
 

@@ -1,15 +1,14 @@
 """Document-level Direct Assessment HITs: segments in document order, then the whole document.
 
-WMT shows DA items in document order from 2019 (Barrault et al. 2019, WMT19 findings §3; the
-"document context" of Graham et al.'s later practice), and from 2020 asks after a document's
-segments for one rating of the whole document (Barrault et al. 2020, WMT20 findings §3,
-Appraise's document-level DA). Here:
+WMT shows DA items in document order ("document context") from 2019 (Mathur 2021, PhD thesis
+§2.1.4), and Appraise's document-level DA, used by WMT from 2020 (Barrault et al. 2020, WMT20
+findings), asks after a document's segments for one rating of the whole document. Here:
 
 * a **unit** is one (system, document): a SYSTEM item for each of the document's segments in
   order, then one DOCUMENT item (``is_document``: the whole document, rated once);
 * units are shuffled (numpy ``default_rng(seed)``) and packed whole into HITs of about
-  ``hit_size`` items (a document is never split, so HIT lengths vary; a document longer than
-  ``hit_size`` makes a HIT of its own, longer than ``hit_size``); the last HIT is filled up by
+  ``hit_size`` items (a document is never split, so HIT lengths vary; every HIT holds two or more
+  units, so a document too long for ``hit_size`` makes a longer HIT); the last HIT is filled up by
   wrapping round to the first units, as the segment-level builder does;
 * quality control, per HIT, on whole units as Appraise's document-level DA does: a BAD_REF copy
   of one unit (every segment degraded by :mod:`.degrade`; the document item shows the degraded
@@ -17,7 +16,7 @@ Appraise's document-level DA). Here:
   the HIT (least extra work), each put at a random unit boundary after its original with at
   least one other unit between them when the HIT has one. No REF units (the reference shown as
   the candidate): the rater test of ``da-batches`` uses BAD_REF pairs, the repeat check REPEAT.
-  The WMT20 findings do not spell out how many controls a document HIT holds; one of each per
+  How many controls WMT's document HITs held is not taken from a source here; one of each per
   HIT (about 20% of a HIT's items with ~10-segment documents, as the 20 of 100 of the segment
   HITs, Graham et al. 2017, NLE §3.4) is this module's choice.
 
