@@ -176,3 +176,20 @@ def test_cli_build_hits_docs(tmp_path, capsys):
     assert f"--docs {tmp_path / 'docs.txt'}: 39 lines, the reference 40" in capsys.readouterr().err
     assert main([*base, "--docs", str(tmp_path / "docs.txt"), "--workers-per-hit", "2"]) == 1
     assert "--workers-per-hit: not available with --docs" in capsys.readouterr().err
+
+
+def test_long_documents_make_longer_hits_and_one_unit_is_refused():
+    docs = ["long"] * 120 + ["s1"] * 3 + ["s2"] * 3
+    refs = [f"reference {i} a b c" for i in range(len(docs))]
+    outs = {"A": [f"out {i} x y z" for i in range(len(docs))]}
+    camp = build_doc_campaign(outs, refs, docs, seed=0)
+    sizes = camp.hit_sizes()
+    long_hit = next(h for h in range(camp.n_hits) if any(it.document == "long" for it in camp.hit(h)))
+    assert sizes[long_hit] > 121                     # the 121-item unit is never split
+    assert sum(it.document == "long" and it.type == "SYSTEM" for it in camp.hit(long_hit)) == 121
+    for h in range(camp.n_hits):                     # controls copy the short units, not the long one
+        assert {it.document for it in camp.hit(h) if it.type != "SYSTEM"} <= {"s1", "s2"}
+    with pytest.raises(AnalysisInputError, match=r"needs two or more \(system, document\) units"):
+        build_doc_campaign({"A": outs["A"][:3]}, refs[:3], ["d"] * 3)
+    with pytest.raises(AnalysisInputError, match=r"hit_size 2: a document HIT needs 3 or more items"):
+        build_doc_campaign(outs, refs, docs, hit_size=2)

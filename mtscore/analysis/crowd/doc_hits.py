@@ -7,9 +7,9 @@ findings), asks after a document's segments for one rating of the whole document
 * a **unit** is one (system, document): a SYSTEM item for each of the document's segments in
   order, then one DOCUMENT item (``is_document``: the whole document, rated once);
 * units are shuffled (numpy ``default_rng(seed)``) and packed whole into HITs of about
-  ``hit_size`` items (a document is never split, so HIT lengths vary; every HIT holds two or more
-  units, so a document too long for ``hit_size`` makes a longer HIT); the last HIT is filled up by
-  wrapping round to the first units, as the segment-level builder does;
+  ``hit_size`` items (a document is never split, so HIT lengths vary; every HIT holds three or
+  more units, so a document too long for ``hit_size`` makes a longer HIT); the last HIT is filled
+  up by wrapping round to the first units, as the segment-level builder does;
 * quality control, per HIT, on whole units as Appraise's document-level DA does: a BAD_REF copy
   of one unit (every segment degraded by :mod:`.degrade`; the document item shows the degraded
   document) and a REPEAT copy (verbatim) of another. The copies are of the two shortest units of
@@ -120,8 +120,14 @@ def document_ids(lines: Sequence[str], where: str = "--docs") -> list[str]:
 
 def _pack(sizes: list[int], order: list[int], hit_size: int) -> list[list[int]]:
     """Units (indices into ``sizes``, in ``order``) cut into HITs: a HIT takes units while its
-    items, with the two QC copies of its two shortest units, stay within ``hit_size`` (at least
-    two units per HIT); the last HIT is filled up with the first units again."""
+    items, with the two QC copies of its two shortest units, stay within ``hit_size``, and takes
+    at least three units (two when the campaign has only two), so that a unit longer than the others
+    of its HIT is never copied; the last HIT is filled up with the first units again."""
+    if len(sizes) < 2:
+        raise AnalysisInputError("a document HIT needs two or more (system, document) units: give more "
+                                 "systems or documents")
+    least = min(3, len(sizes))
+
     def total(hit: list[int]) -> int:
         two = sorted(sizes[u] for u in hit)[:2]
         return sum(sizes[u] for u in hit) + sum(two)
@@ -129,23 +135,19 @@ def _pack(sizes: list[int], order: list[int], hit_size: int) -> list[list[int]]:
     hits: list[list[int]] = []
     cur: list[int] = []
     for u in order:
-        if len(cur) >= 2 and total([*cur, u]) > hit_size:
+        if len(cur) >= least and total([*cur, u]) > hit_size:
             hits.append(cur)
             cur = []
         cur.append(u)
-    k = 0
-    while cur and (len(cur) < 2 or total(cur) < hit_size) and k < len(order) and hits:
-        u = order[k]
-        k += 1
+    for u in order:  # the last HIT: filled up by wrapping round to the first units
+        if not cur or (len(cur) >= least and total(cur) >= hit_size):
+            break
         if u in cur:
             continue
-        if len(cur) >= 2 and total([*cur, u]) > hit_size:
+        if len(cur) >= least and total([*cur, u]) > hit_size:
             break
         cur.append(u)
     if cur:
-        if len(cur) < 2:
-            raise AnalysisInputError("a document HIT needs two or more (system, document) units: give more "
-                                     "systems or documents")
         hits.append(cur)
     return hits
 
