@@ -146,7 +146,8 @@ def _build_docs(args: argparse.Namespace, outputs: dict[str, list[str]], refs: l
     camp = build_doc_campaign(outputs, refs, docs, sources, seed=args.seed, degrade=args.degrade)
     _emit(doc_hits_jsonl(camp, args.src, args.trg, args.item), args.output)
     sizes = camp.hit_sizes()
-    print(f"mtscore: {camp.n_hits} document HITs of {min(sizes)}-{max(sizes)} items from {len(outputs)} systems x "
+    span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)}-{max(sizes)}"
+    print(f"mtscore: {camp.n_hits} document HITs of {span} items from {len(outputs)} systems x "
           f"{len(set(docs))} documents ({len(refs)} segments)", file=sys.stderr)
     return 0
 
