@@ -11,6 +11,14 @@ Examples::
     mtscore human campaign-export campaign/ -o Batch_1_batch_results.csv
     mtscore human da-batches Batch_1_batch_results.csv ...
 
+Document-level DA (each system's document in order, then the whole document)::
+
+    mtscore human build-hits --system A=a.txt --system B=b.txt --reference ref.txt --docs docs.txt \
+        --src en --trg de -o hits.jsonl
+    mtscore human serve doc-campaign/ --hits hits.jsonl --annotators 20
+    mtscore human campaign-export doc-campaign/ -o export.csv          # Appraise's document layout
+    mtscore human da-batches export.csv --input-format appraise        # + whole-document scores
+
 The campaign folder holds ``campaign.db`` (SQLite; ``--db URL`` for another database),
 ``links.txt`` (every annotator's link: the database keeps only hashes of the tokens) and
 ``admin-password.txt`` (both readable by the owner only).
@@ -72,7 +80,9 @@ def add_parsers(hsub) -> None:
     e = hsub.add_parser("campaign-export", help="a served campaign's ratings as a Mechanical Turk batch result "
                                                 "CSV (for da-batches)",
                         description="Write every annotator who rated all 100 items of their HIT as one assignment "
-                                    "of a Mechanical Turk batch result file, the layout da-batches reads; "
+                                    "of a Mechanical Turk batch result file, the layout da-batches reads (a "
+                                    "document-level campaign: every rating of each annotator who finished their "
+                                    "HIT in Appraise's document layout, for da-batches --input-format appraise); "
                                     "annotators still rating are left out and counted on stderr.")
     e.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder")
     e.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db)")
