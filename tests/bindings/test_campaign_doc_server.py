@@ -150,9 +150,10 @@ def test_source_setting_needs_sources_and_fluency_asks_about_the_document(tmp_pa
     tok = store.add_annotators(1)[0][1]
     client = TestClient(make_app(store, SECRET, PASSWORD_HASH, rate=1000.0, burst=1000), follow_redirects=False)
     first_doc = next(k for k, it in enumerate(camp.hit(0)) if it.is_document)
-    for _ in range(first_doc):
+    for k in range(first_doc):
         page = client.get(f"/a/{tok}").text
-        assert "ctx-side" not in page        # fluency: the earlier texts alone
+        assert 'class="ctx-side"' not in page        # fluency: the earlier texts alone
+        assert page.count('class="ctx-text"') == k
         assert client.post(f"/a/{tok}/rate", data={**dict(FIELD.findall(page)), "score": "70"}).status_code == 303
     page = client.get(f"/a/{tok}").text
     assert "How much do you agree that the whole document below is fluent German?" in page

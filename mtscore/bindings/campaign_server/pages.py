@@ -34,7 +34,8 @@ _STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 
           ".box{border:1px solid #888;padding:.8em;margin:.6em 0;white-space:pre-wrap}"
           "input[type=range]{width:100%}label{font-weight:bold}"
           "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:.2em .6em;text-align:right}"
-          "#progress td{white-space:nowrap}#progress td:first-child{text-align:left}")
+          "#progress td{white-space:nowrap}#progress td:first-child{text-align:left}"
+          ".ctx-side{color:#666}#context hr{border:0;border-top:1px dotted #aaa}")
 
 
 def _page(title: str, body: str) -> str:
