@@ -48,6 +48,11 @@ _LANGUAGES = {"cs": "Czech", "de": "German", "en": "English", "es": "Spanish", "
               "ja": "Japanese", "lv": "Latvian", "ro": "Romanian", "ru": "Russian", "tr": "Turkish", "zh": "Chinese"}
 
 
+def _language(trg: str) -> str:
+    """The target language's English name for the fluency questions (the code itself when unknown)."""
+    return _LANGUAGES.get(trg, f"{trg} (the target language)" if trg else "in the target language")
+
+
 def question(setting: str, trg: str = "") -> str:
     """The question of the item screen in ``setting`` (:data:`.store.SETTINGS`); ``trg``: the
     target language code (named in the fluency question).
@@ -60,8 +65,7 @@ def question(setting: str, trg: str = "") -> str:
     if setting == "src":
         return "How accurately does the text convey the meaning of the source?"
     if setting == "fluency":
-        lang = _LANGUAGES.get(trg, f"{trg} (the target language)" if trg else "in the target language")
-        return f"How much do you agree that the text below is fluent {lang}?"
+        return f"How much do you agree that the text below is fluent {_language(trg)}?"
     return "How well does the text below express the meaning of the reference?"
 
 
@@ -71,8 +75,7 @@ def document_question(setting: str, trg: str = "") -> str:
     if setting == "src":
         return "How accurately does the whole document convey the meaning of the source document?"
     if setting == "fluency":
-        lang = _LANGUAGES.get(trg, f"{trg} (the target language)" if trg else "in the target language")
-        return f"How much do you agree that the whole document below is fluent {lang}?"
+        return f"How much do you agree that the whole document below is fluent {_language(trg)}?"
     return "How accurately does the whole document convey the meaning of the reference document?"
 
 
