@@ -47,7 +47,7 @@ def _rated(tmp_path, annotators=4, partial=1):
 
 
 def test_export_reads_back_through_da_batches_with_the_document_ratings(tmp_path, capsys):
-    given = _rated(tmp_path)[2]
+    _, store, given = _rated(tmp_path)
     out = tmp_path / "export.csv"
     assert main(["human", "campaign-export", str(tmp_path), "-o", str(out)]) == 0   # auto: Appraise layout
     assert "mtscore: 4 annotator(s) with a complete HIT written; 1 annotator(s) still rating left out" \
@@ -60,6 +60,12 @@ def test_export_reads_back_through_da_batches_with_the_document_ratings(tmp_path
              str(v), it.document, str(it.is_document), str(it.hit), str(it.rid)]
             for n in sorted(complete) for it, v in complete[n]]
     assert [r[:9] + r[11:] for r in rows] == want
+    # start and end: the server's first display and stored times of each rating (epoch s, ms)
+    stored = {(x["name"], x["position"]): x for x in store.ratings()}
+    times = [(f"{stored[(n, it.position)]['created_ms'] / 1000:.3f}", f"{stored[(n, it.position)]['submitted_ms'] / 1000:.3f}")
+             for n in sorted(complete) for it, _ in complete[n]]
+    assert [(r[9], r[10]) for r in rows] == times
+    assert all(float(a) <= float(b) for a, b in times)
 
     seg = read_appraise_export(out)
     doc = read_appraise_documents(out)

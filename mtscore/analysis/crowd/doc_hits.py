@@ -11,10 +11,13 @@ findings), asks after a document's segments for one rating of the whole document
   more units, so a document too long for ``hit_size`` makes a longer HIT); the last HIT is filled
   up by wrapping round to the first units, as the segment-level builder does;
 * quality control, per HIT, on whole units as Appraise's document-level DA does: a BAD_REF copy
-  of one unit (every segment degraded by :mod:`.degrade`; the document item shows the degraded
-  document) and a REPEAT copy (verbatim) of another. The copies are of the two shortest units of
-  the HIT (least extra work), each put at a random unit boundary after its original with at
-  least one other unit between them when the HIT has one. No REF units (the reference shown as
+  of one unit (its segments degraded by :mod:`.degrade`; the document item shows the degraded
+  document) and a REPEAT copy (verbatim) of another. The BAD_REF copy is of the shortest unit
+  whose every segment can be degraded (else of the shortest with one or more; a segment that
+  cannot be degraded is then a verbatim copy, typed REPEAT, so that no unchanged pair enters the
+  BAD_REF test), the REPEAT copy of the shortest other unit (least extra work); each copy is put
+  at a random unit boundary after its original with at least one other unit between them (an
+  original that is the HIT's last unit first trades places with another, not copied, unit). No REF units (the reference shown as
   the candidate): the rater test of ``da-batches`` uses BAD_REF pairs, the repeat check REPEAT.
   How many controls WMT's document HITs held is not taken from a source here; one of each per
   HIT (about 20% of a HIT's items with ~10-segment documents, as the 20 of 100 of the segment
@@ -187,11 +190,20 @@ def build_doc_campaign(outputs: Mapping[str, Sequence[str]], references: Sequenc
     for h, hit in enumerate(hits):
         seq = [(u, "SYSTEM") for u in hit]
         by_size = sorted(hit, key=lambda u: (sizes[u], hit.index(u)))
-        bad = next((u for u in by_size if any(degradable(outputs[units[u][0]][i], degrade)
-                                                for i in spans[units[u][1]])), None)
+
+        def can(u: int) -> list[bool]:
+            return [degradable(outputs[units[u][0]][i], degrade) for i in spans[units[u][1]]]
+
+        bad = next((u for u in by_size if all(can(u))), None)
+        if bad is None:
+            bad = next((u for u in by_size if any(can(u))), None)
         if bad is None:
             raise AnalysisInputError(f"HIT {h}: no unit has a segment {degrade!r} can degrade: use --degrade replace")
         rep = next(u for u in by_size if u != bad)
+        if len(seq) >= 3 and seq[-1][0] in (bad, rep):  # a copy needs a unit between it and its original
+            k = int(rng.choice([k for k, (v, _) in enumerate(seq) if v not in (bad, rep)]))
+            seq[k], seq[-1] = seq[-1], seq[k]
+            hit = [v for v, _ in seq]
         for u, typ in sorted(((bad, "BAD_REF"), (rep, "REPEAT")), key=lambda x: hit.index(x[0])):
             first = next(k for k, (v, t) in enumerate(seq) if v == u and t == "SYSTEM") + 2
             at = int(rng.integers(first, len(seq) + 1)) if first <= len(seq) else len(seq)
@@ -201,12 +213,14 @@ def build_doc_campaign(outputs: Mapping[str, Sequence[str]], references: Sequenc
             system, d = units[u]
             lines = spans[d]
             texts = [outputs[system][i] for i in lines]
-            if typ == "BAD_REF":
+            types = [typ] * len(lines)
+            if typ == "BAD_REF":  # a segment that cannot be degraded is a verbatim copy: a REPEAT
+                types = ["BAD_REF" if degradable(t, degrade) else "REPEAT" for t in texts]
                 texts = [degrade_text(degrade, t, grams, text_rng) if degradable(t, degrade) else t for t in texts]
             refs = [references[i] for i in lines]
             srcs = [sources[i] for i in lines] if sources is not None else None
             for k, i in enumerate(lines):
-                items.append(DocItem(h, pos, 0, typ, system, i + 1, d, False, texts[k], refs[k],
+                items.append(DocItem(h, pos, 0, types[k], system, i + 1, d, False, texts[k], refs[k],
                                      srcs[k] if srcs is not None else None))
                 pos += 1
             items.append(DocItem(h, pos, 0, typ, system, lines[-1] + 1, d, True, "\n".join(texts), "\n".join(refs),

@@ -175,7 +175,7 @@ class CampaignStore:
     def hit_size(self, hit: int) -> int:
         """Items in ``hit`` (100, or the HIT's own length in a document-level campaign); cached."""
         if hit not in self._sizes:
-            self.all_items()
+            self._cached_items()
         return self._sizes.get(hit, HIT_SIZE)
 
     def setting(self) -> str:
@@ -232,6 +232,10 @@ class CampaignStore:
     def all_items(self) -> list[HitItem]:
         """Every HIT's items, by HIT and position, in one read; kept after the first call (items
         never change once loaded)."""
+        return list(self._cached_items())
+
+    def _cached_items(self) -> list[HitItem]:
+        """The kept items (read on the first call, with the HIT lengths and document texts); not a copy."""
         if self._items is None:
             with self._read() as c:
                 rows = c.execute(select(items_t).order_by(items_t.c.hit, items_t.c.position)).all()
@@ -246,19 +250,18 @@ class CampaignStore:
             self._rows = {(r.hit, r.position): (r.text, r.ref, r.src) for r in rows if r.document is not None}
             self._sizes = sizes
             self._items = items
-        return list(self._items)
+        return self._items
 
     def _context(self, hit: int, position: int) -> tuple[tuple[str, str, str | None], ...]:
-        """(text, ref, src) of the segments of the current unit (same system, document, type)
-        shown before ``position`` of ``hit``."""
-        items = self.all_items()
+        """(text, ref, src) of the segments of the current unit shown before ``position`` of ``hit``
+        (a unit is contiguous and ends with its document item, so: back to the previous one)."""
+        items = self._cached_items()
         start = self._starts[hit]
-        cur = items[start + position]
         out = []
         p = position - 1
         while p >= 0:
             it = items[start + p]
-            if it.is_document or (it.system, it.document, it.type) != (cur.system, cur.document, cur.type):
+            if it.is_document:
                 break
             out.append(self._rows[(hit, p)])
             p -= 1
@@ -331,6 +334,7 @@ class CampaignStore:
             raise ValueError(f"rating {value!r}: expected an integer 0..100")
         if not nonce or len(nonce) > 64:
             raise ValueError("nonce: expected 1..64 characters")
+        self._cached_items()  # the HIT lengths, read before the write lock (kept after the first call)
         try:
             with self._write() as c:
                 a = self._annotator(c, token)
