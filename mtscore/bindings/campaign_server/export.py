@@ -34,10 +34,7 @@ APPRAISE_CODES = {"SYSTEM": "TGT", "REPEAT": "CHK", "BAD_REF": "BAD", "REF": "RE
 def export_csv(store: CampaignStore, batch_id: int = 1, seed: int | None = 0) -> tuple[str, int, int]:
     """(the batch result CSV text, complete assignments written, annotators left out as incomplete).
     ``seed`` fixes the random HIT/assignment ids of the file (as in simulated batches)."""
-    rows = store.ratings()
-    by_annotator: dict[str, list[dict]] = {}
-    for r in rows:
-        by_annotator.setdefault(r["name"], []).append(r)
+    by_annotator = store.ratings_by_annotator()
     items = store.all_items()
     if any(it.document for it in items):
         raise AnalysisInputError("a document-level campaign has HITs of its own lengths: export it in "
@@ -74,9 +71,7 @@ def export_appraise(store: CampaignStore) -> tuple[str, int, int]:
     documentID ``-`` and isCompleteDocument False throughout."""
     items = {it.rid: it for it in store.all_items()}
     src, trg = (store.get_meta(k) or d for k, d in (("src", "xx"), ("trg", "yy")))
-    by_annotator: dict[str, list[dict]] = {}
-    for r in store.ratings():
-        by_annotator.setdefault(r["name"], []).append(r)
+    by_annotator = store.ratings_by_annotator()
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     written = 0

@@ -114,9 +114,7 @@ def campaign_status(store: CampaignStore, alpha: float = 0.05, min_pairs: int = 
         raise ValueError(f"min_pairs {min_pairs}: the paired t-test needs at least 2 pairs")
     items = store.all_items()
     kinds = {it.rid: (it.system, it.segment, it.type) for it in items if not it.is_document}
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for r in store.ratings():
-        by_name.setdefault(r["name"], []).append(r)
+    by_name = store.ratings_by_annotator()
     out = []
     for pr in store.progress():
         rows = by_name.get(pr.name, [])

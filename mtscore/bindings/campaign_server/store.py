@@ -391,6 +391,13 @@ class CampaignStore:
             out.append(Progress(a.name, a.hit, int(g.n) if g else 0, g.first if g else None, g.last if g else None))
         return out
 
+    def ratings_by_annotator(self) -> dict[str, list[dict[str, Any]]]:
+        """:meth:`ratings` grouped by annotator name (each annotator's in position order)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in self.ratings():
+            out.setdefault(r["name"], []).append(r)
+        return out
+
     def ratings(self) -> list[dict[str, Any]]:
         """Every stored rating (annotator name, hit, position, rid, value, screen_ms, created_ms,
         submitted_ms), ordered by annotator and position."""
