@@ -106,8 +106,13 @@ def test_export_reads_back_through_da_batches_with_the_document_ratings(tmp_path
     best = {s: np.mean([z for (sy, _), z in zip(keys, w["z"]) if sy == s]) for s in QUALITY}
     assert best["A"] > best["B"] > best["C"]
 
+    capsys.readouterr()
     assert main(["human", "da-batches", str(out), "--input-format", "appraise"]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    # the whole-document ratings are scored, not lost: a note, not a warning that they were left out
+    assert f"mtscore: {out}: {n_doc} whole-document ratings scored apart from the segments" in captured.err
+    assert "left out" not in captured.err and "warning" not in captured.err
     assert f"whole-document ratings: {n_doc} read, {sum(w['n'])} used" in text
     first = f"{keys[0][0]:<24} {keys[0][1]:<24} "
     assert any(line.startswith(first) for line in text.splitlines())
@@ -115,6 +120,10 @@ def test_export_reads_back_through_da_batches_with_the_document_ratings(tmp_path
 
 def test_segment_campaign_export_flag_and_whole_document_errors(tmp_path, capsys):
     _rated(tmp_path, annotators=1, partial=0)
+    # Appraise's document layout has no BatchId column: the option is refused, not ignored
+    for fmt in ("auto", "appraise"):
+        assert main(["human", "campaign-export", str(tmp_path), "--format", fmt, "--batch-id", "3"]) == 1
+        assert "--batch-id: not used by the Appraise document layout" in capsys.readouterr().err
     assert main(["human", "campaign-export", str(tmp_path), "--format", "mturk"]) == 1
     assert "export it in Appraise's document layout" in capsys.readouterr().err
     out = tmp_path / "e.csv"

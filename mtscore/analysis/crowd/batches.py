@@ -289,6 +289,9 @@ def _assignment(rec: dict[str, str], where: str, answer_column: str, items_per_h
     return out, ""
 
 
+#: the end of the ``skipped`` entry of :func:`read_appraise_export` that counts a file's whole-document
+#: ratings (read by :func:`read_appraise_documents` instead)
+WHOLE_DOCUMENTS_LEFT_OUT = "whole-document ratings left out"
 APPRAISE_TYPES = {"TGT": "SYSTEM", "CHK": "REPEAT", "BAD": "BAD_REF", "REF": "REF"}
 
 
@@ -349,7 +352,7 @@ def _read_appraise(paths: PathLike | Sequence[PathLike], layout: str, scale: tup
                 continue
             rows.append(rec)
         if whole_docs:
-            skipped.append(f"{path}: {whole_docs} {'segment' if whole else 'whole-document'} ratings left out")
+            skipped.append(f"{path}: {whole_docs} {'segment ratings left out' if whole else WHOLE_DOCUMENTS_LEFT_OUT}")
     return _build(_appraise_hits(rows), skipped)
 
 

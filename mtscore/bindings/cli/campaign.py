@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ...analysis.errors import AnalysisInputError
 from ...engine.strict_numbers import parse_number
+from .analysis_output import counted
 from .analysis_output import emit as _emit
 from .analysis_output import write_output as _write
 from .parser import nonnegative_int, positive_int
@@ -147,7 +148,8 @@ def _build_docs(args: argparse.Namespace, outputs: dict[str, list[str]], refs: l
     _emit(doc_hits_jsonl(camp, args.src, args.trg, args.item), args.output)
     sizes = camp.hit_sizes()
     span = f"{min(sizes)}" if min(sizes) == max(sizes) else f"{min(sizes)}-{max(sizes)}"
-    print(f"mtscore: {camp.n_hits} document HITs of {span} items from {len(outputs)} systems x "
+    print(f"mtscore: {counted(camp.n_hits, 'document HIT')} of {span} items from "
+          f"{counted(len(outputs), 'system')} x "
           f"{len(set(docs))} documents ({len(refs)} segments)", file=sys.stderr)
     return 0
 
@@ -173,7 +175,8 @@ def _build(args: argparse.Namespace) -> int:
     if args.items:
         _write("--items", args.items, items_tsv(camp))
     _emit(text, args.output)
-    print(f"mtscore: {camp.n_hits} HITs of 100 items from {len(outputs)} systems x {len(refs)} segments",
+    print(f"mtscore: {counted(camp.n_hits, 'HIT')} of 100 items from {counted(len(outputs), 'system')} x "
+          f"{len(refs)} segments",
           file=sys.stderr)
     return 0
 

@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 from ...analysis.errors import AnalysisInputError
+from .analysis_output import counted
 from .analysis_output import emit as _emit
 from .parser import int_at_least, nonnegative_int, positive_float, positive_int
 
@@ -79,14 +80,15 @@ def add_parsers(hsub) -> None:
     t.add_argument("--output", "-o", help="write the summary to this file instead of stdout")
     e = hsub.add_parser("campaign-export", help="a served campaign's ratings as a Mechanical Turk batch result "
                                                 "CSV (for da-batches)",
-                        description="Write every annotator who rated all 100 items of their HIT as one assignment "
+                        description="Write every annotator who rated every item of their HIT as one assignment "
                                     "of a Mechanical Turk batch result file, the layout da-batches reads (a "
                                     "document-level campaign: every rating of each annotator who finished their "
                                     "HIT in Appraise's document layout, for da-batches --input-format appraise); "
                                     "annotators still rating are left out and counted on stderr.")
     e.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder")
     e.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db)")
-    e.add_argument("--batch-id", type=positive_int, default=1, help="BatchId written into the file (default 1)")
+    e.add_argument("--batch-id", type=positive_int, help="BatchId written into the file (default 1; --format mturk "
+                                                         "only: Appraise's layout has no such column)")
     e.add_argument("--format", choices=("auto", "mturk", "appraise"), default="auto",
                    help="mturk: a Mechanical Turk batch result file (100-item HITs); appraise: Appraise's "
                         "document-level score export, whole-document ratings included (da-batches "
@@ -145,7 +147,7 @@ def _serve(args: argparse.Namespace) -> int:
         _private_write(folder / "admin-password.txt", password + "\n")
         sizes = sorted({store.hit_size(h) for h in range(n)})
         span = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
-        print(f"mtscore: campaign created in {folder}: {n} HITs of {span} items, setting {store.setting()}",
+        print(f"mtscore: campaign created in {folder}: {counted(n, 'HIT')} of {span} items, setting {store.setting()}",
               file=sys.stderr)
     else:
         if args.setting and args.setting != store.setting():
@@ -177,10 +179,13 @@ def _export(args: argparse.Namespace) -> int:
     if fmt == "auto":
         fmt = "appraise" if any(it.is_document for it in store.all_items()) else "mturk"
     if fmt == "appraise":
+        if args.batch_id is not None:
+            raise AnalysisInputError(f"--batch-id: not used by the Appraise document layout (--format {args.format}"
+                                     f"{': a document-level campaign' if args.format == 'auto' else ''}); leave it out")
         text, n, incomplete = export_appraise(store)
         what = "annotator(s) with a complete HIT"
     else:
-        text, n, incomplete = export_csv(store, batch_id=args.batch_id)
+        text, n, incomplete = export_csv(store, batch_id=args.batch_id or 1)
         what = "complete assignment(s)"
     _emit(text, args.output)
     print(f"mtscore: {n} {what} written; {incomplete} annotator(s) still rating left out", file=sys.stderr)

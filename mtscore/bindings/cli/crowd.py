@@ -77,7 +77,7 @@ def add_parsers(hsub) -> None:
 
 
 def _pipeline(paths: list[str], args: argparse.Namespace, key):
-    from ...analysis.crowd.batches import read_appraise_export, read_mturk_batches
+    from ...analysis.crowd.batches import WHOLE_DOCUMENTS_LEFT_OUT, read_appraise_export, read_mturk_batches
     from ...analysis.crowd.scores import da_pipeline
 
     if args.input_format == "appraise":
@@ -86,6 +86,11 @@ def _pipeline(paths: list[str], args: argparse.Namespace, key):
         r = read_mturk_batches(paths, answer_column=args.answer_column, scale=args.scale,
                                items_per_hit=args.items_per_hit or None)
     for s in r.skipped:
+        if args.input_format == "appraise" and s.endswith(WHOLE_DOCUMENTS_LEFT_OUT):
+            # not lost: _whole_documents reads and scores them (the "whole-document scores" part)
+            print(f"mtscore: {s[:-len(WHOLE_DOCUMENTS_LEFT_OUT)]}whole-document ratings scored apart from the "
+                  "segments", file=sys.stderr)
+            continue
         print(f"mtscore: warning: {s}", file=sys.stderr)
     return da_pipeline(r, key, alpha=args.alpha, use_repeats=args.use_repeats,
                        drop_rejected=not args.keep_rejected, min_n=args.min_n, replicate_r=not args.no_r_quirks)
