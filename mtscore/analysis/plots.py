@@ -172,6 +172,28 @@ def pairwise_plot(decisions, metric: str, title: str = "", path: str | None = No
     return _finish(fig, path)
 
 
+def error_bins_plot(bins: dict[str, dict[str, np.ndarray]], title: str = "", path: str | None = None) -> bytes:
+    """Stacked bars per metric-delta bin (agree / Type I / Type II pairs), one panel per metric, from
+    :func:`mtscore.analysis.metaeval.system_pairs.error_bins` (metric -> its dict)."""
+    plt = require_matplotlib()
+    fig, axes = plt.subplots(1, len(bins), figsize=(4.2 * len(bins), 3.6), squeeze=False)
+    for ax, (metric, b) in zip(axes[0], bins.items()):
+        x = np.arange(len(b["labels"]))
+        bottom = np.zeros(len(x))
+        for key, colour, lab in (("agree", "tab:green", "agree"), ("type_I", "tab:red", "Type I"),
+                                 ("type_II", "tab:orange", "Type II")):
+            ax.bar(x, b[key], bottom=bottom, color=colour, label=lab)
+            bottom = bottom + b[key]
+        ax.set_xticks(x, [str(v) for v in b["labels"]])
+        ax.set_xlabel(f"{metric} difference (metric n.s.: NS)")
+        ax.set_ylabel("system pairs")
+        ax.set_title(metric)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    return _png(fig, path)
+
+
 def heatmap(mat, rows: Sequence[str], cols: Sequence[str], title: str = "", fmt: str = "{:.2g}",
             cmap: str = "viridis_r", path: str | None = None) -> bytes:
     """Annotated heat map (p-value matrices, agreement matrices)."""

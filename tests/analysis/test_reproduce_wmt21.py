@@ -39,13 +39,15 @@ def res(root):
 
 @pytest.fixture(scope="module")
 def out(root, tmp_path_factory):
+    pytest.importorskip("matplotlib", reason="the pairwise-decision figure needs matplotlib (the plot extra)")
     d = tmp_path_factory.mktemp("repro") / "wmt21-out"
     assert main(["reproduce", "wmt21", "--data", str(root), "--out", str(d)]) == 0
     return d
 
 
 def test_every_official_cell_reproduced(res):
-    assert [t.key for t in res.tables] == [f"ranking-{lp}" for lp in LPS] + ["wilcoxon"]
+    assert [t.key for t in res.tables] == [f"ranking-{lp}" for lp in LPS] + ["wilcoxon", "pairs", "pairs-lp"]
+    assert [f.key for f in res.figures] == ["fig-pairs"]
     for lp in LPS:
         t = res.table(f"ranking-{lp}")
         assert len(t.rows) == N_SYSTEMS[lp]
@@ -58,7 +60,7 @@ def test_every_official_cell_reproduced(res):
     # each difference is exactly the duplicated judgements the ratings file holds once
     for lp, n in DUPLICATED.items():
         assert sum(int(p) - v for (t, _, _), (v, p) in EXPECTED_DIFF.items() if t == f"ranking-{lp}") == n
-    assert len(res.compared) == 929
+    assert len(res.compared) == 940  # 929 + "all decisions equal" of the 11 pairs (the pairwise tables print none)
 
 
 def test_known_values(res):
@@ -79,6 +81,16 @@ def test_known_values(res):
     assert "segment scores" in (zh.cell(zh.rows[0], "N.ALL").reason or "")
     w = res.table("wilcoxon")
     assert all(w.cell(lp, "all p equal").reproduced == 1.0 for lp in LPS)
+    assert all(w.cell(lp, "all decisions equal").reproduced == 1.0 for lp in LPS)
+    # the pairwise decisions (tests/analysis/test_wmt21_pairs.py rebuilds ru-en's independently)
+    lpt = res.table("pairs-lp")
+    assert lpt.rows == ["cs-en", "de-en", "ha-en", "is-en", "ja-en", "ru-en", "zh-en"]
+    assert [lpt.cell("ru-en", c).reproduced for c in lpt.columns] == [45, 29, 18, 4, 17, 3]
+    pt = res.table("pairs")
+    assert [pt.cell("BLEU all", c).reproduced_text for c in pt.columns] == ["753", "382", "280", "91", "0.493"]
+    assert [pt.cell("chrF all", c).reproduced_text for c in pt.columns] == ["753", "388", "278", "87", "0.485"]
+    assert sum(pt.cell(r, "pairs").reproduced or 0 for r in pt.rows if r.startswith("BLEU ") and r != "BLEU all") == 753
+    assert sum(lpt.cell(lp, "pairs").reproduced or 0 for lp in lpt.rows) == 753
     assert w.cell("de-en", "significant pairs").printed == w.cell("de-en", "significant pairs").reproduced_text
     assert int(w.cell("de-en", "significant pairs").printed or 0) > 100
 
@@ -86,7 +98,8 @@ def test_known_values(res):
 def test_output_files(out):
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted([f"ranking-{lp}.{e}" for lp in LPS for e in ("csv", "md")]
-                           + ["wilcoxon.csv", "wilcoxon.md", "index.html"])
+                           + [f"{k}.{e}" for k in ("wilcoxon", "pairs", "pairs-lp") for e in ("csv", "md")]
+                           + ["fig-pairs.csv", "fig-pairs.png", "index.html"])
     with open(out / "ranking-de-en.csv", newline="", encoding="utf-8") as fh:
         rows = {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
     assert rows[("Borderline.4", "z")]["printed"] == "0.126"
@@ -96,17 +109,19 @@ def test_output_files(out):
     assert "3 differ" in md
     html = (out / "index.html").read_text(encoding="utf-8")
     assert html.count('class="diff"') == 4
-    assert html.count('class="same"') == 925
+    assert html.count('class="same"') == 936
+    assert "(ours on WMT21 data; Tangled" in html
+    assert "Fig. 3 used WMT19)" in html
     assert "duplicated judgement" in html
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     files = required_files(root)
-    assert len(files) == 45
+    assert len(files) == 63  # 45 + the 11 ad-DA-diff-wilcoxon-rs matrices + the 7 to-English references
     assert required_files(root / "wmt21-news-systems" / "humaneval") == files
     assert all(f.is_file() for f in files)
-    base = root / "wmt21-news-systems" / "humaneval"
-    gone = base / "newstest2021-toen" / "adwilcox-jaen.csv"
+    base = root / "wmt21-news-systems"
+    gone = base / "humaneval" / "newstest2021-toen" / "adwilcox-jaen.csv"
     missing = link_all_but(files, base, tmp_path / "data", gone)
     missing_file_fails(capsys, "wmt21", tmp_path / "data", missing, tmp_path / "o")
 
