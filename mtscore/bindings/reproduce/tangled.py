@@ -64,9 +64,10 @@ N_BOOT, SEED = 1000, 12345
 UNSUPPORTED = [
     ("Figure 3 (pairwise system decisions, metric vs human difference)",
      "needs every system's segment-level DA scores and translations of newstest2019; the release holds "
-     "system-level scores only"),
+     "system-level scores only; `mtscore reproduce wmt21` runs the same analysis on the WMT21 to-English data"),
     ("Section 5 Type I / Type II error counts over the 1,362 WMT19 system pairs",
-     "same: the human Wilcoxon test and the metric bootstrap / t-tests need segment-level data"),
+     "same: the human Wilcoxon test and the metric bootstrap / t-tests need segment-level data (see "
+     "`mtscore reproduce wmt21` for WMT21)"),
 ]
 
 
