@@ -46,7 +46,7 @@ from .degrade import METHODS, degradable, degrade_text, ngram_pool
 from .hits import FIRST_RID, HitItem, check_name
 
 __all__ = ["DOC_FORMAT", "DocCampaign", "DocItem", "build_doc_campaign", "doc_hits_jsonl", "document_ids",
-           "read_doc_hits"]
+           "is_doc_hits_file", "read_doc_hits"]
 
 DOC_FORMAT = "mtscore-doc-hits"
 PathLike = Union[str, Path]
@@ -250,21 +250,39 @@ _FIELDS: dict[str, Any] = {"hit": int, "position": int, "rid": int, "type": str,
                            "document": str, "is_document": bool, "text": str, "ref": str}
 
 
-def read_doc_hits(path: PathLike) -> DocCampaign:
+def _header(line: str) -> dict | None:
+    try:
+        head = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return head if isinstance(head, dict) and head.get("format") == DOC_FORMAT else None
+
+
+def is_doc_hits_file(path: PathLike) -> bool:
+    """Whether ``path`` starts with the header line of :func:`doc_hits_jsonl` (told by content,
+    whatever the file's name)."""
+    with open(path, "rb") as f:
+        first = f.readline(1 << 16)
+    try:
+        return _header(first.decode("utf-8-sig").strip()) is not None
+    except UnicodeDecodeError:
+        return False
+
+
+def read_doc_hits(path: PathLike, check_order: bool = True) -> DocCampaign:
     """The :class:`DocCampaign` of a file written by :func:`doc_hits_jsonl`. Checked: the header,
-    every field's type, positions 0, 1, ... in each HIT, HITs 0, 1, ... in order, unique ``rid``,
-    and that every unit ends with its document item; a break names the file and line."""
+    every field's type, unique ``rid``, and (``check_order``) positions 0, 1, ... in each HIT,
+    HITs 0, 1, ... in order and that every unit ends with its document item; a break names the
+    file and line. ``check_order=False`` reads the items as they are, in file order, for
+    :func:`~.doc_checks.check_doc_hits` to list every break of the HIT rules."""
     from ..data.tables import read_text
 
     path = Path(path)
     lines = read_text(path).splitlines()
     if not lines:
         raise AnalysisInputError(f"{path}: empty file, expected a document HIT file (build-hits --docs)")
-    try:
-        head = json.loads(lines[0])
-    except json.JSONDecodeError:
-        head = None
-    if not isinstance(head, dict) or head.get("format") != DOC_FORMAT:
+    head = _header(lines[0])
+    if head is None:
         raise AnalysisInputError(f"{path}: line 1: not a document HIT file (expected a header with "
                                  f"\"format\": \"{DOC_FORMAT}\"; write it with build-hits --docs)")
     items: list[DocItem] = []
@@ -289,24 +307,26 @@ def read_doc_hits(path: PathLike) -> DocCampaign:
             raise AnalysisInputError(f"{where}: field 'src' is {s!r}, expected a string or null")
         if rec["type"] not in _TYPES:
             raise AnalysisInputError(f"{where}: type {rec['type']!r}, expected one of {', '.join(_TYPES)}")
-        prev = items[-1] if items else None
-        want_hit = 0 if prev is None else prev.hit + (rec["hit"] != prev.hit)
-        want_pos = 0 if prev is None or rec["hit"] != prev.hit else prev.position + 1
-        if rec["hit"] != want_hit or rec["position"] != want_pos:
-            raise AnalysisInputError(f"{where}: HIT {rec['hit']} position {rec['position']}, expected HIT "
-                                     f"{want_hit} position {want_pos} (items in HIT and position order)")
         if rec["rid"] in rids:
             raise AnalysisInputError(f"{where}: rid {rec['rid']} again; item ids are unique")
         rids.add(rec["rid"])
-        unit = (rec["hit"], rec["type"], rec["system"], rec["document"])
-        if open_unit is not None and unit != open_unit:
-            raise AnalysisInputError(f"{where}: a new unit starts before the document item of {open_unit[2]} "
-                                     f"document {open_unit[3]}")
-        open_unit = None if rec["is_document"] else unit
+        if check_order:
+            prev = items[-1] if items else None
+            want_hit = 0 if prev is None else prev.hit + (rec["hit"] != prev.hit)
+            want_pos = 0 if prev is None or rec["hit"] != prev.hit else prev.position + 1
+            if rec["hit"] != want_hit or rec["position"] != want_pos:
+                raise AnalysisInputError(f"{where}: HIT {rec['hit']} position {rec['position']}, expected HIT "
+                                         f"{want_hit} position {want_pos} (items in HIT and position order)")
+            # a BAD_REF unit's segments that cannot be degraded are typed REPEAT: the type is no part of the unit
+            unit = (rec["hit"], rec["system"], rec["document"])
+            if open_unit is not None and unit != open_unit:
+                raise AnalysisInputError(f"{where}: a new unit starts before the document item of {open_unit[1]} "
+                                         f"document {open_unit[2]}")
+            open_unit = None if rec["is_document"] else unit
         items.append(DocItem(rec["hit"], rec["position"], rec["rid"], rec["type"], rec["system"], rec["segment"],
                              rec["document"], rec["is_document"], rec["text"], rec["ref"], s))
     if open_unit is not None:
-        raise AnalysisInputError(f"{path}: the file ends inside a unit ({open_unit[2]} document {open_unit[3]} "
+        raise AnalysisInputError(f"{path}: the file ends inside a unit ({open_unit[1]} document {open_unit[2]} "
                                  "has no document item)")
     if not items:
         raise AnalysisInputError(f"{path}: a header and no items")
