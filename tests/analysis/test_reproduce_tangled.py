@@ -25,7 +25,8 @@ from tests.browser_support import chromium_executable, open_local_page
 TABLE1_LPS = ["de-en", "gu-en", "kk-en", "lt-en", "ru-en", "zh-en"]
 TABLE2_LPS = ["en-de", "en-fi", "en-kk", "en-ru", "de-cs", "fr-de"]
 TABLES = ["table1", "table2", "appendix-to-en", "appendix-en-xx", "appendix-non-en"]
-FIGURES = ["fig1-topn", "fig1-rolling4", "fig1-rolling8", "fig2-subsets"]
+FIGURES = ["fig1-topn", "fig1-rolling4", "fig1-rolling8", "fig2-subsets",
+           "scatter-en-de", "scatter-en-kk", "scatter-gu-en", "scatter-zh-en"]
 
 
 @pytest.fixture(scope="module")
