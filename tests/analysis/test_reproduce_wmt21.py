@@ -23,6 +23,7 @@ EXPECTED_DIFF = {("ranking-de-en", "UF.15", "N.ALL"): (1251, "1270"),
                  ("ranking-de-en", "Online-B.11", "N.ALL"): (1212, "1236"),
                  ("ranking-de-en", "P3AI.18", "N.ALL"): (1182, "1212"),
                  ("ranking-is-en", "Online-A.5", "N.ALL"): (1112, "1113")}
+FIGURES = ["fig-pairs", "fig-pairwise-BLEU", "fig-pairwise-chrF", "fig-agreement"]
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +47,9 @@ def out(root, tmp_path_factory):
 
 
 def test_every_official_cell_reproduced(res):
-    assert [t.key for t in res.tables] == [f"ranking-{lp}" for lp in LPS] + ["wilcoxon", "pairs", "pairs-lp"]
-    assert [f.key for f in res.figures] == ["fig-pairs"]
+    assert [t.key for t in res.tables] == [f"ranking-{lp}" for lp in LPS] + ["wilcoxon", "pairs", "pairs-lp",
+                                                                             "agreement"]
+    assert [f.key for f in res.figures] == FIGURES
     for lp in LPS:
         t = res.table(f"ranking-{lp}")
         assert len(t.rows) == N_SYSTEMS[lp]
@@ -98,8 +100,8 @@ def test_known_values(res):
 def test_output_files(out):
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted([f"ranking-{lp}.{e}" for lp in LPS for e in ("csv", "md")]
-                           + [f"{k}.{e}" for k in ("wilcoxon", "pairs", "pairs-lp") for e in ("csv", "md")]
-                           + ["fig-pairs.csv", "fig-pairs.png", "index.html"])
+                           + [f"{k}.{e}" for k in ("wilcoxon", "pairs", "pairs-lp", "agreement") for e in ("csv", "md")]
+                           + [f"{f}.{e}" for f in FIGURES for e in ("csv", "png")] + ["index.html"])
     with open(out / "ranking-de-en.csv", newline="", encoding="utf-8") as fh:
         rows = {(r["row"], r["column"]): r for r in csv.DictReader(fh)}
     assert rows[("Borderline.4", "z")]["printed"] == "0.126"
@@ -113,6 +115,32 @@ def test_output_files(out):
     assert "(ours on WMT21 data; Tangled" in html
     assert "Fig. 3 used WMT19)" in html
     assert "duplicated judgement" in html
+
+
+def test_agreement_matrix_rebuilt_from_the_decision_rows(res):
+    """Cell (A, B) = pairs where A errs and B is right, counted from the per-pair CSV rows of the two
+    scatter figures; diagonal = A's Type I + Type II of the pooled ``pairs`` table."""
+    errs = {}
+    for m in ("BLEU", "chrF"):
+        f = res.figure(f"fig-pairwise-{m}")
+        assert f.head == ["lp", "sys_a", "sys_b", "metric_delta", "human_delta", "human", "metric_sig", "error"]
+        assert len(f.points) == 753
+        errs[m] = {(row[0], *sorted(row[1:3])): row[-1] != "" for row in f.points}
+        assert len(errs[m]) == 753  # no pair twice once keyed by language pair
+        assert {row[-1] for row in f.points} == {"", "I", "II"}
+        assert all((row[-1] == "II") == (row[6] == "false" and row[5] != 0) for row in f.points)
+    assert errs["BLEU"].keys() == errs["chrF"].keys()
+    table, pairs = res.table("agreement"), res.table("pairs")
+    for a in ("BLEU", "chrF"):
+        for b in ("BLEU", "chrF"):
+            want = (sum(errs[a].values()) if a == b else
+                    sum(e and not errs[b][k] for k, e in errs[a].items()))
+            assert table.cell(a, b).reproduced == want, (a, b)
+        total = pairs.cell(f"{a} all", "Type I").reproduced + pairs.cell(f"{a} all", "Type II").reproduced
+        assert table.cell(a, a).reproduced == total
+    assert [[table.cell(a, b).reproduced for b in ("BLEU", "chrF")] for a in ("BLEU", "chrF")] == [[371, 60],
+                                                                                                  [54, 365]]
+    assert res.figure("fig-agreement").points == [["BLEU", 371, 60], ["chrF", 54, 365]]
 
 
 def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):

@@ -19,7 +19,8 @@ official ``adwilcox-<lp>.csv`` matrix (non-0.12 entries), whether every p-value 
 every decision of both directions (p < 0.05 / 0.01 / 0.001) equals the stars of the official
 ``ad-DA-diff-wilcoxon-rs-<lp>.csv``; and, for the newstest2021 to-English pairs, the pairwise
 metric-vs-human decisions with their Type I / II errors (:mod:`.wmt21_pairs`: ``pairs``,
-``pairs-lp`` and the figure ``fig-pairs``).
+``pairs-lp``, ``agreement`` and the figures ``fig-pairs``, ``fig-pairwise-BLEU``, ``fig-pairwise-chrF``,
+``fig-agreement``).
 
 The to-English pairs and the Facebook pairs start from the individual standardised ratings
 (``ad-<xxyy>-good-stnd.csv``); zh-en, whose ratings file (>= 4 MiB) the snapshot lacks, from
@@ -207,8 +208,10 @@ def reproduce_wmt21(data: str | Path) -> Reproduction:
                         "when every entry agrees to 1e-10 relative; 'all decisions equal' = 1 when every ordered "
                         "pair, both directions, has the stars of ad-DA-diff-wilcoxon-rs-<lp>.csv (p < 0.05 / "
                         "0.01 / 0.001; a lower-ranked system can win, e.g. de-en happypoet.8 over Watermelon.13)."))
-    pair_tables, fig = pairs.pairs_tables({lp: decisions[lp] for lp in pairs.LPS})
-    return Reproduction(tables + pair_tables, [fig], list(UNSUPPORTED), PAPER, SOURCE)
+    ordered = {lp: decisions[lp] for lp in pairs.LPS}
+    pair_tables, fig = pairs.pairs_tables(ordered)
+    agreement, more = pairs.decision_figures(ordered)
+    return Reproduction(tables + pair_tables + [agreement], [fig, *more], list(UNSUPPORTED), PAPER, SOURCE)
 
 
 def write_wmt21(res: Reproduction, out: str | Path) -> Path:

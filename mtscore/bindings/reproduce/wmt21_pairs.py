@@ -17,7 +17,8 @@ For every pair of MT systems of a language pair (the human translation ``HUMAN.0
   significant (the thesis' labels; Tangled Sec. 5's text swaps them).
 
 :func:`lp_decisions` computes one language pair, :func:`pairs_tables` the pooled tables and the
-figure. :func:`read_diff_stars` reads the release's ``ad-DA-diff-wilcoxon-rs`` matrices, whose
+figure, :func:`decision_figures` the per-pair scatter (Tangled Fig. 3 style) and the
+agreement matrix between the metrics (Tangled Fig. 5 / thesis Fig. 6.12). :func:`read_diff_stars` reads the release's ``ad-DA-diff-wilcoxon-rs`` matrices, whose
 stars mark the significant human decisions in both directions.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 from ...analysis.errors import AnalysisInputError
 from ...analysis.metaeval.system_pairs import (
     DEFAULT_BINS,
+    agreement_matrix,
     error_bins,
     metric_score_fn,
     paired_bootstrap_all,
@@ -36,7 +38,8 @@ from ...analysis.metaeval.system_pairs import (
 )
 from .model import Cell, Figure, Table
 
-__all__ = ["LPS", "METRICS", "N_RESAMPLES", "SEED", "lp_decisions", "mt_systems", "output_name", "pairs_tables",
+__all__ = ["LPS", "METRICS", "N_RESAMPLES", "SEED", "decision_figures", "lp_decisions", "mt_systems", "output_name",
+           "pairs_tables",
            "read_diff_stars", "reference_file", "required_files"]
 
 #: the newstest2021 to-English pairs with segment DA, outputs and references in the release
@@ -188,3 +191,70 @@ def _draw(f: Figure) -> bytes:
     from ...analysis import plots
 
     return plots.error_bins_plot(f.data, title=f.title)
+
+
+#: per-pair decision rows written beside each scatter figure
+DECISION_HEAD = ["lp", "sys_a", "sys_b", "metric_delta", "human_delta", "human", "metric_sig", "error"]
+
+
+def _pooled(decisions: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The language pairs' decisions in one table, systems named ``<lp>:<system>`` (a system name can
+    recur across language pairs) and the language pair in ``lp``."""
+    parts = []
+    for lp, d in decisions.items():
+        n = len(d["metric"])
+        parts.append({**d, "lp": np.array([lp] * n, dtype=object),
+                      "sys_a": np.array([f"{lp}:{x}" for x in d["sys_a"]], dtype=object),
+                      "sys_b": np.array([f"{lp}:{x}" for x in d["sys_b"]], dtype=object)})
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def decision_figures(decisions: dict[str, dict[str, np.ndarray]]) -> tuple[Table, list[Figure]]:
+    """The agreement matrix table (Tangled Fig. 5 / Mathur 2021 Fig. 6.12: cell (A, B) = system
+    pairs where metric A errs and B is right, diagonal = A's Type I + Type II errors, pooled over
+    the language pairs) and the figures: per metric the scatter of human vs metric difference per
+    pair coloured by the human outcome (CSV: one row per pair, :data:`DECISION_HEAD`), and the
+    matrix as a heat map. ``decisions``: lp -> :func:`lp_decisions`."""
+    pooled = _pooled(decisions)
+    names, A = agreement_matrix(pooled, METRICS)
+    cells = {(a, b): Cell("agreement", a, b, float(A[i, j]), default_digits=0)
+             for i, a in enumerate(names) for j, b in enumerate(names)}
+    table = Table("agreement", "Agreement matrix between metrics (ours on WMT21 data; after Tangled Fig. 5)",
+                  list(names), list(names), cells,
+                  "Row A, column B: system pairs where A errs (Type I or II) and B is right; diagonal: A's "
+                  "errors. Pooled over the 7 newstest2021 to-English pairs; decisions as in the pooled "
+                  "table (TER, in Tangled's Fig. 5, is not run: its statistics would add minutes).")
+    figs = []
+    for m in METRICS:
+        sel = pooled["metric"] == m
+        d = {k: v[sel] for k, v in pooled.items()}
+        pts = [[d["lp"][i], str(d["sys_a"][i]).split(":", 1)[1], str(d["sys_b"][i]).split(":", 1)[1],
+                float(d["metric_delta"][i]), float(d["human_delta"][i]), int(d["human"][i]),
+                "true" if d["metric_sig"][i] else "false", str(d["error"][i])] for i in range(int(sel.sum()))]
+        figs.append(Figure(f"fig-pairwise-{m}", f"{m} vs human difference per system pair, WMT21 to-English "
+                           "(ours on WMT21 data; after Tangled Fig. 3)", {"metric": m, "decisions": d},
+                           "decisions: the pooled per-pair arrays of lp_decisions (pairs oriented so the metric "
+                           "difference is >= 0); x = human difference (mean segment z), y = metric difference; "
+                           "colour = human outcome: cyan n.s., red significantly worse, green significantly "
+                           "better; hollow = metric n.s. " + NOTE, list(DECISION_HEAD), pts, _draw_pairwise))
+    figs.append(Figure("fig-agreement", "Agreement matrix between metrics, WMT21 to-English (ours on WMT21 data; "
+                       "after Tangled Fig. 5)", {"metrics": list(names), "matrix": A},
+                       "matrix (m, m) int64: row A, column B = pairs where A errs and B is right; diagonal = "
+                       "A's errors.", ["metric", *names], [[a, *map(int, A[i])] for i, a in enumerate(names)],
+                       _draw_agreement))
+    return table, figs
+
+
+def _draw_pairwise(f: Figure) -> bytes:
+    from ...analysis import plots
+
+    m = f.data["metric"]
+    return plots.pairwise_plot(f.data["decisions"], m, title=f"{m}: decisions per system pair, WMT21 to-English\n"
+                               "(ours on WMT21 data; after Tangled Fig. 3)")
+
+
+def _draw_agreement(f: Figure) -> bytes:
+    from ...analysis.plots_meta import agreement_plot
+
+    return agreement_plot(f.data["matrix"], f.data["metrics"], title="Agreement matrix, WMT21 to-English\n"
+                          "(ours on WMT21 data; after Tangled Fig. 5)")
