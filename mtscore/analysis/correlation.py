@@ -266,7 +266,7 @@ def bootstrap_ci(human, metrics, method: str = "pearson", n_resamples: int = 100
         lo = np.percentile(samples, 100 * alpha / 2, axis=0)
         hi = np.percentile(samples, 100 * (1 - alpha / 2), axis=0)
     if scalar:
-        res = (float(point), float(lo[0]), float(hi[0]))
+        res = (float(point[0]), float(lo[0]), float(hi[0]))
         return (*res, samples[:, 0]) if return_samples else res
     return (point, lo, hi, samples) if return_samples else (point, lo, hi)
 

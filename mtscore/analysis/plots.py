@@ -22,11 +22,13 @@ __all__ = [
     "pairwise_plot",
     "rating_ranges_plot",
     "require_matplotlib",
+    "residual_plot",
     "rolling_plot",
     "scatter_fit",
     "sequence_bins_plot",
     "significance_curve_plot",
     "subset_boxplot",
+    "sweep_plot",
     "topn_plot",
     "worker_heatmap",
     "worker_means_plot",
@@ -168,6 +170,28 @@ def pairwise_plot(decisions, metric: str, title: str = "", path: str | None = No
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3)
     return _finish(fig, path)
+
+
+def error_bins_plot(bins: dict[str, dict[str, np.ndarray]], title: str = "", path: str | None = None) -> bytes:
+    """Stacked bars per metric-delta bin (agree / Type I / Type II pairs), one panel per metric, from
+    :func:`mtscore.analysis.metaeval.system_pairs.error_bins` (metric -> its dict)."""
+    plt = require_matplotlib()
+    fig, axes = plt.subplots(1, len(bins), figsize=(4.2 * len(bins), 3.6), squeeze=False)
+    for ax, (metric, b) in zip(axes[0], bins.items()):
+        x = np.arange(len(b["labels"]))
+        bottom = np.zeros(len(x))
+        for key, colour, lab in (("agree", "tab:green", "agree"), ("type_I", "tab:red", "Type I"),
+                                 ("type_II", "tab:orange", "Type II")):
+            ax.bar(x, b[key], bottom=bottom, color=colour, label=lab)
+            bottom = bottom + b[key]
+        ax.set_xticks(x, [str(v) for v in b["labels"]])
+        ax.set_xlabel(f"{metric} difference (metric n.s.: NS)")
+        ax.set_ylabel("system pairs")
+        ax.set_title(metric)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    return _png(fig, path)
 
 
 def heatmap(mat, rows: Sequence[str], cols: Sequence[str], title: str = "", fmt: str = "{:.2g}",
@@ -424,4 +448,51 @@ def interval_plot(points: Sequence[tuple[str, str, float, float, float]], title:
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
+    return _finish(fig, path)
+
+
+def sweep_plot(sweep, title: str = "", path: str | None = None) -> bytes:
+    """Mathur 2021 §3.5 sweeps: each method's mean Pearson r with the truth (y) against the swept
+    value (x: workers per item, random workers, or workers kept, the last decreasing), a band of
+    +-1 SD over the repeats. ``sweep``: :class:`mtscore.analysis.human.rater_eval.Sweep`."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    m, sd = sweep.mean(), sweep.sd()
+    x = np.asarray(sweep.x, dtype=np.float64)
+    for i, name in enumerate(sweep.methods):
+        ax.plot(x, m[i], marker="o", ms=3, lw=1.2, color=f"C{i}", label=name)
+        if sweep.r.shape[2] > 1:
+            ax.fill_between(x, m[i] - sd[i], m[i] + sd[i], color=f"C{i}", alpha=0.15, lw=0)
+    if sweep.x_name == "workers kept":
+        ax.invert_xaxis()
+    ax.set_xlabel(sweep.x_name)
+    ax.set_ylabel("Pearson r with the ground truth")
+    ax.set_title(title or f"r against {sweep.x_name}")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return _finish(fig, path)
+
+
+def residual_plot(residuals, judgement_worker, workers: Sequence[int], title: str = "",
+                  path: str | None = None) -> bytes:
+    """Mathur 2021 §3.5.2 residual diagnostics: per worker in ``workers`` (one column each) a
+    histogram of its errors (top) and their normal QQ plot with the line mean + sd * q (bottom).
+    ``residuals``: :class:`mtscore.analysis.human.rater_eval.WorkerResiduals`;
+    ``judgement_worker`` (N,) the judgements' worker codes."""
+    from .human.rater_eval import normal_qq
+
+    plt = require_matplotlib()
+    fig, axes = plt.subplots(2, len(workers), figsize=(2.6 * len(workers) + 0.6, 5.0), squeeze=False)
+    for c, w in enumerate(workers):
+        e = residuals.of(w, judgement_worker)
+        k = residuals.worker.tolist().index(w)
+        axes[0, c].hist(e, bins=20, color="C0", alpha=0.8)
+        axes[0, c].set_title(f"worker {w}: mean {residuals.mean[k]:.2f}, sd {residuals.sd[k]:.2f}", fontsize=8)
+        q, v = normal_qq(e)
+        axes[1, c].plot(q, v, "o", ms=2, color="C0")
+        axes[1, c].plot(q, residuals.mean[k] + residuals.sd[k] * q, color="C3", lw=1)
+        axes[1, c].set_xlabel("normal quantile")
+    axes[0, 0].set_ylabel("judgements")
+    axes[1, 0].set_ylabel("error (z - estimate)")
+    fig.suptitle(title or "workers' errors against the estimate")
     return _finish(fig, path)

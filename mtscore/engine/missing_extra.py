@@ -35,7 +35,8 @@ EXTRA_REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "ray": ("ray[data]>=2.40", "aiohttp"),
     "meteor": ("PyStemmer>=3.0,<4",),
     "metaeval": ("numba>=0.59",),
-    "campaign": ("starlette>=0.37", "uvicorn>=0.30", "sqlalchemy>=2.0", "python-multipart>=0.0.9"),
+    "campaign": ("starlette>=0.37", "uvicorn>=0.30", "sqlalchemy>=2.0", "python-multipart>=0.0.9", "httptools>=0.6",
+                 'uvloop>=0.19; sys_platform != "win32" and platform_python_implementation == "CPython"'),
 }
 
 # `extra == "ray"` in a metadata marker (setuptools writes double quotes; either is valid)
@@ -90,8 +91,21 @@ def _from_metadata(extra: str) -> Optional[list[str]]:
         rest = marker[:m.start()] + marker[m.end():]
         rest = re.sub(r"^\s*and\b|\band\s*$", "", rest.strip()).strip()
         rest = re.sub(r"\(\s*\)", "", rest).strip()
+        rest = _unwrap(rest)  # setuptools writes "(marker) and extra == ..."
         found.append(_tidy(requirement) + (f"; {rest}" if rest else ""))
     return found or None
+
+
+def _unwrap(marker: str) -> str:
+    """``marker`` without one pair of parentheses around the whole of it."""
+    if not (marker.startswith("(") and marker.endswith(")")):
+        return marker
+    depth = 0
+    for k, c in enumerate(marker):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and k < len(marker) - 1:
+            return marker  # "(a) and (b)": the first pair closes before the end
+    return marker[1:-1].strip()
 
 
 def _shell_word(requirement: str) -> str:

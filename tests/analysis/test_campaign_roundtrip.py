@@ -249,6 +249,13 @@ def test_cli_build_then_simulate_reads_back(tmp_path, capsys):
                       "--trg", "de", "--seed", "4", "-o", str(hits), "--items", str(items))
     assert rc == 0
     assert "2 HITs of 100 items from 2 systems x 60 segments" in err
+    # 70 outputs of 1 system: one HIT, said in the singular
+    (tmp_path / "A70").write_text("".join(f"a says {i} x\n" for i in range(70)), encoding="utf-8")
+    (tmp_path / "ref70").write_text("\n".join(f"the ref of line {i} r r" for i in range(70)) + "\n", encoding="utf-8")
+    rc, err, _ = _run(capsys, "build-hits", "--system", f"A={tmp_path / 'A70'}", "--reference", str(tmp_path / "ref70"),
+                      "--src", "en", "--trg", "de", "--seed", "4", "-o", str(tmp_path / "one-hit.csv"))
+    assert rc == 0, err
+    assert "mtscore: 1 HIT of 100 items from 1 system x 70 segments" in err
     first = hits.read_bytes()
     rc, _, _ = _run(capsys, "build-hits", *args, "--reference", str(tmp_path / "ref"), "--src", "en",
                     "--trg", "de", "--seed", "4", "-o", str(hits))

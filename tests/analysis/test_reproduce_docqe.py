@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import re
 import shutil
-import time
 
 import numpy as np
 import pytest
@@ -32,9 +31,7 @@ def res(root):
 def out(root, tmp_path_factory):
     pytest.importorskip("matplotlib", reason="figures need matplotlib (the plot extra)")
     d = tmp_path_factory.mktemp("repro") / "docqe-out"
-    t0 = time.perf_counter()
     assert main(["reproduce", "docqe", "--data", str(root), "--out", str(d)]) == 0
-    assert time.perf_counter() - t0 < 60
     return d
 
 

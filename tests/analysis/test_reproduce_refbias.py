@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import re
-import time
 
 import numpy as np
 import pytest
@@ -36,9 +35,7 @@ def res(root):
 def out(root, tmp_path_factory):
     pytest.importorskip("matplotlib", reason="figures need matplotlib (the plot extra)")
     d = tmp_path_factory.mktemp("repro") / "refbias-out"
-    t0 = time.perf_counter()
     assert main(["reproduce", "refbias", "--data", str(root), "--out", str(d)]) == 0
-    assert time.perf_counter() - t0 < 60
     return d
 
 

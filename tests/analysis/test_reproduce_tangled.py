@@ -7,7 +7,6 @@ import csv
 import math
 import os
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +20,13 @@ from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce import reproduce_tangled, required_files
 from mtscore.bindings.reproduce.tangled import MAIN_METRICS
 from mtscore.bindings.reproduce.tangled_printed import PRINTED
+from tests.browser_support import chromium_executable, open_local_page
 
 TABLE1_LPS = ["de-en", "gu-en", "kk-en", "lt-en", "ru-en", "zh-en"]
 TABLE2_LPS = ["en-de", "en-fi", "en-kk", "en-ru", "de-cs", "fr-de"]
 TABLES = ["table1", "table2", "appendix-to-en", "appendix-en-xx", "appendix-non-en"]
-FIGURES = ["fig1-topn", "fig1-rolling4", "fig1-rolling8", "fig2-subsets"]
+FIGURES = ["fig1-topn", "fig1-rolling4", "fig1-rolling8", "fig2-subsets",
+           "scatter-en-de", "scatter-en-kk", "scatter-gu-en", "scatter-zh-en"]
 
 
 @pytest.fixture(scope="module")
@@ -250,29 +251,12 @@ def test_help_says_which_files(capsys):
 
 def test_index_html_in_chromium(out):
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
-    exe = os.environ.get("MTSCORE_CHROMIUM") or next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    if exe is None:
-        pytest.skip("no Chromium found (apt-get install chromium, or set MTSCORE_CHROMIUM)")
+    exe = chromium_executable()
     path = Path(out / "index.html")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe)
         try:
-            page = b.new_page()
-            errors: list[str] = []
-            requests: list[str] = []
-            page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-            page.on("pageerror", lambda e: errors.append(str(e)))
-
-            def route(r):
-                requests.append(r.request.url)
-                if r.request.url == path.as_uri():
-                    r.continue_()
-                else:
-                    r.abort()
-
-            page.route("**/*", route)
-            page.goto(path.as_uri(), wait_until="load")
+            _, page, log = open_local_page(b, path)
             for t in TABLES:
                 assert page.locator(f"table#tab-{t}").is_visible(), t
             for f in FIGURES:
@@ -282,7 +266,7 @@ def test_index_html_in_chromium(out):
             assert page.locator("section#unsupported").is_visible()
             assert page.locator("td.same").count() == 96
             assert page.locator("td.diff").count() == 0
-            assert errors == []
-            assert [u for u in requests if u != path.as_uri()] == []
+            assert log["errors"] == []
+            assert log["requests"] == [path.as_uri()]
         finally:
             b.close()

@@ -6,8 +6,9 @@ One CLI run (about 20 s of CPU) feeds every test: the cells are read back from t
 from __future__ import annotations
 
 import csv
-import os
+from collections import Counter
 
+import numpy as np
 import pytest
 from conftest import require
 
@@ -16,8 +17,10 @@ from mtscore.analysis.data import read_cor
 from mtscore.analysis.data.released import wmt20_outliers, wmt20_sys_level
 from mtscore.bindings.cli.main import main
 from mtscore.bindings.reproduce.wmt20 import SEG_LPS, SEG_METRICS, SEG_SUBMISSIONS, SYS_KEYS, required_files
+from mtscore.bindings.reproduce.wmt20_doc import DOC_LPS, doc_pairs
+from tests.reproduce_support import link_all_but, missing_file_fails
 
-TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "doc-darr"]
+TABLES = ["sys-pearson-all", "sys-pearson-excl", "sys-kendall-all", "sys-winners", "sys-williams", "seg-darr", "seg-darr-ci", "doc-darr"]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,7 @@ def test_every_official_cell_reproduced(cells):
     # every metric of every one of the 30 LP / reference-set keys (the existing golden test's 872)
     # sys-pearson-all: the 552 values of the findings' LaTeX tables (19 newstest2020 keys, 3 decimals)
     assert {t: len(v) for t, v in compared.items()} == {
-        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208, "doc-darr": 808}
+        "sys-pearson-all": 552, "sys-pearson-excl": 872, "sys-kendall-all": 872, "sys-winners": 872, "sys-williams": 98, "seg-darr": 208, "seg-darr-ci": 0, "doc-darr": 808}
     assert len(SYS_KEYS) == 30
     # DARR: chrF and TER on all 18 pairs, 10 submissions on the pairs they cover, all / without outliers
     assert len(compared["seg-darr"]) == len(SEG_LPS) * len(SEG_METRICS) * 2 + 136
@@ -56,11 +59,7 @@ def test_every_official_cell_reproduced(cells):
     # twin metrics (identical scores) make the Williams statistic 0/0: the official R code printed NaN
     # (neither twin wins) everywhere except esim / paresim-1 on eniu_full, where rounding noise gave
     # a non-significant p (0.12) and both stayed winners; the reproduction treats all twins alike
-    # document level: en-cs alone, where the release's document pairs are not rebuilt (1449 vs 1442)
-    doc = [d for d in differing if d[0] == "doc-darr"]
-    assert len(doc) == 49
-    assert all(col.startswith("en-cs ") for _, _, col in doc)
-    differing = [d for d in differing if d[0] != "doc-darr"]
+    # document level: every cell, en-cs included (its N = 1 document score takes part in no pair)
     assert differing == [("sys-winners", "esim", "eniu_full"), ("sys-winners", "paresim-1", "eniu_full")]
     for _, row, col in differing:
         assert (cells["sys-winners"][(row, col)]["reproduced_rounded"], cells["sys-winners"][(row, col)]["printed"]) \
@@ -121,11 +120,42 @@ def test_known_values(root, cells):
         == ("0.5967", "0.5967")
     assert (dd[("chrF", "de-en -out")]["printed"], dd[("chrF", "de-en -out")]["reproduced_rounded"]) \
         == ("0.00202", "0.00202")
+    # en-cs over the official 1442 / 572 document pairs (Online-B.1589's N = 1 document left out)
+    assert (dd[("chrF", "en-cs all")]["printed"], dd[("chrF", "en-cs all")]["reproduced_rounded"]) \
+        == ("0.6879", "0.6879")
+    assert (dd[("chrF", "en-cs -out")]["printed"], dd[("chrF", "en-cs -out")]["reproduced_rounded"]) \
+        == ("0.2902", "0.2902")
     wi = cells["sys-winners"]
     assert wi[("HUMAN_RAW", "deen")]["reproduced_rounded"] == "1"
     assert sum(r["reproduced_rounded"] == "1" for r in wi.values()) > 100
     # a metric without scores for a key: no value, a reason
     assert any(r["reproduced"] == "" and r["reason"].startswith("no ") for r in pe.values())
+
+
+def test_doc_pairs_are_the_official_pairs(root):
+    """Every language pair's document pairs equal, as a multiset of (document, better, worse), the
+    official ``doclevel_*/RR-newstest2020-<lp>-seg-nohy-agree.csv`` rows; en-cs only because its one
+    document score over a single rated segment (Online-B.1589, thesun.co.uk.27377, N = 1 of 26) is
+    left out, as the task's DA2RR/seglevel-ken-rr.py skips 'nannot < 2' rows (1449 -> 1442 pairs)."""
+    w = root / "wmt20-metrics"
+    require(w / "results" / "output" / "doclevel_allsys" / "RR-newstest2020-encs-seg-nohy-agree.csv")
+    for lp in DOC_LPS:
+        with open(w / "manual-evaluation" / "DA" / f"metrics-ad-doc-scores-{lp}.csv", encoding="utf-8") as fh:
+            rows = [ln.split() for ln in fh][1:]
+        sy, doc = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+        raw, n = np.array([float(r[2]) for r in rows]), np.array([float(r[4]) for r in rows])
+        for sub, excl in (("allsys", []), ("excloutl", wmt20_outliers(w, lp))):
+            b, wo = doc_pairs(sy, doc, raw, n, excl)
+            ours = Counter(zip(doc[b].tolist(), sy[b].tolist(), sy[wo].tolist()))
+            agree = w / "results" / "output" / f"doclevel_{sub}" / f"RR-newstest2020-{lp.replace('-', '')}-seg-nohy-agree.csv"
+            with open(agree, encoding="utf-8") as fh:
+                official = Counter(tuple(ln.split()[:3]) for ln in list(fh)[1:])
+            assert ours == official, (lp, sub)
+            if lp == "en-cs":
+                assert len(b) == {"allsys": 1442, "excloutl": 572}[sub]
+                # without the N >= 2 rule: 7 more pairs (6 without outliers), all with that row
+                b2, _ = doc_pairs(sy, doc, raw, np.full(n.shape, 26.0), excl)
+                assert len(b2) - len(b) == {"allsys": 7, "excloutl": 6}[sub]
 
 
 def test_output_files(out):
@@ -134,8 +164,9 @@ def test_output_files(out):
     assert "2 differ" in (out / "sys-winners.md").read_text(encoding="utf-8")
     assert "0 differ" in (out / "seg-darr.md").read_text(encoding="utf-8")
     html = (out / "index.html").read_text(encoding="utf-8")
-    assert html.count('class="diff"') == 2 + 49
-    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 + 808 - 2 - 49
+    assert html.count('class="diff"') == 2
+    assert html.count('class="same"') == 552 + 3 * 872 + 98 + 208 + 808 - 2
+    assert "0 differ" in (out / "doc-darr.md").read_text(encoding="utf-8")
     assert "outlier-systems-dict.json" in html
     assert "Twin metrics" in html
 
@@ -147,18 +178,8 @@ def test_missing_file_exit_1_nothing_written(root, tmp_path, capsys):
     assert all(f.is_file() for f in files)
     base = root / "wmt20-metrics"
     gone = base / "results" / "output" / "seglevel_excloutl" / "RR-newstest2020-kmen-seg-nohy-cor.csv"
-    for f in files:
-        if f != gone:
-            dst = tmp_path / "data" / f.relative_to(base)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(f, dst)
-    dest = tmp_path / "o" / "out"
-    assert main(["reproduce", "wmt20", "--data", str(tmp_path / "data"), "--out", str(dest)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert err.startswith("mtscore reproduce: error: missing data file ")
-    assert str(tmp_path / "data" / gone.relative_to(base)) in err
-    assert not (tmp_path / "o").exists()
+    missing = link_all_but(files, base, tmp_path / "data", gone)
+    missing_file_fails(capsys, "wmt20", tmp_path / "data", missing, tmp_path / "o")
 
 
 def test_help_lists_wmt20(capsys):
@@ -167,3 +188,27 @@ def test_help_lists_wmt20(capsys):
     text = capsys.readouterr().out
     assert "wmt20:" in text
     assert "wmt20-metrics" in text
+
+
+def test_segment_intervals_are_ours_and_hold_the_tau(out, cells):
+    """seg-darr-ci: a 95% pair-bootstrap interval for every reproduced DARR tau, compared with nothing
+    (the paper prints none); its tau is the seg-darr cell, the interval holds it and has the
+    closed-form binomial width 2 * 1.96 * 2 sqrt(c (1 - c) / P), c the concordant share."""
+    ci, darr = cells["seg-darr-ci"], cells["seg-darr"]
+    rows = sorted({k[0] for k in ci})
+    reproduced = sorted(f"{m} {col}" for (m, col), r in darr.items() if r["reproduced"])
+    assert rows == reproduced
+    assert len(rows) == 208
+    assert all(r["printed"] == "" and r["matches"] == "" and r["reason"] == "ours; the paper prints none"
+               for r in ci.values())
+    for row in rows:
+        m, lp, tag = row.split(" ")
+        tau, lo, hi, n = (float(ci[(row, c)]["reproduced"]) for c in ("tau", "low", "high", "pairs"))
+        assert tau == float(darr[(m, f"{lp} {tag}")]["reproduced"]), row
+        assert lo < tau < hi, row
+        c = (tau + 1) / 2
+        assert (hi - lo) / 2 == pytest.approx(1.96 * 2 * (c * (1 - c) / n) ** 0.5, rel=0.12), row
+    assert [ci[(f"chrF de-en {t}", "pairs")]["reproduced_rounded"] for t in ("all", "-out")] == ["16584", "6185"]
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert ("95% bootstrap interval of the DARR tau over resampled pairs, narrower than over resampled segments "
+            "(ours; the paper prints none)") in html

@@ -2,7 +2,9 @@
 tests/bindings/test_campaign_load.py and bench/bench_campaign_load.py.
 
 A real ``mtscore human serve`` (uvicorn) in a subprocess on a free 127.0.0.1 port over a SQLite
-campaign; ``clients`` simulated annotators (one thread and one httpx connection each), each
+campaign; ``clients`` simulated annotators (one thread and one keep-alive HTTP/1.1 connection each:
+the standard library's ``http.client``, a third of httpx's CPU per request, which matters when
+the clients share the machine with the server), each
 following its own links: GET the item, parse the form's hidden fields, POST a score, follow the
 303 to the next item, and on the end-of-HIT page go on with its next link. Every acknowledged
 rating (303 after the POST) and every response latency is recorded. A POST whose answer was lost
@@ -12,15 +14,19 @@ replay of the stored one) or 409 (refused); it is never counted twice.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import math
 import os
+import random
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,6 +110,54 @@ def kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
+class Lost(Exception):
+    """The request got no answer (refused, reset, closed, timed out)."""
+
+
+class Connection:
+    """One client's keep-alive HTTP/1.1 connection to ``base[0]`` (``http://host:port``, read on
+    every request: a restart may change it). A connection the server closed while idle is
+    replaced before the request is sent (as urllib3/httpx do), so :class:`Lost` means the request
+    went out, or could not, and no answer came back."""
+
+    def __init__(self, base: list[str], timeout: float = 30.0):
+        self.base, self.timeout = base, timeout
+        self._conn: http.client.HTTPConnection | None = None
+        self._for = ""
+
+    def _connection(self) -> http.client.HTTPConnection:
+        c = self._conn
+        if c is not None and (self._for != self.base[0] or (c.sock is not None and select.select([c.sock], [], [], 0)[0])):
+            c.close()  # another server, or the server closed it (readable = EOF) while idle
+            c = None
+        if c is None:
+            u = urllib.parse.urlsplit(self.base[0])
+            c = self._conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=self.timeout)
+            self._for = self.base[0]
+        return c
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None) -> tuple[int, str]:
+        """(status, body text) of one request; ``form``: a urlencoded POST body. :class:`Lost` if
+        no answer came back."""
+        c = self._connection()
+        try:
+            if form is None:
+                c.request(method, path)
+            else:
+                c.request(method, path, body=urllib.parse.urlencode(form),
+                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+            r = c.getresponse()
+            return r.status, r.read().decode("utf-8")
+        except (OSError, http.client.HTTPException) as e:
+            c.close()
+            self._conn = None
+            raise Lost(str(e)) from None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+
+
 @dataclass
 class LoadResult:
     """What the clients saw: ``acked`` (name, position, value) of every 303 after a POST,
@@ -131,7 +185,11 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
     retry = False
     pending: tuple[str, str, dict[str, str]] | None = None   # a POST whose answer was lost
     li = 0
-    with httpx.Client(follow_redirects=False, timeout=30) as c:
+    rng = random.Random(k)
+    if think:  # independent annotators: start spread over one think time, not all at once
+        stop.wait(rng.uniform(0.0, think))
+    c = Connection(base)
+    with contextlib.closing(c):
         while not stop.is_set():
             try:
                 if pending is not None:
@@ -143,21 +201,21 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
                         break
                     name, tok = links[li]
                     t0 = time.perf_counter()
-                    r = c.get(f"{base[0]}/a/{tok}")
+                    status, text = c.request("GET", f"/a/{tok}")
                     lat.append(time.perf_counter() - t0)
-                    if r.status_code != 200:
-                        errors.append(f"GET {r.status_code}")
+                    if status != 200:
+                        errors.append(f"GET {status}")
                         continue
-                    form = dict(FIELD.findall(r.text))
+                    form = dict(FIELD.findall(text))
                     if "position" not in form:      # the end-of-HIT page: the next link
                         li += 1
                         continue
                     data = {**form, "score": str(value_of(name, int(form["position"])))}
-                    if think:
-                        time.sleep(think)
+                    if think:  # each pause drawn around the mean: in-step clients would arrive in bursts
+                        time.sleep(rng.uniform(0.5, 1.5) * think)
                     pending = (name, tok, data)
                 t0 = time.perf_counter()
-                r = c.post(f"{base[0]}/a/{tok}/rate", data=data)
+                status, _ = c.request("POST", f"/a/{tok}/rate", data)
                 dt = time.perf_counter() - t0
                 lat.append(dt)
                 post_lat.append(dt)
@@ -165,15 +223,15 @@ def _client(k: int, base: list[str], links: list[tuple[str, str]], stop: threadi
                 pending = None
                 reposted += retry
                 retry = False
-                if r.status_code == 303:
+                if status == 303:
                     acked.append((*key, int(data["score"])))
                     uncertain.discard(key)
                     after += restarted.is_set()
-                elif r.status_code == 409 and key in uncertain:
+                elif status == 409 and key in uncertain:
                     refused += 1
                 else:
-                    errors.append(f"POST {r.status_code}")
-            except httpx.TransportError:
+                    errors.append(f"POST {status}")
+            except Lost:
                 if pending is not None:
                     uncertain.add((pending[0], int(pending[2]["position"])))
                     retry = True

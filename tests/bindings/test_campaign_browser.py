@@ -8,19 +8,17 @@ a second annotator's context never sees the first's items and cannot write them;
 error; the admin page shows the annotator's QC and closes the campaign (after a confirmation
 box), and the other link then says so; screenshots of the rating screen and of the admin page are kept under
 ``$MTSCORE_TEST_ARTEFACTS`` (default ``test-artefacts/``) as ``campaign-rating.png`` and
-``campaign-admin.png``.
+``campaign-admin.png``; the source-based (bilingual) screen as ``campaign-rating-src.png``.
 
 Chromium is the Debian ``chromium`` package (``.ci/run`` installs it), or ``$MTSCORE_CHROMIUM``;
 without it the tests skip, saying so, except under ``CI=true`` where they fail.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import threading
 import time
-from pathlib import Path
+from contextlib import contextmanager
 
 import pytest
 
@@ -36,27 +34,11 @@ from mtscore.analysis.crowd.hits import batch_input_csv, build_campaign
 from mtscore.bindings.campaign_server.app import make_app
 from mtscore.bindings.campaign_server.security import completion_code, hash_password
 from mtscore.bindings.campaign_server.store import open_store, token_hash
+from tests.browser_support import artefacts_dir, chromium_executable
 
 SECRET = "b" * 64
 PASSWORD = "browser horse"
 QUALITY = ("A", "B", "C", "D", "E")
-
-
-def _chromium() -> str:
-    exe = os.environ.get("MTSCORE_CHROMIUM") or next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    if exe is None:
-        msg = "no Chromium found (apt-get install chromium, or set MTSCORE_CHROMIUM)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(msg + "; .ci/run installs it")
-        pytest.skip(msg)
-    return exe
-
-
-def _artefacts() -> Path:
-    d = Path(os.environ.get("MTSCORE_TEST_ARTEFACTS", Path(__file__).resolve().parents[2] / "test-artefacts"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 def _free_port() -> int:
@@ -67,7 +49,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium_executable()
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe)
         yield b
@@ -78,13 +60,20 @@ def browser():
 def server(tmp_path):
     """(base URL, store, the campaign, [token A0001 (HIT 0), token A0002 (HIT 1)]) of a campaign
     served by uvicorn in a thread."""
+    with _serving(tmp_path) as s:
+        yield s
+
+
+@contextmanager
+def _serving(tmp_path, setting: str = "ref"):
     outs = {s: [f"{s} output {i} " + " ".join(f"w{j}" for j in range(3 + i % 9)) for i in range(28)] for s in QUALITY}
     refs = [f"reference {i} " + " ".join(f"r{j}" for j in range(3 + i % 7)) for i in range(28)]
+    srcs = [f"Quelle {i} " + " ".join(f"q{j}" for j in range(2 + i % 5)) for i in range(28)]
     camp = build_campaign(outs, refs, seed=3)
     hits = tmp_path / "hits.csv"
-    hits.write_text(batch_input_csv(camp, "en", "de", texts=True), encoding="utf-8")
+    hits.write_text(batch_input_csv(camp, "en", "de", texts=True, sources=srcs), encoding="utf-8")
     store = open_store(tmp_path / "campaign.db")
-    assert store.load_campaign(hits) == 2
+    assert store.load_campaign(hits, setting) == 2
     tokens = [t for _, t in store.add_annotators(2)]
     app = make_app(store, SECRET, hash_password(PASSWORD, salt=b"fedcba9876543210"), rate=1000.0, burst=1000)
     port = _free_port()
@@ -158,7 +147,7 @@ def test_a_whole_hit_in_the_browser(browser, server):
             # the slider's value and the script's read-out
             assert page.evaluate(_VALUE) == [str(value)] * 2
             if k == 3:
-                shot = _artefacts() / "campaign-rating.png"
+                shot = artefacts_dir() / "campaign-rating.png"
                 page.screenshot(path=str(shot), full_page=True)
                 assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
             if k == 40:
@@ -219,7 +208,7 @@ def test_a_whole_hit_in_the_browser(browser, server):
         assert row["repeat pairs"] == "10"
         assert dict(zip(head, a2))["QC"] == "waiting"
         assert "2 annotators, 1 finished, 100 ratings stored; campaign open" in page.locator("#headline").text_content()
-        shot = _artefacts() / "campaign-admin.png"
+        shot = artefacts_dir() / "campaign-admin.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000
         # closing: the button does nothing until the confirmation box is ticked
@@ -286,3 +275,27 @@ def test_a_second_annotator_cannot_read_or_write_the_first_ones_items(browser, s
     finally:
         ctx_a.close()
         ctx_b.close()
+
+
+def test_the_source_based_screen(browser, tmp_path):
+    """The src setting: the source above the text, the bilingual question; screenshot
+    ``campaign-rating-src.png``; a rating stored through the form."""
+    with _serving(tmp_path, "src") as (base, store, camp, tokens):
+        log: list[str] = []
+        ctx = _context(browser, log)
+        page = ctx.new_page()
+        page.goto(f"{base}/a/{tokens[0]}")
+        assert page.locator("#question").text_content() == "How accurately does the text convey the meaning of the source?"
+        it = camp.hit(0)[0]
+        assert page.locator("#source").text_content().startswith(f"Quelle {it.segment - 1} ")
+        assert page.locator("#candidate").text_content() == it.text
+        assert page.locator("#reference").count() == 0
+        page.screenshot(path=str(artefacts_dir() / "campaign-rating-src.png"), full_page=True)
+        page.focus("#score")
+        page.keyboard.press("End")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/a/{tokens[0]}")
+        page.wait_for_function("() => document.querySelector('input[name=position]').value === '1'")
+        assert [x["value"] for x in store.ratings()] == [100]
+        assert log == []
+        ctx.close()

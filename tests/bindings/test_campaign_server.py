@@ -385,3 +385,70 @@ def test_hit_rows_in_any_order_keep_their_texts(tmp_path):
     assert store.load_campaign(path) == 2
     for h in range(2):
         assert [it.text for it in store.hit_items(h)] == [it.text for it in camp.hit(h)]
+
+
+def test_screen_time_runs_from_the_first_display_and_a_reload_does_not_reset_it(tmp_path):
+    """An item's screen time runs from its first display: the first item's from its GET, every
+    later item's from the commit of the rating before it (the redirect that answers that POST
+    shows it); a reload in between changes nothing. Lower bounds only: sleeps set them."""
+    import time
+
+    _, store, tokens, client = _setup(tmp_path)
+    tok = tokens[0]
+    form, _ = _form(client, tok)              # item 0 shown
+    time.sleep(0.15)
+    assert _rate(client, tok, 10, form).status_code == 303
+    time.sleep(0.1)
+    _form(client, tok)                       # item 1 shown (the redirect's GET), then a reload
+    time.sleep(0.1)
+    form, _ = _form(client, tok)
+    assert _rate(client, tok, 20, form).status_code == 303
+    assert _rate(client, tok, 30).status_code == 303  # item 2 at once
+    rows = store.ratings()
+    assert [x["position"] for x in rows] == [0, 1, 2]
+    assert rows[0]["screen_ms"] >= 150
+    assert rows[1]["screen_ms"] >= 200       # not reset by the reload at 100 ms
+    assert rows[1]["created_ms"] == rows[0]["submitted_ms"]
+    assert rows[2]["created_ms"] == rows[1]["submitted_ms"]
+    assert rows[2]["screen_ms"] < rows[1]["screen_ms"]
+
+
+def test_checkpoints_run_in_the_background_not_in_a_rating(tmp_path):
+    """The store copies the write-ahead log into the database on request (every page of it, with no
+    reader in the way), and the app does so by itself while it runs (its lifespan), so that no
+    rating's commit pays for SQLite's automatic checkpoint."""
+    import time
+
+    _, store, tokens, _client = _setup(tmp_path)
+    app = make_app(store, SECRET, PASSWORD_HASH, rate=1000.0, burst=1000, checkpoint_every=0.02)
+    calls = []
+    real = store.checkpoint
+
+    def counting():
+        calls.append(real())
+        return calls[-1]
+
+    store.checkpoint = counting
+    with TestClient(app, follow_redirects=False) as client:
+        for k in range(5):
+            assert _rate(client, tokens[0], 10 + k).status_code == 303
+        deadline = time.monotonic() + 30
+        while len(calls) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    n = len(calls)                            # the exit waited for a checkpoint in flight...
+    assert n >= 3
+    time.sleep(0.05)
+    assert len(calls) == n                    # ...and none starts after it
+    assert all(copied == pages for pages, copied in calls)
+    assert _count(store) == 5
+    pages, copied = real()
+    assert copied == pages
+
+
+def test_all_items_in_one_read_equal_each_hit(tmp_path):
+    camp, store, _, _ = _setup(tmp_path)
+    items = store.all_items()
+    assert len(items) == camp.n_hits * 100
+    assert items == [it for h in range(camp.n_hits) for it in store.hit_items(h)]
+    assert store.all_items() == items        # kept, and a copy each time
+    assert store.all_items() is not store.all_items()

@@ -187,6 +187,22 @@ def test_close_campaign(tmp_path):
     assert status_json(campaign_status(store))["closed"] is True
 
 
+def test_closed_is_checked_inside_the_rating_transaction(tmp_path):
+    """A rating whose transaction starts after the close commits is refused by the store itself
+    (the app has no separate, racy check): Closed, a Conflict, and nothing stored."""
+    from mtscore.bindings.campaign_server.store import Closed, Conflict
+
+    _, store, tokens, _client = _setup(tmp_path, annotators=2)
+    item = store.next_item(tokens[0])
+    assert store.record_rating(tokens[0], item.position, 60, "n0") == (60, True)
+    close_campaign(store)
+    with pytest.raises(Closed, match="the campaign is closed"):
+        store.record_rating(tokens[0], item.position + 1, 61, "n1")
+    assert issubclass(Closed, Conflict)
+    assert len(store.ratings()) == 1
+    assert store.annotator(tokens[0]).next_position == item.position + 1
+
+
 def test_cli_campaign_status_prints_the_admin_summary(tmp_path, capsys):
     from mtscore.bindings.cli.analysis import main
 

@@ -13,13 +13,11 @@ without it the tests skip, saying so, except under ``CI=true`` where they fail.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import pytest
 
 from mtscore.bindings.report import SECTIONS
+from tests.browser_support import artefacts_dir, chromium_executable, open_local_page
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
 
@@ -49,17 +47,6 @@ METRICS = ["bleu", "chrf", "ter"]
 N_BS = 200
 
 
-def _chromium() -> str:
-    exe = os.environ.get("MTSCORE_CHROMIUM") or next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    if exe is None:
-        msg = "no Chromium found (apt-get install chromium, or set MTSCORE_CHROMIUM)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(msg + "; .ci/run installs it")
-        pytest.skip(msg)
-    return exe
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """The report written by ``mtscore report`` and the JSON of ``mtscore ... --format json``."""
@@ -84,37 +71,11 @@ def files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium_executable()
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe)
         yield b
         b.close()
-
-
-def _open(browser, path: Path, *, scripts: bool):
-    """A page of ``path`` and what it logged: console errors, page errors, requested URLs."""
-    ctx = browser.new_context(java_script_enabled=scripts, viewport={"width": 1280, "height": 900})
-    log: dict[str, list[str]] = {"errors": [], "requests": []}
-    page = ctx.new_page()
-    page.on("console", lambda m: m.type == "error" and log["errors"].append(m.text))
-    page.on("pageerror", lambda e: log["errors"].append(str(e)))
-
-    def route(r):  # record every request; only the page itself may load
-        log["requests"].append(r.request.url)
-        if r.request.url == path.as_uri():
-            r.continue_()
-        else:
-            r.abort()
-
-    ctx.route("**/*", route)
-    page.goto(path.as_uri(), wait_until="load")
-    return ctx, page, log
-
-
-def _artefacts() -> Path:
-    d = Path(os.environ.get("MTSCORE_TEST_ARTEFACTS", Path(__file__).resolve().parents[2] / "test-artefacts"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
 
 
 _SCORE_ROWS = """() => Array.from(document.querySelectorAll('#score-table tbody tr')).map(r =>
@@ -123,9 +84,9 @@ _SCORE_ROWS = """() => Array.from(document.querySelectorAll('#score-table tbody 
 
 def test_rendered_page(browser, files):
     path, scores = files
-    ctx, page, log = _open(browser, path, scripts=True)
+    ctx, page, log = open_local_page(browser, path, scripts=True)
     try:
-        shot = _artefacts() / "report-browser.png"
+        shot = artefacts_dir() / "report-browser.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert shot.stat().st_size > 20_000
@@ -169,7 +130,7 @@ def test_rendered_page(browser, files):
 
 def test_scripts_sort_pick_and_filter(browser, files):
     path, _ = files
-    ctx, page, log = _open(browser, path, scripts=True)
+    ctx, page, log = open_local_page(browser, path, scripts=True)
     try:
         # a click on the bleu header sorts the score table by the exact value
         head = page.locator("#score-table thead th").nth(1)
@@ -210,8 +171,8 @@ def test_scripts_sort_pick_and_filter(browser, files):
 
 def test_everything_shown_without_scripts(browser, files):
     path, _ = files
-    ctx_js, page_js, _ = _open(browser, path, scripts=True)
-    ctx, page, log = _open(browser, path, scripts=False)
+    ctx_js, page_js, _ = open_local_page(browser, path, scripts=True)
+    ctx, page, log = open_local_page(browser, path, scripts=False)
     try:
         n_tables = page_js.locator("table").count()
         assert n_tables > 10
@@ -225,7 +186,7 @@ def test_everything_shown_without_scripts(browser, files):
         assert page.evaluate("() => Array.from(document.querySelectorAll('dl.seg')).every(d => d.checkVisibility())")
         assert not page.locator("#pair-picker").is_visible()  # the controls need the script
         assert not page.locator("#example-filter").is_visible()
-        page.screenshot(path=str(_artefacts() / "report-browser-noscript.png"), full_page=True)
+        page.screenshot(path=str(artefacts_dir() / "report-browser-noscript.png"), full_page=True)
         assert log["requests"] == [path.as_uri()]
     finally:
         ctx.close()

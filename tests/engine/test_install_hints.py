@@ -45,8 +45,14 @@ def hint_requirements(hint, extra):
 
 
 def setuptools_metadata():
-    """Requires-Dist lines as setuptools writes them from pyproject.toml (specifiers re-ordered)."""
-    return [f'{Requirement(r)}; extra == "{extra}"' for extra, reqs in EXTRAS.items() for r in reqs]
+    """Requires-Dist lines as setuptools writes them from pyproject.toml (specifiers re-ordered; a
+    requirement's own marker in parentheses before the extra's)."""
+    def line(text, extra):
+        r = Requirement(text)
+        marker, r.marker = r.marker, None
+        return f'{r}; ({marker}) and extra == "{extra}"' if marker else f'{r}; extra == "{extra}"'
+
+    return [line(r, extra) for extra, reqs in EXTRAS.items() for r in reqs]
 
 
 def test_fallback_table_equals_pyproject():

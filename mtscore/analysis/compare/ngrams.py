@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import AnalysisInputError
-from .tokens import Tokens, check_corpus
+from .tokens import Tokens, check_corpus, token_ids
 
 __all__ = ["KINDS", "Ngram", "NgramCounts", "NgramTable", "SalientNgram", "against_reference",
            "compare_systems", "ngram_counts", "ngram_table", "salience", "salient_ngrams",
@@ -201,15 +201,9 @@ def ngram_table(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[Tok
     if bad or isinstance(kinds, str):
         raise AnalysisInputError(f"kinds must be a list of {', '.join(KINDS)}, got {kinds!r}")
     streams = [*refs, *systems]
-    words: list[str] = []
-    lens = []
-    for stream in streams:
-        for seg in stream:
-            words.extend(seg)
-            lens.append(len(seg))
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
-    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
-    seg_len = np.array(lens, dtype=np.int64)                     # (T * N,) stream-major
+    tid = token_ids(streams)
+    words, vocab, ids = tid.words, tid.vocab, tid.ids
+    seg_len = tid.lens                                           # (T * N,) stream-major
     seg_start = np.concatenate([[0], np.cumsum(seg_len)[:-1]]).astype(np.int64)
     seg_of = np.repeat(np.arange(len(seg_len), dtype=np.int64), seg_len)
     left = seg_len[seg_of] - (np.arange(len(ids), dtype=np.int64) - seg_start[seg_of])  # tokens from here on

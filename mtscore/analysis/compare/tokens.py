@@ -2,16 +2,21 @@
 
 :func:`tokenize` splits lines with one of the BLEU tokenizers of :mod:`mtscore.engine.tokenizers`
 (sacrebleu's ``13a`` by default), so the words counted by the analyses are the words BLEU counts.
-:func:`check_corpus` validates K reference streams and S system streams of N segments each.
+:func:`check_corpus` validates K reference streams and S system streams of N segments each;
+:func:`token_ids` turns T streams into one array of integer word ids (the counting analyses'
+input).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from ...engine.tokenizers import Tokenizer
 from ..errors import AnalysisInputError
 
-__all__ = ["Tokens", "check_corpus", "tokenize"]
+__all__ = ["TokenIds", "Tokens", "check_corpus", "token_ids", "tokenize"]
 
 #: one segment's tokens
 Tokens = Sequence[str]
@@ -63,3 +68,30 @@ def check_corpus(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[To
         if m != n:
             raise AnalysisInputError(f"systems[{s}] has {m} segments but the references have {n}")
     return n
+
+
+@dataclass(frozen=True)
+class TokenIds:
+    """T streams of N segments as integer word ids, stream-major.
+
+    ``words`` every token in order (stream 0's segments, then stream 1's, ...); ``vocab`` word ->
+    id, ids numbered by first occurrence; ``ids`` int64 (len(words),) the id of each token;
+    ``lens`` int64 (T * N,) tokens per segment, in the same order."""
+
+    words: list[str]
+    vocab: dict[str, int]
+    ids: np.ndarray
+    lens: np.ndarray
+
+
+def token_ids(streams: Sequence[Sequence[Tokens]]) -> TokenIds:
+    """One vocabulary over every segment of every stream and each token's id (see :class:`TokenIds`)."""
+    words: list[str] = []
+    lens: list[int] = []
+    for stream in streams:
+        for seg in stream:
+            words.extend(seg)
+            lens.append(len(seg))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+    return TokenIds(words, vocab, ids, np.array(lens, dtype=np.int64))

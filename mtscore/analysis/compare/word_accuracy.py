@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import AnalysisInputError
 from .edges import bucket_index, bucket_labels, check_edges
-from .tokens import Tokens, check_corpus
+from .tokens import Tokens, check_corpus, token_ids
 
 __all__ = ["DEFAULT_FREQ_EDGES", "WordAccuracy", "accuracy_from_counts", "fmeasure_ci",
            "fmeasure_ci_from_counts", "prf", "segment_counts", "word_accuracy", "word_frequencies"]
@@ -92,16 +92,10 @@ def segment_counts(refs: Sequence[Sequence[Tokens]], systems: Sequence[Sequence[
     n_b, n_s = len(labels), len(systems)
     # words as integer ids (one vocabulary over every stream), each id's frequency bucket
     streams = [*refs, *systems]
-    words: list[str] = []
-    lens = []
-    for stream in streams:
-        for seg in stream:
-            words.extend(seg)
-            lens.append(len(seg))
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    tid = token_ids(streams)
+    vocab, ids, lens = tid.vocab, tid.ids, tid.lens
     bucket_of = np.array([bucket_index(frequencies.get(w, 0), e) for w in vocab], dtype=np.int64)
-    ids = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
-    seg_id = np.repeat(np.arange(len(lens), dtype=np.int64) % n, np.array(lens, dtype=np.int64))
+    seg_id = np.repeat(np.arange(len(lens), dtype=np.int64) % n, lens)
     cuts = np.concatenate([[0], np.cumsum(lens)[n - 1::n]]).astype(np.int64)  # stream t: cuts[t]..cuts[t+1]
     v = max(len(vocab), 1)
     # per stream: sorted (segment, word) keys and their counts

@@ -31,7 +31,8 @@ from ..errors import AnalysisInputError
 
 PathLike = Union[str, Path]
 
-__all__ = ["ITEM_TYPES", "Ratings", "concat_ratings", "read_appraise_export", "read_mturk_batches"]
+__all__ = ["ITEM_TYPES", "Ratings", "concat_ratings", "read_appraise_documents", "read_appraise_export",
+           "read_mturk_batches"]
 
 ITEM_TYPES = ("SYSTEM", "REPEAT", "REF", "BAD_REF")
 
@@ -288,6 +289,9 @@ def _assignment(rec: dict[str, str], where: str, answer_column: str, items_per_h
     return out, ""
 
 
+#: the end of the ``skipped`` entry of :func:`read_appraise_export` that counts a file's whole-document
+#: ratings (read by :func:`read_appraise_documents` instead)
+WHOLE_DOCUMENTS_LEFT_OUT = "whole-document ratings left out"
 APPRAISE_TYPES = {"TGT": "SYSTEM", "CHK": "REPEAT", "BAD": "BAD_REF", "REF": "REF"}
 
 
@@ -303,10 +307,26 @@ def read_appraise_export(paths: PathLike | Sequence[PathLike], layout: str = "au
     REF become SYSTEM, REPEAT, BAD_REF, REF. The HIT is the task's batch number when exported
     (``--batch-info``), otherwise one HIT per user; a HIT's time is its last end minus its
     first start; rows are put in presentation order (user, HIT, start time). Whole-document
-    ratings (isCompleteDocument True) are left out and counted in ``skipped``. A row identical
+    ratings (isCompleteDocument True) are left out and counted in ``skipped``
+    (:func:`read_appraise_documents` reads them). A row identical
     to an earlier one (same user, item, score and start/end times: an export given twice or
     appended to itself) is refused, naming both lines.
     """
+    return _read_appraise(paths, layout, scale, whole=False)
+
+
+def read_appraise_documents(paths: PathLike | Sequence[PathLike], layout: str = "auto",
+                            scale: tuple[float, float] = (0.0, 100.0)) -> Ratings:
+    """The whole-document ratings (isCompleteDocument True) of Appraise document-layout exports,
+    as a :class:`Ratings` table read as :func:`read_appraise_export` reads the segment rows
+    (same checks and messages): ``document`` the documentID, ``segment`` the row's item id,
+    ``position`` the order among the rater's document ratings of the HIT, ``time`` the span of
+    those ratings. The segment rows are left out and counted in ``skipped``."""
+    return _read_appraise(paths, layout, scale, whole=True)
+
+
+def _read_appraise(paths: PathLike | Sequence[PathLike], layout: str, scale: tuple[float, float],
+                   whole: bool) -> Ratings:
     if layout not in ("auto", "segment", "document"):
         raise AnalysisInputError(f"layout must be 'auto', 'segment' or 'document', not {layout!r}")
     rows: list[tuple] = []
@@ -326,13 +346,13 @@ def read_appraise_export(paths: PathLike | Sequence[PathLike], layout: str = "au
                 raise AnalysisInputError(f"{where}: the same judgement as {seen[row_key]} (every cell equal); an "
                                          "export given twice or appended to itself? remove the repeated rows")
             seen[row_key] = where
-            rec = _appraise_row(cells, where, layout, scale)
+            rec = _appraise_row(cells, where, layout, scale, whole)
             if rec is None:
                 whole_docs += 1
                 continue
             rows.append(rec)
         if whole_docs:
-            skipped.append(f"{path}: {whole_docs} whole-document ratings left out")
+            skipped.append(f"{path}: {whole_docs} {'segment ratings left out' if whole else WHOLE_DOCUMENTS_LEFT_OUT}")
     return _build(_appraise_hits(rows), skipped)
 
 
@@ -348,7 +368,8 @@ def _batch_files_any(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     return files
 
 
-def _appraise_row(cells: list[str], where: str, layout: str, scale: tuple[float, float]) -> tuple | None:
+def _appraise_row(cells: list[str], where: str, layout: str, scale: tuple[float, float],
+                  whole: bool = False) -> tuple | None:
     n = len(cells)
     doc = layout == "document" or (layout == "auto" and (n == 13 or (n == 11 and cells[8].strip() in ("True", "False"))))
     if n not in ((11, 13) if doc else (9, 11)):
@@ -356,7 +377,7 @@ def _appraise_row(cells: list[str], where: str, layout: str, scale: tuple[float,
                                  f"has {'11 or 13' if doc else '9 or 11'} (user, system, item, type, src, tgt, score, "
                                  f"{'documentID, isCompleteDocument, ' if doc else ''}start, end[, batchNo, item_id])")
     user, system, item, typ, src, tgt, score = (c.strip() for c in cells[:7])
-    if doc and cells[8].strip() == "True":
+    if (doc and cells[8].strip() == "True") != whole:
         return None
     k = 9 if doc else 7
     if typ not in APPRAISE_TYPES:

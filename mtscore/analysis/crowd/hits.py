@@ -77,7 +77,8 @@ PathLike = Union[str, Path]
 class HitItem:
     """One item of a HIT: ``position`` 0..99 in ``hit``; ``segment`` is the 1-based line of the
     source; ``type`` one of :data:`ITEM_TYPES`; ``text`` what the rater reads (the output, the
-    reference for REF, the degraded output for BAD_REF; "" when the campaign has no texts)."""
+    reference for REF, the degraded output for BAD_REF; "" when the campaign has no texts).
+    ``document``/``is_document``: see :mod:`.doc_hits` (segment-level HITs leave them unset)."""
 
     hit: int
     position: int
@@ -86,6 +87,8 @@ class HitItem:
     type: str
     rid: int
     text: str = ""
+    document: str = ""         # document id (document-level DA, :mod:`.doc_hits`; "" otherwise)
+    is_document: bool = False  # the rating of the whole document (its unit's last item)
 
 
 @dataclass
@@ -310,36 +313,43 @@ def hit_problems(campaign: Campaign) -> list[str]:
     return out
 
 
-def _header(texts: bool) -> list[str]:
+def _header(texts: bool, sources: bool = False) -> list[str]:
     cols = ["src", "trg", "item", "hit"]
     for i in range(HIT_SIZE):
         cols += [f"sys_{i}", f"sid_{i}", f"tst_{i}", f"rid_{i}"] + ([f"text_{i}", f"ref_{i}"] if texts else [])
+        cols += [f"srctext_{i}"] if sources else []
     return cols
 
 
 def batch_input_csv(campaign: Campaign, src: str, trg: str, item: str = "ad", texts: bool = False,
-                    quote: bool = True) -> str:
+                    quote: bool = True, sources: Sequence[str] | None = None) -> str:
     """The batch input CSV (one row per HIT) as text.
 
     ``quote``: values in single quotes (``'en'``), as the reference HIT template reads them
     (and as they come back in the ``Input.*`` columns of the results); ``texts`` adds
     ``text_i`` (what to rate) and ``ref_i`` (the reference shown above it) for templates that
-    show text rather than images."""
+    show text rather than images; ``sources`` (segment - 1 -> source sentence, with ``texts``)
+    adds ``srctext_i``, the source sentence of item i, for source-based (bilingual) DA."""
     if texts and not campaign.references:
         raise AnalysisInputError("texts=True needs a campaign built with texts (build_campaign)")
+    if sources is not None and (not texts or len(sources) != len(campaign.references)):
+        raise AnalysisInputError(f"sources: {len(sources)} lines need texts=True and one line per reference "
+                                 f"({len(campaign.references)})")
     for what, v in (("src", src), ("trg", trg), ("item", item)):
         if not v or any(c in v for c in "|'\",") or any(c.isspace() for c in v):
             raise AnalysisInputError(f"{what} {v!r}: must be a non-empty code without whitespace or any of | ' \" ,")
     q = (lambda v: f"'{v}'") if quote else str
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(_header(texts))
+    w.writerow(_header(texts, sources is not None))
     for h in range(campaign.n_hits):
         row = [q(src), q(trg), q(item), str(h)]
         for it in campaign.hit(h):
             row += [q(it.system), q(it.segment), q(it.type), q(it.rid)]
             if texts:
                 row += [it.text, campaign.references[it.segment - 1]]
+            if sources is not None:
+                row += [sources[it.segment - 1]]
         w.writerow(row)
     return buf.getvalue()
 

@@ -26,6 +26,7 @@ __all__ = [
     "DocumentScores",
     "SegmentKey",
     "SegmentScores",
+    "WholeDocumentScores",
     "da_pipeline",
     "document_scores",
     "downsampling_curve",
@@ -35,6 +36,7 @@ __all__ = [
     "segment_scores",
     "standardize_ratings",
     "system_scores",
+    "whole_document_scores",
 ]
 
 @dataclass(frozen=True)
@@ -190,6 +192,45 @@ def document_scores(seg: SegmentScores, digits: int | None = None) -> DocumentSc
     g = group_means([seg.system, seg.document], [sz, sr])
     return DocumentScores(system=g.keys[0], document=g.keys[1], z=g.means[0], raw=g.means[1],
                           n=np.bincount(g.inv, seg.n).astype(np.int64), n_segments=g.n.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class WholeDocumentScores:
+    """Per (system, document), from the whole-document ratings of document-level DA. Arrays (D,),
+    sorted by system then document: system, document (str), z, raw (float64 means), n (int64
+    ratings)."""
+
+    system: np.ndarray
+    document: np.ndarray
+    z: np.ndarray
+    raw: np.ndarray
+    n: np.ndarray
+
+
+def whole_document_scores(docs: Ratings, segments: Ratings, workers: Sequence[str] | np.ndarray,
+                          types: Sequence[str] = SCORED_TYPES, replicate_r: bool = True) -> WholeDocumentScores:
+    """Mean raw score and mean z of the whole-document ratings ``docs``
+    (:func:`~.batches.read_appraise_documents`) per (system, document), over the ratings of
+    ``types`` (SYSTEM and REPEAT) by ``workers`` (those who passed quality control).
+
+    A rater's document rating is standardised with the mean and SD of that rater's segment
+    ratings in ``segments`` (:func:`standardize_ratings` ``stats_from``), not of their document
+    ratings: a HIT holds only about ten document ratings per rater, too few for a stable SD, and
+    on the segments' scale a document z reads like a segment z. A rater without segment ratings
+    is refused (named); one whose segment SD is 0 is left out (as the segment z drops them)."""
+    have = set(np.unique(segments.worker).tolist())
+    missing = sorted(set(np.unique(docs.worker).tolist()) - have)
+    if missing:
+        raise AnalysisInputError(f"worker {missing[0]} has whole-document ratings but no segment ratings to "
+                                 "standardise them with")
+    z, keep = standardize_ratings(docs, stats_from=segments, replicate_r=replicate_r)
+    m = keep & np.isin(docs.item_type, list(types)) & np.isin(docs.worker, np.asarray(workers, dtype=str))
+    if not m.any():
+        e = np.array([], dtype=str)
+        return WholeDocumentScores(e, e, np.array([]), np.array([]), np.array([], np.int64))
+    g = group_means([docs.system[m], docs.document[m]], [z[m], docs.score[m]], how="numpy")  # in key order
+    return WholeDocumentScores(system=g.keys[0], document=g.keys[1], z=g.means[0], raw=g.means[1],
+                               n=g.n.astype(np.int64))
 
 
 def system_scores(r: Ratings, z: np.ndarray, seg: SegmentScores, types: Sequence[str] = SCORED_TYPES

@@ -18,6 +18,10 @@ The model (0-100 scale):
   of the WMT time flag);
 * a *constant* worker answers one value with an occasional +-1, for 1-5 minutes.
 
+Document-level HITs (:mod:`.doc_hits`) are rated the same way: a whole-document item's true
+quality is the mean of its unit's segments' (minus ``bad_ref_drop`` for the BAD_REF copy), and
+:func:`appraise_results_csv` writes the ratings as Appraise's document-layout score export.
+
 Each worker does their HITs one after another (the platform's concurrency correction is 1).
 
 :attr:`Simulation.truth` holds the true quality of every output, :attr:`Simulation.system_truth`
@@ -36,7 +40,9 @@ from typing import Union
 import numpy as np
 
 from ..errors import AnalysisInputError
-from .hits import HIT_SIZE, Campaign, HitItem
+from .batches import APPRAISE_TYPES
+from .doc_hits import DocCampaign, DocItem
+from .hits import Campaign, HitItem
 
 __all__ = [
     "KINDS",
@@ -44,6 +50,7 @@ __all__ = [
     "Assignment",
     "Rater",
     "Simulation",
+    "appraise_results_csv",
     "batch_results_csv",
     "rater_pool",
     "simulate",
@@ -78,8 +85,9 @@ class Rater:
 
 @dataclass
 class Assignment:
-    """One worker's answers to one HIT: ``order`` (100,) int64, the HIT positions in the order
-    the worker saw them; ``scores`` (100,) int64, the answers in that display order."""
+    """One worker's answers to one HIT of n items (100; a document HIT: its length): ``order``
+    (n,) int64, the HIT positions in the order the worker saw them; ``scores`` (n,) int64, the
+    answers in that display order."""
 
     hit: int
     worker: str
@@ -117,7 +125,7 @@ def rater_pool(good: int, random: int = 0, constant: int = 0, seed: int | None =
     return out
 
 
-def _truth(campaign: Campaign, quality: Mapping[str, float], rng: np.random.Generator, segment_sd: float,
+def _truth(campaign: Campaign | DocCampaign, quality: Mapping[str, float], rng: np.random.Generator, segment_sd: float,
            item_sd: float) -> tuple[dict[tuple[str, int], float], dict[int, float]]:
     outputs = sorted({(it.system, it.segment) for it in campaign.items})
     missing = sorted({s for s, _ in outputs} - set(quality))
@@ -140,7 +148,7 @@ def _answer(r: Rater, true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(np.rint(x), 0, 100).astype(np.int64)
 
 
-def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[Rater],
+def simulate(campaign: Campaign | DocCampaign, quality: Mapping[str, float], raters: Sequence[Rater],
              assignments: int = 3, seed: int | None = 0, segment_sd: float = 10.0, item_sd: float = 5.0,
              ref_quality: float = 95.0, bad_ref_drop: float = 30.0,
              start: datetime = datetime(2016, 11, 21, 9, 0, tzinfo=timezone.utc),
@@ -152,9 +160,12 @@ def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[
     ``display``: "input" shows the items in HIT order (the QC spacing holds); "shuffled" shows
     each assignment a fresh random order, as the HIT template of the ``docqe-eacl2017`` runs did
     (none of its 249 complete assignments follows the input order, and QC pairs end up as
-    close as adjacent)."""
+    close as adjacent). A :class:`~.doc_hits.DocCampaign` is shown in HIT order only (a document's
+    segments in line order, then the whole document)."""
     if display not in ("input", "shuffled"):
         raise AnalysisInputError(f"display {display!r}: choose 'input' or 'shuffled'")
+    if display == "shuffled" and isinstance(campaign, DocCampaign):
+        raise AnalysisInputError("display 'shuffled': document HITs are shown in document order ('input')")
     kinds = {r.kind for r in raters} - set(KINDS)
     if kinds:
         raise AnalysisInputError(f"unknown rater kind(s) {', '.join(sorted(kinds))}: use {', '.join(KINDS)}")
@@ -163,19 +174,25 @@ def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[
                                  f"got {assignments}")
     rng = np.random.default_rng(seed)
     truth, d = _truth(campaign, quality, rng, segment_sd, item_sd)
+    lines: dict[tuple[str, str], list[int]] = {}  # a document's segments, for its whole-document item
+    for it in campaign.items:
+        if it.document and not it.is_document:
+            seg = lines.setdefault((it.system, it.document), [])
+            if it.segment not in seg:
+                seg.append(it.segment)
     # each worker works through their HITs one after another (no concurrent HITs), starting
     # at a random time in the first day
     clock = {r.worker: start + timedelta(seconds=int(rng.integers(0, 86400))) for r in raters}
     out = []
     for h in range(campaign.n_hits):
-        true = np.array([_item_truth(it, truth, d, ref_quality, bad_ref_drop) for it in campaign.hit(h)])
+        true = np.array([_item_truth(it, truth, d, ref_quality, bad_ref_drop, lines) for it in campaign.hit(h)])
         for w in rng.choice(len(raters), assignments, replace=False):
             r = raters[int(w)]
             lo, hi = (900, 3600) if r.kind == "good" else (60, 290)
             accept = clock[r.worker] + timedelta(seconds=int(rng.integers(60, 7200)))
             secs = int(rng.integers(lo, hi))
             clock[r.worker] = accept + timedelta(seconds=secs)
-            order = rng.permutation(HIT_SIZE) if display == "shuffled" else np.arange(HIT_SIZE)
+            order = rng.permutation(len(true)) if display == "shuffled" else np.arange(len(true))
             out.append(Assignment(h, r.worker, _answer(r, true[order], rng), accept, secs, order.astype(np.int64)))
     sys_truth: dict[str, list[float]] = {}
     for (s, _), v in truth.items():
@@ -183,11 +200,14 @@ def simulate(campaign: Campaign, quality: Mapping[str, float], raters: Sequence[
     return Simulation(out, list(raters), truth, {s: float(np.mean(v)) for s, v in sys_truth.items()})
 
 
-def _item_truth(it: HitItem, truth: dict[tuple[str, int], float], d: dict[int, float], ref_quality: float,
-                drop: float) -> float:
+def _item_truth(it: HitItem | DocItem, truth: dict[tuple[str, int], float], d: dict[int, float], ref_quality: float,
+                drop: float, lines: dict[tuple[str, str], list[int]]) -> float:
     if it.type == "REF":
         return ref_quality + d[it.segment] / 2
-    t = truth[(it.system, it.segment)]
+    if it.is_document:
+        t = float(np.mean([truth[(it.system, g)] for g in lines[(it.system, it.document)]]))
+    else:
+        t = truth[(it.system, it.segment)]
     return t - drop if it.type == "BAD_REF" else t
 
 
@@ -236,6 +256,29 @@ def batch_results_csv(campaign: Campaign, sim: Simulation, src: str, trg: str, i
         answer = "|".join(f"{items[k].system}_{items[k].segment}_{items[k].type}_{j}__{int(s)}"
                           for j, (k, s) in enumerate(zip(a.order.tolist(), a.scores)))
         w.writerow(meta + vals + [answer, "{}"])
+    return buf.getvalue()
+
+
+def appraise_results_csv(campaign: DocCampaign, sim: Simulation, src: str, trg: str) -> str:
+    """The ratings of ``sim`` over the document HITs of ``campaign`` as Appraise's document-layout
+    score export, the 13 cells that ``campaign-export --format appraise`` writes and
+    :func:`~.batches.read_appraise_export` / :func:`~.batches.read_appraise_documents` read:
+    user, system, item (segment line; a document item: its document's last line), type (TGT,
+    CHK, BAD), src, tgt, score, documentID, isCompleteDocument, start, end (epoch seconds with
+    milliseconds: an assignment's work time spread evenly over its items in display order),
+    batchNo (the HIT) and item_id (``rid``); no header, one row per rating in presentation order."""
+    code = {t: c for c, t in APPRAISE_TYPES.items()}
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    for a in sim.assignments:
+        items = campaign.hit(a.hit)
+        step = a.seconds / len(items)
+        t0 = a.accept.timestamp()
+        for j, (k, score) in enumerate(zip(a.order.tolist(), a.scores.tolist())):
+            it = items[k]
+            w.writerow([a.worker, it.system, it.segment, code[it.type], src, trg, int(score), it.document,
+                        "True" if it.is_document else "False", f"{t0 + j * step:.3f}", f"{t0 + (j + 1) * step:.3f}",
+                        it.hit, it.rid])
     return buf.getvalue()
 
 

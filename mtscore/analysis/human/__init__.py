@@ -10,6 +10,7 @@
   kappa distributions per setting (Fig. 2).
 * :mod:`.rater_model` - the Bayesian rater model (Mathur 2021, Ch. 3).
 * :mod:`.rater_prior` - fitting its Gamma prior of worker precision on development HITs (§3.5).
+* :mod:`.rater_eval` - its evaluation protocol (§3.5): baselines, cohort, adversarial and spammer sweeps, residuals.
 * :mod:`.sequence_effects` - sequence effects in ratings (Mathur 2021, Ch. 4).
 * :mod:`.sequence_anova` - the worker group x lag ANOVA of the sequence effect (Mathur 2021 §4.4.1).
 

@@ -14,7 +14,7 @@ the pip command, :func:`mtscore.engine.missing_extra.install_hint`):
 Modules, one job each: :mod:`.schema` (tables), :mod:`.store` (campaign, annotators, ratings in
 transactions), :mod:`.security` (CSRF, admin password, rate limit), :mod:`.pages` (HTML),
 :mod:`.app` (the HTTP endpoints), :mod:`.status` (the live summary and quality control of the admin
-page and ``campaign-status``; closing a campaign), :mod:`.export` (the raw-batch CSV). Import the submodules
+page and ``campaign-status``; closing a campaign), :mod:`.export` (the raw-batch CSV, or Appraise's document layout for a document-level campaign). Import the submodules
 directly; nothing here imports Starlette or SQLAlchemy.
 """
 

@@ -14,16 +14,21 @@
   closed (an annotator who finished still sees their completion code).
 
 An unknown token is always the same 404 page (links cannot be told apart or enumerated).
-Screen time is measured by the server (first display of the item to its stored rating), so
+Screen time is measured by the server (from the item's display: the commit of the previous rating,
+whose redirect shows it, or a HIT's first GET; to its stored rating), so
 nothing but the score comes from the browser. The blocking database calls run in Starlette's
 thread pool.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
+import logging
 import re
 import secrets
+from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -31,7 +36,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ...analysis.crowd.hits import HIT_SIZE
 from . import pages
 from .security import (
     RateLimiter,
@@ -42,8 +46,8 @@ from .security import (
     completion_code,
     csrf_token,
 )
-from .status import campaign_status, close_campaign, closed_ms
-from .store import CampaignStore, Conflict, UnknownAnnotator, token_hash
+from .status import campaign_status, close_campaign
+from .store import CampaignStore, Closed, Conflict, UnknownAnnotator, token_hash
 
 __all__ = ["make_app"]
 
@@ -62,36 +66,48 @@ def _not_found() -> HTMLResponse:
 
 
 def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: float = 2.0, burst: int = 30,
-             admin_rate: float = 1.0, admin_burst: int = 10) -> Starlette:
+             admin_rate: float = 1.0, admin_burst: int = 10, checkpoint_every: float | None = 1.0) -> Starlette:
     """The campaign app over ``store``. ``secret`` keys the CSRF tokens and completion codes;
     ``admin_password_hash`` is a :func:`.security.hash_password` string. ``rate``/``burst``: the
-    token bucket of each annotator's POSTs (``admin_*``: of the admin page's password checks)."""
+    token bucket of each annotator's POSTs (``admin_*``: of the admin page's password checks).
+    ``checkpoint_every``: seconds between the background database checkpoints while the app runs
+    (its lifespan; None: only SQLite's own, in whichever commit crosses
+    :data:`.store.AUTOCHECKPOINT_PAGES`)."""
     limiter = RateLimiter(rate, burst)
+    setting, trg = store.setting(), store.get_meta("trg") or ""  # fixed when the campaign was created
     admin_limiter = RateLimiter(admin_rate, admin_burst)
+
+    known: set[str] = set()  # token hashes of annotators (links are never revoked): no read per POST
 
     def _annotator_hash(token: str) -> str | None:
         if not _TOKEN.fullmatch(token):
             return None
+        th = token_hash(token)
+        if th in known:
+            return th
         try:
-            return store.annotator(token).token_hash
+            store.annotator(token)
         except UnknownAnnotator:
             return None
+        known.add(th)
+        return th
 
     def show(request: Request) -> Response:
         token = request.path_params["token"]
-        if _annotator_hash(token) is None:
+        if not _TOKEN.fullmatch(token):
             return _not_found()
-        try:
+        try:  # one read: the annotator, the item and whether the campaign is closed
             item = store.next_item(token)
         except UnknownAnnotator:
             return _not_found()
         th = token_hash(token)
         if item.done:
-            return _html(pages.done_page(completion_code(secret, th), HIT_SIZE))
-        if closed_ms(store) is not None:
+            return _html(pages.done_page(completion_code(secret, th), item.total))
+        if item.closed_ms is not None:
             return _html(pages.closed_page(), 410)
         nonce = secrets.token_urlsafe(16)
-        return _html(pages.item_page(token, item, HIT_SIZE, csrf_token(secret, th, item.position), nonce))
+        return _html(pages.item_page(token, item, item.total, csrf_token(secret, th, item.position), nonce,
+                                     setting, trg))
 
     async def rate_item(request: Request) -> Response:
         token = request.path_params["token"]
@@ -113,12 +129,12 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
             return _html(pages.error_page(400, "The rating must be a whole number from 0 to 100.", token), 400)
         if nonce is None or not _NONCE.fullmatch(nonce):
             return _html(pages.error_page(400, "Bad form: no valid nonce.", token), 400)
-        if await run_in_threadpool(closed_ms, store) is not None:
-            return _html(pages.error_page(410, "This campaign is closed: no more ratings are accepted."), 410)
-        try:
+        try:  # the closed check is inside the rating's transaction: nothing stored after a close
             await run_in_threadpool(store.record_rating, token, int(pos), int(score), nonce)
         except UnknownAnnotator:
             return _not_found()
+        except Closed:
+            return _html(pages.error_page(410, "This campaign is closed: no more ratings are accepted."), 410)
         except Conflict as e:
             return _html(pages.error_page(409, f"Not stored: {e} (another tab or a repeated form?).", token), 409)
         return RedirectResponse(f"/a/{token}", status_code=303, headers=pages.HEADERS)
@@ -161,4 +177,26 @@ def make_app(store: CampaignStore, secret: str, admin_password_hash: str, rate: 
 
     routes = [Route("/a/{token}", show, methods=["GET"]), Route("/a/{token}/rate", rate_item, methods=["POST"]),
               Route("/admin", admin, methods=["GET"]), Route("/admin/close", close, methods=["POST"])]
-    return Starlette(routes=routes, max_body_size=16 * 1024)
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        task = asyncio.create_task(_checkpoints(store, checkpoint_every)) if checkpoint_every else None
+        try:
+            yield
+        finally:
+            if task is not None:  # wait for a checkpoint in flight: nothing runs after the app stops
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    return Starlette(routes=routes, max_body_size=16 * 1024, lifespan=lifespan)
+
+
+async def _checkpoints(store: CampaignStore, every: float) -> None:
+    """Checkpoint the database every ``every`` seconds in the thread pool, so that no rating's
+    commit pays for one; a failure is logged and tried again next time."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await run_in_threadpool(store.checkpoint)
+        except Exception as e:  # retried next time; the ratings are safe in the log meanwhile
+            logging.getLogger("mtscore.campaign").warning("database checkpoint failed: %s", e)

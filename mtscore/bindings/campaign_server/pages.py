@@ -15,7 +15,8 @@ from html import escape
 from .status import COLUMNS, CampaignStatus, headline, row_cells
 from .store import Item
 
-__all__ = ["HEADERS", "admin_page", "closed_page", "done_page", "error_page", "item_page"]
+__all__ = ["HEADERS", "admin_page", "closed_page", "document_question", "done_page", "error_page", "item_page",
+           "question"]
 
 _SCRIPT = ("var s=document.getElementById('score'),o=document.getElementById('readout');"
            "s.addEventListener('input',function(){o.value=s.value;});"
@@ -33,7 +34,8 @@ _STYLE = ("body{font-family:sans-serif;max-width:46em;margin:2em auto;padding:0 
           ".box{border:1px solid #888;padding:.8em;margin:.6em 0;white-space:pre-wrap}"
           "input[type=range]{width:100%}label{font-weight:bold}"
           "table{border-collapse:collapse}td,th{border:1px solid #aaa;padding:.2em .6em;text-align:right}"
-          "#progress td{white-space:nowrap}#progress td:first-child{text-align:left}")
+          "#progress td{white-space:nowrap}#progress td:first-child{text-align:left}"
+          ".ctx-side{color:#666}#context hr{border:0;border-top:1px dotted #aaa}")
 
 
 def _page(title: str, body: str) -> str:
@@ -42,20 +44,84 @@ def _page(title: str, body: str) -> str:
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
 
 
-def item_page(token: str, item: Item, total: int, csrf: str, nonce: str) -> str:
-    """The rating screen of ``item`` (position k of ``total``): the reference, the text to rate and
-    a 0-100 slider in a form POSTed to ``/a/{token}/rate`` with hidden position, CSRF token and nonce."""
+_LANGUAGES = {"cs": "Czech", "de": "German", "en": "English", "es": "Spanish", "fi": "Finnish", "fr": "French",
+              "ja": "Japanese", "lv": "Latvian", "ro": "Romanian", "ru": "Russian", "tr": "Turkish", "zh": "Chinese"}
+
+
+def _language(trg: str) -> str:
+    """The target language's English name for the fluency questions (the code itself when unknown)."""
+    return _LANGUAGES.get(trg, f"{trg} (the target language)" if trg else "in the target language")
+
+
+def question(setting: str, trg: str = "") -> str:
+    """The question of the item screen in ``setting`` (:data:`.store.SETTINGS`); ``trg``: the
+    target language code (named in the fluency question).
+
+    ``ref``: adequacy against the reference (Graham et al. 2017, "Can machine translation systems
+    be evaluated by the crowd alone?", Natural Language Engineering 23(1), §3.2: "The black text
+    adequately expresses the meaning of the gray text"); ``src``: the same against the source
+    (WMT's source-based, bilingual DA from 2018/2019); ``fluency``: the text alone (ibid. §3.3:
+    "The text is fluent English"), asked as agreement with that statement."""
+    if setting == "src":
+        return "How accurately does the text convey the meaning of the source?"
+    if setting == "fluency":
+        return f"How much do you agree that the text below is fluent {_language(trg)}?"
+    return "How well does the text below express the meaning of the reference?"
+
+
+def document_question(setting: str, trg: str = "") -> str:
+    """The question of a document-level campaign's whole-document item in ``setting`` (Appraise's
+    document-level DA, WMT20: the document rated after its segments)."""
+    if setting == "src":
+        return "How accurately does the whole document convey the meaning of the source document?"
+    if setting == "fluency":
+        return f"How much do you agree that the whole document below is fluent {_language(trg)}?"
+    return "How accurately does the whole document convey the meaning of the reference document?"
+
+
+def _document_context(item: Item, setting: str) -> str:
+    """The earlier segments of the item's document (the text rated, with the reference or source
+    the setting shows), oldest first; "" when there are none."""
+    if not item.context:
+        return ""
+    rows = []
+    for text, ref, src in item.context:
+        beside = {"ref": ref, "src": src or ""}.get(setting)
+        rows.append((f"<div class=\"ctx-side\">{escape(beside)}</div>" if beside is not None else "")
+                    + f"<div class=\"ctx-text\">{escape(text)}</div>")
+    return ("<p>Earlier in this document:</p><div class=\"box\" id=\"context\">"
+            + "<hr>".join(rows) + "</div>")
+
+
+def item_page(token: str, item: Item, total: int, csrf: str, nonce: str, setting: str = "ref",
+              trg: str = "") -> str:
+    """The rating screen of ``item`` (position k of ``total``) in ``setting``: the reference
+    (``ref``), the source (``src``) or nothing (``fluency``) above the text to rate, the setting's
+    :func:`question` and a 0-100 slider in a form POSTed to ``/a/{token}/rate`` with hidden
+    position, CSRF token and nonce. In ``src`` a REF item's text (the reference) is rated as a
+    translation of the source, as in WMT's bilingual DA.
+
+    Document-level campaigns: a segment shows its document's earlier segments above it
+    (``id="context"``); the whole-document item shows the reference (or source) document and the
+    document to rate, one segment a line, with :func:`document_question`."""
     t = escape(token, quote=True)
+    whole = " document" if item.is_document else ""
+    shown = {"ref": ("Reference" + whole, "reference", item.ref),
+             "src": ("Source" + whole, "source", item.src or "")}.get(setting)
+    context = f"<p>{shown[0]}:</p><div class=\"box\" id=\"{shown[1]}\">{escape(shown[2])}</div>" if shown else ""
+    context = _document_context(item, setting) + context
+    ask = document_question(setting, trg) if item.is_document else question(setting, trg)
+    scale = "0 (strongly disagree) to 100 (strongly agree)" if setting == "fluency" else "0 (not at all) to 100 (perfectly)"
     body = (f"<p>Item {item.position + 1} of {total}</p>"
             f"<progress max=\"{total}\" value=\"{item.position}\">{item.position} done</progress>"
-            "<h1>How well does the text below express the meaning of the reference?</h1>"
-            f"<p>Reference:</p><div class=\"box\" id=\"reference\">{escape(item.ref)}</div>"
-            f"<p>Text to rate:</p><div class=\"box\" id=\"candidate\">{escape(item.text)}</div>"
+            f"<h1 id=\"question\">{escape(ask)}</h1>{context}"
+            f"<p>{'Document' if item.is_document else 'Text'} to rate:</p>"
+            f"<div class=\"box\" id=\"candidate\">{escape(item.text)}</div>"
             f"<form method=\"post\" action=\"/a/{t}/rate\" id=\"rate\">"
             f"<input type=\"hidden\" name=\"position\" value=\"{item.position}\">"
             f"<input type=\"hidden\" name=\"csrf\" value=\"{escape(csrf, quote=True)}\">"
             f"<input type=\"hidden\" name=\"nonce\" value=\"{escape(nonce, quote=True)}\">"
-            "<label for=\"score\">Your rating, 0 (not at all) to 100 (perfectly):</label> "
+            f"<label for=\"score\">Your rating, {scale}:</label> "
             "<output for=\"score\" id=\"readout\">50</output><br>"
             "<input type=\"range\" id=\"score\" name=\"score\" min=\"0\" max=\"100\" step=\"1\" value=\"50\" "
             "autofocus aria-describedby=\"keys\">"

@@ -13,7 +13,9 @@ Per annotator, over the ratings stored so far:
   R's ``t.test`` would stop ("data are essentially constant": equal non-zero differences), as
   da-batches, which then drops the worker;
 * repeat consistency: the mean absolute difference of the REPEAT pairs (repeat vs original);
-* the median screen time per item in seconds (first display to stored rating, measured by the server).
+* the median screen time per item in seconds (display to stored rating, measured by the server: an
+  item is displayed by the redirect that answers the previous rating, so a break taken after a
+  rating counts towards the next item, as it does when the page is left open).
 
 A campaign is closed by :func:`close_campaign` (the ``closed_ms`` meta key): the server then
 refuses every rating.
@@ -31,17 +33,16 @@ import numpy as np
 from ...analysis.crowd.hits import HIT_SIZE
 from ...analysis.crowd.qc import paired_t
 from ...analysis.crowd.r_numbers import signif
-from .store import CampaignStore
+from .store import CLOSED_KEY, CampaignStore
 
 __all__ = ["COLUMNS", "AnnotatorStatus", "CampaignStatus", "campaign_status", "close_campaign", "closed_ms",
            "headline", "row_cells", "status_json", "status_text", "when"]
 
-_CLOSED = "closed_ms"
 
 
 def closed_ms(store: CampaignStore) -> int | None:
     """When the campaign was closed (epoch ms), None while it is open."""
-    v = store.get_meta(_CLOSED)
+    v = store.get_meta(CLOSED_KEY)
     return None if v is None else int(v)
 
 
@@ -52,7 +53,7 @@ def close_campaign(store: CampaignStore) -> int:
     if old is not None:
         return old
     now = int(time.time() * 1000)
-    store.set_meta(_CLOSED, str(now))
+    store.set_meta(CLOSED_KEY, str(now))
     return now
 
 
@@ -61,7 +62,9 @@ class AnnotatorStatus:
     """One annotator's progress and quality control so far. ``t``/``p``: the paired t-test of
     ``bad_pairs`` (BAD_REF, original) pairs (NaN while untestable); ``qc``: 'pass', 'fail',
     'untestable' or 'waiting'; ``repeat_mad``: mean |repeat - original| of ``repeat_pairs``
-    pairs (NaN without one); ``median_seconds``: median screen time per rated item (NaN without one)."""
+    pairs (NaN without one); ``median_seconds``: median screen time per rated item (NaN without one);
+    ``total``: items in the annotator's HIT (0: the campaign's ``items_per_hit``). In a
+    document-level campaign the pairs are the segments' (the whole-document ratings are not paired)."""
 
     name: str
     hit: int
@@ -75,11 +78,13 @@ class AnnotatorStatus:
     repeat_pairs: int
     repeat_mad: float
     median_seconds: float
+    total: int = 0
 
 
 @dataclass(frozen=True)
 class CampaignStatus:
-    """The whole campaign: every annotator by name, the HIT size, alpha and when it was closed."""
+    """The whole campaign: every annotator by name, the HIT size (the longest HIT's, in a
+    document-level campaign), alpha and when it was closed."""
 
     annotators: list[AnnotatorStatus]
     items_per_hit: int
@@ -89,7 +94,7 @@ class CampaignStatus:
 
     @property
     def finished(self) -> int:
-        return sum(a.rated >= self.items_per_hit for a in self.annotators)
+        return sum(a.rated >= (a.total or self.items_per_hit) for a in self.annotators)
 
     @property
     def ratings(self) -> int:
@@ -107,16 +112,13 @@ def campaign_status(store: CampaignStore, alpha: float = 0.05, min_pairs: int = 
     before the rater test is shown."""
     if min_pairs < 2:
         raise ValueError(f"min_pairs {min_pairs}: the paired t-test needs at least 2 pairs")
-    kinds: dict[int, tuple[str, int, str]] = {}
-    for h in range(store.n_hits()):
-        kinds.update({it.rid: (it.system, it.segment, it.type) for it in store.hit_items(h)})
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for r in store.ratings():
-        by_name.setdefault(r["name"], []).append(r)
+    items = store.all_items()
+    kinds = {it.rid: (it.system, it.segment, it.type) for it in items if not it.is_document}
+    by_name = store.ratings_by_annotator()
     out = []
     for pr in store.progress():
         rows = by_name.get(pr.name, [])
-        values = {kinds[r["rid"]]: float(r["value"]) for r in rows}
+        values = {kinds[r["rid"]]: float(r["value"]) for r in rows if r["rid"] in kinds}
         bad, orig = _pairs(values, "BAD_REF")
         t, p, ran = paired_t(bad, orig, "less")
         if bad.size < min_pairs:
@@ -129,8 +131,9 @@ def campaign_status(store: CampaignStore, alpha: float = 0.05, min_pairs: int = 
         mad = float(np.mean(np.abs(rep - rorig))) if rep.size else math.nan
         med = float(np.median([r["screen_ms"] for r in rows])) / 1000 if rows else math.nan
         out.append(AnnotatorStatus(pr.name, pr.hit, pr.rated, pr.first_ms, pr.last_ms, int(bad.size), float(t),
-                                   float(p), qc, int(rep.size), mad, med))
-    return CampaignStatus(out, HIT_SIZE, alpha, min_pairs, closed_ms(store))
+                                   float(p), qc, int(rep.size), mad, med, store.hit_size(pr.hit)))
+    longest = max((store.hit_size(h) for h in {it.hit for it in items}), default=HIT_SIZE)
+    return CampaignStatus(out, longest, alpha, min_pairs, closed_ms(store))
 
 
 def when(ms: int | None) -> str:
@@ -155,7 +158,7 @@ def row_cells(a: AnnotatorStatus, total: int) -> list[str]:
     def num(x: float, fmt: str) -> str:
         return "-" if math.isnan(x) else format(x, fmt)
 
-    return [a.name, str(a.hit), f"{a.rated} / {total}", when(a.first_ms), when(a.last_ms), str(a.bad_pairs),
+    return [a.name, str(a.hit), f"{a.rated} / {a.total or total}", when(a.first_ms), when(a.last_ms), str(a.bad_pairs),
             num(a.t, ".3f"), num(a.p, ".4g"), a.qc, str(a.repeat_pairs), num(a.repeat_mad, ".1f"),
             num(a.median_seconds, ".1f")]
 
@@ -185,4 +188,5 @@ def status_json(s: CampaignStatus) -> dict[str, Any]:
             "per_annotator": [{"name": a.name, "hit": a.hit, "rated": a.rated, "first": iso(a.first_ms),
                                "last": iso(a.last_ms), "bad_ref_pairs": a.bad_pairs, "t": f(a.t), "p": f(a.p),
                                "qc": a.qc, "repeat_pairs": a.repeat_pairs, "repeat_mean_abs_diff": f(a.repeat_mad),
-                               "median_seconds": f(a.median_seconds)} for a in s.annotators]}
+                               "median_seconds": f(a.median_seconds),
+                               "items": a.total or s.items_per_hit} for a in s.annotators]}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ...analysis.errors import AnalysisInputError
 
-__all__ = ["add_output_options", "check_outputs", "emit", "warn", "write_output"]
+__all__ = ["add_output_options", "check_outputs", "counted", "emit", "warn", "write_output"]
 
 
 def add_output_options(p: argparse.ArgumentParser) -> None:
@@ -64,3 +64,8 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def warn(message: str) -> None:
     print(f"mtscore: warning: {message}", file=sys.stderr)
+
+
+def counted(n: int, noun: str) -> str:
+    """``"1 HIT"``, ``"2 HITs"``: ``n`` and the noun, with a plural ``s`` unless ``n`` is 1."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -11,6 +11,14 @@ Examples::
     mtscore human campaign-export campaign/ -o Batch_1_batch_results.csv
     mtscore human da-batches Batch_1_batch_results.csv ...
 
+Document-level DA (each system's document in order, then the whole document)::
+
+    mtscore human build-hits --system A=a.txt --system B=b.txt --reference ref.txt --docs docs.txt \
+        --src en --trg de -o hits.jsonl
+    mtscore human serve doc-campaign/ --hits hits.jsonl --annotators 20
+    mtscore human campaign-export doc-campaign/ -o export.csv          # Appraise's document layout
+    mtscore human da-batches export.csv --input-format appraise        # + whole-document scores
+
 The campaign folder holds ``campaign.db`` (SQLite; ``--db URL`` for another database),
 ``links.txt`` (every annotator's link: the database keeps only hashes of the tokens) and
 ``admin-password.txt`` (both readable by the owner only).
@@ -25,6 +33,7 @@ import sys
 from pathlib import Path
 
 from ...analysis.errors import AnalysisInputError
+from .analysis_output import counted
 from .analysis_output import emit as _emit
 from .parser import int_at_least, nonnegative_int, positive_float, positive_int
 
@@ -44,9 +53,14 @@ def add_parsers(hsub) -> None:
                                     "CAMPAIGN_DIR and prints the annotators' links; later runs resume it. Needs "
                                     'the campaign extra (an error names its pip command).')
     s.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder (created on the first run)")
-    s.add_argument("--hits", help="the batch input CSV of build-hits --texts (needed on the first run)")
+    s.add_argument("--hits", help="the batch input CSV of build-hits --texts, or the document HIT file of "
+                                  "build-hits --docs (document-level DA) (needed on the first run)")
     s.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db; "
                                 "postgresql+psycopg://... for PostgreSQL)")
+    s.add_argument("--setting", choices=("ref", "src", "fluency"), default=None,
+                   help="what the item screen shows beside the text, chosen on the first run: ref (the "
+                        "reference, monolingual adequacy; default), src (the source, bilingual adequacy; "
+                        "needs build-hits --source) or fluency (the text alone)")
     s.add_argument("--annotators", type=nonnegative_int, default=3,
                    help="annotators the campaign has (more are added when it has fewer; default 3)")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
@@ -66,12 +80,20 @@ def add_parsers(hsub) -> None:
     t.add_argument("--output", "-o", help="write the summary to this file instead of stdout")
     e = hsub.add_parser("campaign-export", help="a served campaign's ratings as a Mechanical Turk batch result "
                                                 "CSV (for da-batches)",
-                        description="Write every annotator who rated all 100 items of their HIT as one assignment "
-                                    "of a Mechanical Turk batch result file, the layout da-batches reads; "
+                        description="Write every annotator who rated every item of their HIT as one assignment "
+                                    "of a Mechanical Turk batch result file, the layout da-batches reads (a "
+                                    "document-level campaign: every rating of each annotator who finished their "
+                                    "HIT in Appraise's document layout, for da-batches --input-format appraise); "
                                     "annotators still rating are left out and counted on stderr.")
     e.add_argument("campaign_dir", metavar="CAMPAIGN_DIR", help="the campaign folder")
     e.add_argument("--db", help="database URL (default: SQLite file CAMPAIGN_DIR/campaign.db)")
-    e.add_argument("--batch-id", type=positive_int, default=1, help="BatchId written into the file (default 1)")
+    e.add_argument("--batch-id", type=positive_int, help="BatchId written into the file (default 1; --format mturk "
+                                                         "only: Appraise's layout has no such column)")
+    e.add_argument("--format", choices=("auto", "mturk", "appraise"), default="auto",
+                   help="mturk: a Mechanical Turk batch result file (100-item HITs); appraise: Appraise's "
+                        "document-level score export, whole-document ratings included (da-batches "
+                        "--input-format appraise); auto (default): appraise for a document-level campaign "
+                        "(build-hits --docs), else mturk")
     e.add_argument("--output", "-o", help="the batch result CSV (default: stdout)")
 
 
@@ -118,14 +140,21 @@ def _serve(args: argparse.Namespace) -> int:
     if store.n_hits() == 0:
         if not args.hits:
             raise AnalysisInputError(f"CAMPAIGN_DIR {folder}: a new campaign needs --hits (the CSV of build-hits --texts)")
-        n = store.load_campaign(args.hits)
+        n = store.load_campaign(args.hits, args.setting or "ref")
         store.set_meta("secret", new_secret())
         password = secrets.token_urlsafe(16)
         store.set_meta("admin_password_hash", hash_password(password))
         _private_write(folder / "admin-password.txt", password + "\n")
-        print(f"mtscore: campaign created in {folder}: {n} HITs of 100 items", file=sys.stderr)
-    elif args.hits:
-        print(f"mtscore: {folder} already holds a campaign; --hits {args.hits} is not read", file=sys.stderr)
+        sizes = sorted({store.hit_size(h) for h in range(n)})
+        span = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+        print(f"mtscore: campaign created in {folder}: {counted(n, 'HIT')} of {span} items, setting {store.setting()}",
+              file=sys.stderr)
+    else:
+        if args.setting and args.setting != store.setting():
+            raise AnalysisInputError(f"--setting {args.setting}: the campaign in {folder} was created with "
+                                     f"setting {store.setting()}; a campaign keeps its setting")
+        if args.hits:
+            print(f"mtscore: {folder} already holds a campaign; --hits {args.hits} is not read", file=sys.stderr)
     have = len(store.progress())
     new = store.add_annotators(args.annotators - have) if args.annotators > have else []
     if new:
@@ -144,12 +173,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     _, store = _open(args, create=False)
-    from ..campaign_server.export import export_csv
+    from ..campaign_server.export import export_appraise, export_csv
 
-    text, n, incomplete = export_csv(store, batch_id=args.batch_id)
+    fmt = args.format
+    if fmt == "auto":
+        fmt = "appraise" if any(it.is_document for it in store.all_items()) else "mturk"
+    if fmt == "appraise":
+        if args.batch_id is not None:
+            raise AnalysisInputError(f"--batch-id: not used by the Appraise document layout (--format {args.format}"
+                                     f"{': a document-level campaign' if args.format == 'auto' else ''}); leave it out")
+        text, n, incomplete = export_appraise(store)
+        what = "annotator(s) with a complete HIT"
+    else:
+        text, n, incomplete = export_csv(store, batch_id=args.batch_id or 1)
+        what = "complete assignment(s)"
     _emit(text, args.output)
-    print(f"mtscore: {n} complete assignment(s) written; {incomplete} annotator(s) still rating left out",
-          file=sys.stderr)
+    print(f"mtscore: {n} {what} written; {incomplete} annotator(s) still rating left out", file=sys.stderr)
     return 0
 
 

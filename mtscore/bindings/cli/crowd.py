@@ -77,7 +77,7 @@ def add_parsers(hsub) -> None:
 
 
 def _pipeline(paths: list[str], args: argparse.Namespace, key):
-    from ...analysis.crowd.batches import read_appraise_export, read_mturk_batches
+    from ...analysis.crowd.batches import WHOLE_DOCUMENTS_LEFT_OUT, read_appraise_export, read_mturk_batches
     from ...analysis.crowd.scores import da_pipeline
 
     if args.input_format == "appraise":
@@ -86,9 +86,29 @@ def _pipeline(paths: list[str], args: argparse.Namespace, key):
         r = read_mturk_batches(paths, answer_column=args.answer_column, scale=args.scale,
                                items_per_hit=args.items_per_hit or None)
     for s in r.skipped:
+        if args.input_format == "appraise" and s.endswith(WHOLE_DOCUMENTS_LEFT_OUT):
+            # not lost: _whole_documents reads and scores them (the "whole-document scores" part)
+            print(f"mtscore: {s[:-len(WHOLE_DOCUMENTS_LEFT_OUT)]}whole-document ratings scored apart from the "
+                  "segments", file=sys.stderr)
+            continue
         print(f"mtscore: warning: {s}", file=sys.stderr)
     return da_pipeline(r, key, alpha=args.alpha, use_repeats=args.use_repeats,
                        drop_rejected=not args.keep_rejected, min_n=args.min_n, replicate_r=not args.no_r_quirks)
+
+
+def _whole_documents(paths: list[str], args: argparse.Namespace, res, summary: dict) -> None:
+    """Appraise document-layout input: the whole-document ratings' scores per (system, document)
+    into ``summary["whole_documents"]`` (nothing when the files hold none)."""
+    if args.input_format != "appraise":
+        return
+    from ...analysis.crowd.batches import read_appraise_documents
+    from ...analysis.crowd.scores import whole_document_scores
+
+    docs = read_appraise_documents(paths, scale=args.scale)
+    if not len(docs):
+        return
+    w = whole_document_scores(docs, res.ratings, res.qc.worker[res.qc.passed], replicate_r=not args.no_r_quirks)
+    summary["whole_documents"] = {"ratings": len(docs), **_jsonable(w)}
 
 
 def _read_gold(path: str) -> dict[str, float]:
@@ -207,11 +227,13 @@ def run(args: argparse.Namespace) -> int:
     res_a = _pipeline(args.run_a, args, key)
     _write_dir(args, "runA", res_a, key)
     result: dict = {"run_a": _summary(res_a)}
+    _whole_documents(args.run_a, args, res_a, result["run_a"])
     res_b = curve = None
     if args.run_b:
         res_b = _pipeline(args.run_b, args, key)
         _write_dir(args, "runB", res_b, key)
         result["run_b"] = _summary(res_b)
+        _whole_documents(args.run_b, args, res_b, result["run_b"])
         rz, n = run_correlation(res_a.documents, res_b.documents, "z")
         rr, _ = run_correlation(res_a.documents, res_b.documents, "raw")
         curve = downsampling_curve(res_b, res_a.documents, order=args.downsample_order)
@@ -254,6 +276,13 @@ def _text_run(name: str, s: dict) -> list[str]:
         d = s["documents"]
         out.append(f"{len(d['document'])} documents; judgements per document: mean {np.mean(d['n']):.1f}, "
                    f"min {min(d['n']) if d['n'] else 0}")
+    if "whole_documents" in s:
+        w = s["whole_documents"]
+        out.append(f"whole-document ratings: {w['ratings']} read, {sum(w['n'])} used (SYSTEM and REPEAT of workers "
+                   "who passed QC; z from each worker's segment mean and SD)")
+        out.append(f"{'system':<24} {'document':<24} {'z':>8} {'raw':>8} {'n':>4}")
+        for i, sys_ in enumerate(w["system"]):
+            out.append(f"{sys_:<24} {w['document'][i]:<24} {w['z'][i]:>8.4f} {w['raw'][i]:>8.2f} {w['n'][i]:>4}")
     return out
 
 

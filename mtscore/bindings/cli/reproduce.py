@@ -25,8 +25,10 @@ PAPERS = {
               "final-metric-scores/)."),
     "wmt21": ("Akhbardeh et al. (2021), Findings of WMT21: DA system rankings (z, N, judgements) and Wilcoxon "
               "significance clusters of the to-English and Facebook Wikipedia pairs, rebuilt from the ratings "
-              "and compared with the official ranking, adwilcox and clusters.csv files; needs "
-              "DIR/wmt21-news-systems/humaneval/ (github.com/wmt-conference/wmt21-news-systems)."),
+              "and compared with the official ranking, adwilcox, ad-DA-diff-wilcoxon-rs and clusters.csv files; "
+              "the to-English pairwise decisions, BLEU and chrF paired bootstrap vs human Wilcoxon, with Type I / "
+              "II errors per metric-difference bin (Tangled Fig. 3 style, ours on WMT21); needs "
+              "DIR/wmt21-news-systems/humaneval/ and txt/ (github.com/wmt-conference/wmt21-news-systems)."),
     "refbias": ("Ma, Graham, Baldwin & Liu (2017), Further Investigation into Reference Bias (EMNLP 2017): "
                 "Table 2 (judge pairs whose kappa CIs do not overlap), Figure 1 (e)-(f) (bootstrap CI of the "
                 "mean kappa), Figures 2-4 (kappas per setting, judges' average ratings, rating cross-tables) "

@@ -7,7 +7,9 @@ What the release supports (all from the 18 ``DA-newstest2019-<lp>-sys-nohy-score
   systems and without the MAD outliers (|robust z| > 2.5, b = 1.4826), and the system counts;
 * Figure 1: top-N and rolling-window (w = 4, 8) Pearson r, de-en;
 * Figure 2: r over all C(22, 10) = 646,646 10-system subsets of en-de, grouped by which of the
-  outliers ``en_de_task`` and ``online-X`` a subset holds.
+  outliers ``en_de_task`` and ``online-X`` a subset holds;
+* the outlier scatter plots of Sec. 4.2 (thesis Sec. 6.2): metric vs DA z per system for en-de,
+  en-kk, gu-en and zh-en, outliers marked, r with and without them.
 
 What it does not: Figure 3 and the pairwise Type I / II analysis of §5 need each system's
 segment-level DA and outputs, which the release does not hold (see :data:`UNSUPPORTED`).
@@ -58,15 +60,20 @@ MAIN_METRICS = {"BLEU": "sacreBLEU-BLEU", "TER": "TER", "chrF": "chrF", "ESIM": 
                 "YiSi-1": "YiSi-1", "YiSi-2": "YiSi-2"}
 #: Figures 1-2: metrics drawn (label -> column)
 FIG_METRICS = {"BLEU": "sacreBLEU-BLEU", "TER": "TER", "chrF": "chrF", "YiSi-1": "YiSi-1", "ESIM": "ESIM"}
+#: the outlier scatter figures (Sec. 4.2 / thesis Sec. 6.2): language pairs where outliers move r most
+#: (with Table 1-2 cells transcribed), metrics drawn (label -> column)
+SCATTER_LPS = {"en-de": "table2", "en-kk": "table2", "gu-en": "table1", "zh-en": "table1"}
+SCATTER_METRICS = {"BLEU": "sacreBLEU-BLEU", "chrF": "chrF", "YiSi-1": "YiSi-1", "ESIM": "ESIM"}
 #: Figure 1's bootstrap intervals (Mathur 2021, Fig. 6.7): resamples of the systems, seed
 N_BOOT, SEED = 1000, 12345
 #: what the paper reports but the release cannot rebuild: (item, reason)
 UNSUPPORTED = [
     ("Figure 3 (pairwise system decisions, metric vs human difference)",
      "needs every system's segment-level DA scores and translations of newstest2019; the release holds "
-     "system-level scores only"),
+     "system-level scores only; `mtscore reproduce wmt21` runs the same analysis on the WMT21 to-English data"),
     ("Section 5 Type I / Type II error counts over the 1,362 WMT19 system pairs",
-     "same: the human Wilcoxon test and the metric bootstrap / t-tests need segment-level data"),
+     "same: the human Wilcoxon test and the metric bootstrap / t-tests need segment-level data (see "
+     "`mtscore reproduce wmt21` for WMT21)"),
 ]
 
 
@@ -219,6 +226,35 @@ def _figure2(sls: dict[str, SysLevel], lp: str = "en-de", k: int = 10) -> Figure
                   "(G, metrics, 5) at 5/25/50/75/95%.")
 
 
+def _draw_scatter(f: Figure) -> bytes:
+    from ...analysis.plots_meta import outlier_scatter_panels
+
+    d = f.data
+    return outlier_scatter_panels(d["human"], {m: d["scores"][i] for i, m in enumerate(d["metrics"])},
+                                  d["outliers"], d["systems"], title=f.title)
+
+
+def _scatter(sls: dict[str, SysLevel], lp: str) -> Figure:
+    sl = sls[lp]
+    out = mad_outliers(sl.human)
+    M = np.array([sl.scores[sl.metrics.index(c)] for c in SCATTER_METRICS.values()])
+    names = list(SCATTER_METRICS)
+    r_all = [pearson(sl.human, row) for row in M]
+    r_out = [pearson(sl.human[~out], row[~out]) for row in M]
+    f = Figure(f"scatter-{lp}", f"Metric vs DA z, {lp} (Sec. 4.2 / thesis Sec. 6.2): MAD outliers marked, "
+               "fits over all systems and without outliers",
+               {"lp": lp, "metrics": names, "systems": [_short(s) for s in sl.systems], "human": sl.human,
+                "scores": M, "outliers": out, "r_all": np.array(r_all), "r_out": np.array(r_out)},
+               "systems (n,); human (n,) DA z; scores (metrics, n); outliers (n,) bool, |robust z| > 2.5 "
+               "on DA z; r_all / r_out (metrics,) Pearson r over all systems / without outliers. CSV: one "
+               "row per system.")
+    f.head = ["system", "DA z", *names, "outlier"]
+    f.points = [[f.data["systems"][i], float(sl.human[i]), *map(float, M[:, i]), "true" if out[i] else "false"]
+                for i in range(len(sl.systems))]
+    f.draw = _draw_scatter
+    return f
+
+
 def reproduce_tangled(data: str | Path) -> TangledReproduction:
     """Every table and figure the release supports. ``data``: the shared data folder (holding
     ``tangled/wmt19_sys_scores/``), or that folder itself. Raises :class:`AnalysisInputError`
@@ -236,7 +272,7 @@ def reproduce_tangled(data: str | Path) -> TangledReproduction:
         _appendix("appendix-en-xx", "Appendix: out of English, every metric", EN_XX, sls),
         _appendix("appendix-non-en", "Appendix: language pairs without English, every metric", NON_EN, sls),
     ]
-    figures = [_finish(f) for f in (*_figure1(sls), _figure2(sls))]
+    figures = [_finish(f) for f in (*_figure1(sls), _figure2(sls))] + [_scatter(sls, lp) for lp in SCATTER_LPS]
     outliers = {lp: [_short(s) for s, o in zip(sls[lp].systems, mad_outliers(sls[lp].human)) if o] for lp in LPS}
     extra = Extra("outliers", "Outlier systems (|robust z| > 2.5 on DA z)", ["language pair", "MAD outliers"],
                   [[lp, ", ".join(s) or "none"] for lp, s in outliers.items()])

@@ -24,8 +24,10 @@ Segment level (``seg-darr``): the DARR Kendall-like tau of the 12 metrics whose 
 score files the snapshot holds (chrF, TER and 10 submissions; the others are >= 4 MiB and absent)
 for every language pair they cover, all systems and without outliers,
 against ``results/output/seglevel_{allsys,excloutl}/RR-newstest2020-<lp>-seg-nohy-cor.csv``;
+``seg-darr-ci`` (:mod:`.wmt20_segci`, ours: the paper prints none): their 95% bootstrap intervals;
 document level (``doc-darr``, :mod:`.wmt20_doc`): the same over documents for every metric with
-document scores.
+document scores (a document score over fewer than 2 rated segments takes part in no pair, as in the
+task's pair builder).
 
 :func:`reproduce_wmt20` returns the tables; the comparison is at 12 decimals for the system-level
 CSV files (the files print 16 significant digits; the reproduction differs from them by float
@@ -47,6 +49,7 @@ from ...analysis.metaeval.williams import williams_matrix, winners, wmt_sig_tabl
 from .model import Cell, Extra, Reproduction, Table
 from .output import write_reproduction
 from .wmt20_doc import doc_files, doc_table
+from .wmt20_segci import seg_ci_table
 
 __all__ = ["SEG_LPS", "SEG_METRICS", "SEG_SUBMISSIONS", "SYS_KEYS", "UNSUPPORTED", "reproduce_wmt20", "required_files", "write_wmt20"]
 
@@ -73,9 +76,6 @@ UNSUPPORTED = [
     ("Segment-level DARR tau of sentBLEU, chrF++ and 18 submitted metrics (BLEURT, COMET*, prism, YiSi-0/1, ...)",
      "their final-metric-scores/*.seg.score.gz files are >= 4 MiB and absent from the snapshot "
      "(MISSING_IN_SNAPSHOT.txt); the 12 metrics whose files it holds stand for the procedure"),
-    ("Document-level DARR of en-cs", "the procedure that rebuilds the other 14 pairs' document pairs gives "
-     "en-cs 1449 pairs where the official file counts 1442 (578 vs 572 without outliers); cause not found, "
-     "the cells are compared and marked"),
     ("Human-A/B/P rows", "the task's correlations exclude the human 'systems'; so does this reproduction"),
 ]
 
@@ -291,7 +291,8 @@ def _pearson_all_table(r: Path) -> tuple[Table, Extra]:
     return tab, ex
 
 
-def _seg_table(r: Path) -> Table:
+def _seg_table(r: Path) -> tuple[Table, Table]:
+    """The DARR tau table and its bootstrap intervals (:mod:`.wmt20_segci`, ours)."""
     cols = [f"{lp} {sub}" for lp in SEG_LPS for sub in ("all", "-out")]
     das = {lp: wmt20_seg_da(r, lp) for lp in SEG_LPS}
     pairs, refs = {}, {}
@@ -304,9 +305,10 @@ def _seg_table(r: Path) -> Table:
             refs[(lp, tag)] = (name, dict(zip(ref.column("metric").to_pylist(), ref.column("tau").to_pylist())))
     cells: dict[tuple[str, str], Cell] = {}
     metrics = SEG_METRICS + SEG_SUBMISSIONS
+    scores: dict[tuple[str, str], np.ndarray] = {}
     for m in metrics:  # metric-outer: each score file is read once
         for lp in SEG_LPS:
-            v = wmt20_seg_metric(r, m, lp, das[lp])
+            v = scores[(m, lp)] = wmt20_seg_metric(r, m, lp, das[lp])
             for tag in ("all", "-out"):
                 col = f"{lp} {tag}"
                 if np.isnan(v).all():
@@ -320,7 +322,7 @@ def _seg_table(r: Path) -> Table:
                  "tau = (Concordant - Discordant) / (C + D) over the DA pairs of MT systems whose raw scores "
                  "differ by >= 25 (metric ties count as discordant); all systems and without outliers (-out); "
                  "the metrics whose segment scores the snapshot holds. Official: "
-                 "RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits).")
+                 "RR-newstest2020-<lp>-seg-nohy-cor.csv (4 significant digits)."), seg_ci_table(scores, pairs, metrics, SEG_LPS)
 
 
 def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproduction:
@@ -332,7 +334,7 @@ def reproduce_wmt20(data: str | Path, segment_level: bool = True) -> Reproductio
     pa_tab, tex_cols = _pearson_all_table(r)
     tables.insert(0, pa_tab)
     if segment_level:
-        tables += [_seg_table(r), doc_table(r)]
+        tables += [*_seg_table(r), doc_table(r)]
     lps = sorted({_lp(c) for _, c in SYS_KEYS.values()} | set(SEG_LPS))
     outl = Extra("outliers", "Outlier systems (the release's curated list)", ["language pair", "outliers"],
                  [[lp, ", ".join(wmt20_outliers(r, lp)) or "\u2013"] for lp in lps],

@@ -15,7 +15,12 @@ hi-bn, xh-zu, zu-xh) one table, a row per system in the reproduced ranking order
   p < 0.05) and the first rank of its cluster (official: ``clusters.csv``).
 
 Plus ``wilcoxon``: per language pair the number of significant pairs, reproduced and in the
-official ``adwilcox-<lp>.csv`` matrix (non-0.12 entries), and whether every p-value agrees.
+official ``adwilcox-<lp>.csv`` matrix (non-0.12 entries), whether every p-value agrees, and whether
+every decision of both directions (p < 0.05 / 0.01 / 0.001) equals the stars of the official
+``ad-DA-diff-wilcoxon-rs-<lp>.csv``; and, for the newstest2021 to-English pairs, the pairwise
+metric-vs-human decisions with their Type I / II errors (:mod:`.wmt21_pairs`: ``pairs``,
+``pairs-lp``, ``agreement`` and the figures ``fig-pairs``, ``fig-pairwise-BLEU``, ``fig-pairwise-chrF``,
+``fig-agreement``).
 
 The to-English pairs and the Facebook pairs start from the individual standardised ratings
 (``ad-<xxyy>-good-stnd.csv``); zh-en, whose ratings file (>= 4 MiB) the snapshot lacks, from
@@ -30,6 +35,7 @@ import numpy as np
 from ...analysis import human
 from ...analysis.data import read_da_scores, read_matrix, read_ratings, read_sys_ranking, read_table, table_to_numpy
 from ...analysis.errors import AnalysisInputError
+from . import wmt21_pairs as pairs
 from .model import Cell, Reproduction, Table
 from .output import write_reproduction
 
@@ -72,16 +78,19 @@ def _code(lp: str) -> str:
 
 
 def required_files(data: str | Path) -> list[Path]:
-    """Every file the reproduction reads (under ``DATA/wmt21-news-systems/humaneval`` or ``DATA``)."""
+    """Every file the reproduction reads (under ``DATA/wmt21-news-systems/humaneval`` or ``DATA``, and
+    the to-English references under ``txt/`` beside ``humaneval/``; the system outputs are named
+    when missing)."""
     r = _root(data)
     out = []
     for lp, sub in {**FROM_RATINGS, **FROM_SEGMENTS}.items():
         first = (f"ad-{_code(lp)}-good-stnd.csv" if lp in FROM_RATINGS else f"ad-seg-scores-{lp}.csv")
-        out += [r / sub / first, r / sub / f"ad-sys-ranking-{lp}-z.csv", r / sub / f"adwilcox-{_code(lp)}.csv"]
+        out += [r / sub / first, r / sub / f"ad-sys-ranking-{lp}-z.csv", r / sub / f"adwilcox-{_code(lp)}.csv",
+                r / sub / f"ad-DA-diff-wilcoxon-rs-{_code(lp)}.csv"]
         if lp in FROM_RATINGS:
             out.append(r / sub / f"ad-seg-scores-{lp}.csv")
     out += [r / sub / "clusters.csv" for sub in sorted(set(FROM_RATINGS.values()))]
-    return out
+    return out + pairs.required_files(r)
 
 
 def _check(data: str | Path) -> Path:
@@ -108,9 +117,9 @@ def _segments(folder: Path, lp: str) -> tuple[dict[str, np.ndarray], dict[str, i
     return seg, dict(zip(sy.tolist(), cnt.tolist()))
 
 
-def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, bool]]:
+def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, bool, bool], dict[str, np.ndarray]]:
     seg, n_all = _segments(folder, lp)
-    groups = {s: seg["score"][seg["system"] == s] for s in np.unique(seg["system"])}
+    groups = {str(s): seg["score"][seg["system"] == s] for s in np.unique(seg["system"])}
     names, p = human.wilcoxon_matrix(groups)
     names = [str(s) for s in names]
     sysz = human.system_scores(seg["system"], seg["score"])
@@ -150,6 +159,10 @@ def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, b
     same = rows == cols == names and bool(np.allclose(tab, ref, rtol=1e-10, atol=1e-300))
     n_ours = int((tab != 0.12).sum())
     n_ref = int((ref != 0.12).sum())
+    star_names, stars = pairs.read_diff_stars(folder / f"ad-DA-diff-wilcoxon-rs-{_code(lp)}.csv")
+    q = np.nan_to_num(p, nan=1.0)
+    ours = (q < 0.05).astype(np.int64) + (q < 0.01) + (q < 0.001)
+    same_stars = star_names == names and bool((ours == stars).all())
     note = ("Systems in the reproduced ranking order (mean segment z); rank, raw (1 d.p., mean of the released "
             "segment scores' RAW.SCR), z (3 d.p.), N segments, N.ALL "
             f"judgements against {zsrc}; wins (systems beaten, one-sided Wilcoxon rank-sum p < 0.05) and "
@@ -159,7 +172,7 @@ def _lp_table(folder: Path, lp: str, clusters) -> tuple[Table, tuple[int, int, b
                  "(same worker and score recorded twice) that the de-duplicated ratings file holds once; "
                  "z and N are unaffected.")
     title = f"{lp}: DA ranking and significance clusters"
-    return Table(f"ranking-{lp}", title, names, list(COLUMNS), cells, note), (n_ours, n_ref, same)
+    return Table(f"ranking-{lp}", title, names, list(COLUMNS), cells, note), (n_ours, n_ref, same, same_stars), groups
 
 
 def _clusters(path: Path) -> dict[str, np.ndarray]:
@@ -175,19 +188,30 @@ def reproduce_wmt21(data: str | Path) -> Reproduction:
     clusters = {sub: _clusters(r / sub / "clusters.csv") for sub in sorted(set(FROM_RATINGS.values()))}
     tables: list[Table] = []
     sig: dict[tuple[str, str], Cell] = {}
+    decisions = {}
     lps = list(FROM_RATINGS) + list(FROM_SEGMENTS)
     for lp in lps:
         sub = {**FROM_RATINGS, **FROM_SEGMENTS}[lp]
-        t, (n_ours, n_ref, same) = _lp_table(r / sub, lp, clusters[sub])
+        t, (n_ours, n_ref, same, same_stars), groups = _lp_table(r / sub, lp, clusters[sub])
         tables.append(t)
         src = f"adwilcox-{_code(lp)}.csv"
         sig[(lp, "significant pairs")] = Cell("wilcoxon", lp, "significant pairs", float(n_ours), str(n_ref), src)
         sig[(lp, "all p equal")] = Cell("wilcoxon", lp, "all p equal", float(same), "1", src)
-    tables.append(Table("wilcoxon", "Wilcoxon rank-sum matrices", lps, ["significant pairs", "all p equal"], sig,
+        sig[(lp, "all decisions equal")] = Cell("wilcoxon", lp, "all decisions equal", float(same_stars), "1",
+                                                f"ad-DA-diff-wilcoxon-rs-{_code(lp)}.csv")
+        if lp in pairs.LPS:
+            decisions[lp] = pairs.lp_decisions(r, lp, groups)
+    tables.append(Table("wilcoxon", "Wilcoxon rank-sum matrices", lps,
+                        ["significant pairs", "all p equal", "all decisions equal"], sig,
                         "Significant one-sided pairs (p < 0.05, higher-ranked system first) reproduced vs the "
                         "official adwilcox-<lp>.csv (entries other than the 0.12 sentinel); 'all p equal' = 1 "
-                        "when every entry agrees to 1e-10 relative."))
-    return Reproduction(tables, [], list(UNSUPPORTED), PAPER, SOURCE)
+                        "when every entry agrees to 1e-10 relative; 'all decisions equal' = 1 when every ordered "
+                        "pair, both directions, has the stars of ad-DA-diff-wilcoxon-rs-<lp>.csv (p < 0.05 / "
+                        "0.01 / 0.001; a lower-ranked system can win, e.g. de-en happypoet.8 over Watermelon.13)."))
+    ordered = {lp: decisions[lp] for lp in pairs.LPS}
+    pair_tables, fig = pairs.pairs_tables(ordered)
+    agreement, more = pairs.decision_figures(ordered)
+    return Reproduction(tables + pair_tables + [agreement], [fig, *more], list(UNSUPPORTED), PAPER, SOURCE)
 
 
 def write_wmt21(res: Reproduction, out: str | Path) -> Path:
