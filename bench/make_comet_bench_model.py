@@ -12,7 +12,11 @@ hidden 1024, 16 heads, intermediate 4096, 514 positions, vocabulary 250,002) ini
 under :data:`SEED` (no pretrained weights can be downloaded here). The tokenizer is the golden
 test tokenizer (tests/golden/comet/encoder: 8,002 ids, all < the 250,002 rows of the embedding
 table), so token counts differ from the real XLM-R tokenizer's but every weight shape is real. The
-layer-mix scalars are set away from their uniform init (:data:`MIX_SEED`), as the oracle does.
+layer-mix scalars are set away from their uniform init (:data:`MIX_SEED`), as the oracle does. With
+the default seed, sparsemax gives hidden states 6, 8, 14, 15, 17 and 18 non-zero weights, so a
+scorer that skips the layers above the last used one (mtscore does; unbabel-comet runs all 24)
+runs 18 of 24 layers; ``--all-layers`` raises the last scalar to the largest one, so that the top
+layer is used and every peer must run all 24 (a different checkpoint: a conservative speed bench).
 
 Writes (~2.3 GB; never commit it)::
 
@@ -65,7 +69,7 @@ def write_encoder(folder: Path) -> None:
     XLMRobertaConfig(**XLMR_LARGE).save_pretrained(str(folder))
 
 
-def build(out: Path) -> Path:
+def build(out: Path, all_layers: bool = False) -> Path:
     import pytorch_lightning as pl
     import torch
     from comet.models import RegressionMetric
@@ -78,6 +82,8 @@ def build(out: Path) -> Path:
     n = len(model.layerwise_attention.scalar_parameters)
     g = torch.Generator().manual_seed(MIX_SEED)
     scalars = (torch.rand(n, generator=g) * 2 - 1).tolist()
+    if all_layers:
+        scalars[-1] = max(scalars)
     with torch.no_grad():
         for p, v in zip(model.layerwise_attention.scalar_parameters, scalars, strict=True):
             p.fill_(v)
@@ -96,13 +102,15 @@ def build(out: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=Path("/work/bench-comet"), help="output folder (outside the repo)")
+    ap.add_argument("--all-layers", action="store_true",
+                    help="give the top layer a non-zero mix weight (no scorer can skip layers)")
     args = ap.parse_args(argv)
     out = args.out.resolve()
     if out == REPO or REPO in out.parents:
         sys.exit(f"--out {out}: inside the repository; the checkpoint is ~2.3 GB and must not be committed")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     warnings.filterwarnings("ignore")
-    ckpt = build(out)
+    ckpt = build(out, all_layers=args.all_layers)
     print(f"{ckpt}: {ckpt.stat().st_size} bytes, sha256 {sha256(ckpt)}")
     return 0
 
