@@ -9,6 +9,7 @@ Scores print with at least 4 decimals (COMET's scale is 0..1-ish, not x100)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -121,7 +122,30 @@ class COMETRunner:
 
     @staticmethod
     def check_ray(args: argparse.Namespace) -> None:
-        raise CLIError("score-table --ray -m comet: not supported yet; score COMET without --ray")
+        """``score-table --ray``: a model is named (before any cluster starts)."""
+        if not getattr(args, "comet_model", None):
+            metric_from_args(args, None)  # the --comet-model error
+
+    @staticmethod
+    def ray_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+        """``COMET`` arguments from the COMET options, for the scoring actors (the device only
+        when one other than "cpu" is named: otherwise Ray puts each actor on a GPU when the
+        cluster has GPUs, and on the CPU when not); the sources come from the table's
+        ``--src-column``."""
+        from ...engine.metrics.registry import get_spec
+
+        kw = dict(get_spec("comet").cli_kwargs(args))
+        if kw.get("device") in (None, "cpu"):
+            kw.pop("device", None)
+        return kw
+
+    @classmethod
+    def from_ray(cls, args: argparse.Namespace, result: Any, test_set: str | None,
+                 name: str = "comet") -> COMETRunner:
+        """The report's COMET of one test set of a ``score_ray`` run (``result``: its
+        ``RayScoreResult``; ``name``: the metric's name there): this formatting over the scores
+        the actors computed (its :meth:`result` is given a system name, not hypotheses)."""
+        return _RayRunner(args, result, test_set, name)
 
     def format(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> str:
         args = self.args
@@ -138,3 +162,26 @@ class COMETRunner:
                 d[key] = value
             return json.dumps(d, indent=1, ensure_ascii=False)
         return f"{res['name']}|{sig} = {sc}"
+
+
+class _RayRunner(COMETRunner):
+    """:meth:`COMETRunner.from_ray`'s runner: ``result(system, _)`` reads the actors' scores
+    (the segment scores too where the run kept the statistics)."""
+
+    def __init__(self, args: argparse.Namespace, ray_result: Any, test_set: str | None, name: str):
+        super().__init__(args)
+        self.ray_result = ray_result
+        self.test_set = test_set
+        self.name = name
+
+    def result(self, hyps, refs) -> dict:
+        r, name, ts = self.ray_result, self.name, self.test_set or ""
+        m = r.metrics[name]
+        sc = m.compute_score_from_stats(r.corpus_row(self.test_set, hyps, name))
+        out = {"name": "COMET", "score": sc.score, "signature": r.signatures[name], "min_width": MIN_WIDTH}
+        with contextlib.suppress(ValueError):  # kept only the summed statistics (no test, no CI)
+            out["segments"] = m.scores_from_stats(r.group_stats(ts, hyps)[name]).tolist()
+        return out
+
+    def use_sources(self, sources: list[str]) -> None:  # the actors read the source column
+        pass
