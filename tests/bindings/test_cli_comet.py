@@ -199,3 +199,27 @@ def test_ray_without_a_model_is_refused_before_ray_starts(files, capsys):
     assert rc == 1
     assert "-m comet: no model; give one with --comet-model" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_confidence_is_the_bootstrap_of_the_segment_scores(files, capsys):
+    """-m comet --confidence: the mean and 95% CI of compare_segment_scores' bootstrap of the
+    system's segment scores (same resamples and seed), the test fields in the signature."""
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--confidence",
+                            "--confidence-n", "300", "--seed", "7", "-w", "8", "--source", str(files["src"]),
+                            *model], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    seg = files["golden"]["regression-sparsemax"]["scores"][:N]
+    res = mtscore.compare_segment_scores({"s": seg}, test="bs", n=300, seed=7, name="COMET")
+    r = res.results["COMET"][0]
+    assert abs(d["confidence_mean"] - r.mean) < 1e-6
+    assert abs(d["confidence_var"] - r.ci) < 1e-6
+    assert r.ci > 0
+    assert d["signature"].endswith("|test:bs|n:300|seed:7")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--confidence",
+                            "-f", "text", "--source", str(files["src"]), *model], capsys)
+    assert rc == 0, err
+    assert out.startswith("COMET|nrefs:1|model:regression-sparsemax|")
+    assert "|test:bs|n:1000|seed:12345 = " in out
+    assert " (μ = " in out

@@ -155,13 +155,36 @@ class COMETRunner:
         if args.score_only:
             return sc
         sig = res["signature"]
+        ci = self._confidence(res) if getattr(args, "confidence", False) else None
+        if ci is not None:
+            sig = f"{sig}|{ci[2]}"
+            ci_text = f"μ = {ci[0]:.{w}f} ± {ci[1]:.{w}f}"
+            sc_text = f"{sc} ({ci_text})"
+        else:
+            sc_text = sc
         if args.format == "json":
             d: dict[str, Any] = {"name": res["name"], "score": float(sc), "signature": sig}
+            if ci is not None:
+                d.update(confidence_mean=float(f"{ci[0]:.{w}f}"), confidence_var=float(f"{ci[1]:.{w}f}"),
+                         confidence=ci_text)
             for param in sig.split("|"):
                 key, _, value = param.partition(":")
                 d[key] = value
             return json.dumps(d, indent=1, ensure_ascii=False)
-        return f"{res['name']}|{sig} = {sc}"
+        return f"{res['name']}|{sig} = {sc_text}"
+
+    def _confidence(self, res: dict) -> tuple[float, float, str]:
+        """``--confidence`` (one system): ``(mean, 95% CI half-width, signature fields)`` of the
+        bootstrap of the mean segment score, by
+        :func:`~mtscore.engine.significance.compare_segment_scores` (sacrebleu's seeds and CI
+        rule; ``--confidence-n`` resamples), the path ``--paired-bs`` takes."""
+        from ...engine.significance import compare_segment_scores
+
+        args = self.args
+        cs = compare_segment_scores({"system": res["segments"]}, test="bs", n=args.confidence_n,
+                                    seed=args.seed, name="COMET")
+        r = cs.results["COMET"][0]
+        return float(r.mean), float(r.ci), cs.signatures["COMET"]
 
 
 class _RayRunner(COMETRunner):
