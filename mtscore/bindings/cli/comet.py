@@ -106,18 +106,30 @@ class COMETRunner:
         return [next(iter(part.by_system()[0].values())) for _, part in split(corpus)]
 
     def paired(self, systems: dict[str, Sequence[str]], refs: Sequence[Sequence[str | None]]) -> str:
-        """``--paired-bs`` (the first system the baseline): the paired bootstrap of the mean of
+        """``--paired-bs`` / ``--paired-ar`` (the first system the baseline): the paired
+        bootstrap (or approximate randomisation, on the ``[score, 1]`` statistics) of the mean of
         the systems' segment scores (:func:`~mtscore.engine.significance.compare_segment_scores`,
         sacrebleu's seeds and p-value rule), in sacrebleu's paired-test layout."""
-        from ...engine.significance import compare_segment_scores
+        import numpy as np
+
+        from ...engine.significance import compare_segment_scores, compare_stats
         from .significance_report import colors_enabled, format_comparison
 
         args = self.args
         results = {name: self.result(hyps, refs) for name, hyps in systems.items()}
-        res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
-                                     n=args.paired_bs_n, seed=args.seed, name="COMET")
         sig = next(iter(results.values()))["signature"]
-        res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
+        if args.paired_ar:
+            # approximate randomisation of the mean segment score: the AR test on COMET's
+            # [segment score, 1] statistics (compare_segment_scores has no AR), which swaps
+            # whole segments between the two systems as sacrebleu's _paired_ar_test does
+            seg = {k: np.asarray(r["segments"], dtype=np.float64) for k, r in results.items()}
+            stats = [[np.column_stack([np.nan_to_num(x), np.isfinite(x).astype(np.float64)])] for x in seg.values()]
+            res = compare_stats(list(seg), [self.metric], stats, test="ar", n=args.paired_ar_n,
+                                seed=args.seed)
+        else:
+            res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
+                                         n=args.paired_bs_n, seed=args.seed, name="COMET")
+            res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
         return format_comparison(res, args.format, max(args.width, MIN_WIDTH), args.short, colors_enabled(args))
 
     @staticmethod
