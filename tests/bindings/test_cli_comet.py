@@ -130,7 +130,7 @@ def test_errors_are_one_line_naming_the_option(files, capsys, argv, message):
 
 def test_paired_bootstrap_between_two_systems(files, capsys):
     """-m comet --paired-bs: the paired bootstrap of the mean segment score (compare_segment_scores
-    with the same seed gives the same numbers); --paired-ar and COMET with other metrics are refused."""
+    with the same seed gives the same numbers); COMET with other metrics is refused."""
     model = _model("regression-sparsemax")
     rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
                             "--paired-bs", "--paired-bs-n", "200", "--source", str(files["src"]), *model], capsys)
@@ -150,7 +150,8 @@ def test_paired_bootstrap_between_two_systems(files, capsys):
     res = mtscore.compare_segment_scores(seg, test="bs", n=200, seed=None, name="COMET")
     assert rows[1]["COMET"]["p_value"] == pytest.approx(res.results["COMET"][1].p_value, abs=1e-12)
     assert rows[1]["COMET"]["ci"] == pytest.approx(float(res.results["COMET"][1].ci), abs=1e-9)
-    for extra, message in ((["--paired-ar"], "--paired-ar"), (["--paired-bs", "-m", "comet", "bleu"], "-m comet")):
+    for extra, message in ((["--paired-bs", "-m", "comet", "bleu"], "-m comet"),
+                           (["--paired-ar", "-m", "comet", "bleu"], "-m comet")):
         rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet", *extra,
                               "--source", str(files["src"]), *model], capsys)
         assert rc == 1
@@ -187,18 +188,63 @@ def test_score_table_takes_the_source_column(files, capsys):
     assert "--src-column" in err
 
 
-def test_ray_is_refused_before_ray_starts(files, capsys):
-    """COMET does not run on Ray yet (the registry's ray=False): score-table --ray and score_ray
-    say so before any cluster starts."""
+def test_ray_without_a_model_is_refused_before_ray_starts(files, capsys):
+    """score-table --ray -m comet (COMET on Ray: tests/bindings/test_ray_comet.py) names the
+    missing --comet-model before any cluster starts."""
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
     path = files["dir"] / "small.parquet"
     pq.write_table(pa.table({"src": ["a"], "hyp": ["b"], "ref": ["c"]}), path)
-    rc, _, err = run_cli(["score-table", str(path), "-m", "comet", "--ray", "local",
-                          *_model("regression-sparsemax")], capsys)
+    rc, _, err = run_cli(["score-table", str(path), "-m", "comet", "--ray", "local"], capsys)
     assert rc == 1
-    assert "score-table --ray -m comet: not supported yet" in err
-    with pytest.raises(ValueError, match="metric 'comet' does not run on Ray"):
-        mtscore.score_ray(str(path), metrics=["comet"],
-                          metric_kwargs={"comet": {"model": "x"}})
+    assert "-m comet: no model; give one with --comet-model" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_confidence_is_the_bootstrap_of_the_segment_scores(files, capsys):
+    """-m comet --confidence: the mean and 95% CI of compare_segment_scores' bootstrap of the
+    system's segment scores (same resamples and seed), the test fields in the signature."""
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--confidence",
+                            "--confidence-n", "300", "--seed", "7", "-w", "8", "--source", str(files["src"]),
+                            *model], capsys)
+    assert rc == 0, err
+    d = json.loads(out)
+    seg = files["golden"]["regression-sparsemax"]["scores"][:N]
+    res = mtscore.compare_segment_scores({"s": seg}, test="bs", n=300, seed=7, name="COMET")
+    r = res.results["COMET"][0]
+    assert abs(d["confidence_mean"] - r.mean) < 1e-6
+    assert abs(d["confidence_var"] - r.ci) < 1e-6
+    assert r.ci > 0
+    assert d["signature"].endswith("|test:bs|n:300|seed:7")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--confidence",
+                            "-f", "text", "--source", str(files["src"]), *model], capsys)
+    assert rc == 0, err
+    assert out.startswith("COMET|nrefs:1|model:regression-sparsemax|")
+    assert "|test:bs|n:1000|seed:12345 = " in out
+    assert " (μ = " in out
+
+
+def test_paired_ar_between_two_systems(files, capsys):
+    """-m comet --paired-ar: approximate randomisation of the mean segment score, the p-value of
+    compare_stats' AR on COMET's own [segment score, 1] statistics (same trials and seed)."""
+    model = _model("regression-sparsemax")
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
+                            "--paired-ar", "--paired-ar-n", "300", "--seed", "3", "--source", str(files["src"]),
+                            *model], capsys)
+    assert rc == 0, err
+    rows = json.loads(out)
+    from mtscore.engine.comet.metric import COMET
+    from mtscore.engine.comet.scorer import load_comet
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    ref = files["ref"].read_text(encoding="utf-8").splitlines()
+    m = COMET(scorer=load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER), sources=src)
+    stats = [[m.corpus_stats(files[k].read_text(encoding="utf-8").splitlines(), [ref])] for k in ("mt", "src")]
+    res = mtscore.compare_stats(["mt", "src"], [m], stats, test="ar", n=300, seed=3)
+    (want,) = res.results.values()
+    assert rows[1]["COMET"]["p_value"] == pytest.approx(want[1].p_value, abs=1e-12)
+    assert 0 < rows[1]["COMET"]["p_value"] <= 1
+    assert rows[0]["COMET"]["p_value"] is None
+    assert abs(rows[1]["COMET"]["score"] - float(m.scores_from_stats(stats[1][0]).mean())) < 1e-6

@@ -9,6 +9,7 @@ Scores print with at least 4 decimals (COMET's scale is 0..1-ish, not x100)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -105,23 +106,58 @@ class COMETRunner:
         return [next(iter(part.by_system()[0].values())) for _, part in split(corpus)]
 
     def paired(self, systems: dict[str, Sequence[str]], refs: Sequence[Sequence[str | None]]) -> str:
-        """``--paired-bs`` (the first system the baseline): the paired bootstrap of the mean of
+        """``--paired-bs`` / ``--paired-ar`` (the first system the baseline): the paired
+        bootstrap (or approximate randomisation, on the ``[score, 1]`` statistics) of the mean of
         the systems' segment scores (:func:`~mtscore.engine.significance.compare_segment_scores`,
         sacrebleu's seeds and p-value rule), in sacrebleu's paired-test layout."""
-        from ...engine.significance import compare_segment_scores
+        import numpy as np
+
+        from ...engine.significance import compare_segment_scores, compare_stats
         from .significance_report import colors_enabled, format_comparison
 
         args = self.args
         results = {name: self.result(hyps, refs) for name, hyps in systems.items()}
-        res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
-                                     n=args.paired_bs_n, seed=args.seed, name="COMET")
         sig = next(iter(results.values()))["signature"]
-        res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
+        if args.paired_ar:
+            # approximate randomisation of the mean segment score: the AR test on COMET's
+            # [segment score, 1] statistics (compare_segment_scores has no AR), which swaps
+            # whole segments between the two systems as sacrebleu's _paired_ar_test does
+            seg = {k: np.asarray(r["segments"], dtype=np.float64) for k, r in results.items()}
+            stats = [[np.column_stack([np.nan_to_num(x), np.isfinite(x).astype(np.float64)])] for x in seg.values()]
+            res = compare_stats(list(seg), [self.metric], stats, test="ar", n=args.paired_ar_n,
+                                seed=args.seed)
+        else:
+            res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
+                                         n=args.paired_bs_n, seed=args.seed, name="COMET")
+            res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
         return format_comparison(res, args.format, max(args.width, MIN_WIDTH), args.short, colors_enabled(args))
 
     @staticmethod
     def check_ray(args: argparse.Namespace) -> None:
-        raise CLIError("score-table --ray -m comet: not supported yet; score COMET without --ray")
+        """``score-table --ray``: a model is named (before any cluster starts)."""
+        if not getattr(args, "comet_model", None):
+            metric_from_args(args, None)  # the --comet-model error
+
+    @staticmethod
+    def ray_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+        """``COMET`` arguments from the COMET options, for the scoring actors (the device only
+        when one other than "cpu" is named: otherwise Ray puts each actor on a GPU when the
+        cluster has GPUs, and on the CPU when not); the sources come from the table's
+        ``--src-column``."""
+        from ...engine.metrics.registry import get_spec
+
+        kw = dict(get_spec("comet").cli_kwargs(args))
+        if kw.get("device") in (None, "cpu"):
+            kw.pop("device", None)
+        return kw
+
+    @classmethod
+    def from_ray(cls, args: argparse.Namespace, result: Any, test_set: str | None,
+                 name: str = "comet") -> COMETRunner:
+        """The report's COMET of one test set of a ``score_ray`` run (``result``: its
+        ``RayScoreResult``; ``name``: the metric's name there): this formatting over the scores
+        the actors computed (its :meth:`result` is given a system name, not hypotheses)."""
+        return _RayRunner(args, result, test_set, name)
 
     def format(self, hyps: Sequence[str], refs: Sequence[Sequence[str | None]]) -> str:
         args = self.args
@@ -131,10 +167,56 @@ class COMETRunner:
         if args.score_only:
             return sc
         sig = res["signature"]
+        ci = self._confidence(res) if getattr(args, "confidence", False) else None
+        if ci is not None:
+            sig = f"{sig}|{ci[2]}"
+            ci_text = f"μ = {ci[0]:.{w}f} ± {ci[1]:.{w}f}"
+            sc_text = f"{sc} ({ci_text})"
+        else:
+            sc_text = sc
         if args.format == "json":
             d: dict[str, Any] = {"name": res["name"], "score": float(sc), "signature": sig}
+            if ci is not None:
+                d.update(confidence_mean=float(f"{ci[0]:.{w}f}"), confidence_var=float(f"{ci[1]:.{w}f}"),
+                         confidence=ci_text)
             for param in sig.split("|"):
                 key, _, value = param.partition(":")
                 d[key] = value
             return json.dumps(d, indent=1, ensure_ascii=False)
-        return f"{res['name']}|{sig} = {sc}"
+        return f"{res['name']}|{sig} = {sc_text}"
+
+    def _confidence(self, res: dict) -> tuple[float, float, str]:
+        """``--confidence`` (one system): ``(mean, 95% CI half-width, signature fields)`` of the
+        bootstrap of the mean segment score, by
+        :func:`~mtscore.engine.significance.compare_segment_scores` (sacrebleu's seeds and CI
+        rule; ``--confidence-n`` resamples), the path ``--paired-bs`` takes."""
+        from ...engine.significance import compare_segment_scores
+
+        args = self.args
+        cs = compare_segment_scores({"system": res["segments"]}, test="bs", n=args.confidence_n,
+                                    seed=args.seed, name="COMET")
+        r = cs.results["COMET"][0]
+        return float(r.mean), float(r.ci), cs.signatures["COMET"]
+
+
+class _RayRunner(COMETRunner):
+    """:meth:`COMETRunner.from_ray`'s runner: ``result(system, _)`` reads the actors' scores
+    (the segment scores too where the run kept the statistics)."""
+
+    def __init__(self, args: argparse.Namespace, ray_result: Any, test_set: str | None, name: str):
+        super().__init__(args)
+        self.ray_result = ray_result
+        self.test_set = test_set
+        self.name = name
+
+    def result(self, hyps, refs) -> dict:
+        r, name, ts = self.ray_result, self.name, self.test_set or ""
+        m = r.metrics[name]
+        sc = m.compute_score_from_stats(r.corpus_row(self.test_set, hyps, name))
+        out = {"name": "COMET", "score": sc.score, "signature": r.signatures[name], "min_width": MIN_WIDTH}
+        with contextlib.suppress(ValueError):  # kept only the summed statistics (no test, no CI)
+            out["segments"] = m.scores_from_stats(r.group_stats(ts, hyps)[name]).tolist()
+        return out
+
+    def use_sources(self, sources: list[str]) -> None:  # the actors read the source column
+        pass

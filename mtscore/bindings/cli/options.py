@@ -215,7 +215,7 @@ def _check_separate(args, paired: bool) -> None:
             raise CLIError(f"--sentence-level with {name}: use --format tsv or the Python API")
     for name in args.metrics if paired else ():
         spec = get_spec(name)
-        if name in separate and args.paired_bs and args.metrics == [name] and \
+        if name in separate and args.metrics == [name] and \
                 hasattr(runner_class(name), "paired"):
             continue  # its runner tests the mean of its segment scores (COMET)
         if not spec.resamples:

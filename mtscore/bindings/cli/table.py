@@ -260,7 +260,7 @@ def _load_local(args):
 
 _API_TO_CLI = (("pass hyp=", "pass --hyp"), ("pass refs=", "pass --ref-columns"),
                ("pass system=", "pass --system-column"), ("pass test_set=", "pass --test-set-column"),
-               ("pass missing_refs='skip'", "pass --missing-refs skip"))
+               ("pass missing_refs='skip'", "pass --missing-refs skip"), ("pass src=", "pass --src-column"))
 
 
 def _cli_names(message: str) -> str:
@@ -323,7 +323,8 @@ def _table_on_ray(args, metrics: dict, per_seg: bool, paired: bool):
                       test_set=args.test_set_column, keep_stats=keep,
                       metrics=list(specs.values()) + list(runners), metric_kwargs=options,
                       segments=tmp, address=args.ray or None, progress=args.progress,
-                      varying_refs="allow", missing_refs=args.missing_refs)
+                      varying_refs="allow", missing_refs=args.missing_refs,
+                      src=getattr(args, "src_column", None))
         table = None
         if tmp is not None:
             import pyarrow.parquet as pq

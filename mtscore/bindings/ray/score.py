@@ -30,7 +30,7 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
               concurrency: int | None = None, address: str | None = None,
               fmt: str | None = None, progress: bool | None = None,
               varying_refs: str = "error", bertscore_kwargs: dict | None = None,
-              num_gpus: float | None = None) -> RayScoreResult:
+              num_gpus: float | None = None, src: str | None = None) -> RayScoreResult:
     """Score a table on Ray: corpus scores per (test set, system), equal to ``mtscore.score``.
 
     source      : a ``ray.data.Dataset``, or Parquet (file or directory) / JSONL / CSV path(s);
@@ -43,9 +43,12 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
                   test set is scored on its own (its own ``num_refs``)
     metrics     : registered metric names (``mtscore.engine.metrics.registry.METRICS`` whose
                   ``ray`` is set: bleu, chrf, chrf++, ter, wer, per, cer, eed, meteor,
-                  bertscore, and any :func:`~mtscore.register_metric` added); BERTScore runs
-                  on an actor pool (the ONNX encoder loaded once per actor), its sentence
-                  score is 100 x F1 and its statistics are P, R, F, 1
+                  bertscore, comet, and any :func:`~mtscore.register_metric` added); BERTScore
+                  and COMET run on an actor pool (the ONNX encoder loaded once per actor);
+                  BERTScore's sentence score is 100 x F1 and its statistics are P, R, F, 1;
+                  COMET's are its segment score and 1 (float64)
+    src         : the source column, read only when a metric reads sources (COMET; the
+                  registry's ``sources``); default ``src``
     metric_kwargs : ``{metric name: constructor arguments}`` for any registered metric, e.g.
                   ``{"wer": {"lowercase": True}, "eed": {"language": "ja"}}``; each metric is
                   made by the registry (``make_metric(name, **options)``) on the driver and
@@ -87,13 +90,14 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
     specs, gpus, compute = _place_actor_metrics(ray, specs, num_gpus, compute)
     # local Parquet files on plain tasks reading their own row groups (parquet_tasks.py)
     files = local_parquet_files(source, fmt) if compute == "tasks" and not concurrency else None
-    ds, source_name, cols, ts_col = _open_source(source, fmt, hyp, refs, system, test_set, files)
+    src_col = (src or "src") if any(METRICS[n].sources for n, _ in specs) else None
+    ds, source_name, cols, ts_col = _open_source(source, fmt, hyp, refs, system, test_set, files, src_col)
     driver_metrics = _driver_metrics(specs, missing_refs)
     spec = {"metrics": specs, "missing_refs": missing_refs, "columns": cols,
             "test_set": ts_col, "source": source_name, "keep_stats": keep_stats,
             "sentence": segments is not None, "digest": cols.system is not None,
-            "slice_rows": batch_size or DEFAULT_BATCH}
-    wanted = cols.source_columns() + ([ts_col] if ts_col else [])
+            "slice_rows": batch_size or DEFAULT_BATCH, "src": src_col}
+    wanted = cols.source_columns() + [c for c in (ts_col, src_col) if c and c not in cols.source_columns()]
     if isinstance(ds, ParquetFiles):
         payloads = run_units(ray, ds, wanted, spec, progress)
     else:
@@ -152,9 +156,10 @@ def _place_actor_metrics(ray, metric_specs: list[tuple[str, dict]], num_gpus: fl
 
 
 def _open_source(source, fmt: str | None, hyp: str, refs: Sequence[str] | None, system,
-                 test_set, files: list[str] | None) -> tuple[Any, str, ColumnSpec, str | None]:
+                 test_set, files: list[str] | None,
+                 src_col: str | None = None) -> tuple[Any, str, ColumnSpec, str | None]:
     """``(dataset, or the local Parquet files to read on tasks; source name; columns; test-set
-    column or None)``."""
+    column or None)``; ``src_col``: the source column a metric reads (COMET), checked here."""
     if files:
         parts = ParquetFiles(files, source_label(source))
         ds, source_name, names = parts, parts.label, parts.names
@@ -163,6 +168,9 @@ def _open_source(source, fmt: str | None, hyp: str, refs: Sequence[str] | None, 
         names = _schema_names(ds, source_name)
     cols = resolve_columns(names, source_name, hyp, refs, system, False, False)
     ts_col = _optional_column(names, test_set, "test_set", source_name)
+    if src_col is not None and src_col not in names:
+        raise CorpusError(f"{source_name}: no column {src_col!r} (available: {', '.join(map(repr, names))}); "
+                          "COMET reads the source segments: pass src= to name their column")
     return ds, source_name, cols, ts_col
 
 
@@ -197,8 +205,17 @@ def _in_order(spec: dict, driver_metrics: dict[str, Metric]) -> bool:
     """Whether the payloads must reach the driver in input order: for kept matrices, sentence
     scores, reference digests, and float statistics (TER's mean reference length, added in
     segment order)."""
-    float_stats = any(m.corpus_stats(["a"], [["a"]]).dtype.kind == "f" for m in driver_metrics.values())
+    float_stats = any(_float_stats(name, m) for name, m in driver_metrics.items())
     return bool(spec["keep_stats"] or spec["sentence"] or spec["digest"] or float_stats)
+
+
+def _float_stats(name: str, metric: Metric) -> bool:
+    """Whether ``metric``'s statistics are floats: a metric reading sources (COMET) has float64
+    rows (and no sources on the driver to probe with); the others are probed with one segment."""
+    spec = METRICS.get(name)
+    if spec is not None and spec.sources:
+        return True
+    return metric.corpus_stats(["a"], [["a"]]).dtype.kind == "f"
 
 
 def _map_scorer(ray, projected, spec: dict, compute: str, batch_size: int | None,

@@ -93,7 +93,7 @@ class BatchScorer:
         spec = self.spec
         cols: ColumnSpec = spec["columns"]
         names = batch.schema.names
-        lacking = [c for c in cols.source_columns() + ([spec["test_set"]] if spec["test_set"] else [])
+        lacking = [c for c in cols.source_columns() + [c for c in (spec["test_set"], spec.get("src")) if c]
                    if c not in names]
         if lacking:
             raise CorpusError(
@@ -105,6 +105,8 @@ class BatchScorer:
         hyps = table.column("hyp").to_pylist()
         streams = [table.column(f"ref_{k}").to_pylist() for k in range(len(cols.refs))]
         groups = self._groups(batch, table, n)
+        if spec.get("src"):
+            self._set_sources(batch, spec["src"])
         payload: dict[str, Any] = {"n": n, "groups": {}}
         per_metric = {}
         counts = present_mask(streams).sum(axis=0) if streams else np.zeros(n, dtype=np.int64)
@@ -136,6 +138,21 @@ class BatchScorer:
                     g[name + "\0scores"] = sc if idx is None else sc[idx]
             payload["groups"][key] = g
         return payload
+
+    def _set_sources(self, batch, col: str) -> None:
+        """The batch's source segments (column ``col``) on each metric that reads them (COMET:
+        ``metric.sources``, N strings aligned with the batch's rows) before it is prepared."""
+        from ...engine.metrics.registry import METRICS
+
+        arr = batch.column(col).cast("string")
+        if arr.null_count:
+            raise CorpusError(f"{self.spec['source']}: column {col!r} (the sources) has a missing "
+                              "value (null); COMET needs the source of every segment")
+        sources = arr.to_pylist()
+        for name, metric in self.metrics.items():
+            spec = METRICS.get(name)
+            if spec is not None and spec.sources:
+                metric.sources = sources  # type: ignore[attr-defined]
 
     def _groups(self, batch, table, n: int) -> dict[tuple[str, str], np.ndarray | None]:
         """``{(test set, system): row indices}`` in order of first appearance (None = all rows);

@@ -168,5 +168,6 @@ BUILTIN: tuple[MetricSpec, ...] = (
     MetricSpec("comet", "mtscore.engine.comet.metric", "COMET", options=COMET_OPTIONS,
                from_args=_comet_from_args, aggregate="mean",
                report_runner="mtscore.bindings.cli.comet:COMETRunner",
-               resamples=False, ray=False, extra="bertscore"),
+               resamples=False, ray_actors=True, ray_defaults={"threads": 1}, sources=True,
+               extra="bertscore"),
 )

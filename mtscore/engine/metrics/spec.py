@@ -138,6 +138,9 @@ class MetricSpec:
                     set to "cuda" there and to "cpu" on the driver); ``ray_defaults``: its
                     constructor arguments on a worker unless given; ``ray_check``:
                     ``f(kwargs)`` raising for options Ray cannot run
+    sources       : it reads the source segments (COMET: its ``sources`` attribute, N strings
+                    aligned with the hypotheses); ``score_ray`` carries the source column
+                    (``src=``) to its workers, which set ``metric.sources`` from each batch
     decoder       : ``mtscore decoder ... -m`` offers it (the Python decoder functions take
                     any registered name)
     sentence_defaults : constructor defaults where it scores single sentences (the decoder
@@ -157,7 +160,7 @@ class MetricSpec:
     __slots__ = ("aggregate", "cli", "cls", "decoder", "export", "extra", "family", "fixed",
                  "from_args", "id_defaults", "ids", "lower_is_better", "module", "name", "name_of", "options", "ray",
                  "ray_actors", "ray_check", "ray_defaults", "report_runner", "resamples",
-                 "sentence_defaults")
+                 "sentence_defaults", "sources")
 
     def __init__(self, name: str, module: str, cls: str, *, fixed: Mapping[str, Any] | None = None,
                  family: str | None = None, name_of: Callable[[Any], str] | None = None,
@@ -168,7 +171,8 @@ class MetricSpec:
                  ray_defaults: Mapping[str, Any] | None = None,
                  ray_check: Callable[[dict], None] | None = None, decoder: bool = False,
                  sentence_defaults: Mapping[str, Any] | None = None, ids: bool = False,
-                 id_defaults: Mapping[str, Any] | None = None, extra: str | None = None):
+                 id_defaults: Mapping[str, Any] | None = None, extra: str | None = None,
+                 sources: bool = False):
         if not name or name != name.lower():
             raise ValueError(f"MetricSpec: name must be a non-empty lower-case string, got {name!r}")
         if report_runner is not None and report_runner.count(":") != 1:
@@ -198,6 +202,7 @@ class MetricSpec:
         self.ids = ids
         self.id_defaults = dict(id_defaults or {})
         self.extra = extra
+        self.sources = sources
 
     def load(self) -> type:
         """The metric class (imports its module)."""
