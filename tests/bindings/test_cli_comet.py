@@ -116,9 +116,14 @@ def test_referenceless_model_warns_about_references(files, capsys):
     (["--comet-model", str(GOLDEN / "models" / "regression-sparsemax"), "--comet-encoder", str(ENCODER)],
      "-m comet: no sources; give the source segments with --source FILE"),
     (["--comet-model", str(GOLDEN), "--source", "SRC"], "--comet-model"),
+    # a source file with one line more than the references: refused, not shifted
+    ([*_model("regression-sparsemax"), "--source", "SRC+1"],
+     f"COMET: {N} reference segments but {N + 1} source segments (--source FILE"),
 ])
 def test_errors_are_one_line_naming_the_option(files, capsys, argv, message):
-    argv = [str(files["src"]) if a == "SRC" else a for a in argv]
+    longer = files["dir"] / "src-plus-one.txt"
+    longer.write_text("a header line\n" + files["src"].read_text(encoding="utf-8"), encoding="utf-8")
+    argv = [str(files["src"]) if a == "SRC" else str(longer) if a == "SRC+1" else a for a in argv]
     rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", *argv], capsys)
     assert rc == 1
     assert out == ""

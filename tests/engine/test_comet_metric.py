@@ -115,6 +115,29 @@ def test_input_errors_name_the_option(scorers):
         COMET(scorer=s, sources=d["src"]).corpus_stats(d["mt"])
 
 
+def test_sources_and_references_must_have_the_same_length(scorers):
+    """A source list longer than the references (an extra header line, another test set) is an
+    error, not a silent shift; scoring a subset twice on one metric object gives the same scores
+    (no position kept between calls)."""
+    d = _inputs()
+    s = scorers["regression-sparsemax"]
+    m = COMET(scorer=s, sources=d["src"])
+    with pytest.raises(CometInputError, match="2 reference segments but 40 source segments"):
+        m.corpus_stats(d["mt"][:2], [d["ref"][:2]])
+    with pytest.raises(CometInputError, match="2 reference segments but 40 source segments"):
+        m.corpus_stats(d["mt"][:2], [d["ref"][:2]])   # the same error again: nothing was consumed
+    two = COMET(scorer=s, sources=d["src"][:2])
+    first = two.corpus_score(d["mt"][:2], [d["ref"][:2]]).score
+    assert two.corpus_score(d["mt"][:2], [d["ref"][:2]]).score == first
+    want = s.score(d["mt"][:2], sources=d["src"][:2], references=d["ref"][:2]).mean()
+    assert first == pytest.approx(want, abs=1e-12)
+    # the batch API: chunks take their own sources by offset; a longer source list is refused
+    with pytest.raises(ValueError, match="comet: 41 source segments but the corpus has 40 segments"):
+        mtscore.score(d["mt"], [d["ref"]], metrics=[COMET(scorer=s, sources=d["src"] + ["extra"])], chunk_size=7)
+    with pytest.raises(CometInputError, match=r"references of segments 35\.\.41 but only 40 sources"):
+        COMET(scorer=s, sources=d["src"]).prepare([d["ref"][:7]], offset=35)
+
+
 def test_score_api_with_chunks_equals_one_call(scorers):
     """mtscore.score(metrics=["comet"]) with the registry's options; a chunk_size that cuts the
     corpus gives the same segment scores (the sources follow the chunks: a source shifted by one

@@ -377,11 +377,18 @@ def _score_chunks(chunks: Iterable, n_chunks: int | None, names: list[str], sing
                 if mname not in whole:
                     whole[mname] = metric.prepare(shared[0], rows=shared[1])
                 prepared = whole[mname].slice(a, z)
+            elif metric.reads_sources:   # COMET: the chunk's own sources, segments a..z
+                prepared = metric.prepare(ref_slice, offset=a)
             else:
                 prepared = metric.prepare(ref_slice)
             acc.score(mname, metric, hyp_slices, prepared)
             bar.update(1)
     bar.close()
+    for mname, metric in mobjs.items():
+        n_src = len(getattr(metric, "sources", None) or ()) if metric.reads_sources else acc.n
+        if n_src != acc.n:   # chunks took their sources by offset: a longer source list is an error
+            raise ValueError(f"{mname}: {n_src} source segments but the corpus has {acc.n} segments; the "
+                             "sources and references must have the same number of lines")
     return acc.result(single)
 
 

@@ -81,6 +81,8 @@ class COMET(Metric):
     :param scorer: an already loaded :class:`CometScorer` (then model/encoder/device/precision unused)
     """
 
+    reads_sources = True
+
     _SIGNATURE_TYPE = COMETSignature
 
     def __init__(self, model: str | os.PathLike[str] | None = None, *, sources: Sequence[str] | None = None,
@@ -118,23 +120,25 @@ class COMET(Metric):
         return out
 
     # ---- the contract -----------------------------------------------------------------
-    def prepare(self, refs, rows=None) -> _Prepared:
+    def prepare(self, refs, rows=None, *, offset: int | None = None) -> _Prepared:
+        """The references and their sources. ``offset``: where these references start in the
+        corpus when the batch API prepares a long corpus chunk by chunk (it passes each chunk's
+        first segment); without it the references must cover every source segment."""
         if self.sources is None:
             raise CometInputError(f"sources: missing; COMET ({self.model_name}) needs the source segments "
                                   "(--source FILE, or sources=)")
         total = len(self.sources)
         streams = [] if refs is None else self._coerce_refs(refs)
         n = len(streams[0]) if streams else total
-        if n == total:
-            self._cursor = 0
+        if offset is None:
+            if n != total:
+                raise CometInputError(f"COMET: {n} reference segments but {total} source segments (--source "
+                                      "FILE / sources=); they must have the same number of lines")
             return _Prepared(streams, self.sources)
-        # the batch API prepares a long corpus chunk by chunk, in segment order: the next n sources
-        a = getattr(self, "_cursor", 0)
-        if a + n > total:
-            raise CometInputError(f"COMET: references of {n} segments after {a} of the {total} sources; "
-                                  "the sources and references must have the same number of lines")
-        self._cursor = (a + n) % total
-        return _Prepared(streams, self.sources[a:a + n])
+        if offset < 0 or offset + n > total:
+            raise CometInputError(f"COMET: references of segments {offset}..{offset + n - 1} but only {total} "
+                                  "sources; the sources and references must have the same number of lines")
+        return _Prepared(streams, self.sources[offset:offset + n])
 
     def corpus_stats(self, hyps, refs=None):
         if refs is None and self._ref_cache is None:  # no references: fine for a referenceless model

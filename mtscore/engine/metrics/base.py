@@ -111,6 +111,9 @@ class Metric(ABC):
     #: the score is an error rate (TER, WER, ...): lower is better (MBR, n-best oracles and RL
     #: rewards pick the lowest / negate it)
     lower_is_better: bool = False
+    #: reads source segments of its own (COMET): the batch API then passes each chunk's first
+    #: segment to ``prepare(refs, offset=...)`` so the chunk is scored against its own sources
+    reads_sources: bool = False
     #: longest line (characters) a hypothesis or reference may have; 0/None: no limit
     #: (engine/line_limit.py: a line of tens of millions of characters needs gigabytes)
     max_line_chars: int | None = MAX_LINE_CHARS
