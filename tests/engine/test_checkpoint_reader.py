@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import struct
 import subprocess
 import sys
@@ -330,7 +331,8 @@ def test_pickle_cannot_change_the_shared_allowed_objects(tmp_path):
         assert str(tmp_path / f"{name}.ckpt") in str(e.value)
     assert float_storage.dtype == np.dtype("f4")
     assert ALLOWED_GLOBALS[("torch._utils", "_rebuild_tensor_v2")] is rebuild
-    assert OrderedDict.get is dict.get or callable(OrderedDict.get)
+    assert "get" not in vars(OrderedDict)          # the BUILD did not set a class attribute
+    assert OrderedDict.get is dict.get
 
 
 def _tensor_pickle(offset: int, size: tuple[int, ...], stride: tuple[int, ...], numel: int) -> bytes:
@@ -360,13 +362,74 @@ def test_hand_made_tensor_and_out_of_bounds_views(tmp_path):
     huge = _tensor_pickle(0, (1, 1), (0, 0), 12).replace(b"(K\x01K\x01t", b"(" + big(100_000) + big(100_000) + b"t", 1)
     assert huge != _tensor_pickle(0, (1, 1), (0, 0), 12)
     bomb = _zip_pickle(tmp_path / "bomb.ckpt", huge, {"archive/data/0": data})
-    with pytest.raises(CheckpointError, match="more memory than twice the file holds") as e:
+    with pytest.raises(CheckpointError, match="more memory than three times the file's size") as e:
         read_checkpoint(bomb)
     assert str(bomb) in str(e.value)
     # the storage record must hold numel elements
     short = _zip_pickle(tmp_path / "short.ckpt", _tensor_pickle(0, (2,), (1,), 12), {"archive/data/0": data[:40]})
     with pytest.raises(CheckpointError, match=r"holds 40 bytes, its tensor 12 x 4"):
         read_checkpoint(short)
+
+
+def test_budget_is_the_size_on_disk_and_storages_count(tmp_path):
+    """The declared sizes of a zip are the file's own claims: an unread, deflated 64 MiB entry
+    must not raise the budget (it follows the bytes on disk), and a deflated storage record, which
+    could inflate a few kB into gigabytes, is refused (torch writes them uncompressed)."""
+    data = np.zeros(12, dtype="<f4").tobytes()
+
+    def big(n):
+        return b"J" + struct.pack("<i", n)
+
+    # 5,000 x 5,000 floats (100 MB) from a zero-stride view: under a declared-size budget (2 x 64 MiB
+    # of padding) it would have been rebuilt; the file is ~70 kB
+    huge = _tensor_pickle(0, (1, 1), (0, 0), 12).replace(b"(K\x01K\x01t", b"(" + big(5_000) + big(5_000) + b"t", 1)
+    path = tmp_path / "padded.ckpt"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", huge)
+        z.writestr("archive/byteorder", b"little")
+        z.writestr("archive/data/0", data)
+        z.writestr("archive/padding", bytes(64 << 20), compress_type=zipfile.ZIP_DEFLATED)
+    assert path.stat().st_size < 1 << 20
+    with pytest.raises(CheckpointError, match="more memory than three times the file's size"):
+        read_checkpoint(path)
+    # a deflated storage record: refused before anything is inflated
+    deflated = tmp_path / "deflated.ckpt"
+    with zipfile.ZipFile(deflated, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", _tensor_pickle(0, (12,), (1,), 12))
+        z.writestr("archive/byteorder", b"little")
+        z.writestr("archive/data/0", data, compress_type=zipfile.ZIP_DEFLATED)
+    with pytest.raises(CheckpointError, match="storage record archive/data/0 is compressed") as e:
+        read_checkpoint(deflated)
+    assert str(deflated) in str(e.value)
+    # the same file stored: read
+    stored = _zip_pickle(tmp_path / "stored.ckpt", _tensor_pickle(0, (12,), (1,), 12), {"archive/data/0": data})
+    _same(read_checkpoint(stored)["w"], np.zeros(12, dtype=np.float32))
+
+
+def test_bytearray_only_as_pickles_write_it(tmp_path):
+    """bytearray(n) would allocate n bytes from a 30-byte pickle: refused; the forms pickle writes
+    (protocol 2: bytearray(str, 'latin-1'); 3-4: bytearray(bytes)) are read."""
+    bomb = PROTO2 + _global("__builtin__", "bytearray") + b"J\x00\x00\x00\x40\x85R."
+    with pytest.raises(CheckpointError, match=r"bytearray is accepted only as") as e:
+        read_checkpoint_object(_zip_pickle(tmp_path / "bomb.ckpt", bomb))
+    assert str(tmp_path / "bomb.ckpt") in str(e.value)
+    for proto in (2, 3, 4):
+        pkl = pickle.dumps({"b": bytearray(b"\x00\xffab")}, protocol=proto)
+        got = read_checkpoint_object(_zip_pickle(tmp_path / f"ba{proto}.ckpt", pkl))
+        assert got == {"b": bytearray(b"\x00\xffab")}
+
+
+def test_huge_strides_are_a_checkpoint_error(tmp_path):
+    """A stride past C long (2**70) with size 1 passes the bounds arithmetic; numpy's OverflowError
+    becomes the one-line CheckpointError naming the file, not a traceback."""
+    data = np.zeros(12, dtype="<f4").tobytes()
+    stride = b"(\x8a\x09" + (1 << 70).to_bytes(9, "little") + b"t"     # LONG1: a 9-byte int
+    pkl = _tensor_pickle(0, (1,), (1,), 12).replace(b"(K\x01t\x89", stride + b"\x89", 1)
+    assert pkl != _tensor_pickle(0, (1,), (1,), 12)
+    path = _zip_pickle(tmp_path / "stride.ckpt", pkl, {"archive/data/0": data})
+    with pytest.raises(CheckpointError, match="damaged or unsupported checkpoint pickle") as e:
+        read_checkpoint(path)
+    assert str(path) in str(e.value)
 
 
 # --- damaged files ---------------------------------------------------------------------------------

@@ -89,10 +89,12 @@ class _StorageType:
 
 
 class _Budget:
-    """Bytes the rebuilt arrays of one checkpoint may still take. A view with zero strides (an
-    expanded tensor) can ask for far more elements than its storage holds; a crafted pickle could use
-    that to allocate terabytes from a few bytes, so the arrays of one file may not exceed twice the
-    file's size plus 64 MiB (real checkpoints rebuild at most their own storages' bytes, bfloat16 twice)."""
+    """Bytes the storages and rebuilt arrays of one checkpoint may still take. A view with zero
+    strides (an expanded tensor) can ask for far more elements than its storage holds; a crafted
+    pickle could use that to allocate terabytes from a few bytes, so the storages and arrays of one
+    file may not exceed three times the file's size on disk plus 64 MiB (a real checkpoint reads its
+    storages once and rebuilds at most their bytes again, bfloat16 twice). The size on disk, not the
+    zip's declared sizes, which the file itself states."""
 
     __slots__ = ("left",)
     __setstate__ = _no_setstate
@@ -103,7 +105,7 @@ class _Budget:
     def take(self, nbytes: int) -> None:
         if nbytes > self.left:
             raise pickle.UnpicklingError(
-                f"its tensors would take more memory than twice the file holds ({nbytes} more bytes asked, "
+                f"its tensors would take more memory than three times the file's size ({nbytes} more bytes asked, "
                 f"{self.left} left): a view that repeats its storage")
         self.left -= nbytes
 
@@ -189,6 +191,19 @@ def _codecs_encode(text: Any, encoding: Any = "utf-8", errors: Any = "strict") -
     return codecs.encode(text, "latin1")
 
 
+def _bytearray(*args: Any) -> bytearray:
+    """``bytearray`` as pickles write it: ``bytearray()``, ``bytearray(bytes)`` (protocols 3-4) or
+    ``bytearray(str, 'latin-1')`` (protocol 2); never ``bytearray(n)``, which allocates n bytes."""
+    if not args:
+        return bytearray()
+    if len(args) == 1 and type(args[0]) is bytes:
+        return bytearray(args[0])
+    if len(args) == 2 and type(args[0]) is str and args[1] in ("latin1", "latin-1"):
+        return bytearray(args[0], "latin-1")
+    raise pickle.UnpicklingError("bytearray is accepted only as bytearray(), bytearray(bytes) or "
+                                 "bytearray(str, 'latin-1')")
+
+
 class _Skipped:
     """Stands in for a class of :data:`SKIPPED_GLOBALS`: accepts every construction and state
     opcode, keeps nothing, runs nothing."""
@@ -244,7 +259,7 @@ ALLOWED_GLOBALS: dict[tuple[str, str], Any] = {
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("builtins", "set"): set,
     ("builtins", "frozenset"): frozenset,
-    ("builtins", "bytearray"): bytearray,
+    ("builtins", "bytearray"): _Function(_bytearray),
     ("_codecs", "encode"): _Function(_codecs_encode),
     **{("torch", name): _storage_type(name) for name in _STORAGE_DTYPES},
     ("torch.storage", "UntypedStorage"): _storage_type("UntypedStorage"),
@@ -314,7 +329,7 @@ class _Archive:
             raise CheckpointError(f"{path}: unknown byte order {byteorder!r} in its byteorder record")
         self.order: Literal["<", ">"] = "<" if byteorder == "little" else ">"
         self.storages: dict[str, _Storage] = {}
-        self.budget = _Budget(2 * sum(i.file_size for i in zf.infolist()) + (64 << 20))
+        self.budget = _Budget(3 * path.stat().st_size + (64 << 20))
 
     def read(self, name: str) -> bytes:
         return self.zf.read(name)
@@ -330,10 +345,14 @@ class _Archive:
         if name not in self.names:
             raise CheckpointError(f"{self.path}: damaged checkpoint: the storage record {name} is missing")
         info = self.zf.getinfo(name)
+        if info.compress_type != zipfile.ZIP_STORED:   # torch.save stores them; deflate could inflate 1000x
+            raise CheckpointError(f"{self.path}: the storage record {name} is compressed; torch writes storage "
+                                  "records uncompressed (re-save the checkpoint with torch.save)")
         nbytes = numel * dtype.itemsize
         if info.file_size != nbytes:
             raise CheckpointError(f"{self.path}: damaged checkpoint: the storage record {name} holds "
                                   f"{info.file_size} bytes, its tensor {numel} x {dtype.itemsize}")
+        self.budget.take(nbytes)
         buf = np.empty(nbytes, dtype=np.uint8)
         with self.zf.open(info) as f:
             pos = 0
@@ -377,7 +396,7 @@ def read_checkpoint_object(path: str | Path) -> Any:
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
             raise CheckpointError(f"{path}: damaged checkpoint: {e}") from None
         except (pickle.UnpicklingError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-                RecursionError, MemoryError) as e:
+                RecursionError, MemoryError, OverflowError) as e:
             raise CheckpointError(f"{path}: damaged or unsupported checkpoint pickle: {type(e).__name__}: {e}") from None
     return obj
 
