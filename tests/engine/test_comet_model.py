@@ -42,6 +42,22 @@ def test_local_folder_each_class(tmp_path, enc, cid):
     assert resolve_comet_model(str(files.checkpoint), encoder=str(enc)).folder == files.folder
 
 
+def test_a_ckpt_file_given_is_the_checkpoint_read(tmp_path, enc):
+    """--comet-model .../checkpoints/epoch=3.ckpt reads that file (as unbabel-comet's
+    load_from_checkpoint does), not the folder's model.ckpt beside it."""
+    folder = write_model_folder(tmp_path / "trained", "regression_metric")
+    other = folder / "checkpoints" / "epoch=3.ckpt"
+    other.write_bytes(b"another checkpoint")
+    files = resolve_comet_model(other, encoder=enc)
+    assert files.folder == folder.absolute()
+    assert files.checkpoint == other.absolute()
+    assert files.checkpoint != folder / "checkpoints" / "model.ckpt"
+    (folder / "checkpoints" / "model.ckpt").unlink()   # the folder's own checkpoint is not needed then
+    assert resolve_comet_model(other, encoder=enc).checkpoint == other.absolute()
+    with pytest.raises(CheckpointError, match=r"checkpoints/model\.ckpt missing"):
+        resolve_comet_model(folder, encoder=enc)
+
+
 def test_sentencepiece_only_encoder_folder(tmp_path):
     enc = write_encoder_folder(tmp_path / "infoxlm", tokenizer="sentencepiece.bpe.model")
     files = resolve_comet_model(write_model_folder(tmp_path / "kiwi", "unified_metric"), encoder=enc)

@@ -90,6 +90,8 @@ class CometModelFiles:
     encoder_folder: Path
     encoder_revision: str | None
     config: Mapping[str, Any]
+    #: the ``.ckpt`` file given instead of the folder (None: ``checkpoints/model.ckpt``)
+    checkpoint_file: Path | None = None
 
     @property
     def hparams_file(self) -> Path:
@@ -97,7 +99,8 @@ class CometModelFiles:
 
     @property
     def checkpoint(self) -> Path:
-        return self.folder / "checkpoints" / "model.ckpt"
+        """The checkpoint read: the ``.ckpt`` file given, else the folder's ``checkpoints/model.ckpt``."""
+        return self.checkpoint_file or self.folder / "checkpoints" / "model.ckpt"
 
     @property
     def class_identifier(self) -> str:
@@ -274,7 +277,11 @@ def resolve_comet_model(model: str | os.PathLike[str], *, revision: str | None =
     hparams = read_hparams(src.path)  # CheckpointError naming the folder when hparams.yaml is missing
     hfile = src.path / "hparams.yaml"
     check_hparams(hparams, hfile)
-    ckpt = src.path / "checkpoints" / "model.ckpt"
+    given = Path(model).expanduser()
+    # a .ckpt file given (e.g. checkpoints/epoch=3.ckpt): that file is read, as unbabel-comet's
+    # load_from_checkpoint reads it, with the hparams.yaml two levels above it
+    ckpt_file = given.absolute() if src.revision is None and given.is_file() else None
+    ckpt = ckpt_file or src.path / "checkpoints" / "model.ckpt"
     if not ckpt.is_file():
         raise CheckpointError(f"{src.path}: checkpoints/model.ckpt missing; a COMET model folder holds "
                               "hparams.yaml and checkpoints/model.ckpt")
@@ -284,4 +291,4 @@ def resolve_comet_model(model: str | os.PathLike[str], *, revision: str | None =
         enc = _encoder_source(str(hparams["pretrained_model"]), hfile)
     return CometModelFiles(name=src.name, folder=src.path, revision=src.revision, hparams=hparams,
                            encoder_name=enc.name, encoder_folder=enc.path, encoder_revision=enc.revision,
-                           config=_read_config(enc.path))
+                           config=_read_config(enc.path), checkpoint_file=ckpt_file)
