@@ -132,3 +132,21 @@ def test_ru_en_bins_rebuilt_independently(humaneval):
         sel = ours["metric"] == name
         assert sorted(ours["metric_delta"][sel]) == pytest.approx(
             sorted(abs(scores[a] - scores[b]) for a in range(10) for b in range(a + 1, 10)), abs=1e-9)
+
+
+def test_read_diff_stars_malformed_files(tmp_path):
+    """An extra row, a wrong row name or an empty file: one AnalysisInputError naming the file."""
+    from mtscore.analysis.errors import AnalysisInputError
+
+    f = tmp_path / "ad-DA-diff-wilcoxon-rs-xxen.csv"
+    f.write_text("A B\nA - 0.1*\nB -0.1 -\n", encoding="utf-8")
+    names, stars = read_diff_stars(f)
+    assert names == ["A", "B"]
+    assert stars.tolist() == [[0, 1], [0, 0]]
+    for text, message in (("A B\nA - 0.1*\nB -0.1 -\nC 0 0\n", "line 4: expected no row"),
+                          ("A B\nA - 0.1*\nX -0.1 -\n", "line 3: expected B and 2 cells"),
+                          ("", "empty")):
+        f.write_text(text, encoding="utf-8")
+        with pytest.raises(AnalysisInputError, match=message) as e:
+            read_diff_stars(f)
+        assert str(f) in str(e.value)

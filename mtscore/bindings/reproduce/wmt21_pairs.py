@@ -126,10 +126,12 @@ def read_diff_stars(path: str | Path) -> tuple[list[str], np.ndarray]:
     if not p.is_file():
         raise AnalysisInputError(f"missing data file {p}")
     lines = [ln.split() for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    if not lines:
+        raise AnalysisInputError(f"{p}: empty; expected a header of system names and one row per system")
     names = lines[0]
     stars = np.zeros((len(names), len(names)), np.int64)
     for i, row in enumerate(lines[1:]):
-        if len(row) != len(names) + 1 or row[0] != names[i]:
+        if i >= len(names) or len(row) != len(names) + 1 or row[0] != names[i]:
             raise AnalysisInputError(f"{p}, line {i + 2}: expected {names[i] if i < len(names) else 'no row'} "
                                      f"and {len(names)} cells")
         stars[i] = [len(c) - len(c.rstrip("*")) for c in row[1:]]
