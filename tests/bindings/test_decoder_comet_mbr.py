@@ -189,7 +189,8 @@ def test_cli_errors(tmp_path, cache, capsys, monkeypatch):
         (model, "-m comet: --source FILE is required"),
         (["--source", str(tmp_path / "src.txt")], "-m comet: --comet-model NAME|DIR is required"),
         ([*model, "--source", str(tmp_path / "src2.txt")], f"src2.txt: 2 lines, but {inp} has 1 groups"),
-        ([*model, "--source", str(tmp_path / "src.txt"), "-O", "colour=1"], "-O: load_comet() got an unexpected"),
+        ([*model, "--source", str(tmp_path / "src.txt"), "-O", "colour=1"],
+         "-O colour: not a COMET load option (one of precision, batch_tokens"),
     ]
     for extra, msg in cases:
         rc, out, err = run_cli(["mbr", inp, "-m", "comet", *extra], capsys)

@@ -20,6 +20,9 @@ from typing import Any, Optional
 from .inputs import CLIError
 from .report import emit
 
+#: the -O options `mtscore mbr -m comet` passes to load_comet (its keyword arguments)
+COMET_LOAD_OPTIONS = ("precision", "batch_tokens", "cache_dir", "revision")
+
 
 def _metric_names() -> list[str]:
     """The names ``-m`` offers: the registry's metrics with ``decoder`` set."""
@@ -195,11 +198,11 @@ def _comet(args, n_groups: int):
         raise CLIError(f"--source {args.source}: {len(sources)} lines, but {args.input} has {n_groups} groups "
                        "(one source line per group)")
     options = _options(args.metric_option)
-    try:
-        scorer = load_comet(args.comet_model, encoder=args.comet_encoder, device=args.device,
-                            threads=None if args.workers == 0 else args.workers, **options)
-    except TypeError as e:  # an unknown load option
-        raise CLIError(f"-O: {e}") from None
+    unknown = sorted(set(options) - set(COMET_LOAD_OPTIONS))
+    if unknown:   # checked here: a TypeError from inside load_comet is not the user's option
+        raise CLIError(f"-O {unknown[0]}: not a COMET load option (one of {', '.join(COMET_LOAD_OPTIONS)})")
+    scorer = load_comet(args.comet_model, encoder=args.comet_encoder, device=args.device,
+                        threads=None if args.workers == 0 else args.workers, **options)
     check_mbr_model(scorer)  # a CometMBRError (a UserError): one line naming the model class
     return scorer, sources
 
