@@ -378,7 +378,8 @@ def _score_chunks(chunks: Iterable, n_chunks: int | None, names: list[str], sing
                     whole[mname] = metric.prepare(shared[0], rows=shared[1])
                 prepared = whole[mname].slice(a, z)
             elif metric.reads_sources:   # COMET: the chunk's own sources, segments a..z
-                prepared = metric.prepare(ref_slice, offset=a)
+                reader: Any = metric     # its prepare takes offset= (Metric.reads_sources)
+                prepared = reader.prepare(ref_slice, offset=a)
             else:
                 prepared = metric.prepare(ref_slice)
             acc.score(mname, metric, hyp_slices, prepared)
