@@ -29,7 +29,7 @@ EXPECTED = {
     # wmt22-cometkiwi-da's layer_transformation: sparsemax_patch, which 2.2.7 computes as softmax
     "unified-kiwi": ("unified_metric", "softmax", False, "cls", [-0.3, 0.7, 0.2, -1.1, 0.9], 1.4),
 }
-HIDDEN, LAYERS, VOCAB = 32, 4, 8002
+HIDDEN, LAYERS, VOCAB = 32, 4, 4002
 
 
 def _folder(name: str) -> Path:

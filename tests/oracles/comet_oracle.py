@@ -17,7 +17,7 @@ Without ``MTSCORE_COMET_ORACLE=1`` it refuses to run (CI runs it only when asked
 
 What it writes under ``tests/golden/comet/`` (everything deterministic from :data:`SEED` and the data):
 
-* ``encoder/``: the tokenizer -- a SentencePiece unigram model (8,000 pieces) trained on newstest2021
+* ``encoder/``: the tokenizer -- a SentencePiece unigram model (4,000 pieces) trained on newstest2021
   en-de text (source, references, system outputs), saved as an ``XLMRobertaTokenizer`` folder
   (``sentencepiece.bpe.model``, fairseq's +1 id offset, ``<mask>`` last) and converted by
   ``XLMRobertaTokenizerFast`` (``tokenizer.json``) -- and ``config.json`` of a small XLM-R
@@ -63,7 +63,7 @@ REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "comet"
 DATA = Path(os.environ.get("MTSCORE_DATA", "/work/shared/data")) / "wmt21-news-systems" / "txt"
 SEED = 20261128
-VOCAB = 8000  # SentencePiece pieces; the tokenizer has VOCAB + 2 ids (fairseq offset, <mask>)
+VOCAB = 4000  # SentencePiece pieces (4,000: each checkpoint stays under 1 MiB); the tokenizer has VOCAB + 2 ids (fairseq offset, <mask>)
 ENCODER = {"num_hidden_layers": 4, "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 128,
            "max_position_embeddings": 514, "type_vocab_size": 1, "layer_norm_eps": 1e-5,
            # wider than transformers' 0.02 so that the sentences' embeddings (and scores) differ visibly
