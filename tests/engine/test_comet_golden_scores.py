@@ -25,23 +25,11 @@ from mtscore.engine.comet.scorer import (
     load_comet,
 )
 from mtscore.errors import UserError
+from tests.comet_golden import ENCODER, GOLDEN, golden, golden_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "golden" / "comet"
-ENCODER = GOLDEN / "encoder"
+
 MODELS = ("regression-sparsemax", "regression-softmax-norm", "referenceless-cls", "unified-kiwi")
-
-
-def _golden() -> dict:
-    f = GOLDEN / "golden.json"
-    if not f.is_file() or not (ENCODER / "tokenizer.json").is_file():
-        pytest.skip(f"{f}: absent (tests/oracles/comet_oracle.py writes it)")
-    return json.loads(f.read_text(encoding="utf-8"))
-
-
-def _inputs() -> dict[str, list[str]]:
-    rows = [json.loads(line) for line in (GOLDEN / "inputs.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    return {k: [r[k] for r in rows] for k in ("src", "mt", "ref")}
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +52,9 @@ def _score(s: CometScorer, fields: list[str], data: dict[str, list[str]]) -> np.
 
 @pytest.mark.parametrize("name", MODELS)
 def test_golden_scores(name: str, cache: Path) -> None:
-    gold = _golden()
+    gold = golden()
     entry = gold["models"][name]
-    data = _inputs()
+    data = golden_inputs()
     assert len(data["mt"]) == gold["inputs"]["n"] == len(entry["scores"]) == 313
     s = _scorer(name, cache)
     assert s.class_identifier == entry["class_identifier"]
@@ -88,8 +76,8 @@ def test_golden_scores(name: str, cache: Path) -> None:
 
 @pytest.mark.parametrize("name", MODELS)
 def test_batching_does_not_change_scores(name: str, cache: Path) -> None:
-    entry = _golden()["models"][name]
-    data = _inputs()
+    entry = golden()["models"][name]
+    data = golden_inputs()
     s = _scorer(name, cache)
     small = dataclasses.replace(s, batch_tokens=97)  # one long sentence per call, short ones a few at a time
     a = _score(s, entry["fields"], data)
@@ -102,9 +90,9 @@ def test_batching_does_not_change_scores(name: str, cache: Path) -> None:
 
 
 def test_embed_encodes_each_text_once_and_matches_scoring(cache: Path) -> None:
-    _golden()
+    golden()
     s = _scorer("regression-sparsemax", cache)
-    data = _inputs()
+    data = golden_inputs()
     texts = [data["mt"][3], data["src"][3], data["mt"][3], data["ref"][3]]
     e = s.embed(texts)
     assert e.dtype == np.float32
@@ -119,7 +107,7 @@ def test_embed_encodes_each_text_once_and_matches_scoring(cache: Path) -> None:
 
 
 def test_graph_is_cached(cache: Path) -> None:
-    _golden()
+    golden()
     s = _scorer("referenceless-cls", cache)
     assert s.graph_path.is_file()
     assert cache in s.graph_path.parents
@@ -132,7 +120,7 @@ def test_graph_is_cached(cache: Path) -> None:
 
 
 def test_input_errors(cache: Path) -> None:
-    _golden()
+    golden()
     reg = _scorer("regression-sparsemax", cache)
     with pytest.raises(CometInputError, match=r"^references: missing; regression-sparsemax \(regression_metric\)"):
         reg.score(["a"], sources=["b"])
@@ -155,9 +143,9 @@ def test_input_errors(cache: Path) -> None:
 
 @pytest.mark.parametrize("name", ["referenceless-cls", "unified-kiwi"])
 def test_references_ignored_by_models_without_them(name: str, cache: Path) -> None:
-    _golden()
+    golden()
     s = _scorer(name, cache)
-    data = _inputs()
+    data = golden_inputs()
     mt, src, ref = data["mt"][:8], data["src"][:8], data["ref"][:8]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -172,7 +160,7 @@ def test_references_ignored_by_models_without_them(name: str, cache: Path) -> No
 def test_scoring_needs_no_torch(tmp_path: Path) -> None:
     """One golden model of each class loaded and scored in a process where importing torch,
     transformers or comet fails (a meta-path blocker, installed before mtscore is imported)."""
-    gold = _golden()
+    gold = golden()
     code = f"""
 import importlib.abc, json, sys
 class Block(importlib.abc.MetaPathFinder):
@@ -212,13 +200,13 @@ print(json.dumps(out))
 def test_fp16_encoder_close_to_golden(cache: Path) -> None:
     """precision="fp16": the encoder in float16 (mix, pooling, head in float32); approximate (2.3e-4
     at most here, on scores spread over 0.14), its own cached graph."""
-    gold = _golden()
+    gold = golden()
     entry = gold["models"]["regression-sparsemax"]
     s = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER, cache_dir=cache, threads=1,
                    precision="fp16")
     assert s.precision == "fp16"
     assert s.graph_path != _scorer("regression-sparsemax", cache).graph_path
-    got = _score(s, entry["fields"], _inputs())
+    got = _score(s, entry["fields"], golden_inputs())
     d = np.abs(got - np.array(entry["scores"]))
     assert 0 < d.max() < 2e-3
 
@@ -226,9 +214,9 @@ def test_fp16_encoder_close_to_golden(cache: Path) -> None:
 def test_score_references_encodes_once_per_text(cache: Path) -> None:
     """Several reference streams: row k equals score() with stream k (up to the float noise of other
     batches); the embedding calls see each distinct text once (hypotheses, sources and all streams)."""
-    _golden()
+    golden()
     s = _scorer("regression-softmax-norm", cache)
-    data = _inputs()
+    data = golden_inputs()
     mt, src, ref = data["mt"][:12], data["src"][:12], data["ref"][:12]
     other = data["ref"][12:24]  # a second "reference" stream: other sentences, other scores
     seen: list[int] = []

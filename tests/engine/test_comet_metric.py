@@ -5,9 +5,7 @@ sources' checks; ``mtscore.score(..., metrics=["comet"])`` and chunking; the seg
 significance path."""
 from __future__ import annotations
 
-import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,36 +17,22 @@ import mtscore
 from mtscore.engine.comet.metric import COMET
 from mtscore.engine.comet.scorer import CometInputError, CometReferencesIgnoredWarning, load_comet
 from mtscore.engine.metrics.registry import make_metric, metric_name
+from tests.comet_golden import ENCODER, GOLDEN, golden, golden_inputs
 
-ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "golden" / "comet"
-ENCODER = GOLDEN / "encoder"
 N = 40  # segments used (the golden file has 313)
-
-
-def _golden() -> dict:
-    f = GOLDEN / "golden.json"
-    if not f.is_file() or not (ENCODER / "tokenizer.json").is_file():
-        pytest.skip(f"{f}: absent (tests/oracles/comet_oracle.py writes it)")
-    return json.loads(f.read_text(encoding="utf-8"))
-
-
-def _inputs() -> dict[str, list[str]]:
-    rows = [json.loads(line) for line in (GOLDEN / "inputs.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    return {k: [r[k] for r in rows[:N]] for k in ("src", "mt", "ref")}
 
 
 @pytest.fixture(scope="module")
 def scorers(tmp_path_factory) -> dict:
-    _golden()
+    golden()
     cache = tmp_path_factory.mktemp("comet-cache")
     return {m: load_comet(GOLDEN / "models" / m, encoder=ENCODER, cache_dir=cache)
             for m in ("regression-sparsemax", "referenceless-cls")}
 
 
 def test_metric_reproduces_the_golden_scores(scorers):
-    g = _golden()["models"]["regression-sparsemax"]["scores"][:N]
-    d = _inputs()
+    g = golden()["models"]["regression-sparsemax"]["scores"][:N]
+    d = golden_inputs(N)
     m = COMET(scorer=scorers["regression-sparsemax"], sources=d["src"])
     stats = m.corpus_stats(d["mt"], [d["ref"]])
     assert stats.shape == (N, 2)
@@ -65,7 +49,7 @@ def test_metric_reproduces_the_golden_scores(scorers):
 
 
 def test_several_references_mean_and_max_by_hand(scorers):
-    d = _inputs()
+    d = golden_inputs(N)
     s = scorers["regression-sparsemax"]
     other = d["ref"][1:] + d["ref"][:1]  # a second, wrong reference per segment
     other[3] = None  # segment 3 has one reference only
@@ -85,8 +69,8 @@ def test_several_references_mean_and_max_by_hand(scorers):
 
 
 def test_referenceless_ignores_references_with_a_warning(scorers):
-    g = _golden()["models"]["referenceless-cls"]["scores"][:N]
-    d = _inputs()
+    g = golden()["models"]["referenceless-cls"]["scores"][:N]
+    d = golden_inputs(N)
     m = COMET(scorer=scorers["referenceless-cls"], sources=d["src"])
     with pytest.warns(CometReferencesIgnoredWarning, match="references: ignored"):
         got = m.scores_from_stats(m.corpus_stats(d["mt"], [d["ref"]]))
@@ -97,7 +81,7 @@ def test_referenceless_ignores_references_with_a_warning(scorers):
 
 
 def test_input_errors_name_the_option(scorers):
-    d = _inputs()
+    d = golden_inputs(N)
     s = scorers["regression-sparsemax"]
     with pytest.raises(CometInputError, match="--comet-model"):
         COMET()
@@ -119,7 +103,7 @@ def test_sources_and_references_must_have_the_same_length(scorers):
     """A source list longer than the references (an extra header line, another test set) is an
     error, not a silent shift; scoring a subset twice on one metric object gives the same scores
     (no position kept between calls)."""
-    d = _inputs()
+    d = golden_inputs(N)
     s = scorers["regression-sparsemax"]
     m = COMET(scorer=s, sources=d["src"])
     with pytest.raises(CometInputError, match="2 reference segments but 40 source segments"):
@@ -142,8 +126,8 @@ def test_score_api_with_chunks_equals_one_call(scorers):
     """mtscore.score(metrics=["comet"]) with the registry's options; a chunk_size that cuts the
     corpus gives the same segment scores (the sources follow the chunks: a source shifted by one
     segment would change the scores by far more than 1e-6)."""
-    g = _golden()["models"]["regression-sparsemax"]["scores"][:N]
-    d = _inputs()
+    g = golden()["models"]["regression-sparsemax"]["scores"][:N]
+    d = golden_inputs(N)
     opts = {"comet": {"model": str(GOLDEN / "models" / "regression-sparsemax"), "encoder": str(ENCODER),
                       "sources": d["src"]}}
     whole = mtscore.score({"a": d["mt"], "b": d["ref"]}, [d["ref"]], metrics=["comet"], metric_kwargs=opts)
@@ -159,7 +143,7 @@ def test_score_api_with_chunks_equals_one_call(scorers):
 
 def test_paired_bootstrap_on_segment_scores(scorers):
     """Two systems' COMET segment scores through the significance adapter (mean aggregate)."""
-    d = _inputs()
+    d = golden_inputs(N)
     s = scorers["regression-sparsemax"]
     m = COMET(scorer=s, sources=d["src"])
     a = m.scores_from_stats(m.corpus_stats(d["mt"], [d["ref"]]))
