@@ -37,15 +37,14 @@ from ..encoder import cache
 from .model import CometModelFiles
 from .spec import CometSpec, comet_head_spec, head_tensors
 
-__all__ = ["HEAD_FORMAT", "comet_head_folder", "read_comet_head", "write_comet_head"]
+__all__ = ["HEAD_FORMAT", "comet_head_folder", "read_comet_head", "tensors_digest", "write_comet_head"]
 
 #: the entry's layout and the spec derivation it relies on; a new value makes every old entry a miss
 HEAD_FORMAT = 1
 _KIND = "comet-head"
 _TENSORS = "head.npz"
 # what a damaged or foreign entry can raise while it is read and checked: each is a miss
-# (np.load of a file that is a .npy, not a zip, gives an array, which is no context manager)
-_UNUSABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError, zipfile.BadZipFile, CheckpointError)
+_UNUSABLE = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, CheckpointError)
 
 
 def _key(files: CometModelFiles, checkpoint_sha256: str) -> str:
@@ -60,7 +59,7 @@ def comet_head_folder(files: CometModelFiles, checkpoint_sha256: str, cache_dir:
     return root / "encoders" / f"comet-head-{files.class_identifier}-{_key(files, checkpoint_sha256)}"
 
 
-def _digest(arrays: dict[str, np.ndarray]) -> str:
+def tensors_digest(arrays: dict[str, np.ndarray]) -> str:
     """sha256 of the arrays' names, dtypes, shapes and bytes (not of the .npz file, whose zip
     metadata differ between two writers of the same arrays)."""
     h = hashlib.sha256()
@@ -93,9 +92,12 @@ def read_comet_head(files: CometModelFiles, checkpoint_sha256: str, cache_dir: s
                                          man.get("checkpoint_sha256")) != (
                 _KIND, HEAD_FORMAT, _key(files, checkpoint_sha256), checkpoint_sha256):
             return None
-        with np.load(folder / _TENSORS, allow_pickle=False) as z:
+        with open(folder / _TENSORS, "rb") as fh:  # closed also when np.load fails on a damaged zip
+            z = np.load(fh, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy under that name
+                return None
             arrays = {name: z[name] for name in z.files}
-        if _digest(arrays) != man["tensors_digest"]:
+        if tensors_digest(arrays) != man["tensors_digest"]:
             return None
         fields = man["spec"]
         spec = comet_head_spec(files.hparams, files.config, arrays, fields["ignored"],
@@ -123,6 +125,6 @@ def write_comet_head(files: CometModelFiles, checkpoint_sha256: str, spec: Comet
     cache.write_manifest(folder, {
         "kind": _KIND, "format": HEAD_FORMAT, "key": _key(files, checkpoint_sha256),
         "checkpoint_sha256": checkpoint_sha256, "checkpoint": os.fspath(files.checkpoint),
-        "tensors": _TENSORS, "tensors_digest": _digest(arrays), "spec": _fields(spec),
+        "tensors": _TENSORS, "tensors_digest": tensors_digest(arrays), "spec": _fields(spec),
     })
     return folder

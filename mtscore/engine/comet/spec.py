@@ -259,7 +259,8 @@ def head_tensors(spec: CometSpec) -> dict[str, np.ndarray]:
         out[f"estimator.ff.{3 * j}.weight"] = layer.weight
         out[f"estimator.ff.{3 * j}.bias"] = layer.bias
     if spec.layer is None:
-        assert spec.scalar_parameters is not None and spec.gamma is not None
+        assert spec.scalar_parameters is not None
+        assert spec.gamma is not None
         for i, v in enumerate(spec.scalar_parameters):
             out[f"layerwise_attention.scalar_parameters.{i}"] = np.array([v], dtype=np.float32)
         out["layerwise_attention.gamma"] = np.array([spec.gamma], dtype=np.float32)
