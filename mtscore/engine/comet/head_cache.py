@@ -17,7 +17,9 @@ file) is a miss: the caller reads the checkpoint, as without this cache, and wri
 
 The cache's policies apply: a read-only cache holding the entry is used as it is; an entry that must
 be written to an unwritable cache goes to this process's temporary folder with an
-``EncoderCacheWarning`` (:func:`~mtscore.engine.encoder.cache.build_folder`).
+``EncoderCacheWarning`` (:func:`~mtscore.engine.encoder.cache.build_folder`). :func:`~.scorer.load_comet`
+writes none when its export went there too (the cache could not be written, and said so once): no
+later process would find either.
 """
 from __future__ import annotations
 
