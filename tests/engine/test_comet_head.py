@@ -57,7 +57,7 @@ def _spec(cid: str, hidden: int = 8, hidden_sizes=(6, 4), act: str = "Tanh", fin
                                   act if j < len(sizes) - 2 else final) for j in range(len(sizes) - 1))
     return CometSpec(class_identifier=cid, dims=_dims(hidden), layer=None, mix="softmax", layer_norm=False,
                      scalar_parameters=np.zeros(3, np.float32), gamma=1.0, pool="avg", features=FEATURES[cid],
-                     estimator=layers, encoder_config={}, encoder_weights={})
+                     estimator=layers, encoder_config={}, encoder_weights={}, head_only=True)
 
 
 def _embeddings(cid: str, batch: int, hidden: int, seed: int = 1) -> dict[str, np.ndarray]:

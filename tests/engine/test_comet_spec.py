@@ -3,9 +3,12 @@ checkpoint: for each of the three classes the class, encoder dims, layer mix (so
 a single layer), layer norm flag, pooling, feature layout and estimator layers; the encoder tensors
 are exactly transformers' XLMRobertaModel(add_pooling_layer=False) parameters and, handed to the
 ONNX builder, give transformers' hidden states; missing / unexpected / misshaped / non-float tensors
-are one CheckpointError listing the first few; reading a model needs no torch."""
+are one CheckpointError listing the first few; reading a model needs no torch. The head-only spec (a warm
+load's, from the cached head) is the same spec without the encoder weights, checked the same way, and
+never builds a graph."""
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -29,10 +32,14 @@ from mtscore.engine.checkpoints import CheckpointError, read_hparams
 from mtscore.engine.comet import (
     FEATURES,
     CometSpec,
+    build_comet_embedding_graph,
     comet_spec,
+    export_comet_embedding,
     load_comet_spec,
     resolve_comet_model,
 )
+from mtscore.engine.comet.export import cached_comet_embedding
+from mtscore.engine.comet.spec import comet_head_spec, head_tensors
 
 
 def _hp(tmp_path: Path, cid: str, **changes: str | None) -> dict:
@@ -268,3 +275,99 @@ def test_relative_position_embeddings_are_refused(tmp_path):
     with pytest.raises(CheckpointError, match=r"^enc/config\.json: position_embedding_type 'relative_key' is not "
                                               r"supported \(XLM-R uses absolute\)$"):
         _spec(tmp_path, "regression_metric", config=dict(tiny_config(), position_embedding_type="relative_key"))
+
+
+def _same_head(got: CometSpec, full: CometSpec) -> None:
+    """``got`` is ``full`` without its encoder weights, every other field and array bit-identical."""
+    assert got.head_only
+    assert not full.head_only
+    assert got.encoder_weights == {}
+    for f in ("class_identifier", "dims", "layer", "mix", "layer_norm", "gamma", "pool", "features", "ignored",
+              "encoder_config"):
+        assert getattr(got, f) == getattr(full, f), f
+    if full.scalar_parameters is None:
+        assert got.scalar_parameters is None
+    else:
+        assert got.scalar_parameters is not None
+        assert got.scalar_parameters.dtype == np.float32
+        np.testing.assert_array_equal(got.scalar_parameters, full.scalar_parameters)
+    assert len(got.estimator) == len(full.estimator)
+    for a, b in zip(got.estimator, full.estimator):
+        assert a.activation == b.activation
+        assert a.weight.dtype == a.bias.dtype == np.float32
+        np.testing.assert_array_equal(a.weight, b.weight)
+        np.testing.assert_array_equal(a.bias, b.bias)
+
+
+@pytest.mark.parametrize("cid", list(FEATURES))
+def test_head_spec_rebuilds_the_spec_without_the_encoder(tmp_path, cid):
+    """comet_head_spec(head_tensors(spec)): the same spec, bit for bit, without encoder weights; the
+    head tensors are the checkpoint's own (names and values), and nothing of the encoder."""
+    sd = as_numpy(state_dict(cid))
+    hp = _hp(tmp_path, cid)
+    full = comet_spec(hp, tiny_config(), sd)
+    head = head_tensors(full)
+    assert not any(k.startswith("encoder.") for k in head)
+    assert sorted(head) == sorted(k for k in sd if not k.startswith("encoder."))
+    for k, v in head.items():
+        np.testing.assert_array_equal(v, sd[k].astype(np.float32))
+    _same_head(comet_head_spec(hp, tiny_config(), head, full.ignored), full)
+
+
+def test_head_spec_of_a_single_layer_model_and_with_ignored_tensors(tmp_path):
+    cid = "regression_metric"
+    hp = _hp(tmp_path, cid, layer="2", layer_norm=None, layer_transformation=None)
+    full = comet_spec(hp, tiny_config(), as_numpy(state_dict(cid, mix=False)))
+    assert not any(k.startswith("layerwise_attention") for k in head_tensors(full))
+    _same_head(comet_head_spec(hp, tiny_config(), head_tensors(full), ()), full)
+    sd = as_numpy(state_dict(cid))
+    sd["encoder.model.pooler.dense.bias"] = np.zeros(8, np.float32)
+    hp = _hp(tmp_path, cid)
+    full = comet_spec(hp, tiny_config(), sd)
+    assert full.ignored == ("encoder.model.pooler.dense.bias",)
+    _same_head(comet_head_spec(hp, tiny_config(), head_tensors(full), full.ignored), full)
+    with pytest.raises(CheckpointError, match=r"^c/head\.npz: ignored tensors not known to be unused: "
+                                              r"estimator\.ff\.0\.weight$"):
+        comet_head_spec(hp, tiny_config(), head_tensors(full), ["estimator.ff.0.weight"], head_path="c/head.npz")
+
+
+def test_head_spec_checks_its_tensors_as_a_full_read_does(tmp_path):
+    cid = "referenceless_regression_metric"
+    hp = _hp(tmp_path, cid)
+    head = head_tensors(comet_spec(hp, tiny_config(), as_numpy(state_dict(cid))))
+    bad = dict(head)
+    del bad["estimator.ff.3.bias"]
+    bad["estimator.ff.0.weight"] = bad["estimator.ff.0.weight"][:, :-1]
+    bad["encoder.model.embeddings.word_embeddings.weight"] = np.zeros((24, 8), np.float32)
+    with pytest.raises(CheckpointError, match=r"^c/head\.npz: the tensors do not match the architecture of "
+                                              r"hparams\.yaml and config\.json: missing: estimator\.ff\.3\.bias; "
+                                              r"unexpected: encoder\.model\.embeddings\.word_embeddings\.weight; "
+                                              r"wrong shape: estimator\.ff\.0\.weight \[5, 31\] \(expected \[5, 32\]\)$"):
+        comet_head_spec(hp, tiny_config(), bad, (), head_path="c/head.npz")
+    # the hyper-parameters decide the shapes: other hidden sizes do not fit these tensors
+    with pytest.raises(CheckpointError, match=r"wrong shape: estimator\.ff\.0\.weight \[5, 32\] \(expected \[9, 32\]\)"):
+        comet_head_spec(_hp(tmp_path, cid, hidden_sizes="\n- 9\n- 3"), tiny_config(), head, ())
+
+
+def test_only_a_head_only_spec_lacks_encoder_weights_and_it_builds_no_graph(tmp_path):
+    cid = "regression_metric"
+    hp = _hp(tmp_path, cid)
+    full = comet_spec(hp, tiny_config(), as_numpy(state_dict(cid)))
+    head = comet_head_spec(hp, tiny_config(), head_tensors(full), ())
+    with pytest.raises(ValueError, match=r"^regression_metric: no encoder weights; only a head_only spec"):
+        dataclasses.replace(full, encoder_weights={})
+    with pytest.raises(ValueError, match=r"^regression_metric: a head_only spec holds no encoder weights, got \d+$"):
+        dataclasses.replace(head, encoder_weights=full.encoder_weights)
+    with pytest.raises(ValueError, match=r"^regression_metric: cannot build the embedding graph of a head_only "
+                                         r"spec"):
+        build_comet_embedding_graph(head)
+    cache = tmp_path / "cache"
+    with pytest.raises(ValueError, match=r"^regression_metric: the ONNX export of the COMET model abababababab is "
+                                         r"not cached and a head_only spec"):
+        export_comet_embedding(head, "ab" * 32, cache_dir=str(cache))
+    assert not cache.exists()  # refused before any folder was made
+    assert cached_comet_embedding(head, "ab" * 32, cache_dir=str(cache)) is None
+    # once the full spec has exported it, the head_only spec finds the same file (the same key)
+    path = export_comet_embedding(full, "ab" * 32, cache_dir=str(cache))
+    assert cached_comet_embedding(head, "ab" * 32, cache_dir=str(cache)) == path
+    assert export_comet_embedding(head, "ab" * 32, cache_dir=str(cache)) == path

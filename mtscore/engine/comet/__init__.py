@@ -4,7 +4,8 @@
 tokenizer and checks its ``hparams.yaml``; :mod:`.spec` derives the architecture from the
 hyper-parameters, ``config.json`` and the checkpoint's tensors, and checks every tensor;
 :mod:`.graph` builds the sentence-embedding ONNX graph (encoder + layer mix + pooling) and
-:mod:`.export` caches it; :mod:`.head` builds the estimator's features and runs the estimator
+:mod:`.export` caches it (:mod:`.head_cache` keeps the rest of the spec, so a warm load reads no
+checkpoint); :mod:`.head` builds the estimator's features and runs the estimator
 (numpy float32, or an ONNX graph); :mod:`.scorer` puts them together: :func:`load_comet` ->
 :class:`CometScorer` (``score``, ``embed``).
 """

@@ -22,7 +22,7 @@ from ..encoder import cache, onnx_builder
 from .graph import GRAPH_VERSION, OUTPUT, build_comet_embedding_graph
 from .spec import CometSpec
 
-__all__ = ["comet_export_key", "export_comet_embedding"]
+__all__ = ["cached_comet_embedding", "comet_export_key", "export_comet_embedding"]
 
 _DTYPES = {"float32": np.float32, "float16": np.float16}
 
@@ -46,6 +46,27 @@ def comet_export_key(spec: CometSpec, checkpoint_sha256: str, dtype: str) -> str
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+def _export_folder(spec: CometSpec, checkpoint_sha256: str, dtype: str,
+                   cache_dir: str | None) -> tuple[cache.CacheLocation, Path]:
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
+    if len(checkpoint_sha256) != 64 or any(c not in "0123456789abcdef" for c in checkpoint_sha256):
+        raise ValueError(f"checkpoint_sha256 {checkpoint_sha256!r}: expected 64 lowercase hex digits")
+    key = comet_export_key(spec, checkpoint_sha256, dtype)
+    loc = cache.cache_location(cache_dir)
+    return loc, loc.path / "encoders" / f"comet-{spec.class_identifier}-{dtype}-{key}"
+
+
+def cached_comet_embedding(spec: CometSpec, checkpoint_sha256: str, dtype: str = "float32", *,
+                           cache_dir: str | None = None) -> Path | None:
+    """The path of the cached export :func:`export_comet_embedding` gives, or None when it is not
+    cached (whole, with its manifest): a lookup that never builds or writes anything, so it also
+    serves a ``head_only`` spec, which cannot build the graph."""
+    _, folder = _export_folder(spec, checkpoint_sha256, dtype, cache_dir)
+    man = cache.read_manifest(folder)
+    return None if man is None else Path(man["onnx"])
+
+
 def export_comet_embedding(spec: CometSpec, checkpoint_sha256: str, dtype: str = "float32", *,
                            cache_dir: str | None = None, force: bool = False) -> Path:
     """The path of the ONNX file computing ``spec``'s sentence embedding (inputs ``input_ids`` /
@@ -53,17 +74,16 @@ def export_comet_embedding(spec: CometSpec, checkpoint_sha256: str, dtype: str =
     built and cached on first use. ``checkpoint_sha256``: the hash of the ``.ckpt`` the spec was read
     from (the caller has it for the signature). ``dtype``: "float32" or "float16" (the encoder only;
     see :func:`~.graph.build_comet_embedding_graph`). Open the file by path (its weights may be in
-    ``model.onnx.data`` beside it). ``force``: rebuild even when cached."""
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
-    if len(checkpoint_sha256) != 64 or any(c not in "0123456789abcdef" for c in checkpoint_sha256):
-        raise ValueError(f"checkpoint_sha256 {checkpoint_sha256!r}: expected 64 lowercase hex digits")
-    key = comet_export_key(spec, checkpoint_sha256, dtype)
-    loc = cache.cache_location(cache_dir)
-    folder = loc.path / "encoders" / f"comet-{spec.class_identifier}-{dtype}-{key}"
+    ``model.onnx.data`` beside it). ``force``: rebuild even when cached. A ``head_only`` spec
+    (no encoder weights) only finds a cached export: ValueError when there is none (or ``force``)."""
+    loc, folder = _export_folder(spec, checkpoint_sha256, dtype, cache_dir)
     man = None if force else cache.read_manifest(folder)
     if man is not None:
         return Path(man["onnx"])
+    if spec.head_only:  # before anything is created: the graph builder needs the encoder weights
+        raise ValueError(f"{spec.class_identifier}: the ONNX export of the COMET model {checkpoint_sha256[:12]} "
+                         "is not cached and a head_only spec (no encoder weights) cannot build it; read the "
+                         "checkpoint (load_comet_spec)")
     folder = cache.build_folder(folder, loc.describe(), f"ONNX export of the COMET model {checkpoint_sha256[:12]}")
     model = build_comet_embedding_graph(spec, dtype=_DTYPES[dtype])
     onnx_path = folder / "model.onnx"

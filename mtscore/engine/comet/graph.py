@@ -119,7 +119,12 @@ def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str
     Inputs ``input_ids`` and ``attention_mask``: int64 ``[batch, seq]`` (XLM-R ids with ``<s>`` /
     ``</s>``, padded with ``spec.dims.pad_token_id``; mask 1 for real tokens). Output
     :data:`OUTPUT` (``"sentemb"``): float32 ``[batch, hidden]``. ``dtype``: float32 (parity) or
-    float16 (the encoder only; the weights are cast from whatever dtype the checkpoint stored)."""
+    float16 (the encoder only; the weights are cast from whatever dtype the checkpoint stored).
+    Raises ValueError for a ``head_only`` spec (it has no encoder weights)."""
+    if spec.head_only:
+        raise ValueError(f"{spec.class_identifier}: cannot build the embedding graph of a head_only spec "
+                         "(rebuilt from the cached COMET head, without the encoder weights); build it from "
+                         "the spec of the checkpoint (load_comet_spec)")
     dt = np.dtype(dtype)
     if dt not in (np.float32, np.float16):
         raise ValueError(f"dtype {dt}: expected float32 or float16")

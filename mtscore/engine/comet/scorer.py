@@ -1,7 +1,8 @@
 """COMET scores end to end without torch: load a model once, score many segment lists.
 
 :func:`load_comet` resolves the model (:func:`~.model.resolve_comet_model`), reads and checks its
-checkpoint (:func:`~.spec.load_comet_spec`), builds the sentence-embedding graph
+checkpoint (:func:`~.spec.load_comet_spec`; a warm load takes everything but the encoder from the
+cached head instead, :mod:`.head_cache`), builds the sentence-embedding graph
 (:func:`~.graph.build_comet_embedding_graph`) into the cache (:func:`comet_graph_path`; external
 data for graphs over 2 GiB) and opens it in onnxruntime
 (:func:`~mtscore.engine.encoder.session.open_session`); :meth:`CometScorer.score`
@@ -43,12 +44,14 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import UserError
+from ..encoder.cache import cache_location
 from ..encoder.model_dir import memo_file_sha256
 from ..encoder.runtime import DEFAULT_BATCH_TOKENS, MAX_BATCH_ROWS
 from ..encoder.session import DeviceSession, check_precision, open_session
-from .export import export_comet_embedding
+from .export import cached_comet_embedding, export_comet_embedding
 from .graph import GRAPH_VERSION, OUTPUT
 from .head import comet_features, head_scores
+from .head_cache import read_comet_head, write_comet_head
 from .inputs import CometTokenizer, load_comet_tokenizer, padded_batches, unique_pairs, unique_texts
 from .model import CometModelFiles, resolve_comet_model
 from .spec import CometSpec, load_comet_spec
@@ -247,16 +250,31 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
     tf32 (CUDA only), fp16 (the encoder in float16; mix, pooling and head in float32);
     ``threads``: onnxruntime intra-op threads (None: all cores); ``batch_tokens``: padded tokens
     per encoder call (scores do not depend on it beyond float noise); ``cache_dir``: where the
-    ONNX graph is kept; ``revision``: the model's Hub revision. Raises
+    ONNX graph and the model's head are kept; ``revision``: the model's Hub revision. A warm load
+    (export and head cached for this checkpoint's sha256) does not read the checkpoint beyond hashing
+    it (:mod:`.head_cache`); ``spec`` is then ``head_only``. Raises
     :class:`~mtscore.errors.UserError` subclasses naming the file or option."""
     if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, int) or batch_tokens < 1:
         raise CometInputError(f"batch_tokens: {batch_tokens!r}; expected a positive integer")
     prec = check_precision(precision)
     files = resolve_comet_model(model, revision=revision, encoder=encoder)
     tokenizer = load_comet_tokenizer(files)
-    spec = load_comet_spec(files)
+    # the checkpoint's hash keys both caches (and goes in the signature); a warm load finds the
+    # head and the export by it and never parses the checkpoint, whose encoder weights the export
+    # already holds
     sha = memo_file_sha256(files.checkpoint)
-    path = comet_graph_path(spec, sha, "float16" if prec == "fp16" else "float32", cache_dir)
+    dtype = "float16" if prec == "fp16" else "float32"
+    cache = None if cache_dir is None else os.fspath(cache_dir)
+    spec = read_comet_head(files, sha, cache)
+    path = None if spec is None else cached_comet_embedding(spec, sha, dtype, cache_dir=cache)
+    if spec is None or path is None:
+        head_cached = spec is not None
+        spec = load_comet_spec(files)
+        path = comet_graph_path(spec, sha, dtype, cache)
+        # an export that went to this process's temporary folder (an unwritable cache, already
+        # warned about) leaves no head worth keeping: no later process would find either
+        if not head_cached and cache_location(cache).path.resolve() in path.resolve().parents:
+            write_comet_head(files, sha, spec, cache)
     session = open_session(path, device=device, precision=prec, threads=threads)
     return CometScorer(files=files, spec=spec, tokenizer=tokenizer, session=session, checkpoint_sha256=sha,
                        graph_path=path, batch_tokens=batch_tokens)

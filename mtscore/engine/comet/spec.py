@@ -21,10 +21,15 @@ unbabel-comet 2.2.7 builds (``comet/models/base.py``, ``regression/*``, ``multit
 unbabel-comet loads with ``strict=False``; here every tensor must be there with its shape, and no
 tensor may be left over, except a few that are known and unused (:data:`IGNORED`): the
 ``position_ids`` buffer older transformers saved, a pooler, the layer-mix dropout buffers.
+
+A spec without its encoder (``head_only``; :func:`comet_head_spec`) is rebuilt from the head's
+tensors alone (:func:`head_tensors`: estimator, layer-mix scalars, gamma) by the same derivation and
+checks: a warm load takes it from the cache (:mod:`.head_cache`) and scores with the cached ONNX
+export, without reading the checkpoint; such a spec cannot build a graph.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +39,8 @@ import numpy as np
 from ..checkpoints import CheckpointError, read_checkpoint
 from .model import CometModelFiles, check_hparams, estimator_activation
 
-__all__ = ["FEATURES", "IGNORED", "CometSpec", "EncoderDims", "EstimatorLayer", "comet_spec", "load_comet_spec"]
+__all__ = ["FEATURES", "IGNORED", "CometSpec", "EncoderDims", "EstimatorLayer", "comet_head_spec", "comet_spec",
+           "head_tensors", "load_comet_spec"]
 
 ENCODER_PREFIX = "encoder.model."
 #: the sentence features each class feeds the estimator, in order (each ``hidden`` wide)
@@ -94,7 +100,12 @@ class CometSpec:
     "cls"; ``features``: see :data:`FEATURES`; ``estimator``: the linear layers in order, the last
     one ``[1, ...]``; ``encoder_config`` / ``encoder_weights``: what
     :func:`mtscore.engine.encoder.onnx_builder.build_encoder_graph` takes (``encoder.model.``
-    stripped; arrays as stored); ``ignored``: checkpoint tensors present and unused."""
+    stripped; arrays as stored); ``ignored``: checkpoint tensors present and unused.
+
+    ``head_only``: True for a spec rebuilt without the encoder (:func:`comet_head_spec`, from the
+    cached head of a checkpoint whose ONNX export is cached too): ``encoder_weights`` is then empty,
+    and only then; it scores with the cached graph but cannot build one
+    (:func:`~.graph.build_comet_embedding_graph` refuses it)."""
 
     class_identifier: str
     dims: EncoderDims
@@ -109,6 +120,17 @@ class CometSpec:
     encoder_config: dict[str, Any] = field(repr=False)
     encoder_weights: dict[str, np.ndarray] = field(repr=False)
     ignored: tuple[str, ...] = ()
+    head_only: bool = False
+
+    def __post_init__(self) -> None:
+        # an encoder always has weights (embeddings at least): empty ones mean a spec built without
+        # them, which must say so, or a graph would be built from nothing
+        if self.head_only and self.encoder_weights:
+            raise ValueError(f"{self.class_identifier}: a head_only spec holds no encoder weights, "
+                             f"got {len(self.encoder_weights)}")
+        if not self.head_only and not self.encoder_weights:
+            raise ValueError(f"{self.class_identifier}: no encoder weights; only a head_only spec "
+                             "(comet_head_spec, from the cached COMET head) may lack them")
 
     @property
     def feature_dim(self) -> int:
@@ -209,9 +231,51 @@ def comet_spec(hparams: Mapping[str, Any], config: Mapping[str, Any], state: Map
     hyper-parameters (:func:`~.model.check_hparams`), a bad ``config.json``, a layer number beyond the
     encoder, or tensors missing, left over, misshaped or not floating point (the first few of each
     listed in one line)."""
+    return _derive(hparams, config, state, None, str(hparams_path), str(config_path), str(checkpoint_path))
+
+
+def comet_head_spec(hparams: Mapping[str, Any], config: Mapping[str, Any], head: Mapping[str, np.ndarray],
+                    ignored: Sequence[str], *, hparams_path: Path | str = "hparams.yaml",
+                    config_path: Path | str = "config.json", head_path: Path | str = "head.npz") -> CometSpec:
+    """The ``head_only`` :class:`CometSpec` (no encoder weights) of a model whose head tensors
+    (:func:`head_tensors` of its full spec) are ``head``, derived and checked as :func:`comet_spec`
+    derives and checks the whole state dict; ``ignored``: the full spec's ``ignored`` (names of
+    :data:`IGNORED`). Only for scoring with an ONNX export already built from the full spec.
+    Raises :class:`CheckpointError` (naming ``head_path``) as :func:`comet_spec` does, and for an
+    ``ignored`` name that is not in :data:`IGNORED`."""
+    unknown = [k for k in ignored if k not in IGNORED]
+    if unknown:
+        raise CheckpointError(f"{head_path}: ignored tensors not known to be unused: {_listed(unknown)}")
+    return _derive(hparams, config, head, tuple(ignored), str(hparams_path), str(config_path), str(head_path))
+
+
+def head_tensors(spec: CometSpec) -> dict[str, np.ndarray]:
+    """The checkpoint tensors besides the encoder that ``spec`` was derived from, as float32 under
+    their checkpoint names (``estimator.ff.{3j}.weight``/``.bias``; with a layer mix
+    ``layerwise_attention.scalar_parameters.{i}`` ``[1]`` and ``layerwise_attention.gamma`` ``[1]``):
+    what :func:`comet_head_spec` takes to rebuild ``spec`` without the encoder, bit for bit."""
+    out: dict[str, np.ndarray] = {}
+    for j, layer in enumerate(spec.estimator):
+        out[f"estimator.ff.{3 * j}.weight"] = layer.weight
+        out[f"estimator.ff.{3 * j}.bias"] = layer.bias
+    if spec.layer is None:
+        assert spec.scalar_parameters is not None
+        assert spec.gamma is not None
+        for i, v in enumerate(spec.scalar_parameters):
+            out[f"layerwise_attention.scalar_parameters.{i}"] = np.array([v], dtype=np.float32)
+        out["layerwise_attention.gamma"] = np.array([spec.gamma], dtype=np.float32)
+    return out
+
+
+def _derive(hparams: Mapping[str, Any], config: Mapping[str, Any], state: Mapping[str, np.ndarray],
+            head_only_ignored: tuple[str, ...] | None, hparams_path: str, config_path: str,
+            tensors_path: str) -> CometSpec:
+    """:func:`comet_spec` (``head_only_ignored`` None: ``state`` is the whole state dict) or
+    :func:`comet_head_spec` (``state`` holds the head's tensors only; the spec's ``ignored`` given)."""
+    head_only = head_only_ignored is not None
     check_hparams(hparams, hparams_path)
     cid = str(hparams["class_identifier"])
-    d = _dims(config, str(config_path))
+    d = _dims(config, config_path)
     layer_key = "sent_layer" if cid == "unified_metric" else "layer"
     layer_value = hparams.get(layer_key, "mix")
     layer = None if layer_value == "mix" else int(layer_value)
@@ -220,13 +284,15 @@ def comet_spec(hparams: Mapping[str, Any], config: Mapping[str, Any], state: Map
                               f"({config_path})")
     features = FEATURES[cid]
     hidden_sizes = list(hparams["hidden_sizes"])
-    expected = _encoder_shapes(d)
+    expected = {} if head_only else _encoder_shapes(d)
     if layer is None:
         expected.update({f"layerwise_attention.scalar_parameters.{i}": (1,) for i in range(d.layers + 1)})
         expected["layerwise_attention.gamma"] = (1,)
     expected.update(_estimator_shapes(len(features) * d.hidden, hidden_sizes))
-    ignored = _check_tensors(state, expected, _ignored_shapes(d), str(checkpoint_path),
+    ignored = _check_tensors(state, expected, {} if head_only else _ignored_shapes(d), tensors_path,
                              f"{hparams_path} and {config_path}")
+    if head_only_ignored is not None:
+        ignored = list(head_only_ignored)
 
     def f32(name: str) -> np.ndarray:
         return np.ascontiguousarray(state[name], dtype=np.float32)
@@ -245,12 +311,13 @@ def comet_spec(hparams: Mapping[str, Any], config: Mapping[str, Any], state: Map
     pool: Literal["avg", "cls"] = "cls" if cid == "unified_metric" or hparams.get("pool") == "cls" else "avg"
     encoder_config = dict(config)
     encoder_config["model_type"] = "xlm-roberta"  # COMET builds XLMRobertaModel whatever config.json says
-    weights = {k[len(ENCODER_PREFIX):]: v for k, v in state.items()
-               if k.startswith(ENCODER_PREFIX) and k in expected}
+    weights = {} if head_only else {k[len(ENCODER_PREFIX):]: v for k, v in state.items()
+                                    if k.startswith(ENCODER_PREFIX) and k in expected}
     return CometSpec(class_identifier=cid, dims=d, layer=layer, mix=mix,
                      layer_norm=bool(hparams.get("layer_norm", False)) if layer is None else False,
                      scalar_parameters=scalars, gamma=gamma, pool=pool, features=features, estimator=estimator,
-                     encoder_config=encoder_config, encoder_weights=weights, ignored=tuple(ignored))
+                     encoder_config=encoder_config, encoder_weights=weights, ignored=tuple(ignored),
+                     head_only=head_only)
 
 
 def load_comet_spec(files: CometModelFiles) -> CometSpec:
