@@ -78,7 +78,10 @@ def first(tmp_path_factory) -> dict[str, tuple[Path, CometScorer, np.ndarray]]:
 @pytest.mark.parametrize("name", MODELS)
 def test_warm_load_reads_no_checkpoint_and_scores_the_same(name, first, monkeypatch):
     cache, cold, want = first[name]
-    assert not cold.spec.head_only  # the first load read the checkpoint
+    assert cold.checkpoint_read  # the first load read the checkpoint
+    # ... and let its encoder weights go once the export held them (one copy at the first call's peak)
+    assert cold.spec.head_only
+    assert cold.spec.encoder_weights == {}
     gold = golden()["models"][name]["scores"][:N]
     np.testing.assert_allclose(want, gold, rtol=0, atol=1e-5)
     folder = _head_folder(cache, name)
@@ -95,7 +98,7 @@ def test_warm_load_reads_no_checkpoint_and_scores_the_same(name, first, monkeypa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warm = _load(cache, name)
-    assert warm.spec.head_only
+    assert not warm.checkpoint_read
     assert warm.spec.encoder_weights == {}
     assert warm.graph_path == cold.graph_path
     assert warm.checkpoint_sha256 == cold.checkpoint_sha256
@@ -173,12 +176,12 @@ def test_bad_head_entry_falls_back_to_the_full_read(damage, first, tmp_path, mon
         warnings.simplefilter("error")
         s = _load(cache)
     assert reads.calls == 1
-    assert not s.spec.head_only
+    assert s.checkpoint_read
     np.testing.assert_array_equal(_scores(s), want)
     # the fallback wrote the entry again: the next load is warm
     again = _load(cache)
     assert reads.calls == 1
-    assert again.spec.head_only
+    assert not again.checkpoint_read
     np.testing.assert_array_equal(_scores(again), want)
 
 
@@ -194,7 +197,7 @@ def test_missing_export_falls_back_to_the_full_read(first, tmp_path, monkeypatch
     reads = ReadCounter(monkeypatch)
     s = _load(cache)
     assert reads.calls == 1
-    assert not s.spec.head_only
+    assert s.checkpoint_read
     assert s.graph_path.parent.name == cold.graph_path.parent.name
     assert s.graph_path.is_file()
     assert head.stat().st_mtime_ns == before
@@ -203,8 +206,8 @@ def test_missing_export_falls_back_to_the_full_read(first, tmp_path, monkeypatch
     s16 = _load(cache, precision="fp16")
     assert reads.calls == 2
     assert s16.precision == "fp16"
-    assert not s16.spec.head_only
-    assert _load(cache, precision="fp16").spec.head_only
+    assert s16.checkpoint_read
+    assert not _load(cache, precision="fp16").checkpoint_read
     assert reads.calls == 2
 
 
@@ -218,7 +221,7 @@ def test_edited_hparams_or_config_have_their_own_entry(first, tmp_path, monkeypa
     # a copy of the folder (another path, another mtime, the same bytes) finds the original's entry
     copy = _load(cache, model=model)
     assert reads.calls == 0
-    assert copy.spec.head_only
+    assert not copy.checkpoint_read
     np.testing.assert_array_equal(_scores(copy), want)
     # hparams.yaml edited (softmax instead of sparsemax): another entry, read from the checkpoint
     hp = model / "hparams.yaml"
@@ -226,13 +229,13 @@ def test_edited_hparams_or_config_have_their_own_entry(first, tmp_path, monkeypa
     assert _head_folder(cache, model=model) != _head_folder(cache)
     soft = _load(cache, model=model)
     assert reads.calls == 1
-    assert (soft.spec.mix, soft.spec.head_only) == ("softmax", False)
+    assert (soft.spec.mix, soft.checkpoint_read) == ("softmax", True)
     assert not np.allclose(_scores(soft), want)
     assert _head_folder(cache, model=model).is_dir()
     assert _head_folder(cache).is_dir()
     warm_soft = _load(cache, model=model)
     assert reads.calls == 1
-    assert (warm_soft.spec.mix, warm_soft.spec.head_only) == ("softmax", True)
+    assert (warm_soft.spec.mix, warm_soft.checkpoint_read) == ("softmax", False)
     np.testing.assert_array_equal(_scores(warm_soft), _scores(soft))
     # the encoder's config.json edited (a key the graph does not use): another entry too
     enc = tmp_path / "encoder"
@@ -242,7 +245,7 @@ def test_edited_hparams_or_config_have_their_own_entry(first, tmp_path, monkeypa
     assert _head_folder(cache, encoder=enc) != _head_folder(cache)
     other = _load(cache, encoder=enc)
     assert reads.calls == 2
-    assert not other.spec.head_only
+    assert other.checkpoint_read
     assert other.spec.encoder_config["note"] == "edited"
     np.testing.assert_array_equal(_scores(other), want)
     assert _head_folder(cache, encoder=enc).is_dir()

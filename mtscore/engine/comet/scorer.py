@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -101,8 +101,10 @@ class CometScorer:
     """A loaded COMET model (see :func:`load_comet`). Facts for signatures: ``name`` (Hub id or
     folder name), ``checkpoint_sha256``, ``precision`` (what ran: fp32 / tf32 / fp16), ``device``,
     ``class_identifier``, ``uses_references``. ``files``/``spec``/``tokenizer``/``session`` are the
-    resolved files, the checked architecture, the tokenizer and the onnxruntime session;
-    ``graph_path`` is the ONNX file the session runs."""
+    resolved files, the checked architecture (``head_only``: the encoder's weights live only in the
+    ONNX graph), the tokenizer and the onnxruntime session; ``graph_path`` is the ONNX file the
+    session runs; ``checkpoint_read``: whether loading parsed the checkpoint (False when the head
+    and the export came from the cache)."""
 
     files: CometModelFiles
     spec: CometSpec
@@ -111,6 +113,7 @@ class CometScorer:
     checkpoint_sha256: str
     graph_path: Path
     batch_tokens: int = DEFAULT_BATCH_TOKENS
+    checkpoint_read: bool = True
 
     @property
     def name(self) -> str:
@@ -267,6 +270,7 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
     cache = None if cache_dir is None else os.fspath(cache_dir)
     spec = read_comet_head(files, sha, cache)
     path = None if spec is None else cached_comet_embedding(spec, sha, dtype, cache_dir=cache)
+    checkpoint_read = spec is None or path is None
     if spec is None or path is None:
         head_cached = spec is not None
         spec = load_comet_spec(files)
@@ -275,6 +279,9 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
         # warned about) leaves no head worth keeping: no later process would find either
         if not head_cached and cache_location(cache).path.resolve() in path.resolve().parents:
             write_comet_head(files, sha, spec, cache)
+        # the export holds the encoder now: drop its weights (2.2 GB for XLM-R large) before
+        # onnxruntime loads the same weights again, so the first call's peak memory holds one copy
+        spec = replace(spec, encoder_weights={}, head_only=True)
     session = open_session(path, device=device, precision=prec, threads=threads)
     return CometScorer(files=files, spec=spec, tokenizer=tokenizer, session=session, checkpoint_sha256=sha,
-                       graph_path=path, batch_tokens=batch_tokens)
+                       graph_path=path, batch_tokens=batch_tokens, checkpoint_read=checkpoint_read)
