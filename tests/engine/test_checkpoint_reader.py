@@ -227,6 +227,73 @@ def test_lightning_checkpoint_layout(tmp_path, monkeypatch):
         assert not vars(whole[key])
 
 
+def _callback_classes(monkeypatch):
+    """Stand-ins for Lightning 1.x's ModelCheckpoint and EarlyStopping (their real modules and
+    names, so that pickle writes the globals a Lightning <= 1.4 checkpoint names)."""
+    made = []
+    for mod, name in [("pytorch_lightning.callbacks.model_checkpoint", "ModelCheckpoint"),
+                      ("pytorch_lightning.callbacks.early_stopping", "EarlyStopping")]:
+        parts = mod.split(".")
+        for i in range(1, len(parts) + 1):
+            if ".".join(parts[:i]) not in sys.modules or i == len(parts):
+                monkeypatch.setitem(sys.modules, ".".join(parts[:i]), types.ModuleType(".".join(parts[:i])))
+
+        def reduce(self):  # an instance pickles as a call of its class: the reader must not run it
+            return (type(self), ("dirpath", 3))
+
+        cls = type(name, (), {"__reduce__": reduce, "__module__": mod, "__qualname__": name})
+        setattr(sys.modules[mod], name, cls)
+        made.append(cls)
+    return made
+
+
+def test_lightning_1_4_callback_states_keyed_by_class(tmp_path, monkeypatch):
+    """Lightning 1.0-1.4 save ``checkpoint["callbacks"]`` as ``{type(callback): state}`` (1.5 and
+    later key it by a string; 1.9.5 and 2.x checkpoints name no class): the classes are only dict
+    keys. They are read as inert stubs, the states kept; even a call of one (crafted) runs nothing."""
+    import pickletools
+
+    torch = _torch()
+    torch.manual_seed(1)
+    model = torch.nn.Linear(3, 2)
+    ModelCheckpoint, EarlyStopping = _callback_classes(monkeypatch)
+    ckpt = {
+        "epoch": 2, "global_step": 40, "pytorch-lightning_version": "1.4.9",
+        "state_dict": OrderedDict(model.state_dict()),
+        "callbacks": {
+            ModelCheckpoint: {"monitor": "kendall", "best_model_score": torch.tensor(0.25, dtype=torch.float64),
+                              "best_model_path": "epoch=1.ckpt", "current_score": torch.tensor(0.25),
+                              "dirpath": "checkpoints"},
+            EarlyStopping: {"wait_count": 0, "stopped_epoch": 0, "best_score": torch.tensor(0.25),
+                            "patience": 1},
+        },
+        "optimizer_states": [], "lr_schedulers": [],
+        "hparams_name": "kwargs", "hyper_parameters": {"pool": "avg", "layer": "mix"},
+        "crafted": ModelCheckpoint(),
+    }
+    path = _save(ckpt, tmp_path / "pl14.ckpt")
+    with zipfile.ZipFile(path) as z:
+        pkl = z.read(next(n for n in z.namelist() if n.endswith("/data.pkl")))
+    named = {arg for op, arg, _ in pickletools.genops(pkl) if op.name == "GLOBAL"}
+    assert {"pytorch_lightning.callbacks.model_checkpoint ModelCheckpoint",
+            "pytorch_lightning.callbacks.early_stopping EarlyStopping"} <= named
+    got = read_checkpoint(path)
+    for k, t in model.state_dict().items():
+        _same(got[k], t.numpy())
+    whole = read_checkpoint_object(path)
+    keys = sorted(whole["callbacks"], key=lambda c: c.__name__)
+    assert [c.__name__ for c in keys] == ["pytorch_lightning.callbacks.early_stopping.EarlyStopping",
+                                          "pytorch_lightning.callbacks.model_checkpoint.ModelCheckpoint"]
+    assert not {ModelCheckpoint, EarlyStopping} & set(keys)  # stubs, not the classes (importable here)
+    state = whole["callbacks"][keys[1]]
+    assert state["best_model_path"] == "epoch=1.ckpt"
+    _same(state["best_model_score"], np.array(0.25, np.float64))
+    assert whole["callbacks"][keys[0]]["patience"] == 1
+    assert type(whole["crafted"]) is keys[1]
+    assert not vars(whole["crafted"])
+    assert whole["hyper_parameters"] == {"pool": "avg", "layer": "mix"}
+
+
 # --- crafted pickles -------------------------------------------------------------------------------
 
 def _zip_pickle(path: Path, pkl: bytes, extra: dict[str, bytes] | None = None) -> Path:

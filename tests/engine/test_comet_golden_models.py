@@ -19,6 +19,7 @@ from mtscore.engine.comet import FEATURES, load_comet_spec, resolve_comet_model
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "comet"
 ENCODER = GOLDEN / "encoder"
 # what comet_oracle.py builds: class, layer_transformation -> mix, layer_norm, pool, mix scalars, gamma
+# (mix, scalars and gamma None for a model with a layer number: LAYER)
 EXPECTED = {
     "regression-sparsemax": ("regression_metric", "sparsemax", False, "avg",
                              [-0.2, 0.1, -0.4, 0.6, 0.35], 1.7),
@@ -28,7 +29,12 @@ EXPECTED = {
                           [1.0, 0.2, -0.5, 0.4, 0.9], 2.3),
     # wmt22-cometkiwi-da's layer_transformation: sparsemax_patch, which 2.2.7 computes as softmax
     "unified-kiwi": ("unified_metric", "softmax", False, "cls", [-0.3, 0.7, 0.2, -1.1, 0.9], 1.4),
+    "regression-max-norm": ("regression_metric", "softmax", True, "max", [0.8, -0.6, 0.1, 0.9, -0.3], 1.3),
+    # pool default: the last hidden state's first token, whatever layer says (so no mix either)
+    "referenceless-default-layer2": ("referenceless_regression_metric", None, False, "default", None, None),
 }
+#: models built with a layer number instead of the mix (unbabel-comet then builds no LayerwiseAttention)
+LAYER = {"referenceless-default-layer2": 2}
 HIDDEN, LAYERS, VOCAB = 32, 4, 4002
 
 
@@ -56,20 +62,23 @@ def test_spec_of_golden_model(name: str) -> None:
     assert files.tokenizer_file == ENCODER / "tokenizer.json"
     spec = load_comet_spec(files)
     assert spec.class_identifier == cid
-    assert (spec.layer, spec.mix, spec.layer_norm, spec.pool) == (None, mix, layer_norm, pool)
+    assert (spec.layer, spec.mix, spec.layer_norm, spec.pool) == (LAYER.get(name), mix, layer_norm, pool)
     assert spec.features == FEATURES[cid]
     d = spec.dims
     assert (d.hidden, d.layers, d.heads, d.intermediate, d.vocab, d.positions, d.type_vocab, d.pad_token_id) == \
         (HIDDEN, LAYERS, 4, 128, VOCAB, 514, 1, 1)
-    # the oracle set the mix away from its uniform init; stored as float32
-    np.testing.assert_array_equal(spec.scalar_parameters, np.array(scalars, dtype=np.float32))
-    assert spec.gamma == float(np.float32(gamma))
+    if name in LAYER:
+        assert (spec.scalar_parameters, spec.gamma) == (None, None)
+    else:  # the oracle set the mix away from its uniform init; stored as float32
+        np.testing.assert_array_equal(spec.scalar_parameters, np.array(scalars, dtype=np.float32))
+        assert spec.gamma == float(np.float32(gamma))
     n_in = len(FEATURES[cid]) * HIDDEN
     assert [layer.shape for layer in spec.estimator] == [(96, n_in), (32, 96), (1, 32)]
     assert [layer.activation for layer in spec.estimator] == ["Tanh", "Tanh", None]
     assert all(layer.weight.dtype == np.float32 and layer.bias.dtype == np.float32 for layer in spec.estimator)
     # unbabel-comet's LayerwiseAttention(dropout=0.1) registers its dropout buffers: in the state dict, unused
-    assert spec.ignored == ("layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill")
+    buffers = ("layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill")
+    assert spec.ignored == (() if name in LAYER else buffers)
     # 5 embedding tensors + 16 per layer; transformers 4.57 no longer saves embeddings.position_ids
     assert len(spec.encoder_weights) == 5 + 16 * LAYERS
     assert spec.encoder_weights["embeddings.word_embeddings.weight"].shape == (VOCAB, HIDDEN)
@@ -91,7 +100,11 @@ def test_real_lightning_checkpoint_layout(name: str) -> None:
     state = read_checkpoint(ckpt)
     assert set(state) == set(obj["state_dict"])
     assert {a.dtype for a in state.values()} == {np.dtype(np.float32)}
-    np.testing.assert_array_equal(state["layerwise_attention.dropout_fill"], np.full(LAYERS + 1, -1e20, np.float32))
+    if name in LAYER:
+        assert not [k for k in state if k.startswith("layerwise_attention.")]
+    else:
+        np.testing.assert_array_equal(state["layerwise_attention.dropout_fill"],
+                                      np.full(LAYERS + 1, -1e20, np.float32))
 
 
 def test_golden_files_are_the_scored_ones() -> None:

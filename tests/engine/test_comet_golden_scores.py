@@ -1,4 +1,4 @@
-"""COMET end to end: mtscore's :func:`load_comet` / :meth:`CometScorer.score` on the four golden models
+"""COMET end to end: mtscore's :func:`load_comet` / :meth:`CometScorer.score` on the six golden models
 of tests/golden/comet against unbabel-comet 2.2.7's fp32 ``predict`` scores (golden.json, written by
 tests/oracles/comet_oracle.py): every segment within 1e-5, the system score (mean) within 1e-6; the
 scores do not depend on the batching; the input checks; and the whole path without torch."""
@@ -29,7 +29,9 @@ from tests.comet_golden import ENCODER, GOLDEN, golden, golden_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
-MODELS = ("regression-sparsemax", "regression-softmax-norm", "referenceless-cls", "unified-kiwi")
+MODELS = ("regression-sparsemax", "regression-softmax-norm", "referenceless-cls", "unified-kiwi",
+          # the pool values max (normalised mix) and default (last layer's first token; layer 2 ignored)
+          "regression-max-norm", "referenceless-default-layer2")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,8 @@ random XLM-R: transformers' ``XLMRobertaModel(output_hidden_states=True)`` + tor
 way unbabel-comet 2.2.7 writes them (layerwise_attention.py, pooling_utils.py, entmax's sparsemax),
 and a float64 numpy version of the same math on the same hidden states. Every combination of mix
 (softmax / sparsemax with and without zero weights / one layer), layer norm and pooling, with
-non-uniform scalars and gamma != 1; padding does not move a sentence's embedding; fp16 encoder."""
+non-uniform scalars and gamma != 1; the pool values avg, max, cls and default (the last hidden
+state's first token, whatever the mix); padding does not move a sentence's embedding; fp16 encoder."""
 from __future__ import annotations
 
 import dataclasses
@@ -36,8 +37,10 @@ MIXES = {
     "layer1": (1, None, None),
     "layer2": (2, None, None),
 }
-CASES = [(m, ln, pool) for m in MIXES for ln in (False, True) for pool in ("avg", "cls")
+CASES = [(m, ln, pool) for m in MIXES for ln in (False, True) for pool in ("avg", "max", "cls")
          if not (ln and MIXES[m][0] is not None)]
+# "default" ignores the mix and the layer: one case of each kind
+CASES += [("sparsemax-top0", True, "default"), ("layer1", False, "default")]
 
 
 def _spec(tmp_path, name: str, layer_norm: bool, pool: str, gamma: float = 1.75):
@@ -125,8 +128,12 @@ def _torch_comet(spec, ids, mask):
 
         pieces = [wk * (norm(h) if spec.layer_norm else h) for wk, h in zip(torch.split(w, 1), hs)]
         emb = gamma * sum(pieces)
+    if spec.pool == "default":  # the encoder's sentemb: last_hidden_states[:, 0, :]
+        return hs[-1][:, 0, :].numpy()
     if spec.pool == "cls":
         return emb[:, 0, :].numpy()
+    if spec.pool == "max":  # pooling_utils.max_pooling
+        return emb.float().masked_fill_(tokens.eq(PAD).unsqueeze(-1), float("-inf")).max(dim=1)[0].numpy()
     word = emb.float().masked_fill_(tokens.eq(PAD).unsqueeze(-1), 0.0)
     return (word.sum(1) / attn.unsqueeze(-1).expand(emb.size()).float().sum(1)).numpy()
 
@@ -148,8 +155,12 @@ def _numpy_comet(spec, ids, mask):
                 h = (h - mean) / np.sqrt(var + 1e-12)
             emb = emb + w[k] * h
         emb = spec.gamma * emb
+    if spec.pool == "default":
+        return hs[-1][:, 0, :]
     if spec.pool == "cls":
         return emb[:, 0, :]
+    if spec.pool == "max":
+        return np.where((ids == PAD)[:, :, None], -np.inf, emb).max(axis=1)
     keep = (ids != PAD).astype(np.float64)[:, :, None]
     return (emb * keep).sum(1) / m.sum(1)
 
@@ -167,13 +178,15 @@ def test_graph_equals_comets_formulas(tmp_path, mix, layer_norm, pool):
     want_numpy = _numpy_comet(spec, ids, mask)
     np.testing.assert_allclose(got, want_torch, rtol=0, atol=2e-6)
     np.testing.assert_allclose(got, want_numpy, rtol=0, atol=2e-6)
+    assert np.isfinite(got).all()
     # the mix is not degenerate: a different gamma moves the result by its ratio
-    if spec.layer is None:
+    if spec.layer is None and pool != "default":
         other = _run(build_comet_embedding_graph(dataclasses.replace(spec, gamma=1.0)), ids, mask)
         np.testing.assert_allclose(got, other * 1.75, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize(("mix", "layer_norm", "pool"), [c for c in CASES if c[2] == "avg"] + [("softmax", True, "cls")])
+@pytest.mark.parametrize(("mix", "layer_norm", "pool"), [c for c in CASES if c[2] in ("avg", "max")] +
+                         [("softmax", True, "cls"), ("softmax", True, "default")])
 def test_padding_does_not_move_an_embedding(tmp_path, mix, layer_norm, pool):
     spec = _spec(tmp_path, mix, layer_norm, pool)
     model = build_comet_embedding_graph(spec)
@@ -183,6 +196,41 @@ def test_padding_does_not_move_an_embedding(tmp_path, mix, layer_norm, pool):
     for i, n in enumerate(lengths):
         alone = _run(model, ids[i:i + 1, :n], mask[i:i + 1, :n])
         np.testing.assert_allclose(batch[i], alone[0], rtol=0, atol=1e-6)
+
+
+def test_max_pooling_skips_pad_tokens_by_id(tmp_path):
+    """max: the maximum over the positions whose id is not the pad id (unbabel-comet masks by token
+    id, not by the attention mask), per hidden dim; a pad id inside the mask is skipped too."""
+    spec = _spec(tmp_path, "softmax", False, "max")
+    model = build_comet_embedding_graph(spec)
+    ids, mask = _batch([9, 4], seed=4)
+    got = _run(model, ids, mask)
+    np.testing.assert_allclose(got, _numpy_comet(spec, ids, mask), rtol=0, atol=2e-6)
+    # the maximum is taken per hidden dim: not all from one position
+    full = _numpy_comet(dataclasses.replace(spec, pool="cls"), ids, mask)
+    assert not np.allclose(got[0], full[0])
+    # a pad id at a real (mask 1) position: dropped from the maximum as unbabel-comet drops it
+    ids2 = ids.copy()
+    ids2[0, 3] = PAD
+    np.testing.assert_allclose(_run(model, ids2, mask), _torch_comet(spec, ids2, mask), rtol=0, atol=2e-6)
+
+
+def test_default_pool_is_the_last_layers_first_token_whatever_the_mix(tmp_path):
+    ids, mask = _batch([11, 6, 8], seed=5)
+    outs = [_run(build_comet_embedding_graph(_spec(tmp_path, m, ln, "default")), ids, mask)
+            for m, ln in [("softmax", True), ("sparsemax-top0", False), ("layer1", False), ("layer2", False)]]
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])
+    spec = _spec(tmp_path, "layer2", False, "default")  # layer 2 is the last of the tiny encoder
+    np.testing.assert_allclose(outs[0], _run(build_comet_embedding_graph(dataclasses.replace(spec, pool="cls")),
+                                             ids, mask), rtol=0, atol=1e-6)
+    # and not the first token of the mix
+    mixed = _run(build_comet_embedding_graph(_spec(tmp_path, "softmax", True, "cls")), ids, mask)
+    assert np.abs(mixed - outs[0]).max() > 1e-2
+    # only the encoder is built: no mix terms
+    g = build_comet_embedding_graph(_spec(tmp_path, "sparsemax-top0", False, "default"))
+    assert not [n for n in g.graph.node if n.name.startswith(("mix", "acc", "scaled"))]
+    assert _count(g, "MatMul") == 8 * L  # every block, though the mix's top weight is 0
 
 
 def test_mix_weights_are_torchs_and_entmaxs():
@@ -223,6 +271,15 @@ def test_fp16_encoder_gives_float32_close_to_fp32(tmp_path):
     assert f16.dtype == np.float32
     np.testing.assert_allclose(f16, f32, rtol=0, atol=2e-2)
     assert not np.array_equal(f16, f32)  # the encoder did run in float16
+
+
+def test_fp16_encoder_max_pooling_is_float32_and_finite(tmp_path):
+    spec = _spec(tmp_path, "sparsemax", True, "max")
+    ids, mask = _batch([12, 5], seed=6)
+    f16 = _run(build_comet_embedding_graph(spec, dtype=np.float16), ids, mask)
+    assert f16.dtype == np.float32
+    assert np.isfinite(f16).all()
+    np.testing.assert_allclose(f16, _run(build_comet_embedding_graph(spec), ids, mask), rtol=0, atol=5e-2)
 
 
 def test_bad_dtype_and_mix_weights_without_mix(tmp_path):

@@ -106,9 +106,12 @@ def test_unknown_class_identifier_lists_the_supported(tmp_path, enc):
 
 
 @pytest.mark.parametrize(("cid", "key", "value", "message"), [
-    ("regression_metric", "pool", "max", r"pool: 'max' is not supported \(supported: avg, cls\)"),
-    ("regression_metric", "pool", "default", r"pool: 'default' is not supported"),
-    ("referenceless_regression_metric", "pool", None, r"pool: missing \(supported: avg, cls\)"),
+    # unbabel-comet 2.2.7 raises "Invalid pooling technique." for these when it first scores
+    ("regression_metric", "pool", "mix", r"pool: 'mix' is not supported \(supported: avg, cls, max, default: the "
+                                         r"values unbabel-comet 2.2.7 accepts\)$"),
+    ("regression_metric", "pool", "cls+avg", r"pool: 'cls\+avg' is not supported"),
+    ("referenceless_regression_metric", "pool", "MAX", r"pool: 'MAX' is not supported"),
+    ("referenceless_regression_metric", "pool", None, r"pool: missing \(supported: avg, cls, max, default\)"),
     ("regression_metric", "layer", "last", r"layer: 'last' is not supported \(supported: mix, or a layer number\)"),
     ("regression_metric", "layer", "-1", r"layer: -1 is not supported"),
     ("unified_metric", "sent_layer", "cls", r"sent_layer: 'cls' is not supported"),
@@ -142,7 +145,7 @@ def test_unsupported_options_one_line(tmp_path, enc, cid, key, value, message):
 
 def test_supported_variants_pass(tmp_path, enc):
     base = HPARAMS["regression_metric"]
-    for key, value in [("pool", "cls"), ("layer", "2"), ("layer_transformation", "softmax"),
+    for key, value in [("pool", "cls"), ("pool", "max"), ("pool", "default"), ("layer", "2"), ("layer_transformation", "softmax"),
                        ("activations", "sigmoid"), ("final_activation", "Sigmoid"), ("use_context", "false")]:
         folder = write_model_folder(tmp_path / f"{key}-{value}", hparams=with_key(base, key, value))
         assert resolve_comet_model(folder, encoder=enc).hparams[key] is not None

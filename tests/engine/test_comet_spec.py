@@ -103,6 +103,16 @@ def test_mix_kind_pool_and_activations_follow_hparams(tmp_path):
     assert _spec(tmp_path, cid, layer_transformation="sparsemax_patch").mix == "softmax"
     assert _spec(tmp_path, cid, layer_norm="true").layer_norm is True
     assert _spec(tmp_path, cid, pool="cls").pool == "cls"
+    assert _spec(tmp_path, cid, pool="max").pool == "max"
+    assert _spec(tmp_path, "referenceless_regression_metric", pool="max").pool == "max"
+    # default (the encoder's own sentemb) still has the mix: its tensors are in the checkpoint
+    d = _spec(tmp_path, cid, pool="default")
+    assert (d.pool, d.layer, d.mix) == ("default", None, "sparsemax")
+    assert d.scalar_parameters is not None
+    assert d.scalar_parameters.shape == (3,)
+    no_mix = {k: v for k, v in as_numpy(state_dict(cid)).items() if not k.startswith("layerwise_attention.")}
+    d1 = _spec(tmp_path, cid, no_mix, pool="default", layer="1")
+    assert (d1.pool, d1.layer, d1.mix) == ("default", 1, None)
     s = _spec(tmp_path, cid, activations="sigmoid", final_activation="Sigmoid")
     assert [layer.activation for layer in s.estimator] == ["Sigmoid", "Sigmoid", "Sigmoid"]
     # unified_metric takes the first token whatever pool says (kiwi's file says avg)

@@ -10,6 +10,9 @@ It runs in its own venv, never in mtscore's (unbabel-comet pins numpy<2, torchme
 
 (``MTSCORE_DATA`` points at the shared data, default /work/shared/data; ``--check`` rebuilds
 everything in a temporary folder and compares it with the committed files instead of writing;
+``--add NAME ...`` builds and scores only the models named (new entries of :data:`MODELS`) in the
+committed folder and adds them to ``golden.json``, leaving every other file and score as it is
+(the encoder, inputs and versions must match golden.json); a full rerun rewrites everything;
 ``--train DIR`` writes two checkpoints of a short real training run instead, see
 :func:`train_checkpoint`; read them with mtscore's venv:
 ``python -c "from mtscore.engine.checkpoints import read_checkpoint as r; print(len(r('DIR/full.ckpt')))"``.)
@@ -24,7 +27,8 @@ What it writes under ``tests/golden/comet/`` (everything deterministic from :dat
   (:data:`ENCODER`: 4 layers, hidden 32, 4 heads, intermediate 128, 514 positions);
 * ``models/<name>/hparams.yaml`` + ``models/<name>/checkpoints/model.ckpt`` for each of :data:`MODELS`,
   built by unbabel-comet's own classes under ``torch.manual_seed``, the layer-mix scalars and gamma
-  set away from their uniform init (:data:`MIX`), saved by a real ``pytorch_lightning.Trainer``
+  set away from their uniform init (:data:`MIX`; a model with a layer number has no mix), saved by a
+  real ``pytorch_lightning.Trainer``
   (``save_checkpoint``) and Lightning's ``save_hparams_to_yaml`` (the released folder layout);
   ``pretrained_model`` is ``encoder`` (a folder relative to ``tests/golden/comet``, where the
   script runs; mtscore's tests pass that folder as the encoder);
@@ -82,6 +86,14 @@ MODELS = {
     "unified-kiwi": ("UnifiedMetric", {"sent_layer": "mix", "layer_transformation": "sparsemax_patch",
                                        "layer_norm": False, "word_layer": 4, "input_segments": ["mt", "src"],
                                        "word_level_training": False, "loss_lambda": 0.65}),
+    # the other two pool values of compute_sentence_embedding (added later with --add; appended so
+    # that the seeds of the models above, SEED + index, do not move): max over the non-pad tokens of
+    # the normalised mix; "default", the encoder's sentemb (the LAST hidden state's first token),
+    # with a layer number that it then ignores
+    "regression-max-norm": ("RegressionMetric", {"layer": "mix", "layer_transformation": "softmax",
+                                                 "layer_norm": True, "pool": "max"}),
+    "referenceless-default-layer2": ("ReferencelessRegression", {"layer": 2, "layer_transformation": "softmax",
+                                                                 "layer_norm": False, "pool": "default"}),
 }
 #: the layer-mix scalars (one per hidden state, embeddings first) and gamma set after the build;
 #: sparsemax of the first gives weights ~[0, .08, 0, .58, .33] (two exactly zero)
@@ -90,6 +102,7 @@ MIX = {
     "regression-softmax-norm": ([0.3, -0.8, 0.5, 1.2, -0.1], 0.6),
     "referenceless-cls": ([1.0, 0.2, -0.5, 0.4, 0.9], 2.3),
     "unified-kiwi": ([-0.3, 0.7, 0.2, -1.1, 0.9], 1.4),
+    "regression-max-norm": ([0.8, -0.6, 0.1, 0.9, -0.3], 1.3),
 }
 FIELDS = {"RegressionMetric": ["src", "mt", "ref"], "ReferencelessRegression": ["src", "mt"],
           "UnifiedMetric": ["src", "mt"]}
@@ -210,11 +223,12 @@ def build_model(name: str, out: Path) -> None:
     model = getattr(models, cls_name)(pretrained_model="encoder", load_pretrained_weights=False,
                                       hidden_sizes=HIDDEN_SIZES, activations="Tanh", final_activation=None,
                                       dropout=0.1, batch_size=16, **kwargs)
-    scalars, gamma = MIX[name]
-    with torch.no_grad():
-        for p, v in zip(model.layerwise_attention.scalar_parameters, scalars, strict=True):
-            p.fill_(v)
-        model.layerwise_attention.gamma.fill_(gamma)
+    if model.layerwise_attention is not None:  # None with a layer number
+        scalars, gamma = MIX[name]
+        with torch.no_grad():
+            for p, v in zip(model.layerwise_attention.scalar_parameters, scalars, strict=True):
+                p.fill_(v)
+            model.layerwise_attention.gamma.fill_(gamma)
     folder = out / "models" / name
     (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
     trainer = pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
@@ -267,6 +281,16 @@ def train_checkpoint(folder: Path) -> None:
     trainer.save_checkpoint(str(folder / "weights_only.ckpt"), weights_only=True)
 
 
+def _versions() -> dict:
+    return {p: metadata.version(p) for p in ("unbabel-comet", "torch", "pytorch-lightning", "transformers",
+                                             "tokenizers", "sentencepiece", "numpy", "entmax", "torchmetrics")}
+
+
+def _files(out: Path) -> dict:
+    files = sorted(p for sub in ("encoder", "models") for p in (out / sub).rglob("*") if p.is_file())
+    return {p.relative_to(out).as_posix(): sha256(p) for p in files}
+
+
 def generate(out: Path) -> dict:
     """Write everything under ``out`` (run with ``out`` as the working folder) and return golden.json."""
     import torch
@@ -290,13 +314,40 @@ def generate(out: Path) -> dict:
         build_model(name, out)
     for name in MODELS:
         results[name] = score(name, out, triples)
-    files = sorted(p for sub in ("encoder", "models") for p in (out / sub).rglob("*") if p.is_file())
-    versions = {p: metadata.version(p) for p in ("unbabel-comet", "torch", "pytorch-lightning", "transformers",
-                                                 "tokenizers", "sentencepiece", "numpy", "entmax", "torchmetrics")}
-    return {"format": 1, "generator": "tests/oracles/comet_oracle.py", "seed": SEED, "versions": versions,
+    return {"format": 1, "generator": "tests/oracles/comet_oracle.py", "seed": SEED, "versions": _versions(),
             "inputs": {"file": "inputs.jsonl", "sha256": sha256(inputs), "n": len(triples)},
-            "files": {p.relative_to(out).as_posix(): sha256(p) for p in files},
-            "models": results}
+            "files": _files(out), "models": results}
+
+
+def add(out: Path, names: list[str]) -> dict:
+    """``--add``: build and score ``names`` in the committed folder ``out`` (the working folder) and
+    return its golden.json with them added (files and models in the order a full run writes them);
+    nothing else is rebuilt. Exits naming the problem when a name is unknown or already there, or
+    when the encoder files, inputs.jsonl or the package versions differ from golden.json's."""
+    import torch
+
+    torch.set_num_threads(1)
+    old = json.loads((out / "golden.json").read_text(encoding="utf-8"))
+    unknown = [n for n in names if n not in MODELS]
+    present = [n for n in names if n in old["models"] or (out / "models" / n).exists()]
+    if unknown or present:
+        sys.exit(f"--add: {', '.join(unknown)} not in MODELS" if unknown else
+                 f"--add: {', '.join(present)} already in {out} (a full run rebuilds everything)")
+    if _versions() != old["versions"]:
+        sys.exit(f"--add: this venv's versions {_versions()} differ from golden.json's {old['versions']}")
+    inputs = out / old["inputs"]["file"]
+    if sha256(inputs) != old["inputs"]["sha256"]:
+        sys.exit(f"--add: {inputs} differs from golden.json's sha256")
+    changed = [p for p, digest in old["files"].items() if not (out / p).is_file() or sha256(out / p) != digest]
+    if changed:
+        sys.exit(f"--add: files differ from golden.json: {', '.join(changed)}")
+    triples = [json.loads(line) for line in inputs.read_text(encoding="utf-8").splitlines() if line]
+    for name in names:
+        build_model(name, out)
+    results = dict(old["models"])
+    for name in names:
+        results[name] = score(name, out, triples)
+    return {**old, "files": _files(out), "models": {n: results[n] for n in MODELS if n in results}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -304,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=GOLDEN, help="where to write (default tests/golden/comet)")
     ap.add_argument("--check", action="store_true",
                     help="rebuild in a temporary folder and compare with --out instead of writing")
+    ap.add_argument("--add", nargs="+", metavar="NAME", choices=list(MODELS),
+                    help="build and score only these models in --out and add them to its golden.json")
     ap.add_argument("--train", type=Path, metavar="DIR",
                     help="instead: write a trained full.ckpt and weights_only.ckpt to DIR (see train_checkpoint)")
     args = ap.parse_args(argv)
@@ -321,12 +374,14 @@ def main(argv: list[str] | None = None) -> int:
         train_checkpoint(args.train.resolve())
         print(f"wrote {args.train}/full.ckpt and weights_only.ckpt")
         return 0
+    if args.add and args.check:
+        ap.error("--add and --check: one at a time")
     target = Path(tempfile.mkdtemp(prefix="comet-oracle-")) if args.check else args.out.resolve()
     target.mkdir(parents=True, exist_ok=True)
     cwd = os.getcwd()
     os.chdir(target)  # pretrained_model "encoder" is relative to it
     try:
-        golden = generate(target)
+        golden = add(target, args.add) if args.add else generate(target)
     finally:
         os.chdir(cwd)
     text = json.dumps(golden, indent=1, ensure_ascii=False) + "\n"

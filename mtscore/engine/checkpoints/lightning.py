@@ -29,8 +29,10 @@ obtains any global, for the ``GLOBAL``, ``STACK_GLOBAL``, ``INST`` and extension
   uses for plain values (``set``, ``frozenset``, ``bytearray``, and ``_codecs.encode``, checked to
   be the ``(str, 'latin1')`` form protocol 2 writes for ``bytes``).
 * :data:`SKIPPED_GLOBALS` names the few classes Lightning puts in the *non-tensor* parts of a
-  checkpoint (the ``hyper_parameters`` container of Lightning 1.x and the ``argparse.Namespace``
-  of older versions). Each maps to a stub class defined here whose constructor, ``__setstate__``,
+  checkpoint (the ``hyper_parameters`` container of Lightning 1.x, the ``argparse.Namespace``
+  of older versions, and the ``ModelCheckpoint`` / ``EarlyStopping`` classes that Lightning 1.0-1.4
+  use as the *keys* of ``checkpoint["callbacks"]``: ``callback_states[type(callback)] = state``;
+  1.5 and later key them by a string). Each maps to a stub class defined here whose constructor, ``__setstate__``,
   ``__setitem__``, ``append`` and ``extend`` accept anything and keep nothing: the real class is
   never imported and none of its code runs, so the stub can execute nothing; the value is simply
   absent from the result (mtscore takes the hyper-parameters from ``hparams.yaml``).
@@ -272,6 +274,10 @@ SKIPPED_GLOBALS: dict[tuple[str, str], type] = {
         ("lightning_fabric.utilities.data", "AttributeDict"),
         ("lightning.fabric.utilities.data", "AttributeDict"),
         ("argparse", "Namespace"),
+        # Lightning <= 1.4 keys the callback states by the callback's class: the pickle only names
+        # the class (a dict key), it never calls it; the states themselves are plain values
+        ("pytorch_lightning.callbacks.model_checkpoint", "ModelCheckpoint"),
+        ("pytorch_lightning.callbacks.early_stopping", "EarlyStopping"),
     ]
 }
 

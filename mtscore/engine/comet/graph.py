@@ -16,7 +16,12 @@ The math is unbabel-comet 2.2.7's (``comet/modules/layerwise_attention.py``,
   ``(h - mean) / sqrt(var + 1e-12)`` (padded positions are normalised too; pooling drops them);
 * a layer number instead of the mix takes that hidden state as it is;
 * ``avg`` pooling: positions whose token id is the pad id are zeroed, the sum over positions is
-  divided by the attention-mask sum; ``cls``: the first position.
+  divided by the attention-mask sum; ``max``: positions whose token id is the pad id are set to
+  ``-inf``, then the maximum over positions (``max_pooling``: the same token-id rule, not the
+  attention mask); ``cls``: the first position;
+* ``default``: the encoder's own ``sentemb``, which for XLM-R (``comet/encoders/xlmr.py``) is the
+  first position of the **last** hidden state (``last_hidden_states[:, 0, :]``), not of the mix or
+  of ``layer``: unbabel-comet computes the mix and drops it, so only the encoder is built here.
 
 The mix, the layer norm and the pooling always run in float32; with ``dtype=float16`` only the
 encoder runs in float16 and each hidden state is cast to float32 before it is used.
@@ -100,10 +105,15 @@ class _SentenceNorm:
 
 
 def _pool(g: GraphBuilder, x: str, pool: str, pad_id: int) -> str:
-    if pool == "cls":
+    if pool in ("cls", "default"):  # "default": x is the last hidden state
         return g.op("Gather", [x, g.const(0, "first", np.int64)], axis=1)  # [B, H]
+    if pool == "max":
+        pad = g.op("Equal", ["input_ids", g.const(pad_id, "pad", np.int64)])
+        pad = g.op("Unsqueeze", [pad, g.const([-1], "ax", np.int64)])  # [B, T, 1]
+        masked = g.op("Where", [pad, _c32(g, -np.inf, "neg_inf"), x])
+        return g.op("ReduceMax", [masked], axes=[1], keepdims=0)  # [B, H]; axes an attribute up to opset 17
     if pool != "avg":
-        raise ValueError(f"pool {pool!r}: expected 'avg' or 'cls'")
+        raise ValueError(f"pool {pool!r}: expected 'avg', 'max', 'cls' or 'default'")
     keep = g.op("Not", [g.op("Equal", ["input_ids", g.const(pad_id, "pad", np.int64)])])
     keep = g.op("Unsqueeze", [g.op("Cast", [keep], to=g.onnx.TensorProto.FLOAT), g.const([-1], "ax", np.int64)])
     total = g.op("ReduceSum", [g.op("Mul", [x, keep]), g.const([1], "ax", np.int64)], keepdims=0)  # [B, H]
@@ -130,7 +140,11 @@ def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str
         raise ValueError(f"dtype {dt}: expected float32 or float16")
     g = GraphBuilder(dt)
     hidden = spec.dims.hidden
-    if spec.layer is not None:
+    if spec.pool == "default":
+        *_, x = encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, spec.dims.layers)
+        emb = _f32(g, x)
+        name = f"comet_default_L{spec.dims.layers}"
+    elif spec.layer is not None:
         *_, x = encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, spec.layer)
         emb = _f32(g, x)
         name = f"comet_L{spec.layer}_{spec.pool}"

@@ -52,8 +52,9 @@ CLASS_IDENTIFIERS = ("regression_metric", "referenceless_regression_metric", "un
 ENCODER_MODELS = ("XLM-RoBERTa",)
 #: the Hub organisation a bare model name belongs to
 COMET_ORG = "Unbabel"
-#: ``pool`` values of the regression classes (``unified_metric`` always takes the first token)
-POOLS = ("avg", "cls")
+#: ``pool`` values of the regression classes: every value unbabel-comet 2.2.7's
+#: ``compute_sentence_embedding`` accepts (``unified_metric`` always takes the first token; see :mod:`.graph`)
+POOLS = ("avg", "cls", "max", "default")
 #: ``layer_transformation`` values: "sparsemax" is sparsemax, the others softmax (as in unbabel-comet)
 LAYER_TRANSFORMATIONS = ("softmax", "sparsemax", "sparsemax_patch")
 #: ``input_segments`` of a unified_metric that mtscore scores (the joint <s> mt </s></s> src </s>)
@@ -134,7 +135,8 @@ def _layer_ok(value: Any) -> bool:
 def check_hparams(hparams: Mapping[str, Any], path: Path | str) -> None:
     """Refuse, with a :class:`CheckpointError` naming ``path`` and the key, hyper-parameters that
     mtscore does not score: a missing or unknown ``class_identifier`` (the supported ones listed),
-    an ``encoder_model`` other than XLM-RoBERTa, a ``pool`` other than avg/cls (regression classes),
+    an ``encoder_model`` other than XLM-RoBERTa, a ``pool`` other than avg/cls/max/default (regression
+    classes; unbabel-comet 2.2.7 knows no other and fails on it only when it first scores),
     a ``layer`` / ``sent_layer`` other than ``mix`` or a layer number, a true ``use_context``
     (document context), a missing or unknown ``layer_transformation`` or ``layer_norm`` (with
     ``mix``: mtscore does not guess unbabel-comet's class defaults), a missing ``pretrained_model``
@@ -197,7 +199,8 @@ def check_hparams(hparams: Mapping[str, Any], path: Path | str) -> None:
         if pool is None:
             raise refuse("pool", f"missing (supported: {', '.join(POOLS)})")
         if pool not in POOLS:
-            raise refuse("pool", f"{pool!r} is not supported (supported: {', '.join(POOLS)})")
+            raise refuse("pool", f"{pool!r} is not supported (supported: {', '.join(POOLS)}: the values "
+                                 "unbabel-comet 2.2.7 accepts)")
 
 
 def _local_model_folder(model: str) -> Path | None:

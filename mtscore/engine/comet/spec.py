@@ -10,7 +10,10 @@ unbabel-comet 2.2.7 builds (``comet/models/base.py``, ``regression/*``, ``multit
   ``sparsemax`` of the scalars when ``layer_transformation == "sparsemax"``, else ``softmax``
   (``sparsemax_patch`` too); ``layer_norm`` normalises each hidden state per sentence before the mix;
   a layer number instead takes that one hidden state;
-* pooling: ``avg`` (mean over unmasked tokens) or ``cls`` (first token) for the regression classes;
+* pooling (``pool``, the regression classes): ``avg`` (mean over the non-pad tokens), ``max``
+  (maximum over the non-pad tokens), ``cls`` (first token of the mix / layer), ``default`` (the
+  encoder's own sentence embedding: the first token of the **last** hidden state, whatever
+  ``layer`` says; the mix, if any, is built and its tensors are in the checkpoint, but unused);
   the first token of the joint ``<s> mt </s></s> src </s>`` for ``unified_metric``;
 * features: ``[mt; ref; mt*ref; |mt-ref|; mt*src; |mt-src|]`` (regression_metric),
   ``[mt; src; mt*src; |mt-src|]`` (referenceless_regression_metric), the pooled joint embedding
@@ -32,15 +35,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from ..checkpoints import CheckpointError, read_checkpoint
 from .model import CometModelFiles, check_hparams, estimator_activation
 
-__all__ = ["FEATURES", "IGNORED", "CometSpec", "EncoderDims", "EstimatorLayer", "comet_head_spec", "comet_spec",
-           "head_tensors", "load_comet_spec"]
+__all__ = ["FEATURES", "IGNORED", "CometSpec", "EncoderDims", "EstimatorLayer", "Pool", "comet_head_spec",
+           "comet_spec", "head_tensors", "load_comet_spec"]
 
 ENCODER_PREFIX = "encoder.model."
 #: the sentence features each class feeds the estimator, in order (each ``hidden`` wide)
@@ -58,6 +61,8 @@ IGNORED = {
     "layerwise_attention.dropout_fill": "the layer-dropout buffer (training only)",
 }
 _SHOWN = 5  # entries listed per kind of mismatch
+#: the sentence pooling (:data:`~.model.POOLS`; see :mod:`.graph` for the math)
+Pool = Literal["avg", "cls", "max", "default"]
 
 
 @dataclass(frozen=True)
@@ -96,9 +101,11 @@ class CometSpec:
     ``layer``: None for the layer mix, else the hidden state taken (0 = embeddings);
     ``mix``: "softmax" or "sparsemax" (None without a mix); ``scalar_parameters``: float32
     ``[layers + 1]`` (the unnormalised mix scalars) and ``gamma`` (float) with a mix;
-    ``layer_norm``: per-sentence layer norm of each hidden state before the mix; ``pool``: "avg" or
-    "cls"; ``features``: see :data:`FEATURES`; ``estimator``: the linear layers in order, the last
-    one ``[1, ...]``; ``encoder_config`` / ``encoder_weights``: what
+    ``layer_norm``: per-sentence layer norm of each hidden state before the mix; ``pool``: "avg",
+    "max", "cls" (over the mix / layer) or "default" (first token of the last hidden state; the mix
+    and ``layer`` are then unused), always "cls" for ``unified_metric``; ``features``: see
+    :data:`FEATURES`; ``estimator``: the linear layers in order, the last one ``[1, ...]``;
+    ``encoder_config`` / ``encoder_weights``: what
     :func:`mtscore.engine.encoder.onnx_builder.build_encoder_graph` takes (``encoder.model.``
     stripped; arrays as stored); ``ignored``: checkpoint tensors present and unused.
 
@@ -114,7 +121,7 @@ class CometSpec:
     layer_norm: bool
     scalar_parameters: np.ndarray | None
     gamma: float | None
-    pool: Literal["avg", "cls"]
+    pool: Pool
     features: tuple[str, ...]
     estimator: tuple[EstimatorLayer, ...]
     encoder_config: dict[str, Any] = field(repr=False)
@@ -308,7 +315,7 @@ def _derive(hparams: Mapping[str, Any], config: Mapping[str, Any], state: Mappin
         scalars = np.concatenate([f32(f"layerwise_attention.scalar_parameters.{i}") for i in range(d.layers + 1)])
         gamma = float(f32("layerwise_attention.gamma")[0])
         mix = "sparsemax" if hparams["layer_transformation"] == "sparsemax" else "softmax"
-    pool: Literal["avg", "cls"] = "cls" if cid == "unified_metric" or hparams.get("pool") == "cls" else "avg"
+    pool = cast(Pool, "cls" if cid == "unified_metric" else hparams["pool"])  # a POOLS value: check_hparams
     encoder_config = dict(config)
     encoder_config["model_type"] = "xlm-roberta"  # COMET builds XLMRobertaModel whatever config.json says
     weights = {} if head_only else {k[len(ENCODER_PREFIX):]: v for k, v in state.items()
