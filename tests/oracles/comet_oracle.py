@@ -107,7 +107,8 @@ MIX = {
 FIELDS = {"RegressionMetric": ["src", "mt", "ref"], "ReferencelessRegression": ["src", "mt"],
           "UnifiedMetric": ["src", "mt"]}
 SYSTEMS_GLOB = "newstest2021.en-de.hyp.*.de"
-CHECK_TOL = 1e-7  # --check: scores may differ this much (float kernels of another CPU); files not at all
+CHECK_TOL = 1e-6  # --check: scores may differ this much (float kernels of another CPU: 2.8e-7 seen between
+#                   two machines, 1-3 float32 ulps; the parity tests allow 1e-5); files not at all
 
 
 def sha256(path: Path) -> str:
