@@ -58,13 +58,54 @@ def test_score_and_signature_match_the_golden_model(files, capsys):
     assert abs(d["score"] - want) < 1e-6
     from mtscore.engine.comet.scorer import load_comet
 
-    sha = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER).checkpoint_sha256[:12]
-    assert d["signature"] == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|prec:fp32|multi:mean|"
+    scorer = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER)
+    sha, enc = scorer.checkpoint_sha256[:12], scorer.files.encoder_sha256()[:12]
+    assert d["signature"] == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|enc:{enc}|prec:fp32|multi:mean|"
                               f"version:mtscore-{mtscore.__version__}")
     rc, out, _ = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "-f", "text", "--source",
                           str(files["src"]), *_model("regression-sparsemax")], capsys)
     assert rc == 0
     assert out == f"COMET|{d['signature']} = {want:.4f}\n"
+
+
+def test_encoder_option_is_in_the_signature(files, capsys, monkeypatch, tmp_path):
+    """--comet-encoder DIR adds enc:<sha256[:12] of its tokenizer files and config.json>; without it
+    (hparams.yaml's pretrained_model "encoder" found from the working directory) the signature is
+    the one without an enc field, and another encoder folder (a changed tokenizer.json) gets
+    another hash and other scores."""
+    import hashlib
+    import shutil
+
+    monkeypatch.chdir(GOLDEN)  # hparams.yaml: pretrained_model: encoder
+    base = [str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source", str(files["src"]), "-w", "8",
+            "--comet-model", str(GOLDEN / "models" / "regression-sparsemax")]
+    rc, out, err = run_cli(base, capsys)
+    assert rc == 0, err
+    plain = json.loads(out)
+    assert "enc" not in plain
+    assert "|enc:" not in plain["signature"]
+    rc, out, err = run_cli([*base, "--comet-encoder", str(ENCODER)], capsys)
+    assert rc == 0, err
+    given = json.loads(out)
+    lines = "".join(f"{f} {hashlib.sha256((ENCODER / f).read_bytes()).hexdigest()}\n"
+                    for f in ("tokenizer.json", "special_tokens_map.json", "tokenizer_config.json", "config.json"))
+    want = hashlib.sha256(lines.encode()).hexdigest()[:12]
+    assert given["enc"] == want
+    assert given["signature"] == plain["signature"].replace("|prec:", f"|enc:{want}|prec:")
+    assert given["score"] == plain["score"]  # the same files as hparams.yaml's encoder
+    rc, out, err = run_cli([*base, "--comet-encoder", str(ENCODER), "--short"], capsys)
+    assert rc == 0, err
+    assert f"|e:{want}|" in json.loads(out)["signature"]
+    other = tmp_path / "encoder2"
+    shutil.copytree(ENCODER, other)
+    tok = json.loads((other / "tokenizer.json").read_text(encoding="utf-8"))
+    tok["normalizer"] = {"type": "Lowercase"}  # another tokenizer: other ids, other scores
+    (other / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
+    rc, out, err = run_cli([*base, "--comet-encoder", str(other)], capsys)
+    assert rc == 0, err
+    changed = json.loads(out)
+    assert changed["enc"] not in ("", want)
+    assert changed["score"] != given["score"]
 
 
 def test_two_references_max_and_several_systems(files, capsys):

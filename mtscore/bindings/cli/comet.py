@@ -4,7 +4,12 @@ registry entry's ``report_runner``). The engine's :class:`~mtscore.engine.comet.
 knows nothing of argparse; this module maps the options.
 
 Signature (mtscore's, in the style of the others):
-``nrefs:K|model:NAME|hash:<checkpoint sha256[:12]>|prec:fp32|multi:mean|version:mtscore-X``.
+``nrefs:K|model:NAME|hash:<checkpoint sha256[:12]>|prec:fp32|multi:mean|version:mtscore-X``;
+with ``--comet-encoder DIR|NAME`` (a tokenizer and config.json instead of those hparams.yaml's
+``pretrained_model`` names: they change the scores) ``enc:<sha256[:12]>`` follows ``hash``: the
+sha256 of the lines ``<file name> <file sha256>`` of the encoder's tokenizer.json (or
+sentencepiece.bpe.model), special_tokens_map.json and tokenizer_config.json where present, and
+config.json. Without ``--comet-encoder`` the signature has no ``enc`` field.
 Scores print with at least 4 decimals (COMET's scale is 0..1-ish, not x100)."""
 from __future__ import annotations
 
