@@ -108,6 +108,19 @@ def test_encoder_option_is_in_the_signature(files, capsys, monkeypatch, tmp_path
     assert changed["score"] != given["score"]
 
 
+def test_missing_onnxruntime_is_not_called_bertscore(files, capsys, monkeypatch):
+    """The encoder runtime's errors under -m comet name --comet-model, not BERTScore's --model."""
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # import onnxruntime fails
+    rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source", str(files["src"]),
+                          *_model("regression-sparsemax")], capsys)
+    assert rc == 1
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"--comet-model {GOLDEN / 'models' / 'regression-sparsemax'}: " in err
+    assert "onnxruntime" in err
+    assert "BERTScore" not in err
+    assert "--model:" not in err
+
+
 def test_two_references_max_and_several_systems(files, capsys):
     ref2 = files["dir"] / "ref2.txt"
     ref2.write_text(files["mt"].read_text(encoding="utf-8"), encoding="utf-8")  # the hypothesis itself
