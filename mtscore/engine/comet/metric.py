@@ -117,6 +117,18 @@ class COMET(Metric):
         self.encoder_hash = scorer.files.encoder_sha256()[:12] if scorer.files.encoder_given else None
         self.precision = scorer.precision
 
+    def run_facts(self) -> dict[str, str]:
+        """The signature fields that depend on where this object runs: ``prec``, the precision its
+        session runs in (tf32 only on CUDA). Ray's actors report them to the driver, whose copy
+        of the model runs on the CPU (``mtscore.bindings.ray``)."""
+        return {"prec": self.precision}
+
+    def take_run_facts(self, facts) -> None:
+        """Sign statistics computed elsewhere: ``facts`` is :meth:`run_facts` of the objects that
+        computed them (``{"prec": "tf32"}``; "fp32+tf32" when they differed)."""
+        if "prec" in facts:
+            self.precision = str(facts["prec"])
+
     def _coerce_sources(self, sources) -> list[str]:
         if isinstance(sources, (str, bytes)):
             raise CometInputError("sources: expected a sequence of strings (--source FILE), got one string")
