@@ -311,6 +311,21 @@ class BERTScore(Metric):
         additive, for bootstrap and paired tests)."""
         return super().corpus_stats(hyps, refs)
 
+    #: the precision the statistics were computed in elsewhere (Ray's actors), else None
+    _ran_precision: str | None = None
+
+    def run_facts(self) -> dict[str, str]:
+        """The signature fields that depend on where this object runs: ``prec``, the precision
+        its encoder runs in (tf32 only on CUDA). Ray's actors report them to the driver, whose
+        copy runs on the CPU (``mtscore.bindings.ray``)."""
+        return {"prec": str(getattr(self.encoder, "precision", "fp32"))}
+
+    def take_run_facts(self, facts) -> None:
+        """Sign statistics computed elsewhere: ``facts`` is :meth:`run_facts` of the objects that
+        computed them ("fp32+tf32" when they differed)."""
+        if "prec" in facts:
+            self._ran_precision = str(facts["prec"])
+
     def get_signature(self) -> BERTScoreSignature:
         from .. import __version__
 
@@ -322,7 +337,8 @@ class BERTScore(Metric):
                 "model": model, "layer": self.layer, "idf": self.idf_mode, "rescale": self.rescale}
         if self.long_inputs == "window":  # absent by default: old signatures keep their form
             info["long"] = f"window{self.window_overlap}"
-        prec = getattr(enc, "precision", "fp32")  # what ran; absent for fp32, as "long"
+        # what ran (the actors' report on Ray: take_run_facts); absent for fp32, as "long"
+        prec = self._ran_precision or getattr(enc, "precision", "fp32")
         if prec != "fp32":
             info["prec"] = prec
         info["version"] = f"mtscore-{__version__}"

@@ -58,13 +58,67 @@ def test_score_and_signature_match_the_golden_model(files, capsys):
     assert abs(d["score"] - want) < 1e-6
     from mtscore.engine.comet.scorer import load_comet
 
-    sha = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER).checkpoint_sha256[:12]
-    assert d["signature"] == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|prec:fp32|multi:mean|"
+    scorer = load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER)
+    sha, enc = scorer.checkpoint_sha256[:12], scorer.files.encoder_sha256()[:12]
+    assert d["signature"] == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|enc:{enc}|prec:fp32|multi:mean|"
                               f"version:mtscore-{mtscore.__version__}")
     rc, out, _ = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "-f", "text", "--source",
                           str(files["src"]), *_model("regression-sparsemax")], capsys)
     assert rc == 0
     assert out == f"COMET|{d['signature']} = {want:.4f}\n"
+
+
+def test_encoder_option_is_in_the_signature(files, capsys, monkeypatch, tmp_path):
+    """--comet-encoder DIR adds enc:<sha256[:12] of its tokenizer files and config.json>; without it
+    (hparams.yaml's pretrained_model "encoder" found from the working directory) the signature is
+    the one without an enc field, and another encoder folder (a changed tokenizer.json) gets
+    another hash and other scores."""
+    import hashlib
+    import shutil
+
+    monkeypatch.chdir(GOLDEN)  # hparams.yaml: pretrained_model: encoder
+    base = [str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source", str(files["src"]), "-w", "8",
+            "--comet-model", str(GOLDEN / "models" / "regression-sparsemax")]
+    rc, out, err = run_cli(base, capsys)
+    assert rc == 0, err
+    plain = json.loads(out)
+    assert "enc" not in plain
+    assert "|enc:" not in plain["signature"]
+    rc, out, err = run_cli([*base, "--comet-encoder", str(ENCODER)], capsys)
+    assert rc == 0, err
+    given = json.loads(out)
+    lines = "".join(f"{f} {hashlib.sha256((ENCODER / f).read_bytes()).hexdigest()}\n"
+                    for f in ("tokenizer.json", "special_tokens_map.json", "tokenizer_config.json", "config.json"))
+    want = hashlib.sha256(lines.encode()).hexdigest()[:12]
+    assert given["enc"] == want
+    assert given["signature"] == plain["signature"].replace("|prec:", f"|enc:{want}|prec:")
+    assert given["score"] == plain["score"]  # the same files as hparams.yaml's encoder
+    rc, out, err = run_cli([*base, "--comet-encoder", str(ENCODER), "--short"], capsys)
+    assert rc == 0, err
+    assert f"|e:{want}|" in json.loads(out)["signature"]
+    other = tmp_path / "encoder2"
+    shutil.copytree(ENCODER, other)
+    tok = json.loads((other / "tokenizer.json").read_text(encoding="utf-8"))
+    tok["normalizer"] = {"type": "Lowercase"}  # another tokenizer: other ids, other scores
+    (other / "tokenizer.json").write_text(json.dumps(tok), encoding="utf-8")
+    rc, out, err = run_cli([*base, "--comet-encoder", str(other)], capsys)
+    assert rc == 0, err
+    changed = json.loads(out)
+    assert changed["enc"] not in ("", want)
+    assert changed["score"] != given["score"]
+
+
+def test_missing_onnxruntime_is_not_called_bertscore(files, capsys, monkeypatch):
+    """The encoder runtime's errors under -m comet name --comet-model, not BERTScore's --model."""
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # import onnxruntime fails
+    rc, _, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source", str(files["src"]),
+                          *_model("regression-sparsemax")], capsys)
+    assert rc == 1
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"--comet-model {GOLDEN / 'models' / 'regression-sparsemax'}: " in err
+    assert "onnxruntime" in err
+    assert "BERTScore" not in err
+    assert "--model:" not in err
 
 
 def test_two_references_max_and_several_systems(files, capsys):
@@ -250,6 +304,73 @@ def test_paired_ar_between_two_systems(files, capsys):
     res = mtscore.compare_stats(["mt", "src"], [m], stats, test="ar", n=300, seed=3)
     (want,) = res.results.values()
     assert rows[1]["COMET"]["p_value"] == pytest.approx(want[1].p_value, abs=1e-12)
+    seg = {k: m.scores_from_stats(st[0]) for k, st in zip(("mt", "src"), stats)}
+    cs = mtscore.compare_segment_scores(seg, test="ar", n=300, seed=3, name="COMET")
+    assert cs.results["COMET"][1].p_value == want[1].p_value  # one AR: compare_stats' on [score, 1]
+    assert rows[1]["COMET"]["p_value"] == cs.results["COMET"][1].p_value
     assert 0 < rows[1]["COMET"]["p_value"] <= 1
     assert rows[0]["COMET"]["p_value"] is None
     assert abs(rows[1]["COMET"]["score"] - float(m.scores_from_stats(stats[1][0]).mean())) < 1e-6
+
+
+def _table(files, path, hyp_b=None, src_b=None):
+    """A two-system table over the first N segments: A = the golden translations, B = ``hyp_b``
+    (default: the sources as a poor translation), B's sources ``src_b`` (default: the same)."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    mt = files["mt"].read_text(encoding="utf-8").splitlines()
+    ref = files["ref"].read_text(encoding="utf-8").splitlines()
+    pq.write_table(pa.table({"system": ["A"] * N + ["B"] * N, "src": src + (src_b or src),
+                             "hyp": mt + (hyp_b or src), "ref": ref * 2}), path)
+    return src, mt, ref
+
+
+@pytest.mark.parametrize("test", ["bs", "ar"])
+def test_score_table_paired_tests_on_the_segment_scores(files, capsys, test):
+    """score-table -m comet --paired-bs / --paired-ar: the p-value (and bootstrap mean / CI) of
+    compare_segment_scores on the two systems' segment scores, the same seed and resamples."""
+    path = files["dir"] / f"paired-{test}.parquet"
+    src, mt, ref = _table(files, path)
+    flag, nflag, n = ("--paired-bs", "--paired-bs-n", 200) if test == "bs" else ("--paired-ar", "--paired-ar-n", 300)
+    rc, out, err = run_cli(["score-table", str(path), "-m", "comet", flag, nflag, str(n), "--seed", "5",
+                            *_model("regression-sparsemax")], capsys)
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert [r["system"] for r in rows] == ["Baseline: A", "B"]
+    from mtscore.engine.comet.metric import COMET
+    from mtscore.engine.comet.scorer import load_comet
+    from mtscore.engine.significance import compare_segment_scores
+
+    m = COMET(scorer=load_comet(GOLDEN / "models" / "regression-sparsemax", encoder=ENCODER), sources=src)
+    seg = {k: m.scores_from_stats(m.corpus_stats(h, [ref])) for k, h in (("A", mt), ("B", src))}
+    want = compare_segment_scores(seg, test=test, n=n, seed=5, name="COMET").results["COMET"]
+    g = files["golden"]["regression-sparsemax"]["scores"][:N]
+    assert abs(rows[0]["COMET"]["score"] - float(np.mean(g))) < 1e-6
+    for row, w in zip(rows, want):
+        assert row["COMET"]["score"] == pytest.approx(w.score, abs=1e-12)
+        if test == "bs":
+            assert row["COMET"]["mean"] == pytest.approx(float(w.mean), abs=1e-12)
+            assert row["COMET"]["ci"] == pytest.approx(float(w.ci), abs=1e-12)
+            assert w.ci > 0
+    assert rows[0]["COMET"]["p_value"] is None
+    assert rows[1]["COMET"]["p_value"] == pytest.approx(want[1].p_value, abs=1e-12)
+    assert 0 < rows[1]["COMET"]["p_value"] < 1
+
+
+def test_score_table_refuses_systems_with_other_sources(files, capsys):
+    """score-table -m comet: a system whose src column differs from the first system's is refused
+    in one line naming the system and the first table row that differs (1-based)."""
+    path = files["dir"] / "other-sources.parquet"
+    src = files["src"].read_text(encoding="utf-8").splitlines()
+    other = list(src)
+    other[7] = "a different source sentence"
+    other[9] = "another one"
+    _table(files, path, src_b=other)
+    rc, _, err = run_cli(["score-table", str(path), "-m", "comet", *_model("regression-sparsemax")], capsys)
+    assert rc == 1
+    assert len(err.strip().splitlines()) == 1, err
+    assert "--src-column" in err
+    assert f"system 'B' has another source than system 'A' at row {N + 8} " in err
+    assert "'a different source sentence'" in err

@@ -106,3 +106,69 @@ def test_cli_comet_on_ray_prints_the_local_scores(local_ray, data, capsys):
     assert rc == 1
     assert "no column 'src'" in err
     assert "--src-column" in err
+
+
+def _payload(system: str, stats: np.ndarray, facts: dict | None) -> bytes:
+    """A scoring actor's pickled payload for one system's rows (as BatchScorer writes it)."""
+    import pickle
+
+    p = {"n": len(stats), "groups": {("", system): {"n": len(stats), "ref_counts": (1, 1),
+                                                   "comet": ("stats", stats)}}}
+    if facts is not None:
+        p["facts"] = facts
+    return pickle.dumps(p)
+
+
+def test_signature_precision_is_what_the_actors_ran(data):
+    """The driver's copy of COMET runs on the CPU (tf32 runs as fp32 there); the signature's prec
+    is what the actors report (a GPU actor's tf32; fake payloads, no GPU needed), and actors that
+    differ are all named. score-table's runner prints that signature."""
+    from types import SimpleNamespace
+
+    from mtscore.bindings.cli.comet import COMETRunner
+    from mtscore.bindings.ray.gather import gather
+    from mtscore.bindings.ray.result import RayScoreResult
+    from mtscore.bindings.ray.worker import build_metrics, run_facts
+
+    driver = build_metrics([("comet", {"model": str(MODEL), "encoder": str(ENCODER), "device": "cpu",
+                                       "precision": "tf32"})], None)
+    assert driver["comet"].precision == "fp32"  # what the CPU runs
+    assert run_facts(driver["comet"]) == {"prec": "fp32"}
+    assert run_facts(build_metrics([("bleu", {})], None)["bleu"]) == {}
+    st = np.column_stack([np.asarray(data["golden"]), np.ones(N)])
+    for reported, want in (([{"prec": "tf32"}], "tf32"), ([{"prec": "tf32"}, {"prec": "fp32"}], "fp32+tf32"),
+                           ([None], "fp32")):
+        metrics = build_metrics([("comet", {"model": str(MODEL), "encoder": str(ENCODER), "device": "cpu",
+                                            "precision": "tf32"})], None)
+        facts: dict = {}
+        halves = np.array_split(st, len(reported))
+        payloads = (blobs for blobs in [[_payload("A", h, None if f is None else {"comet": f})
+                                         for h, f in zip(halves, reported)]])
+        groups, _ = gather(payloads, metrics, True, None, False, True, facts)
+        r = RayScoreResult(groups, metrics, False, True, True, None, run_facts=facts)
+        assert f"|prec:{want}|multi:mean|" in r.signatures["comet"]
+        assert abs(r.corpus["A"]["comet"].score - float(np.mean(data["golden"]))) < 1e-12
+        args = SimpleNamespace(comet_model=str(MODEL), short=False)
+        out = COMETRunner.from_ray(args, r, "").result("A", None)
+        assert f"|prec:{want}|" in out["signature"]
+    assert r.run_facts == {}
+
+
+def test_actor_payload_reports_its_precision(data):
+    """BatchScorer (an actor's scoring, run here in-process) puts each metric's run facts in its
+    payload: COMET's precision as its session ran it."""
+    import pickle
+
+    from mtscore.bindings.ray.worker import BatchScorer
+    from mtscore.engine.columns import resolve_columns
+
+    table = data["table"].slice(0, 4)
+    spec = {"metrics": [("comet", {"model": str(MODEL), "encoder": str(ENCODER), "device": "cpu", "threads": 1}),
+                        ("bleu", {})],
+            "missing_refs": None, "test_set": None, "source": "t", "keep_stats": True, "sentence": False,
+            "digest": False, "slice_rows": 100, "src": "source",
+            "columns": resolve_columns(table.schema.names, "t", "hyp", None, "system", False, False)}
+    (blob,) = BatchScorer(spec).payloads(table)
+    payload = pickle.loads(blob)
+    assert "error" not in payload, payload.get("error")
+    assert payload["facts"] == {"comet": {"prec": "fp32"}}

@@ -116,3 +116,35 @@ def test_cli_ray_local_with_a_wer_option(tables):
         assert p.returncode == 0, p.stderr[-2000:]
     assert on_ray.stdout == local.stdout
     assert default.stdout != local.stdout  # the flags change the numbers
+
+
+def test_bertscore_signature_precision_is_what_the_actors_ran():
+    """BERTScore as COMET (tests/bindings/test_ray_comet.py): the driver's CPU copy signs with
+    the precision the actors report (a fake GPU actor's tf32), not its own fp32."""
+    pytest.importorskip("onnxruntime")
+    import pickle
+
+    import numpy as np
+
+    from mtscore.bindings.ray.gather import gather
+    from mtscore.bindings.ray.result import RayScoreResult
+    from mtscore.bindings.ray.worker import build_metrics, run_facts
+
+    def driver():
+        return build_metrics([("bertscore", {"device": "cpu", "precision": "tf32"})], None)
+
+    m = driver()["bertscore"]
+    assert run_facts(m) == {"prec": "fp32"}  # tf32 runs as fp32 on the CPU
+    st = np.asarray(m.corpus_stats(["a cat sat", "the dog"], [["a cat sat", "a dog"]]))
+    for reported, want in (({"prec": "tf32"}, "|prec:tf32|"), (None, None)):
+        metrics = driver()
+        p = {"n": len(st), "groups": {("", ""): {"n": len(st), "ref_counts": (1, 1), "bertscore": ("stats", st)}}}
+        if reported is not None:
+            p["facts"] = {"bertscore": reported}
+        facts: dict = {}
+        groups, _ = gather((b for b in [[pickle.dumps(p)]]), metrics, True, None, False, False, facts)
+        sig = RayScoreResult(groups, metrics, False, False, True, None, run_facts=facts).signatures["bertscore"]
+        if want is None:
+            assert "prec:" not in sig  # fp32: absent, as in-process
+        else:
+            assert want in sig

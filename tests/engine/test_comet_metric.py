@@ -45,7 +45,9 @@ def test_metric_reproduces_the_golden_scores(scorers):
     assert metric_name(m) == "comet"
     sig = m.get_signature().format()
     sha = scorers["regression-sparsemax"].checkpoint_sha256[:12]
-    assert sig == f"nrefs:1|model:regression-sparsemax|hash:{sha}|prec:fp32|multi:mean|version:mtscore-{mtscore.__version__}"
+    enc = scorers["regression-sparsemax"].files.encoder_sha256()[:12]  # encoder= given: its files' hash
+    assert sig == (f"nrefs:1|model:regression-sparsemax|hash:{sha}|enc:{enc}|prec:fp32|multi:mean|"
+                   f"version:mtscore-{mtscore.__version__}")
 
 
 def test_several_references_mean_and_max_by_hand(scorers):

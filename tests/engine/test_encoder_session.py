@@ -86,7 +86,7 @@ class FakeORT(types.ModuleType):
 @pytest.fixture
 def fake_ort(tmp_path, monkeypatch):
     ort = FakeORT(tmp_path / "onnxruntime")
-    monkeypatch.setattr(session, "import_ort", lambda: ort)
+    monkeypatch.setattr(session, "import_ort", lambda metric=None: ort)
     return ort
 
 
@@ -194,6 +194,32 @@ def test_cuda_session_that_raises(fake_ort):
     with pytest.warns(EncoderFallbackWarning, match=r"CUDA failure 100"):
         s = open_session(Path("m.onnx"), device="auto")
     assert s.device == "cpu"
+
+
+def test_messages_name_the_metric_and_option_in_use(fake_ort, monkeypatch, tmp_path):
+    """The caller's metric and model option are what the messages name (COMET's --comet-model, not
+    BERTScore's --model); a caller naming neither gets neither."""
+    fake_ort.cuda_loads = False
+    with pytest.warns(EncoderFallbackWarning, match=r"; COMET runs on the CPU\."):
+        open_session(Path("m.onnx"), device="auto", metric="COMET", option="--comet-model")
+    with pytest.warns(EncoderFallbackWarning, match=r"; the encoder runs on the CPU\."):
+        open_session(Path("m.onnx"), device="auto")
+    monkeypatch.undo()  # the real onnxruntime from here on
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a protobuf")
+    with pytest.raises(EncoderError, match=r"^--comet-model: .*bad\.onnx: onnxruntime cannot load this ONNX file"):
+        open_session(bad, metric="COMET", option="--comet-model")
+    with pytest.raises(EncoderError, match=r"^/.*bad\.onnx: onnxruntime cannot load this ONNX file") as e:
+        open_session(bad)
+    assert "--model" not in str(e.value)
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # import onnxruntime fails
+    with pytest.raises(EncoderError, match=r"^COMET needs onnxruntime: pip install"):
+        open_session(bad, metric="COMET", option="--comet-model")
+    with pytest.raises(EncoderError, match=r"^onnxruntime is not installed: pip install") as e:
+        session.check_device("cuda")
+    assert "BERTScore" not in str(e.value)
+    with pytest.raises(EncoderError, match=r"^BERTScore needs onnxruntime: pip install"):
+        load_encoder(None, device="cuda")
 
 
 def test_onnxruntime_fallback_is_off(fake_ort):

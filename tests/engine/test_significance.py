@@ -422,6 +422,59 @@ def test_segment_mean_bootstrap_and_ttest():
     assert t.p_values["score"][0, 2] > 0.01
 
 
+def test_segment_mean_approximate_randomisation():
+    """test="ar": sacrebleu's _paired_ar_test of the mean (masks rng.integers(2, (n, N), bool) from
+    one seeded generator, shuffled pseudo-systems pos @ a + neg @ b and neg @ a + pos @ b, p =
+    (c + 1) / (n + 1)), materialised here; and the same numbers as compare_stats' AR on
+    [segment score, 1] statistics of a metric scoring their mean (what -m comet --paired-ar ran)."""
+    from mtscore.engine.metrics.base import Score
+    from mtscore.engine.metrics.mean_score import MeanSentenceMetric
+
+    rng = np.random.default_rng(13)
+    base = rng.random(300)
+    scores = {"A": base, "B": base + rng.normal(0.02, 0.1, 300), "C": base + rng.normal(0, 0.1, 300)}
+    n = 500
+    r = compare_segment_scores(scores, test="ar", n=n, seed=12345, name="m")
+    assert r.test == "ar"
+    assert r.n_samples == n
+    assert r.signatures["m"] == f"test:ar|n:{n}|seed:12345"
+    pos = np.random.default_rng(12345).integers(2, size=(n, 300), dtype=bool)
+    stats = {k: np.column_stack([x, np.ones(300)]) for k, x in scores.items()}
+
+    def mean_of(rows):
+        return rows[:, 0] / rows[:, 1]
+
+    for i, s in enumerate(["B", "C"], start=1):
+        a, b = stats["A"], stats[s]
+        diff = abs(np.add.accumulate(a[:, 0])[-1] / 300 - np.add.accumulate(b[:, 0])[-1] / 300)
+        shuf_a, shuf_b = pos @ a + ~pos @ b, ~pos @ a + pos @ b
+        c = int(np.sum(np.abs(mean_of(shuf_a) - mean_of(shuf_b)) > diff))
+        assert r.results["m"][i].p_value == (c + 1) / (n + 1)
+    assert r.results["m"][1].p_value < 0.05 < r.results["m"][2].p_value
+    assert r.results["m"][0].p_value is None
+    assert [x.score for x in r.results["m"]] == pytest.approx([float(x.mean()) for x in scores.values()],
+                                                              abs=1e-12)
+
+    class Mean(MeanSentenceMetric):  # the mean of [score, 1] rows, as COMET scores them
+        _NAME = "Mean"
+        _SCORE_TYPE = staticmethod(lambda mean, count: Score("Mean", mean))
+
+        def prepare(self, refs, rows=None):
+            raise NotImplementedError
+
+    mean_metric = Mean()
+    mean_metric.num_refs = 1
+    want = sig.compare_stats(list(scores), [mean_metric], [[stats[k]] for k in scores], test="ar", n=n,
+                             seed=12345)
+    (w,) = want.results.values()
+    assert [x.p_value for x in r.results["m"]] == [x.p_value for x in w]
+    allp = compare_segment_scores(scores, test="ar", n=n, seed=12345, all_pairs=True, name="m")
+    assert allp.p_values["m"][0, 1] == r.results["m"][1].p_value
+    assert allp.p_values["m"][0, 2] == r.results["m"][2].p_value
+    with pytest.raises(ValueError, match="'ttest', 'bs' or 'ar'"):
+        compare_segment_scores(scores, test="perm")
+
+
 # ---------------------------------------------------------------- vectorised formulas
 _rows = hnp.arrays(np.int64, st.tuples(st.integers(1, 40), st.just(10)),
                    elements=st.one_of(st.just(0), st.integers(0, 30), st.integers(0, 1 << 26)))

@@ -4,7 +4,12 @@ registry entry's ``report_runner``). The engine's :class:`~mtscore.engine.comet.
 knows nothing of argparse; this module maps the options.
 
 Signature (mtscore's, in the style of the others):
-``nrefs:K|model:NAME|hash:<checkpoint sha256[:12]>|prec:fp32|multi:mean|version:mtscore-X``.
+``nrefs:K|model:NAME|hash:<checkpoint sha256[:12]>|prec:fp32|multi:mean|version:mtscore-X``;
+with ``--comet-encoder DIR|NAME`` (a tokenizer and config.json instead of those hparams.yaml's
+``pretrained_model`` names: they change the scores) ``enc:<sha256[:12]>`` follows ``hash``: the
+sha256 of the lines ``<file name> <file sha256>`` of the encoder's tokenizer.json (or
+sentencepiece.bpe.model), special_tokens_map.json and tokenizer_config.json where present, and
+config.json. Without ``--comet-encoder`` the signature has no ``enc`` field.
 Scores print with at least 4 decimals (COMET's scale is 0..1-ish, not x100)."""
 from __future__ import annotations
 
@@ -87,8 +92,12 @@ class COMETRunner:
     @staticmethod
     def table_sources(args: argparse.Namespace, split) -> list[list[str]]:
         """score-table: the sources of each test set (``split(corpus)``: ``[(test set, corpus)]``,
-        as the table's rows are split), from the ``--src-column`` (default ``src``) of the first
-        system's rows; a :class:`CLIError` naming the option when the column is missing."""
+        as the table's rows are split), from the ``--src-column`` (default ``src``); every system
+        of a test set must carry the same sources, row for row. A :class:`CLIError` naming the
+        option when the column is missing, and naming the system and the first row (of the
+        table, 1-based, as the other row errors) whose source differs from the first system's."""
+        import pyarrow as pa
+
         from ...engine.corpus import Corpus, load_corpus
         from ...engine.corpus_error import CorpusError
 
@@ -100,36 +109,44 @@ class COMETRunner:
                            f"{str(e).split('; pass hyp=')[0]}") from None
         corpus = corpora[0]
         if len(corpora) > 1:
-            import pyarrow as pa
-
             corpus = Corpus.from_table(pa.concat_tables([c.table for c in corpora]), source=args.paths[0])
-        return [next(iter(part.by_system()[0].values())) for _, part in split(corpus)]
+        # the row numbers, split as the sources are: where a differing source is in the table
+        numbers = {"hyp": pa.array([str(i) for i in range(len(corpus))], pa.string())}
+        if "system" in corpus.columns:
+            numbers["system"] = corpus.table.column("system")
+        rows = Corpus.from_table(pa.table(numbers), source=corpus.source)
+        out = []
+        for (_, part), (_, part_rows) in zip(split(corpus), split(rows)):
+            by_system, row_of = part.by_system()[0], part_rows.by_system()[0]
+            base, *others = by_system
+            for name in others:
+                j = next((j for j, (a, b) in enumerate(zip(by_system[name], by_system[base])) if a != b), None)
+                if j is not None:
+                    raise CLIError(
+                        f"-m comet: the source column {col!r} (--src-column): {corpus.source}: system "
+                        f"{name!r} has another source than system {base!r} at row {int(row_of[name][j]) + 1} "
+                        f"({_clip(by_system[name][j])} != {_clip(by_system[base][j])}); every system must "
+                        "be scored against the same sources")
+            out.append(by_system[base])
+        return out
 
     def paired(self, systems: dict[str, Sequence[str]], refs: Sequence[Sequence[str | None]]) -> str:
         """``--paired-bs`` / ``--paired-ar`` (the first system the baseline): the paired
-        bootstrap (or approximate randomisation, on the ``[score, 1]`` statistics) of the mean of
-        the systems' segment scores (:func:`~mtscore.engine.significance.compare_segment_scores`,
-        sacrebleu's seeds and p-value rule), in sacrebleu's paired-test layout."""
-        import numpy as np
-
-        from ...engine.significance import compare_segment_scores, compare_stats
+        bootstrap or approximate randomisation (whole segments swapped between the two systems,
+        as sacrebleu's ``_paired_ar_test``) of the mean of the systems' segment scores
+        (:func:`~mtscore.engine.significance.compare_segment_scores`, sacrebleu's seeds and
+        p-value rule), in sacrebleu's paired-test layout; the signature is COMET's followed by
+        the test's (``test:bs|n:N|seed:S`` or ``test:ar|...``)."""
+        from ...engine.significance import compare_segment_scores
         from .significance_report import colors_enabled, format_comparison
 
         args = self.args
         results = {name: self.result(hyps, refs) for name, hyps in systems.items()}
         sig = next(iter(results.values()))["signature"]
-        if args.paired_ar:
-            # approximate randomisation of the mean segment score: the AR test on COMET's
-            # [segment score, 1] statistics (compare_segment_scores has no AR), which swaps
-            # whole segments between the two systems as sacrebleu's _paired_ar_test does
-            seg = {k: np.asarray(r["segments"], dtype=np.float64) for k, r in results.items()}
-            stats = [[np.column_stack([np.nan_to_num(x), np.isfinite(x).astype(np.float64)])] for x in seg.values()]
-            res = compare_stats(list(seg), [self.metric], stats, test="ar", n=args.paired_ar_n,
-                                seed=args.seed)
-        else:
-            res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test="bs",
-                                         n=args.paired_bs_n, seed=args.seed, name="COMET")
-            res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
+        test, n = ("ar", args.paired_ar_n) if args.paired_ar else ("bs", args.paired_bs_n)
+        res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test=test,
+                                     n=n, seed=args.seed, name="COMET")
+        res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
         return format_comparison(res, args.format, max(args.width, MIN_WIDTH), args.short, colors_enabled(args))
 
     @staticmethod
@@ -197,6 +214,11 @@ class COMETRunner:
                                     seed=args.seed, name="COMET")
         r = cs.results["COMET"][0]
         return float(r.mean), float(r.ci), cs.signatures["COMET"]
+
+
+def _clip(text: str, width: int = 60) -> str:
+    """``repr`` of a source for a one-line message, cut to about ``width`` characters."""
+    return repr(text if len(text) <= width else text[:width] + "...")
 
 
 class _RayRunner(COMETRunner):

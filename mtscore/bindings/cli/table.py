@@ -40,7 +40,7 @@ def _table_parser() -> argparse.ArgumentParser:
             "long table of several systems over the same segments) and a test-set column (each "
             "test set scored and reported on its own). The output is that of the mtscore command "
             "for the same systems and flags. With --ray the table is scored on a Ray cluster (same "
-            "numbers; Parquet/JSONL/CSV; -m bertscore on an actor pool)."),
+            "numbers; Parquet/JSONL/CSV; -m bertscore and -m comet on an actor pool)."),
         epilog=(
             "examples:\n"
             "  mtscore score-table scores.parquet -m bleu chrf ter\n"
@@ -162,6 +162,10 @@ def _report_text(args, part: _Part, paired: bool) -> str:
         part.runner.use_sources(part.collected.sources)
     if len(part.names) == 1:
         text = report.single_system_text(args, part.metrics, part.stats, part.runner, part.collected)
+    elif paired and part.runner is not None and not part.metrics:
+        # a runner's metric alone (check_options refuses the others): its own paired test
+        # (COMET: the segment scores' bootstrap / AR), as the mtscore command runs it
+        text = part.runner.paired(part.collected.systems, part.collected.refs)
     elif paired:
         text = report.paired_text(args, part.names, part.metrics, part.stats)
     else:

@@ -89,11 +89,24 @@ def dataset_payloads(mapped, ordered: bool, progress: bool | None) -> Generator[
         ctx.execution_options.preserve_order, ctx.enable_progress_bars = saved
 
 
+#: ``{metric: {signature field: values the workers reported}}`` (see :func:`add_run_facts`)
+RunFacts = dict[str, dict[str, set[str]]]
+
+
+def add_run_facts(facts: RunFacts, payload: dict) -> None:
+    """Fold a payload's ``facts`` (``{metric: {field: value}}``: what each worker ran, e.g.
+    COMET's ``prec`` on its GPU) into ``facts``."""
+    for name, fields in payload.get("facts", {}).items():
+        for k, v in fields.items():
+            facts.setdefault(name, {}).setdefault(k, set()).add(v)
+
+
 def gather(payloads: Generator[list[bytes], None, None], metrics: dict[str, Metric], keep: bool, segments: str | None,
-           has_ts: bool, has_sys: bool) -> tuple[dict[tuple[str, str], Group], int]:
+           has_ts: bool, has_sys: bool, facts: RunFacts | None = None) -> tuple[dict[tuple[str, str], Group], int]:
     """Run the job and fold the payloads as they stream in (``payloads``: lists of pickled
     payloads, in input order when the statistics kept, the sentence scores or the float sums
-    need it): ``(groups, segments skipped for want of a reference)`` (``missing_refs="skip"``)."""
+    need it): ``(groups, segments skipped for want of a reference)`` (``missing_refs="skip"``);
+    the workers' run facts are added to ``facts`` when given."""
     metric_names = list(metrics)
     groups: dict[tuple[str, str], Group] = {}
     writer = _SegmentWriter(segments, metric_names, has_ts, has_sys) if segments else None
@@ -106,6 +119,8 @@ def gather(payloads: Generator[list[bytes], None, None], metrics: dict[str, Metr
                 if "error" in payload:
                     raise payload["error"]
                 skipped += payload.get("skipped", 0)
+                if facts is not None:
+                    add_run_facts(facts, payload)
                 for w in payload.get("warnings", ()):
                     if w not in logged:
                         logged.add(w)

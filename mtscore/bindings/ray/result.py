@@ -2,7 +2,7 @@
 statistics, and significance tests on the gathered matrices with the local code."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,14 +19,24 @@ class RayScoreResult:
                   -- the layout of ``mtscore.score_table``'s ``corpus`` per test set
     stats       : with ``keep_stats=True``: ``{system: {metric: (N, k) ndarray}}`` (per test set
                   ``{test_set: {...}}``), equal to ``mtscore.score(...).stats``
-    signatures  : ``{metric: str}``
+    signatures  : ``{metric: str}``; the fields that depend on where the statistics were computed
+                  are the workers' (``run_facts``: COMET's ``prec`` on the actors' GPUs, not the
+                  driver copy's CPU fp32; values that differ between workers joined by ``+``)
     segments    : the Parquet path of the sentence scores (``segments=``), or None
     n           : ``{(test_set, system): number of segments}``
     metrics     : ``{name: metric object}`` (the driver's copies; they score resamples)
+    run_facts   : ``{metric: {signature field: [values the workers reported, sorted]}}``
     """
 
     def __init__(self, groups: dict[tuple[str, str], Group], metrics: dict[str, Metric],
-                 has_test_set: bool, has_system: bool, keep_stats: bool, segments: str | None):
+                 has_test_set: bool, has_system: bool, keep_stats: bool, segments: str | None,
+                 run_facts: Mapping[str, Mapping[str, set[str]]] | None = None):
+        self.run_facts = {name: {k: sorted(v) for k, v in fields.items()}
+                          for name, fields in (run_facts or {}).items()}
+        for name, fields in self.run_facts.items():  # before any signature is made
+            take = getattr(metrics.get(name), "take_run_facts", None)
+            if take is not None:
+                take({k: "+".join(v) for k, v in fields.items()})
         self._groups = groups
         self.metrics = metrics
         self._has_test_set = has_test_set

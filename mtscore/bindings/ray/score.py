@@ -12,7 +12,7 @@ from ...engine.metrics.base import Metric, MissingReferenceError, MissingReferen
 from ...engine.metrics.registry import METRICS, get_spec
 from ..metric_options import merge_metric_options, options_for
 from .cluster import connect, user_error
-from .gather import check_ref_counts, check_same_segments, dataset_payloads, gather
+from .gather import RunFacts, check_ref_counts, check_same_segments, dataset_payloads, gather
 from .locate import PATH_COLUMN, first_unreferenced, located_error
 from .parquet_tasks import ParquetFiles, local_parquet_files, run_units
 from .result import RayScoreResult
@@ -103,9 +103,10 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
     else:
         mapped = _map_scorer(ray, ds.select_columns(wanted), spec, compute, batch_size, concurrency, gpus)
         payloads = dataset_payloads(mapped, _in_order(spec, driver_metrics), progress)
+    facts: RunFacts = {}  # what the workers ran (COMET's precision on its GPU), for the signatures
     try:
         groups, skipped = gather(payloads, driver_metrics, keep_stats, segments, ts_col is not None,
-                                 cols.system is not None)
+                                 cols.system is not None, facts)
     except MissingReferenceError as e:
         # the worker's row number is relative to its slice: the dataset's row (and file) instead
         raise _locate(e, ray, source, fmt, ds, cols, source_name) from None
@@ -113,7 +114,7 @@ def score_ray(source, hyp: str = "hyp", refs: Sequence[str] | None = None, *, sy
         _warn_skipped(skipped, groups, driver_metrics, source_name)
     _check_groups(groups, source_name, cols.system is not None, varying_refs)
     return RayScoreResult(groups, driver_metrics, ts_col is not None, cols.system is not None,
-                          keep_stats, segments)
+                          keep_stats, segments, run_facts=facts)
 
 
 def _warn_skipped(skipped: int, groups: dict, metrics: dict[str, Metric], source_name: str) -> None:

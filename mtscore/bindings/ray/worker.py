@@ -45,6 +45,14 @@ def build_metrics(metric_specs: Sequence[tuple[str, dict]], missing_refs: str | 
     return out
 
 
+def run_facts(metric: Metric) -> dict[str, str]:
+    """The signature fields that describe how this process ran ``metric`` (COMET: ``prec``, the
+    precision its session runs in on this actor's device), which the driver's copy, built on the
+    CPU, cannot know; ``{}`` for a metric without any (no ``run_facts`` hook)."""
+    fn = getattr(metric, "run_facts", None)
+    return {str(k): str(v) for k, v in fn().items()} if fn is not None else {}
+
+
 class BatchScorer:
     """Per-segment statistics of one Arrow batch, grouped by (test set, system).
 
@@ -108,6 +116,9 @@ class BatchScorer:
         if spec.get("src"):
             self._set_sources(batch, spec["src"])
         payload: dict[str, Any] = {"n": n, "groups": {}}
+        facts = {name: f for name, m in self.metrics.items() if (f := run_facts(m))}
+        if facts:  # the driver's signatures say what ran here (gather.add_run_facts)
+            payload["facts"] = facts
         per_metric = {}
         counts = present_mask(streams).sum(axis=0) if streams else np.zeros(n, dtype=np.int64)
         if any(m.missing_refs == "skip" for m in self.metrics.values()):

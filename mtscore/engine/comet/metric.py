@@ -33,13 +33,18 @@ MULTI_REF = ("mean", "max")
 
 
 class COMETSignature(OwnSignature):
-    """e.g. ``nrefs:1|model:regression-sparsemax|hash:1a2b3c4d5e6f|prec:fp32|multi:mean|version:mtscore-X``."""
+    """e.g. ``nrefs:1|model:regression-sparsemax|hash:1a2b3c4d5e6f|prec:fp32|multi:mean|version:mtscore-X``;
+    with an encoder given (``encoder=``, ``--comet-encoder``) instead of the one hparams.yaml names,
+    ``enc:<12 hex>`` after ``hash`` (:meth:`~.model.CometModelFiles.encoder_sha256`: its tokenizer
+    files and config.json, which change the scores)."""
 
     def __init__(self, args: dict):
         super().__init__(args)
-        self._abbr.update({"model": "m", "hash": "h", "prec": "p", "multi": "mr"})
-        self.info.update({"model": args["model_name"], "hash": args["model_hash"],
-                          "prec": args["precision"], "multi": args["multi_ref"]})
+        self._abbr.update({"model": "m", "hash": "h", "enc": "e", "prec": "p", "multi": "mr"})
+        self.info.update({"model": args["model_name"], "hash": args["model_hash"]})
+        if args.get("encoder_hash"):
+            self.info["enc"] = args["encoder_hash"]
+        self.info.update({"prec": args["precision"], "multi": args["multi_ref"]})
 
 
 class COMETScore(Score):
@@ -108,7 +113,21 @@ class COMET(Metric):
         self.sources = None if sources is None else self._coerce_sources(sources)
         self.model_name = scorer.name
         self.model_hash = scorer.checkpoint_sha256[:12]
+        #: the encoder files' hash when an encoder was given explicitly (else None: not in the signature)
+        self.encoder_hash = scorer.files.encoder_sha256()[:12] if scorer.files.encoder_given else None
         self.precision = scorer.precision
+
+    def run_facts(self) -> dict[str, str]:
+        """The signature fields that depend on where this object runs: ``prec``, the precision its
+        session runs in (tf32 only on CUDA). Ray's actors report them to the driver, whose copy
+        of the model runs on the CPU (``mtscore.bindings.ray``)."""
+        return {"prec": self.precision}
+
+    def take_run_facts(self, facts) -> None:
+        """Sign statistics computed elsewhere: ``facts`` is :meth:`run_facts` of the objects that
+        computed them (``{"prec": "tf32"}``; "fp32+tf32" when they differed)."""
+        if "prec" in facts:
+            self.precision = str(facts["prec"])
 
     def _coerce_sources(self, sources) -> list[str]:
         if isinstance(sources, (str, bytes)):

@@ -24,6 +24,7 @@ error is one line naming the file (or option) and the key.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -93,6 +94,9 @@ class CometModelFiles:
     config: Mapping[str, Any]
     #: the ``.ckpt`` file given instead of the folder (None: ``checkpoints/model.ckpt``)
     checkpoint_file: Path | None = None
+    #: the encoder's folder was given (``encoder=`` / ``--comet-encoder``) instead of the one
+    #: hparams.yaml's ``pretrained_model`` names: the signature then names its files' hash
+    encoder_given: bool = False
 
     @property
     def hparams_file(self) -> Path:
@@ -106,6 +110,26 @@ class CometModelFiles:
     @property
     def class_identifier(self) -> str:
         return str(self.hparams["class_identifier"])
+
+    @property
+    def encoder_files(self) -> list[Path]:
+        """The encoder files the tokenizer is built from, in a fixed order: ``tokenizer.json`` (else
+        ``sentencepiece.bpe.model``), ``special_tokens_map.json`` and ``tokenizer_config.json`` where
+        present, and ``config.json``."""
+        d = self.encoder_folder
+        out = [self.tokenizer_file or d / "sentencepiece.bpe.model"]
+        out += [d / f for f in ("special_tokens_map.json", "tokenizer_config.json") if (d / f).is_file()]
+        return [*out, d / "config.json"]
+
+    def encoder_sha256(self) -> str:
+        """sha256 (hex) of the lines ``<file name> <file's sha256>\\n`` of :attr:`encoder_files`:
+        the identity of the tokenizer and config a signature names (``enc:`` its first 12)."""
+        from ..encoder.model_dir import memo_file_sha256
+
+        h = hashlib.sha256()
+        for f in self.encoder_files:
+            h.update(f"{f.name} {memo_file_sha256(f)}\n".encode())
+        return h.hexdigest()
 
     @property
     def tokenizer_file(self) -> Path | None:
@@ -294,4 +318,5 @@ def resolve_comet_model(model: str | os.PathLike[str], *, revision: str | None =
         enc = _encoder_source(str(hparams["pretrained_model"]), hfile)
     return CometModelFiles(name=src.name, folder=src.path, revision=src.revision, hparams=hparams,
                            encoder_name=enc.name, encoder_folder=enc.path, encoder_revision=enc.revision,
-                           config=_read_config(enc.path), checkpoint_file=ckpt_file)
+                           config=_read_config(enc.path), checkpoint_file=ckpt_file,
+                           encoder_given=encoder is not None)

@@ -52,7 +52,8 @@ class Encoder:
             check_batch_tokens(batch_tokens)
         self.approximate = approximate
         self.onnx_path = Path(onnx_path)
-        opened = open_session(self.onnx_path, device=device, precision=precision, threads=threads)
+        opened = open_session(self.onnx_path, device=device, precision=precision, threads=threads,
+                              metric="BERTScore", option="--model")
         on_gpu = opened.device.startswith("cuda")
         #: padded tokens per ORT call (default by device: DEFAULT_BATCH_TOKENS, CUDA_BATCH_TOKENS)
         self.batch_tokens = int(batch_tokens) if batch_tokens is not None else (
@@ -191,7 +192,7 @@ def load_encoder(model: str | None = None, layer: int | None = None, *, device: 
     ``batch_tokens``: a positive int (default: 2,048 on the CPU, 16,384 on CUDA). Bad values raise ``EncoderError``/``ValueError`` naming the
     CLI option; cache problems are handled as described in :mod:`.cache`.
     """
-    check_device(device)  # early, before any export; the session resolves "auto" itself
+    check_device(device, "BERTScore")  # early, before any export; the session resolves "auto" itself
     if batch_tokens is not None:
         batch_tokens = check_batch_tokens(batch_tokens)
     precision = check_precision(precision)

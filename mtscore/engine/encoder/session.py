@@ -11,6 +11,9 @@
   float32 model with ``use_tf32=1`` (CUDA only: on the CPU it runs plain fp32, and the session
   records "fp32", what ran); "fp16" is the float16 export (chosen by the caller, which picks the
   file; here it only labels the session).
+* ``metric`` / ``option``: the metric whose encoder this is and the option that chose the model
+  (BERTScore's ``--model``, COMET's ``--comet-model``), named by the messages; callers that name
+  neither get messages naming only onnxruntime, the file and ``--device``.
 * onnxruntime >= 1.30 logs "No registered plugin EP device found for 'CUDAExecutionProvider'"
   through its default logger at every session; the session's ``log_severity_level`` does not
   reach that logger, so :func:`open_session` sets the default logger's severity to 3 (errors
@@ -60,33 +63,35 @@ class DeviceSession:
     threads: int
 
 
-def import_ort():
-    """The ``onnxruntime`` module, or EncoderError with the install hint."""
+def import_ort(metric: str | None = None):
+    """The ``onnxruntime`` module, or EncoderError with the install hint (naming ``metric``, the
+    metric that needs it, when given)."""
     try:
         import onnxruntime as ort
     except ImportError:
-        raise EncoderError(f"BERTScore needs onnxruntime: {install_hint('bertscore')} "
-                           "(onnxruntime-gpu for CUDA)") from None
+        who = f"{metric} needs onnxruntime" if metric else "onnxruntime is not installed"
+        raise EncoderError(f"{who}: {install_hint('bertscore')} (onnxruntime-gpu for CUDA)") from None
     return ort
 
 
-def cuda_available() -> bool:
+def cuda_available(metric: str | None = None) -> bool:
     """onnxruntime here lists the CUDA provider (it may still fail to load: see :func:`open_session`)."""
-    return "CUDAExecutionProvider" in import_ort().get_available_providers()
+    return "CUDAExecutionProvider" in import_ort(metric).get_available_providers()
 
 
-def check_device(device: str) -> str:
+def check_device(device: str, metric: str | None = None) -> str:
     """``device`` (cpu, cuda, cuda:N or auto) resolved to cpu / cuda[:N]; EncoderError naming
-    ``--device`` for anything else or for CUDA without onnxruntime-gpu."""
+    ``--device`` for anything else or for CUDA without onnxruntime-gpu (``metric``: named when
+    onnxruntime is missing)."""
     d = str(device).strip().lower()
     base, _, idx = d.partition(":")
     if d not in ("cpu", "auto", "cuda") and not (base == "cuda" and idx.isdigit()):
         raise EncoderError(f"--device {device!r}: expected cpu, cuda, cuda:N (N a GPU number) or auto")
     if d == "auto":
-        return "cuda" if cuda_available() else "cpu"
-    if base == "cuda" and not cuda_available():
+        return "cuda" if cuda_available(metric) else "cpu"
+    if base == "cuda" and not cuda_available(metric):
         raise EncoderError(f"--device {device}: onnxruntime has no CUDA provider here "
-                           f"(it has {', '.join(import_ort().get_available_providers())}); "
+                           f"(it has {', '.join(import_ort(metric).get_available_providers())}); "
                            "pip install onnxruntime-gpu, or use --device cpu")
     return d
 
@@ -149,18 +154,21 @@ def cuda_provider_error(ort) -> str | None:
 
 
 def open_session(onnx_path: Path, *, device: str = "cpu", precision: str = "fp32",
-                 threads: int | None = None) -> DeviceSession:
+                 threads: int | None = None, metric: str | None = None,
+                 option: str | None = None) -> DeviceSession:
     """An ONNX Runtime session of ``onnx_path`` on ``device`` (see the module docstring).
 
-    EncoderError naming the file when onnxruntime cannot load it, naming ``--device`` (and the
-    CUDA library that failed) when a cuda / cuda:N session did not get the CUDA provider."""
-    ort = import_ort()
+    EncoderError naming the file (after ``option``, the option that chose the model, when given)
+    when onnxruntime cannot load it, naming ``--device`` (and the CUDA library that failed) when
+    a cuda / cuda:N session did not get the CUDA provider; ``metric`` (e.g. "BERTScore",
+    "COMET") is named when onnxruntime is missing and by the ``auto`` fallback's warning."""
+    ort = import_ort(metric)
     precision = check_precision(precision)
     want = str(device).strip().lower()
-    dev = check_device(device)
+    dev = check_device(device, metric)
     so, threads = session_options(ort, threads)
     if dev == "cpu":
-        return _cpu_session(ort, onnx_path, so, precision, threads)
+        return _cpu_session(ort, onnx_path, so, precision, threads, option)
     providers = [("CUDAExecutionProvider", cuda_provider_options(dev, precision)), "CPUExecutionProvider"]
     try:
         sess, why = _create(ort, onnx_path, so, providers)
@@ -180,16 +188,17 @@ def open_session(onnx_path: Path, *, device: str = "cpu", precision: str = "fp32
         raise EncoderError(f"--device {device}: onnxruntime's CUDA provider did not load ({why}), and "
                            f"the model would have run on the CPU; {CUDA_INSTALL}, or use --device cpu")
     warnings.warn(EncoderFallbackWarning(
-        f"--device auto: onnxruntime's CUDA provider did not load ({why}); BERTScore runs on the CPU. "
-        f"For the GPU: {CUDA_INSTALL}"), stacklevel=4)
-    return _cpu_session(ort, onnx_path, so, precision, threads)
+        f"--device auto: onnxruntime's CUDA provider did not load ({why}); {metric or 'the encoder'} runs "
+        f"on the CPU. For the GPU: {CUDA_INSTALL}"), stacklevel=4)
+    return _cpu_session(ort, onnx_path, so, precision, threads, option)
 
 
-def _cpu_session(ort, onnx_path: Path, so, precision: str, threads: int) -> DeviceSession:
+def _cpu_session(ort, onnx_path: Path, so, precision: str, threads: int, option: str | None) -> DeviceSession:
     try:
         sess, _ = _create(ort, onnx_path, so, ["CPUExecutionProvider"])
     except Exception as e:  # InvalidProtobuf, Fail, ... (pybind types)
-        raise EncoderError(f"--model: {onnx_path}: onnxruntime cannot load this ONNX file "
+        named = f"{option}: " if option else ""
+        raise EncoderError(f"{named}{onnx_path}: onnxruntime cannot load this ONNX file "
                            f"({_first_line(e)})") from None
     return DeviceSession(sess, "cpu", "fp32" if precision == "tf32" else precision, threads)
 

@@ -1,6 +1,8 @@
 """Significance for metrics whose corpus score is the mean of segment scores (BERTScore,
-sentence-averaged chrF): the paired t-test of Mathur et al. 2020 (E12) and the paired bootstrap of
-the mean with sacrebleu's seeds, centred statistic and p-value rule.
+sentence-averaged chrF, COMET): the paired t-test of Mathur et al. 2020 (E12), the paired bootstrap of
+the mean with sacrebleu's seeds, centred statistic and p-value rule, and paired approximate
+randomisation of the mean (the statistics-matrix AR of :func:`~.comparison.compare_stats`, on
+``[segment score, 1]`` rows).
 """
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ...kernels._resample import resample_sums
+from ..metrics.base import Metric, Score
 from ..metrics.bootstrap import draw_indices, resolve_seed
-from .paired import system_pairs
+from .adapter import corpus_score
+from .paired import paired_ar_core, system_pairs
 from .resampling import DEFAULT_SAMPLES, estimate_ci, p_value, seed_for_signature, system_seed
 from .results import ComparisonResult, TestResult
 
@@ -112,6 +116,49 @@ def _mean_bootstrap(arrs: Sequence[np.ndarray], means: Sequence[float], n: int, 
     return pvals, [estimate_ci(ci_src[:, i]) for i in range(x.shape[1])]
 
 
+class _SegmentMean(Metric):
+    """The mean of segment scores as a metric on ``(N, 2)`` float64 ``[segment score, 1]``
+    statistics (COMET's layout and formulas: the total added in segment order, divided by the
+    count), so that AR runs through :func:`~.paired.paired_ar_core`, the code every metric with
+    statistics takes. It scores statistics only; it prepares and reads no text."""
+
+    def __init__(self, name: str = "score"):
+        super().__init__()
+        self.name = name
+
+    def prepare(self, refs, rows=None):  # pragma: no cover - statistics only
+        raise NotImplementedError("_SegmentMean scores statistics, not text")
+
+    def stats(self, hyps, prepared):  # pragma: no cover - statistics only
+        raise NotImplementedError("_SegmentMean scores statistics, not text")
+
+    def compute_score_from_stats(self, stats) -> Score:
+        total, count = float(stats[0]), float(stats[1])
+        return Score(self.name, total / count if count > 0 else 0.0)
+
+    def sum_stats(self, stats) -> list:
+        stats = np.asarray(stats, dtype=np.float64)
+        if len(stats) == 0:
+            return [0.0, 0]
+        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
+
+    def stats_columns(self) -> int:
+        return 2
+
+
+def _mean_ar(arrs: Sequence[np.ndarray], n: int, seed_int: int | None,
+             pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """Paired approximate randomisation of the mean: ``{(a, b): p}`` from
+    :func:`~.paired.paired_ar_core` on each system's ``[score, 1]`` statistics (sacrebleu's
+    ``_paired_ar_test``: whole segments swapped between the two systems, its seeds and p-value
+    rule), the numbers ``compare_stats(..., test="ar")`` gives for COMET's own statistics."""
+    metric = _SegmentMean()
+    stats = [[np.column_stack([x, np.ones_like(x)])] for x in arrs]
+    exact = [[float(corpus_score(metric, st[0]).score)] for st in stats]
+    pv, _ = paired_ar_core([metric], stats, exact, n, seed_int, pairs)
+    return {pair: row[0] for pair, row in pv.items()}
+
+
 def _place_p_values(pvals: Mapping[tuple[int, int], float], results: list[TestResult],
                     all_pairs: bool) -> np.ndarray | None:
     """p-values into the (M, M) matrix (``all_pairs``; returned) or into ``results``."""
@@ -132,9 +179,11 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
                            name: str = "score") -> ComparisonResult:
     """Significance for metrics whose corpus score is the mean of segment scores.
 
-    scores: {system: (N,) per-segment scores}. test: ``ttest`` (paired t-test, E12) or ``bs``
+    scores: {system: (N,) per-segment scores}. test: ``ttest`` (paired t-test, E12), ``bs``
     (paired bootstrap of the mean with sacrebleu's seeds, centred statistic and p-value rule;
-    also mean / 95% CI per system). Corpus score = mean of the segment scores.
+    also mean / 95% CI per system; default n=1000) or ``ar`` (paired approximate randomisation
+    of the mean difference, sacrebleu's rule and seeds, default n=10000; no CIs). Corpus score =
+    mean of the segment scores.
     """
     names, arrs = _segment_arrays(scores, baseline, all_pairs)
     seed_int, _ = resolve_seed(seed)
@@ -149,8 +198,11 @@ def compare_segment_scores(scores: Mapping[str, Sequence[float]], test: str = "t
         pvals, cis = _mean_bootstrap(arrs, means, n_used, seed_int, pairs)
         for r, (mean, ci) in zip(results, cis):
             r.mean, r.ci = mean, ci
+    elif test == "ar":
+        n_used = n or DEFAULT_SAMPLES["ar"]
+        pvals = _mean_ar(arrs, n_used, seed_int, pairs)
     else:
-        raise ValueError(f"compare_segment_scores: test must be 'ttest' or 'bs', got {test!r}")
+        raise ValueError(f"compare_segment_scores: test must be 'ttest', 'bs' or 'ar', got {test!r}")
     pmat = _place_p_values(pvals, results, all_pairs)
     return ComparisonResult(
         systems=names, baseline=None if all_pairs else names[0], test=test, n_samples=n_used,
