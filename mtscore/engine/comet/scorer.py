@@ -282,6 +282,6 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
         # the export holds the encoder now: drop its weights (2.2 GB for XLM-R large) before
         # onnxruntime loads the same weights again, so the first call's peak memory holds one copy
         spec = replace(spec, encoder_weights={}, head_only=True)
-    session = open_session(path, device=device, precision=prec, threads=threads)
+    session = open_session(path, device=device, precision=prec, threads=threads, metric="COMET")
     return CometScorer(files=files, spec=spec, tokenizer=tokenizer, session=session, checkpoint_sha256=sha,
                        graph_path=path, batch_tokens=batch_tokens, checkpoint_read=checkpoint_read)
