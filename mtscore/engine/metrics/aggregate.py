@@ -21,6 +21,7 @@ hypothesis against it, up to float rounding in the weighted sums.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,12 @@ def _expected_and_matches(g: GroupNgrams, n_hyps: int, p: np.ndarray):
     hyp_entry = ~ref_entry
     clipped = np.minimum(g.counts[hyp_entry].astype(np.float64), expected[g.ids[hyp_entry]])
     matches = np.bincount(seg[hyp_entry], weights=clipped, minlength=n_hyps * n_orders).reshape(n_hyps, n_orders)
-    exp_totals = p @ g.totals[n_hyps:].astype(np.float64)
+    # p @ totals would take BLAS's summation order, which varies with the CPU and the BLAS build
+    # (the last digit of the utilities moved between machines); each elementwise product is exact
+    # IEEE arithmetic and fsum rounds the sum once, the same everywhere
+    ref_totals = g.totals[n_hyps:].astype(np.float64)
+    exp_totals = np.array([math.fsum((p * ref_totals[:, k]).tolist()) for k in range(n_orders)],
+                          dtype=np.float64)
     return exp_totals, matches
 
 
@@ -57,7 +63,7 @@ def _weights(m: int, weights) -> np.ndarray:
     if weights is None:
         return np.full(m, 1.0 / m)
     p = np.asarray(weights, dtype=np.float64)
-    return p / p.sum()
+    return p / math.fsum(p.tolist())  # not p.sum(): its SIMD pairwise order is build-dependent
 
 
 def aggregate_chrf_scores(metric: CHRF, hyps: Sequence[str], refs: Sequence[str],
