@@ -6,9 +6,11 @@ has its own entry, a copied model folder finds the entry of the original (the ke
 path or mtime); an unwritable cache keeps no head beside the temporary export (one warning)."""
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
 from mtscore.engine.comet import export as comet_export
+from mtscore.engine.comet import head_cache
 from mtscore.engine.comet import spec as comet_spec_module
 from mtscore.engine.comet.head_cache import HEAD_FORMAT, comet_head_folder, tensors_digest
 from mtscore.engine.comet.model import resolve_comet_model
@@ -130,6 +133,22 @@ def _write_npy(path: Path) -> None:
         np.save(fh, np.zeros(3, np.float32))
 
 
+def _deflated_then_corrupted(path: Path) -> None:
+    """head.npz rewritten with deflated members whose compressed bytes are then overwritten:
+    zipfile reads the directory and fails inside zlib (zlib.error, not BadZipFile)."""
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for n, data in members.items():
+            z.writestr(n, data)
+    with zipfile.ZipFile(path) as z:
+        info = z.infolist()[0]
+    raw = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start:start + info.compress_size] = b"\xff" * info.compress_size
+    path.write_bytes(bytes(raw))
+
+
 def _scaled(arrays):
     arrays["estimator.ff.0.weight"] = arrays["estimator.ff.0.weight"] * np.float32(2)
 
@@ -150,6 +169,7 @@ DAMAGE = {
     "no head.npz": lambda f: (f / "head.npz").unlink(),
     "head.npz truncated": lambda f: (f / "head.npz").write_bytes((f / "head.npz").read_bytes()[:300]),
     "head.npz a .npy": lambda f: _write_npy(f / "head.npz"),
+    "head.npz deflated and corrupt": lambda f: _deflated_then_corrupted(f / "head.npz"),
     "head.npz an object array": lambda f: _rewrite_npz(
         f, lambda a: a.update({"estimator.ff.0.bias": np.array([{"x": 1}], dtype=object)})),
     "missing array": lambda f: _rewrite_npz(f, lambda a: a.pop("estimator.ff.3.bias")),
@@ -265,4 +285,25 @@ def test_unwritable_cache_keeps_no_head(first, tmp_path, monkeypatch):
     assert len(msgs) == 1
     assert "ONNX export of the COMET model" in msgs[0]
     assert not any(p.name.startswith("comet-head-") for p in s.graph_path.parent.parent.iterdir())
+    np.testing.assert_array_equal(_scores(s), want)
+
+
+def test_a_cache_that_cannot_take_the_head_still_loads(tmp_path, monkeypatch):
+    """Writing the head is best effort: a read-only or full cache that holds the export but no head
+    (one filled by an older mtscore, say) loads and scores with no warning and no error."""
+    cache = tmp_path / "cache"
+    want = _scores(_load(cache))
+    shutil.rmtree(_head_folder(cache))
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(head_cache, "atomic_write", full)
+    reads = ReadCounter(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = _load(cache)
+    assert reads.calls == 1
+    assert s.checkpoint_read
+    assert not _head_folder(cache).exists() or not (_head_folder(cache) / "manifest.json").exists()
     np.testing.assert_array_equal(_scores(s), want)

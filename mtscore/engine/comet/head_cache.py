@@ -15,11 +15,10 @@ derivation and shape checks as a full read, and then requires the manifest's fie
 anything else (no entry, another format, a missing, misshaped or altered array, an unreadable
 file) is a miss: the caller reads the checkpoint, as without this cache, and writes the entry again.
 
-The cache's policies apply: a read-only cache holding the entry is used as it is; an entry that must
-be written to an unwritable cache goes to this process's temporary folder with an
-``EncoderCacheWarning`` (:func:`~mtscore.engine.encoder.cache.build_folder`). :func:`~.scorer.load_comet`
-writes none when its export went there too (the cache could not be written, and said so once): no
-later process would find either.
+A read-only cache holding the entry is used as it is. Writing is best effort (the entry only
+saves a parse): a cache that cannot take it (read-only, full disk) gets none, with no warning, no
+error and no temporary copy; :func:`~.scorer.load_comet` writes none either when its export went to
+this process's temporary folder (an unwritable cache, already warned about once).
 """
 from __future__ import annotations
 
@@ -27,14 +26,12 @@ import dataclasses
 import hashlib
 import json
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..atomic import atomic_write
-from ..checkpoints import CheckpointError
 from ..encoder import cache
 from .model import CometModelFiles
 from .spec import CometSpec, comet_head_spec, head_tensors
@@ -45,8 +42,10 @@ __all__ = ["HEAD_FORMAT", "comet_head_folder", "read_comet_head", "tensors_diges
 HEAD_FORMAT = 1
 _KIND = "comet-head"
 _TENSORS = "head.npz"
-# what a damaged or foreign entry can raise while it is read and checked: each is a miss
-_UNUSABLE = (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, CheckpointError)
+# a damaged or foreign entry can raise nearly anything while it is read and checked (zipfile and
+# numpy raise zlib.error, NotImplementedError, RuntimeError, MemoryError... on corrupt members): it is
+# data, never code, and every failure to read it is a miss (the full read follows)
+_UNUSABLE = (Exception,)
 
 
 def _key(files: CometModelFiles, checkpoint_sha256: str) -> str:
@@ -111,22 +110,26 @@ def read_comet_head(files: CometModelFiles, checkpoint_sha256: str, cache_dir: s
 
 
 def write_comet_head(files: CometModelFiles, checkpoint_sha256: str, spec: CometSpec,
-                     cache_dir: str | None = None) -> Path:
+                     cache_dir: str | None = None) -> Path | None:
     """Write the head entry of ``spec`` (the full spec of ``files``, read from the checkpoint whose
     sha256 is ``checkpoint_sha256``) and return its folder: ``head.npz`` first, the manifest last,
-    each atomically. An unwritable cache: this process's temporary folder, with an
-    ``EncoderCacheWarning``."""
+    each atomically. The head only saves later loads the checkpoint's parse, so this is best
+    effort: a cache that cannot take it (read-only, full) gets nothing, without a warning or an
+    error (no temporary folder either: no later process would find it there), and None is
+    returned."""
     if spec.head_only:
         raise ValueError(f"{files.checkpoint}: write_comet_head takes the spec read from the checkpoint, "
                          "not a head_only one")
-    loc = cache.cache_location(cache_dir)
-    folder = cache.build_folder(comet_head_folder(files, checkpoint_sha256, cache_dir), loc.describe(),
-                                f"COMET head of the model {checkpoint_sha256[:12]}")
+    folder = comet_head_folder(files, checkpoint_sha256, cache_dir)
     arrays = head_tensors(spec)
-    atomic_write(folder / _TENSORS, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
-    cache.write_manifest(folder, {
-        "kind": _KIND, "format": HEAD_FORMAT, "key": _key(files, checkpoint_sha256),
-        "checkpoint_sha256": checkpoint_sha256, "checkpoint": os.fspath(files.checkpoint),
-        "tensors": _TENSORS, "tensors_digest": tensors_digest(arrays), "spec": _fields(spec),
-    })
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / _TENSORS, lambda f: np.savez(f, **arrays))  # type: ignore[arg-type]
+        cache.write_manifest(folder, {
+            "kind": _KIND, "format": HEAD_FORMAT, "key": _key(files, checkpoint_sha256),
+            "checkpoint_sha256": checkpoint_sha256, "checkpoint": os.fspath(files.checkpoint),
+            "tensors": _TENSORS, "tensors_digest": tensors_digest(arrays), "spec": _fields(spec),
+        })
+    except OSError:
+        return None
     return folder
