@@ -355,7 +355,16 @@ def test_special_token_names_from_special_tokens_map(tmp_path, tok_dir):
     (tmp_path / "tokenizer.json").write_text((tok_dir / "tokenizer.json").read_text(encoding="utf-8"),
                                              encoding="utf-8")
     (tmp_path / "special_tokens_map.json").write_text(json.dumps({"pad_token": {"content": "<mask>"}}))
-    assert CometTokenizer(tmp_path / "tokenizer.json", XLMR).pad_id == 4001
+    assert CometTokenizer(tmp_path / "tokenizer.json", {**XLMR, "pad_token_id": 4001}).pad_id == 4001
     (tmp_path / "special_tokens_map.json").write_text(json.dumps({"pad_token": "<nothing>"}))
     with pytest.raises(CheckpointError, match=r"the pad_token '<nothing>' is not in the vocabulary"):
         CometTokenizer(tmp_path / "tokenizer.json", XLMR)
+
+
+def test_pad_id_must_be_the_configs(tok_dir):
+    """The batches' padding (the tokenizer's <pad>) must be what the encoder takes for padding
+    (config.json's pad_token_id): else positions and avg/max pooling would count padding as text."""
+    assert CometTokenizer(tok_dir / "tokenizer.json", XLMR).pad_id == 1
+    with pytest.raises(CheckpointError, match=r"tokenizer.json: the pad_token '<pad>' is id 1, but "
+                                              r"cfg/config.json says pad_token_id 0; the encoder would"):
+        CometTokenizer(tok_dir / "tokenizer.json", {**XLMR, "pad_token_id": 0}, config_file="cfg/config.json")

@@ -101,6 +101,13 @@ class CometTokenizer:
                 raise CheckpointError(f"{self.path}: the {key} {token!r} is not in the vocabulary")
             ids[key] = int(i)
         self.bos_id, self.eos_id, self.pad_id = ids["cls_token"], ids["sep_token"], ids["pad_token"]
+        # batches are padded with the tokenizer's <pad>; the encoder's position ids and COMET's
+        # avg / max pooling tell padding by the config's pad_token_id: they must be the same id
+        cfg_pad = config.get("pad_token_id", 1)
+        if cfg_pad != self.pad_id:
+            raise CheckpointError(f"{self.path}: the pad_token {names['pad_token']!r} is id {self.pad_id}, but "
+                                  f"{config_file} says pad_token_id {cfg_pad!r}; the encoder would take padding "
+                                  "for text (positions, pooling)")
         # the single-sentence template must be <s> $A </s> (XLM-R's RobertaProcessing), since the
         # ids are wrapped here; anything else would silently change COMET's inputs
         empty = self._tok.encode("", add_special_tokens=True).ids
