@@ -374,3 +374,36 @@ def test_score_table_refuses_systems_with_other_sources(files, capsys):
     assert "--src-column" in err
     assert f"system 'B' has another source than system 'A' at row {N + 8} " in err
     assert "'a different source sentence'" in err
+
+
+@pytest.mark.parametrize("test", ["bs", "ar"])
+def test_paired_leaves_out_segments_without_a_score(test, monkeypatch):
+    """--paired-bs / --paired-ar on segment scores with NaN rows (segments whose references were
+    all missing, --missing-refs skip; the Ray runner gives them): the test runs on the scored
+    segments only, as compare_segment_scores on those rows; with none scored, one CLI error."""
+    import argparse
+
+    from mtscore.bindings.cli.comet import COMETRunner
+    from mtscore.bindings.cli.inputs import CLIError
+    from mtscore.engine.significance import compare_segment_scores
+
+    rng = np.random.default_rng(3)
+    seg = {"A": rng.random(40), "B": rng.random(40) * 0.9}
+    for v in seg.values():
+        v[[4, 17, 39]] = np.nan
+    args = argparse.Namespace(paired_ar=test == "ar", paired_ar_n=300, paired_bs_n=200, seed=5, format="json",
+                              width=1, short=False, no_color=True, comet_model="unused: result is replaced")
+    runner = COMETRunner(args)
+    monkeypatch.setattr(runner, "result", lambda hyps, refs: {"signature": "sig", "segments": seg[hyps]})
+    rows = json.loads(runner.paired({"A": "A", "B": "B"}, []))
+    keep = np.ones(40, bool)
+    keep[[4, 17, 39]] = False
+    want = compare_segment_scores({k: v[keep] for k, v in seg.items()}, test=test, n=200 if test == "bs" else 300,
+                                  seed=5, name="COMET").results["COMET"]
+    assert [r["COMET"]["score"] for r in rows] == pytest.approx([w.score for w in want], abs=1e-12)
+    assert rows[1]["COMET"]["p_value"] == pytest.approx(want[1].p_value, abs=1e-12)
+    assert 0 < rows[1]["COMET"]["p_value"] <= 1
+    nan = {k: np.full(5, np.nan) for k in seg}
+    monkeypatch.setattr(runner, "result", lambda hyps, refs: {"signature": "sig", "segments": nan[hyps]})
+    with pytest.raises(CLIError, match=f"--paired-{test}: no segment has a COMET score"):
+        runner.paired({"A": "A", "B": "B"}, [])

@@ -136,7 +136,10 @@ class COMETRunner:
         as sacrebleu's ``_paired_ar_test``) of the mean of the systems' segment scores
         (:func:`~mtscore.engine.significance.compare_segment_scores`, sacrebleu's seeds and
         p-value rule), in sacrebleu's paired-test layout; the signature is COMET's followed by
-        the test's (``test:bs|n:N|seed:S`` or ``test:ar|...``)."""
+        the test's (``test:bs|n:N|seed:S`` or ``test:ar|...``). Segments with no score (all their
+        references missing under ``--missing-refs skip``) are left out for every system."""
+        import numpy as np
+
         from ...engine.significance import compare_segment_scores
         from .significance_report import colors_enabled, format_comparison
 
@@ -144,7 +147,14 @@ class COMETRunner:
         results = {name: self.result(hyps, refs) for name, hyps in systems.items()}
         sig = next(iter(results.values()))["signature"]
         test, n = ("ar", args.paired_ar_n) if args.paired_ar else ("bs", args.paired_bs_n)
-        res = compare_segment_scores({k: r["segments"] for k, r in results.items()}, test=test,
+        # a segment without a score (its references all missing, --missing-refs skip) is left out
+        # of the test for every system: the test compares the means of the scored segments
+        segs = {k: np.asarray(r["segments"], dtype=np.float64) for k, r in results.items()}
+        scored = np.logical_and.reduce([np.isfinite(v) for v in segs.values()])
+        if not scored.any():
+            raise CLIError(f"-m comet --paired-{test}: no segment has a COMET score (every one was skipped "
+                           "for missing references, --missing-refs skip)")
+        res = compare_segment_scores({k: v[scored].tolist() for k, v in segs.items()}, test=test,
                                      n=n, seed=args.seed, name="COMET")
         res.signatures["COMET"] = f"{sig}|{res.signatures['COMET']}"
         return format_comparison(res, args.format, max(args.width, MIN_WIDTH), args.short, colors_enabled(args))
