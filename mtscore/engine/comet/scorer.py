@@ -255,7 +255,8 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
     per encoder call (scores do not depend on it beyond float noise); ``cache_dir``: where the
     ONNX graph and the model's head are kept; ``revision``: the model's Hub revision. A warm load
     (export and head cached for this checkpoint's sha256) does not read the checkpoint beyond hashing
-    it (:mod:`.head_cache`); ``spec`` is then ``head_only``. Raises
+    it (:mod:`.head_cache`; ``checkpoint_read`` is then False); either way the returned ``spec`` is
+    ``head_only`` (the encoder's weights live in the exported graph only). Raises
     :class:`~mtscore.errors.UserError` subclasses naming the file or option."""
     if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, int) or batch_tokens < 1:
         raise CometInputError(f"batch_tokens: {batch_tokens!r}; expected a positive integer")

@@ -109,9 +109,10 @@ class CometSpec:
     :func:`mtscore.engine.encoder.onnx_builder.build_encoder_graph` takes (``encoder.model.``
     stripped; arrays as stored); ``ignored``: checkpoint tensors present and unused.
 
-    ``head_only``: True for a spec rebuilt without the encoder (:func:`comet_head_spec`, from the
-    cached head of a checkpoint whose ONNX export is cached too): ``encoder_weights`` is then empty,
-    and only then; it scores with the cached graph but cannot build one
+    ``head_only``: True for a spec without the encoder: rebuilt by :func:`comet_head_spec` from the
+    cached head of a checkpoint whose ONNX export is cached too, or a full spec whose weights
+    :func:`~.scorer.load_comet` dropped once the export held them; ``encoder_weights`` is then
+    empty, and only then; it scores with the exported graph but cannot build one
     (:func:`~.graph.build_comet_embedding_graph` refuses it)."""
 
     class_identifier: str
@@ -137,7 +138,7 @@ class CometSpec:
                              f"got {len(self.encoder_weights)}")
         if not self.head_only and not self.encoder_weights:
             raise ValueError(f"{self.class_identifier}: no encoder weights; only a head_only spec "
-                             "(comet_head_spec, from the cached COMET head) may lack them")
+                             "(whose graph is already exported) may lack them")
 
     @property
     def feature_dim(self) -> int:
