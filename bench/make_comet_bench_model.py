@@ -10,7 +10,7 @@ hyper-parameters (layer mix with sparsemax, no layer norm, average pooling, esti
 ``hidden_sizes`` [3072, 1024], Tanh, no final activation) over an XLM-R large encoder (24 layers,
 hidden 1024, 16 heads, intermediate 4096, 514 positions, vocabulary 250,002) initialised at random
 under :data:`SEED` (no pretrained weights can be downloaded here). The tokenizer is the golden
-test tokenizer (tests/golden/comet/encoder: 8,002 ids, all < the 250,002 rows of the embedding
+test tokenizer (tests/golden/comet/encoder: 4,002 ids, all < the 250,002 rows of the embedding
 table), so token counts differ from the real XLM-R tokenizer's but every weight shape is real. The
 layer-mix scalars are set away from their uniform init (:data:`MIX_SEED`), as the oracle does. With
 the default seed, sparsemax gives hidden states 6, 8, 14, 15, 17 and 18 non-zero weights, so a
