@@ -191,6 +191,9 @@ def test_cli_errors(tmp_path, cache, capsys, monkeypatch):
         ([*model, "--source", str(tmp_path / "src2.txt")], f"src2.txt: 2 lines, but {inp} has 1 groups"),
         ([*model, "--source", str(tmp_path / "src.txt"), "-O", "colour=1"],
          "-O colour: not a COMET load option (one of precision, batch_tokens"),
+        # the model's own errors name the option that chose it, as -m comet does
+        (["--comet-model", str(tmp_path), "--source", str(tmp_path / "src.txt")],
+         f"--comet-model {tmp_path}: {tmp_path}"),
     ]
     for extra, msg in cases:
         rc, out, err = run_cli(["mbr", inp, "-m", "comet", *extra], capsys)

@@ -201,8 +201,13 @@ def _comet(args, n_groups: int):
     unknown = sorted(set(options) - set(COMET_LOAD_OPTIONS))
     if unknown:   # checked here: a TypeError from inside load_comet is not the user's option
         raise CLIError(f"-O {unknown[0]}: not a COMET load option (one of {', '.join(COMET_LOAD_OPTIONS)})")
-    scorer = load_comet(args.comet_model, encoder=args.comet_encoder, device=args.device,
-                        threads=None if args.workers == 0 else args.workers, **options)
+    from ...errors import UserError
+
+    try:
+        scorer = load_comet(args.comet_model, encoder=args.comet_encoder, device=args.device,
+                            threads=None if args.workers == 0 else args.workers, **options)
+    except (UserError, OSError) as e:  # the model's files: name the option that chose them, as -m comet
+        raise CLIError(f"--comet-model {args.comet_model}: {e}") from None
     check_mbr_model(scorer)  # a CometMBRError (a UserError): one line naming the model class
     return scorer, sources
 
