@@ -110,6 +110,18 @@ def test_warm_load_reads_no_checkpoint_and_scores_the_same(name, first, monkeypa
     np.testing.assert_array_equal(_scores(warm), want)
 
 
+def _full_read_without_warnings(cache: Path, monkeypatch) -> tuple[CometScorer, ReadCounter]:
+    """``_load(cache)``, which must read the checkpoint exactly once and warn about nothing; the
+    scorer and the counter of checkpoint reads (still counting)."""
+    reads = ReadCounter(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = _load(cache)
+    assert reads.calls == 1
+    assert s.checkpoint_read
+    return s, reads
+
+
 def _rewrite_npz(folder: Path, change, fix_digest: bool = True) -> None:
     """Rewrite head.npz with ``change(arrays)`` applied; with ``fix_digest`` the manifest's digest
     is made to match (so the shape checks, not the digest, must catch the damage)."""
@@ -191,12 +203,7 @@ def test_bad_head_entry_falls_back_to_the_full_read(damage, first, tmp_path, mon
     shutil.copytree(first["regression-sparsemax"][0], cache)
     folder = _head_folder(cache)
     DAMAGE[damage](folder)
-    reads = ReadCounter(monkeypatch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        s = _load(cache)
-    assert reads.calls == 1
-    assert s.checkpoint_read
+    s, reads = _full_read_without_warnings(cache, monkeypatch)
     np.testing.assert_array_equal(_scores(s), want)
     # the fallback wrote the entry again: the next load is warm
     again = _load(cache)
@@ -299,11 +306,6 @@ def test_a_cache_that_cannot_take_the_head_still_loads(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(head_cache, "atomic_write", full)
-    reads = ReadCounter(monkeypatch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        s = _load(cache)
-    assert reads.calls == 1
-    assert s.checkpoint_read
+    s, _ = _full_read_without_warnings(cache, monkeypatch)
     assert not _head_folder(cache).exists() or not (_head_folder(cache) / "manifest.json").exists()
     np.testing.assert_array_equal(_scores(s), want)

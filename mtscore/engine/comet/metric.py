@@ -24,6 +24,7 @@ import numpy as np
 
 from ..encoder.runtime import DEFAULT_BATCH_TOKENS
 from ..metrics.base import Metric, OwnSignature, Score
+from ..metrics.mean_score import sum_mean_stats
 from .scorer import CometInputError, CometReferencesIgnoredWarning, CometScorer, load_comet
 
 __all__ = ["COMET", "MULTI_REF", "COMETScore", "COMETSignature"]
@@ -223,10 +224,7 @@ class COMET(Metric):
         return COMETScore(total / count if count > 0 else 0.0, count)
 
     def sum_stats(self, stats) -> list:
-        stats = np.asarray(stats, dtype=np.float64)
-        if len(stats) == 0:
-            return [0.0, 0]
-        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
+        return sum_mean_stats(stats)
 
     def stats_columns(self) -> int:
         return 2

@@ -13,7 +13,16 @@ import numpy as np
 from .base import Metric, Score
 from .symbols import PreparedSymbols
 
-__all__ = ["MeanSentenceMetric"]
+__all__ = ["MeanSentenceMetric", "sum_mean_stats"]
+
+
+def sum_mean_stats(stats) -> list:
+    """``[sum of the scores (added in segment order), count]`` of ``[score, count]`` statistics
+    ``(N, 2)``: the sum of every metric scored as a mean of segment scores."""
+    stats = np.asarray(stats, dtype=np.float64)
+    if len(stats) == 0:
+        return [0.0, 0]
+    return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
 
 
 class MeanSentenceMetric(Metric):
@@ -49,10 +58,7 @@ class MeanSentenceMetric(Metric):
 
     def sum_stats(self, stats) -> list:
         """``[sum of sentence scores (added in segment order), count]``."""
-        stats = np.asarray(stats, dtype=np.float64)
-        if len(stats) == 0:
-            return [0.0, 0]
-        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
+        return sum_mean_stats(stats)
 
     def compute_score_from_stats(self, stats) -> Score:
         total, count = stats[0], stats[1]

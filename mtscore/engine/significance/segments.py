@@ -14,6 +14,7 @@ import numpy as np
 from ...kernels._resample import resample_sums
 from ..metrics.base import Metric, Score
 from ..metrics.bootstrap import draw_indices, resolve_seed
+from ..metrics.mean_score import sum_mean_stats
 from .adapter import corpus_score
 from .paired import paired_ar_core, system_pairs
 from .resampling import DEFAULT_SAMPLES, estimate_ci, p_value, seed_for_signature, system_seed
@@ -137,10 +138,7 @@ class _SegmentMean(Metric):
         return Score(self.name, total / count if count > 0 else 0.0)
 
     def sum_stats(self, stats) -> list:
-        stats = np.asarray(stats, dtype=np.float64)
-        if len(stats) == 0:
-            return [0.0, 0]
-        return [float(np.add.accumulate(stats[:, 0])[-1]), int(stats[:, 1].sum())]
+        return sum_mean_stats(stats)
 
     def stats_columns(self) -> int:
         return 2
