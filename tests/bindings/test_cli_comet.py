@@ -407,3 +407,28 @@ def test_paired_leaves_out_segments_without_a_score(test, monkeypatch):
     monkeypatch.setattr(runner, "result", lambda hyps, refs: {"signature": "sig", "segments": nan[hyps]})
     with pytest.raises(CLIError, match=f"--paired-{test}: no segment has a COMET score"):
         runner.paired({"A": "A", "B": "B"}, [])
+
+
+def test_score_table_missing_refs(files, capsys):
+    """score-table -m comet with a null reference: an error naming --missing-refs skip; with it,
+    the segment is left out and the score is the mean of the others' golden scores."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    src = files["src"].read_text(encoding="utf-8").splitlines()[:12]
+    mt = files["mt"].read_text(encoding="utf-8").splitlines()[:12]
+    ref: list[str | None] = list(files["ref"].read_text(encoding="utf-8").splitlines()[:12])
+    ref[3] = None
+    path = files["dir"] / "missing-ref.parquet"
+    pq.write_table(pa.table({"system": ["A"] * 12, "src": src, "hyp": mt, "ref": ref}), path)
+    argv = ["score-table", str(path), "-m", "comet", *_model("regression-sparsemax")]
+    rc, out, err = run_cli(argv, capsys)
+    assert (rc, out) == (1, "")
+    assert "segment 3 (0-based) has no reference" in err
+    assert "pass --missing-refs skip" in err
+    assert err.count("\n") == 1
+    rc, out, err = run_cli([*argv, "--missing-refs", "skip", "-w", "8"], capsys)
+    assert rc == 0, err
+    g = files["golden"]["regression-sparsemax"]["scores"][:12]
+    want = float(np.mean([x for i, x in enumerate(g) if i != 3]))
+    assert json.loads(out)["score"] == pytest.approx(want, abs=1e-7)

@@ -47,7 +47,9 @@ def metric_from_args(args: argparse.Namespace, sources: Sequence[str] | None):
     from ...errors import UserError
 
     try:
-        return COMET(sources=sources, **get_spec("comet").cli_kwargs(args))
+        # score-table's --missing-refs (the mtscore command has none: a missing line is an error)
+        return COMET(sources=sources, missing_refs=getattr(args, "missing_refs", None) or "error",
+                     **get_spec("comet").cli_kwargs(args))
     except (UserError, OSError) as e:  # the model's files: name the option that chose them
         raise CLIError(f"--comet-model {args.comet_model}: {e}") from None
 
@@ -76,7 +78,12 @@ class COMETRunner:
         i, n = self.systems_done, self.n_systems
         m.progress_desc = "COMET" if n == 1 else f"COMET {i}/{n}" if n else f"COMET system {i}"
         refs_in = [list(r) for r in refs] if refs and any(len(r) for r in refs) else None
-        stats = m.corpus_stats(list(hyps), refs_in)
+        from ...engine.metrics.base import MissingReferenceError
+
+        try:
+            stats = m.corpus_stats(list(hyps), refs_in)
+        except MissingReferenceError as e:  # score-table's null references: name its option
+            raise CLIError(str(e).replace("pass missing_refs='skip'", "pass --missing-refs skip")) from None
         sc = m.compute_score_from_stats(m.sum_stats(stats))
         sig = m.get_signature().format(getattr(self.args, "short", False))
         return {"name": "COMET", "score": sc.score, "signature": sig, "min_width": MIN_WIDTH,
@@ -87,7 +94,6 @@ class COMETRunner:
         self.sources = sources
         if self.metric is not None:
             self.metric.sources = sources
-            self.metric._cursor = 0
 
     @staticmethod
     def table_sources(args: argparse.Namespace, split) -> list[list[str]]:
