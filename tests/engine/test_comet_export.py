@@ -88,3 +88,26 @@ def test_importing_comet_loads_no_onnx():
     code = "import sys, mtscore.engine.comet; print('onnx' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_finish_model_moves_the_initializers(spec, monkeypatch):
+    """finish_model moves each initializer from the builder into the model (the builder's list is
+    emptied, so at most one copy of a weight is alive besides the source arrays), in the order
+    the builder made them, with the same bytes."""
+    from mtscore.engine.comet import graph as comet_graph
+    from mtscore.engine.encoder import onnx_builder
+
+    seen = {}
+    real = onnx_builder.finish_model
+
+    def spy(g, *a, **k):
+        seen["made"] = [(t.name, t.raw_data) for t in g.inits]
+        model = real(g, *a, **k)
+        seen["left"] = len(g.inits)
+        return model
+
+    monkeypatch.setattr(comet_graph, "finish_model", spy)
+    model = build_comet_embedding_graph(spec)
+    assert seen["left"] == 0
+    assert [(t.name, t.raw_data) for t in model.graph.initializer] == seen["made"]
+    assert len(seen["made"]) > 10
