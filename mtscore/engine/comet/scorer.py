@@ -18,18 +18,19 @@ then does what unbabel-comet 2.2.7's ``predict`` does (Rei et al., 2020, 2022):
 Several references (``regression_metric``): :meth:`CometScorer.score_references` gives one row of
 scores per reference stream, each text encoded once; combining them is the caller's choice.
 
-Several systems against the same sources and references: the two regression classes keep a bounded
-memo text -> sentence embedding for :meth:`CometScorer.score` and
-:meth:`~CometScorer.score_references` (``embedding_cache`` rows, least recently used dropped first; default
-:data:`DEFAULT_EMBEDDING_CACHE`, about 256 MB at hidden size 1024; 0 disables it), so a second
-system's call encodes only its own new texts (its translations), not the sources and references
-again. ``unified_metric`` encodes (translation, source) pairs jointly and has no memo. With ``max``,
-``cls`` or ``default`` pooling an embedding does not depend on the batch it was encoded in, bit for
-bit, so the memo changes no score; with ``avg`` pooling (wmt22-comet-da) the sum over the padded
-positions does, at float noise (under 1e-7 on the golden test models' scores, tests/engine/
-test_comet_memo.py): a system's scores may then differ at that level with what the same scorer
-encoded before, as they differ with ``batch_tokens`` (a fresh scorer, or ``embedding_cache=0``,
-gives the scores of that system alone).
+Several systems against the same sources and references: the two regression classes keep a
+bounded memo text -> sentence embedding for :meth:`CometScorer.score` and
+:meth:`~CometScorer.score_references` (``embedding_cache`` rows, least recently used dropped
+first; default :data:`DEFAULT_EMBEDDING_CACHE`, about 256 MB at hidden size 1024; 0 disables it),
+so a second system's call encodes only its own new texts (its translations), not the sources and
+references again. ``unified_metric`` encodes (translation, source) pairs jointly and has no memo.
+On the CPU, with ``max``, ``cls`` or ``default`` pooling an embedding does not depend on the batch
+it was encoded in, bit for bit, so the memo changes no score (measured on the golden models; CUDA's
+kernels were not measured: take it as float noise there); with ``avg`` pooling (wmt22-comet-da)
+the sum over the padded positions does depend on the batch, at float noise (under 1e-7 on the
+golden models' scores, tests/engine/test_comet_memo.py): a system's scores may then differ at that
+level with what the same scorer encoded before, as they differ with ``batch_tokens`` (a fresh
+scorer, or ``embedding_cache=0``, gives the scores of that system alone).
 
 References given to a model that does not read them (referenceless, unified) are ignored with a
 :class:`CometReferencesIgnoredWarning`, as unbabel-comet ignores them (its kiwi ``prepare_sample``
@@ -251,8 +252,12 @@ class CometScorer:
         others tokenized and encoded in one :meth:`embed_ids` call (batched together), then kept."""
         out = np.empty((len(texts), self.spec.dims.hidden), dtype=np.float32)
         misses = self._memo.fill(texts, out)
+        if len(misses) == len(texts):  # nothing found: the encoder's array itself (``out`` untouched)
+            emb = self.embed_ids(self.tokenizer.encode(texts), progress)
+            self._memo.store(texts, emb)
+            return emb
         if misses:
-            new = texts if len(misses) == len(texts) else [texts[i] for i in misses]
+            new = [texts[i] for i in misses]
             emb = self.embed_ids(self.tokenizer.encode(new), progress)
             out[misses] = emb
             self._memo.store(new, emb)
@@ -266,7 +271,8 @@ class CometScorer:
         noise. ``sources`` are required by every class; ``references`` by ``regression_metric``
         (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`).
         ``progress``: called with the number of sequences each encoder batch encoded (a progress
-        bar's ``update``). Raises :class:`CometInputError` naming the argument."""
+        bar's ``update``; texts found in the embedding memo are not encoded again, see the module
+        notes). Raises :class:`CometInputError` naming the argument."""
         hyp = _column(hypotheses, "hypotheses", None)
         assert hyp is not None
         n = len(hyp)
