@@ -156,6 +156,31 @@ def test_two_references_max_and_several_systems(files, capsys):
     assert len(out.strip().splitlines()) >= 4
 
 
+def test_systems_share_one_scorer_and_its_embeddings(files, capsys, monkeypatch):
+    """``-i sysA sysB -m comet``: one COMET metric (one scorer) for both systems (COMETRunner), so
+    the second system's sources and references come from the embedding memo: here system B is the
+    source file, every text of which system A's call encoded."""
+    from mtscore.engine.comet.scorer import CometScorer
+
+    seen: list[int] = []
+    real = CometScorer.embed_ids
+
+    def embed_ids(self, ids, progress=None):
+        seen.append(len(ids))
+        return real(self, ids, progress)
+
+    monkeypatch.setattr(CometScorer, "embed_ids", embed_ids)
+    rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), str(files["src"]), "-m", "comet",
+                            "--source", str(files["src"]), *_model("regression-sparsemax")], capsys)
+    assert rc == 0, err
+    texts = {k: set(files[k].read_text(encoding="utf-8").splitlines()) for k in ("mt", "src", "ref")}
+    assert seen == [len(texts["mt"] | texts["src"] | texts["ref"])]  # system B encoded nothing
+    rows = json.loads(out)
+    assert [r["system"] for r in rows] == [str(files["mt"]), str(files["src"])]
+    want = float(np.mean(files["golden"]["regression-sparsemax"]["scores"][:N]))
+    assert abs(float(rows[0]["COMET"]) - want) < 5.1e-5  # printed with 4 decimals
+
+
 def test_referenceless_model_warns_about_references(files, capsys):
     rc, out, err = run_cli([str(files["ref"]), "-i", str(files["mt"]), "-m", "comet", "--source",
                             str(files["src"]), "-w", "8", *_model("referenceless-cls")], capsys)

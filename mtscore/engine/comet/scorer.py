@@ -18,6 +18,20 @@ then does what unbabel-comet 2.2.7's ``predict`` does (Rei et al., 2020, 2022):
 Several references (``regression_metric``): :meth:`CometScorer.score_references` gives one row of
 scores per reference stream, each text encoded once; combining them is the caller's choice.
 
+Several systems against the same sources and references: the two regression classes keep a
+bounded memo text -> sentence embedding for :meth:`CometScorer.score` and
+:meth:`~CometScorer.score_references` (``embedding_cache`` rows, least recently used dropped
+first; default :data:`DEFAULT_EMBEDDING_CACHE`, about 256 MB at hidden size 1024; 0 disables it),
+so a second system's call encodes only its own new texts (its translations), not the sources and
+references again. ``unified_metric`` encodes (translation, source) pairs jointly and has no memo.
+On the CPU, with ``max``, ``cls`` or ``default`` pooling an embedding does not depend on the batch
+it was encoded in, bit for bit, so the memo changes no score (measured on the golden models; CUDA's
+kernels were not measured: take it as float noise there); with ``avg`` pooling (wmt22-comet-da)
+the sum over the padded positions does depend on the batch, at float noise (under 1e-7 on the
+golden models' scores, tests/engine/test_comet_memo.py): a system's scores may then differ at that
+level with what the same scorer encoded before, as they differ with ``batch_tokens`` (a fresh
+scorer, or ``embedding_cache=0``, gives the scores of that system alone).
+
 References given to a model that does not read them (referenceless, unified) are ignored with a
 :class:`CometReferencesIgnoredWarning`, as unbabel-comet ignores them (its kiwi ``prepare_sample``
 drops ``ref`` when ``input_segments`` lacks it, so its score is the one-pass score): the numbers
@@ -36,9 +50,11 @@ Example (the golden test models of the repository; any COMET folder or Hub name 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -56,8 +72,12 @@ from .inputs import CometTokenizer, load_comet_tokenizer, padded_batches, unique
 from .model import CometModelFiles, resolve_comet_model
 from .spec import CometSpec, load_comet_spec
 
-__all__ = ["GRAPH_VERSION", "CometInputError", "CometReferencesIgnoredWarning", "CometScorer", "comet_graph_path",
-           "load_comet"]
+__all__ = ["DEFAULT_EMBEDDING_CACHE", "GRAPH_VERSION", "CometInputError", "CometReferencesIgnoredWarning",
+           "CometScorer", "comet_graph_path", "load_comet"]
+
+#: sentence embeddings a scorer keeps by text (``embedding_cache``): 65,536 float32 rows, 256 MB at
+#: hidden size 1024 (XLM-R large): the sources and references of a large test set
+DEFAULT_EMBEDDING_CACHE = 65536
 
 class CometInputError(UserError, ValueError):
     """The segments given to :meth:`CometScorer.score` do not fit the model (a missing column, lengths
@@ -96,6 +116,59 @@ def _column(values: Sequence[str] | None, name: str, n: int | None) -> list[str]
     return out
 
 
+def _check_cache_size(embedding_cache: object) -> int:
+    if isinstance(embedding_cache, bool) or not isinstance(embedding_cache, int) or embedding_cache < 0:
+        raise CometInputError(f"embedding_cache: {embedding_cache!r}; expected a number of sentence embeddings "
+                              ">= 0 (0: no memo)")
+    return embedding_cache
+
+
+class _EmbeddingMemo:
+    """Sentence embeddings by text, float32 rows of their own (no view keeps a larger array alive),
+    at most ``capacity``, the least recently used dropped first; a lock around each look-up and
+    store (a scorer may be shared by threads; Ray's actors call it one at a time)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def fill(self, texts: Sequence[str], out: np.ndarray) -> list[int]:
+        """Copy the embedding of each ``texts[i]`` the memo holds into ``out[i]`` (marking it
+        recently used); the positions of the others, in order."""
+        if not self.capacity:
+            return list(range(len(texts)))
+        misses = []
+        rows = self._rows
+        with self._lock:
+            for i, t in enumerate(texts):
+                row = rows.get(t)
+                if row is None:
+                    misses.append(i)
+                else:
+                    rows.move_to_end(t)
+                    out[i] = row
+        return misses
+
+    def store(self, texts: Sequence[str], emb: np.ndarray) -> None:
+        """Keep ``emb[i]`` as the embedding of ``texts[i]``; past ``capacity``, drop the least
+        recently used (of a call with more texts than that, only its last ``capacity`` are kept)."""
+        keep = min(len(texts), self.capacity)
+        if not keep:
+            return
+        start = len(texts) - keep
+        with self._lock:
+            rows = self._rows
+            for t, row in zip(texts[start:], emb[start:]):
+                rows[t] = row.copy()
+                rows.move_to_end(t)
+            while len(rows) > self.capacity:
+                rows.popitem(last=False)
+
+
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity (the spec holds arrays)
 class CometScorer:
     """A loaded COMET model (see :func:`load_comet`). Facts for signatures: ``name`` (Hub id or
@@ -104,7 +177,9 @@ class CometScorer:
     resolved files, the checked architecture (``head_only``: the encoder's weights live only in the
     ONNX graph), the tokenizer and the onnxruntime session; ``graph_path`` is the ONNX file the
     session runs; ``checkpoint_read``: whether loading parsed the checkpoint (False when the head
-    and the export came from the cache)."""
+    and the export came from the cache); ``embedding_cache``: how many sentence embeddings the
+    regression classes keep by text for later calls (0: none; see the module notes). A copy made
+    with :func:`dataclasses.replace` starts with an empty memo."""
 
     files: CometModelFiles
     spec: CometSpec
@@ -114,6 +189,12 @@ class CometScorer:
     graph_path: Path
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     checkpoint_read: bool = True
+    embedding_cache: int = DEFAULT_EMBEDDING_CACHE
+    _memo: _EmbeddingMemo = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # frozen: the memo is set once here; it is mutable inside (and guarded by its own lock)
+        object.__setattr__(self, "_memo", _EmbeddingMemo(_check_cache_size(self.embedding_cache)))
 
     @property
     def name(self) -> str:
@@ -135,6 +216,11 @@ class CometScorer:
     def uses_references(self) -> bool:
         return self.spec.class_identifier == "regression_metric"
 
+    @property
+    def cached_embeddings(self) -> int:
+        """How many sentence embeddings the memo holds now (at most ``embedding_cache``)."""
+        return len(self._memo)
+
     def embed_ids(self, ids: Sequence[np.ndarray], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Sentence embeddings, float32 ``[len(ids), H]``, of token-id sequences (int64 each, as
         :meth:`CometTokenizer.encode` or :meth:`CometTokenizer.joint` give them), run in
@@ -150,7 +236,9 @@ class CometScorer:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """COMET's sentence embedding of each text, float32 ``[len(texts), H]`` (each distinct text
-        encoded once). Not defined for ``unified_metric``, whose embeddings are of (mt, src) pairs."""
+        encoded once). Not defined for ``unified_metric``, whose embeddings are of (mt, src) pairs.
+        Not through the memo of :meth:`score` (MBR's groups rarely repeat a text, and a group's
+        utilities would then depend, at float noise with avg pooling, on the groups before it)."""
         if self.spec.class_identifier == "unified_metric":
             raise CometInputError(f"{self.name}: unified_metric embeds (translation, source) pairs jointly, "
                                   "not single texts; use score()")
@@ -158,6 +246,22 @@ class CometScorer:
         assert col is not None
         uniq, (index,) = unique_texts(col)
         return self.embed_ids(self.tokenizer.encode(uniq))[index]
+
+    def _sentence_embeddings(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """float32 ``[len(texts), H]`` of distinct single ``texts``: those in the memo from it, the
+        others tokenized and encoded in one :meth:`embed_ids` call (batched together), then kept."""
+        out = np.empty((len(texts), self.spec.dims.hidden), dtype=np.float32)
+        misses = self._memo.fill(texts, out)
+        if len(misses) == len(texts):  # nothing found: the encoder's array itself (``out`` untouched)
+            emb = self.embed_ids(self.tokenizer.encode(texts), progress)
+            self._memo.store(texts, emb)
+            return emb
+        if misses:
+            new = [texts[i] for i in misses]
+            emb = self.embed_ids(self.tokenizer.encode(new), progress)
+            out[misses] = emb
+            self._memo.store(new, emb)
+        return out
 
     def score(self, hypotheses: Sequence[str], sources: Sequence[str] | None = None,
               references: Sequence[str] | None = None, *,
@@ -167,7 +271,8 @@ class CometScorer:
         noise. ``sources`` are required by every class; ``references`` by ``regression_metric``
         (given to another class: ignored with a :class:`CometReferencesIgnoredWarning`).
         ``progress``: called with the number of sequences each encoder batch encoded (a progress
-        bar's ``update``). Raises :class:`CometInputError` naming the argument."""
+        bar's ``update``; texts found in the embedding memo are not encoded again, see the module
+        notes). Raises :class:`CometInputError` naming the argument."""
         hyp = _column(hypotheses, "hypotheses", None)
         assert hyp is not None
         n = len(hyp)
@@ -194,7 +299,7 @@ class CometScorer:
             feats = comet_features(self.spec, self.embed_ids(joint, progress)[index])
         elif ref is None:
             texts, (i_mt, i_src) = unique_texts(hyp, src)
-            emb = self.embed_ids(self.tokenizer.encode(texts), progress)
+            emb = self._sentence_embeddings(texts, progress)
             feats = comet_features(self.spec, emb[i_mt], emb[i_src])
         else:
             return self._with_references(hyp, src, [ref], progress)[0]
@@ -232,7 +337,7 @@ class CometScorer:
                          progress: Callable[[int], None] | None = None) -> np.ndarray:
         """float64 ``[len(refs), N]``: the regression head against each reference stream."""
         texts, index_of = unique_texts(hyp, src, *refs)
-        emb = self.embed_ids(self.tokenizer.encode(texts), progress)
+        emb = self._sentence_embeddings(texts, progress)
         h, s = emb[index_of[0]], emb[index_of[1]]
         out = np.empty((len(refs), len(hyp)), dtype=np.float64)
         for k in range(len(refs)):
@@ -243,7 +348,7 @@ class CometScorer:
 def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str] | None = None,
                device: str = "cpu", precision: str = "fp32", threads: int | None = None,
                batch_tokens: int = DEFAULT_BATCH_TOKENS, cache_dir: str | os.PathLike[str] | None = None,
-               revision: str | None = None) -> CometScorer:
+               revision: str | None = None, embedding_cache: int = DEFAULT_EMBEDDING_CACHE) -> CometScorer:
     """Load a COMET model for scoring (see the module docstring).
 
     ``model``: a model folder (``hparams.yaml`` + ``checkpoints/model.ckpt``), its checkpoint, a Hub
@@ -253,13 +358,17 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
     tf32 (CUDA only), fp16 (the encoder in float16; mix, pooling and head in float32);
     ``threads``: onnxruntime intra-op threads (None: all cores); ``batch_tokens``: padded tokens
     per encoder call (scores do not depend on it beyond float noise); ``cache_dir``: where the
-    ONNX graph and the model's head are kept; ``revision``: the model's Hub revision. A warm load
+    ONNX graph and the model's head are kept; ``revision``: the model's Hub revision;
+    ``embedding_cache``: sentence embeddings kept by text across calls (regression classes: a later
+    system's call encodes only texts not seen before; default :data:`DEFAULT_EMBEDDING_CACHE`, about
+    256 MB at hidden size 1024; 0: none; the scores' dependence on it is in the module notes). A warm load
     (export and head cached for this checkpoint's sha256) does not read the checkpoint beyond hashing
     it (:mod:`.head_cache`; ``checkpoint_read`` is then False); either way the returned ``spec`` is
     ``head_only`` (the encoder's weights live in the exported graph only). Raises
     :class:`~mtscore.errors.UserError` subclasses naming the file or option."""
     if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, int) or batch_tokens < 1:
         raise CometInputError(f"batch_tokens: {batch_tokens!r}; expected a positive integer")
+    _check_cache_size(embedding_cache)
     prec = check_precision(precision)
     files = resolve_comet_model(model, revision=revision, encoder=encoder)
     tokenizer = load_comet_tokenizer(files)
@@ -285,4 +394,5 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
         spec = replace(spec, encoder_weights={}, head_only=True)
     session = open_session(path, device=device, precision=prec, threads=threads, metric="COMET")
     return CometScorer(files=files, spec=spec, tokenizer=tokenizer, session=session, checkpoint_sha256=sha,
-                       graph_path=path, batch_tokens=batch_tokens, checkpoint_read=checkpoint_read)
+                       graph_path=path, batch_tokens=batch_tokens, checkpoint_read=checkpoint_read,
+                       embedding_cache=embedding_cache)
