@@ -55,10 +55,16 @@ def bs():
     return mod
 
 
+def _baseline(layer: int, name: str) -> float:
+    """The test baseline file's value of P / R / F at ``layer``."""
+    start, step = {"P": (0.6, 0.011), "R": (0.59, 0.012), "F": (0.595, 0.0115)}[name]
+    return start + step * layer
+
+
 @pytest.fixture(scope="module")
 def baseline_file(tmp_path_factory):
     f = tmp_path_factory.mktemp("bl") / "minilm.tsv"
-    rows = ["LAYER,P,R,F"] + [f"{i},{0.6 + 0.011 * i:.8f},{0.59 + 0.012 * i:.8f},{0.595 + 0.0115 * i:.8f}"
+    rows = ["LAYER,P,R,F"] + [f"{i},{_baseline(i, 'P'):.8f},{_baseline(i, 'R'):.8f},{_baseline(i, 'F'):.8f}"
                               for i in range(7)]
     f.write_text("\n".join(rows) + "\n")
     return str(f)
@@ -95,7 +101,10 @@ def test_score_matches_bert_score(bs, data, model_dir, cache_dir, baseline_file,
     for name, a, b in (("P", P, tp), ("R", R, tr), ("F", F, tf)):
         assert a.dtype == np.float64
         assert a.shape == (N,)
-        assert np.max(np.abs(a - b)) < TOL, f"{case} {name}: max |diff| {np.max(np.abs(a - b))}"
+        # rescaling, (x - base) / (1 - base), multiplies the float32 noise of the raw scores by
+        # 1 / (1 - base): ~3x at this baseline's layer 6 (1.07e-6 seen in a CI run for idf+rescaled P)
+        tol = TOL / (1 - _baseline(6, name)) if kw.get("rescale_with_baseline") else TOL
+        assert np.max(np.abs(a - b)) < tol, f"{case} {name}: max |diff| {np.max(np.abs(a - b))}"
     assert ours.hash == their_hash
     assert ours.signature.startswith("nrefs:1|model:all-MiniLM-L6-v2@")
     if "rescaled" in case:
