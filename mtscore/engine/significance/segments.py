@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ...kernels._resample import resample_sums
-from ..metrics.base import Metric, Score
+from ..metrics.base import Score
 from ..metrics.bootstrap import draw_indices, resolve_seed
-from ..metrics.mean_score import sum_mean_stats
+from ..metrics.mean_score import MeanSentenceMetric
 from .adapter import corpus_score
 from .paired import paired_ar_core, system_pairs
 from .resampling import DEFAULT_SAMPLES, estimate_ci, p_value, seed_for_signature, system_seed
@@ -117,31 +117,25 @@ def _mean_bootstrap(arrs: Sequence[np.ndarray], means: Sequence[float], n: int, 
     return pvals, [estimate_ci(ci_src[:, i]) for i in range(x.shape[1])]
 
 
-class _SegmentMean(Metric):
-    """The mean of segment scores as a metric on ``(N, 2)`` float64 ``[segment score, 1]``
-    statistics (COMET's layout and formulas: the total added in segment order, divided by the
-    count), so that AR runs through :func:`~.paired.paired_ar_core`, the code every metric with
-    statistics takes. It scores statistics only; it prepares and reads no text."""
+class _MeanScore(Score):
+    """The score of :class:`_SegmentMean`: the mean of the segment scores."""
 
-    def __init__(self, name: str = "score"):
-        super().__init__()
-        self.name = name
+    def __init__(self, mean: float, count: float):
+        super().__init__("score", mean)
+
+
+class _SegmentMean(MeanSentenceMetric):
+    """The mean of segment scores as a metric on ``(N, 2)`` float64 ``[segment score, 1]``
+    statistics (:class:`~..metrics.mean_score.MeanSentenceMetric`'s layout and formulas, COMET's
+    too: the total added in segment order, divided by the count), so that AR runs through
+    :func:`~.paired.paired_ar_core`, the code every metric with statistics takes. It scores
+    statistics only; it prepares and reads no text."""
+
+    _SCORE_TYPE = _MeanScore
+    _NAME = "compare_segment_scores"
 
     def prepare(self, refs, rows=None):  # pragma: no cover - statistics only
         raise NotImplementedError("_SegmentMean scores statistics, not text")
-
-    def stats(self, hyps, prepared):  # pragma: no cover - statistics only
-        raise NotImplementedError("_SegmentMean scores statistics, not text")
-
-    def compute_score_from_stats(self, stats) -> Score:
-        total, count = float(stats[0]), float(stats[1])
-        return Score(self.name, total / count if count > 0 else 0.0)
-
-    def sum_stats(self, stats) -> list:
-        return sum_mean_stats(stats)
-
-    def stats_columns(self) -> int:
-        return 2
 
 
 def _mean_ar(arrs: Sequence[np.ndarray], n: int, seed_int: int | None,
