@@ -168,3 +168,21 @@ def test_public_names():
     assert mc.load_comet is load_comet
     assert sorted(mc.__all__) == sorted(n for n in mc.__all__ if hasattr(mc, n))
     assert mc.MULTI_REF == ("mean", "max")
+
+
+def test_embedding_cache_reaches_the_loaded_scorer(tmp_path, monkeypatch):
+    """``COMET(model=..., embedding_cache=N)`` loads its scorer with that memo size: 0 keeps nothing
+    between two systems, the default keeps every text of the first; a bad size is refused by name."""
+    golden()
+    monkeypatch.setenv("MTSCORE_CACHE", str(tmp_path))  # the export goes to a fresh cache
+    d = golden_inputs(8)
+    kw = {"encoder": ENCODER, "sources": d["src"]}
+    off = COMET(GOLDEN / "models" / "regression-sparsemax", embedding_cache=0, **kw)
+    on = COMET(GOLDEN / "models" / "regression-sparsemax", **kw)
+    assert (off.scorer.embedding_cache, on.scorer.embedding_cache) == (0, 65536)
+    for m in (off, on):
+        m.corpus_stats(d["mt"], [d["ref"]])
+    assert off.scorer.cached_embeddings == 0
+    assert on.scorer.cached_embeddings == len(set(d["mt"]) | set(d["src"]) | set(d["ref"]))
+    with pytest.raises(CometInputError, match="embedding_cache"):
+        COMET(GOLDEN / "models" / "regression-sparsemax", embedding_cache=-1, **kw)

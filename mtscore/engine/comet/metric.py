@@ -25,7 +25,7 @@ import numpy as np
 from ..encoder.runtime import DEFAULT_BATCH_TOKENS
 from ..metrics.base import Metric, OwnSignature, Score
 from ..metrics.mean_score import sum_mean_stats
-from .scorer import CometInputError, CometReferencesIgnoredWarning, CometScorer, load_comet
+from .scorer import DEFAULT_EMBEDDING_CACHE, CometInputError, CometReferencesIgnoredWarning, CometScorer, load_comet
 
 __all__ = ["COMET", "MULTI_REF", "COMETScore", "COMETSignature"]
 
@@ -84,7 +84,10 @@ class COMET(Metric):
     :param encoder: folder or Hub name of the encoder's config.json/tokenizer.json
     :param device: cpu, cuda, cuda:N, auto; :param precision: fp32 (default), tf32, fp16
     :param multi_ref: "mean" (default) or "max" over a segment's references' scores
-    :param scorer: an already loaded :class:`CometScorer` (then model/encoder/device/precision unused)
+    :param embedding_cache: sentence embeddings kept by text across calls (several systems against
+        one test set encode each source and reference once; 0: none); see :func:`load_comet`
+    :param scorer: an already loaded :class:`CometScorer` (then model/encoder/device/precision/
+        batch_tokens/threads/embedding_cache unused)
     """
 
     reads_sources = True
@@ -95,7 +98,7 @@ class COMET(Metric):
                  encoder: str | os.PathLike[str] | None = None, device: str | None = "cpu",
                  precision: str | None = "fp32", multi_ref: str = "mean", batch_tokens: int | None = None,
                  threads: int | None = None, scorer: CometScorer | None = None, missing_refs: str = "error",
-                 progress: bool | None = None):
+                 progress: bool | None = None, embedding_cache: int = DEFAULT_EMBEDDING_CACHE):
         super().__init__(missing_refs)
         #: a bar over the encoded sequences of each scoring call: None = only on a terminal
         #: (:mod:`mtscore.engine.progress`); the CLI labels it "COMET i/n"
@@ -108,7 +111,8 @@ class COMET(Metric):
             if model is None:
                 raise CometInputError("COMET: no model; give one (--comet-model NAME|DIR, or model=)")
             scorer = load_comet(model, encoder=encoder, device=device or "cpu", precision=precision or "fp32",
-                                threads=threads, batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS)
+                                threads=threads, batch_tokens=batch_tokens or DEFAULT_BATCH_TOKENS,
+                                embedding_cache=embedding_cache)
         self.scorer = scorer
         self.multi_ref = multi_ref
         self.sources = None if sources is None else self._coerce_sources(sources)
