@@ -1,8 +1,8 @@
 """COMET's sentence-embedding memo (CometScorer ``embedding_cache``, scorer.py) on the golden models
 of tests/golden/comet: a second system scored against the same sources and references encodes only
 its own new translations (the sequences ``embed_ids`` receives are counted and compared); its scores
-equal a fresh scorer's bit for bit where an embedding does not depend on its batch (max / cls /
-default pooling) and within 1e-6 with avg pooling (the sum over padded positions moves float noise);
+equal a fresh scorer's bit for bit, with every pooling (an embedding is the same bytes alone and in a
+batch padded to a longer length: avg pooling with and without the layer norm, 1 and 2 threads);
 the memo's bound is least-recently-used and 0 disables it; ``embed`` (MBR) and unified_metric do not
 use it; the COMET metric reuses it across two ``corpus_stats`` calls (two systems)."""
 from __future__ import annotations
@@ -15,16 +15,16 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
+from mtscore.engine.comet.graph import OUTPUT
 from mtscore.engine.comet.metric import COMET
 from mtscore.engine.comet.scorer import DEFAULT_EMBEDDING_CACHE, CometInputError, CometScorer, load_comet
 from tests.comet_golden import ENCODER, GOLDEN, golden, golden_inputs
 
 N = 60  # segments used (the golden file has 313)
 
-#: embeddings independent of their batch, bit for bit (measured: max, cls and default pooling)
-BITWISE = ("regression-max-norm", "referenceless-cls", "referenceless-default-layer2")
-#: avg pooling: the sum over a batch's padded length moves the last bits of an embedding
-AVG = ("regression-sparsemax", "regression-softmax-norm")
+#: the golden models with a memo: avg pooling (without and with the layer norm), max, cls, default
+MODELS = ("regression-sparsemax", "regression-softmax-norm", "regression-max-norm", "referenceless-cls",
+          "referenceless-default-layer2")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def cache(tmp_path_factory) -> Path:
 
 def _load(name: str, cache: Path, **kw) -> CometScorer:
     """A fresh scorer (a warm load: the export and the head come from the module's cache)."""
-    return load_comet(GOLDEN / "models" / name, encoder=ENCODER, cache_dir=cache, threads=1, **kw)
+    return load_comet(GOLDEN / "models" / name, encoder=ENCODER, cache_dir=cache, **{"threads": 1, **kw})
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_second_system_encodes_only_its_new_translations(name, cache, encoded):
     assert len(encoded) == 2
 
 
-@pytest.mark.parametrize("name", BITWISE + AVG)
+@pytest.mark.parametrize("name", MODELS)
 def test_scores_after_another_system_equal_a_fresh_scorers(name, cache):
     d, sys_a = _systems()
     s, fresh = _load(name, cache), _load(name, cache)
@@ -95,13 +95,36 @@ def test_scores_after_another_system_equal_a_fresh_scorers(name, cache):
     b_alone = fresh.score(d["mt"], sources=d["src"], references=refs)
     assert float(np.ptp(b)) > 1e-3
     assert not np.allclose(a, b)
-    if name in BITWISE:
-        np.testing.assert_array_equal(b, b_alone)  # bit for bit: the memo changes no score
-    else:
-        np.testing.assert_allclose(b, b_alone, rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(b, b_alone)  # bit for bit: the memo changes no score
     # system A itself is unchanged by what came after it
     np.testing.assert_allclose(s.score(sys_a, sources=d["src"], references=refs), a, rtol=0, atol=0)
 
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", ["regression-sparsemax", "regression-softmax-norm"])  # avg; avg + layer norm
+def test_an_embedding_is_the_same_bytes_alone_and_in_a_padded_batch(name, threads, cache):
+    d = golden_inputs(N)
+    s = _load(name, cache, threads=threads)
+    assert s.spec.pool == "avg"
+    assert s.spec.layer_norm == (name == "regression-softmax-norm")
+    ids = s.tokenizer.encode(d["src"][:15] + d["ref"][:15])
+    alone = np.stack([s.embed_ids([a])[0] for a in ids])
+    pad, T = s.tokenizer.pad_id, max(map(len, ids)) + 9  # past the longest sentence too
+    # the session itself, each sentence with a full-length row of real ids padded to T
+    filler = np.r_[ids[0][:1], np.full(T - 2, 5, np.int64), ids[0][-1:]]
+    for i, a in enumerate(ids):
+        x = np.full((2, T), pad, np.int64)
+        m = np.zeros((2, T), np.int64)
+        x[0, :len(a)], x[1] = a, filler
+        m[0, :len(a)], m[1] = 1, 1
+        (got,) = s.session.session.run([OUTPUT], {"input_ids": x, "attention_mask": m})
+        assert len(a) < T
+        np.testing.assert_array_equal(got[0].view(np.uint32), alone[i].view(np.uint32))
+    # embed_ids: length-sorted batches, each padded to its longest sentence
+    together = s.embed_ids(ids)
+    assert len({len(a) for a in ids}) > 5
+    np.testing.assert_array_equal(together.view(np.uint32), alone.view(np.uint32))
 
 def test_score_references_fills_the_memo_and_embed_leaves_it(cache, encoded):
     d, sys_a = _systems()
@@ -183,6 +206,6 @@ def test_comet_metric_reuses_embeddings_across_systems(cache, encoded):
     new = set(d["mt"]) - set(sys_a) - set(d["src"]) - set(d["ref"])
     assert [len(c) for c in encoded] == [len(set(sys_a) | set(d["src"]) | set(d["ref"])), len(new)]
     alone = COMET(scorer=_load("regression-sparsemax", cache), sources=d["src"]).corpus_stats(d["mt"], [d["ref"]])
-    np.testing.assert_allclose(b, alone, rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(b, alone)
     np.testing.assert_allclose(m.scores_from_stats(b), golden()["models"]["regression-sparsemax"]["scores"][:N],
                                rtol=0, atol=1e-5)

@@ -14,14 +14,25 @@ The math is unbabel-comet 2.2.7's (``comet/modules/layerwise_attention.py``,
   tokens and all ``H`` dims at once: with ``m`` the attention mask and ``n = H * sum(m)``,
   ``mean = sum(h * m) / n``, ``var = sum(((h * m - mean) * m)^2) / n``,
   ``(h - mean) / sqrt(var + 1e-12)`` (padded positions are normalised too; pooling drops them);
+  each of the two sums is taken over ``H`` per token, then over the positions in order;
 * a layer number instead of the mix takes that hidden state as it is;
-* ``avg`` pooling: positions whose token id is the pad id are zeroed, the sum over positions is
-  divided by the attention-mask sum; ``max``: positions whose token id is the pad id are set to
-  ``-inf``, then the maximum over positions (``max_pooling``: the same token-id rule, not the
-  attention mask); ``cls``: the first position;
+* ``avg`` pooling: positions whose token id is the pad id are zeroed, the sum over positions (taken
+  in position order) is divided by the attention-mask sum; ``max``: positions whose token id is
+  the pad id are set to ``-inf``, then the maximum over positions (``max_pooling``: the same
+  token-id rule, not the attention mask); ``cls``: the first position;
 * ``default``: the encoder's own ``sentemb``, which for XLM-R (``comet/encoders/xlmr.py``) is the
   first position of the **last** hidden state (``last_hidden_states[:, 0, :]``), not of the mix or
   of ``layer``: unbabel-comet computes the mix and drops it, so only the encoder is built here.
+
+A sentence's embedding does not depend on the batch it is encoded in, bit for bit (onnxruntime's
+CPU kernels, measured on the golden models at 1 and 2 threads; CUDA's were not measured): every
+token's hidden state is the same bits at any padded length ``T``; a sum over a sentence's positions
+is the last row of a ``CumSum`` along ``T``, a sequential sum in position order whose padded
+positions, zero after the mask multiply, add exact zeros (a ``ReduceSum`` over ``T`` is a MatMul by
+ones in onnxruntime, blocked and threaded by ``T``: it moved avg-pooled embeddings by ~1e-6); the
+layer norm's sums over ``T * H`` values are sums over ``H`` per token (a fixed length), then such
+a sequential sum; the attention-mask counts are sums of 0s and 1s, exact in any order. The
+sentence-embedding memo and ``batch_tokens`` therefore change no embedding.
 
 The mix, the layer norm and the pooling always run in float32; with ``dtype=float16`` only the
 encoder runs in float16 and each hidden state is cast to float32 before it is used.
@@ -37,7 +48,7 @@ __all__ = ["GRAPH_VERSION", "LAYER_NORM_EPS", "OUTPUT", "build_comet_embedding_g
            "sparsemax_f32"]
 
 #: bump when the graph built here changes, so cached exports are rebuilt (with onnx_builder's version)
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2
 #: the graph's output: the pooled sentence embedding, float32 ``[batch, hidden]``
 OUTPUT = "sentemb"
 #: added to the variance inside the square root (``_layer_norm`` of layerwise_attention.py)
@@ -82,24 +93,48 @@ def _c32(g: GraphBuilder, value, base: str) -> str:
     return g.const(np.asarray(value, dtype=np.float32), base, dtype=np.float32)
 
 
+def _last(g: GraphBuilder, x: str) -> str:
+    """The last position along axis 1 of ``x`` ``[B, T, ...]``, the axis kept: ``[B, 1, ...]``."""
+    i64 = np.int64
+    return g.op("Slice", [x, g.const([-1], "start", i64), g.const([np.iinfo(i64).max], "end", i64),
+                          g.const([1], "ax", i64)])
+
+
+def _sum_over_positions(g: GraphBuilder, x: str) -> str:
+    """``x`` ``[B, T, K]`` summed over the positions, ``[B, 1, K]``, in the order 0, 1, ..., T-1
+    whatever ``T`` is: the last row of a CumSum along T (a sequential sum, onnxruntime's CPU kernel),
+    so positions past a sentence's own (zero after the mask multiply) add exact zeros and the sum
+    is the same bits at any padded length. A ReduceSum over T is not: onnxruntime's CPU kernel
+    reduces a middle axis with a MatMul by a ones vector whose blocking and threads depend on T."""
+    return _last(g, g.op("CumSum", [x, g.const(1, "ax", np.int64)]))
+
+
 class _SentenceNorm:
-    """COMET's per-sentence masked layer norm; the mask-derived tensors are built once."""
+    """COMET's per-sentence masked layer norm; the mask-derived tensors are built once. Each sum
+    over a sentence's ``T * H`` values is a sum over ``H`` per token (a fixed length: the same bits
+    at any ``T``), then over the positions in order (:func:`_sum_over_positions`)."""
 
     def __init__(self, g: GraphBuilder, hidden: int):
         self.g = g
         m = g.op("Cast", ["attention_mask"], to=g.onnx.TensorProto.FLOAT)  # [B, T]
         self.bmask = g.op("Unsqueeze", [m, g.const([-1], "ax", np.int64)], "bmask")  # [B, T, 1]
+        # a sum of 0s and 1s: exact in float32 in any order (T < 2^24)
         count = g.op("ReduceSum", [m, g.const([1], "ax", np.int64)], keepdims=1)  # [B, 1]
         count = g.op("Mul", [count, _c32(g, hidden, "hidden")])
         self.count = g.op("Unsqueeze", [count, g.const([-1], "ax", np.int64)], "count")  # [B, 1, 1]
-        self.axes = g.const([1, 2], "ax12", np.int64)
+        self.h_axis = g.const([2], "ax2", np.int64)
+
+    def _sum(self, x: str) -> str:
+        """``x`` ``[B, T, H]`` summed per sentence, ``[B, 1, 1]``."""
+        per_token = self.g.op("ReduceSum", [x, self.h_axis], keepdims=1)  # [B, T, 1]
+        return _sum_over_positions(self.g, per_token)
 
     def __call__(self, h: str) -> str:
         g = self.g
         masked = g.op("Mul", [h, self.bmask])
-        mean = g.op("Div", [g.op("ReduceSum", [masked, self.axes], keepdims=1), self.count])  # [B, 1, 1]
+        mean = g.op("Div", [self._sum(masked), self.count])  # [B, 1, 1]
         dev = g.op("Mul", [g.op("Sub", [masked, mean]), self.bmask])
-        var = g.op("Div", [g.op("ReduceSum", [g.op("Mul", [dev, dev]), self.axes], keepdims=1), self.count])
+        var = g.op("Div", [self._sum(g.op("Mul", [dev, dev])), self.count])
         std = g.op("Sqrt", [g.op("Add", [var, _c32(g, LAYER_NORM_EPS, "eps")])])
         return g.op("Div", [g.op("Sub", [h, mean]), std])
 
@@ -116,10 +151,10 @@ def _pool(g: GraphBuilder, x: str, pool: str, pad_id: int) -> str:
         raise ValueError(f"pool {pool!r}: expected 'avg', 'max', 'cls' or 'default'")
     keep = g.op("Not", [g.op("Equal", ["input_ids", g.const(pad_id, "pad", np.int64)])])
     keep = g.op("Unsqueeze", [g.op("Cast", [keep], to=g.onnx.TensorProto.FLOAT), g.const([-1], "ax", np.int64)])
-    total = g.op("ReduceSum", [g.op("Mul", [x, keep]), g.const([1], "ax", np.int64)], keepdims=0)  # [B, H]
+    total = _sum_over_positions(g, g.op("Mul", [x, keep]))  # [B, 1, H]
     m = g.op("Cast", ["attention_mask"], to=g.onnx.TensorProto.FLOAT)
-    n = g.op("ReduceSum", [m, g.const([1], "ax", np.int64)], keepdims=1)  # [B, 1]
-    return g.op("Div", [total, n])
+    n = g.op("ReduceSum", [m, g.const([1], "ax", np.int64)], keepdims=1)  # [B, 1]: 0s and 1s, exact
+    return g.op("Div", [g.op("Squeeze", [total, g.const([1], "ax", np.int64)]), n])  # [B, H]
 
 
 def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str = "mtscore"):

@@ -18,7 +18,8 @@ What unbabel-comet 2.2.7 does (``comet/encoders/base.py`` and ``bert.py``; Rei e
 
 The batches here are mtscore's, not COMET's (COMET sorts by characters and takes 16 rows): sentences
 sorted by token count, as many rows as fit a budget of padded tokens. COMET's scores do not depend on
-the batch (the layer norm of the mix is per sentence); padding moves only float noise.
+the batch (the layer norm of the mix is per sentence); on the CPU padding moves no bit of an
+embedding (:mod:`.graph`).
 """
 from __future__ import annotations
 

@@ -24,13 +24,12 @@ bounded memo text -> sentence embedding for :meth:`CometScorer.score` and
 first; default :data:`DEFAULT_EMBEDDING_CACHE`, about 256 MB at hidden size 1024; 0 disables it),
 so a second system's call encodes only its own new texts (its translations), not the sources and
 references again. ``unified_metric`` encodes (translation, source) pairs jointly and has no memo.
-On the CPU, with ``max``, ``cls`` or ``default`` pooling an embedding does not depend on the batch
-it was encoded in, bit for bit, so the memo changes no score (measured on the golden models; CUDA's
-kernels were not measured: take it as float noise there); with ``avg`` pooling (wmt22-comet-da)
-the sum over the padded positions does depend on the batch, at float noise (under 1e-7 on the
-golden models' scores, tests/engine/test_comet_memo.py): a system's scores may then differ at that
-level with what the same scorer encoded before, as they differ with ``batch_tokens`` (a fresh
-scorer, or ``embedding_cache=0``, gives the scores of that system alone).
+On the CPU, with every pooling (``avg`` with and without the layer norm, ``max``, ``cls``,
+``default``), an embedding does not depend on the batch it was encoded in, bit for bit (the sums
+over positions are sequential, :mod:`.graph`; tests/engine/test_comet_memo.py), so the memo changes
+no score: a system's scores are those of a fresh scorer whatever the same scorer encoded before,
+and ``batch_tokens`` changes none either. CUDA's kernels were not measured: take both as float
+noise there.
 
 References given to a model that does not read them (referenceless, unified) are ignored with a
 :class:`CometReferencesIgnoredWarning`, as unbabel-comet ignores them (its kiwi ``prepare_sample``
@@ -237,8 +236,7 @@ class CometScorer:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """COMET's sentence embedding of each text, float32 ``[len(texts), H]`` (each distinct text
         encoded once). Not defined for ``unified_metric``, whose embeddings are of (mt, src) pairs.
-        Not through the memo of :meth:`score` (MBR's groups rarely repeat a text, and a group's
-        utilities would then depend, at float noise with avg pooling, on the groups before it)."""
+        Not through the memo of :meth:`score` (MBR's groups rarely repeat a text)."""
         if self.spec.class_identifier == "unified_metric":
             raise CometInputError(f"{self.name}: unified_metric embeds (translation, source) pairs jointly, "
                                   "not single texts; use score()")
@@ -357,7 +355,7 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
     ``device``: cpu, cuda, cuda:N, auto; ``precision``: fp32 (default, IEEE float32 everywhere),
     tf32 (CUDA only), fp16 (the encoder in float16; mix, pooling and head in float32);
     ``threads``: onnxruntime intra-op threads (None: all cores); ``batch_tokens``: padded tokens
-    per encoder call (scores do not depend on it beyond float noise); ``cache_dir``: where the
+    per encoder call (scores do not depend on it: bit for bit on the CPU); ``cache_dir``: where the
     ONNX graph and the model's head are kept; ``revision``: the model's Hub revision;
     ``embedding_cache``: sentence embeddings kept by text across calls (regression classes: a later
     system's call encodes only texts not seen before; default :data:`DEFAULT_EMBEDDING_CACHE`, about
