@@ -7,8 +7,11 @@ adds ``model.int8.onnx`` beside it. A graph whose weights exceed :data:`EXTERNAL
 (protobuf's 2 GiB limit) keeps them in ``model.onnx.data`` beside ``model.onnx`` (ONNX external
 data, named relative to the graph; onnxruntime finds it because sessions open the graph by path);
 the manifest then records the data file and its size, and an entry whose data file is missing or
-of another size is not used. A folder is found again by a cheap key (path, size, mtime of
-config/weights + options), so a warm start never re-hashes 90 MB of weights.
+of another size is not used. mtscore's own builders write that data file while they build the
+graph (:class:`ExternalData`), so the weights are never held a second time as protobuf copies;
+the files are those :func:`save_model` writes from a finished model. A folder is found again by
+a cheap key (path, size, mtime of config/weights + options), so a warm start never re-hashes
+90 MB of weights.
 
 Read-only and unusable caches (the policy):
 
