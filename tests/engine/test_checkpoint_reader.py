@@ -110,6 +110,34 @@ def test_views_strides_offsets_and_shared_storage(tmp_path):
     assert got["rows"][0, 0] == 20
 
 
+def test_whole_storages_are_not_copied_twice(tmp_path):
+    """A tensor that is its whole storage (every weight of a state_dict saved normally) comes back
+    in the buffer its record was read into, not in a second copy: reading 16 MB of weights peaks
+    under 1.5 times their size (the record buffers plus a copy of each was twice). Two tensors of
+    one whole storage still give two arrays that share no memory."""
+    import tracemalloc
+
+    torch = _torch()
+    g = torch.Generator().manual_seed(0)
+    sd = {f"w{i}": torch.randn(512, 512, generator=g) for i in range(16)}  # 1 MiB each
+    sd["tied"] = sd["w3"].view(512, 512)  # another tensor object on the same whole storage
+    path = _save(sd, tmp_path / "big.ckpt")
+    tracemalloc.start()
+    try:
+        got = read_checkpoint(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    total = 16 << 20
+    assert sum(a.nbytes for k, a in got.items() if k != "tied") == total
+    assert peak < 1.5 * total + (1 << 20) + (1 << 20)  # the tied copy, one read piece
+    for k, t in sd.items():
+        _same(got[k], t.numpy())
+    assert not np.shares_memory(got["w3"], got["tied"])
+    got["w3"][0, 0] = 1e9
+    assert got["tied"][0, 0] == sd["w3"][0, 0].item()
+
+
 def test_parameters_and_module_state_dict(tmp_path):
     torch = _torch()
     torch.manual_seed(0)

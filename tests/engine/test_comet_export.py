@@ -111,3 +111,111 @@ def test_finish_model_moves_the_initializers(spec, monkeypatch):
     assert seen["left"] == 0
     assert [(t.name, t.raw_data) for t in model.graph.initializer] == seen["made"]
     assert len(seen["made"]) > 10
+
+
+def _sink_writes(monkeypatch) -> list[int]:
+    """Record the offset of every tensor the export streams to its data file while building."""
+    real = enc_cache.ExternalData.write
+    offsets: list[int] = []
+
+    def spy(self, data):
+        out = real(self, data)
+        offsets.append(out[1])
+        return out
+
+    monkeypatch.setattr(enc_cache.ExternalData, "write", spy)
+    return offsets
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("where", ["inline", "all external", "external from mid-build"])
+def test_streamed_export_is_byte_identical(spec, tmp_path, monkeypatch, dtype, where):
+    """The export writes its large initializers to model.onnx.data while the graph is built; its
+    files are byte for byte those of the graph built in memory and saved afterwards (the reference
+    writer), whether the threshold is never reached, reached at once, or crossed half-way (the
+    initializers made before are then written first, in order)."""
+    from external_data_reference import folder_files, reference_files, total_initializer_bytes
+
+    np_dtype = np.float16 if dtype == "float16" else np.float32
+    ref_model = build_comet_embedding_graph(spec, dtype=np_dtype)
+    total = total_initializer_bytes(ref_model)
+    threshold = {"inline": enc_cache.EXTERNAL_DATA_BYTES, "all external": 0, "external from mid-build": total // 2}[where]
+    # the tiny encoder has no 1 kB tensor: 64 bytes and up go to the data file here (8 x 8 floats)
+    want = reference_files(ref_model, threshold, min_bytes=64)
+    monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", threshold)
+    monkeypatch.setattr(enc_cache, "_EXTERNAL_MIN_TENSOR", 64)
+    streamed = _sink_writes(monkeypatch)
+    path = export_comet_embedding(spec, SHA, dtype, cache_dir=str(tmp_path / "cache"))
+    got = folder_files(path.parent)
+    assert sorted(got) == sorted(want)
+    assert got == want
+    man = json.loads((path.parent / "manifest.json").read_text())
+    if where == "inline":
+        assert streamed == []
+        assert "external_data" not in man
+    else:
+        assert len(streamed) >= 3  # the weights went out during the build, not after it
+        assert streamed == sorted(streamed)
+        assert all(o % 4096 == 0 for o in streamed)
+        assert man["external_data_bytes"] == len(want["model.onnx.data"])
+    assert _leftovers(path.parent) == []
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp") or p.name.startswith("."))
+
+
+def test_export_consumes_the_weights_while_building(spec, tmp_path, monkeypatch):
+    """consume_weights: each encoder weight leaves the spec's dict as the graph takes it (by the
+    time the graph is finished the dict is empty), the export is the one a non-consuming export
+    makes, and the spec then refuses to build a graph instead of building one from nothing."""
+    from external_data_reference import folder_files
+
+    from mtscore.engine.comet import graph as comet_graph
+
+    own = dataclasses.replace(spec, encoder_weights=dict(spec.encoder_weights))
+    n = len(own.encoder_weights)
+    assert n > 10
+    left_at_finish = []
+    real = comet_graph.finish_model
+
+    def spy(g, *a, **k):
+        left_at_finish.append(len(own.encoder_weights))
+        return real(g, *a, **k)
+
+    monkeypatch.setattr(comet_graph, "finish_model", spy)
+    monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
+    monkeypatch.setattr(enc_cache, "_EXTERNAL_MIN_TENSOR", 64)
+    path = export_comet_embedding(own, SHA, cache_dir=str(tmp_path / "a"), consume_weights=True)
+    assert left_at_finish == [0]
+    assert own.encoder_weights == {}
+    assert len(spec.encoder_weights) == n  # the default leaves the caller's dict alone
+    kept = export_comet_embedding(spec, SHA, cache_dir=str(tmp_path / "b"))
+    assert len(spec.encoder_weights) == n
+    assert folder_files(path.parent) == folder_files(kept.parent)
+    with pytest.raises(ValueError, match="encoder weights were consumed by an earlier export"):
+        build_comet_embedding_graph(own)
+    # a cached export is found without building: nothing to consume, no error
+    assert export_comet_embedding(own, SHA, cache_dir=str(tmp_path / "a"), consume_weights=True) == path
+
+
+def test_failed_streamed_export_leaves_no_file(spec, tmp_path, monkeypatch):
+    """A build that fails after some weights went to the data file removes the temporary file:
+    no data file, no graph, no manifest."""
+    from mtscore.engine.comet import export as comet_export
+
+    monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
+    monkeypatch.setattr(enc_cache, "_EXTERNAL_MIN_TENSOR", 64)
+    streamed = _sink_writes(monkeypatch)
+    real = comet_export.build_comet_embedding_graph
+
+    def fails_late(*a, **k):
+        real(*a, **k)
+        assert streamed  # the data file exists (under its temporary name) by now
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(comet_export, "build_comet_embedding_graph", fails_late)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        export_comet_embedding(spec, SHA, cache_dir=str(tmp_path))
+    folder = next((tmp_path / "encoders").iterdir())
+    assert sorted(p.name for p in folder.iterdir()) == []

@@ -98,6 +98,22 @@ def _only_data_then_fail(monkeypatch):
     monkeypatch.setattr(enc_cache, "_atomic_write_bytes", fail_graph)
 
 
+def _die_midway(f):
+    """A file object whose fourth write fails."""
+    class Dying:
+        n = 0
+
+        def write(self, b):
+            Dying.n += 1
+            if Dying.n > 3:
+                raise OSError(5, "Input/output error")
+            return f.write(b)
+
+        def close(self):
+            f.close()
+    return Dying()
+
+
 @pytest.mark.parametrize("broken", ["no graph", "no data", "short data", "long data", "data write fails"])
 def test_a_half_written_pair_is_never_used(model_dir, tmp_path, monkeypatch, broken):
     monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
@@ -106,23 +122,14 @@ def test_a_half_written_pair_is_never_used(model_dir, tmp_path, monkeypatch, bro
     if broken in ("no graph", "data write fails"):
         if broken == "no graph":
             _only_data_then_fail(monkeypatch)
-        else:
-            real = enc_cache.atomic_write
+        else:  # the data file is written while the graph is built (ExternalData): fail half-way
+            real_open = enc_cache.ExternalData._open
 
-            def die_midway(path, write, what=""):
-                def partial(f):
-                    class Dying:
-                        n = 0
+            def dying_open(self):
+                real_open(self)
+                self._file = _die_midway(self._file)
 
-                        def write(self, b):
-                            Dying.n += 1
-                            if Dying.n > 3:
-                                raise OSError(5, "Input/output error")
-                            return f.write(b)
-                    write(Dying())
-                real(path, partial, what)
-
-            monkeypatch.setattr(enc_cache, "atomic_write", die_midway)
+            monkeypatch.setattr(enc_cache.ExternalData, "_open", dying_open)
         with pytest.raises(OSError, match=r"No space left|Input/output error"):
             enc_cache.export_encoder(model_dir, 2, cache_dir=cache)
         folder = next((tmp_path / "c" / "encoders").iterdir())
@@ -146,3 +153,60 @@ def test_a_half_written_pair_is_never_used(model_dir, tmp_path, monkeypatch, bro
     assert Path(man["onnx"]).with_name("model.onnx.data").stat().st_size == man["external_data_bytes"]
     assert _leftovers(Path(man["onnx"]).parent) == []
     np.testing.assert_array_equal(_run(man["onnx"]), want)
+
+
+def test_save_model_of_a_finished_model(model_dir, tmp_path, monkeypatch):
+    """save_model without the builder's ExternalData (a model made elsewhere: the fused graph,
+    torch.onnx) writes the data file itself, the same bytes the streamed export writes; a write
+    that fails half-way leaves nothing behind."""
+    from external_data_reference import folder_files
+
+    from mtscore.engine.encoder import onnx_builder
+    from mtscore.engine.encoder.model_dir import load_weights, read_config, weights_file
+
+    def built():
+        return onnx_builder.build_encoder_graph(read_config(model_dir), load_weights(weights_file(model_dir)), 2)
+
+    monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
+    streamed = Path(enc_cache.export_encoder(model_dir, 2, cache_dir=str(tmp_path / "c"))["onnx"])
+    (tmp_path / "m").mkdir()
+    info = enc_cache.save_model(built(), tmp_path / "m" / "model.onnx")
+    assert info == {"external_data": "model.onnx.data",
+                    "external_data_bytes": (streamed.parent / "model.onnx.data").stat().st_size}
+    assert folder_files(tmp_path / "m") == folder_files(streamed.parent)
+    real = enc_cache.atomic_write
+    monkeypatch.setattr(enc_cache, "atomic_write", lambda path, write, what="": real(
+        path, lambda f: write(_die_midway(f)), what))
+    (tmp_path / "f").mkdir()
+    with pytest.raises(OSError, match="Input/output error"):
+        enc_cache.save_model(built(), tmp_path / "f" / "model.onnx")
+    assert list((tmp_path / "f").iterdir()) == []
+
+
+def test_streamed_encoder_export_is_byte_identical(model_dir, tmp_path, monkeypatch):
+    """BERTScore's export streams its weights while building too: at thresholds that put every
+    weight, or those after the first half, in the data file, its files are those of the graph
+    built in memory and saved afterwards (the reference writer); the loaded weights are consumed."""
+    from external_data_reference import folder_files, reference_files, total_initializer_bytes
+
+    from mtscore.engine.encoder import onnx_builder
+    from mtscore.engine.encoder.model_dir import load_weights, read_config, weights_file
+
+    config, wfile = read_config(model_dir), weights_file(model_dir)
+    total = total_initializer_bytes(onnx_builder.build_encoder_graph(config, load_weights(wfile), 2))
+    left = []
+    real_build = onnx_builder.build_encoder_graph
+
+    def spy(config, weights, *a, **k):
+        model = real_build(config, weights, *a, **k)
+        left.append(len(weights))
+        return model
+
+    monkeypatch.setattr(onnx_builder, "build_encoder_graph", spy)
+    for threshold in (0, total // 2):
+        want = reference_files(real_build(config, load_weights(wfile), 2), threshold)
+        assert "model.onnx.data" in want
+        monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", threshold)
+        man = enc_cache.export_encoder(model_dir, 2, cache_dir=str(tmp_path / str(threshold)))
+        assert folder_files(Path(man["onnx"]).parent) == want
+    assert left == [0, 0]  # a 2-layer model cut at layer 2 uses every weight

@@ -41,7 +41,8 @@ obtains any global, for the ``GLOBAL``, ``STACK_GLOBAL``, ``INST`` and extension
 
 Arrays are rebuilt with the stored size, stride and offset after checking that every element lies
 inside the storage (``as_strided`` does not check), then copied into a C-contiguous array in native
-byte order; all arrays of one file together may take at most twice the file's size plus 64 MiB (a
+byte order (the first tensor that is its whole storage, C-contiguous in native order, takes the
+storage's buffer itself instead of a copy: each array still owns its memory alone); all arrays of one file together may take at most twice the file's size plus 64 MiB (a
 zero-stride view could otherwise ask for terabytes from a few bytes). Storage dtypes: Float, Half, Double, Long, Int, Short, Char, Byte, Bool, and BFloat16
 (numpy has no bfloat16: widened exactly to float32). Tensors of other kinds (quantized, sparse,
 complex, the ``_rebuild_tensor_v3`` dtypes such as uint16) are refused as unknown globals.
@@ -114,15 +115,18 @@ class _Budget:
 
 class _Storage:
     """One storage record read from the zip: a 1-d array of ``numel`` elements in the file's byte
-    order (``bfloat16`` held as ``uint16``), and the memory budget of its checkpoint."""
+    order (``bfloat16`` held as ``uint16``), and the memory budget of its checkpoint. ``given``:
+    the array itself was handed out as a tensor (it covers the whole storage); any other tensor of
+    this storage is a copy."""
 
-    __slots__ = ("array", "bfloat16", "budget")
+    __slots__ = ("array", "bfloat16", "budget", "given")
     __setstate__ = _no_setstate
 
     def __init__(self, array: np.ndarray, bfloat16: bool, budget: _Budget):
         self.array = array
         self.bfloat16 = bfloat16
         self.budget = budget
+        self.given = False
 
 
 # name in the pickle (module, name) -> numpy dtype code; "bfloat16" is read as 2-byte unsigned
@@ -144,9 +148,21 @@ def _check_ints(what: str, values: Any) -> tuple[int, ...]:
     return tuple(values)
 
 
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The element strides of a C-contiguous tensor of ``shape`` (torch's ``stride()``)."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return tuple(reversed(out))
+
+
 def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any, requires_grad: Any = False,
                        backward_hooks: Any = None, metadata: Any = None) -> np.ndarray:
-    """``torch._utils._rebuild_tensor_v2`` rebuilt as a C-contiguous numpy array (a copy)."""
+    """``torch._utils._rebuild_tensor_v2`` rebuilt as a C-contiguous numpy array of its own: the
+    storage's array itself, reshaped, for the first tensor that covers a whole native-order storage
+    in C order (every tensor of a ``state_dict`` saved normally: no second copy of the weights),
+    else a copy."""
     if not isinstance(storage, _Storage):
         raise pickle.UnpicklingError("a tensor's storage must be a storage record of the checkpoint")
     if type(storage_offset) is not int or storage_offset < 0:
@@ -168,10 +184,16 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
             raise pickle.UnpicklingError(
                 f"tensor of size {shape}, stride {strides}, offset {storage_offset} reaches element {last} "
                 f"of a storage of {flat.shape[0]}")
-        base = flat[storage_offset:]
-        view = np.lib.stride_tricks.as_strided(
-            base, shape=shape, strides=tuple(s * flat.itemsize for s in strides), writeable=False)
-        out = np.array(view, dtype=native, order="C", copy=True)
+        whole = (storage_offset == 0 and last == flat.shape[0] - 1 and flat.dtype == native
+                 and int(np.prod(shape, dtype=object)) == flat.shape[0])
+        if whole and not storage.given and strides == _contiguous_strides(shape):
+            storage.given = True  # handed out once: a second tensor of this storage gets a copy
+            out = flat.reshape(shape)
+        else:
+            base = flat[storage_offset:]
+            view = np.lib.stride_tricks.as_strided(
+                base, shape=shape, strides=tuple(s * flat.itemsize for s in strides), writeable=False)
+            out = np.array(view, dtype=native, order="C", copy=True)
     if storage.bfloat16:  # the high half of a float32: widening is exact
         out = (out.astype(np.uint32) << 16).view(np.float32)
     return out

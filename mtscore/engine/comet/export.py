@@ -68,14 +68,22 @@ def cached_comet_embedding(spec: CometSpec, checkpoint_sha256: str, dtype: str =
 
 
 def export_comet_embedding(spec: CometSpec, checkpoint_sha256: str, dtype: str = "float32", *,
-                           cache_dir: str | None = None, force: bool = False) -> Path:
+                           cache_dir: str | None = None, force: bool = False,
+                           consume_weights: bool = False) -> Path:
     """The path of the ONNX file computing ``spec``'s sentence embedding (inputs ``input_ids`` /
     ``attention_mask`` int64 ``[batch, seq]``, output ``sentemb`` float32 ``[batch, hidden]``),
     built and cached on first use. ``checkpoint_sha256``: the hash of the ``.ckpt`` the spec was read
     from (the caller has it for the signature). ``dtype``: "float32" or "float16" (the encoder only;
     see :func:`~.graph.build_comet_embedding_graph`). Open the file by path (its weights may be in
     ``model.onnx.data`` beside it). ``force``: rebuild even when cached. A ``head_only`` spec
-    (no encoder weights) only finds a cached export: ValueError when there is none (or ``force``)."""
+    (no encoder weights) only finds a cached export: ValueError when there is none (or ``force``).
+
+    Memory: the large weights are written to ``model.onnx.data`` while the graph is built
+    (:class:`~mtscore.engine.encoder.cache.ExternalData`; the files are those :func:`save_model`
+    writes from the finished graph), so no protobuf copy of them is held; ``consume_weights``:
+    the spec's ``encoder_weights`` dict is emptied as the graph takes each weight (a built export
+    then holds the only copy; :func:`~.scorer.load_comet` drops the weights after the export
+    anyway), and the spec cannot build another graph. A cached export consumes nothing."""
     loc, folder = _export_folder(spec, checkpoint_sha256, dtype, cache_dir)
     man = None if force else cache.read_manifest(folder)
     if man is not None:
@@ -85,10 +93,11 @@ def export_comet_embedding(spec: CometSpec, checkpoint_sha256: str, dtype: str =
                          "is not cached and a head_only spec (no encoder weights) cannot build it; read the "
                          "checkpoint (load_comet_spec)")
     folder = cache.build_folder(folder, loc.describe(), f"ONNX export of the COMET model {checkpoint_sha256[:12]}")
-    model = build_comet_embedding_graph(spec, dtype=_DTYPES[dtype])
     onnx_path = folder / "model.onnx"
-    external = cache.save_model(model, onnx_path)
-    del model
+    with cache.ExternalData(onnx_path) as sink:
+        model = build_comet_embedding_graph(spec, dtype=_DTYPES[dtype], sink=sink, consume=consume_weights)
+        external = cache.save_model(model, onnx_path, sink)
+        del model
     cache.write_manifest(folder, {
         "onnx": str(onnx_path), "kind": "comet-sentence-embedding", "output": OUTPUT,
         "checkpoint_sha256": checkpoint_sha256, "class_identifier": spec.class_identifier,

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoder.onnx_builder import GraphBuilder, encoder_hidden_states, finish_model
+from ..encoder.onnx_builder import GraphBuilder, InitializerSink, encoder_hidden_states, finish_model
 from .spec import CometSpec
 
 __all__ = ["GRAPH_VERSION", "LAYER_NORM_EPS", "OUTPUT", "build_comet_embedding_graph", "mix_weights", "softmax_f32",
@@ -157,7 +157,8 @@ def _pool(g: GraphBuilder, x: str, pool: str, pad_id: int) -> str:
     return g.op("Div", [g.op("Squeeze", [total, g.const([1], "ax", np.int64)]), n])  # [B, H]
 
 
-def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str = "mtscore"):
+def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str = "mtscore", *,
+                                sink: InitializerSink | None = None, consume: bool = False):
     """An ``onnx.ModelProto`` computing COMET's sentence embedding of ``spec`` (see the module
     docstring for the math).
 
@@ -165,22 +166,32 @@ def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str
     ``</s>``, padded with ``spec.dims.pad_token_id``; mask 1 for real tokens). Output
     :data:`OUTPUT` (``"sentemb"``): float32 ``[batch, hidden]``. ``dtype``: float32 (parity) or
     float16 (the encoder only; the weights are cast from whatever dtype the checkpoint stored).
-    Raises ValueError for a ``head_only`` spec (it has no encoder weights)."""
+    ``sink``: where large initializers are streamed while building (see
+    :class:`~mtscore.engine.encoder.onnx_builder.GraphBuilder`; the cache's ``ExternalData``).
+    ``consume``: the spec's ``encoder_weights`` dict is emptied, each weight as the graph takes
+    it and the unused ones (blocks above the mix's last non-zero weight) at the end, so the
+    checkpoint's arrays are freed while the graph is built; the spec cannot build a graph again.
+    Raises ValueError for a ``head_only`` spec (it has no encoder weights), and for a spec whose
+    weights an earlier ``consume`` build took."""
     if spec.head_only:
         raise ValueError(f"{spec.class_identifier}: cannot build the embedding graph of a head_only spec "
                          "(rebuilt from the cached COMET head, without the encoder weights); build it from "
                          "the spec of the checkpoint (load_comet_spec)")
+    if not spec.encoder_weights:
+        raise ValueError(f"{spec.class_identifier}: the spec's encoder weights were consumed by an earlier "
+                         "export; read the checkpoint again (load_comet_spec) to build another graph")
     dt = np.dtype(dtype)
     if dt not in (np.float32, np.float16):
         raise ValueError(f"dtype {dt}: expected float32 or float16")
-    g = GraphBuilder(dt)
+    g = GraphBuilder(dt, sink)
     hidden = spec.dims.hidden
+    weights = spec.encoder_weights
     if spec.pool == "default":
-        *_, x = encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, spec.dims.layers)
+        *_, x = encoder_hidden_states(g, spec.encoder_config, weights, spec.dims.layers, consume=consume)
         emb = _f32(g, x)
         name = f"comet_default_L{spec.dims.layers}"
     elif spec.layer is not None:
-        *_, x = encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, spec.layer)
+        *_, x = encoder_hidden_states(g, spec.encoder_config, weights, spec.layer, consume=consume)
         emb = _f32(g, x)
         name = f"comet_L{spec.layer}_{spec.pool}"
     else:
@@ -189,7 +200,7 @@ def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str
         last = int(used[-1])
         norm = _SentenceNorm(g, hidden) if spec.layer_norm else None
         acc = None
-        for k, h in enumerate(encoder_hidden_states(g, spec.encoder_config, spec.encoder_weights, last)):
+        for k, h in enumerate(encoder_hidden_states(g, spec.encoder_config, weights, last, consume=consume)):
             if w[k] == 0:
                 continue
             h = _f32(g, h)
@@ -200,5 +211,7 @@ def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str
         assert acc is not None  # sparsemax and softmax weights sum to 1: one is non-zero
         emb = g.op("Mul", [_c32(g, np.float32(spec.gamma), "gamma"), acc], "scaled")
         name = f"comet_{spec.mix}{'_norm' if spec.layer_norm else ''}_{spec.pool}"
+    if consume:
+        weights.clear()  # what the graph did not take (blocks it does not build)
     out = _pool(g, emb, spec.pool, spec.dims.pad_token_id)
     return finish_model(g, out, OUTPUT, ["batch", hidden], name, producer, cast=False)  # float32 already

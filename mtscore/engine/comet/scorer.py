@@ -89,16 +89,18 @@ class CometReferencesIgnoredWarning(UserWarning):
 
 
 def comet_graph_path(spec: CometSpec, checkpoint_sha256: str, dtype: str = "float32",
-                     cache_dir: str | os.PathLike[str] | None = None) -> Path:
+                     cache_dir: str | os.PathLike[str] | None = None, *, consume_weights: bool = False) -> Path:
     """The ONNX file of ``spec``'s sentence-embedding graph (:func:`~.graph.build_comet_embedding_graph`),
     built once per (checkpoint sha256, hyper-parameters, ``dtype`` "float32" | "float16", graph
     version) under the cache (``cache_dir``, else ``MTSCORE_CACHE`` / ``XDG_CACHE_HOME`` /
     ``~/.cache/mtscore``) by :func:`~.export.export_comet_embedding`: graphs over the cache's
     external-data threshold (XLM-R large fp32, over 2 GiB) keep their weights in ``model.onnx.data``
     beside the file, so open it by path. An unwritable cache falls back to a temporary folder of
-    this process with a warning."""
+    this process with a warning. ``consume_weights``: an export empties ``spec.encoder_weights``
+    as it goes (see :func:`~.export.export_comet_embedding`)."""
     return export_comet_embedding(spec, checkpoint_sha256, dtype,
-                                  cache_dir=None if cache_dir is None else os.fspath(cache_dir))
+                                  cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+                                  consume_weights=consume_weights)
 
 
 def _column(values: Sequence[str] | None, name: str, n: int | None) -> list[str] | None:
@@ -382,7 +384,9 @@ def load_comet(model: str | os.PathLike[str], *, encoder: str | os.PathLike[str]
     if spec is None or path is None:
         head_cached = spec is not None
         spec = load_comet_spec(files)
-        path = comet_graph_path(spec, sha, dtype, cache)
+        # the export takes the encoder's weights out of the spec as it writes them (one copy of
+        # the 2.2 GB alive at a time, XLM-R large); the spec's head stays for write_comet_head
+        path = comet_graph_path(spec, sha, dtype, cache, consume_weights=True)
         # an export that went to this process's temporary folder (an unwritable cache, already
         # warned about) leaves no head worth keeping: no later process would find either
         if not head_cached and cache_location(cache).path.resolve() in path.resolve().parents:

@@ -7,8 +7,11 @@ adds ``model.int8.onnx`` beside it. A graph whose weights exceed :data:`EXTERNAL
 (protobuf's 2 GiB limit) keeps them in ``model.onnx.data`` beside ``model.onnx`` (ONNX external
 data, named relative to the graph; onnxruntime finds it because sessions open the graph by path);
 the manifest then records the data file and its size, and an entry whose data file is missing or
-of another size is not used. A folder is found again by a cheap key (path, size, mtime of
-config/weights + options), so a warm start never re-hashes 90 MB of weights.
+of another size is not used. mtscore's own builders write that data file while they build the
+graph (:class:`ExternalData`), so the weights are never held a second time as protobuf copies;
+the files are those :func:`save_model` writes from a finished model. A folder is found again by
+a cheap key (path, size, mtime of config/weights + options), so a warm start never re-hashes
+90 MB of weights.
 
 Read-only and unusable caches (the policy):
 
@@ -42,11 +45,11 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import IO, Callable, NamedTuple
 
 import numpy as np
 
-from ..atomic import atomic_write
+from ..atomic import OutputError, atomic_write, register_temporary
 from . import onnx_builder
 from .model_dir import (
     EncoderError,
@@ -167,13 +170,114 @@ def external_data_name(onnx_path: Path) -> str:
     return Path(onnx_path).name + ".data"
 
 
-def save_model(model, path: Path) -> dict | None:
+class ExternalData:
+    """The external-data file of the graph ``onnx_path``, filled while the graph is built: the
+    :class:`~.onnx_builder.InitializerSink` of :class:`~.onnx_builder.GraphBuilder` (threshold
+    :data:`EXTERNAL_DATA_BYTES`, tensors of at least 1 kB), so the weights go to disk as the builder
+    makes them instead of being held as a second, protobuf copy until :func:`save_model`. The file
+    is the one :func:`save_model` writes from a finished model: the same tensors in the same order,
+    each at a 4096-aligned offset (zero padding between), named by :func:`external_data_name`.
+
+    A context manager: the bytes go to a temporary file beside the graph (made on the first
+    write: a small graph never makes one), which :func:`save_model` renames into place before it
+    writes the graph; leaving the ``with`` block without that (an error) removes it. An
+    ``OSError`` becomes :class:`~mtscore.engine.atomic.OutputError` naming the data file."""
+
+    def __init__(self, onnx_path: Path):
+        self.path = Path(onnx_path).with_name(external_data_name(Path(onnx_path)))
+        self.location = self.path.name
+        self.threshold = EXTERNAL_DATA_BYTES
+        self.min_bytes = _EXTERNAL_MIN_TENSOR
+        self.size = 0  # bytes written so far (the data file's size)
+        self._file: IO[bytes] | None = None
+        self._tmp: str | None = None
+        self._guard: contextlib.ExitStack | None = None
+
+    @property
+    def used(self) -> bool:
+        """Whether any tensor was written (the graph then refers to this file)."""
+        return self._tmp is not None
+
+    def write(self, data: np.ndarray) -> tuple[str, int]:
+        """Append ``data``'s bytes (C order, as they are) at the next 4096-aligned offset;
+        returns ``(location, offset)`` for the tensor's external-data entry."""
+        try:
+            if self._file is None:
+                self._open()
+            assert self._file is not None
+            pad = -self.size % _EXTERNAL_ALIGN
+            self._file.write(b"\0" * pad)
+            offset = self.size + pad
+            self._file.write(np.ascontiguousarray(data).reshape(-1).view(np.uint8).data)
+        except OSError as e:
+            raise self._error(e) from None
+        self.size = offset + data.nbytes
+        return self.location, offset
+
+    def _open(self) -> None:
+        fd, self._tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.location}.", suffix=".tmp")
+        self._guard = contextlib.ExitStack()
+        self._guard.enter_context(register_temporary(self._tmp))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self._tmp, 0o666 & ~umask)  # as atomic_write: the usual permissions, not mkstemp's 0600
+        self._file = os.fdopen(fd, "wb")
+
+    def _error(self, e: OSError) -> OutputError:
+        return OutputError(e.errno, e.strerror or str(e), str(self.path), str(self.path))
+
+    def commit(self) -> None:
+        """Close the file and rename it into place (nothing to do when nothing was written)."""
+        if self._tmp is None:
+            return
+        try:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+            os.replace(self._tmp, self.path)
+        except OSError as e:
+            raise self._error(e) from None
+        self._tmp = None
+        self._close_guard()
+
+    def discard(self) -> None:
+        """Close and remove the temporary file, if any (the graph was not saved)."""
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._tmp)
+            self._tmp = None
+        self._close_guard()
+
+    def _close_guard(self) -> None:
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
+
+    def __enter__(self) -> ExternalData:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+
+def save_model(model, path: Path, external: ExternalData | None = None) -> dict | None:
     """Write ``model`` to ``path`` atomically. Up to :data:`EXTERNAL_DATA_BYTES` of initializers: one
     protobuf file, returns None. Above: the initializers of at least 1 kB go to
     :func:`external_data_name` beside it (each at a 4096-aligned offset, referenced by the relative
     name, so the folder can move), written to a temporary name and renamed first, then the graph;
     returns ``{"external_data": name, "external_data_bytes": size}`` for the manifest, which the
-    caller writes last. ``model``'s initializers are emptied in that case (no 2 GB copy is made)."""
+    caller writes last. ``model``'s initializers are emptied in that case (no 2 GB copy is made).
+    ``external``: the :class:`ExternalData` the model was built with; when the builder wrote to it,
+    the data file is already complete: it is renamed into place, then the graph written."""
+    if external is not None and external.used:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        external.commit()
+        _atomic_write_bytes(path, model.SerializeToString())
+        return {"external_data": external.location, "external_data_bytes": external.size}
     inits = list(model.graph.initializer)
     if sum(t.ByteSize() for t in inits) <= EXTERNAL_DATA_BYTES:
         _atomic_write_bytes(path, model.SerializeToString())
@@ -272,10 +376,11 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     if check_source is not None:
         check_source(wfile, src_hash)
     folder = build_folder(folder, loc.describe(), f"ONNX export of {model_dir}")
-    model, exporter = _build_model(model_dir, config, wfile, layer, dtype)
     onnx_path = folder / "model.onnx"
-    external = save_model(model, onnx_path)
-    del model
+    with ExternalData(onnx_path) as sink:
+        model, exporter = _build_model(model_dir, config, wfile, layer, dtype, sink)
+        external = save_model(model, onnx_path, sink)
+        del model
     if fused:
         onnx_path, external = _fuse(onnx_path, config)
     hidden, _, n_layers = _dims(config)
@@ -290,13 +395,15 @@ def export_encoder(model_dir: Path, layer: int, dtype: str = "float32", fused: b
     return man
 
 
-def _build_model(model_dir: Path, config: dict, wfile: Path, layer: int, dtype: str):
-    """(onnx ModelProto, exporter name): torch-free for supported architectures, else torch.onnx."""
+def _build_model(model_dir: Path, config: dict, wfile: Path, layer: int, dtype: str, sink: ExternalData):
+    """(onnx ModelProto, exporter name): torch-free for supported architectures (large weights
+    streamed to ``sink``, each dropped from the loaded weights as the graph takes it), else torch.onnx."""
     mt = config.get("model_type", "")
     if mt in onnx_builder.SUPPORTED:
         weights = load_weights(wfile)
         np_dtype = np.float16 if dtype == "float16" else np.float32
-        return onnx_builder.build_encoder_graph(config, weights, layer, dtype=np_dtype), "mtscore-onnx-builder"
+        return onnx_builder.build_encoder_graph(config, weights, layer, dtype=np_dtype, sink=sink,
+                                                consume=True), "mtscore-onnx-builder"
     try:
         import torch  # noqa: F401
     except ImportError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -34,24 +34,54 @@ class UnsupportedArchitecture(ValueError):
     pass
 
 
+def _stripped(key: str) -> str:
+    for p in _PREFIXES:
+        if key.startswith(p):
+            return key[len(p):]
+    return key
+
+
 def _strip_prefix(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    out = {}
-    for k, v in weights.items():
-        for p in _PREFIXES:
-            if k.startswith(p):
-                k = k[len(p):]
-                break
-        out[k] = v
-    return out
+    return {_stripped(k): v for k, v in weights.items()}
+
+
+class InitializerSink(Protocol):
+    """Where :class:`GraphBuilder` streams large initializers while it builds (the encoder cache's
+    :class:`~mtscore.engine.encoder.cache.ExternalData`): once the initializers' total serialised
+    size exceeds ``threshold`` bytes, every initializer of at least ``min_bytes`` bytes (the ones
+    already made, then each new one) goes to ``write``, which stores its bytes and returns
+    ``(location, offset)``; the graph keeps a reference to it (ONNX external data)."""
+
+    threshold: int
+    min_bytes: int
+
+    def write(self, data: np.ndarray) -> tuple[str, int]: ...
+
+
+#: numpy dtypes whose TensorProto (``numpy_helper.from_array``) is dims, data_type, name and the
+#: little-endian bytes as ``raw_data``, nothing else: those can be written out without a proto copy
+_RAW_KINDS = "biuf"
+
+
+def _raw_size(header_bytes: int, n: int) -> int:
+    """The serialised size of a TensorProto of ``header_bytes`` (without data) once it holds ``n``
+    bytes of ``raw_data`` (field 9: a one-byte tag, the varint length, the bytes)."""
+    return header_bytes + 1 + max(1, (n.bit_length() + 6) // 7) + n
 
 
 class GraphBuilder:
     """Tiny helper around onnx.helper that names nodes and holds initializers: ``const`` adds an
     initializer (in the graph's dtype unless ``dtype`` is given), ``op`` a node; both return the
     name of the new value. Public so that graphs built on the encoder (COMET's sentence embedding)
-    can add their own nodes."""
+    can add their own nodes.
 
-    def __init__(self, dtype: np.dtype):
+    ``sink``: an :class:`InitializerSink` that takes the large initializers' bytes as soon as the
+    graph is known to need external data (the same rule and order as the cache's ``save_model``,
+    which writes them after the fact without a sink), so a graph of 2 GB of weights never holds
+    them as protobuf copies: until then a large initializer is kept as the numpy array it was made
+    from (often the checkpoint's own array, no copy), after that it goes straight to the sink."""
+
+    def __init__(self, dtype: np.dtype, sink: InitializerSink | None = None):
         import onnx
         from onnx import helper, numpy_helper
 
@@ -61,6 +91,13 @@ class GraphBuilder:
         self.n = 0
         self.dtype = np.dtype(dtype)
         self.onnx_dtype = onnx.TensorProto.FLOAT16 if self.dtype == np.float16 else onnx.TensorProto.FLOAT
+        self.sink = sink
+        #: the serialised size of the initializers so far, with their data (what ``save_model`` sums)
+        self.init_bytes = 0
+        #: whether large initializers go to the sink (the total has exceeded its threshold)
+        self.external = False
+        # large initializers made before that: (their proto without data, the array), in order
+        self._pending: list[tuple[Any, np.ndarray]] = []
 
     def name(self, base: str) -> str:
         self.n += 1
@@ -69,8 +106,56 @@ class GraphBuilder:
     def const(self, value, base: str = "c", dtype=None) -> str:
         arr = np.asarray(value, dtype=dtype if dtype is not None else self.dtype)
         name = self.name(base)
-        self.inits.append(self.numpy_helper.from_array(arr, name))
+        self.add_initializer(name, arr)
         return name
+
+    def add_initializer(self, name: str, arr: np.ndarray) -> None:
+        """Add ``arr`` as the initializer ``name``: a TensorProto with ``raw_data`` (small, or no
+        sink), else held as an array or written to the sink (see the class docstring)."""
+        sink = self.sink
+        if sink is None or arr.nbytes < sink.min_bytes or arr.dtype.kind not in _RAW_KINDS:
+            t = self.numpy_helper.from_array(arr, name)
+            self.inits.append(t)
+            self.init_bytes += t.ByteSize()
+        else:
+            t = self.onnx.TensorProto()  # what from_array makes, without the data
+            t.dims.extend(arr.shape)
+            t.name = name
+            t.data_type = self.helper.np_dtype_to_tensor_dtype(arr.dtype)
+            self.inits.append(t)
+            self.init_bytes += _raw_size(t.ByteSize(), arr.nbytes)
+            if self.external:
+                self._write(t, arr)
+            else:
+                self._pending.append((t, arr))
+        if sink is not None and not self.external and self.init_bytes > sink.threshold:
+            self.external = True
+            self._pending.reverse()
+            while self._pending:
+                self._write(*self._pending.pop())
+
+    def _write(self, t, arr: np.ndarray) -> None:
+        """Store ``arr``'s bytes in the sink and point ``t`` at them (the fields and their order
+        are those of ``onnx.external_data_helper.set_external_data``)."""
+        assert self.sink is not None
+        data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+        location, offset = self.sink.write(data)
+        t.data_location = self.onnx.TensorProto.EXTERNAL
+        for key, value in (("location", location), ("offset", offset), ("length", data.nbytes)):
+            entry = t.external_data.add()
+            entry.key = key
+            entry.value = str(value)
+
+    def take_initializers(self) -> list:
+        """The initializers in order, emptied from the builder (the large ones still held as
+        arrays given their ``raw_data`` now, each array dropped as soon as its bytes are in)."""
+        self._pending.reverse()
+        while self._pending:
+            t, arr = self._pending.pop()
+            t.raw_data = self.numpy_helper.tobytes_little_endian(arr)
+            del arr
+        inits, self.inits = self.inits, []
+        return inits
 
     def op(self, op_type: str, inputs: list[str], base: str | None = None, domain: str = "",
            **attrs) -> str:
@@ -139,29 +224,40 @@ def _attention(g: GraphBuilder, x: str, mask_bias: str, W: Callable[[str], np.nd
 
 class _Weights:
     """The model's parameters by name (prefix stripped), as ``dtype`` arrays; a missing name
-    raises :class:`UnsupportedArchitecture`."""
+    raises :class:`UnsupportedArchitecture`. ``consume``: each parameter is removed from the
+    caller's ``weights`` dict when it is taken (each is taken once), so the dict stops holding the
+    arrays the graph has turned into initializers."""
 
-    def __init__(self, weights: dict[str, np.ndarray], dtype: np.dtype, model_type: str):
+    def __init__(self, weights: dict[str, np.ndarray], dtype: np.dtype, model_type: str, consume: bool = False):
         self.table = _strip_prefix(weights)
         self.dtype = dtype
         self.model_type = model_type
+        self.source = weights if consume else None
+        # stripped name -> the caller's key, to pop it there too
+        self.keys = {_stripped(k): k for k in weights} if consume else {}
 
     def __contains__(self, name: str) -> bool:
         return name in self.table
 
     def __call__(self, name: str) -> np.ndarray:
         try:
-            return np.asarray(self.table[name], dtype=self.dtype)
+            value = self.table.pop(name) if self.source is not None else self.table[name]
         except KeyError:
             raise UnsupportedArchitecture(f"weight {name!r} missing for model_type {self.model_type!r}") from None
+        if self.source is not None:
+            self.source.pop(self.keys[name], None)
+        return np.asarray(value, dtype=self.dtype)
 
 
 def build_encoder_graph(config: dict, weights: dict[str, np.ndarray], layer: int,
-                        dtype=np.float32, producer: str = "mtscore"):
+                        dtype=np.float32, producer: str = "mtscore", *, sink: InitializerSink | None = None,
+                        consume: bool = False):
     """Return an ``onnx.ModelProto`` computing ``hidden_states[layer]``.
 
     ``weights`` maps parameter names (as in ``model.safetensors``) to numpy arrays. ``dtype`` is
     float32 (exact) or float16 (for GPU execution; the output is always cast to float32).
+    ``sink``: large initializers streamed out while building (:class:`GraphBuilder`);
+    ``consume``: each weight the graph uses is removed from ``weights`` as it is used.
     Raises :class:`UnsupportedArchitecture` for a ``model_type`` this builder does not know.
     """
     mt = config.get("model_type", "")
@@ -169,27 +265,30 @@ def build_encoder_graph(config: dict, weights: dict[str, np.ndarray], layer: int
         raise UnsupportedArchitecture(
             f"model_type {mt!r} is not supported by the torch-free ONNX builder "
             f"(supported: {', '.join(sorted(SUPPORTED))})")
-    g = GraphBuilder(np.dtype(dtype))
+    g = GraphBuilder(np.dtype(dtype), sink)
     hidden, _, n_layers, _, _ = _encoder_dims(mt, config)
     if not 0 <= layer <= n_layers:
         raise ValueError(f"layer {layer} out of range: the model has {n_layers} layers (0..{n_layers})")
-    *_, x = encoder_hidden_states(g, config, weights, layer)
+    *_, x = encoder_hidden_states(g, config, weights, layer, consume=consume)
     return finish_model(g, x, "hidden_states", ["batch", "seq", hidden], f"{mt}_encoder_L{layer}", producer)
 
 
 def encoder_hidden_states(g: GraphBuilder, config: dict, weights: dict[str, np.ndarray], last: int,
-                          ids: str = "input_ids", mask: str = "attention_mask") -> Iterator[str]:
+                          ids: str = "input_ids", mask: str = "attention_mask",
+                          consume: bool = False) -> Iterator[str]:
     """Add the encoder to ``g`` and yield the names of ``hidden_states[0..last]`` (in ``g``'s dtype,
     ``[batch, seq, hidden]``) one by one, each as soon as it is built, so a caller can consume hidden
     state ``k`` (e.g. add it into a running sum) before block ``k + 1`` exists. ``ids`` / ``mask``
     name the graph's int64 ``[batch, seq]`` inputs. Weights are cast to ``g.dtype`` (fp16 -> fp32
-    exactly). Raises :class:`UnsupportedArchitecture` / ``ValueError`` as :func:`build_encoder_graph`."""
+    exactly). ``consume``: each weight is removed from ``weights`` when the graph takes it (the
+    dict then holds only what the graph did not use). Raises :class:`UnsupportedArchitecture` /
+    ``ValueError`` as :func:`build_encoder_graph`."""
     mt = config.get("model_type", "")
     if mt not in SUPPORTED:
         raise UnsupportedArchitecture(
             f"model_type {mt!r} is not supported by the torch-free ONNX builder "
             f"(supported: {', '.join(sorted(SUPPORTED))})")
-    W = _Weights(weights, g.dtype, mt)
+    W = _Weights(weights, g.dtype, mt, consume)
     hidden, n_heads, n_layers, act, eps = _encoder_dims(mt, config)
     if not 0 <= last <= n_layers:
         raise ValueError(f"layer {last} out of range: the model has {n_layers} layers (0..{n_layers})")
@@ -295,9 +394,10 @@ def finish_model(g: GraphBuilder, x: str, output: str, shape: list, graph_name: 
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name=producer)
     del graph
     inits = model.graph.initializer
-    g.inits.reverse()
-    while g.inits:
-        inits.append(g.inits.pop())
+    made = g.take_initializers()
+    made.reverse()
+    while made:
+        inits.append(made.pop())
     model.ir_version = 8
     return model
 
