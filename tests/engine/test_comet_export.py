@@ -186,8 +186,20 @@ def test_export_consumes_the_weights_while_building(spec, tmp_path, monkeypatch)
     monkeypatch.setattr(comet_graph, "finish_model", spy)
     monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
     monkeypatch.setattr(enc_cache, "_EXTERNAL_MIN_TENSOR", 64)
+    left_at_write: list[int] = []
+    real_write = enc_cache.ExternalData.write
+
+    def write_spy(self, data):
+        left_at_write.append(len(own.encoder_weights))
+        return real_write(self, data)
+
+    monkeypatch.setattr(enc_cache.ExternalData, "write", write_spy)
     path = export_comet_embedding(own, SHA, cache_dir=str(tmp_path / "a"), consume_weights=True)
     assert left_at_finish == [0]
+    # gradual: each weight left the dict before (or as) its bytes went out, not all at the end
+    assert left_at_write[0] < n
+    assert left_at_write == sorted(left_at_write, reverse=True)
+    assert len(set(left_at_write)) > 5
     assert own.encoder_weights == {}
     assert len(spec.encoder_weights) == n  # the default leaves the caller's dict alone
     kept = export_comet_embedding(spec, SHA, cache_dir=str(tmp_path / "b"))
@@ -219,3 +231,55 @@ def test_failed_streamed_export_leaves_no_file(spec, tmp_path, monkeypatch):
         export_comet_embedding(spec, SHA, cache_dir=str(tmp_path))
     folder = next((tmp_path / "encoders").iterdir())
     assert sorted(p.name for p in folder.iterdir()) == []
+
+
+def test_failed_consuming_build_leaves_the_spec_consumed(spec, tmp_path, monkeypatch):
+    """An export with consume_weights that fails half-way (the data file's disk full) empties the
+    spec all the same: building from it again says the weights were consumed, instead of blaming
+    the architecture for the first weight that is gone."""
+    from mtscore.engine.atomic import OutputError
+
+    own = dataclasses.replace(spec, encoder_weights=dict(spec.encoder_weights))
+    monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
+    monkeypatch.setattr(enc_cache, "_EXTERNAL_MIN_TENSOR", 64)
+    real_write = enc_cache.ExternalData.write
+    calls = []
+
+    def full_disk(self, data):
+        calls.append(1)
+        if len(calls) == 3:
+            raise self._error(OSError(28, "No space left on device"))
+        return real_write(self, data)
+
+    monkeypatch.setattr(enc_cache.ExternalData, "write", full_disk)
+    with pytest.raises(OutputError, match=r"model\.onnx\.data"):
+        export_comet_embedding(own, SHA, cache_dir=str(tmp_path), consume_weights=True)
+    assert own.encoder_weights == {}
+    with pytest.raises(ValueError, match="encoder weights were consumed by an earlier export"):
+        build_comet_embedding_graph(own)
+
+
+def test_inline_export_without_onnx_1_20_helpers(spec, tmp_path, monkeypatch):
+    """onnx < 1.20 (the newest for Python 3.9) has no ``numpy_helper.tobytes_little_endian`` and a
+    ``from_array`` that stores ``array.tobytes()``: an export below the external-data threshold (held
+    arrays turned into raw_data at the end) works there and writes the same bytes."""
+    import onnx
+    from external_data_reference import folder_files, reference_files
+
+    want = reference_files(build_comet_embedding_graph(spec, dtype=np.float16), enc_cache.EXTERNAL_DATA_BYTES)
+    nh = onnx.numpy_helper
+
+    def old_from_array(arr, name=None):  # onnx 1.19's path for numeric arrays
+        t = onnx.TensorProto()
+        t.dims.extend(arr.shape)
+        if name:
+            t.name = name
+        t.data_type = onnx.helper.np_dtype_to_tensor_dtype(arr.dtype)
+        t.raw_data = arr.tobytes()
+        return t
+
+    monkeypatch.delattr(nh, "tobytes_little_endian", raising=False)
+    monkeypatch.setattr(nh, "from_array", old_from_array)
+    monkeypatch.setattr(enc_cache, "_EXTERNAL_MIN_TENSOR", 64)  # the tiny model's weights are held, not inline
+    path = export_comet_embedding(spec, SHA, "float16", cache_dir=str(tmp_path))
+    assert folder_files(path.parent) == want

@@ -210,3 +210,28 @@ def test_streamed_encoder_export_is_byte_identical(model_dir, tmp_path, monkeypa
         man = enc_cache.export_encoder(model_dir, 2, cache_dir=str(tmp_path / str(threshold)))
         assert folder_files(Path(man["onnx"]).parent) == want
     assert left == [0, 0]  # a 2-layer model cut at layer 2 uses every weight
+
+
+def test_data_file_sweeps_a_dead_builds_temporary_file(tmp_path):
+    """A build killed outright leaves ``.model.onnx.data.*.tmp`` (up to the weights' size) that no
+    later export would remove: the next export's data file removes those older than a day, and
+    leaves a younger one alone (another process may be writing it now)."""
+    import os
+    import time
+
+    import numpy as np
+
+    from mtscore.engine.encoder.cache import ExternalData
+
+    old, young = tmp_path / ".model.onnx.data.dead.tmp", tmp_path / ".model.onnx.data.busy.tmp"
+    other = tmp_path / ".tokenizer.json.dead.tmp"  # not this data file's
+    for p in (old, young, other):
+        p.write_bytes(b"x" * 10)
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(old, (two_days_ago, two_days_ago))
+    os.utime(other, (two_days_ago, two_days_ago))
+    with ExternalData(tmp_path / "model.onnx") as data:
+        data.write(np.ones(512, np.float32))
+        data.commit()
+    assert (tmp_path / "model.onnx.data").read_bytes() == np.ones(512, np.float32).tobytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([young.name, other.name, "model.onnx.data"])

@@ -42,7 +42,8 @@ obtains any global, for the ``GLOBAL``, ``STACK_GLOBAL``, ``INST`` and extension
 Arrays are rebuilt with the stored size, stride and offset after checking that every element lies
 inside the storage (``as_strided`` does not check), then copied into a C-contiguous array in native
 byte order (the first tensor that is its whole storage, C-contiguous in native order, takes the
-storage's buffer itself instead of a copy: each array still owns its memory alone); all arrays of one file together may take at most twice the file's size plus 64 MiB (a
+storage's buffer itself instead of a copy: each array still owns its memory alone); the storages
+and arrays of one file together may take at most three times the file's size plus 64 MiB (a
 zero-stride view could otherwise ask for terabytes from a few bytes). Storage dtypes: Float, Half, Double, Long, Int, Short, Char, Byte, Bool, and BFloat16
 (numpy has no bfloat16: widened exactly to float32). Tensors of other kinds (quantized, sparse,
 complex, the ``_rebuild_tensor_v3`` dtypes such as uint16) are refused as unknown globals.

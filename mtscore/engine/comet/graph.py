@@ -186,32 +186,34 @@ def build_comet_embedding_graph(spec: CometSpec, dtype=np.float32, producer: str
     g = GraphBuilder(dt, sink)
     hidden = spec.dims.hidden
     weights = spec.encoder_weights
-    if spec.pool == "default":
-        *_, x = encoder_hidden_states(g, spec.encoder_config, weights, spec.dims.layers, consume=consume)
-        emb = _f32(g, x)
-        name = f"comet_default_L{spec.dims.layers}"
-    elif spec.layer is not None:
-        *_, x = encoder_hidden_states(g, spec.encoder_config, weights, spec.layer, consume=consume)
-        emb = _f32(g, x)
-        name = f"comet_L{spec.layer}_{spec.pool}"
-    else:
-        w = mix_weights(spec)
-        used = np.flatnonzero(w)
-        last = int(used[-1])
-        norm = _SentenceNorm(g, hidden) if spec.layer_norm else None
-        acc = None
-        for k, h in enumerate(encoder_hidden_states(g, spec.encoder_config, weights, last, consume=consume)):
-            if w[k] == 0:
-                continue
-            h = _f32(g, h)
-            if norm is not None:
-                h = norm(h)
-            term = g.op("Mul", [_c32(g, w[k], f"w{k}"), h], f"mix{k}")
-            acc = term if acc is None else g.op("Add", [acc, term], f"acc{k}")
-        assert acc is not None  # sparsemax and softmax weights sum to 1: one is non-zero
-        emb = g.op("Mul", [_c32(g, np.float32(spec.gamma), "gamma"), acc], "scaled")
-        name = f"comet_{spec.mix}{'_norm' if spec.layer_norm else ''}_{spec.pool}"
-    if consume:
-        weights.clear()  # what the graph did not take (blocks it does not build)
+    try:
+        if spec.pool == "default":
+            *_, x = encoder_hidden_states(g, spec.encoder_config, weights, spec.dims.layers, consume=consume)
+            emb = _f32(g, x)
+            name = f"comet_default_L{spec.dims.layers}"
+        elif spec.layer is not None:
+            *_, x = encoder_hidden_states(g, spec.encoder_config, weights, spec.layer, consume=consume)
+            emb = _f32(g, x)
+            name = f"comet_L{spec.layer}_{spec.pool}"
+        else:
+            w = mix_weights(spec)
+            used = np.flatnonzero(w)
+            last = int(used[-1])
+            norm = _SentenceNorm(g, hidden) if spec.layer_norm else None
+            acc = None
+            for k, h in enumerate(encoder_hidden_states(g, spec.encoder_config, weights, last, consume=consume)):
+                if w[k] == 0:
+                    continue
+                h = _f32(g, h)
+                if norm is not None:
+                    h = norm(h)
+                term = g.op("Mul", [_c32(g, w[k], f"w{k}"), h], f"mix{k}")
+                acc = term if acc is None else g.op("Add", [acc, term], f"acc{k}")
+            assert acc is not None  # sparsemax and softmax weights sum to 1: one is non-zero
+            emb = g.op("Mul", [_c32(g, np.float32(spec.gamma), "gamma"), acc], "scaled")
+            name = f"comet_{spec.mix}{'_norm' if spec.layer_norm else ''}_{spec.pool}"
+    finally:
+        if consume:  # what the graph did not take (blocks it does not build), also after a failure:
+            weights.clear()  # a half-consumed spec would otherwise blame a missing weight
     out = _pool(g, emb, spec.pool, spec.dims.pad_token_id)
     return finish_model(g, out, OUTPUT, ["batch", hidden], name, producer, cast=False)  # float32 already

@@ -112,8 +112,10 @@ class CometSpec:
     ``head_only``: True for a spec without the encoder: rebuilt by :func:`comet_head_spec` from the
     cached head of a checkpoint whose ONNX export is cached too, or a full spec whose weights
     :func:`~.scorer.load_comet` dropped once the export held them; ``encoder_weights`` is then
-    empty, and only then; it scores with the exported graph but cannot build one
-    (:func:`~.graph.build_comet_embedding_graph` refuses it)."""
+    empty; it scores with the exported graph but cannot build one
+    (:func:`~.graph.build_comet_embedding_graph` refuses it). A full spec (``head_only`` False)
+    has an empty ``encoder_weights`` only after an export with ``consume_weights`` took them (even
+    one that failed half-way); building from it again is refused the same way."""
 
     class_identifier: str
     dims: EncoderDims

@@ -42,6 +42,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,6 +171,10 @@ def external_data_name(onnx_path: Path) -> str:
     return Path(onnx_path).name + ".data"
 
 
+#: a temporary data file not written to for this long is a dead build's (:meth:`ExternalData._sweep_stale`)
+_STALE_TMP_S = 24 * 3600
+
+
 class ExternalData:
     """The external-data file of the graph ``onnx_path``, filled while the graph is built: the
     :class:`~.onnx_builder.InitializerSink` of :class:`~.onnx_builder.GraphBuilder` (threshold
@@ -215,13 +220,25 @@ class ExternalData:
         return self.location, offset
 
     def _open(self) -> None:
+        self._sweep_stale()
         fd, self._tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.location}.", suffix=".tmp")
+        self._file = os.fdopen(fd, "wb")  # at once: discard() closes it whatever fails next
         self._guard = contextlib.ExitStack()
         self._guard.enter_context(register_temporary(self._tmp))
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(self._tmp, 0o666 & ~umask)  # as atomic_write: the usual permissions, not mkstemp's 0600
-        self._file = os.fdopen(fd, "wb")
+
+    def _sweep_stale(self) -> None:
+        """Remove this data file's temporary files older than :data:`_STALE_TMP_S`: a build killed
+        outright (SIGKILL, the out-of-memory killer; other signals clean up) leaves one, up to the
+        size of the weights, and no later export would ever remove it. A younger one may belong to
+        another process exporting the same model right now, so it is left alone."""
+        now = time.time()
+        for p in self.path.parent.glob(f".{self.location}.*.tmp"):
+            with contextlib.suppress(OSError):
+                if now - p.stat().st_mtime > _STALE_TMP_S:
+                    p.unlink()
 
     def _error(self, e: OSError) -> OutputError:
         return OutputError(e.errno, e.strerror or str(e), str(self.path), str(self.path))

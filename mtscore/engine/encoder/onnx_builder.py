@@ -152,7 +152,9 @@ class GraphBuilder:
         self._pending.reverse()
         while self._pending:
             t, arr = self._pending.pop()
-            t.raw_data = self.numpy_helper.tobytes_little_endian(arr)
+            # the bytes numpy_helper.from_array stores (little-endian, C order); its own helper for
+            # them, tobytes_little_endian, is new in onnx 1.20 and the project allows onnx>=1.15
+            t.raw_data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
             del arr
         inits, self.inits = self.inits, []
         return inits
