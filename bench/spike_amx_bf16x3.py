@@ -1,0 +1,230 @@
+"""Speed spike (P18): can a GEMM kernel of our own (no torch, no oneDNN) run the split-bfloat16
+"bf16x3" product on AMX at ~2x the fp32 GEMM rate?
+
+``bench/spike_amx_bf16x3.c`` computes ``C = A_hi B_hi + A_hi B_lo + A_lo B_hi`` (``x_hi = bf16(x)``,
+``x_lo = bf16(x - x_hi)``, Henry, Tang & Heinecke, ARITH 2019) as one bf16 GEMM over K' = 3K on AMX
+tiles with fp32 accumulators; the weights are split and packed once, the activations per call. This
+script compiles it with ``cc`` into a temp dir, checks it against a numpy emulation of the same product
+and times it against onnxruntime's fp32 MatMul (one-node graph, the weight an initializer, mtscore's
+session options) on XLM-R large's dense-layer shapes at batch_tokens 2048. Not mtscore code: it
+decides whether mtscore grows such a kernel. Exits 0 with a message where the CPU lacks AMX-BF16 or the
+compiler lacks the flags. Run (quiet machine, load < 1.5)::
+
+    /work/main/.venv/bin/python bench/spike_amx_bf16x3.py
+
+GFLOPS are the fp32 product's ``2 M K N`` per second (bf16x3 does 3x that work on AMX), best of 5;
+"spike" includes splitting/packing A (the weight is packed once, outside the timing); "kernel" is the
+GEMM on an already-packed A'. Errors: ``max |C - C64| / max |C64|`` against a float64 numpy product,
+on N(0, 1) activations ("normal") and on the same with 4 of the K columns x50 ("outlier", as XLM-R's
+activations have); weights N(0, 0.02). "vs emu" is the spike against the numpy emulation
+(float32 hi/lo parts, three float64 products summed).
+
+RESULTS (filled in below from the measured run)
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE / "spike_amx_bf16x3.c"
+FLAGS = ["-O3", "-fPIC", "-shared", "-fopenmp", "-mamx-tile", "-mamx-bf16", "-mavx512f", "-mavx512bw",
+         "-mavx512bf16"]
+SHAPES = [(2048, 1024, 3072), (2048, 1024, 1024), (2048, 1024, 4096), (2048, 4096, 1024), (1999, 1024, 4096)]
+
+_i64, _ptr = ctypes.c_int64, ctypes.c_void_p
+
+
+def cpu_flags() -> set[str]:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def build(tmp: str) -> ctypes.CDLL | None:
+    """The compiled spike, or None (with a message) where this machine cannot run it."""
+    missing = {"amx_tile", "amx_bf16", "avx512f", "avx512bw"} - cpu_flags()
+    if missing:
+        print(f"spike_amx_bf16x3: this CPU lacks {', '.join(sorted(missing))}; nothing to measure")
+        return None
+    cc = shutil.which("cc")
+    if cc is None:
+        print("spike_amx_bf16x3: no C compiler `cc` on PATH; nothing to measure")
+        return None
+    so = os.path.join(tmp, "spike_amx_bf16x3.so")
+    r = subprocess.run([cc, *FLAGS, "-o", so, str(SRC)], capture_output=True, text=True)
+    if r.returncode != 0:
+        err = (r.stderr.strip().splitlines() or ["?"])[0]
+        print(f"spike_amx_bf16x3: `cc {' '.join(FLAGS)}` failed on {SRC.name} ({err}); nothing to measure")
+        return None
+    lib = ctypes.CDLL(so)
+    lib.amx_init.restype = ctypes.c_int
+    lib.packed_a_elems.restype = lib.packed_b_elems.restype = _i64
+    lib.packed_a_elems.argtypes = lib.packed_b_elems.argtypes = [_i64, _i64]
+    lib.pack_b.argtypes = [_ptr, _i64, _i64, _ptr]
+    lib.pack_a.argtypes = [_ptr, _i64, _i64, _ptr]
+    lib.gemm_packed.argtypes = [_ptr, _ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64]
+    lib.gemm_bf16x3.argtypes = [_ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64]
+    if lib.amx_init() != 0:
+        print("spike_amx_bf16x3: the kernel refused AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM); nothing to measure")
+        return None
+    return lib
+
+
+def _p(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+class Spike:
+    """``C = A @ W`` as bf16x3 on AMX; W packed once at construction."""
+
+    def __init__(self, lib: ctypes.CDLL, w: np.ndarray, mc: int, nc: int, kc: int) -> None:
+        self.lib, (self.k, self.n), self.blocks = lib, w.shape, (mc, nc, kc)
+        if self.k % 32 or self.n % 32:
+            raise ValueError(f"spike_amx_bf16x3: K={self.k} and N={self.n} must be multiples of 32")
+        w = np.ascontiguousarray(w, dtype=np.float32)
+        self.bp = np.empty(lib.packed_b_elems(self.k, self.n), np.uint16)
+        lib.pack_b(_p(w), self.k, self.n, _p(self.bp))
+        self._ap = np.empty(0, np.uint16)
+
+    def scratch(self, m: int) -> np.ndarray:
+        size = self.lib.packed_a_elems(m, self.k)
+        if self._ap.size < size:
+            self._ap = np.empty(size, np.uint16)
+        return self._ap
+
+    def __call__(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        m = a.shape[0]
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        c = np.empty((m, self.n), np.float32) if out is None else out
+        self.lib.gemm_bf16x3(_p(a), _p(self.bp), _p(c), _p(self.scratch(m)), m, self.k, self.n, *self.blocks)
+        return c
+
+    def pack_a(self, a: np.ndarray) -> np.ndarray:
+        ap = self.scratch(a.shape[0])
+        self.lib.pack_a(_p(a), a.shape[0], self.k, _p(ap))
+        return ap
+
+    def kernel(self, ap: np.ndarray, m: int, c: np.ndarray) -> None:
+        self.lib.gemm_packed(_p(ap), _p(self.bp), _p(c), m, self.k, self.n, *self.blocks)
+
+
+def bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 to bfloat16 (nearest even, as torch's ``.bfloat16()``), returned as float32."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def emulate(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    ah, wh = bf16(a), bf16(w)
+    al, wl = bf16(a - ah), bf16(w - wh)
+    f = np.float64
+    return ah.astype(f) @ wh.astype(f) + ah.astype(f) @ wl.astype(f) + al.astype(f) @ wh.astype(f)
+
+
+def ort_matmul(w: np.ndarray, threads: int):
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    sys.path.insert(0, str(HERE.parent))
+    from mtscore.engine.encoder.session import session_options
+
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "W"], ["C"])], "mm",
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["M", w.shape[0]])],
+        [helper.make_tensor_value_info("C", TensorProto.FLOAT, ["M", w.shape[1]])],
+        [numpy_helper.from_array(w, "W")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    so, _ = session_options(ort, threads)
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    del onnx
+    return lambda a: sess.run(None, {"A": a})[0]
+
+
+def best_rate(f, flops: float, reps: int) -> float:
+    f()
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+    return flops / best / 1e9
+
+
+def rel_err(c: np.ndarray, ref: np.ndarray) -> float:
+    return float(np.abs(c - ref).max() / np.abs(ref).max())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=5, help="timed repetitions (best kept)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for both (OMP_NUM_THREADS for the spike)")
+    ap.add_argument("--mc", type=int, default=256, help="spike block: rows of A' per L2 block (multiple of 32)")
+    ap.add_argument("--nc", type=int, default=256, help="spike block: columns per thread block (multiple of 32)")
+    ap.add_argument("--kc", type=int, default=3072, help="spike block: K' per pass (multiple of 32)")
+    ap.add_argument("--shapes", default="", help="MxKxN,... (default: XLM-R large at batch_tokens 2048)")
+    ap.add_argument("--no-accuracy", action="store_true", help="timing only")
+    ap.add_argument("--no-timing", action="store_true", help="accuracy only")
+    args = ap.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # before the OpenMP runtime loads with the .so
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = build(tmp)
+        if lib is None:
+            return 0
+        rng = np.random.default_rng(0)
+        print(f"blocks mc={args.mc} nc={args.nc} kc={args.kc}, {args.threads} threads, best of {args.reps}; "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+        print("| M x K x N | ORT fp32 GFLOPS | spike GFLOPS | spike / ORT | kernel GFLOPS | pack A ms |"
+              " err fp32 normal | err spike normal | err fp32 outlier | err spike outlier | spike vs emu |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for m, k, n in shapes:
+            w = (rng.standard_normal((k, n)) * 0.02).astype(np.float32)
+            a = rng.standard_normal((m, k)).astype(np.float32)
+            spike, ort_mm = Spike(lib, w, args.mc, args.nc, args.kc), ort_matmul(w, args.threads)
+            flops = 2.0 * m * k * n
+            row = [f"{m}x{k}x{n}"]
+            if args.no_timing:
+                row += ["-"] * 5
+            else:
+                c = np.empty((m, n), np.float32)
+                r_ort = best_rate(lambda: ort_mm(a), flops, args.reps)  # noqa: B023
+                r_sp = best_rate(lambda: spike(a, c), flops, args.reps)  # noqa: B023
+                apk = spike.pack_a(a)
+                r_k = best_rate(lambda: spike.kernel(apk, m, c), flops, args.reps)  # noqa: B023
+                t_pack = flops / best_rate(lambda: spike.pack_a(a), flops, args.reps) / 1e9 * 1e3  # noqa: B023
+                row += [f"{r_ort:.0f}", f"{r_sp:.0f}", f"{r_sp / r_ort:.2f}", f"{r_k:.0f}", f"{t_pack:.1f}"]
+            if args.no_accuracy:
+                row += ["-"] * 5
+            else:
+                errs, emu_err = [], 0.0
+                for outlier in (False, True):
+                    x = a.copy()
+                    if outlier:
+                        x[:, rng.choice(k, 4, replace=False)] *= 50
+                    ref = x.astype(np.float64) @ w.astype(np.float64)
+                    cs = spike(x)
+                    errs += [rel_err(ort_mm(x), ref), rel_err(cs, ref)]
+                    emu_err = max(emu_err, rel_err(cs, emulate(x, w)))
+                row += [f"{e:.1e}" for e in errs] + [f"{emu_err:.1e}"]
+            print("| " + " | ".join(row) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
