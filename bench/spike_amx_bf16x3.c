@@ -190,10 +190,10 @@ void gemm_packed(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, in
 #pragma omp for schedule(static)
         for (int64_t jb = 0; jb < nblocks; jb++) {
             const int64_t n0 = jb * nc, n1 = n0 + nc < N ? n0 + nc : N;
-            for (int64_t kb0 = 0; kb0 < KB; kb0 += kcb) {
-                const int64_t kb1 = kb0 + kcb < KB ? kb0 + kcb : KB;
-                for (int64_t i0 = 0; i0 < Mp; i0 += mc) {
-                    const int64_t i1 = i0 + mc < Mp ? i0 + mc : Mp;
+            for (int64_t i0 = 0; i0 < Mp; i0 += mc) {
+                const int64_t i1 = i0 + mc < Mp ? i0 + mc : Mp;
+                for (int64_t kb0 = 0; kb0 < KB; kb0 += kcb) {
+                    const int64_t kb1 = kb0 + kcb < KB ? kb0 + kcb : KB;
                     for (int64_t n = n0; n < n1; n += 32)
                         for (int64_t m = i0; m < i1; m += 32)
                             kernel_32x32(Ap, Bp, C, M, N, KB, m, n, kb0, kb1, kb0 == 0);
@@ -209,4 +209,140 @@ void gemm_bf16x3(const float *A, const uint16_t *Bp, float *C, uint16_t *Ap, int
                  int64_t N, int64_t mc, int64_t nc, int64_t kc) {
     pack_a(A, M, K, Ap);
     gemm_packed(Ap, Bp, C, M, K, N, mc, nc, kc);
+}
+
+/* ---- Variant "x2": the same product without duplicating A_hi and B_hi in memory. ----
+ * A'' tiles [Mp/16][K/32][2][16][32] (hi tile, then lo tile, per 32 k), B'' tiles
+ * [N/16][K/32][2][16][16][2] (hi, lo).  Per 32 k the kernel runs Ahi*Bhi, Alo*Bhi, Ahi*Blo:
+ * 10 tile loads for 12 TDPBF16PS (the K' = 3K layout needs 12), and packed A/B are 2/3 the size. */
+int64_t packed_a2_elems(int64_t M, int64_t K) { return ((M + 31) / 32 * 32) * 2 * K; }
+
+void pack_b2(const float *W, int64_t K, int64_t N, uint16_t *Bp) {
+    const int64_t K32 = K / 32;
+#pragma omp parallel for schedule(static)
+    for (int64_t nb = 0; nb < N / 16; nb++) {
+        for (int64_t k = 0; k < K; k++) {
+            uint16_t *hi = Bp + ((nb * K32 + k / 32) * 2) * 512, *lo = hi + 512;
+            const int64_t row = (k % 32) / 2, odd = k % 2;
+            for (int64_t j = 0; j < 16; j++) {
+                const float w = W[k * N + nb * 16 + j];
+                const uint16_t h = bf16_rne(w);
+                hi[row * 32 + j * 2 + odd] = h;
+                lo[row * 32 + j * 2 + odd] = bf16_rne(w - bf16_to_f32(h));
+            }
+        }
+    }
+}
+
+void pack_a2(const float *A, int64_t M, int64_t K, uint16_t *Ap) {
+    const int64_t K32 = K / 32, Mp = (M + 31) / 32 * 32;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < Mp; i++) {
+        uint16_t *strip = Ap + (i / 16) * K32 * 1024 + (i % 16) * 32;
+        if (i >= M) {
+            for (int64_t kb = 0; kb < 2 * K32; kb++) memset(strip + kb * 512, 0, 64);
+            continue;
+        }
+        const float *a = A + i * K;
+        for (int64_t kb = 0; kb < K32; kb++) {
+            __m256i h0, l0, h1, l1;
+            split16(_mm512_loadu_ps(a + kb * 32), &h0, &l0);
+            split16(_mm512_loadu_ps(a + kb * 32 + 16), &h1, &l1);
+            _mm512_storeu_si512(strip + kb * 1024, _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
+            _mm512_storeu_si512(strip + kb * 1024 + 512, _mm512_inserti64x4(_mm512_castsi256_si512(l0), l1, 1));
+        }
+    }
+}
+
+static void kernel2_32x32(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t N,
+                          int64_t K32, int64_t m0, int64_t n0, int64_t kb0, int64_t kb1, int first) {
+    float buf[32 * 32];
+    const int ragged = m0 + 32 > M;
+    float *c = C + m0 * N + n0;
+    int64_t ldc = N * 4;
+    if (ragged) {
+        memset(buf, 0, sizeof buf);
+        if (!first)
+            for (int64_t r = 0; m0 + r < M; r++) memcpy(buf + r * 32, c + r * N, 32 * 4);
+        c = buf;
+        ldc = 32 * 4;
+    }
+    if (first) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+    } else {
+        _tile_loadd(0, c, ldc);
+        _tile_loadd(1, c + 16, ldc);
+        _tile_loadd(2, (char *)c + 16 * ldc, ldc);
+        _tile_loadd(3, (char *)c + 16 * ldc + 64, ldc);
+    }
+    const uint16_t *a0 = Ap + ((m0 / 16) * K32 + kb0) * 1024, *a1 = a0 + K32 * 1024;
+    const uint16_t *b0 = Bp + ((n0 / 16) * K32 + kb0) * 1024, *b1 = b0 + K32 * 1024;
+    for (int64_t kb = kb0; kb < kb1; kb++) {
+        _tile_loadd(4, a0, 64); /* A_hi x B_hi */
+        _tile_loadd(6, b0, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(7, b1, 64);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(5, a1, 64);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(6, b0 + 512, 64); /* A_hi x B_lo */
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_loadd(7, b1 + 512, 64);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(4, a0 + 512, 64); /* A_lo x B_hi */
+        _tile_loadd(6, b0, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(7, b1, 64);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(5, a1 + 512, 64);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+        a0 += 1024;
+        a1 += 1024;
+        b0 += 1024;
+        b1 += 1024;
+    }
+    _tile_stored(0, c, ldc);
+    _tile_stored(1, c + 16, ldc);
+    _tile_stored(2, (char *)c + 16 * ldc, ldc);
+    _tile_stored(3, (char *)c + 16 * ldc + 64, ldc);
+    if (ragged)
+        for (int64_t r = 0; m0 + r < M; r++) memcpy(C + (m0 + r) * N + n0, buf + r * 32, 32 * 4);
+}
+
+/* Blocks as gemm_packed; kc counts K (not K'): one step of it is 3 bf16 passes. */
+void gemm_packed2(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t K, int64_t N,
+                  int64_t mc, int64_t nc, int64_t kc) {
+    const int64_t K32 = K / 32, Mp = (M + 31) / 32 * 32, kcb = kc / 32;
+    const int64_t nblocks = (N + nc - 1) / nc;
+#pragma omp parallel
+    {
+        tile_config();
+#pragma omp for schedule(static)
+        for (int64_t jb = 0; jb < nblocks; jb++) {
+            const int64_t n0 = jb * nc, n1 = n0 + nc < N ? n0 + nc : N;
+            for (int64_t i0 = 0; i0 < Mp; i0 += mc) {
+                const int64_t i1 = i0 + mc < Mp ? i0 + mc : Mp;
+                for (int64_t kb0 = 0; kb0 < K32; kb0 += kcb) {
+                    const int64_t kb1 = kb0 + kcb < K32 ? kb0 + kcb : K32;
+                    for (int64_t n = n0; n < n1; n += 32)
+                        for (int64_t m = i0; m < i1; m += 32)
+                            kernel2_32x32(Ap, Bp, C, M, N, K32, m, n, kb0, kb1, kb0 == 0);
+                }
+            }
+        }
+        _tile_release();
+    }
+}
+
+void gemm2_bf16x3(const float *A, const uint16_t *Bp, float *C, uint16_t *Ap, int64_t M, int64_t K,
+                  int64_t N, int64_t mc, int64_t nc, int64_t kc) {
+    pack_a2(A, M, K, Ap);
+    gemm_packed2(Ap, Bp, C, M, K, N, mc, nc, kc);
 }

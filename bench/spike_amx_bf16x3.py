@@ -72,12 +72,14 @@ def build(tmp: str) -> ctypes.CDLL | None:
         return None
     lib = ctypes.CDLL(so)
     lib.amx_init.restype = ctypes.c_int
-    lib.packed_a_elems.restype = lib.packed_b_elems.restype = _i64
-    lib.packed_a_elems.argtypes = lib.packed_b_elems.argtypes = [_i64, _i64]
-    lib.pack_b.argtypes = [_ptr, _i64, _i64, _ptr]
-    lib.pack_a.argtypes = [_ptr, _i64, _i64, _ptr]
-    lib.gemm_packed.argtypes = [_ptr, _ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64]
-    lib.gemm_bf16x3.argtypes = [_ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64]
+    for f in (lib.packed_a_elems, lib.packed_a2_elems, lib.packed_b_elems):
+        f.restype, f.argtypes = _i64, [_i64, _i64]
+    for f in (lib.pack_a, lib.pack_b, lib.pack_a2, lib.pack_b2):
+        f.argtypes = [_ptr, _i64, _i64, _ptr]
+    for f in (lib.gemm_packed, lib.gemm_packed2):
+        f.argtypes = [_ptr, _ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64]
+    for f in (lib.gemm_bf16x3, lib.gemm2_bf16x3):
+        f.argtypes = [_ptr, _ptr, _ptr, _ptr, _i64, _i64, _i64, _i64, _i64, _i64]
     if lib.amx_init() != 0:
         print("spike_amx_bf16x3: the kernel refused AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM); nothing to measure")
         return None
@@ -88,38 +90,56 @@ def _p(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
-class Spike:
-    """``C = A @ W`` as bf16x3 on AMX; W packed once at construction."""
+def aligned(size: int, dtype, align: int = 64) -> np.ndarray:
+    """``np.empty(size, dtype)`` starting on a cache line: a 64-byte tile row that straddles two lines
+    costs two loads (numpy only promises 16-byte alignment)."""
+    item = np.dtype(dtype).itemsize
+    raw = np.empty(size * item + align, np.uint8)
+    off = -raw.ctypes.data % align
+    return raw[off:off + size * item].view(dtype)
 
-    def __init__(self, lib: ctypes.CDLL, w: np.ndarray, mc: int, nc: int, kc: int) -> None:
-        self.lib, (self.k, self.n), self.blocks = lib, w.shape, (mc, nc, kc)
+
+class Spike:
+    """``C = A @ W`` as bf16x3 on AMX; W packed once at construction. ``layout`` "x3": one GEMM over
+    K' = 3K on ``[A_hi, A_hi, A_lo]``, ``[W_hi; W_lo; W_hi]``; "x2": the hi and lo tiles stored once,
+    the kernel runs the three products per 32 k (10 tile loads per 12 tile products instead of 12).
+    ``kc`` counts K either way."""
+
+    def __init__(self, lib: ctypes.CDLL, w: np.ndarray, mc: int, nc: int, kc: int, layout: str = "x2") -> None:
+        self.lib, (self.k, self.n) = lib, w.shape
+        x3 = layout == "x3"
+        self.blocks = (mc, nc, kc * 3 if x3 else kc)
+        self._a_elems = lib.packed_a_elems if x3 else lib.packed_a2_elems
+        self._pack_a = lib.pack_a if x3 else lib.pack_a2
+        self._gemm = lib.gemm_bf16x3 if x3 else lib.gemm2_bf16x3
+        self._kernel = lib.gemm_packed if x3 else lib.gemm_packed2
         if self.k % 32 or self.n % 32:
             raise ValueError(f"spike_amx_bf16x3: K={self.k} and N={self.n} must be multiples of 32")
         w = np.ascontiguousarray(w, dtype=np.float32)
-        self.bp = np.empty(lib.packed_b_elems(self.k, self.n), np.uint16)
-        lib.pack_b(_p(w), self.k, self.n, _p(self.bp))
+        self.bp = aligned(lib.packed_b_elems(self.k, self.n), np.uint16)
+        (lib.pack_b if x3 else lib.pack_b2)(_p(w), self.k, self.n, _p(self.bp))
         self._ap = np.empty(0, np.uint16)
 
     def scratch(self, m: int) -> np.ndarray:
-        size = self.lib.packed_a_elems(m, self.k)
+        size = self._a_elems(m, self.k)
         if self._ap.size < size:
-            self._ap = np.empty(size, np.uint16)
+            self._ap = aligned(size, np.uint16)
         return self._ap
 
     def __call__(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         m = a.shape[0]
         a = np.ascontiguousarray(a, dtype=np.float32)
-        c = np.empty((m, self.n), np.float32) if out is None else out
-        self.lib.gemm_bf16x3(_p(a), _p(self.bp), _p(c), _p(self.scratch(m)), m, self.k, self.n, *self.blocks)
+        c = aligned(m * self.n, np.float32).reshape(m, self.n) if out is None else out
+        self._gemm(_p(a), _p(self.bp), _p(c), _p(self.scratch(m)), m, self.k, self.n, *self.blocks)
         return c
 
     def pack_a(self, a: np.ndarray) -> np.ndarray:
         ap = self.scratch(a.shape[0])
-        self.lib.pack_a(_p(a), a.shape[0], self.k, _p(ap))
+        self._pack_a(_p(a), a.shape[0], self.k, _p(ap))
         return ap
 
     def kernel(self, ap: np.ndarray, m: int, c: np.ndarray) -> None:
-        self.lib.gemm_packed(_p(ap), _p(self.bp), _p(c), m, self.k, self.n, *self.blocks)
+        self._kernel(_p(ap), _p(self.bp), _p(c), m, self.k, self.n, *self.blocks)
 
 
 def bf16(x: np.ndarray) -> np.ndarray:
@@ -174,9 +194,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5, help="timed repetitions (best kept)")
     ap.add_argument("--threads", type=int, default=2, help="threads for both (OMP_NUM_THREADS for the spike)")
-    ap.add_argument("--mc", type=int, default=256, help="spike block: rows of A' per L2 block (multiple of 32)")
+    ap.add_argument("--layout", choices=("x2", "x3"), default="x2", help="packed hi/lo once (x2) or K' = 3K (x3)")
+    ap.add_argument("--mc", type=int, default=128, help="spike block: rows of A per L2 block (multiple of 32)")
     ap.add_argument("--nc", type=int, default=256, help="spike block: columns per thread block (multiple of 32)")
-    ap.add_argument("--kc", type=int, default=3072, help="spike block: K' per pass (multiple of 32)")
+    ap.add_argument("--kc", type=int, default=512, help="spike block: K per pass (multiple of 32)")
     ap.add_argument("--shapes", default="", help="MxKxN,... (default: XLM-R large at batch_tokens 2048)")
     ap.add_argument("--no-accuracy", action="store_true", help="timing only")
     ap.add_argument("--no-timing", action="store_true", help="accuracy only")
@@ -188,7 +209,7 @@ def main() -> int:
         if lib is None:
             return 0
         rng = np.random.default_rng(0)
-        print(f"blocks mc={args.mc} nc={args.nc} kc={args.kc}, {args.threads} threads, best of {args.reps}; "
+        print(f"layout {args.layout}, blocks mc={args.mc} nc={args.nc} kc={args.kc}, {args.threads} threads, best of {args.reps}; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)
         print("| M x K x N | ORT fp32 GFLOPS | spike GFLOPS | spike / ORT | kernel GFLOPS | pack A ms |"
               " err fp32 normal | err spike normal | err fp32 outlier | err spike outlier | spike vs emu |")
@@ -196,13 +217,13 @@ def main() -> int:
         for m, k, n in shapes:
             w = (rng.standard_normal((k, n)) * 0.02).astype(np.float32)
             a = rng.standard_normal((m, k)).astype(np.float32)
-            spike, ort_mm = Spike(lib, w, args.mc, args.nc, args.kc), ort_matmul(w, args.threads)
+            spike, ort_mm = Spike(lib, w, args.mc, args.nc, args.kc, args.layout), ort_matmul(w, args.threads)
             flops = 2.0 * m * k * n
             row = [f"{m}x{k}x{n}"]
             if args.no_timing:
                 row += ["-"] * 5
             else:
-                c = np.empty((m, n), np.float32)
+                c = aligned(m * n, np.float32).reshape(m, n)
                 r_ort = best_rate(lambda: ort_mm(a), flops, args.reps)  # noqa: B023
                 r_sp = best_rate(lambda: spike(a, c), flops, args.reps)  # noqa: B023
                 apk = spike.pack_a(a)
