@@ -16,9 +16,13 @@
  * of one 16-row strip / 16-column strip follow each other along K'.
  *
  * Kernel: 2x2 tiles of C (32x32 fp32) in tmm0-3, two A tiles in tmm4-5, two B tiles in tmm6-7; per
- * 32-wide step of K': 4 tile loads, 4 TDPBF16PS.  Blocking: OpenMP threads split the N blocks (NC
- * columns each, so threads never share C); within one: K' in KC blocks (C reloaded from memory after
- * the first), M in MC blocks, then 32-column strips, then 32-row strips.
+ * 32-wide step of K': 4 tile loads, 4 TDPBF16PS.  Blocking: OpenMP threads split the N blocks (nc
+ * columns each, so threads never share C); within one: M in mc blocks, then K' in kc passes (the
+ * mc x nc block of C stays in L2 between passes and is reloaded into the tiles), then 32-column
+ * strips, then 32-row strips.  The "x2" functions further down (pack_a2, pack_b2, gemm_packed2)
+ * compute the same product with hi and lo tiles stored once; they are the faster ones.
+ *
+ * All buffers must be 64-byte aligned: a 64-byte tile row straddling two cache lines halves the speed.
  */
 #include <immintrin.h>
 #include <stdint.h>
