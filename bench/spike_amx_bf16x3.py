@@ -176,8 +176,9 @@ class Spike:
 def bf16(x: np.ndarray) -> np.ndarray:
     """Round float32 to bfloat16 (nearest even, as torch's ``.bfloat16()``), returned as float32."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
+    one, sixteen = np.uint64(1), np.uint64(16)
+    r = (u + np.uint64(0x7FFF) + ((u >> sixteen) & one)) & np.uint64(0xFFFF0000)
+    return r.astype(np.uint32).view(np.float32)
 
 
 def emulate(a: np.ndarray, w: np.ndarray) -> np.ndarray:
