@@ -133,20 +133,18 @@ void pack_a(const float *A, int64_t M, int64_t K, uint16_t *Ap) {
     }
 }
 
-/* C block 32x32 at (m0, n0) += A'[m0:m0+32, kb0:kb1] B'[kb0:kb1, n0:n0+32] (in 32-wide k steps);
- * first: start from zero, not from C.  Rows >= M go through a local buffer. */
-static void kernel_32x32(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t N,
-                         int64_t KB, int64_t m0, int64_t n0, int64_t kb0, int64_t kb1, int first) {
-    float buf[32 * 32];
-    const int ragged = m0 + 32 > M;
+/* The 32x32 block of C at (m0, n0) into tiles 0-3 (zeros when first); rows >= M go through buf.
+ * Returns where the tiles are stored back from (C itself, or buf) and its row stride in *ldc. */
+static inline float *c_block_begin(float *C, float *buf, int64_t M, int64_t N, int64_t m0, int64_t n0,
+                                   int first, int64_t *ldc) {
     float *c = C + m0 * N + n0;
-    int64_t ldc = N * 4;
-    if (ragged) {
-        memset(buf, 0, sizeof buf);
+    *ldc = N * 4;
+    if (m0 + 32 > M) {
+        memset(buf, 0, 32 * 32 * sizeof(float));
         if (!first)
             for (int64_t r = 0; m0 + r < M; r++) memcpy(buf + r * 32, c + r * N, 32 * 4);
         c = buf;
-        ldc = 32 * 4;
+        *ldc = 32 * 4;
     }
     if (first) {
         _tile_zero(0);
@@ -154,39 +152,46 @@ static void kernel_32x32(const uint16_t *Ap, const uint16_t *Bp, float *C, int64
         _tile_zero(2);
         _tile_zero(3);
     } else {
-        _tile_loadd(0, c, ldc);
-        _tile_loadd(1, c + 16, ldc);
-        _tile_loadd(2, (char *)c + 16 * ldc, ldc);
-        _tile_loadd(3, (char *)c + 16 * ldc + 64, ldc);
+        _tile_loadd(0, c, *ldc);
+        _tile_loadd(1, c + 16, *ldc);
+        _tile_loadd(2, (char *)c + 16 * *ldc, *ldc);
+        _tile_loadd(3, (char *)c + 16 * *ldc + 64, *ldc);
     }
-    const uint16_t *a0 = Ap + ((m0 / 16) * KB + kb0) * 512, *a1 = a0 + KB * 512;
-    const uint16_t *b0 = Bp + ((n0 / 16) * KB + kb0) * 512, *b1 = b0 + KB * 512;
-    for (int64_t kb = kb0; kb < kb1; kb++) {
-        _tile_loadd(4, a0, 64);
-        _tile_loadd(6, b0, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(7, b1, 64);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(5, a1, 64);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-        a0 += 512;
-        a1 += 512;
-        b0 += 512;
-        b1 += 512;
-    }
+    return c;
+}
+
+/* Tiles 0-3 back to the block c_block_begin gave; the valid rows of buf into C. */
+static inline void c_block_end(float *C, const float *buf, float *c, int64_t ldc, int64_t M, int64_t N,
+                               int64_t m0, int64_t n0) {
     _tile_stored(0, c, ldc);
     _tile_stored(1, c + 16, ldc);
     _tile_stored(2, (char *)c + 16 * ldc, ldc);
     _tile_stored(3, (char *)c + 16 * ldc + 64, ldc);
-    if (ragged)
+    if (c == buf)
         for (int64_t r = 0; m0 + r < M; r++) memcpy(C + (m0 + r) * N + n0, buf + r * 32, 32 * 4);
 }
 
-/* C fp32 [M, N] = A' B' over K' = 3K.  mc, nc: multiples of 32; kc: multiple of 32 (of K'). */
-void gemm_packed(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t K, int64_t N,
-                 int64_t mc, int64_t nc, int64_t kc) {
-    const int64_t KB = 3 * K / 32, Mp = (M + 31) / 32 * 32, kcb = kc / 32;
+/* C tiles 0-3 (2x2 of 16x16) += the 32 rows at a0/a1 (tiles 4, 5) x the 32 columns at b0/b1 (tiles 6,
+ * 7), one 32-wide k step; the tiles 4-7 keep these operands afterwards. */
+static inline void tiles_2x2(const uint16_t *a0, const uint16_t *a1, const uint16_t *b0, const uint16_t *b1) {
+    _tile_loadd(4, a0, 64);
+    _tile_loadd(6, b0, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b1, 64);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a1, 64);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+}
+
+typedef void (*kernel_fn)(const uint16_t *, const uint16_t *, float *, int64_t, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, int64_t, int);
+
+/* C fp32 [M, N] over KB k-steps of the packed operands, by kern on 32x32 blocks: threads over
+ * column blocks of nc, then row blocks of mc, then k blocks of kcb steps (C accumulates across them). */
+static void gemm_blocks(kernel_fn kern, const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M,
+                        int64_t N, int64_t KB, int64_t mc, int64_t nc, int64_t kcb) {
+    const int64_t Mp = (M + 31) / 32 * 32;
     const int64_t nblocks = (N + nc - 1) / nc;
 #pragma omp parallel
     {
@@ -200,12 +205,37 @@ void gemm_packed(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, in
                     const int64_t kb1 = kb0 + kcb < KB ? kb0 + kcb : KB;
                     for (int64_t n = n0; n < n1; n += 32)
                         for (int64_t m = i0; m < i1; m += 32)
-                            kernel_32x32(Ap, Bp, C, M, N, KB, m, n, kb0, kb1, kb0 == 0);
+                            kern(Ap, Bp, C, M, N, KB, m, n, kb0, kb1, kb0 == 0);
                 }
             }
         }
         _tile_release();
     }
+}
+
+/* C block 32x32 at (m0, n0) += A'[m0:m0+32, kb0:kb1] B'[kb0:kb1, n0:n0+32] (in 32-wide k steps);
+ * first: start from zero, not from C.  Rows >= M go through a local buffer. */
+static void kernel_32x32(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t N,
+                         int64_t KB, int64_t m0, int64_t n0, int64_t kb0, int64_t kb1, int first) {
+    float buf[32 * 32];
+    int64_t ldc;
+    float *c = c_block_begin(C, buf, M, N, m0, n0, first, &ldc);
+    const uint16_t *a0 = Ap + ((m0 / 16) * KB + kb0) * 512, *a1 = a0 + KB * 512;
+    const uint16_t *b0 = Bp + ((n0 / 16) * KB + kb0) * 512, *b1 = b0 + KB * 512;
+    for (int64_t kb = kb0; kb < kb1; kb++) {
+        tiles_2x2(a0, a1, b0, b1);
+        a0 += 512;
+        a1 += 512;
+        b0 += 512;
+        b1 += 512;
+    }
+    c_block_end(C, buf, c, ldc, M, N, m0, n0);
+}
+
+/* C fp32 [M, N] = A' B' over K' = 3K.  mc, nc: multiples of 32; kc: multiple of 32 (of K'). */
+void gemm_packed(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t K, int64_t N,
+                 int64_t mc, int64_t nc, int64_t kc) {
+    gemm_blocks(kernel_32x32, Ap, Bp, C, M, N, 3 * K / 32, mc, nc, kc / 32);
 }
 
 /* Per call: pack A into the caller's scratch Ap, then the GEMM. */
@@ -261,88 +291,31 @@ void pack_a2(const float *A, int64_t M, int64_t K, uint16_t *Ap) {
 static void kernel2_32x32(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t N,
                           int64_t K32, int64_t m0, int64_t n0, int64_t kb0, int64_t kb1, int first) {
     float buf[32 * 32];
-    const int ragged = m0 + 32 > M;
-    float *c = C + m0 * N + n0;
-    int64_t ldc = N * 4;
-    if (ragged) {
-        memset(buf, 0, sizeof buf);
-        if (!first)
-            for (int64_t r = 0; m0 + r < M; r++) memcpy(buf + r * 32, c + r * N, 32 * 4);
-        c = buf;
-        ldc = 32 * 4;
-    }
-    if (first) {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-    } else {
-        _tile_loadd(0, c, ldc);
-        _tile_loadd(1, c + 16, ldc);
-        _tile_loadd(2, (char *)c + 16 * ldc, ldc);
-        _tile_loadd(3, (char *)c + 16 * ldc + 64, ldc);
-    }
+    int64_t ldc;
+    float *c = c_block_begin(C, buf, M, N, m0, n0, first, &ldc);
     const uint16_t *a0 = Ap + ((m0 / 16) * K32 + kb0) * 1024, *a1 = a0 + K32 * 1024;
     const uint16_t *b0 = Bp + ((n0 / 16) * K32 + kb0) * 1024, *b1 = b0 + K32 * 1024;
     for (int64_t kb = kb0; kb < kb1; kb++) {
-        _tile_loadd(4, a0, 64); /* A_hi x B_hi */
-        _tile_loadd(6, b0, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(7, b1, 64);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(5, a1, 64);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+        tiles_2x2(a0, a1, b0, b1); /* A_hi x B_hi */
         _tile_loadd(6, b0 + 512, 64); /* A_hi x B_lo */
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(2, 5, 6);
         _tile_loadd(7, b1 + 512, 64);
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(4, a0 + 512, 64); /* A_lo x B_hi */
-        _tile_loadd(6, b0, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(7, b1, 64);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(5, a1 + 512, 64);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+        tiles_2x2(a0 + 512, a1 + 512, b0, b1); /* A_lo x B_hi */
         a0 += 1024;
         a1 += 1024;
         b0 += 1024;
         b1 += 1024;
     }
-    _tile_stored(0, c, ldc);
-    _tile_stored(1, c + 16, ldc);
-    _tile_stored(2, (char *)c + 16 * ldc, ldc);
-    _tile_stored(3, (char *)c + 16 * ldc + 64, ldc);
-    if (ragged)
-        for (int64_t r = 0; m0 + r < M; r++) memcpy(C + (m0 + r) * N + n0, buf + r * 32, 32 * 4);
+    c_block_end(C, buf, c, ldc, M, N, m0, n0);
 }
 
 /* Blocks as gemm_packed; kc counts K (not K'): one step of it is 3 bf16 passes. */
 void gemm_packed2(const uint16_t *Ap, const uint16_t *Bp, float *C, int64_t M, int64_t K, int64_t N,
                   int64_t mc, int64_t nc, int64_t kc) {
-    const int64_t K32 = K / 32, Mp = (M + 31) / 32 * 32, kcb = kc / 32;
-    const int64_t nblocks = (N + nc - 1) / nc;
-#pragma omp parallel
-    {
-        tile_config();
-#pragma omp for schedule(static)
-        for (int64_t jb = 0; jb < nblocks; jb++) {
-            const int64_t n0 = jb * nc, n1 = n0 + nc < N ? n0 + nc : N;
-            for (int64_t i0 = 0; i0 < Mp; i0 += mc) {
-                const int64_t i1 = i0 + mc < Mp ? i0 + mc : Mp;
-                for (int64_t kb0 = 0; kb0 < K32; kb0 += kcb) {
-                    const int64_t kb1 = kb0 + kcb < K32 ? kb0 + kcb : K32;
-                    for (int64_t n = n0; n < n1; n += 32)
-                        for (int64_t m = i0; m < i1; m += 32)
-                            kernel2_32x32(Ap, Bp, C, M, N, K32, m, n, kb0, kb1, kb0 == 0);
-                }
-            }
-        }
-        _tile_release();
-    }
+    gemm_blocks(kernel2_32x32, Ap, Bp, C, M, N, K / 32, mc, nc, kc / 32);
 }
 
 void gemm2_bf16x3(const float *A, const uint16_t *Bp, float *C, uint16_t *Ap, int64_t M, int64_t K,
