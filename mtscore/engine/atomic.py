@@ -153,6 +153,26 @@ def register_temporary(tmp: str) -> _CleanupOnSignal:
     return _CleanupOnSignal(tmp)
 
 
+def temporary_beside(target: str) -> tuple[int, str]:
+    """``(fd, name)`` of a new temporary file beside ``target`` (``.<name>.*.tmp``, the same file
+    system, so it can be renamed over it) with the usual permissions, 0666 less the umask, not
+    mkstemp's 0600. The caller registers it (:func:`register_temporary`) and removes or renames
+    it; an ``OSError`` is the caller's to name."""
+    import tempfile  # here: it pulls in random/hashlib, ~5 ms a CLI run that writes no file need not pay
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(target)),
+                               prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+    except OSError:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return fd, tmp
+
+
 def atomic_write(path: PathLike, write: Callable[[IO[bytes]], object], what: str = "") -> None:
     """Call ``write(f)`` on a binary file object for ``path``, then put the result in place.
 
@@ -163,8 +183,6 @@ def atomic_write(path: PathLike, write: Callable[[IO[bytes]], object], what: str
     replaced that way. A device, FIFO or socket is opened and written to directly. Any failure
     removes the temporary file; an OSError becomes :class:`OutputError` naming ``path`` (and
     ``what``, e.g. the ``--output`` option)."""
-    import tempfile  # here: it pulls in random/hashlib, ~5 ms a CLI run that writes no file need not pay
-
     path = os.fspath(path)
     label = f"{what} {path}" if what else path
     if os.path.isdir(path):
@@ -177,17 +195,13 @@ def atomic_write(path: PathLike, write: Callable[[IO[bytes]], object], what: str
             raise OutputError(e.errno, e.strerror or str(e), path, label) from None
         return
     target = os.path.realpath(path) if os.path.islink(path) else path
-    directory = os.path.dirname(os.path.abspath(target))
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+        fd, tmp = temporary_beside(target)
     except OSError as e:
         why = "its folder does not exist" if isinstance(e, FileNotFoundError) else (e.strerror or str(e))
         raise OutputError(e.errno, why, path, label) from None
     try:
         with register_temporary(tmp):
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
             with os.fdopen(fd, "wb") as f:
                 write(f)
             os.replace(tmp, target)

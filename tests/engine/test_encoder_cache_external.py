@@ -114,6 +114,17 @@ def _die_midway(f):
     return Dying()
 
 
+def _data_file_dies_midway(monkeypatch) -> None:
+    """Every ExternalData file (the data file of an export) fails on its fourth write."""
+    real_open = enc_cache.ExternalData._open
+
+    def dying_open(self):
+        real_open(self)
+        self._file = _die_midway(self._file)
+
+    monkeypatch.setattr(enc_cache.ExternalData, "_open", dying_open)
+
+
 @pytest.mark.parametrize("broken", ["no graph", "no data", "short data", "long data", "data write fails"])
 def test_a_half_written_pair_is_never_used(model_dir, tmp_path, monkeypatch, broken):
     monkeypatch.setattr(enc_cache, "EXTERNAL_DATA_BYTES", 0)
@@ -123,13 +134,7 @@ def test_a_half_written_pair_is_never_used(model_dir, tmp_path, monkeypatch, bro
         if broken == "no graph":
             _only_data_then_fail(monkeypatch)
         else:  # the data file is written while the graph is built (ExternalData): fail half-way
-            real_open = enc_cache.ExternalData._open
-
-            def dying_open(self):
-                real_open(self)
-                self._file = _die_midway(self._file)
-
-            monkeypatch.setattr(enc_cache.ExternalData, "_open", dying_open)
+            _data_file_dies_midway(monkeypatch)
         with pytest.raises(OSError, match=r"No space left|Input/output error"):
             enc_cache.export_encoder(model_dir, 2, cache_dir=cache)
         folder = next((tmp_path / "c" / "encoders").iterdir())
@@ -174,9 +179,7 @@ def test_save_model_of_a_finished_model(model_dir, tmp_path, monkeypatch):
     assert info == {"external_data": "model.onnx.data",
                     "external_data_bytes": (streamed.parent / "model.onnx.data").stat().st_size}
     assert folder_files(tmp_path / "m") == folder_files(streamed.parent)
-    real = enc_cache.atomic_write
-    monkeypatch.setattr(enc_cache, "atomic_write", lambda path, write, what="": real(
-        path, lambda f: write(_die_midway(f)), what))
+    _data_file_dies_midway(monkeypatch)  # save_model writes the data file through ExternalData too
     (tmp_path / "f").mkdir()
     with pytest.raises(OSError, match="Input/output error"):
         enc_cache.save_model(built(), tmp_path / "f" / "model.onnx")

@@ -50,7 +50,7 @@ from typing import IO, Callable, NamedTuple
 
 import numpy as np
 
-from ..atomic import OutputError, atomic_write, register_temporary
+from ..atomic import OutputError, atomic_write, register_temporary, temporary_beside
 from . import onnx_builder
 from .model_dir import (
     EncoderError,
@@ -221,13 +221,10 @@ class ExternalData:
 
     def _open(self) -> None:
         self._sweep_stale()
-        fd, self._tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.location}.", suffix=".tmp")
+        fd, self._tmp = temporary_beside(str(self.path))
         self._file = os.fdopen(fd, "wb")  # at once: discard() closes it whatever fails next
         self._guard = contextlib.ExitStack()
         self._guard.enter_context(register_temporary(self._tmp))
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self._tmp, 0o666 & ~umask)  # as atomic_write: the usual permissions, not mkstemp's 0600
 
     def _sweep_stale(self) -> None:
         """Remove this data file's temporary files older than :data:`_STALE_TMP_S`: a build killed
@@ -302,32 +299,22 @@ def save_model(model, path: Path, external: ExternalData | None = None) -> dict 
     from onnx import TensorProto
     from onnx.external_data_helper import set_external_data
 
-    name = external_data_name(path)
-    size = 0
-
-    def write(f) -> None:
-        nonlocal size
-        offset = 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with ExternalData(path) as data:
+        data.write(np.empty(0, np.uint8))  # the data file exists even if no tensor is large enough
         for t in inits:
             if t.data_location == TensorProto.EXTERNAL or not t.HasField("raw_data"):
                 continue  # already external, or typed fields (not written by mtscore's builders)
             raw = t.raw_data
             if len(raw) < _EXTERNAL_MIN_TENSOR:
                 continue
-            pad = -offset % _EXTERNAL_ALIGN
-            f.write(b"\0" * pad)
-            offset += pad
-            f.write(raw)
-            set_external_data(t, location=name, offset=offset, length=len(raw))
+            location, offset = data.write(np.frombuffer(raw, dtype=np.uint8))
+            set_external_data(t, location=location, offset=offset, length=len(raw))
             t.data_location = TensorProto.EXTERNAL
             t.ClearField("raw_data")
-            offset += len(raw)
-        size = offset
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path.with_name(name), write)
-    _atomic_write_bytes(path, model.SerializeToString())
-    return {"external_data": name, "external_data_bytes": size}
+        data.commit()
+        _atomic_write_bytes(path, model.SerializeToString())
+    return {"external_data": data.location, "external_data_bytes": data.size}
 
 
 # ---- reading ----------------------------------------------------------------------------------
